@@ -1,9 +1,9 @@
 -- stdlib/tide/record.lua — the hook between eager ops and gradient tapes.
--- Ops call record.op(...) only while record.active (some tape records) and
--- a tape tracks an input (record.wanted), so the eager path pays one table
--- load when nothing records and allocates nothing for untracked ops. A tape
--- keeps a node for an op when one of its inputs is tracked (watched, or
--- produced by a node it kept); the op's float outputs become tracked in turn.
+-- Ops call record.op/op1/op2 only while record.active (some tape records),
+-- so the eager path pays one table load when nothing records; nothing is
+-- allocated for an op no tape tracks. A tape keeps a node for an op when one
+-- of its inputs is tracked (watched, or produced by a node it kept); the
+-- op's float outputs become tracked in turn.
 local core = require "tide.core"
 local ffi, C = core.ffi, core.C
 
@@ -45,8 +45,6 @@ local function new_node(op, attrs, inputs, outputs, grad_fn)
 end
 
 -- True when a recording, unpaused tape tracks t (an op on it makes a node).
--- The eager runners ask this before building the input and output lists, so
--- ops no tape tracks allocate nothing for recording.
 local function wanted(t)
   local tapes = M.tapes
   for i = 1, #tapes do
@@ -55,9 +53,9 @@ local function wanted(t)
   end
   return false
 end
-M.wanted = wanted
 
--- True when a recording tape tracks one of the tensors of the list.
+-- True when a recording tape tracks one of the tensors of the list (asked
+-- before building an op's output list).
 function M.any_wanted(list)
   for k = 1, #list do
     if wanted(list[k]) then return true end
@@ -88,6 +86,39 @@ end
 function M.op(op, attrs, inputs, outputs)
   if NO_GRAD[op] then return end
   offer(op, attrs, inputs, outputs, nil)
+end
+
+-- An eager op of one input x and one output ran (attrs may be nil): the
+-- node and its lists are made only when a tape tracks x.
+function M.op1(op, attrs, x, out)
+  if NO_GRAD[op] then return end
+  local node
+  local tapes = M.tapes
+  for i = 1, #tapes do
+    local tape = tapes[i]
+    if not tape._paused and tape._tracked[x] then
+      node = node or new_node(op, attrs, { x }, { out }, nil)
+      tape:_keep(node)
+    end
+  end
+end
+
+-- An eager op of two inputs, no attrs and one output ran (the elementwise
+-- binaries): the node is made only when a tape tracks a or b.
+function M.op2(op, a, b, out)
+  if NO_GRAD[op] then return end
+  local node
+  local tapes = M.tapes
+  for i = 1, #tapes do
+    local tape = tapes[i]
+    if not tape._paused then
+      local tracked = tape._tracked
+      if tracked[a] or tracked[b] then
+        node = node or new_node(op, nil, { a, b }, { out }, nil)
+        tape:_keep(node)
+      end
+    end
+  end
 end
 
 -- A custom node (custom_gradient, recompute_grad): grad_fn(dys) returns the
