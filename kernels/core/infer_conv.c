@@ -3,8 +3,21 @@
 #include "conv.h"
 #include "unknown_dims.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Window sizes, strides, dilations, pads and image heights/widths stay within
+ * int32 (TF's kernels require the same), so the window arithmetic below
+ * ((k - 1) * d + 1, in + pads, out * s) cannot overflow int64. */
+#define WIN_MAX INT32_MAX
+
+/* An error naming `what` when a or b is above WIN_MAX. */
+static tide_status check_max2(const char *op, const char *what, int64_t a, int64_t b) {
+  if (a <= WIN_MAX && b <= WIN_MAX) return TIDE_OK;
+  return TIDE_FAIL(TIDE_ERR_VALUE, "%s: %s must be at most %d, got [%lld, %lld]", op, what, WIN_MAX, (long long)a,
+                   (long long)b);
+}
 
 static const char *pad_name(int64_t m) {
   return m == TIDE_PAD_VALID ? "VALID" : m == TIDE_PAD_SAME ? "SAME" : "EXPLICIT";
@@ -82,10 +95,18 @@ tide_status tide_conv_geometry(const char *op, const tide_attrs *a, const int64_
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: explicit paddings must be non-negative, got [[%lld, %lld], [%lld, %lld]]",
                      op, (long long)g->pt, (long long)g->pb, (long long)g->pl, (long long)g->pr);
   if (mode != TIDE_PAD_EXPLICIT) g->pt = g->pb = g->pl = g->pr = 0;
+  tide_status st = check_max2(op, "strides", g->sh, g->sw);
+  if (!st) st = check_max2(op, "dilations", g->dh, g->dw);
+  if (st) return st;
+  if (g->pt > WIN_MAX || g->pb > WIN_MAX || g->pl > WIN_MAX || g->pr > WIN_MAX)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: explicit paddings must be at most %d, got [[%lld, %lld], [%lld, %lld]]", op,
+                     WIN_MAX, (long long)g->pt, (long long)g->pb, (long long)g->pl, (long long)g->pr);
   /* -1 is an unknown dim (a traced graph's None): the sizes it decides are
    * unknown too, and the checks it takes part in wait for the graph's run. */
   for (int i = 0; i < 4; i++)
     if (x[i] < -1 || f[i] < -1) return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: negative dimension (%s)", op, shapes);
+  if (x[1] > WIN_MAX || x[2] > WIN_MAX || f[0] > WIN_MAX || f[1] > WIN_MAX)
+    return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: the height and width must be at most %d (%s)", op, WIN_MAX, shapes);
   if (g->kh == 0 || g->kw == 0)
     return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: the filter's height and width must be positive (%s)", op, shapes);
   if (!tide_dims_agree(f[2], g->c))
@@ -111,10 +132,15 @@ tide_status tide_pool_geometry(const char *op, const tide_attrs *a, const int64_
   if (g->sh < 1 || g->sw < 1)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: strides must be positive, got [%lld, %lld]", op, (long long)g->sh,
                      (long long)g->sw);
+  tide_status st = check_max2(op, "ksize", g->kh, g->kw);
+  if (!st) st = check_max2(op, "strides", g->sh, g->sw);
+  if (st) return st;
   if (a->m != TIDE_PAD_VALID && a->m != TIDE_PAD_SAME)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: padding mode must be 0 (VALID) or 1 (SAME), got %lld", op, (long long)a->m);
   for (int i = 0; i < 4; i++) /* -1: unknown, as in tide_conv_geometry */
     if (x[i] < -1) return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: negative dimension (%s)", op, shapes);
+  if (x[1] > WIN_MAX || x[2] > WIN_MAX)
+    return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: the height and width must be at most %d (%s)", op, WIN_MAX, shapes);
   return finish_geometry(op, a->m, g, shapes);
 }
 
@@ -144,14 +170,13 @@ static tide_status check_pair(const tide_op_def *def, const tide_tensor *a, cons
 static tide_status produced_shape(const tide_op_def *def, const tide_attrs *a, const char *what, int64_t *dims) {
   if (a->nints < 12)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: the %s shape (attrs ints[8..11]) is missing", def->name, what);
-  for (int i = 0; i < 4; i++) {
-    dims[i] = a->ints[8 + i];
-    if (dims[i] < 0) {
+  for (int i = 0; i < 4; i++) dims[i] = a->ints[8 + i];
+  for (int i = 0; i < 4; i++)
+    if (dims[i] < 0) { /* all four read first: the message prints the whole shape */
       char s[128];
       return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: the %s shape %s has a negative dimension", def->name, what,
                        tide_fmt_dims(s, sizeof s, 4, dims));
     }
-  }
   return TIDE_OK;
 }
 

@@ -1,5 +1,5 @@
 /* core/linalg.h — what the linalg/creation/random family's inference and CPU
- * kernels share: matmul's shape plan and range sizes. */
+ * kernels share: matmul's shape plan, range sizes, and the BLAS thread sync. */
 #ifndef TIDE_CORE_LINALG_H
 #define TIDE_CORE_LINALG_H
 
@@ -21,5 +21,8 @@ tide_status tide_matmul_dims(const char *op, const tide_attrs *attrs, const tide
 /* Elements of range(start, limit, delta) in dtype dt, as TF's Range op
  * counts them; -1 with an error naming `op` when the arguments are invalid. */
 int64_t tide_range_count(const char *op, double start, double limit, double delta, int dt);
+
+/* Give OpenBLAS the pool's thread count before a GEMM (once per change; cpu/matmul.c). */
+void tide_blas_sync_threads(void);
 
 #endif

@@ -80,7 +80,7 @@ const char *tide_fmt_dims(char *buf, size_t size, int ndim, const int64_t *dims)
   buf[0] = '\0';
   used += (size_t)snprintf(buf, size, "[");
   for (int i = 0; i < ndim && used < size; i++) {
-    if (dims[i] < 0) /* an unknown dim of a traced graph */
+    if (dims[i] == -1) /* an unknown dim of a traced graph (other negatives are bad input, shown as given) */
       used += (size_t)snprintf(buf + used, size - used, i ? ", None" : "None");
     else
       used += (size_t)snprintf(buf + used, size - used, i ? ", %lld" : "%lld", (long long)dims[i]);

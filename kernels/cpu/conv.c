@@ -2,6 +2,7 @@
  * contiguous (halves as float32), float32 through oneDNN, else im2col + OpenBLAS GEMM. */
 #include "conv.h"
 #include "iter.h"
+#include "../core/linalg.h"
 #include "../core/parallel.h"
 
 #include <cblas.h>
@@ -10,16 +11,6 @@
 
 /* Patch matrices are built a few images at a time so that one stays in cache-sized memory. */
 enum { COL_BYTES = 16 << 20 };
-
-/* OpenBLAS's threads follow the pool's count, even when it came from TIDE_NUM_THREADS. */
-static void sync_blas_threads(void) {
-  static int synced;
-  int n = tide_parallel_threads();
-  if (__atomic_load_n(&synced, __ATOMIC_RELAXED) != n) {
-    openblas_set_num_threads(n);
-    __atomic_store_n(&synced, n, __ATOMIC_RELAXED);
-  }
-}
 
 /* C = op(A) * op(B) + beta * C, row-major, in float32 or float64. */
 static void gemm(int dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
@@ -119,7 +110,7 @@ static tide_status im2col_conv(const char *op, tide_conv_pass pass, const tide_c
   char *col = colbytes ? tide_alloc(colbytes) : NULL;
   if (colbytes && !col)
     return TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory for a %zu-byte patch buffer", op, colbytes);
-  sync_blas_threads();
+  tide_blas_sync_threads();
   if (pass == TIDE_CONV_BWD_DATA) memset(x, 0, (size_t)(g->n * g->h * g->w * g->c) * es);
   for (int64_t first = 0; first < g->n; first += imgs) {
     int64_t nimg = g->n - first < imgs ? g->n - first : imgs, rows = nimg * per;

@@ -341,7 +341,8 @@ tide_status tide_dnnl_conv(const char *op, tide_conv_pass pass, const tide_conv_
   j.wsize = g->kh * g->kw * g->c * (depthwise ? g->mult : g->oc);
   size_t slots = (size_t)j.nslots, wbytes = align64((size_t)j.wsize * sizeof(float));
   size_t tmp = j.sstride * slots;
-  if (pass == TIDE_CONV_BWD_FILTER) tmp += (2 * slots - 1) * wbytes + (reorder ? j.wstride * slots : 0) + 64;
+  /* BWD_FILTER: slots - 1 sums, slots plain buffers, slots blocked ones, and one `used` byte per slot. */
+  if (pass == TIDE_CONV_BWD_FILTER) tmp += (2 * slots - 1) * wbytes + (reorder ? j.wstride * slots : 0) + align64(slots);
   else if (reorder) tmp += 2 * j.wstride;
   char *buf = tide_alloc(tmp);
   if (!buf) {

@@ -1,23 +1,9 @@
 /* cpu/gather.c — the ops driven by index values: gather (blocks of params
  * picked by indices, as tf.gather with batch_dims) and one_hot. */
 #include "fill_value.h"
+#include "indices.h"
 #include "../core/parallel.h"
 #include "../core/registry.h"
-
-/* Element k of a contiguous int32 or int64 tensor. */
-static inline int64_t index_at(const tide_tensor *t, int64_t k) {
-  return t->dt == TIDE_INT32 ? ((const int32_t *)t->data)[k] : ((const int64_t *)t->data)[k];
-}
-
-/* "[1, 0]": the coordinates of flat position k in a tensor of shape t. */
-static const char *coords_str(char *buf, size_t size, const tide_tensor *t, int64_t k) {
-  int64_t c[TIDE_MAX_DIMS];
-  for (int d = t->ndim - 1; d >= 0; d--) {
-    c[d] = t->dims[d] ? k % t->dims[d] : 0;
-    k = t->dims[d] ? k / t->dims[d] : 0;
-  }
-  return tide_fmt_dims(buf, size, t->ndim, c);
-}
 
 /* ---- gather ------------------------------------------------------------------------- */
 
@@ -83,7 +69,7 @@ static void gather_range(void *arg, int64_t begin, int64_t end) {
       pre = prefix_offset(g, bo);
       base = (bo / g->O) * g->I;
     }
-    int64_t k = index_at(g->idx, base + r % g->I);
+    int64_t k = tide_index_at(g->idx, base + r % g->I);
     copy_block(g, g->out + r * row_bytes, g->params + pre + k * g->axis_stride);
   }
 }
@@ -96,16 +82,8 @@ static tide_status gather_run(const char *op, const tide_tensor *p, const tide_t
   for (int d = 0; d < bd; d++) B *= p->dims[d];
   for (int d = bd; d < ax; d++) O *= p->dims[d];
   for (int d = bd; d < idx->ndim; d++) I *= idx->dims[d];
-  /* Check every index first: TF on CPU fails on one out of [0, N). */
-  for (int64_t k = 0, n = B * I; k < n; k++) {
-    int64_t v = index_at(idx, k);
-    if (v < 0 || v >= N) {
-      char sc[128], sp[128];
-      return TIDE_FAIL(TIDE_ERR_INDEX, "%s: indices%s = %lld is not in [0, %lld) (axis %d of params with shape %s)",
-                       op, coords_str(sc, sizeof sc, idx, k), (long long)v, (long long)N, ax, TIDE_SHAPE_STR(sp, p));
-    }
-  }
-  if (o->nelem == 0) return TIDE_OK;
+  tide_status st = tide_check_indices(op, idx, B * I, N, ax, "params", p);
+  if (st || o->nelem == 0) return st;
   gather_ctx g;
   memset(&g, 0, sizeof g);
   g.es = tide_dtsize(p->dt);

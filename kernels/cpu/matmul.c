@@ -127,7 +127,7 @@ static void gemm_batches(void *arg, int64_t begin, int64_t end) {
 }
 
 /* OpenBLAS's threads follow the pool's count, even when it came from TIDE_NUM_THREADS. */
-static void sync_blas_threads(void) {
+void tide_blas_sync_threads(void) {
   static int synced;
   int n = tide_parallel_threads();
   if (__atomic_load_n(&synced, __ATOMIC_RELAXED) != n) {
@@ -142,7 +142,7 @@ static tide_status run_blas(const char *op, mm_plan *p) {
     return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: a dimension exceeds BLAS's limit of %d (M=%lld, N=%lld, K=%lld)",
                      op, INT_MAX, (long long)p->m, (long long)p->n, (long long)p->k);
   fold_batches(p);
-  sync_blas_threads();
+  tide_blas_sync_threads();
   double mnk = (double)p->m * (double)p->n * (double)p->k;
   /* Concurrent calls each take one of OpenBLAS's per-thread buffers: never
    * run more of them than its thread count (it clamps that to its build's limit). */

@@ -9,7 +9,7 @@
  * negative axes count from the end; out-of-range or repeated axes fail. */
 tide_status tide_reduce_axes(const tide_op_def *def, const tide_attrs *attrs, int ndim, bool *mask);
 
-/* What the axis kernels (argreduce, scan, sort, top_k) read and write: x as
+/* What the axis kernels (argreduce, scan, sort, top_k, softmax) read and write: x as
  * contiguous [outer, len, inner] around one axis, halves as float32 (they
  * compare and add exactly there), and an output shaped like x to write. */
 typedef struct tide_axis_view {

@@ -1,29 +1,11 @@
 /* cpu/scatter.c — scatter_add: base with blocks of updates added at index
  * positions along an axis (gather's inverse: gather's gradient, top_k's, sort's). */
+#include "indices.h"
 #include "iter.h"
 #include "../core/parallel.h"
 #include "../core/registry.h"
 
 #include <string.h>
-
-/* `t` itself when contiguous, else a contiguous copy made in `tmp` (released by the caller). */
-static tide_status contiguous_or_copy(const char *op, const tide_tensor *t, tide_tensor *tmp,
-                                      const tide_tensor **res) {
-  memset(tmp, 0, sizeof *tmp);
-  if (tide_tensor_is_contiguous(t)) {
-    *res = t;
-    return TIDE_OK;
-  }
-  tide_status st = tide_tensor_init(tmp, t->dt, t->ndim, t->dims);
-  if (!st) st = tide_copy_strided(op, tmp, t);
-  *res = tmp;
-  return st;
-}
-
-/* Element k of a contiguous int32 or int64 tensor. */
-static inline int64_t index_at(const tide_tensor *t, int64_t k) {
-  return t->dt == TIDE_INT32 ? ((const int32_t *)t->data)[k] : ((const int64_t *)t->data)[k];
-}
 
 /* dst[0..n) += src[0..n), for one element type. */
 typedef void (*add_row_fn)(char *dst, const char *src, int64_t n);
@@ -77,20 +59,10 @@ static void scatter_range(void *arg, int64_t begin, int64_t end) {
     char *orow = g->out + bo * g->N * row_bytes;
     const char *urow = g->upd + bo * g->I * row_bytes;
     for (int64_t i = 0; i < g->I; i++) {
-      int64_t k = index_at(g->idx, base + i);
+      int64_t k = tide_index_at(g->idx, base + i);
       if (k >= lo && k < hi) g->add(orow + k * row_bytes, urow + i * row_bytes, g->inner);
     }
   }
-}
-
-/* "[1, 0]": the coordinates of flat position k in a tensor of shape t. */
-static const char *coords_str(char *buf, size_t size, const tide_tensor *t, int64_t k) {
-  int64_t c[TIDE_MAX_DIMS];
-  for (int d = t->ndim - 1; d >= 0; d--) {
-    c[d] = t->dims[d] ? k % t->dims[d] : 0;
-    k = t->dims[d] ? k / t->dims[d] : 0;
-  }
-  return tide_fmt_dims(buf, size, t->ndim, c);
 }
 
 /* A float32 copy of the contiguous half tensor `t` in `f` (released by the caller). */
@@ -132,27 +104,15 @@ tide_status tide_cpu_scatter_add(const tide_op_def *def, const tide_attrs *a, in
   int ax = a->axis < 0 ? a->axis + base->ndim : a->axis;
   int bd = (int)(a->n < 0 ? a->n + in[1]->ndim : a->n);
   tide_tensor itmp, utmp, of, uf;
+  memset(&utmp, 0, sizeof utmp);
   memset(&of, 0, sizeof of);
   memset(&uf, 0, sizeof uf);
   const tide_tensor *idx, *upd;
-  tide_status st = contiguous_or_copy(def->name, in[1], &itmp, &idx);
-  if (st) goto done_idx;
-  /* Check every index first: TF on CPU fails on one out of [0, N). */
-  int64_t N = base->dims[ax];
-  for (int64_t k = 0; k < idx->nelem; k++) {
-    int64_t v = index_at(idx, k);
-    if (v < 0 || v >= N) {
-      char sc[128], sb[128];
-      st = TIDE_FAIL(TIDE_ERR_INDEX, "%s: indices%s = %lld is not in [0, %lld) (axis %d of base with shape %s)",
-                     def->name, coords_str(sc, sizeof sc, idx, k), (long long)v, (long long)N, ax,
-                     TIDE_SHAPE_STR(sb, base));
-      goto done_idx;
-    }
-  }
-  if (o->nelem == 0) goto done_idx;
+  tide_status st = tide_contiguous_or_copy(def->name, in[1], &itmp, &idx);
+  if (!st) st = tide_check_indices(def->name, idx, idx->nelem, base->dims[ax], ax, "base", base);
+  if (st || o->nelem == 0) goto done;
   st = tide_copy_strided(def->name, o, base);
-  if (st) goto done_idx;
-  st = contiguous_or_copy(def->name, in[2], &utmp, &upd);
+  if (!st) st = tide_contiguous_or_copy(def->name, in[2], &utmp, &upd);
   if (st) goto done;
   if (tide_is_half(o->dt)) { /* accumulate in float32, round once at the end */
     st = halves_to_f32(o, &of);
@@ -166,7 +126,6 @@ done:
   tide_tensor_release(&of);
   tide_tensor_release(&uf);
   tide_tensor_release(&utmp);
-done_idx:
   tide_tensor_release(&itmp);
   return st;
 }

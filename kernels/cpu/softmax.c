@@ -12,6 +12,7 @@
  * Rows and strips run in parallel. float32 uses an inlined polynomial exp that
  * the compiler vectorizes; float64 uses libm's exp; halves go through float32. */
 #include "iter.h"
+#include "reduce.h"
 #include "../core/parallel.h"
 #include "../core/registry.h"
 
@@ -128,28 +129,6 @@ SOFTMAX_ROW(row_f64, double, exp, log)
 SOFTMAX_COLS(cols_f32, float, exp_f32, logf)
 SOFTMAX_COLS(cols_f64, double, exp, log)
 
-/* A float32 working copy of a half tensor's values (contiguous), or NULL. */
-static float *halves_in(const tide_tensor *x, int64_t extra) {
-  float *buf = malloc((size_t)(x->nelem + extra) * sizeof(float));
-  if (buf) tide_halves_to_float(x->dt, x->nelem, x->data, 2, buf);
-  return buf;
-}
-
-/* x itself when contiguous, else a contiguous copy in *tmp (released by the caller). */
-static tide_status contiguous(const char *op, const tide_tensor *x, tide_tensor *tmp, const tide_tensor **use) {
-  memset(tmp, 0, sizeof *tmp);
-  *use = x;
-  if (tide_tensor_is_contiguous(x)) return TIDE_OK;
-  tide_status st = tide_tensor_init_heap(tmp, x->dt, x->ndim, x->dims);
-  if (!st) st = tide_copy_strided(op, tmp, x);
-  if (st) {
-    tide_tensor_release(tmp);
-    return st;
-  }
-  *use = tmp;
-  return TIDE_OK;
-}
-
 /* ---- softmax / log_softmax ------------------------------------------------ */
 
 typedef struct sm_ctx {
@@ -192,31 +171,15 @@ tide_status tide_cpu_softmax(const tide_op_def *def, const tide_attrs *attrs, in
   int ax = tide_normalize_axis(def->name, attrs->axis, x->ndim);
   if (ax < 0) return tide_last_status();
   if (y->nelem == 0) return TIDE_OK;
-  tide_tensor tmp;
-  const tide_tensor *src;
-  tide_status st = contiguous(def->name, x, &tmp, &src);
+  tide_axis_view v;
+  tide_status st = tide_axis_open(def->name, x, ax, y, &v); /* halves: float32 in and out, rounded at the end */
   if (st) return st;
-  sm_ctx c = {src->data, y->data, x->dt == TIDE_FLOAT64, def->id == TIDE_OP_LOG_SOFTMAX, x->dims[ax], 1, 1};
-  int64_t outer = 1;
-  for (int d = 0; d < ax; d++) outer *= x->dims[d];
-  for (int d = ax + 1; d < x->ndim; d++) c.inner *= x->dims[d];
-  float *conv = NULL;
-  if (tide_is_half(x->dt)) { /* float32 in and out, rounded back at the end */
-    conv = halves_in(src, x->nelem);
-    if (!conv) {
-      tide_tensor_release(&tmp);
-      return TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", def->name);
-    }
-    c.x = (const char *)conv;
-    c.y = (char *)(conv + x->nelem);
-  }
+  sm_ctx c = {v.x, v.y, v.dt == TIDE_FLOAT64, def->id == TIDE_OP_LOG_SOFTMAX, v.len, v.inner, 1};
   c.nstrips = c.inner == 1 ? 1 : (c.inner + KC - 1) / KC;
   int64_t per = c.len * (c.inner < KC ? c.inner : KC); /* elements in one unit */
   int64_t grain = TIDE_GRAIN_COSTLY / (per > 0 ? per : 1);
-  tide_parallel_for(outer * c.nstrips, grain > 0 ? grain : 1, sm_range, &c);
-  if (conv) tide_float_to_halves(y->dt, y->nelem, conv + x->nelem, y->data, 2);
-  free(conv);
-  tide_tensor_release(&tmp);
+  tide_parallel_for(v.outer * c.nstrips, grain > 0 ? grain : 1, sm_range, &c);
+  tide_axis_close(&v, true);
   return TIDE_OK;
 }
 
@@ -279,34 +242,25 @@ tide_status tide_cpu_sparse_xent(const tide_op_def *def, const tide_attrs *attrs
     free(lab);
     return st;
   }
-  tide_tensor tmp;
-  const tide_tensor *src;
-  st = contiguous(def->name, logits, &tmp, &src);
+  tide_axis_view v; /* logits [B, K] contiguous, the backprop as its output; halves in float32 */
+  st = tide_axis_open(def->name, logits, 1, out[1], &v);
   if (st) {
     free(lab);
     return st;
   }
-  xent_ctx c = {src->data, out[0]->data, out[1]->data, lab, logits->dt == TIDE_FLOAT64, k};
-  float *conv = NULL;
-  if (tide_is_half(logits->dt)) { /* logits, backprop and loss in float32, rounded back at the end */
-    conv = halves_in(src, logits->nelem + nb);
-    if (!conv) {
-      free(lab);
-      tide_tensor_release(&tmp);
-      return TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", def->name);
-    }
-    c.x = (const char *)conv;
-    c.bp = (char *)(conv + logits->nelem);
-    c.loss = (char *)(conv + 2 * logits->nelem);
+  float *loss32 = NULL;
+  if (v.conv) { /* the loss in float32 too, rounded back at the end */
+    loss32 = malloc((size_t)nb * sizeof(float));
+    if (!loss32) st = TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", def->name);
   }
-  int64_t grain = TIDE_GRAIN_COSTLY / k;
-  tide_parallel_for(nb, grain > 0 ? grain : 1, xent_range, &c);
-  if (conv) {
-    tide_float_to_halves(logits->dt, nb, conv + 2 * logits->nelem, out[0]->data, 2);
-    tide_float_to_halves(logits->dt, logits->nelem, conv + logits->nelem, out[1]->data, 2);
+  if (!st) {
+    xent_ctx c = {v.x, loss32 ? (char *)loss32 : out[0]->data, v.y, lab, v.dt == TIDE_FLOAT64, k};
+    int64_t grain = TIDE_GRAIN_COSTLY / k;
+    tide_parallel_for(nb, grain > 0 ? grain : 1, xent_range, &c);
+    if (loss32) tide_float_to_halves(logits->dt, nb, loss32, out[0]->data, 2);
   }
-  free(conv);
+  tide_axis_close(&v, !st);
+  free(loss32);
   free(lab);
-  tide_tensor_release(&tmp);
-  return TIDE_OK;
+  return st;
 }

@@ -62,7 +62,7 @@ function M.run(op, a, inputs, nout)
   if C.tide_op_run(op, a, n, in_arr, nout, outs) ~= 0 then raise() end
   finish(o1)
   if o2 then finish(o2) end
-  if record.active then record.op(op, a, inputs, { o1, o2 }) end
+  if record.active and record.any_wanted(inputs) then record.op(op, a, inputs, { o1, o2 }) end
   if o2 then return o1, o2 end
   return o1 -- exactly one value, so f(x, tide.zeros(...)) passes no extra nil
 end
@@ -74,7 +74,7 @@ function M.run1(op, a, x)
   outs[0] = out
   if C.tide_op_run(op, a, 1, ins, 1, outs) ~= 0 then raise() end
   finish(out)
-  if record.active then record.op(op, a, { x }, { out }) end
+  if record.active then record.op1(op, a, x, out) end
   return out
 end
 
@@ -91,7 +91,7 @@ function M.unary(name, op)
     local out = Tensor()
     if C.tide_op_unary(op, out, x) ~= 0 then raise() end
     finish(out)
-    if record.active then record.op(op, nil, { x }, { out }) end
+    if record.active then record.op1(op, nil, x, out) end
     return out
   end
 end
@@ -105,7 +105,7 @@ function M.binary(name, op)
     local out = Tensor()
     if C.tide_op_binary(op, out, a, b) ~= 0 then raise() end
     finish(out)
-    if record.active then record.op(op, nil, { a, b }, { out }) end
+    if record.active then record.op2(op, a, b, out) end
     return out
   end
 end

@@ -1,8 +1,9 @@
 -- stdlib/tide/record.lua — the hook between eager ops and gradient tapes.
--- Ops call record.op(...) only while record.active (some tape records), so
--- the eager path pays one table load when nothing records. A tape keeps a
--- node for an op when one of its inputs is tracked (watched, or produced by
--- a node it kept); the op's float outputs become tracked in turn.
+-- Ops call record.op/op1/op2 only while record.active (some tape records),
+-- so the eager path pays one table load when nothing records; nothing is
+-- allocated for an op no tape tracks. A tape keeps a node for an op when one
+-- of its inputs is tracked (watched, or produced by a node it kept); the
+-- op's float outputs become tracked in turn.
 local core = require "tide.core"
 local ffi, C = core.ffi, core.C
 
@@ -25,6 +26,7 @@ for op = 0, tonumber(C.TIDE_NUM_OPS) - 1 do
 end
 
 local unpack = unpack or table.unpack
+-- The arguments as a list with their count in n (nils kept).
 local function pack(...) return { n = select("#", ...), ... } end
 M.pack = pack
 
@@ -40,6 +42,25 @@ local function new_node(op, attrs, inputs, outputs, grad_fn)
     ffi.copy(saved, attrs, attrs_size)
   end
   return { op = op, attrs = saved, inputs = inputs, outputs = outputs, grad_fn = grad_fn }
+end
+
+-- True when a recording, unpaused tape tracks t (an op on it makes a node).
+local function wanted(t)
+  local tapes = M.tapes
+  for i = 1, #tapes do
+    local tape = tapes[i]
+    if not tape._paused and tape._tracked[t] then return true end
+  end
+  return false
+end
+
+-- True when a recording tape tracks one of the tensors of the list (asked
+-- before building an op's output list).
+function M.any_wanted(list)
+  for k = 1, #list do
+    if wanted(list[k]) then return true end
+  end
+  return false
 end
 
 -- Offer a node to every recording tape; each keeps it if it tracks an input.
@@ -67,17 +88,66 @@ function M.op(op, attrs, inputs, outputs)
   offer(op, attrs, inputs, outputs, nil)
 end
 
+-- An eager op of one input x and one output ran (attrs may be nil): the
+-- node and its lists are made only when a tape tracks x.
+function M.op1(op, attrs, x, out)
+  if NO_GRAD[op] then return end
+  local node
+  local tapes = M.tapes
+  for i = 1, #tapes do
+    local tape = tapes[i]
+    if not tape._paused and tape._tracked[x] then
+      node = node or new_node(op, attrs, { x }, { out }, nil)
+      tape:_keep(node)
+    end
+  end
+end
+
+-- An eager op of two inputs, no attrs and one output ran (the elementwise
+-- binaries): the node is made only when a tape tracks a or b.
+function M.op2(op, a, b, out)
+  if NO_GRAD[op] then return end
+  local node
+  local tapes = M.tapes
+  for i = 1, #tapes do
+    local tape = tapes[i]
+    if not tape._paused then
+      local tracked = tape._tracked
+      if tracked[a] or tracked[b] then
+        node = node or new_node(op, nil, { a, b }, { out }, nil)
+        tape:_keep(node)
+      end
+    end
+  end
+end
+
 -- A custom node (custom_gradient, recompute_grad): grad_fn(dys) returns the
 -- gradients of the inputs.
 function M.custom(inputs, outputs, grad_fn)
   offer(nil, nil, inputs, outputs, grad_fn)
 end
 
+-- True when a recording tape (paused or not) tracks t: writing into t in
+-- place would change values its nodes saved for the gradient.
+function M.tracks(t)
+  local tapes = M.tapes
+  for i = 1, #tapes do
+    if tapes[i]._tracked[t] then return true end
+  end
+  return false
+end
+
+-- Add a tape to the recording ones (innermost last; once).
 function M.push(tape)
-  M.tapes[#M.tapes + 1] = tape
+  local tapes = M.tapes
+  for i = 1, #tapes do
+    if tapes[i] == tape then return end
+  end
+  tapes[#tapes + 1] = tape
   M.active = true
 end
 
+-- Remove a tape from the recording ones (nothing when it is not there).
 function M.pop(tape)
   local tapes = M.tapes
   for i = #tapes, 1, -1 do

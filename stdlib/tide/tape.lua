@@ -25,15 +25,19 @@ local function differentiable(t)
   return dtype.is_float[t.dt]
 end
 
+-- GradientTape{persistent=false, watch_accessed_variables=true}, as tf.GradientTape.
 function GradientTape:__init(...)
   local o = args.parse("GradientTape", { "persistent", "watch_accessed_variables" }, ...)
   self.persistent = args.bool("GradientTape", "persistent", o.persistent, false)
   self.watch_accessed_variables = args.bool("GradientTape", "watch_accessed_variables",
     o.watch_accessed_variables, true)
+  self._paused = false
+  self._depth = 0     -- nesting of run() calls: the tape records while > 0
   self:reset()
 end
 
--- Forget everything recorded (the tape can record again).
+-- Forget everything recorded (the tape can record again). Inside run, as
+-- TF's reset in the context, recording goes on from a clean record.
 function GradientTape:reset()
   self._nodes = {}
   self._tracked = setmetatable({}, { __mode = "k" }) -- tensor -> true (weak: dead tensors leave)
@@ -41,8 +45,7 @@ function GradientTape:reset()
   self._reads = {}                                  -- Variable -> list of read tensors
   self._var_order = {}                              -- Variables in first-read order
   self._used = false
-  self._paused = false
-  self._depth = 0
+  if self._depth > 0 then record.push(self) end     -- back on when gradient() had popped it
 end
 
 -- Called by record: keep a node and track its float outputs.
@@ -55,6 +58,8 @@ function GradientTape:_keep(node)
   end
 end
 
+-- True when reads of v are tracked: watched explicitly, or a trainable float
+-- variable while watch_accessed_variables is on (TF's rule).
 function GradientTape:_watches_variable(v)
   if self._watched_vars[v] then return true end
   return self.watch_accessed_variables and rawget(v, "trainable") and differentiable(rawget(v, "_handle"))
@@ -88,10 +93,15 @@ function GradientTape:run(fn, ...)
   return unpack(res, 2, res.n)
 end
 
--- tape:watch(x): track a tensor (or a Variable, or a table of them).
+-- tape:watch(x): track a tensor (or a Variable, or a table of them). A
+-- watched Variable is listed by watched_variables() from now on, as in TF.
 function GradientTape:watch(x)
   if is_variable(x) then
     self._watched_vars[x] = true
+    if not self._reads[x] then
+      self._reads[x] = {}
+      self._var_order[#self._var_order + 1] = x
+    end
   elseif istype(Tensor, x) then
     if differentiable(x) then self._tracked[x] = true end
   elseif type(x) == "table" then
@@ -143,8 +153,68 @@ local function accumulate(grads, t, g)
   grads[t] = prev and add(prev, g) or g
 end
 
+-- The seed of target i: ones, or output_gradients[i] (a Lua value broadcast
+-- to the target's shape; a tensor must have its shape and dtype).
+local function seed_of(t, seed, i)
+  if seed == nil then return ones_like(t) end
+  if not istype(Tensor, seed) then
+    seed = require("tide.convert").coerce(seed, t, "gradient", 3)
+    if seed.ndim == 0 then return require("tide.ops.shape").broadcast_to(seed, t.shape:as_list()) end
+  end
+  if seed.dt ~= t.dt then
+    core.error(string.format("GradientTape:gradient: output_gradients[%d] is %s but target %d is %s", i,
+      dtype.names[seed.dt], i, dtype.names[t.dt]))
+  end
+  if seed.shape ~= t.shape then
+    core.error(string.format("GradientTape:gradient: output_gradients[%d] has shape %s but target %d has shape %s",
+      i, tostring(seed.shape), i, tostring(t.shape)))
+  end
+  return seed
+end
+
+-- Walk the nodes backwards from the seeded grads. A gradient is dropped once
+-- its node used it (unless `keep`, a source, wants it), and a non-persistent
+-- tape lets go of each node as it goes, so what only backward needed can be
+-- collected during the walk rather than after it.
+local function walk(tape, grads, keep)
+  local nodes, tracked = tape._nodes, tape._tracked
+  local release = not tape.persistent
+  for i = #nodes, 1, -1 do
+    local node = nodes[i]
+    if release then nodes[i] = nil end
+    local outs = node.outputs
+    local dys, any = {}, false
+    for k = 1, #outs do
+      local out = outs[k]
+      local g = grads[out]
+      if g then
+        dys[k], any = g, true
+        if not keep[out] then grads[out] = nil end
+      end
+    end
+    if any then
+      local ins = node.inputs
+      local n = #ins
+      if n <= 3 then -- most ops: the gradients in locals, no table
+        local d1, d2, d3 = grad.backward(node, dys, tracked)
+        if d1 and tracked[ins[1]] then accumulate(grads, ins[1], d1) end
+        if d2 and n > 1 and tracked[ins[2]] then accumulate(grads, ins[2], d2) end
+        if d3 and n > 2 and tracked[ins[3]] then accumulate(grads, ins[3], d3) end
+      else
+        local dxs = pack(grad.backward(node, dys, tracked))
+        for j = 1, n do
+          local inp, g = ins[j], dxs[j]
+          if g and tracked[inp] then accumulate(grads, inp, g) end
+        end
+      end
+    end
+  end
+end
+
 -- tape:gradient(target, sources, {output_gradients=, unconnected_gradients="none"|"zero"|"error"}):
--- d(sum of target) / d(each source), shaped like `sources`.
+-- d(sum of target) / d(each source), shaped like `sources`. Inside tape:run,
+-- as TF: a persistent tape records the gradient's own ops (so it can
+-- differentiate them again); a non-persistent one stops recording.
 function GradientTape:gradient(target, sources, ...)
   local o = args.parse("gradient", { "output_gradients", "unconnected_gradients" }, ...)
   if self._used then
@@ -168,40 +238,26 @@ function GradientTape:gradient(target, sources, ...)
   end
   local seeds = o.output_gradients
   if seeds ~= nil and (istype(Tensor, seeds) or type(seeds) ~= "table") then seeds = { seeds } end
+  if not self.persistent then record.pop(self) end -- TF pops it: nothing more is recorded
   local grads = {}
   for i, t in ipairs(targets) do
     if is_variable(t) then t = rawget(t, "_handle") end
     if not istype(Tensor, t) then
       core.error(string.format("GradientTape:gradient: target %d must be a tensor, got %s", i, type(t)))
     end
-    local seed = seeds and seeds[i]
-    if seed ~= nil and not istype(Tensor, seed) then seed = require("tide.convert").coerce(seed, t, "gradient", 3) end
-    if differentiable(t) then accumulate(grads, t, seed or ones_like(t)) end
+    if differentiable(t) then accumulate(grads, t, seed_of(t, seeds and seeds[i], i)) end
   end
 
-  -- Walk the nodes backwards; this tape does not record its own gradient work.
-  local was = self._paused
-  self._paused = true
-  local ok, err = pcall(function()
-    local nodes = self._nodes
-    for i = #nodes, 1, -1 do
-      local node = nodes[i]
-      local dys, any = {}, false
-      for k, out in ipairs(node.outputs) do
-        dys[k] = grads[out]
-        if dys[k] then any = true end
-      end
-      if any then
-        local dxs = pack(grad.backward(node, dys))
-        for j, inp in ipairs(node.inputs) do
-          local g = dxs[j]
-          if g ~= nil and self._tracked[inp] then accumulate(grads, inp, g) end
-        end
-      end
-    end
-  end)
-  self._paused = was
-  if not ok then error(err, 0) end
+  -- The sources' tensors keep their gradients through the walk.
+  local keep = {}
+  map_sources(sources, function(s)
+    for _, r in ipairs(source_reads(self, s)) do keep[r] = true end
+  end, "")
+  local ok, err = pcall(walk, self, grads, keep)
+  if not ok then
+    if not self.persistent then self._used = true end -- its nodes are partly gone
+    error(err, 0)
+  end
 
   -- Gather each source's gradient, shaped like the sources.
   local result = map_sources(sources, function(s, path)
@@ -211,7 +267,7 @@ function GradientTape:gradient(target, sources, ...)
       if gr then g = g and add(g, gr) or gr end
     end
     local t = is_variable(s) and rawget(s, "_handle") or s
-    if g == nil and differentiable(t) then
+    if not g and differentiable(t) then -- (g == nil would run the tensor __eq metamethod)
       if unconnected == "zero" then
         g = zeros_like(t)
       elseif unconnected == "error" then
@@ -245,6 +301,7 @@ function M.stop_gradient(x)
   return r
 end
 
+-- The tensor arguments of a call (Variables read through the tapes), in order.
 local function tensor_args(op, list)
   local out = {}
   for i = 1, list.n do
@@ -255,6 +312,7 @@ local function tensor_args(op, list)
   return out
 end
 
+-- A function's results as a list: its one table result, or the values themselves.
 local function as_list(res)
   if res.n == 1 and type(res[1]) == "table" and not istype(Tensor, res[1]) then return res[1] end
   local out = {}
@@ -262,15 +320,56 @@ local function as_list(res)
   return out
 end
 
+-- Run f(...) with no tape recording; returns f's results (packed) and the
+-- variables it read that a recording tape would have tracked, in read order.
+local function run_noting_variables(f, ...)
+  local outer = record.tapes
+  local probe = GradientTape { persistent = false }
+  probe._keep = function() end -- it only notes variable reads; no node is kept
+  probe._watches_variable = function(_, v)
+    for i = 1, #outer do
+      if not outer[i]._paused and outer[i]:_watches_variable(v) then return true end
+    end
+    return false
+  end
+  local res = pack(record.paused(function(...)
+    record.push(probe)
+    local r = pack(pcall(f, ...))
+    record.pop(probe)
+    if not r[1] then error(r[2], 0) end
+    return unpack(r, 2, r.n)
+  end, ...))
+  return res, probe:watched_variables()
+end
+
+-- "variable 'a'" or "variables 'a', 'b'".
+local function variable_names(vars)
+  local names = {}
+  for i, v in ipairs(vars) do names[i] = "'" .. tostring(rawget(v, "name")) .. "'" end
+  return (#vars == 1 and "variable " or "variables ") .. table.concat(names, ", ")
+end
+
 -- tide.custom_gradient(f): f(...) returns y, grad_fn; the returned function
 -- computes y and records one node whose gradient is grad_fn(dy...) (returning
 -- one gradient per tensor argument, in order). f's own ops are not recorded.
+-- When f reads variables a tape watches, grad_fn is called as
+-- grad_fn(dy..., {variables = {v...}}) and returns, after the arguments'
+-- gradients, a list of the variables' ones (TF's grad_fn(*dy, variables=)
+-- returning (grad_inputs, grad_vars)).
 function M.custom_gradient(f)
   if type(f) ~= "function" then core.error("custom_gradient: expected a function, got " .. type(f)) end
   return function(...)
     local argv = pack(...)
     local inputs = tensor_args("custom_gradient", argv)
-    local res = pack(record.paused(f, ...))
+    local ninputs = #inputs
+    local res, read = run_noting_variables(f, ...)
+    local vars, is_arg = {}, {}                   -- as TF: the variables that are not arguments
+    for i = 1, argv.n do
+      if argv[i] then is_arg[argv[i]] = true end
+    end
+    for _, v in ipairs(read) do
+      if not is_arg[v] then vars[#vars + 1] = v end
+    end
     local grad_fn = res[res.n]
     if type(grad_fn) ~= "function" then
       core.error("custom_gradient: the function must return its outputs and then a gradient function")
@@ -282,10 +381,23 @@ function M.custom_gradient(f)
       outputs[i] = res[i]
     end
     if record.active then
+      for _, v in ipairs(vars) do inputs[#inputs + 1] = variable.read(v) end
       record.custom(inputs, outputs, function(dys)
+        local nout = #outputs
         local filled = {}
-        for i = 1, #outputs do filled[i] = dys[i] or zeros_like(outputs[i]) end
-        return grad_fn(unpack(filled, 1, #outputs))
+        for i = 1, nout do filled[i] = dys[i] or zeros_like(outputs[i]) end
+        if #vars == 0 then return grad_fn(unpack(filled, 1, nout)) end
+        filled[nout + 1] = { variables = vars }
+        local gs = pack(grad_fn(unpack(filled, 1, nout + 1)))
+        local vg = gs[ninputs + 1]
+        if type(vg) ~= "table" or istype(Tensor, vg) then
+          core.error("custom_gradient: f reads " .. variable_names(vars) .. ", so its gradient function must " ..
+            "return their gradients (a list, after the arguments' gradients), as TF's grad_fn(..., variables=) does")
+        end
+        local out = {}
+        for k = 1, ninputs do out[k] = gs[k] end
+        for k = 1, #vars do out[ninputs + k] = vg[k] end
+        return unpack(out, 1, ninputs + #vars)
       end)
     end
     return unpack(res, 1, res.n)
@@ -301,17 +413,7 @@ function M.recompute_grad(f)
     local argv = pack(...)
     if not record.active then return f(...) end
     -- Forward without keeping intermediates; note the variables f reads.
-    local probe = GradientTape { persistent = false }
-    probe._keep = function() end -- it only notes variable reads; no node is kept
-    local res = pack(record.paused(function(...)
-      record.push(probe)
-      local r = pack(pcall(f, ...))
-      record.pop(probe)
-      if not r[1] then error(r[2], 0) end
-      return unpack(r, 2, r.n)
-    end, ...))
-    probe._nodes = {} -- only the variable list is wanted
-    local vars = probe:watched_variables()
+    local res, vars = run_noting_variables(f, ...)
     local inputs = tensor_args("recompute_grad", argv)
     local ninputs = #inputs
     for _, v in ipairs(vars) do inputs[#inputs + 1] = variable.read(v) end

@@ -8,6 +8,7 @@ local convert = require "tide.convert"
 local eager = require "tide.eager"
 local format = require "tide.format"
 local args = require "tide.args"
+local record = require "tide.record"
 local ffi, C, Tensor = core.ffi, core.C, core.Tensor
 local bit = require "bit"
 local istype = ffi.istype
@@ -239,7 +240,13 @@ function impl.setindex(t, i, v)
 end
 
 -- Copy v (broadcast, converted to dst's dtype when a Lua value) into dst.
+-- A tensor a recording GradientTape tracks is refused: its nodes may have
+-- saved it, and the write is not recorded (TF's tensors cannot be written).
 function M.assign_into(dst, v, what)
+  if record.active and record.tracks(dst) then
+    core.error(what .. ": in-place write to a tensor a recording GradientTape tracks (the gradient would " ..
+      "silently use the new values); use tide.slice_update, which is differentiable, or write outside tape:run")
+  end
   local src = istype(Tensor, v) and v or convert.coerce(v, dst, what, 2)
   if C.tide_tensor_copy_into(dst, src) ~= 0 then core.raise() end
   return dst

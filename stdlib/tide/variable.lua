@@ -27,23 +27,25 @@ local function share(t)
 end
 
 -- The tensor an op uses for v: the variable's own tensor, or, while tapes
--- record, a shared read that each interested tape tracks as a read of v.
+-- record, a read of its own (sharing storage) that each interested tape
+-- tracks as a read of v. A node may save the read, and an assign replaces the
+-- handle's storage, so a recorded op never sees the handle itself (as TF's
+-- ReadVariableOp, the value read is the value the gradient uses).
 function M.read(v)
   local h = rawget(v, "_handle")
-  if context.stack[1] then h = M.traced_read(v) end
+  local traced = context.stack[1] ~= nil
+  if traced then h = M.traced_read(v) end
   if not record.active then return h end
-  local r
+  local r = traced and h or share(h) -- a traced read is already a tensor of its own
   local tapes = record.tapes
   for i = 1, #tapes do
     local tape = tapes[i]
-    if not tape._paused and tape:_watches_variable(v) then
-      r = r or share(h)
-      tape:_track_read(v, r)
-    end
+    if not tape._paused and tape:_watches_variable(v) then tape:_track_read(v, r) end
   end
-  return r or h
+  return r
 end
 
+-- True when v is a tide.Variable.
 local function is_variable(v) return type(v) == "table" and getmetatable(v) == Variable end
 
 -- While a function is traced, a read is a graph node that reads the
@@ -109,6 +111,8 @@ local properties = {
 
 local method_cache = setmetatable({}, { __mode = "k" })
 
+-- v.k: Variable's own methods, then properties, then v[i] (a read), then
+-- any tensor method applied to the current value (wrappers cached per method).
 Variable.__index = function(v, k)
   local own = rawget(Variable, k)
   if own ~= nil then return own end
@@ -147,6 +151,7 @@ Variable.value = Variable.read_value
 
 local MODES = { assign = C.TIDE_ASSIGN_SET, assign_add = C.TIDE_ASSIGN_ADD, assign_sub = C.TIDE_ASSIGN_SUB }
 
+-- Give v the value x (a Variable, tensor or Lua value of v's shape), copy-on-write.
 local function assign_value(v, x, op)
   local h = rawget(v, "_handle")
   if is_variable(x) then x = M.read(x) end
@@ -175,8 +180,10 @@ function Variable:assign_sub(x)
   return assign_value(self, core.impl.sub(rawget(self, "_handle"), is_variable(x) and M.read(x) or x), "assign_sub")
 end
 
+-- The current value as nested Lua tables (TF's numpy()).
 function Variable:numpy() return rawget(self, "_handle"):totable() end
 
+-- "<tide.Variable 'name' shape=... dtype=..., value=...>", as TF prints one.
 Variable.__tostring = function(v)
   local h = rawget(v, "_handle")
   local text = format.array_text(h)

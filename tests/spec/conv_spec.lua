@@ -279,6 +279,24 @@ describe("conv2d", function()
     assert(ok, tostring(err))
   end)
 
+  -- oneDNN's filter-gradient pass keeps one byte per worker slot; with more
+  -- than 64 slots it wrote past its buffer (sizes chosen so the buffer is an
+  -- exact allocator class and the sanitizer build sees the overrun).
+  it("sums filter gradients over more than 64 worker threads", function()
+    local before = tide.config.get_num_threads()
+    tide.config.set_num_threads(128)
+    local ok, err = pcall(function()
+      local x64, dy64 = random({ 128, 48, 48, 1 }, "float64", 211), random({ 128, 48, 48, 1 }, "float64", 212)
+      local want = tide.reduce_sum(tide.mul(x64, dy64)):item()
+      local got = nn.depthwise_conv2d_backprop_filter(x64:cast("float32"), { 1, 1, 1, 1 }, dy64:cast("float32"))
+      h.close(got, { { { { want } } } }, 1e-3)
+      got = nn.conv2d_backprop_filter(x64:cast("float32"), { 1, 1, 1, 1 }, dy64:cast("float32"))
+      h.close(got, { { { { want } } } }, 1e-3)
+    end)
+    tide.config.set_num_threads(before)
+    assert(ok, tostring(err))
+  end)
+
   it("reads strided views (transposed, sliced) as inputs", function()
     local base = random({ 2, 6, 5, 3 }, "float32", 5)
     local x = base:transpose { 0, 2, 1, 3 }                    -- [2, 5, 6, 3], not contiguous
@@ -339,6 +357,15 @@ describe("conv2d", function()
     h.errors("conv2d: input is required", nn.conv2d, nil, w)
     h.errors("conv2d: filters is required", nn.conv2d, x, nil)
     h.errors("conv2d: unknown option 'stride'", nn.conv2d, x, w, { stride = 2 })
+    -- sizes past int32 (TF's limit) used to overflow int64 in the window arithmetic
+    h.errors("conv2d: dilations must be at most 2147483647, got [4611686018427387904, 1]", nn.conv2d, x, w,
+      { dilations = { 2 ^ 62, 1 } })
+    h.errors("conv2d: strides must be at most 2147483647", nn.conv2d, x, w, { strides = 2 ^ 40 })
+    h.errors("conv2d: explicit paddings must be at most 2147483647", nn.conv2d, x, w,
+      { padding = { { 2 ^ 62, 2 ^ 62 }, { 0, 0 } } })
+    h.errors("conv2d_backprop_input: the height and width must be at most 2147483647 (input shape " ..
+      "[1, 4611686018427387904, 5, 3], filter shape [3, 3, 3, 4])", nn.conv2d_backprop_input, { 1, 2 ^ 62, 5, 3 }, w,
+      tide.zeros { 1, 5, 5, 4 })
   end)
 end)
 
@@ -417,6 +444,11 @@ describe("conv2d backprop ops and conv2d_transpose", function()
     h.errors("conv2d_backprop_filter: out_backprop has shape", nn.conv2d_backprop_filter, tide.zeros { 1, 5, 5, 2 },
       { 3, 3, 2, 4 }, dy, 1, "SAME")
     h.errors("conv2d_backprop_input: input_sizes is required", nn.conv2d_backprop_input, nil, w, dy)
+    -- the whole shape is named, not the entries read before the bad one
+    h.errors("conv2d_backprop_input: the input shape [1, -5, 4, 2] has a negative dimension",
+      nn.conv2d_backprop_input, { 1, -5, 4, 2 }, w, dy)
+    h.errors("conv2d_backprop_filter: the filter shape [3, 3, 2, -4] has a negative dimension",
+      nn.conv2d_backprop_filter, tide.zeros { 1, 5, 5, 2 }, { 3, 3, 2, -4 }, dy)
   end)
 end)
 
@@ -541,6 +573,8 @@ describe("max_pool2d and avg_pool2d", function()
     local x = tide.zeros { 1, 4, 4, 2 }
     h.errors("max_pool2d: ksize is required", nn.max_pool2d, x)
     h.errors("max_pool2d: ksize must be positive, got [0, 0]", nn.max_pool2d, x, 0)
+    h.errors("max_pool2d: ksize must be at most 2147483647", nn.max_pool2d, x, 2 ^ 62, { padding = "SAME" })
+    h.errors("avg_pool2d: strides must be at most 2147483647", nn.avg_pool2d, x, 2, { strides = 2 ^ 62 })
     h.errors("avg_pool2d: strides must be positive", nn.avg_pool2d, x, 2, { 0, 1 })
     h.errors("max_pool2d: the window (5x5", nn.max_pool2d, x, 5, 1, "VALID")
     h.errors("max_pool2d: padding must be \"SAME\" or \"VALID\", got table", nn.max_pool2d, x, 2, 2, { { 1, 1 }, { 1, 1 } })

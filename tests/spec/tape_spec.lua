@@ -235,6 +235,142 @@ describe("GradientTape", function()
     assert.are.equal("a", vs[2].name)
   end)
 
+  -- TF: gradient() on a persistent tape inside its context records the
+  -- gradient ops on that tape (TF warns it is slower), so the same tape
+  -- differentiates its own gradient.
+  it("records its own gradient work when persistent and called inside run", function()
+    local x = tide.Variable(2.0)
+    local tape = tide.GradientTape{persistent = true}
+    local dy
+    tape:run(function()
+      local y = x * x * x
+      dy = tape:gradient(y, x)        -- 3x^2 = 12
+    end)
+    assert.are.equal(12, dy:item())
+    assert.are.equal(12, tape:gradient(dy, x):item()) -- 6x
+  end)
+
+  -- TF pops a non-persistent tape when gradient() is called inside its
+  -- context: it records nothing more, so it holds nothing more.
+  it("stops recording after gradient() inside run when not persistent", function()
+    local x = tide.Variable{1.0, 2.0}
+    local tape = tide.GradientTape()
+    local weak = setmetatable({}, {__mode = "v"})
+    tape:run(function()
+      local y = tide.reduce_sum(x * x)
+      assert.are.same({2, 4}, tape:gradient(y, x):totable())
+      weak[1] = tide.exp(x * 3)            -- not recorded now
+    end)
+    collectgarbage()
+    collectgarbage()
+    assert.is_nil(weak[1])
+  end)
+
+  it("releases each node's tensors during the backward walk when not persistent", function()
+    local x = tide.Variable(tide.ones{1000})
+    local weak = setmetatable({}, {__mode = "v"})
+    local seen
+    -- An identity whose gradient runs last in the walk (it is the first node):
+    -- by then the later nodes, and the big intermediate they saved, are gone.
+    local probe = tide.custom_gradient(function(v)
+      return v * 1, function(dy)
+        collectgarbage()
+        collectgarbage()
+        seen = weak[1] == nil
+        return dy
+      end
+    end)
+    local tape = tide.GradientTape()
+    local y = tape:run(function()
+      local big = probe(x) * 2
+      weak[1] = big
+      return tide.reduce_sum(tide.sin(big))
+    end)
+    local g = tape:gradient(y, x)
+    assert.are.equal(1000, g.shape[1])
+    assert.is_true(seen)
+  end)
+
+  it("lists explicitly watched variables even when they are not read (as TF)", function()
+    local a, b = tide.Variable(1.0, {name = "a"}), tide.Variable(2.0, {name = "b"})
+    local tape = tide.GradientTape{watch_accessed_variables = false}
+    tape:run(function()
+      tape:watch(a)
+      return b * 2
+    end)
+    local vs = tape:watched_variables()
+    assert.are.equal(1, #vs)
+    assert.are.equal("a", vs[1].name)
+  end)
+
+  it("checks output_gradients against each target's shape and dtype", function()
+    local x = tide.Variable{1, 2, 3}
+    local tape = tide.GradientTape{persistent = true}
+    local y = tape:run(function() return x * 2 end)
+    h.errors("output_gradients[1] has shape (2,) but target 1 has shape (3,)", function()
+      tape:gradient(y, x, {output_gradients = f32{1, 2}})
+    end)
+    h.errors("output_gradients[1] is float64 but target 1 is float32", function()
+      tape:gradient(y, x, {output_gradients = tide.tensor({1, 2, 3}, "float64")})
+    end)
+    assert.are.same({4, 4, 4}, tape:gradient(y, x, {output_gradients = 2}):totable()) -- a number broadcasts
+  end)
+
+  -- TF's tensors are immutable; tide's x[i] = v and x:copy_(v) write in place,
+  -- which would silently corrupt what the tape saved for the gradient.
+  it("refuses in-place writes to tensors it tracks while recording", function()
+    local x = f32{1, 2, 3}
+    local tape = tide.GradientTape()
+    tape:run(function()
+      tape:watch(x)
+      local y = x * x
+      h.errors("in-place write to a tensor a recording GradientTape tracks", function() x[0] = 10 end)
+      h.errors("tide.slice_update", function() y:copy_(f32{0, 0, 0}) end)
+      h.errors("in-place write", function() y[1] = 5 end) -- through a view
+      local free = f32{0, 0}
+      free[0] = 1                                           -- untracked tensors stay writable
+      assert.are.same({1, 0}, free:totable())
+    end)
+    x[0] = 10 -- after recording, fine
+    assert.are.same({10, 2, 3}, x:totable())
+  end)
+
+  -- TF reads a variable into a tensor (ReadVariableOp): an assign after the
+  -- read leaves what the tape saved alone, whether or not it watches the variable.
+  it("keeps the value a variable had when an op read it, through later assigns", function()
+    local x = f32{3}
+    local cases = { -- not trainable; trainable but not watched
+      { {trainable = false}, {} }, { {}, {watch_accessed_variables = false} },
+    }
+    for _, c in ipairs(cases) do
+      local w = tide.Variable(2.0, c[1])
+      local tape = tide.GradientTape(c[2])
+      local y = tape:run(function()
+        tape:watch(x)
+        local y = x * w
+        w:assign(10)
+        return y
+      end)
+      assert.are.same({2}, tape:gradient(y, x):totable())
+    end
+  end)
+
+  -- TF's reset() inside the context starts over on a fresh record; the tape
+  -- still stops recording when the context ends.
+  it("resets inside run and still stops recording at the end", function()
+    local x = f32{2}
+    local tape = tide.GradientTape()
+    local z = tape:run(function()
+      tape:watch(x)
+      local _ = x * x
+      tape:reset()
+      tape:watch(x)
+      return x * 3
+    end)
+    assert.is_false(require("tide.record").active)
+    assert.are.same({3}, tape:gradient(z, x):totable())
+  end)
+
   it("stops recording when fn raises, and re-raises", function()
     local tape = tide.GradientTape()
     local err = h.errors("boom", function() tape:run(function() error("boom") end) end)
@@ -289,6 +425,35 @@ describe("custom_gradient", function()
     end)
     assert.are.equal(6, g:item())
     assert.are.equal(2, outer:gradient(g, x):item())
+  end)
+
+  -- TF: variables f reads get their gradients from grad_fn, which is told
+  -- them (variables=) and returns their gradients after the inputs' ones.
+  it("gives variables read inside f the gradients grad_fn returns for them", function()
+    local w = tide.Variable(3.0, {name = "w"})
+    local told
+    local f = tide.custom_gradient(function(x)
+      return x * w, function(dy, o)
+        told = o and o.variables
+        return dy * 100, { dy * 7 }   -- made-up values, to see they are the ones used
+      end
+    end)
+    local x = f32{2}
+    local tape = tide.GradientTape()
+    local y = tape:run(function()
+      tape:watch(x)
+      return f(x)
+    end)
+    local g = tape:gradient(y, {x, w})
+    assert.are.same({100}, g[1]:totable())
+    assert.are.same({7}, g[2]:totable())
+    assert.are.equal(1, #told)
+    assert.are.equal(w, told[1])
+    local lazy = tide.custom_gradient(function(x) return x * w, function(dy) return dy end end)
+    local tape2 = tide.GradientTape()
+    local y2 = tape2:run(function() return lazy(x) end)
+    h.errors("custom_gradient: f reads variable 'w', so its gradient function must return their gradients",
+      function() tape2:gradient(y2, w) end)
   end)
 
   it("requires a gradient function", function()

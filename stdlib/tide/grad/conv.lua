@@ -13,19 +13,22 @@ local reg = grad.register
 -- each argument: d/d dy = conv(g, w), d/dw = bp_filter(g, dy); likewise
 -- bp_filter(x, dy): d/dx = bp_input(dy, g), d/d dy = conv(x, g) (TF's
 -- _Conv2DBackpropInputGrad and _Conv2DBackpropFilterGrad).
+-- Only the gradients the tape needs are run (a first layer's input gradient is not).
 local function conv_family(fwd, bp_input, bp_filter)
-  reg(fwd, function(node, dys)
+  reg(fwd, function(node, dys, needs)
     local x, w, g = node.inputs[1], node.inputs[2], dys[1]
-    return raw.run(ops[bp_input], node.attrs, { g, w }, dims(x)),
-      raw.run(ops[bp_filter], node.attrs, { x, g }, dims(w))
+    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { g, w }, dims(x)) or nil,
+      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { x, g }, dims(w)) or nil
   end)
-  reg(bp_input, function(node, dys)
+  reg(bp_input, function(node, dys, needs)
     local dy, w, g = node.inputs[1], node.inputs[2], dys[1]
-    return raw.run(ops[fwd], node.attrs, { g, w }), raw.run(ops[bp_filter], node.attrs, { g, dy }, dims(w))
+    return util.needs(needs, dy) and raw.run(ops[fwd], node.attrs, { g, w }) or nil,
+      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { g, dy }, dims(w)) or nil
   end)
-  reg(bp_filter, function(node, dys)
+  reg(bp_filter, function(node, dys, needs)
     local x, dy, g = node.inputs[1], node.inputs[2], dys[1]
-    return raw.run(ops[bp_input], node.attrs, { dy, g }, dims(x)), raw.run(ops[fwd], node.attrs, { x, g })
+    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { dy, g }, dims(x)) or nil,
+      util.needs(needs, dy) and raw.run(ops[fwd], node.attrs, { x, g }) or nil
   end)
 end
 conv_family("conv2d", "conv2d_backprop_input", "conv2d_backprop_filter")

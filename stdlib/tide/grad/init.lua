@@ -1,7 +1,9 @@
 -- stdlib/tide/grad/init.lua — gradients of the registry's ops, by op code.
--- Each is fn(node, dys) -> one gradient per input (nil where none flows),
--- written with tide ops so that it is itself recorded and differentiable.
--- node: { op, attrs (a copy of the op's tide_attrs), inputs, outputs }.
+-- Each is fn(node, dys, needs) -> one gradient per input (nil where none
+-- flows), written with tide ops so that it is itself recorded and
+-- differentiable. node: { op, attrs (a copy of the op's tide_attrs), inputs,
+-- outputs }. needs[input] is true for the inputs whose gradient the tape
+-- uses (nil: all): a fn may skip the others' work (a constant's gradient).
 local core = require "tide.core"
 local registry = require "tide.grad.registry"
 local ffi, C = core.ffi, core.C
@@ -10,14 +12,14 @@ local M = { register = registry.register }
 local fns = registry.fns
 
 -- The gradients of a recorded node's inputs, given its outputs' gradients
--- (dys[k] is nil where an output got none).
-function M.backward(node, dys)
+-- (dys[k] is nil where an output got none) and the inputs that need one.
+function M.backward(node, dys, needs)
   if node.grad_fn then return node.grad_fn(dys) end
   local fn = fns[node.op]
   if not fn then
     core.error("GradientTape:gradient: no gradient is defined for op '" .. ffi.string(C.tide_op_name(node.op)) .. "'")
   end
-  return fn(node, dys)
+  return fn(node, dys, needs)
 end
 
 -- The families register themselves when loaded.

@@ -37,9 +37,10 @@ end)
 
 -- slice_update(x, update): x's gradient is dy with the slice zeroed (those
 -- elements were overwritten); update's is dy's slice.
-reg("slice_update", function(node, dys)
-  local dy, u = dys[1], node.inputs[2]
-  return eager.run(SLICE_UPDATE, node.attrs, { dy, zeros_of(u) }), eager.run_view(SLICE, node.attrs, dy)
+reg("slice_update", function(node, dys, needs)
+  local dy, x, u = dys[1], node.inputs[1], node.inputs[2]
+  local dx = util.needs(needs, x) and eager.run(SLICE_UPDATE, node.attrs, { dy, zeros_of(u) }) or nil
+  return dx, util.needs(needs, u) and eager.run_view(SLICE, node.attrs, dy) or nil
 end)
 
 ---------------------------------------------------------------------------
@@ -104,8 +105,9 @@ end)
 -- A 1-D operand is a matrix of one row (a) or one column (b) whose dim left
 -- the result (numpy); its gradient has its own 1-D shape. Transpose flags on
 -- a 1-D operand are ignored, as the forward op ignores them.
-reg("matmul", function(node, dys)
+reg("matmul", function(node, dys, needs)
   local a, b, g = node.inputs[1], node.inputs[2], dys[1]
+  local na, nb = util.needs(needs, a), util.needs(needs, b)
   local flags = node.attrs.flags
   local a_vec, b_vec = a.ndim == 1, b.ndim == 1
   local ta = not a_vec and band(flags, C.TIDE_ATTR_TRANSPOSE_A) ~= 0
@@ -121,18 +123,18 @@ reg("matmul", function(node, dys)
   end
   local mm = linalg.matmul
   local da, db
-  if not ta and not tb then
-    da, db = mm(g, B, false, true), mm(A, g, true, false)
-  elseif not ta then
-    da, db = mm(g, B), mm(g, A, true, false)
-  elseif not tb then
-    da, db = mm(B, g, false, true), mm(A, g)
-  else
-    da, db = mm(B, g, true, true), mm(g, A, true, true)
+  if na then -- dA = g B^T (the transposes follow TF's table)
+    if not ta then da = tb and mm(g, B) or mm(g, B, false, true)
+    else da = tb and mm(B, g, true, true) or mm(B, g, false, true) end
+    da = util.unbroadcast(da, A)
+    if a_vec then da = shape.reshape(da, dims(a)) end
   end
-  da, db = util.unbroadcast(da, A), util.unbroadcast(db, B)
-  if a_vec then da = shape.reshape(da, dims(a)) end
-  if b_vec then db = shape.reshape(db, dims(b)) end
+  if nb then -- dB = A^T g
+    if not tb then db = ta and mm(A, g) or mm(A, g, true, false)
+    else db = ta and mm(g, A, true, true) or mm(g, A, true, false) end
+    db = util.unbroadcast(db, B)
+    if b_vec then db = shape.reshape(db, dims(b)) end
+  end
   return da, db
 end)
 

@@ -72,49 +72,60 @@ reg("cast", function(node, dys)
 end)
 reg("copy", function(_, dys) return dys[1] end)
 
--- Binary: each gradient is summed back to its input's shape.
+-- Binary: fn(a, b, dy, y, na, nb) gives da where na and db where nb (the
+-- inputs the tape needs: y * 0.5 computes no gradient for the 0.5); each is
+-- summed back to its input's shape.
 local function binary(name, fn)
-  reg(name, function(node, dys)
+  reg(name, function(node, dys, needs)
     local a, b = node.inputs[1], node.inputs[2]
-    local da, db = fn(a, b, dys[1], node.outputs[1])
-    return da and unbroadcast(da, a), db and unbroadcast(db, b)
+    local na, nb = util.needs(needs, a), util.needs(needs, b)
+    local da, db = fn(a, b, dys[1], node.outputs[1], na, nb)
+    return na and unbroadcast(da, a) or nil, nb and unbroadcast(db, b) or nil
   end)
 end
 
 binary("add", function(_, _, dy) return dy, dy end)
-binary("sub", function(_, _, dy) return dy, m.neg(dy) end)
-binary("mul", function(a, b, dy) return m.mul(dy, b), m.mul(dy, a) end)
-binary("div", function(a, b, dy) return m.div(dy, b), m.neg(m.div(m.mul(dy, a), m.square(b))) end)
-binary("mod", function(a, b, dy) return dy, m.neg(m.mul(dy, m.floordiv(a, b))) end)
-binary("pow", function(a, b, dy, y)
-  local da = m.mul(m.mul(dy, b), m.pow(a, m.sub(b, 1)))
+binary("sub", function(_, _, dy, _, _, nb) return dy, nb and m.neg(dy) end)
+binary("mul", function(a, b, dy, _, na, nb) return na and m.mul(dy, b), nb and m.mul(dy, a) end)
+binary("div", function(a, b, dy, _, na, nb)
+  return na and m.div(dy, b), nb and m.neg(m.div(m.mul(dy, a), m.square(b)))
+end)
+binary("mod", function(a, b, dy, _, _, nb) return dy, nb and m.neg(m.mul(dy, m.floordiv(a, b))) end)
+binary("pow", function(a, b, dy, y, na, nb)
+  local da = na and m.mul(m.mul(dy, b), m.pow(a, m.sub(b, 1)))
+  if not nb then return da end
   -- d/db a^b = a^b log(a), taken as 0 where a <= 0 (as TF).
   local positive = m.greater(a, 0)
   local loga = m.where(positive, m.log(m.where(positive, a, 1)), 0)
   return da, m.mul(m.mul(dy, y), loga)
 end)
 -- Ties go to the first input, as TF's maximum/minimum gradients do.
-binary("maximum", function(a, b, dy)
+binary("maximum", function(a, b, dy, _, na, nb)
   local first = m.greater_equal(a, b)
-  return m.where(first, dy, 0), m.where(first, 0, dy)
+  return na and m.where(first, dy, 0), nb and m.where(first, 0, dy)
 end)
-binary("minimum", function(a, b, dy)
+binary("minimum", function(a, b, dy, _, na, nb)
   local first = m.less_equal(a, b)
-  return m.where(first, dy, 0), m.where(first, 0, dy)
+  return na and m.where(first, dy, 0), nb and m.where(first, 0, dy)
 end)
 
-reg("where", function(node, dys)
+reg("where", function(node, dys, needs)
   local c, x, y = node.inputs[1], node.inputs[2], node.inputs[3]
   local dy = dys[1]
-  return nil, unbroadcast(m.where(c, dy, 0), x), unbroadcast(m.where(c, 0, dy), y)
+  return nil, util.needs(needs, x) and unbroadcast(m.where(c, dy, 0), x) or nil,
+    util.needs(needs, y) and unbroadcast(m.where(c, 0, dy), y) or nil
 end)
 
 -- clip_by_value: the gradient goes to t inside the range, to the bound outside.
-reg("clip_by_value", function(node, dys)
+reg("clip_by_value", function(node, dys, needs)
   local t, lo, hi = node.inputs[1], node.inputs[2], node.inputs[3]
   local dy = dys[1]
   local below, above = m.less(t, lo), m.greater(t, hi)
-  local inside = m.logical_not(m.logical_or(below, above))
-  return unbroadcast(m.where(inside, dy, 0), t), unbroadcast(m.where(below, dy, 0), lo),
-    unbroadcast(m.where(above, dy, 0), hi)
+  local dt, dlo, dhi
+  if util.needs(needs, t) then
+    dt = unbroadcast(m.where(m.logical_not(m.logical_or(below, above)), dy, 0), t)
+  end
+  if util.needs(needs, lo) then dlo = unbroadcast(m.where(below, dy, 0), lo) end
+  if util.needs(needs, hi) then dhi = unbroadcast(m.where(above, dy, 0), hi) end
+  return dt, dlo, dhi
 end)

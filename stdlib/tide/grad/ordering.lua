@@ -2,6 +2,7 @@
 -- scatter_add (each other's transpose), sort and top_k values (the gradient
 -- goes back to where each value came from).
 local grad = require "tide.grad.registry"
+local util = require "tide.grad.util"
 local shape = require "tide.ops.shape"
 local reduce = require "tide.ops.reduce"
 local create = require "tide.ops.create"
@@ -21,9 +22,10 @@ reg("gather", function(node, dys)
 end)
 
 -- scatter_add: base passes dy through; updates read dy back at their indices.
-reg("scatter_add", function(node, dys)
+reg("scatter_add", function(node, dys, needs)
   local a = node.attrs
   local dy = dys[1]
+  if not util.needs(needs, node.inputs[3]) then return dy end
   return dy, nil, shape.gather(dy, node.inputs[2], { axis = a.axis, batch_dims = tonumber(a.n) })
 end)
 

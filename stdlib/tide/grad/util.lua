@@ -14,9 +14,25 @@ local function dims(t)
 end
 M.dims = dims
 
+-- True when the tape needs the gradient of input x (needs nil: every input).
+function M.needs(needs, x)
+  return needs == nil or needs[x] == true
+end
+
+-- True when g and t have the same shape.
+local function same_shape(g, t)
+  if g.ndim ~= t.ndim then return false end
+  for i = 0, g.ndim - 1 do
+    if g.dims[i] ~= t.dims[i] then return false end
+  end
+  return true
+end
+M.same_shape = same_shape
+
 -- g summed over the dims that broadcasting added or stretched, so that it
 -- has the shape of `like` (the input it is the gradient of).
 function M.unbroadcast(g, like)
+  if same_shape(g, like) then return g end -- the common case: no tables made
   local gd, ld = dims(g), dims(like)
   local off = #gd - #ld
   local axes = {}
@@ -30,15 +46,6 @@ function M.unbroadcast(g, like)
   end
   local s = reduce.reduce_sum(g, axes, true)
   return shape.reshape(s, ld)
-end
-
--- True when g and t have the same shape.
-function M.same_shape(g, t)
-  if g.ndim ~= t.ndim then return false end
-  for i = 0, g.ndim - 1 do
-    if g.dims[i] ~= t.dims[i] then return false end
-  end
-  return true
 end
 
 M.error = core.error

@@ -28,6 +28,7 @@ local fmt = string.format
 -- Argument helpers
 ---------------------------------------------------------------------------
 
+-- "(2, 3)": t's shape for messages.
 local function shape_text(t) return format.shape_text(tensor.shape_of(t)) end
 
 -- The dims of t as a Lua list.
@@ -51,12 +52,14 @@ local function input_like(op, v, like, what, pos)
   return convert.coerce(v, like, op, pos)
 end
 
+-- An error unless t is a float tensor.
 local function check_float(op, t, what)
   if not dtype.is_float[t.dt] then
     core.error(fmt("%s: %s must be a float tensor, got %s (use :cast(\"float32\"))", op, what, dtype.names[t.dt]))
   end
 end
 
+-- An error unless a and b have one dtype.
 local function check_same_dtype(op, a, an, b, bn)
   if a.dt ~= b.dt then
     core.error(fmt("%s: %s (%s) and %s (%s) must have the same dtype (use :cast(\"%s\"))", op, an,
@@ -64,7 +67,8 @@ local function check_same_dtype(op, a, an, b, bn)
   end
 end
 
--- (An unknown dim of a traced tensor, -1, matches any: TF's is_compatible_with.)
+-- An error unless a and b have one shape (an unknown dim of a traced tensor,
+-- -1, matches any: TF's is_compatible_with).
 local function check_same_shape(op, a, an, b, bn)
   local same = a.ndim == b.ndim
   for i = 0, a.ndim - 1 do
@@ -143,6 +147,7 @@ end
 -- Softmax family (C ops)
 ---------------------------------------------------------------------------
 
+-- fn(logits, axis=-1) running the C op `op` (softmax or log_softmax).
 local function softmax_like(name, op)
   return function(logits, ...)
     local o = args.parse(name, { "axis" }, ...)

@@ -21,6 +21,7 @@ local AVG_POOL, AVG_POOL_GRAD = C.TIDE_OP_AVG_POOL2D, C.TIDE_OP_AVG_POOL2D_GRAD
 local VALID, SAME, EXPLICIT = 0, 1, 2
 local attrs_size = ffi.sizeof("tide_attrs")
 
+-- Raise "op: <formatted message>" at the user's line.
 local function fail(op, fmt, ...) core.error(op .. ": " .. string.format(fmt, ...)) end
 
 -- A required tensor argument (tables and numbers convert; `like` lends its dtype).
@@ -30,6 +31,7 @@ local function tensor_arg(v, op, what, pos, like)
   return convert.coerce(v, like, op, pos)
 end
 
+-- An error unless data_format v is nil or `want` (tide is channels-last only).
 local function check_format(op, v, want)
   if v ~= nil and v ~= want then
     fail(op, "data_format must be \"%s\" (tide's images are channels-last), got %s", want, tostring(v))
@@ -177,27 +179,38 @@ function M.conv1d(input, filters, ...)
   return shape.squeeze(y, { 1 })
 end
 
+-- A backprop-input op: fn(input_sizes, filters, out_backprop, options) -> the
+-- gradient with respect to the input, of shape input_sizes. `fname` names the
+-- filters argument as TF does.
+local function backprop_input_op(op, code, fname)
+  return function(input_sizes, filters, out_backprop, ...)
+    local o = args.parse(op, CONV_OPTS, ...)
+    local sizes = shape4(op, "input_sizes", input_sizes)
+    out_backprop = tensor_arg(out_backprop, op, "out_backprop", 3)
+    filters = tensor_arg(filters, op, fname, 2, out_backprop)
+    return eager.run(code, conv_options(op, o, sizes), { out_backprop, filters })
+  end
+end
+
+-- A backprop-filter op: fn(input, filter_sizes, out_backprop, options) -> the
+-- gradient with respect to the filters, of shape filter_sizes.
+local function backprop_filter_op(op, code)
+  return function(input, filter_sizes, out_backprop, ...)
+    local o = args.parse(op, CONV_OPTS, ...)
+    local sizes = shape4(op, "filter_sizes", filter_sizes)
+    input = tensor_arg(input, op, "input", 1)
+    out_backprop = tensor_arg(out_backprop, op, "out_backprop", 3, input)
+    return eager.run(code, conv_options(op, o, sizes), { input, out_backprop })
+  end
+end
+
 -- conv2d_backprop_input(input_sizes, filters, out_backprop, strides=1, padding="SAME", data_format, dilations)
 -- as tf.compat.v1.nn.conv2d_backprop_input: the gradient of conv2d with respect to its input.
-function M.conv2d_backprop_input(input_sizes, filters, out_backprop, ...)
-  local op = "conv2d_backprop_input"
-  local o = args.parse(op, CONV_OPTS, ...)
-  local sizes = shape4(op, "input_sizes", input_sizes)
-  out_backprop = tensor_arg(out_backprop, op, "out_backprop", 3)
-  filters = tensor_arg(filters, op, "filters", 2, out_backprop)
-  return eager.run(CONV2D_BP_INPUT, conv_options(op, o, sizes), { out_backprop, filters })
-end
+M.conv2d_backprop_input = backprop_input_op("conv2d_backprop_input", CONV2D_BP_INPUT, "filters")
 
 -- conv2d_backprop_filter(input, filter_sizes, out_backprop, strides=1, padding="SAME", data_format, dilations)
 -- as tf.compat.v1.nn.conv2d_backprop_filter: the gradient of conv2d with respect to its filters.
-function M.conv2d_backprop_filter(input, filter_sizes, out_backprop, ...)
-  local op = "conv2d_backprop_filter"
-  local o = args.parse(op, CONV_OPTS, ...)
-  local sizes = shape4(op, "filter_sizes", filter_sizes)
-  input = tensor_arg(input, op, "input", 1)
-  out_backprop = tensor_arg(out_backprop, op, "out_backprop", 3, input)
-  return eager.run(CONV2D_BP_FILTER, conv_options(op, o, sizes), { input, out_backprop })
-end
+M.conv2d_backprop_filter = backprop_filter_op("conv2d_backprop_filter", CONV2D_BP_FILTER)
 
 -- conv2d_transpose(input, filters, output_shape, strides=1, padding="SAME", data_format, dilations)
 -- as tf.nn.conv2d_transpose: filters [kh, kw, out_channels, in_channels]; the
@@ -234,25 +247,12 @@ end
 
 -- depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding, ...)
 -- as tf.nn.depthwise_conv2d_backprop_input.
-function M.depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, ...)
-  local op = "depthwise_conv2d_backprop_input"
-  local o = args.parse(op, CONV_OPTS, ...)
-  local sizes = shape4(op, "input_sizes", input_sizes)
-  out_backprop = tensor_arg(out_backprop, op, "out_backprop", 3)
-  filter = tensor_arg(filter, op, "filter", 2, out_backprop)
-  return eager.run(DEPTHWISE_BP_INPUT, conv_options(op, o, sizes), { out_backprop, filter })
-end
+M.depthwise_conv2d_backprop_input = backprop_input_op("depthwise_conv2d_backprop_input", DEPTHWISE_BP_INPUT,
+  "filter")
 
 -- depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, ...)
 -- as tf.nn.depthwise_conv2d_backprop_filter.
-function M.depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, ...)
-  local op = "depthwise_conv2d_backprop_filter"
-  local o = args.parse(op, CONV_OPTS, ...)
-  local sizes = shape4(op, "filter_sizes", filter_sizes)
-  input = tensor_arg(input, op, "input", 1)
-  out_backprop = tensor_arg(out_backprop, op, "out_backprop", 3, input)
-  return eager.run(DEPTHWISE_BP_FILTER, conv_options(op, o, sizes), { input, out_backprop })
-end
+M.depthwise_conv2d_backprop_filter = backprop_filter_op("depthwise_conv2d_backprop_filter", DEPTHWISE_BP_FILTER)
 
 -- Pool attrs (ops.def): ksize, strides, mode.
 local function pool_attrs(op, ksize, o)
@@ -286,8 +286,7 @@ function M.avg_pool2d(input, ksize, ...)
   return eager.run(AVG_POOL, pool_attrs("avg_pool2d", ksize, o), { input })
 end
 
--- global_avg_pool2d(input, keepdims=false) as tf.keras.layers.GlobalAveragePooling2D:
--- the mean over height and width, [batch, channels] (or [batch, 1, 1, channels]).
+-- A global pool: fn (reduce_mean or reduce_max) over height and width of a 4-D input.
 local function global_pool(op, fn, input, ...)
   local o = args.parse(op, { "keepdims", "data_format" }, ...)
   check_format(op, o.data_format, "NHWC")
@@ -298,6 +297,8 @@ local function global_pool(op, fn, input, ...)
   return fn(input, { 1, 2 }, args.bool(op, "keepdims", o.keepdims, false))
 end
 
+-- global_avg_pool2d(input, keepdims=false) as tf.keras.layers.GlobalAveragePooling2D:
+-- the mean over height and width, [batch, channels] (or [batch, 1, 1, channels]).
 function M.global_avg_pool2d(input, ...) return global_pool("global_avg_pool2d", reduce.reduce_mean, input, ...) end
 
 -- global_max_pool2d(input, keepdims=false) as tf.keras.layers.GlobalMaxPooling2D.
