@@ -75,6 +75,10 @@ int tide_graph_add_node(tide_graph *g, int kind, int n_in, int n_out) {
       TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
       return -1;
     }
+    /* A small constant keeps its data inside its node: re-point it after the move. */
+    for (int i = 0; i < g->nnodes; i++)
+      if (grown[i].kind == TIDE_NODE_CONST && (grown[i].value.flags & TIDE_TENSOR_INLINE))
+        grown[i].value.data = grown[i].value.inline_data.bytes;
     g->nodes = grown;
     g->cap = cap;
   }
