@@ -264,6 +264,17 @@ tide_status tide_graph_record_op(const tide_op_def *def, const tide_attrs *attrs
   return TIDE_OK;
 }
 
+tide_status tide_graph_constant(tide_graph *g, const tide_tensor *value, tide_tensor *out) {
+  tide_status st = require_building(g, "graph constant");
+  if (st) return st;
+  if (!value || (value->flags & TIDE_TENSOR_SYMBOLIC))
+    return TIDE_FAIL(TIDE_ERR_VALUE, "graph constant: the value must be an eager tensor");
+  int node = const_node(g, value);
+  if (node < 0) return tide_last_status();
+  tide_graph_symbolic(g, node, 0, out);
+  return TIDE_OK;
+}
+
 tide_status tide_graph_variable(tide_graph *g, tide_tensor *handle, tide_tensor *out) {
   tide_status st = require_building(g, "graph variable");
   if (st) return st;
