@@ -412,6 +412,10 @@ static tide_status run_plan(tide_graph *g, gplan *p, int n_in, const tide_tensor
   for (int i = 0; i < p->nsteps; i++) {
     const gstep *s = &p->steps[i];
     st = run_step(g, p, s);
+    if (TIDE_UNLIKELY(tide_interrupt_pending()) && !st) { /* Ctrl-C: stop between nodes */
+      tide_interrupt_clear();
+      st = TIDE_FAIL(TIDE_ERR_INTERRUPTED, "interrupted");
+    }
     if (TIDE_UNLIKELY(st)) {
       st = fail_at(s->n, st);
       break;
@@ -501,5 +505,6 @@ tide_status tide_graph_run(tide_graph *g, int n_in, const tide_tensor *const *in
   if (g && g->n_captures > 0)
     return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s' captures values of an enclosing graph; it runs inside that graph",
                      g->name);
+  if (tide_interrupt_pending()) tide_interrupt_clear(); /* a stale request (as an eager op drops it) */
   return tide_graph_exec(g, n_in, in, 0, NULL, n_out, out);
 }
