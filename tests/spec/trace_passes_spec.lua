@@ -144,6 +144,14 @@ describe("elementwise fusion", function()
     assert.truthy(text:find("fused[sub, neg]", 1, true))
   end)
 
+  it("handles 0-d and empty tensors", function()
+    local fn = function(x) return (x * 2 + 1):exp() * x end
+    local f = tide.trace(fn)
+    same(f(f32(0.5)), fn(f32(0.5)))
+    assert.are.same({0, 3}, f(tide.zeros({0, 3})).shape)
+    assert.are.same({4, 0}, f(tide.zeros({4, 0})).shape)
+  end)
+
   it("works with unknown dims", function()
     local f = tide.trace(act, {input_signature = {tide.TensorSpec({tide.None, 7}, "float32"),
       tide.TensorSpec({7}, "float32"), tide.TensorSpec({1, 1}, "float32")}})
