@@ -10,6 +10,7 @@
  * (the same captured tensor), so CSE never scans big buffers. */
 enum { CONST_BY_VALUE_BYTES = 4096 };
 
+/* Fold v into hash h. */
 static uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   return h * 0xff51afd7ed558ccdull;
@@ -34,8 +35,10 @@ static bool by_value(const tide_tensor *t) {
   return tide_tensor_is_contiguous(t) && t->nelem * (int64_t)tide_dtsize(t->dt) <= CONST_BY_VALUE_BYTES;
 }
 
+/* Bytes of t's elements. */
 static size_t nbytes(const tide_tensor *t) { return (size_t)t->nelem * tide_dtsize(t->dt); }
 
+/* A hash that equal nodes (same_node) share. */
 static uint64_t node_hash(const gnode *n) {
   uint64_t h = mix((uint64_t)n->kind, (uint64_t)n->op);
   if (n->kind == TIDE_NODE_CONST) {
@@ -48,6 +51,7 @@ static uint64_t node_hash(const gnode *n) {
   return mix_bytes(h, &n->attrs, sizeof n->attrs);
 }
 
+/* Constants with the same dtype, shape and values (large ones: the same tensor). */
 static bool same_const(const tide_tensor *a, const tide_tensor *b) {
   if (a->dt != b->dt || a->ndim != b->ndim) return false;
   for (int d = 0; d < a->ndim; d++)

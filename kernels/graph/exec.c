@@ -3,6 +3,7 @@
  * the memory plan's arena), then one pass over the steps calling registry
  * kernels, with nothing allocated per run but the results that leave it. */
 #include "plan.h"
+#include "passes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 enum { MAX_PLANS = 16 }; /* plans kept per graph (each may hold an arena) */
 
+/* Free a plan and let go of its arena. */
 static void free_plan(gplan *p) {
   if (!p) return;
   free(p->key_ndim);
@@ -39,6 +41,7 @@ void tide_graph_drop_plans(tide_graph *g) {
   g->plans = NULL;
 }
 
+/* True when p was made for these argument (and capture) dtypes and shapes. */
 static bool plan_matches(const gplan *p, int n_key, const tide_tensor *const *key) {
   for (int k = 0; k < n_key; k++) {
     if (p->key_ndim[k] != key[k]->ndim || p->key_dt[k] != key[k]->dt) return false;

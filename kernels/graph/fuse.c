@@ -57,6 +57,7 @@ typedef struct fprog {
   finstr ins[];
 } fprog;
 
+/* The dtype a register holding dt computes in (halves: float32), and its size. */
 static int compute_dt(int dt) { return tide_is_half(dt) ? TIDE_FLOAT32 : dt; }
 static int64_t compute_size(int dt) { return (int64_t)tide_dtsize(compute_dt(dt)); }
 
@@ -87,6 +88,7 @@ static tide_loop_fn node_loop(const tide_graph *g, const gnode *n, int *ctx) {
   return NULL;
 }
 
+/* Ops a few cycles an element (not transcendental, no integer division). */
 static bool cheap_op(int op) {
   switch (op) {
   case TIDE_OP_NEG: case TIDE_OP_ABS: case TIDE_OP_SIGN: case TIDE_OP_SQUARE: case TIDE_OP_RELU:
@@ -131,6 +133,7 @@ static bool collect_ext(const tide_graph *g, group *gr, const int *owner, int ro
   return true;
 }
 
+/* qsort order of node indices. */
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
 /* Build the program of group gr (members sorted) rooted at its last member. */

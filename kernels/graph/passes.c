@@ -21,6 +21,7 @@ static void each_sub_capture(const tide_graph *g, void (*fn)(gnode *cap, void *c
   }
 }
 
+/* each_sub_capture callbacks: count, mark, remap the captured node. */
 static void count_capture(gnode *cap, void *ctx) { ((int *)ctx)[cap->capture.node]++; }
 static void mark_capture(gnode *cap, void *ctx) { ((char *)ctx)[cap->capture.node] = 1; }
 static void remap_capture(gnode *cap, void *ctx) { cap->capture.node = ((const int *)ctx)[cap->capture.node]; }
@@ -75,8 +76,6 @@ tide_status tide_graph_dce(tide_graph *g) {
   free(live);
   return TIDE_OK;
 }
-
-tide_status tide_graph_preplan(tide_graph *g); /* graph/exec.c */
 
 tide_status tide_graph_run_passes(tide_graph *g, unsigned passes) {
   g->passes = passes;

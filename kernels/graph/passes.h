@@ -23,6 +23,10 @@ void tide_graph_mark_captured(const tide_graph *g, char *mark);
 /* Point graph outputs and subgraph captures at remap[node] instead of node. */
 void tide_graph_remap_uses(tide_graph *g, const int *remap);
 
+/* Plan g for its argument shapes when they are all known, so its planned
+ * bytes can be read before it runs (graph/exec.c). */
+tide_status tide_graph_preplan(tide_graph *g);
+
 /* The text name of a FUSED node ("fused[mul, add, tanh]"), from graph/fuse.c. */
 const char *tide_graph_fused_name(const gnode *n);
 

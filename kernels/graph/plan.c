@@ -16,6 +16,7 @@ typedef struct freelist {
   int64_t top;               /* the arena's size so far */
 } freelist;
 
+/* Room for one more free range; false when out of memory. */
 static bool fl_reserve(freelist *f) {
   if (f->n < f->cap) return true;
   int cap = f->cap ? 2 * f->cap : 16;
@@ -83,6 +84,7 @@ static bool fl_free(freelist *f, int64_t off, int64_t size) {
   return true;
 }
 
+/* Arena bytes a value takes (64-byte aligned). */
 static int64_t value_bytes(const tide_tensor *t) {
   int64_t n = t->nelem * (int64_t)tide_dtsize(t->dt);
   return (n + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
