@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/run.sh — `make bench`: measures tide's ops and convolutions and the same work in
+# bench/run.sh — `make bench`: measures tide's ops, convolutions and traced functions and the same work in
 # PyTorch (Debian's python3-torch, OMP_WAIT_POLICY=PASSIVE, tide's thread
 # count) in one run, plus the machine's memory bandwidth, and prints
 # `name: value unit` lines with ratios.
@@ -36,3 +36,12 @@ echo "# tide conv2d and pooling vs PyTorch (Fashion-MNIST-sized batches of 128; 
 "$BUILD/tide" bench/conv.lua >"$out/conv.txt"
 OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 bench/conv_torch.py >"$out/conv_torch.txt"
 "$BUILD/tide" bench/compare.lua "$out/conv.txt" "$out/conv_torch.txt" torch
+
+echo "# tide.trace vs PyTorch eager and TorchScript (lstm50_traced and chain10_10m_fused: torch.jit.script; threads: $threads)"
+"$BUILD/tide" bench/trace.lua >"$out/trace.txt"
+OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 bench/trace_torch.py >"$out/trace_torch.txt"
+"$BUILD/tide" bench/compare.lua "$out/trace.txt" "$out/trace_torch.txt" torch
+v=$(sed -n 's/^chain10_10m_fused: \([0-9.e+-]*\) GB\/s$/\1/p' "$out/trace.txt")
+if [ -n "$v" ] && [ -n "$bw" ]; then
+  awk -v v="$v" -v b="$bw" 'BEGIN { printf "chain10_10m_fused_share_of_triad: %.1f %%\n", 100 * v / b }'
+fi

@@ -2,6 +2,7 @@
  * comparisons and logic. Integer division by zero and negative integer
  * powers are reported as errors, as TensorFlow does on CPU. */
 #include "iter.h"
+#include "elementwise.h"
 #include "../core/registry.h"
 
 #include <tgmath.h>
@@ -9,13 +10,11 @@
 /* Loops are stamped out for unsigned types too, where `x < 0` is always false. */
 #pragma GCC diagnostic ignored "-Wtype-limits"
 
-enum { BAD_DIV_ZERO = 1, BAD_NEG_POW = 2 };
+enum { BAD_DIV_ZERO = TIDE_BINARY_DIV_ZERO, BAD_NEG_POW = TIDE_BINARY_NEG_POW };
 
-typedef struct bin_ctx {
-  int bad; /* BAD_* bits, set atomically by any thread */
-} bin_ctx;
-
-static inline void flag_bad(void *ctx, int bit) { __atomic_or_fetch(&((bin_ctx *)ctx)->bad, bit, __ATOMIC_RELAXED); }
+static inline void flag_bad(void *ctx, int bit) {
+  __atomic_or_fetch(&((tide_binary_ctx *)ctx)->bad, bit, __ATOMIC_RELAXED);
+}
 
 /* Integer floor division and modulo with Python/TF semantics. */
 #define INT_HELPERS(T, SUF)                                                                 \
@@ -142,8 +141,7 @@ BIN_LOOP(logical_xor_b, uint8_t, uint8_t, (x != 0) ^ (y != 0))
 
 #define PICK(NAME) TIDE_RETURN_NUM_LOOP(NAME, dt)
 
-/* The loop for op on input dtype dt (halves use the float32 loop). */
-static tide_loop_fn binary_loop(int op, int dt) {
+tide_loop_fn tide_binary_loop(int op, int dt) {
   switch (op) {
   case TIDE_OP_ADD: PICK(add);
   case TIDE_OP_SUB: PICK(sub);
@@ -170,9 +168,9 @@ static tide_loop_fn binary_loop(int op, int dt) {
 tide_status tide_cpu_binary(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
                             int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(attrs), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  tide_loop_fn loop = binary_loop(def->id, in[0]->dt);
+  tide_loop_fn loop = tide_binary_loop(def->id, in[0]->dt);
   if (!loop) return TIDE_FAIL(TIDE_ERR_INTERNAL, "%s: no CPU loop", def->name);
-  bin_ctx ctx = {0};
+  tide_binary_ctx ctx = {0};
   tide_tensor *o = out[0];
   const tide_tensor *a = in[0], *b = in[1];
   tide_status st;
@@ -190,10 +188,12 @@ tide_status tide_cpu_binary(const tide_op_def *def, const tide_attrs *attrs, int
     if (st) return st;
     st = tide_iter_run(&it, loop, &ctx);
   }
-  if (st) return st;
-  if (ctx.bad & BAD_DIV_ZERO) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: integer division by zero", def->name);
-  if (ctx.bad & BAD_NEG_POW)
-    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: integers to negative integer powers are not allowed (cast to float)",
-                     def->name);
+  return st ? st : tide_binary_check(def->name, ctx.bad);
+}
+
+tide_status tide_binary_check(const char *op, int bad) {
+  if (bad & BAD_DIV_ZERO) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: integer division by zero", op);
+  if (bad & BAD_NEG_POW)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: integers to negative integer powers are not allowed (cast to float)", op);
   return TIDE_OK;
 }

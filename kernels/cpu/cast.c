@@ -2,6 +2,7 @@
  * truncates toward zero and saturates, NaN becomes 0; anything to bool is
  * x != 0), the copy op, and tide_tensor_copy_into (how `x[i] = v` writes). */
 #include "iter.h"
+#include "elementwise.h"
 #include "../core/registry.h"
 
 #include <math.h>
@@ -54,6 +55,12 @@ static const tide_loop_fn cast_table[TIDE_NUM_DTYPES][TIDE_NUM_DTYPES] = {
   [TIDE_UINT8] = ROW(u8),    [TIDE_INT32] = ROW(i32),   [TIDE_INT64] = ROW(i64),
   [TIDE_BOOL] = ROW(b),
 };
+
+tide_loop_fn tide_cast_loop(int from, int to) {
+  from = compute_type(from), to = compute_type(to);
+  if (from == to) return tide_copy_loop(tide_dtsize(from));
+  return cast_table[from][to];
+}
 
 tide_status tide_cpu_cast(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
                           int n_out, tide_tensor *const *out) {

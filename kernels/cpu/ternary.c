@@ -1,6 +1,7 @@
 /* cpu/ternary.c — elementwise ops of three broadcast inputs: where (a byte
  * select, any dtype) and clip_by_value (numeric). */
 #include "iter.h"
+#include "elementwise.h"
 #include "../core/registry.h"
 
 #define WHERE_LOOP(NAME, T)                                                               \
@@ -17,6 +18,15 @@ WHERE_LOOP(where2, uint16_t)
 WHERE_LOOP(where4, uint32_t)
 WHERE_LOOP(where8, uint64_t)
 
+tide_loop_fn tide_where_loop(size_t size) {
+  switch (size) {
+  case 1: return where1;
+  case 2: return where2;
+  case 4: return where4;
+  default: return where8;
+  }
+}
+
 tide_status tide_cpu_where(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
                            int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(attrs), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
@@ -24,12 +34,7 @@ tide_status tide_cpu_where(const tide_op_def *def, const tide_attrs *attrs, int 
   tide_status st = tide_iter_build(&it, def->name, out[0], 3, in);
   if (st) return st;
   it.convert_halves = false; /* a select moves bytes */
-  switch (tide_dtsize(out[0]->dt)) {
-  case 1: return tide_iter_run(&it, where1, NULL);
-  case 2: return tide_iter_run(&it, where2, NULL);
-  case 4: return tide_iter_run(&it, where4, NULL);
-  default: return tide_iter_run(&it, where8, NULL);
-  }
+  return tide_iter_run(&it, tide_where_loop(tide_dtsize(out[0]->dt)), NULL);
 }
 
 /* x below lo gives lo, above hi gives hi (TF leaves lo > hi undefined); NaN in x stays NaN. */
@@ -49,18 +54,22 @@ CLIP_LOOP(clip_u8, uint8_t)
 CLIP_LOOP(clip_i32, int32_t)
 CLIP_LOOP(clip_i64, int64_t)
 
+tide_loop_fn tide_clip_loop(int dt) {
+  switch (dt) {
+  case TIDE_FLOAT64: return clip_f64;
+  case TIDE_INT8: return clip_i8;
+  case TIDE_UINT8: return clip_u8;
+  case TIDE_INT32: return clip_i32;
+  case TIDE_INT64: return clip_i64;
+  default: return clip_f32; /* float32 and halves */
+  }
+}
+
 tide_status tide_cpu_clip(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
                           int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(attrs), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
   tide_iter it;
   tide_status st = tide_iter_build(&it, def->name, out[0], 3, in);
   if (st) return st;
-  switch (in[0]->dt) {
-  case TIDE_FLOAT64: return tide_iter_run(&it, clip_f64, NULL);
-  case TIDE_INT8: return tide_iter_run(&it, clip_i8, NULL);
-  case TIDE_UINT8: return tide_iter_run(&it, clip_u8, NULL);
-  case TIDE_INT32: return tide_iter_run(&it, clip_i32, NULL);
-  case TIDE_INT64: return tide_iter_run(&it, clip_i64, NULL);
-  default: return tide_iter_run(&it, clip_f32, NULL); /* float32 and halves */
-  }
+  return tide_iter_run(&it, tide_clip_loop(in[0]->dt), NULL);
 }

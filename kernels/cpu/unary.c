@@ -1,6 +1,7 @@
 /* cpu/unary.c — elementwise ops of one input (neg ... logical_not): typed
  * inner loops for the strided engine; halves compute through float32. */
 #include "iter.h"
+#include "elementwise.h"
 #include "../core/parallel.h"
 #include "../core/registry.h"
 
@@ -80,8 +81,7 @@ UN_LOOP(logical_not_b, uint8_t, uint8_t, !x)
 #define PICK_FLOAT(NAME) return dt == TIDE_FLOAT64 ? NAME##_f64 : NAME##_f32
 #define PICK_NUM(NAME) TIDE_RETURN_NUM_LOOP(NAME, dt)
 
-/* The loop for op on compute dtype dt (halves use the float32 loop). */
-static tide_loop_fn unary_loop(int op, int dt) {
+tide_loop_fn tide_unary_loop(int op, int dt) {
   switch (op) {
   case TIDE_OP_NEG: PICK_NUM(neg);
   case TIDE_OP_ABS: PICK_NUM(abs);
@@ -118,7 +118,7 @@ static tide_loop_fn unary_loop(int op, int dt) {
 tide_status tide_cpu_unary(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
                            int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  tide_loop_fn loop = unary_loop(def->id, in[0]->dt);
+  tide_loop_fn loop = tide_unary_loop(def->id, in[0]->dt);
   if (!loop) return TIDE_FAIL(TIDE_ERR_INTERNAL, "%s: no CPU loop", def->name);
   tide_iter it;
   tide_status st = tide_iter_build(&it, def->name, out[0], 1, in);

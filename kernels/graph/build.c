@@ -123,6 +123,10 @@ int tide_graph_add_node(tide_graph *g, int kind, int n_in, int n_out) {
       TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
       return -1;
     }
+    /* A small constant keeps its data inside its node: re-point it after the move. */
+    for (int i = 0; i < g->nnodes; i++)
+      if (grown[i].kind == TIDE_NODE_CONST && (grown[i].value.flags & TIDE_TENSOR_INLINE))
+        grown[i].value.data = grown[i].value.inline_data.bytes;
     g->nodes = grown;
     g->cap = cap;
   }
@@ -322,6 +326,17 @@ static bool node_assigns(const gnode *n, const tide_tensor *handle) {
       if (node_assigns(&sub->nodes[i], handle)) return true;
   }
   return false;
+}
+
+tide_status tide_graph_constant(tide_graph *g, const tide_tensor *value, tide_tensor *out) {
+  tide_status st = require_building(g, "graph constant");
+  if (st) return st;
+  if (!value || (value->flags & TIDE_TENSOR_SYMBOLIC))
+    return TIDE_FAIL(TIDE_ERR_VALUE, "graph constant: the value must be an eager tensor");
+  int node = const_node(g, value);
+  if (node < 0) return tide_last_status();
+  tide_graph_symbolic(g, node, 0, out);
+  return TIDE_OK;
 }
 
 tide_status tide_graph_variable(tide_graph *g, tide_tensor *handle, tide_tensor *out) {

@@ -1,36 +1,36 @@
 /* graph/exec.c — running a finalized graph: a plan per set of input shapes
- * (every value's resolved dtype and dims, and where it is last used), then
- * one pass over the nodes calling registry kernels, releasing each
- * intermediate right after its last use. */
-#include "graph_internal.h"
+ * (every value's resolved layout, the steps to run and what each releases,
+ * the memory plan's arena), then one pass over the steps calling registry
+ * kernels, with nothing allocated per run but the results that leave it. */
+#include "plan.h"
+#include "passes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct gplan {
-  struct gplan *next;
-  int n_in;
-  int *in_ndim, *in_dt;
-  int64_t *in_dims;       /* n_in * TIDE_MAX_DIMS */
-  int nvals;
-  int *base;              /* per node: its first value */
-  tide_tensor *layout;    /* per value: resolved dtype, dims, contiguous strides (no data) */
-  tide_tensor *hdr;       /* per value: the header a run fills (data while it holds it) */
-  int *last_use;          /* per value: the last node reading it; nnodes for graph outputs */
-  char *dyn;              /* per node: an input's shape is known only at run time (it comes from
-                             control flow whose result shape depends on the data): infer then */
-} gplan;
+enum { MAX_PLANS = 16 }; /* plans kept per graph (each may hold an arena) */
 
+/* Free a plan and let go of its arena. */
 static void free_plan(gplan *p) {
-  free(p->in_ndim);
-  free(p->in_dt);
-  free(p->in_dims);
+  if (!p) return;
+  free(p->key_ndim);
+  free(p->key_dt);
+  free(p->key_dims);
   free(p->base);
   free(p->layout);
   free(p->hdr);
+  free(p->cur);
+  free(p->mode);
   free(p->last_use);
+  free(p->offset);
+  free(p->steps);
+  free(p->args);
+  free(p->rels);
   free(p->dyn);
+  free(p->end);
+  free(p->late);
+  if (p->arena) tide_storage_release(p->arena);
   free(p);
 }
 
@@ -42,11 +42,13 @@ void tide_graph_drop_plans(tide_graph *g) {
   g->plans = NULL;
 }
 
-static bool plan_matches(const gplan *p, int n_in, const tide_tensor *const *in) {
-  for (int k = 0; k < n_in; k++) {
-    if (p->in_ndim[k] != in[k]->ndim || p->in_dt[k] != in[k]->dt) return false;
-    for (int d = 0; d < in[k]->ndim; d++)
-      if (p->in_dims[k * TIDE_MAX_DIMS + d] != in[k]->dims[d]) return false;
+/* True when p was made for these argument (and capture) dtypes and shapes. */
+static bool plan_matches(const gplan *p, int n_key, const tide_tensor *const *key) {
+  for (int k = 0; k < n_key; k++) {
+    if (p->key_ndim[k] != key[k]->ndim || p->key_dt[k] != key[k]->dt) return false;
+    const int64_t *d = &p->key_dims[k * TIDE_MAX_DIMS];
+    for (int i = 0; i < key[k]->ndim; i++)
+      if (d[i] != key[k]->dims[i]) return false;
   }
   return true;
 }
@@ -59,12 +61,13 @@ static const char *node_label(const gnode *n, char *buf, size_t size) {
   return buf;
 }
 
-/* Prefix the current error with the node that failed. */
+/* Suffix the current error with the node that failed (fused nodes name
+ * their failing op themselves). */
 static tide_status fail_at(const gnode *n, tide_status st) {
+  if (!n->origin || n->kind == TIDE_NODE_FUSED) return st;
   char label[256], msg[1024];
   snprintf(msg, sizeof msg, "%s", tide_last_error());
-  if (n->origin) return TIDE_FAIL(st, "%s [%s]", msg, node_label(n, label, sizeof label));
-  return TIDE_FAIL(st, "%s", msg);
+  return TIDE_FAIL(st, "%s [%s]", msg, node_label(n, label, sizeof label));
 }
 
 /* True when some dim of layout t is unknown until the graph runs. */
@@ -74,116 +77,278 @@ static bool unknown_dims(const tide_tensor *t) {
   return false;
 }
 
-enum { MAX_PLANS = 32 }; /* loops whose shapes change each iteration must not pile plans up */
-
-/* Resolve every value's dtype and dims for these input shapes. */
-static tide_status make_plan(tide_graph *g, int n_in, const tide_tensor *const *in, gplan **out) {
-  int have = 0;
-  for (gplan *q = g->plans; q; q = q->next) have++;
-  if (have >= MAX_PLANS) tide_graph_drop_plans(g);
-  gplan *p = calloc(1, sizeof *p);
-  if (!p) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
-  p->n_in = n_in;
-  p->in_ndim = calloc((size_t)n_in + 1, sizeof *p->in_ndim);
-  p->in_dt = calloc((size_t)n_in + 1, sizeof *p->in_dt);
-  p->in_dims = calloc((size_t)(n_in + 1) * TIDE_MAX_DIMS, sizeof *p->in_dims);
-  p->base = calloc((size_t)g->nnodes + 1, sizeof *p->base);
-  for (int i = 0; i < g->nnodes; i++) {
-    p->base[i] = p->nvals;
-    p->nvals += g->nodes[i].n_out;
-  }
-  p->hdr = calloc((size_t)p->nvals + 1, sizeof *p->hdr);
-  p->layout = calloc((size_t)p->nvals + 1, sizeof *p->layout);
-  p->last_use = calloc((size_t)p->nvals + 1, sizeof *p->last_use);
-  p->dyn = calloc((size_t)g->nnodes + 1, 1);
-  if (!p->in_ndim || !p->in_dt || !p->in_dims || !p->base || !p->hdr || !p->layout || !p->last_use || !p->dyn) {
-    free_plan(p);
-    return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
-  }
-  for (int k = 0; k < n_in; k++) {
-    p->in_ndim[k] = in[k]->ndim;
-    p->in_dt[k] = in[k]->dt;
-    for (int d = 0; d < in[k]->ndim; d++) p->in_dims[k * TIDE_MAX_DIMS + d] = in[k]->dims[d];
-  }
-  for (int v = 0; v < p->nvals; v++) p->last_use[v] = -1;
+/* Resolve every live node's output layouts for these argument and capture
+ * layouts (key: arguments first, then captures). A node with an input whose
+ * dims are known only at run time (control flow whose result shape depends
+ * on the data, or a subgraph planned for unknown dims) is late: its outputs
+ * are inferred again when it runs, and never live in the arena. */
+static tide_status resolve_layouts(tide_graph *g, gplan *p, const tide_tensor *const *key) {
   for (int i = 0; i < g->nnodes; i++) {
     gnode *n = &g->nodes[i];
     if (n->flags & NODE_DEAD) continue;
     tide_tensor *h = &p->layout[p->base[i]];
-    for (int k = 0; k < n->n_in; k++)
-      if (unknown_dims(&p->layout[p->base[n->in[k].node] + n->in[k].index])) p->dyn[i] = 1;
+    const tide_tensor *ins[64];
+    tide_tensor *outs[64];
+    bool late = false;
+    for (int k = 0; k < n->n_in && k < 64; k++) {
+      ins[k] = &p->layout[p->base[n->in[k].node] + n->in[k].index];
+      if (unknown_dims(ins[k])) late = true;
+    }
+    for (int k = 0; k < n->n_out && k < 64; k++) {
+      outs[k] = &p->layout[p->base[i] + k];
+      memset(outs[k], 0, sizeof *outs[k]);
+    }
+    tide_status st = TIDE_OK;
     switch (n->kind) {
     case TIDE_NODE_INPUT: {
-      const tide_tensor *x = in[n->input_index];
+      const tide_tensor *x = key[n->input_index];
       tide_tensor_set_contiguous_layout(h, x->dt, x->ndim, x->dims);
       break;
     }
-    case TIDE_NODE_CONST:
-      tide_tensor_set_contiguous_layout(h, n->value.dt, n->value.ndim, n->value.dims);
+    case TIDE_NODE_CAPTURE: {
+      int k = 0;
+      while (k < g->n_captures && g->captures[k] != i) k++;
+      if (k == g->n_captures) return TIDE_FAIL(TIDE_ERR_INTERNAL, "graph '%s': an unlisted capture", g->name);
+      const tide_tensor *x = key[g->n_inputs + k];
+      tide_tensor_set_contiguous_layout(h, x->dt, x->ndim, x->dims);
       break;
-    case TIDE_NODE_VARIABLE:
-      tide_tensor_set_contiguous_layout(h, n->handle->dt, n->handle->ndim, n->handle->dims);
-      break;
+    }
+    case TIDE_NODE_CONST: tide_tensor_set_contiguous_layout(h, n->value.dt, n->value.ndim, n->value.dims); break;
+    case TIDE_NODE_VARIABLE: tide_tensor_set_contiguous_layout(h, n->handle->dt, n->handle->ndim, n->handle->dims); break;
     case TIDE_NODE_OP: {
       const tide_op_def *def = &tide_op_defs[n->op];
-      const tide_tensor *ins[64];
-      tide_tensor *outs[4];
-      for (int k = 0; k < n->n_in; k++) ins[k] = &p->layout[p->base[n->in[k].node] + n->in[k].index];
-      for (int k = 0; k < n->n_out; k++) {
-        outs[k] = &p->layout[p->base[i] + k];
-        memset(outs[k], 0, sizeof *outs[k]);
-      }
-      tide_status st = def->infer(def, &n->attrs, n->n_in, ins, n->n_out, outs);
-      if (st && p->dyn[i]) { /* some inference cannot take unknown dims: keep the traced ones */
+      st = def->infer(def, &n->attrs, n->n_in, ins, n->n_out, outs);
+      if (st && late) { /* some inference cannot take unknown dims: keep the traced ones */
         tide_clear_error();
-        for (int k = 0; k < n->n_out; k++) *outs[k] = n->out[k];
+        for (int k = 0; k < n->n_out; k++) {
+          memset(outs[k], 0, sizeof *outs[k]);
+          tide_tensor_set_contiguous_layout(outs[k], n->out[k].dt, n->out[k].ndim, n->out[k].dims);
+        }
         st = TIDE_OK;
       }
-      if (st) {
-        free_plan(p);
-        return fail_at(n, st);
-      }
       break;
     }
+    case TIDE_NODE_FUSED: st = tide_graph_fused_plan(g, n, ins, outs); break;
     case TIDE_NODE_COND:
-    case TIDE_NODE_WHILE:
-    case TIDE_NODE_FUSED: {
-      const tide_tensor *ins[64];
-      tide_tensor *outs[64];
-      for (int k = 0; k < n->n_in && k < 64; k++) ins[k] = &p->layout[p->base[n->in[k].node] + n->in[k].index];
-      for (int k = 0; k < n->n_out && k < 64; k++) {
-        outs[k] = &p->layout[p->base[i] + k];
-        memset(outs[k], 0, sizeof *outs[k]);
-      }
-      tide_status st = n->kind == TIDE_NODE_FUSED ? tide_graph_fused_plan(g, n, ins, outs)
-                                                  : tide_graph_control_plan(g, n, ins, outs);
-      if (st) {
-        free_plan(p);
-        return fail_at(n, st);
-      }
-      break;
-    }
+    case TIDE_NODE_WHILE: st = tide_graph_control_plan(g, n, ins, outs); break;
     case TIDE_NODE_ASSIGN:
-    case TIDE_NODE_PRINT:
-      break;
-    default:
-      free_plan(p);
-      return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "graph '%s': node kind %d cannot run yet", g->name, n->kind);
+    case TIDE_NODE_PRINT: break;
+    default: return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "graph '%s': node kind %d cannot run yet", g->name, n->kind);
     }
-    for (int k = 0; k < n->n_in; k++) p->last_use[p->base[n->in[k].node] + n->in[k].index] = i;
+    if (st) return fail_at(n, st);
+    for (int k = 0; k < n->n_out; k++)
+      p->late[p->base[i] + k] = late || unknown_dims(&p->layout[p->base[i] + k]);
   }
-  for (int k = 0; k < g->n_outputs; k++) p->last_use[p->base[g->outputs[k].node] + g->outputs[k].index] = g->nnodes;
-  p->next = g->plans;
-  g->plans = p;
+  return TIDE_OK;
+}
+
+/* How each live node's values get their headers, before memory planning. */
+static void choose_modes(tide_graph *g, gplan *p) {
+  for (int i = 0; i < g->nnodes; i++) {
+    gnode *n = &g->nodes[i];
+    if (n->flags & NODE_DEAD) continue;
+    for (int k = 0; k < n->n_out; k++) {
+      int v = p->base[i] + k;
+      p->cur[v] = &p->hdr[v];
+      switch (n->kind) {
+      case TIDE_NODE_INPUT:
+      case TIDE_NODE_CAPTURE: p->mode[v] = VAL_FIXED; break; /* cur set at each run */
+      case TIDE_NODE_CONST:
+        p->mode[v] = VAL_FIXED;
+        p->cur[v] = &n->value;
+        break;
+      case TIDE_NODE_OP:
+        if (tide_op_defs[n->op].flags & TIDE_OPF_VIEW) {
+          p->mode[v] = VAL_FILLED;
+          break;
+        }
+        /* fall through */
+      case TIDE_NODE_FUSED:
+        p->mode[v] = VAL_ALLOC;
+        if (!p->late[v] && p->layout[v].nelem * (int64_t)tide_dtsize(p->layout[v].dt) <= TIDE_INLINE_BYTES) {
+          /* Small results live in their header, made ready once. */
+          p->hdr[v] = p->layout[v];
+          p->hdr[v].data = p->hdr[v].inline_data.bytes;
+          p->hdr[v].flags = TIDE_TENSOR_INLINE;
+          p->hdr[v].dev = TIDE_CPU;
+          p->mode[v] = VAL_FIXED;
+        }
+        break;
+      default: p->mode[v] = VAL_FILLED; break; /* variable reads, control flow */
+      }
+    }
+  }
+}
+
+/* The steps, what each releases, and the lists of values a run may hold. */
+static tide_status make_steps(tide_graph *g, gplan *p) {
+  int nsteps = 0, nargs = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    gnode *n = &g->nodes[i];
+    if ((n->flags & NODE_DEAD) || n->kind == TIDE_NODE_INPUT || n->kind == TIDE_NODE_CONST ||
+        n->kind == TIDE_NODE_CAPTURE)
+      continue;
+    nsteps++;
+    nargs += n->n_in;
+  }
+  p->steps = calloc((size_t)nsteps + 1, sizeof *p->steps);
+  p->args = calloc((size_t)nargs + 1, sizeof *p->args);
+  p->rels = calloc((size_t)p->nvals + 1, sizeof *p->rels);
+  p->dyn = calloc((size_t)p->nvals + 1, sizeof *p->dyn);
+  p->end = calloc((size_t)p->nvals + 1, sizeof *p->end);
+  if (!p->steps || !p->args || !p->rels || !p->dyn || !p->end) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+  int a = 0, r = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    gnode *n = &g->nodes[i];
+    if ((n->flags & NODE_DEAD) || n->kind == TIDE_NODE_INPUT || n->kind == TIDE_NODE_CONST ||
+        n->kind == TIDE_NODE_CAPTURE)
+      continue;
+    gstep *s = &p->steps[p->nsteps++];
+    s->n = n;
+    s->node = i;
+    s->arg = a;
+    s->val = p->base[i];
+    s->late = n->n_out > 0 && p->late[s->val];
+    for (int k = 0; k < n->n_in; k++) p->args[a++] = p->base[n->in[k].node] + n->in[k].index;
+    /* Inputs this node reads last (each once), and its results no one reads. */
+    s->rel = r;
+    for (int k = 0; k < n->n_in; k++) {
+      int v = p->args[s->arg + k];
+      if (p->mode[v] == VAL_FIXED || p->last_use[v] != i) continue;
+      bool seen = false;
+      for (int j = s->rel; j < r && !seen; j++) seen = p->rels[j] == v;
+      if (!seen) p->rels[r++] = v;
+    }
+    for (int k = 0; k < n->n_out; k++) {
+      int v = s->val + k;
+      if (p->mode[v] != VAL_FIXED && p->last_use[v] < 0) p->rels[r++] = v;
+    }
+    s->nrel = r - s->rel;
+  }
+  for (int v = 0; v < p->nvals; v++) {
+    if (p->mode[v] == VAL_FIXED) continue;
+    p->dyn[p->n_dyn++] = v;
+    if (p->last_use[v] >= g->nnodes) p->end[p->n_end++] = v;
+  }
+  return TIDE_OK;
+}
+
+/* Plan lists are shared by every thread that runs a graph: a short spin
+ * lock guards finding, adding and dropping plans (never running them). */
+static int plans_lock;
+static void lock_plans(void) {
+  while (__atomic_exchange_n(&plans_lock, 1, __ATOMIC_ACQUIRE))
+    while (__atomic_load_n(&plans_lock, __ATOMIC_RELAXED)) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+}
+static void unlock_plans(void) { __atomic_store_n(&plans_lock, 0, __ATOMIC_RELEASE); }
+
+/* Make the plan for these argument and capture layouts (not cached). */
+static tide_status make_plan(tide_graph *g, int n_key, const tide_tensor *const *key, gplan **out) {
+  gplan *p = calloc(1, sizeof *p);
+  if (!p) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+  p->n_key = n_key;
+  p->key_ndim = calloc((size_t)n_key + 1, sizeof *p->key_ndim);
+  p->key_dt = calloc((size_t)n_key + 1, sizeof *p->key_dt);
+  p->key_dims = calloc((size_t)(n_key + 1) * TIDE_MAX_DIMS, sizeof *p->key_dims);
+  p->base = calloc((size_t)g->nnodes + 1, sizeof *p->base);
+  if (p->base)
+    for (int i = 0; i < g->nnodes; i++) {
+      p->base[i] = p->nvals;
+      p->nvals += g->nodes[i].n_out;
+    }
+  size_t nv = (size_t)p->nvals + 1;
+  p->hdr = calloc(nv, sizeof *p->hdr);
+  p->layout = calloc(nv, sizeof *p->layout);
+  p->cur = calloc(nv, sizeof *p->cur);
+  p->mode = calloc(nv, sizeof *p->mode);
+  p->last_use = calloc(nv, sizeof *p->last_use);
+  p->offset = calloc(nv, sizeof *p->offset);
+  p->late = calloc(nv, sizeof *p->late);
+  tide_status st = TIDE_OK;
+  if (!p->key_ndim || !p->key_dt || !p->key_dims || !p->base || !p->hdr || !p->layout || !p->cur || !p->mode ||
+      !p->last_use || !p->offset || !p->late)
+    st = TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+  for (int k = 0; k < n_key && !st; k++) {
+    p->key_ndim[k] = key[k]->ndim;
+    p->key_dt[k] = key[k]->dt;
+    for (int d = 0; d < key[k]->ndim; d++) p->key_dims[k * TIDE_MAX_DIMS + d] = key[k]->dims[d];
+  }
+  if (!st) st = resolve_layouts(g, p, key);
+  if (!st) {
+    for (int v = 0; v < p->nvals; v++) p->last_use[v] = -1, p->offset[v] = -1;
+    for (int i = 0; i < g->nnodes; i++) {
+      gnode *n = &g->nodes[i];
+      if (n->flags & NODE_DEAD) continue;
+      for (int k = 0; k < n->n_in; k++) p->last_use[p->base[n->in[k].node] + n->in[k].index] = i;
+    }
+    for (int k = 0; k < g->n_outputs; k++) p->last_use[p->base[g->outputs[k].node] + g->outputs[k].index] = g->nnodes;
+    choose_modes(g, p);
+    if (g->passes & TIDE_PASS_PLAN) st = tide_plan_memory(g, p);
+  }
+  if (!st) st = make_steps(g, p);
+  if (st) {
+    free_plan(p);
+    return st;
+  }
+  g->planned_bytes = p->arena_bytes;
   *out = p;
   return TIDE_OK;
 }
 
-/* Values this run owns (and must release): results of ops, control flow and
- * fused nodes, and variable reads. */
-static bool owned(const gnode *n) {
-  return n->kind == TIDE_NODE_OP || n->kind == TIDE_NODE_VARIABLE || n->kind == TIDE_NODE_COND ||
-         n->kind == TIDE_NODE_WHILE || n->kind == TIDE_NODE_FUSED;
+/* Add p to g's plans (newest first), keeping the newest MAX_PLANS: a graph
+ * called with ever new shapes would otherwise hold every arena it made. */
+static void cache_plan(tide_graph *g, gplan *p) {
+  lock_plans();
+  p->next = g->plans;
+  g->plans = p;
+  int count = 0;
+  for (gplan **at = &g->plans; *at;) {
+    gplan *q = *at;
+    if (++count > MAX_PLANS && !__atomic_load_n(&q->busy, __ATOMIC_ACQUIRE)) {
+      *at = q->next;
+      free_plan(q);
+    } else {
+      at = &q->next;
+    }
+  }
+  unlock_plans();
+}
+
+/* Plan a graph whose argument shapes are all known at finalize, so its
+ * planned bytes are known before it runs (no arena is made yet). */
+tide_status tide_graph_preplan(tide_graph *g) {
+  if (g->n_captures > 0 || g->n_inputs > 64) return TIDE_OK;
+  const tide_tensor *key[64];
+  for (int k = 0; k < g->n_inputs; k++) {
+    const tide_tensor *d = &g->nodes[g->inputs[k]].out[0];
+    for (int i = 0; i < d->ndim; i++)
+      if (d->dims[i] < 0) return TIDE_OK;
+    key[k] = d;
+  }
+  gplan *p;
+  if (make_plan(g, g->n_inputs, key, &p) != TIDE_OK) tide_clear_error(); /* it fails again, named, at run time */
+  else cache_plan(g, p);
+  return TIDE_OK;
+}
+
+/* Give the plan its arena (once) and point the arena values' headers into it. */
+static tide_status bind_arena(gplan *p) {
+  tide_storage *a = tide_storage_new((size_t)p->arena_bytes);
+  if (!a) return tide_last_status();
+  p->arena = a;
+  for (int v = 0; v < p->nvals; v++) {
+    if (p->offset[v] < 0) continue;
+    p->hdr[v] = p->layout[v];
+    p->hdr[v].data = (char *)a->data + p->offset[v];
+    p->hdr[v].storage = a; /* the plan holds the one reference; views of it take their own */
+    p->hdr[v].flags = 0;
+    p->hdr[v].dev = TIDE_CPU;
+  }
+  return TIDE_OK;
 }
 
 /* Set a random op's Philox counters for this run (a new block each run). */
@@ -201,145 +366,190 @@ static void draw_counters(gnode *n, const tide_tensor *o, tide_attrs *a) {
 
 tide_status tide_graph_print_node(const gnode *n, const tide_tensor *const *vals); /* graph/print.c */
 
-tide_status tide_graph_run(tide_graph *g, int n_in, const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+/* Give the outputs of step s their headers: fixed ones are ready; others
+ * start from the layout, with new data unless the node fills them. A late
+ * step's layouts are inferred now, from its inputs (ins). */
+static tide_status prepare_outputs(tide_graph *g, gplan *p, const gstep *s, bool alloc, const tide_tensor *const *ins,
+                                   tide_tensor **outs) {
+  gnode *n = s->n;
+  for (int k = 0; k < n->n_out; k++) {
+    outs[k] = &p->hdr[s->val + k];
+    if (p->mode[s->val + k] == VAL_FIXED) continue;
+    if (s->late && n->kind != TIDE_NODE_COND && n->kind != TIDE_NODE_WHILE) memset(outs[k], 0, sizeof *outs[k]);
+    else *outs[k] = p->layout[s->val + k]; /* a layout header holds no data: copying it is safe */
+  }
+  if (s->late && n->kind == TIDE_NODE_OP) {
+    const tide_op_def *def = &tide_op_defs[n->op];
+    tide_status st = def->infer(def, &n->attrs, n->n_in, ins, n->n_out, outs);
+    if (st) return st;
+  } else if (s->late && n->kind == TIDE_NODE_FUSED) {
+    tide_status st = tide_graph_fused_plan(g, n, ins, outs);
+    if (st) return st;
+  }
+  for (int k = 0; k < n->n_out; k++) {
+    int v = s->val + k;
+    if (alloc && p->mode[v] == VAL_ALLOC) {
+      tide_status st = tide_tensor_alloc_data(&p->hdr[v]);
+      if (st) return st;
+    }
+  }
+  return TIDE_OK;
+}
+
+/* One step. */
+static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
+  gnode *n = s->n;
+  tide_tensor **cur = p->cur;
+  const int *args = &p->args[s->arg];
+  const tide_tensor *ins[64];
+  tide_tensor *outs[64];
+  for (int k = 0; k < n->n_in && k < 64; k++) ins[k] = cur[args[k]];
+  tide_status st;
+  switch (n->kind) {
+  case TIDE_NODE_OP: {
+    const tide_op_def *def = &tide_op_defs[n->op];
+    if ((st = prepare_outputs(g, p, s, true, ins, outs)) != TIDE_OK) return st;
+    const tide_attrs *a = &n->attrs;
+    tide_attrs drawn;
+    if (n->flags & NODE_STATEFUL) {
+      drawn = n->attrs;
+      draw_counters(n, outs[0], &drawn);
+      a = &drawn;
+    }
+    return def->cpu(def, a, n->n_in, ins, n->n_out, outs);
+  }
+  case TIDE_NODE_FUSED:
+    if ((st = prepare_outputs(g, p, s, true, ins, outs)) != TIDE_OK) return st;
+    return tide_graph_fused_run(g, n, ins, outs);
+  case TIDE_NODE_VARIABLE: return tide_tensor_share(&p->hdr[s->val], n->handle);
+  case TIDE_NODE_ASSIGN: {
+    if (n->assign_mode == TIDE_ASSIGN_SET) return tide_tensor_assign(n->handle, ins[0]);
+    tide_tensor sum;
+    memset(&sum, 0, sizeof sum);
+    st = tide_op_binary(n->assign_mode == TIDE_ASSIGN_ADD ? TIDE_OP_ADD : TIDE_OP_SUB, &sum, n->handle, ins[0]);
+    if (!st) st = tide_tensor_assign(n->handle, &sum);
+    tide_tensor_release(&sum);
+    return st;
+  }
+  case TIDE_NODE_COND:
+  case TIDE_NODE_WHILE:
+    /* Control nodes fill their outputs themselves (as shares of their subgraphs' results). */
+    if ((st = prepare_outputs(g, p, s, false, ins, outs)) != TIDE_OK) return st;
+    return tide_graph_control_run(g, n, ins, outs);
+  case TIDE_NODE_PRINT: return tide_graph_print_node(n, ins);
+  default: return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "graph '%s': node kind %d cannot run yet", g->name, n->kind);
+  }
+}
+
+/* Run plan p (its headers are this call's alone). */
+static tide_status run_plan(tide_graph *g, gplan *p, int n_in, const tide_tensor *const *in, int n_caps,
+                            const tide_tensor *const *caps, int n_out, tide_tensor *const *out) {
+  if (p->arena_bytes > 0 && !p->arena) {
+    tide_status st = bind_arena(p);
+    if (st) return st;
+  }
+  tide_tensor **cur = p->cur;
+  for (int k = 0; k < n_in; k++) cur[p->base[g->inputs[k]]] = (tide_tensor *)in[k];
+  for (int k = 0; k < n_caps; k++) cur[p->base[g->captures[k]]] = (tide_tensor *)caps[k];
+  tide_status st = TIDE_OK;
+  for (int i = 0; i < p->nsteps; i++) {
+    const gstep *s = &p->steps[i];
+    st = run_step(g, p, s);
+    if (TIDE_UNLIKELY(tide_interrupt_pending()) && !st) { /* Ctrl-C: stop between nodes */
+      tide_interrupt_clear();
+      st = TIDE_FAIL(TIDE_ERR_INTERRUPTED, "interrupted");
+    }
+    if (TIDE_UNLIKELY(st)) {
+      st = fail_at(s->n, st);
+      break;
+    }
+    for (int j = 0; j < s->nrel; j++) tide_tensor_release(&p->hdr[p->rels[s->rel + j]]);
+  }
+  if (TIDE_UNLIKELY(st)) {
+    for (int j = 0; j < p->n_dyn; j++) tide_tensor_release(&p->hdr[p->dyn[j]]); /* releasing twice is safe */
+    return st;
+  }
+  for (int k = 0; k < n_out; k++) tide_tensor_share(out[k], cur[p->base[g->outputs[k].node] + g->outputs[k].index]);
+  for (int j = 0; j < p->n_end; j++) tide_tensor_release(&p->hdr[p->end[j]]);
+  return TIDE_OK;
+}
+
+/* Check the run's arguments and captures against the graph's. */
+static tide_status check_args(tide_graph *g, int n_in, const tide_tensor *const *in, int n_caps,
+                              const tide_tensor *const *caps, int n_out) {
   if (!g) return TIDE_FAIL(TIDE_ERR_VALUE, "graph run: NULL graph");
   if (!g->finalized) return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s' must be finalized before it runs", g->name);
   if (n_in != g->n_inputs)
     return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s' takes %d input(s), got %d", g->name, g->n_inputs, n_in);
+  if (n_caps != g->n_captures)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s' captures %d value(s) of an enclosing graph, got %d", g->name,
+                     g->n_captures, n_caps);
   if (n_out != g->n_outputs)
     return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s' gives %d output(s), asked for %d", g->name, g->n_outputs, n_out);
-  for (int k = 0; k < n_in; k++) {
-    const tide_tensor *x = in[k], *d = &g->nodes[g->inputs[k]].out[0];
+  for (int k = 0; k < n_in + n_caps; k++) {
+    const tide_tensor *x = k < n_in ? in[k] : caps[k - n_in];
+    const tide_tensor *d = k < n_in ? &g->nodes[g->inputs[k]].out[0] : &g->nodes[g->captures[k - n_in]].out[0];
+    const char *what = k < n_in ? "input" : "capture";
+    int which = k < n_in ? k + 1 : k - n_in + 1;
     char sx[128], sd[128];
     if (!x || (x->flags & TIDE_TENSOR_SYMBOLIC))
-      return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s': input %d must be an eager tensor", g->name, k + 1);
+      return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s': %s %d must be an eager tensor", g->name, what, which);
     bool ok = x->dt == d->dt && x->ndim == d->ndim;
     for (int i = 0; ok && i < d->ndim; i++) ok = d->dims[i] < 0 || d->dims[i] == x->dims[i];
     if (!ok)
-      return TIDE_FAIL(TIDE_ERR_SHAPE, "graph '%s': input %d is %s %s but the graph takes %s %s", g->name, k + 1,
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "graph '%s': %s %d is %s %s but the graph takes %s %s", g->name, what, which,
                        tide_dtype_name(x->dt), TIDE_SHAPE_STR(sx, x), tide_dtype_name(d->dt), TIDE_SHAPE_STR(sd, d));
   }
-  gplan *p = g->plans;
-  while (p && !plan_matches(p, n_in, in)) p = p->next;
-  if (!p) {
-    tide_status st = make_plan(g, n_in, in, &p);
-    if (st) return st;
+  return TIDE_OK;
+}
+
+tide_status tide_graph_exec(tide_graph *g, int n_in, const tide_tensor *const *in, int n_caps,
+                            const tide_tensor *const *caps, int n_out, tide_tensor *const *out) {
+  tide_status st = check_args(g, n_in, in, n_caps, caps, n_out);
+  if (st) return st;
+  int n_key = n_in + n_caps;
+  const tide_tensor *keybuf[64], **key = keybuf;
+  if (n_caps > 0) {
+    if (n_key > 64 && !(key = malloc((size_t)n_key * sizeof *key))) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+    for (int k = 0; k < n_key; k++) key[k] = k < n_in ? in[k] : caps[k - n_in];
+  } else {
+    key = (const tide_tensor **)in;
   }
+  /* The plan for these shapes, moved to the front (calls repeat shapes);
+   * when another run holds it, this run makes one of its own. */
+  lock_plans();
+  gplan *p = g->plans, **link = &g->plans;
+  while (p && !plan_matches(p, n_key, key)) link = &p->next, p = p->next;
+  bool own = p != NULL && __atomic_load_n(&p->busy, __ATOMIC_RELAXED);
+  if (p && !own) {
+    __atomic_store_n(&p->busy, 1, __ATOMIC_RELAXED);
+    *link = p->next;
+    p->next = g->plans;
+    g->plans = p;
+  }
+  unlock_plans();
+  if (!p || own) {
+    st = make_plan(g, n_key, key, &p);
+    if (!st && !own) {
+      p->busy = 1;
+      cache_plan(g, p);
+    }
+  }
+  if (key != keybuf && key != (const tide_tensor **)in) free(key);
+  if (st) return st;
   tide_clear_error();
-  tide_tensor **cur = malloc((size_t)(p->nvals + 1) * sizeof *cur);
-  if (!cur) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
-  tide_status st = TIDE_OK;
-  for (int i = 0; i < g->nnodes && !st; i++) {
-    gnode *n = &g->nodes[i];
-    if (n->flags & NODE_DEAD) continue;
-    int b = p->base[i];
-    switch (n->kind) {
-    case TIDE_NODE_INPUT: cur[b] = (tide_tensor *)in[n->input_index]; break;
-    case TIDE_NODE_CONST: cur[b] = &n->value; break;
-    case TIDE_NODE_VARIABLE:
-      st = tide_tensor_share(&p->hdr[b], n->handle);
-      cur[b] = &p->hdr[b];
-      break;
-    case TIDE_NODE_OP: {
-      const tide_op_def *def = &tide_op_defs[n->op];
-      const tide_tensor *ins[64];
-      tide_tensor *outs[4];
-      for (int k = 0; k < n->n_in; k++) ins[k] = cur[p->base[n->in[k].node] + n->in[k].index];
-      for (int k = 0; k < n->n_out; k++) {
-        outs[k] = &p->hdr[b + k];
-        cur[b + k] = outs[k];
-        *outs[k] = p->layout[b + k]; /* a layout header holds no data: copying it is safe */
-        if (p->dyn[i]) memset(outs[k], 0, sizeof *outs[k]);
-      }
-      if (p->dyn[i] && (st = def->infer(def, &n->attrs, n->n_in, ins, n->n_out, outs)) != TIDE_OK) {
-        st = fail_at(n, st);
-        break;
-      }
-      for (int k = 0; k < n->n_out; k++)
-        if (!(def->flags & TIDE_OPF_VIEW) && (st = tide_tensor_alloc_data(outs[k])) != TIDE_OK) break;
-      if (st) break;
-      const tide_attrs *a = &n->attrs;
-      tide_attrs drawn;
-      if (n->flags & NODE_STATEFUL) {
-        drawn = n->attrs;
-        draw_counters(n, outs[0], &drawn);
-        a = &drawn;
-      }
-      st = def->cpu(def, a, n->n_in, ins, n->n_out, outs);
-      if (st) st = fail_at(n, st);
-      break;
-    }
-    case TIDE_NODE_ASSIGN: {
-      const tide_tensor *v = cur[p->base[n->in[0].node] + n->in[0].index];
-      if (n->assign_mode == TIDE_ASSIGN_SET) {
-        st = tide_tensor_assign(n->handle, v);
-      } else {
-        tide_tensor sum;
-        memset(&sum, 0, sizeof sum);
-        st = tide_op_binary(n->assign_mode == TIDE_ASSIGN_ADD ? TIDE_OP_ADD : TIDE_OP_SUB, &sum, n->handle, v);
-        if (!st) st = tide_tensor_assign(n->handle, &sum);
-        tide_tensor_release(&sum);
-      }
-      if (st) st = fail_at(n, st);
-      break;
-    }
-    case TIDE_NODE_COND:
-    case TIDE_NODE_WHILE:
-    case TIDE_NODE_FUSED: {
-      const tide_tensor *ins[64];
-      tide_tensor *outs[64];
-      for (int k = 0; k < n->n_in && k < 64; k++) ins[k] = cur[p->base[n->in[k].node] + n->in[k].index];
-      for (int k = 0; k < n->n_out && k < 64; k++) {
-        outs[k] = &p->hdr[b + k];
-        cur[b + k] = outs[k];
-        *outs[k] = p->layout[b + k];
-      }
-      if (n->kind == TIDE_NODE_FUSED && p->dyn[i]) {
-        for (int k = 0; k < n->n_out && k < 64; k++) memset(outs[k], 0, sizeof *outs[k]);
-        if ((st = tide_graph_fused_plan(g, n, ins, outs)) != TIDE_OK) {
-          st = fail_at(n, st);
-          break;
-        }
-      }
-      for (int k = 0; n->kind == TIDE_NODE_FUSED && k < n->n_out && k < 64; k++)
-        if ((st = tide_tensor_alloc_data(outs[k])) != TIDE_OK) break;
-      if (st) break;
-      /* Control nodes fill their outputs themselves (as shares of their subgraphs' results). */
-      st = n->kind == TIDE_NODE_FUSED ? tide_graph_fused_run(g, n, ins, outs) : tide_graph_control_run(g, n, ins, outs);
-      if (st) st = fail_at(n, st);
-      break;
-    }
-    case TIDE_NODE_PRINT: {
-      const tide_tensor *vals[64];
-      for (int k = 0; k < n->n_in && k < 64; k++) vals[k] = cur[p->base[n->in[k].node] + n->in[k].index];
-      st = tide_graph_print_node(n, vals);
-      break;
-    }
-    default:
-      st = TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "graph '%s': node kind %d cannot run yet", g->name, n->kind);
-    }
-    if (st) break;
-    /* Release the intermediates this node was the last to read. */
-    for (int k = 0; k < n->n_in; k++) {
-      int v = p->base[n->in[k].node] + n->in[k].index;
-      if (p->last_use[v] == i && owned(&g->nodes[n->in[k].node])) tide_tensor_release(&p->hdr[v]);
-    }
-  }
-  if (!st) {
-    for (int k = 0; k < n_out; k++) {
-      int v = p->base[g->outputs[k].node] + g->outputs[k].index;
-      tide_tensor_share(out[k], cur[v]);
-    }
-  }
-  /* Drop whatever this run still holds (outputs, and everything after a
-   * failure); releasing an already released header does nothing. */
-  for (int i = 0; i < g->nnodes; i++) {
-    gnode *n = &g->nodes[i];
-    if ((n->flags & NODE_DEAD) || !owned(n)) continue;
-    for (int k = 0; k < n->n_out; k++) tide_tensor_release(&p->hdr[p->base[i] + k]);
-  }
-  free(cur);
+  st = run_plan(g, p, n_in, in, n_caps, caps, n_out, out);
+  if (own) free_plan(p);
+  else __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
   return st;
+}
+
+tide_status tide_graph_run(tide_graph *g, int n_in, const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  if (g && g->n_captures > 0)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s' captures values of an enclosing graph; it runs inside that graph",
+                     g->name);
+  if (tide_interrupt_pending()) tide_interrupt_clear(); /* a stale request (as an eager op drops it) */
+  return tide_graph_exec(g, n_in, in, 0, NULL, n_out, out);
 }
 
 /* For graph/control.c: the layouts of g's outputs for inputs of these
@@ -347,14 +557,19 @@ tide_status tide_graph_run(tide_graph *g, int n_in, const tide_tensor *const *in
  * from g's cached plan for them. Does not run anything. */
 tide_status tide_graph_plan_outputs(tide_graph *g, int n_in, const tide_tensor *const *in, tide_tensor *const *out) {
   if (!g->finalized) return TIDE_FAIL(TIDE_ERR_INTERNAL, "graph '%s' must be finalized before it is planned", g->name);
-  if (n_in != g->n_inputs)
-    return TIDE_FAIL(TIDE_ERR_INTERNAL, "graph '%s' takes %d input(s), got %d", g->name, g->n_inputs, n_in);
+  if (n_in != g->n_inputs || g->n_captures > 0)
+    return TIDE_FAIL(TIDE_ERR_INTERNAL, "graph '%s' takes %d input(s) and no captures, got %d", g->name, g->n_inputs,
+                     n_in);
+  lock_plans();
   gplan *p = g->plans;
   while (p && !plan_matches(p, n_in, in)) p = p->next;
-  if (!p) {
-    tide_status st = make_plan(g, n_in, in, &p);
-    if (st) return st;
-  }
+  if (p) /* the layouts never change once planned: reading them while another run holds p is safe */
+    for (int k = 0; k < g->n_outputs; k++) *out[k] = p->layout[p->base[g->outputs[k].node] + g->outputs[k].index];
+  unlock_plans();
+  if (p) return TIDE_OK;
+  tide_status st = make_plan(g, n_in, in, &p);
+  if (st) return st;
   for (int k = 0; k < g->n_outputs; k++) *out[k] = p->layout[p->base[g->outputs[k].node] + g->outputs[k].index];
+  cache_plan(g, p);
   return TIDE_OK;
 }

@@ -52,8 +52,9 @@ struct tide_graph {
   int n_captures;             /* CAPTURE nodes, in the order they were added */
   int *captures;
   bool building, finalized;
-  struct gplan *plans;        /* run plans, one per set of input shapes */
+  struct gplan *plans;        /* run plans, one per set of input shapes (newest used first) */
   int64_t planned_bytes;
+  unsigned passes;            /* TIDE_PASS_* given to finalize (the memory plan reads PLAN) */
   char *text_cache;
 };
 
@@ -83,5 +84,12 @@ tide_status tide_graph_fused_run(tide_graph *g, gnode *n, const tide_tensor *con
 
 /* Passes (graph/passes.c). */
 tide_status tide_graph_run_passes(tide_graph *g, unsigned passes);
+
+/* Run finalized g (graph/exec.c) with the values of its CAPTURE nodes given
+ * too: caps[k] is the value of capture g->captures[k] (a branch or loop body
+ * run by its enclosing graph's COND/WHILE node). tide_graph_run is this with
+ * no captures. */
+tide_status tide_graph_exec(tide_graph *g, int n_in, const tide_tensor *const *in, int n_caps,
+                            const tide_tensor *const *caps, int n_out, tide_tensor *const *out);
 
 #endif

@@ -1,6 +1,6 @@
 /* graph/text.c — graphs as text for people (one node a line: value, op,
  * inputs, dtype and shape, where it was recorded) and as Graphviz dot. */
-#include "graph_internal.h"
+#include "passes.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,7 +45,7 @@ static const char *kind_name(const gnode *n) {
   case TIDE_NODE_PRINT: return "print";
   case TIDE_NODE_COND: return "cond";
   case TIDE_NODE_WHILE: return "while_loop";
-  case TIDE_NODE_FUSED: return "fused";
+  case TIDE_NODE_FUSED: return tide_graph_fused_name(n); /* "fused[mul, add]" */
   default: return "?";
   }
 }

@@ -55,6 +55,10 @@ TIDE_API uint64_t tide_graph_id(const tide_graph *g);
 
 /* Add an argument: out becomes its symbolic tensor (dims -1 = unknown). */
 TIDE_API tide_status tide_graph_input(tide_graph *g, int dtype, int ndim, const int64_t *dims, tide_tensor *out);
+/* Add a constant holding (a share of) the eager tensor value: out becomes
+ * its symbolic tensor, so ops on it record into g (for graphs built by hand
+ * or loaded; a trace captures eager tensors as constants by itself). */
+TIDE_API tide_status tide_graph_constant(tide_graph *g, const tide_tensor *value, tide_tensor *out);
 /* Add a read of the variable whose tensor is `handle` (it must outlive g):
  * out becomes a symbolic tensor holding the value at each run. */
 TIDE_API tide_status tide_graph_variable(tide_graph *g, tide_tensor *handle, tide_tensor *out);

@@ -1,0 +1,102 @@
+-- bench/trace.lua — what tide.trace buys: an LSTM cell of plain ops (batch 1,
+-- hidden 32, input 32) unrolled 50 steps, traced and eager; a 10-op
+-- elementwise chain on 10M float32, traced (one fused loop) and eager; and
+-- what a trace costs. bench/trace_torch.py runs the same work in PyTorch
+-- (eager and TorchScript) under the same names; bench/run.sh prints both.
+local tide = require "tide"
+local ffi = require "ffi"
+
+ffi.cdef [[ typedef struct { long tv_sec; long tv_nsec; } bench_trace_ts;
+            int clock_gettime(int clk, bench_trace_ts *tp); ]]
+local ts = ffi.new("bench_trace_ts")
+local function wall()
+  ffi.C.clock_gettime(1, ts) -- CLOCK_MONOTONIC
+  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
+end
+
+-- Median seconds per call of fn over `runs` timings of `iters` calls.
+local function measure(fn, iters, runs)
+  runs = runs or 7
+  fn()
+  local t = {}
+  for r = 1, runs do
+    collectgarbage()
+    local t0 = wall()
+    for _ = 1, iters do fn() end
+    t[r] = (wall() - t0) / iters
+  end
+  table.sort(t)
+  return t[math.ceil(runs / 2)]
+end
+
+local function emit(name, value, unit) print(string.format("%s: %.4g %s", name, value, unit)) end
+
+tide.random.set_seed(0)
+
+-- ---- LSTM cell, 50 steps ------------------------------------------------------
+local STEPS, BATCH, INPUT, HIDDEN = 50, 1, 32, 32
+local Wx = tide.random.normal({INPUT, 4 * HIDDEN}, {stddev = 0.2})
+local Wh = tide.random.normal({HIDDEN, 4 * HIDDEN}, {stddev = 0.2})
+local bias = tide.random.normal({4 * HIDDEN}, {stddev = 0.1})
+
+local function lstm(xs, h, c)
+  local x = tide.unstack(xs)
+  for t = 1, STEPS do
+    local gates = tide.matmul(x[t], Wx) + tide.matmul(h, Wh) + bias
+    local parts = tide.split(gates, 4, 1)
+    local i, f, g, o = tide.sigmoid(parts[1]), tide.sigmoid(parts[2]), tide.tanh(parts[3]), tide.sigmoid(parts[4])
+    c = f * c + i * g
+    h = o * tide.tanh(c)
+  end
+  return h, c
+end
+
+do
+  local xs = tide.random.normal({STEPS, BATCH, INPUT})
+  local h0, c0 = tide.zeros({BATCH, HIDDEN}), tide.zeros({BATCH, HIDDEN})
+  local traced = tide.trace(lstm)
+  local th, tc = traced(xs, h0, c0)
+  local eh, ec = lstm(xs, h0, c0)
+  local err = tide.reduce_max(tide.abs(th - eh)):item() + tide.reduce_max(tide.abs(tc - ec)):item()
+  if err > 1e-5 then error("lstm: traced and eager disagree by " .. err) end
+
+  local t_eager = measure(function() lstm(xs, h0, c0) end, 50, 9)
+  local t_traced = measure(function() traced(xs, h0, c0) end, 500, 9)
+  emit("lstm50_eager", t_eager * 1e6, "us")
+  emit("lstm50_traced", t_traced * 1e6, "us")
+  emit("lstm50_traced_speedup_over_eager", t_eager / t_traced, "x")
+  local cf = traced:get_concrete_function(xs, h0, c0)
+  emit("lstm50_graph_nodes", ffi.C.tide_graph_num_nodes(cf.graph), "nodes")
+  emit("lstm50_planned_bytes", tonumber(ffi.C.tide_graph_planned_bytes(cf.graph)), "bytes")
+  -- A trace: running lstm on symbolic tensors, then the passes (fresh Function each time).
+  local t_trace = measure(function() tide.trace(lstm):get_concrete_function(xs, h0, c0) end, 5, 7)
+  emit("lstm50_trace", t_trace * 1e3, "ms")
+end
+
+-- ---- a 10-op elementwise chain on 10M float32 -------------------------------------
+local function chain(x)
+  local y = x * 1.5 + 0.5           -- mul, add
+  y = tide.relu(y) - 0.25           -- relu, sub
+  y = tide.abs(y * x)               -- mul, abs
+  y = tide.minimum(y, 4) + x        -- minimum, add
+  return tide.square(y * 0.5)       -- mul, square
+end
+
+do
+  local n = 10 * 1000 * 1000
+  local x = tide.random.uniform({n}, {minval = -1, maxval = 1})
+  local traced = tide.trace(chain)
+  local d = tide.reduce_max(tide.abs(traced(x) - chain(x))):item()
+  if d > 1e-6 then error("chain: traced and eager disagree by " .. d) end
+  local y
+  local t_eager = measure(function() y = chain(x) end, 3, 7)
+  local t_fused = measure(function() y = traced(x) end, 10, 9)
+  -- One array read and one written (write-allocate not counted, as STREAM's triad).
+  emit("chain10_10m_eager_time", t_eager * 1e3, "ms")
+  emit("chain10_10m_fused_time", t_fused * 1e3, "ms")
+  emit("chain10_10m_eager", 2 * n * 4 / t_eager / 1e9, "GB/s")
+  emit("chain10_10m_fused", 2 * n * 4 / t_fused / 1e9, "GB/s")
+  emit("chain10_10m_fused_speedup_over_eager", t_eager / t_fused, "x")
+  local t_trace = measure(function() tide.trace(chain):get_concrete_function(x) end, 20, 7)
+  emit("chain10_trace", t_trace * 1e3, "ms")
+end

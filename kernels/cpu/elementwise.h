@@ -1,0 +1,30 @@
+/* cpu/elementwise.h — the typed inner loops of the elementwise families
+ * (unary.c, binary.c, ternary.c, cast.c), for callers that run them on their
+ * own blocks (graph/fuse.c). Halves use the float32 loops on float32 data. */
+#ifndef TIDE_CPU_ELEMENTWISE_H
+#define TIDE_CPU_ELEMENTWISE_H
+
+#include "iter.h"
+
+/* The loop of unary op `op` on compute dtype dt, or NULL; ctx is the op's tide_attrs. */
+tide_loop_fn tide_unary_loop(int op, int dt);
+
+/* Integer errors a binary loop reports through its ctx (bits of `bad`). */
+enum { TIDE_BINARY_DIV_ZERO = 1, TIDE_BINARY_NEG_POW = 2 };
+typedef struct tide_binary_ctx {
+  int bad; /* TIDE_BINARY_* bits, set atomically by any thread */
+} tide_binary_ctx;
+/* The loop of binary op `op` on input compute dtype dt, or NULL; ctx is a tide_binary_ctx. */
+tide_loop_fn tide_binary_loop(int op, int dt);
+/* The error for the bits a binary loop set (TIDE_OK when none), naming op. */
+tide_status tide_binary_check(const char *op, int bad);
+
+/* where's select of elements of `size` bytes (operands: out, cond, x, y); ctx unused. */
+tide_loop_fn tide_where_loop(size_t size);
+/* clip_by_value's loop on compute dtype dt (operands: out, x, lo, hi); ctx unused. */
+tide_loop_fn tide_clip_loop(int dt);
+/* The cast loop between compute dtypes of from and to (a copy when they
+ * agree), or NULL; ctx unused. */
+tide_loop_fn tide_cast_loop(int from, int to);
+
+#endif

@@ -1,0 +1,222 @@
+-- The graph passes seen from traced Lua functions: constants, CSE, fusion and
+-- the memory plan keep results equal to eager ones; the graph text shows
+-- fused nodes; planned bytes are reported.
+local tide = require "tide"
+local h = require "helpers"
+
+local function f32(v) return tide.tensor(v, "float32") end
+
+-- The concrete function f runs for these arguments, and its graph.
+local function graph_of(f, ...)
+  local cf = f:get_concrete_function(...)
+  return cf, cf:graph_text(), cf.graph:num_nodes(), cf.graph:planned_bytes()
+end
+
+-- Exactly equal values (fusion runs the eager ops' own loops).
+local function same(a, b)
+  assert.are.same(a.shape, b.shape)
+  assert.are.equal(a.dtype, b.dtype)
+  h.close(a, h.values(b), 0)
+end
+
+describe("traced constants", function()
+  it("computes constant subexpressions once, when tracing", function()
+    local k = f32{1, 2, 3}
+    local f = tide.trace(function(x) return x + tide.exp(k * 2) - 1 end)
+    local x = f32{0.5, -1, 2}
+    same(f(x), x + tide.exp(k * 2) - 1)
+    local _, text = graph_of(f, x)
+    assert.is_nil(text:find("exp", 1, true)) -- exp(k * 2) became one constant
+    assert.truthy(text:find("const()", 1, true))
+  end)
+
+  it("merges equal constants (CSE by value)", function()
+    local f = tide.trace(function(x) return x * 0.5 + x * 0.5 end)
+    local _, text = graph_of(f, f32{1, 2})
+    local consts = select(2, text:gsub("const%(%)", ""))
+    assert.are.equal(1, consts)
+    assert.truthy(text:find("fused[mul, add]", 1, true)) -- one mul, read twice
+    same(f(f32{1, 2}), f32{1, 2})
+  end)
+end)
+
+describe("common-subexpression elimination", function()
+  it("merges identical ops and keeps results", function()
+    local function fn(x) return tide.reduce_sum(tide.exp(x * 2), 0) + tide.reduce_sum(tide.exp(x * 2), 0) end
+    local f = tide.trace(fn)
+    local x = tide.random.normal({4, 3})
+    same(f(x), fn(x))
+    local _, text = graph_of(f, x)
+    local sums = select(2, text:gsub("sum%(", ""))
+    assert.are.equal(1, sums)
+  end)
+
+  it("keeps ops with different attributes apart", function()
+    local function fn(x) return tide.reduce_sum(x, 0), tide.reduce_sum(x, 1) end
+    local f = tide.trace(fn)
+    local x = tide.random.normal({4, 3})
+    local a, b = f(x)
+    same(a, tide.reduce_sum(x, 0))
+    same(b, tide.reduce_sum(x, 1))
+  end)
+
+  it("never merges random ops", function()
+    local f = tide.trace(function() return tide.random.uniform({8}), tide.random.uniform({8}) end)
+    local a, b = f()
+    assert.are_not.same(a:totable(), b:totable())
+  end)
+end)
+
+describe("elementwise fusion", function()
+  local function act(x, w, b) return tide.tanh(x * w + b) * x - tide.sigmoid(x) * 0.5 end
+
+  it("turns a chain into one fused node with the same results", function()
+    local f = tide.trace(act)
+    local x, w, b = tide.random.normal({50, 7}), tide.random.normal({7}), tide.random.normal({50, 1})
+    same(f(x, w, b), act(x, w, b))
+    local _, text, nodes = graph_of(f, x, w, b)
+    assert.truthy(text:find("fused[mul, add, tanh, mul, sigmoid, mul, sub]", 1, true))
+    assert.are.equal(5, nodes) -- 3 inputs, the 0.5, one fused node
+  end)
+
+  it("reads strided (transposed, sliced) inputs", function()
+    local f = tide.trace(act)
+    local x = tide.random.normal({7, 50}):transpose()
+    local w, b = tide.random.normal({7}), tide.random.normal({50, 1})
+    same(f(x, w, b), act(x, w, b))
+    local xs = tide.random.normal({50, 14}):slice{{}, {0, 14, 2}}
+    same(f(xs, w, b), act(xs, w, b))
+  end)
+
+  it("runs large inputs in blocks across threads", function()
+    local f = tide.trace(act)
+    local x, w, b = tide.random.normal({3001, 97}), tide.random.normal({97}), tide.random.normal({3001, 1})
+    same(f(x, w, b), act(x, w, b))
+  end)
+
+  it("computes halves through float32, rounding as the unfused ops do", function()
+    for _, dt in ipairs { "float16", "bfloat16" } do
+      local fn = function(x) return (x * 1.5 + 0.25):exp() - x * x end
+      local f = tide.trace(fn)
+      local x = tide.random.normal({300}):cast(dt)
+      local y = f(x)
+      assert.are.equal(dt, y.dtype)
+      same(y, fn(x))
+    end
+  end)
+
+  it("fuses comparisons, where, clip and casts", function()
+    local function fn(x)
+      local m = x:gt(0.5)
+      return tide.cast(tide.where(m, x * x, tide.clip_by_value(x, -0.5, 0.5)) * 10, "int32") + 1
+    end
+    local f = tide.trace(fn)
+    local x = tide.random.normal({64})
+    same(f(x), fn(x))
+    local _, text = graph_of(f, x)
+    assert.truthy(text:find("fused[", 1, true))
+    assert.truthy(text:find("where", 1, true))
+  end)
+
+  it("still reports integer division by zero and negative powers", function()
+    local f = tide.trace(function(a, b) return tide.floordiv(a * 2, b) + 1 end)
+    assert.are.same({3, 5, 7}, f(tide.tensor{1, 2, 3}, tide.tensor{1, 1, 1}):totable())
+    h.errors("floordiv: integer division by zero", f, tide.tensor{1, 2, 3}, tide.tensor{1, 0, 1})
+    local g = tide.trace(function(a, b) return tide.pow(a + 1, b) * 2 end)
+    assert.are.same({2, 4, 18}, g(tide.tensor{0, 1, 2}, tide.tensor{1, 1, 2}):totable())
+    h.errors("integers to negative integer powers", g, tide.tensor{0, 1, 2}, tide.tensor{1, -1, 2})
+  end)
+
+  it("stops a group at values used elsewhere", function()
+    local function fn(x)
+      local e = tide.exp(x * x)
+      return -(e - tide.reduce_sum(e)), e
+    end
+    local f = tide.trace(fn)
+    local x = tide.random.normal({5, 6})
+    local a, b = f(x)
+    local ea, eb = fn(x)
+    same(a, ea)
+    same(b, eb)
+    local _, text = graph_of(f, x)
+    assert.truthy(text:find("fused[mul, exp]", 1, true))
+    assert.truthy(text:find("fused[sub, neg]", 1, true))
+  end)
+
+  it("handles 0-d and empty tensors", function()
+    local fn = function(x) return (x * 2 + 1):exp() * x end
+    local f = tide.trace(fn)
+    same(f(f32(0.5)), fn(f32(0.5)))
+    assert.are.same({0, 3}, f(tide.zeros({0, 3})).shape)
+    assert.are.same({4, 0}, f(tide.zeros({4, 0})).shape)
+  end)
+
+  it("works with unknown dims", function()
+    local f = tide.trace(act, {input_signature = {tide.TensorSpec({tide.None, 7}, "float32"),
+      tide.TensorSpec({7}, "float32"), tide.TensorSpec({1, 1}, "float32")}})
+    local w, b = tide.random.normal({7}), tide.random.normal({1, 1})
+    for _, n in ipairs { 1, 33, 2000, 33 } do
+      local x = tide.random.normal({n, 7})
+      same(f(x, w, b), act(x, w, b))
+    end
+    local _, text = graph_of(f)
+    assert.truthy(text:find("fused[", 1, true))
+  end)
+end)
+
+describe("memory planning", function()
+  local function mlp(x, w)
+    local y = x
+    for _ = 1, 5 do y = tide.matmul(y, w) end
+    return tide.reduce_sum(y)
+  end
+
+  it("shares intermediate buffers and reports planned bytes", function()
+    local f = tide.trace(mlp)
+    local x, w = tide.random.normal({64, 64}, {stddev = 0.1}), tide.random.normal({64, 64}, {stddev = 0.1})
+    h.close(f(x, w), mlp(x, w):totable(), 1e-6)
+    local _, _, _, planned = graph_of(f, x, w)
+    local one = 64 * 64 * 4
+    assert.are.equal(2 * one, planned) -- five intermediates, two alive at once
+  end)
+
+  it("keeps results from one call when the next call runs", function()
+    local f = tide.trace(function(x, w)
+      local a = tide.matmul(x, w)
+      local b = tide.matmul(a, w)
+      return tide.reshape(b, {-1}), tide.transpose(tide.matmul(b, w))
+    end)
+    local x, w = tide.random.normal({32, 32}), tide.random.normal({32, 32}, {stddev = 0.2})
+    local r1, t1 = f(x, w)
+    local keep1, keep2 = r1:totable(), t1:totable()
+    f(x * 2, w)
+    assert.are.same(keep1, r1:totable())
+    assert.are.same(keep2, t1:totable())
+  end)
+
+  it("plans an unrolled LSTM cell (slices of a fused result feed fused nodes)", function()
+    local Wx, Wh = tide.random.normal({8, 32}, {stddev = 0.3}), tide.random.normal({8, 32}, {stddev = 0.3})
+    local bias = tide.random.normal({32})
+    local function lstm(xs, hs, c)
+      local x = tide.unstack(xs)
+      for t = 1, #x do
+        local parts = tide.split(tide.matmul(x[t], Wx) + tide.matmul(hs, Wh) + bias, 4, 1)
+        local i, fg, g, o = tide.sigmoid(parts[1]), tide.sigmoid(parts[2]), tide.tanh(parts[3]), tide.sigmoid(parts[4])
+        c = fg * c + i * g
+        hs = o * tide.tanh(c)
+      end
+      return hs, c
+    end
+    local f = tide.trace(lstm)
+    local xs, h0, c0 = tide.random.normal({6, 2, 8}), tide.zeros({2, 8}), tide.zeros({2, 8})
+    local a, b = f(xs, h0, c0)
+    local ea, eb = lstm(xs, h0, c0)
+    same(a, ea)
+    same(b, eb)
+    local _, text, _, planned = graph_of(f, xs, h0, c0)
+    assert.truthy(text:find("fused[add, add]", 1, true))
+    assert.truthy(text:find("fused[sigmoid, sigmoid, tanh, mul, mul, add]", 1, true))
+    assert.truthy(text:find("fused[sigmoid, tanh, mul]", 1, true))
+    assert.truthy(planned > 0)
+  end)
+end)
