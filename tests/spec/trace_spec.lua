@@ -397,6 +397,17 @@ describe("concrete functions", function()
     assert.are.same({}, out[2].total.shape)
   end)
 
+  it("names the Lua line of each op, and the function's first line for a tail call", function()
+    local here = debug.getinfo(1, "l").currentline
+    local f = tide.trace(function(x)
+      local y = tide.exp(x):matmul(tide.ones{3, 3})   -- here + 2
+      return tide.reduce_sum(tide.sin(y))               -- a tail call: LuaJIT keeps no frame for it
+    end)
+    local text = tostring(f:get_concrete_function(tide.TensorSpec({ 2, 3 })).graph)
+    assert.truthy(text:find("matmul%([^\n]*trace_spec.lua:" .. (here + 2) .. "\n"), text)
+    assert.truthy(text:find("sum%([^\n]*trace_spec.lua:" .. (here + 1) .. " %(a tail call"), text)
+  end)
+
   it("prints its graph one node a line, as dot, with node count and planned bytes", function()
     local f = tide.trace(function(x, y) return tide.matmul(x, y) + 1 end)
     local cf = f:get_concrete_function(tide.TensorSpec({ None, 3 }), tide.TensorSpec({ 3, 4 }))

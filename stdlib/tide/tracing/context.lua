@@ -53,14 +53,34 @@ function M.pop(ctx)
   if #M.stack == 0 and _G.print == tracing_print then _G.print = plain_print end
 end
 
--- "file.lua:12" of the first caller outside tide's own files.
+-- The Lua function of the innermost tide.trace in progress, or nil.
+local function traced_lua_function()
+  for i = #M.stack, 1, -1 do
+    local f = M.stack[i].fn
+    if type(f) == "table" and type(rawget(f, "fn")) == "function" then return rawget(f, "fn") end
+  end
+end
+
+-- "file.lua:12" of the first caller outside tide's own files. LuaJIT drops
+-- the frame of a function that tail-calls (`return tide.tanh(x)`), so when
+-- the traced function's frame is not below that caller the op came from such
+-- a tail call, and the line named is where the traced function starts.
 function M.user_line()
   local level = 3
   while true do
-    local info = debug.getinfo(level, "Sl")
+    local info = debug.getinfo(level, "Slf")
     if not info then return "?" end
     if info.what ~= "C" and not core.is_internal(info.source) then
-      return info.short_src .. ":" .. (info.currentline or 0)
+      local line = info.short_src .. ":" .. (info.currentline or 0)
+      local fn = traced_lua_function()
+      if not fn or info.func == fn then return line end
+      for l = level + 1, math.huge do
+        local below = debug.getinfo(l, "f")
+        if not below then break end
+        if below.func == fn then return line end
+      end
+      local d = debug.getinfo(fn, "S")
+      return string.format("%s:%d (a tail call in the traced function that starts there)", d.short_src, d.linedefined)
     end
     level = level + 1
   end
