@@ -55,5 +55,21 @@ else
   failed=$((failed + 1))
 fi
 
+# The examples in docs/api.md run again and must print what the page shows.
+TIDE="$BUILD/tide" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+  "$BUILD"/tide docs/check_examples.lua >"$log" 2>&1
+rc=$?
+cat "$log"
+line=$(grep -E '^[0-9]+ examples, [0-9]+ failed' "$log" | tail -n 1)
+if [ -n "$line" ]; then
+  n=$(echo "$line" | sed -E 's/^([0-9]+) examples, ([0-9]+) failed.*/\1/')
+  f=$(echo "$line" | sed -E 's/^([0-9]+) examples, ([0-9]+) failed.*/\2/')
+  passed=$((passed + n - f))
+  failed=$((failed + f))
+else
+  echo "docs/check_examples.lua: crashed or printed no summary (exit $rc)"
+  failed=$((failed + 1))
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
