@@ -66,8 +66,8 @@ do
   emit("lstm50_traced", t_traced * 1e6, "us")
   emit("lstm50_traced_speedup_over_eager", t_eager / t_traced, "x")
   local cf = traced:get_concrete_function(xs, h0, c0)
-  emit("lstm50_graph_nodes", ffi.C.tide_graph_num_nodes(cf.graph), "nodes")
-  emit("lstm50_planned_bytes", tonumber(ffi.C.tide_graph_planned_bytes(cf.graph)), "bytes")
+  emit("lstm50_graph_nodes", cf.graph:num_nodes(), "nodes")
+  emit("lstm50_planned_bytes", cf.graph:planned_bytes(), "bytes")
   -- A trace: running lstm on symbolic tensors, then the passes (fresh Function each time).
   local t_trace = measure(function() tide.trace(lstm):get_concrete_function(xs, h0, c0) end, 5, 7)
   emit("lstm50_trace", t_trace * 1e3, "ms")
