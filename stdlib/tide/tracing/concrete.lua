@@ -7,6 +7,7 @@ local spec = require "tide.tracing.spec"
 local record = require "tide.record"
 local T = require "tide.tracing.trace_type"
 local cache = require "tide.tracing.call_cache"
+local gradient = require "tide.tracing.gradient"
 local ffi, C, Tensor = core.ffi, core.C, core.Tensor
 local band = bit.band
 local pack, unpack = record.pack, unpack or table.unpack
@@ -126,6 +127,7 @@ function ConcreteFunction:__init(fn, graph, arg_template, nslots, out_template, 
   self._nin = nslots
   self._out = out_template
   self._nout = #outs
+  self._out_syms = outs          -- the graph's outputs (symbolic): their dtypes and dims
   self._variables = variables    -- variables the graph reads or assigns (kept alive)
   self.variables = variables     -- TF's cf.variables and cf.trainable_variables
   local trainable = {}
@@ -155,7 +157,9 @@ function ConcreteFunction:__init(fn, graph, arg_template, nslots, out_template, 
 end
 
 -- Run the graph on the flat list of eager tensors; returns fn's results.
+-- While a tape records, the call may become one node of it (gradient.lua).
 function ConcreteFunction:_run_flat(slots)
+  if record.active and gradient.records(self, slots) then return gradient.call(self, slots) end
   local n, nout = self._nin, self._nout
   local ins, outs = self._in, self._outs
   if self._flat_out and nout == 1 then
@@ -166,6 +170,13 @@ function ConcreteFunction:_run_flat(slots)
     if rc ~= 0 then core.raise() end
     return core.finish(t)
   end
+  return self:_results(self:_run_outputs(slots))
+end
+
+-- Run the graph; returns the list of its outputs (eager tensors).
+function ConcreteFunction:_run_outputs(slots)
+  local n, nout = self._nin, self._nout
+  local ins, outs = self._in, self._outs
   local results = {}
   for i = 1, nout do
     local t = Tensor()
@@ -176,12 +187,15 @@ function ConcreteFunction:_run_flat(slots)
   local rc = C.tide_graph_run(self._g, n, ins, nout, outs)
   if rc ~= 0 then core.raise() end
   for i = 1, nout do core.finish(results[i]) end
-  if self._flat_out then return unpack(results, 1, nout) end
+  return results
+end
+
+-- fn's results from the graph's outputs (rebuilt into fn's tables and Lua values).
+function ConcreteFunction:_results(results)
+  if self._flat_out then return unpack(results, 1, self._nout) end
   local out = rebuild(self._out, results)
   return unpack(out, 1, self._out.n)
 end
-
--- The number of arguments a call has: fn's parameters (extra values are
 
 -- Why `actual` does not fit `sig`, in words, or nil when it does.
 local function mismatch(fn, sig, actual, baked)

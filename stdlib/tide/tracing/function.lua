@@ -172,7 +172,9 @@ function Function:_trace(target, nslots)
     local call_args = rebuild(target, placeholders)
     context.push(ctx)
     pushed = true
-    return self.fn(unpack(call_args, 1, target.n))
+    -- Tapes recording outside see the call as one node (gradient.lua), not
+    -- the trace's symbolic ops; a tape made inside fn records as usual.
+    return record.paused(self.fn, unpack(call_args, 1, target.n))
   end))
   if pushed then context.pop(ctx) end
   self._active[key] = nil

@@ -40,12 +40,19 @@ local function proto_of(fn)
   return fn
 end
 
+-- A detector of its own (one Lua function's, or a Function's that must not
+-- share one: the backward functions of gradient.lua).
+local function new_detector()
+  return { q = {}, head = 1, tail = 0, calls = 0, warned = false, wraps = 0, closures = setmetatable({}, { __mode = "k" }),
+           nclosures = 0 }
+end
+M.new_detector = new_detector
+
 local function detector_for(fn)
   local key = proto_of(fn)
   local d = detectors[key]
   if not d then
-    d = { q = {}, head = 1, tail = 0, calls = 0, warned = false, wraps = 0, closures = setmetatable({}, { __mode = "k" }),
-          nclosures = 0 }
+    d = new_detector()
     detectors[key] = d
   end
   if not d.closures[fn] then
@@ -147,7 +154,7 @@ local function called_with_tracing(fnobj, d, args_template)
     d.warned = false
     return
   end
-  if d.warned or not cfg.enabled or not d.prev then return end
+  if d.warned or not cfg.enabled or not d.prev or fnobj._quiet then return end
   d.warned = true
   local why, fix = retrace_reason(fnobj, d, d.prev, d.last)
   local msg = string.format("tide: warning: %d of the last %d calls to %s (defined at %s, called at %s) traced " ..
