@@ -75,7 +75,8 @@ end
 -- The backward function of cf: a traced Function of (cf's tensors...,
 -- upstream gradients of its float outputs...) returning the gradients of
 -- those tensors, then of cf's float variables (nil where none flows). Its
--- input_signature is cf's own (None dims stay None), so it traces once.
+-- input_signature is cf's own (None dims stay None), so it traces once,
+-- unless its gradients need static dims (see below).
 local function backward_function(cf)
   local Function = require("tide.tracing.function").Function
   local GradientTape = require("tide.tape").GradientTape
