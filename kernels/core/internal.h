@@ -44,6 +44,11 @@ void tide_tensor_set_contiguous_layout(tide_tensor *t, int dtype, int ndim, cons
 /* Product of dims, or -1 if it overflows int64 or a dim is unknown (-1). */
 int64_t tide_dims_product(int ndim, const int64_t *dims);
 
+/* Reserve the counters random op `op` needs for its output `out` into a's
+ * rng_key/rng_counter (core/random.c): from op seed a->rng_key's stream when
+ * a has TIDE_ATTR_OP_SEED, else from the global stream. */
+tide_status tide_random_draw_counters(int op, const tide_tensor *out, tide_attrs *a);
+
 /* "[2, 3]" into buf (always terminated). Returns buf. */
 const char *tide_fmt_dims(char *buf, size_t size, int ndim, const int64_t *dims);
 /* Shorthand for formatting a tensor's shape into a local buffer. */

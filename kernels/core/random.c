@@ -2,7 +2,9 @@
  * a seed gives the key; each random op reserves a block of counters. */
 #include "internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,7 +37,24 @@ static uint64_t splitmix64(uint64_t x) {
 }
 
 static uint64_t seed_value, key_value, counter_value;
-static int seeded;
+static int seeded, user_seeded;
+
+/* The op-seed streams: op seed -> next free counter (a short list; a program
+ * uses a handful of op seeds). set_seed empties it: every stream restarts. */
+static struct op_stream { uint64_t op_seed, next; } *op_streams;
+static int n_op_streams, cap_op_streams;
+static pthread_mutex_t op_streams_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void set_seed(uint64_t seed, int by_user) {
+  pthread_mutex_lock(&op_streams_lock);
+  n_op_streams = 0;
+  seed_value = seed;
+  key_value = splitmix64(seed);
+  user_seeded = by_user;
+  __atomic_store_n(&counter_value, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&seeded, 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&op_streams_lock);
+}
 
 /* Seed the global stream from the clock and pid, once, unless a seed was set. */
 static void ensure_seeded(void) {
@@ -44,15 +63,10 @@ static void ensure_seeded(void) {
    * 53 bits so that a Lua number holds it exactly (set_seed(get_seed()) repeats). */
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  tide_random_set_seed(splitmix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid()) >> 11);
+  set_seed(splitmix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid()) >> 11, 0);
 }
 
-void tide_random_set_seed(uint64_t seed) {
-  seed_value = seed;
-  key_value = splitmix64(seed);
-  __atomic_store_n(&counter_value, 0, __ATOMIC_RELAXED);
-  __atomic_store_n(&seeded, 1, __ATOMIC_RELEASE);
-}
+void tide_random_set_seed(uint64_t seed) { set_seed(seed, 1); }
 
 uint64_t tide_random_get_seed(void) {
   ensure_seeded();
@@ -65,6 +79,31 @@ void tide_random_reserve(uint64_t count, uint64_t *key, uint64_t *counter) {
   *counter = __atomic_fetch_add(&counter_value, count, __ATOMIC_RELAXED);
 }
 
+tide_status tide_random_reserve_op(uint64_t op_seed, uint64_t count, uint64_t *key, uint64_t *counter) {
+  ensure_seeded();
+  pthread_mutex_lock(&op_streams_lock);
+  *key = tide_random_derive_key(user_seeded ? seed_value : TIDE_RANDOM_DEFAULT_SEED, op_seed);
+  int i = 0;
+  while (i < n_op_streams && op_streams[i].op_seed != op_seed) i++;
+  if (i == n_op_streams) {
+    if (n_op_streams == cap_op_streams) {
+      int cap = cap_op_streams ? 2 * cap_op_streams : 8;
+      struct op_stream *grown = realloc(op_streams, (size_t)cap * sizeof *grown);
+      if (!grown) {
+        pthread_mutex_unlock(&op_streams_lock);
+        return TIDE_FAIL(TIDE_ERR_MEMORY, "random: out of memory for the stream of op seed %llu",
+                         (unsigned long long)op_seed);
+      }
+      op_streams = grown, cap_op_streams = cap;
+    }
+    op_streams[n_op_streams++] = (struct op_stream){op_seed, 0};
+  }
+  *counter = op_streams[i].next;
+  op_streams[i].next += count;
+  pthread_mutex_unlock(&op_streams_lock);
+  return TIDE_OK;
+}
+
 uint64_t tide_random_derive_key(uint64_t seed, uint64_t op_seed) {
   return splitmix64(splitmix64(seed) ^ (op_seed * 0xD6E8FEB86659FD93ull + 1));
 }
@@ -75,4 +114,13 @@ uint64_t tide_random_counters(int op, int dtype, int64_t n) {
   if (op == TIDE_OP_RANDOM_UNIFORM || op == TIDE_OP_RANDOM_NORMAL || op == TIDE_OP_TRUNCATED_NORMAL)
     per = dtype == TIDE_FLOAT32 || dtype == TIDE_FLOAT16 || dtype == TIDE_BFLOAT16 ? 4 : 2;
   return ((uint64_t)n + per - 1) / per;
+}
+
+tide_status tide_random_draw_counters(int op, const tide_tensor *out, tide_attrs *a) {
+  int64_t n = out->nelem;
+  if (op == TIDE_OP_RANDOM_SHUFFLE) n = out->ndim ? out->dims[0] : 1;
+  uint64_t count = tide_random_counters(op, out->dt, n);
+  if (a->flags & TIDE_ATTR_OP_SEED) return tide_random_reserve_op(a->rng_key, count, &a->rng_key, &a->rng_counter);
+  tide_random_reserve(count, &a->rng_key, &a->rng_counter);
+  return TIDE_OK;
 }

@@ -199,6 +199,15 @@ tide_status tide_op_run(int op, const tide_attrs *attrs, int n_in, const tide_te
       }
     }
   }
+  tide_attrs drawn;
+  if ((def->flags & TIDE_OPF_STATEFUL) && (attrs->flags & (TIDE_ATTR_OP_SEED | TIDE_ATTR_RNG_AT_RUN))) {
+    drawn = *attrs;
+    if ((st = tide_random_draw_counters(op, out[0], &drawn)) != TIDE_OK) {
+      blank_outputs(n_out, out);
+      return st;
+    }
+    attrs = &drawn;
+  }
   st = def->cpu(def, attrs, n_in, in, n_out, out);
   if (st) blank_outputs(n_out, out);
   return st;

@@ -302,13 +302,7 @@ tide_status tide_graph_record_op(const tide_op_def *def, const tide_attrs *attrs
   n->op = def->id;
   n->attrs = *attrs;
   for (int i = 0; i < n_in; i++) n->in[i] = vals[i];
-  if (def->flags & TIDE_OPF_STATEFUL) {
-    n->flags |= NODE_STATEFUL;
-    if (attrs->flags & TIDE_ATTR_OP_SEED) {
-      n->flags |= NODE_OP_SEED;
-      n->rng_next = attrs->rng_counter;
-    }
-  }
+  if (def->flags & TIDE_OPF_STATEFUL) n->flags |= NODE_STATEFUL;
   for (int k = 0; k < n_out; k++) {
     set_desc(&n->out[k], tmp[k].dt, tmp[k].ndim, tmp[k].dims);
     tide_graph_symbolic(g, node, k, out[k]);

@@ -351,19 +351,6 @@ static tide_status bind_arena(gplan *p) {
   return TIDE_OK;
 }
 
-/* Set a random op's Philox counters for this run (a new block each run). */
-static void draw_counters(gnode *n, const tide_tensor *o, tide_attrs *a) {
-  int64_t count_n = o->nelem;
-  if (n->op == TIDE_OP_RANDOM_SHUFFLE) count_n = o->ndim ? o->dims[0] : 1;
-  uint64_t count = tide_random_counters(n->op, o->dt, count_n);
-  if (n->flags & NODE_OP_SEED) {
-    a->rng_counter = n->rng_next;
-    n->rng_next += count;
-  } else {
-    tide_random_reserve(count, &a->rng_key, &a->rng_counter);
-  }
-}
-
 tide_status tide_graph_print_node(const gnode *n, const tide_tensor *const *vals); /* graph/print.c */
 
 /* Give the outputs of step s their headers: fixed ones are ready; others
@@ -412,8 +399,8 @@ static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
     const tide_attrs *a = &n->attrs;
     tide_attrs drawn;
     if (n->flags & NODE_STATEFUL) {
-      drawn = n->attrs;
-      draw_counters(n, outs[0], &drawn);
+      drawn = n->attrs; /* new counters each run, from the op seed's stream or the global one */
+      if ((st = tide_random_draw_counters(n->op, outs[0], &drawn)) != TIDE_OK) return st;
       a = &drawn;
     }
     return def->cpu(def, a, n->n_in, ins, n->n_out, outs);

@@ -9,8 +9,7 @@
 /* Node flags. */
 enum {
   NODE_DEAD = 1,        /* removed by a pass (kept in the array so ids stay stable) */
-  NODE_STATEFUL = 2,    /* side effects or per-run state: never folded, merged or dropped */
-  NODE_OP_SEED = 4      /* random op drawing from its own seed's stream, not the global one */
+  NODE_STATEFUL = 2     /* side effects or per-run state: never folded, merged or dropped */
 };
 
 /* A value: output `index` of node `node`. */
@@ -35,7 +34,6 @@ typedef struct gnode {
   char *text;                 /* PRINT: the template */
   char *origin;               /* where it was recorded ("file.lua:12"), or NULL */
   tide_graph *sub[2];         /* COND: then/else; WHILE: cond/body (owned) */
-  uint64_t rng_next;          /* random op with an op seed: next counter */
   void *fused;                /* FUSED: the fused program (graph/fuse.c) */
 } gnode;
 

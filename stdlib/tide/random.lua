@@ -3,9 +3,10 @@
 --
 -- Seeds follow TF's rule. Without seed= an op draws the next counters of the
 -- global stream (restarted by set_seed). With seed= it draws from a stream
--- keyed by (global seed, op seed) whose counter is kept here: repeated calls
--- give new numbers, and set_seed restarts every such stream. When the global
--- seed was never set, an op seed pairs with TF's default global seed
+-- keyed by (global seed, op seed) whose counter the engine keeps
+-- (tide_random_reserve_op), shared by eager calls and traced graphs: repeated
+-- draws give new numbers, and set_seed restarts every such stream. When the
+-- global seed was never set, an op seed pairs with TF's default global seed
 -- (87654321), so seeded ops repeat from run to run.
 local core = require "tide.core"
 local eager = require "tide.eager"
@@ -20,12 +21,6 @@ local M = {}
 local UNIFORM, NORMAL, TRUNCATED, SHUFFLE =
   C.TIDE_OP_RANDOM_UNIFORM, C.TIDE_OP_RANDOM_NORMAL, C.TIDE_OP_TRUNCATED_NORMAL, C.TIDE_OP_RANDOM_SHUFFLE
 
-local DEFAULT_GLOBAL_SEED = 87654321  -- TF's DEFAULT_GRAPH_SEED
-
-local seed_set = false
-local op_counters = {}  -- op seed -> next free counter of that op seed's stream
-local key_buf, counter_buf = ffi.new("uint64_t[1]"), ffi.new("uint64_t[1]")
-
 -- An integer seed as uint64 (negative seeds wrap, as int64 bits).
 local function seed_bits(op, seed)
   if seed == nil then core.error(op .. ": seed is required") end
@@ -36,8 +31,6 @@ end
 -- set_seed(seed) as tf.random.set_seed: restarts the global stream and every op-seed stream.
 function M.set_seed(seed)
   C.tide_random_set_seed(seed_bits("set_seed", seed))
-  seed_set = true
-  op_counters = {}
 end
 
 -- The global seed: the one set, or the one chosen at start (a number; a
@@ -48,33 +41,28 @@ function M.get_seed()
   return s
 end
 
--- Fill attrs' rng_key/rng_counter for `op` drawing n values (rows for shuffle).
-local function reserve(a, op, dt, n, seed, what)
-  local count = C.tide_random_counters(op, dt, n)
+-- Mark attrs for a random op: the counters are reserved where the op runs
+-- (eagerly now, or at each run of a traced graph), from op seed `seed`'s
+-- stream or, without one, from the global stream. Tracing thus draws nothing,
+-- and eager and traced draws of one op seed share its stream.
+local function reserve(a, seed, what)
   if seed == nil then
-    C.tide_random_reserve(count, key_buf, counter_buf)
-    a.rng_key, a.rng_counter = key_buf[0], counter_buf[0]
+    a.flags = bit.bor(a.flags, C.TIDE_ATTR_RNG_AT_RUN)
     return
   end
-  local bits = seed_bits(what, seed)
-  local global = seed_set and C.tide_random_get_seed() or DEFAULT_GLOBAL_SEED
-  local k = tostring(bits)
-  local start = op_counters[k] or 0
-  op_counters[k] = start + tonumber(count)
-  a.rng_key = C.tide_random_derive_key(global, bits)
-  a.rng_counter = start
-  a.flags = bit.bor(a.flags, C.TIDE_ATTR_OP_SEED) -- a traced graph then keeps drawing from this stream
+  a.rng_key = seed_bits(what, seed)
+  a.flags = bit.bor(a.flags, C.TIDE_ATTR_OP_SEED)
 end
 
 -- Run creation op `op` of the given shape with two scalars.
 local function draw(op, what, shape, dt_name, s0, s1, seed)
-  local list, n = args.shape(what, shape)
+  local list = args.shape(what, shape)
   local dt = dtype.code(dt_name or "float32", what)
   local a = eager.attrs()
   eager.set_ints(a, list, what)
   a.dtype = dt
   a.scalars[0], a.scalars[1] = s0, s1
-  reserve(a, op, dt, n, seed, what)
+  reserve(a, seed, what)
   return eager.run(op, a, {}, 1)
 end
 
@@ -118,9 +106,8 @@ function M.shuffle(value, ...)
   local o = args.parse("shuffle", { "seed" }, ...)
   if value == nil then core.error("shuffle: expects a tensor") end
   value = convert.arg(value, "shuffle")
-  local rows = value.ndim == 0 and 0 or tonumber(value.dims[0])
   local a = eager.attrs()
-  reserve(a, SHUFFLE, value.dt, rows, o.seed, "shuffle")
+  reserve(a, o.seed, "shuffle")
   return eager.run1(SHUFFLE, a, value)
 end
 

@@ -36,7 +36,12 @@ enum {
   TIDE_ATTR_REVERSE     = 16,
   TIDE_ATTR_DESCENDING  = 32,
   TIDE_ATTR_APPROXIMATE = 64,
-  TIDE_ATTR_OP_SEED     = 128  /* a random op drawing from its own seed's stream (rng_key fixed) */
+  /* Random ops: the counters are reserved where the op runs (eagerly in
+   * tide_op_run, or at each run of a graph), not by the caller: from the
+   * global stream, or with OP_SEED from the stream of op seed rng_key
+   * (tide_random_reserve_op). Without either, rng_key/rng_counter are used as given. */
+  TIDE_ATTR_OP_SEED     = 128, /* rng_key holds the op's own seed */
+  TIDE_ATTR_RNG_AT_RUN  = 256  /* draw from the global stream */
 };
 
 enum { TIDE_MAX_INTS = 3 * TIDE_MAX_DIMS };

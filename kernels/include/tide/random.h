@@ -3,6 +3,7 @@
  * only on (key, counter + i), so results match across threads and devices. */
 #ifndef TIDE_RANDOM_H
 #define TIDE_RANDOM_H
+#include "tide/error.h"
 #include "tide/export.h"
 
 /* Restart the global stream from `seed`. */
@@ -13,6 +14,14 @@ TIDE_API uint64_t tide_random_get_seed(void);
 TIDE_API void tide_random_reserve(uint64_t count, uint64_t *key, uint64_t *counter);
 /* A key derived from (seed, op_seed), for ops given their own seed. */
 TIDE_API uint64_t tide_random_derive_key(uint64_t seed, uint64_t op_seed);
+/* The global seed an op seed pairs with while none was set: TF's default
+ * graph seed, so that op-seeded draws repeat from run to run. */
+#define TIDE_RANDOM_DEFAULT_SEED 87654321u
+/* Reserve `count` counters of op seed `op_seed`'s stream (TF's rule): key
+ * derive_key(global seed, op_seed), where the global seed is the one set or
+ * TIDE_RANDOM_DEFAULT_SEED; counters follow on from the stream's last draw,
+ * eager or traced alike, and tide_random_set_seed restarts every such stream. */
+TIDE_API tide_status tide_random_reserve_op(uint64_t op_seed, uint64_t count, uint64_t *key, uint64_t *counter);
 /* Counters (Philox blocks) random op `op` consumes for dtype `dtype` and `n`
  * values: n elements for the creation ops, n rows (dim 0) for random_shuffle.
  * A caller reserves exactly this many for attrs.rng_counter. Per block:
