@@ -72,6 +72,14 @@ local function check(f, argv, nsrc, vars, tol)
   return table.unpack(t)
 end
 
+-- check() traces a new closure per case on purpose: no retracing warning.
+local warning
+setup(function()
+  warning = tide.config.get_retracing_warning()
+  tide.config.set_retracing_warning { enabled = false }
+end)
+teardown(function() tide.config.set_retracing_warning(warning) end)
+
 describe("gradients through a traced tide.cond", function()
   it("differentiate the branch the predicate takes (x^2 or sin x)", function()
     local function f(x, p) return cond(p, function() return x * x end, function() return tide.sin(x) end) end
@@ -184,6 +192,28 @@ describe("gradients through a traced tide.while_loop", function()
     h.close(g, { 4 * 1.5 ^ 3, 4 * (-0.5) ^ 3 })
     local _, g2 = check(f, { x, tide.tensor(3) }, 1)
     h.close(g2, { 3 * 1.5 ^ 2, 3 * 0.25 })
+  end)
+
+  it("do not repeat variable updates, and see the upvalues the branches saw (y = cond(..y..))", function()
+    local steps = tide.Variable(0, { dtype = "int32", trainable = false })
+    local calls = tide.Variable(0, { dtype = "int32", trainable = false })
+    local function f(x)
+      local tape = tide.GradientTape()
+      tape:watch(x)
+      local y = tape:run(function()
+        local _, y = while_loop(function(i) return i:lt(3) end, function(i, y)
+          steps:assign_add(1)
+          return i + 1, y * x
+        end, { 0, tide.ones_like(x) })
+        y = cond(tide.reduce_sum(y):gt(0), function() calls:assign_add(1) return y * 2 end, function() return y end)
+        return y
+      end)
+      return tape:gradient(y, x)
+    end
+    local g = tide.trace(f)(f64 { 2 })
+    h.close(g, { 24 })
+    assert.are.equal(3, steps:numpy())
+    assert.are.equal(1, calls:numpy())
   end)
 
   it("run an RNN over a TensorArray (tide.for_range)", function()

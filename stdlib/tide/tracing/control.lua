@@ -370,6 +370,7 @@ function M.cond(pred, true_fn, false_fn, ...)
   local g = C.tide_graph_building()
   local none = function() end
   local used = {}
+  local saved = record.active and grads().snapshot { true_fn, false_fn } -- for a gradient that runs them again
   local tg, tres = trace_sub("cond_true", true_fn, {}, none, used)
   local fg, fres = trace_sub("cond_false", false_fn, {}, none, used)
   local ts, fs = list_structure(tres), list_structure(fres)
@@ -416,7 +417,7 @@ function M.cond(pred, true_fn, false_fn, ...)
   ffi.gc(fg, nil)
   for i = 1, n do core.finish(outs[i]) end
   if #used > 0 and record.active then
-    grads().cond(used, outs, { pred = pred, true_fn = true_fn, false_fn = false_fn,
+    grads().cond(used, outs, { pred = pred, true_fn = true_fn, false_fn = false_fn, saved = saved,
       flatten = function(res) -- a branch's results (packed) lined up with outs
         return flat_like(ts, list_structure(res), function(leaf) return leaf.has_buffer end)
       end })
@@ -619,6 +620,7 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
     return unpack(r, 1, n)
   end
   local used = {}
+  local saved = record.active and grads().snapshot { cond_fn, body_fn } -- for a gradient that runs them again
   for _ = 1, 64 do
     local flat, descs = init_leaves()
     if #flat > MAX_VALUES then core.error(string.format("while_loop: %d loop tensors (at most %d)", #flat, MAX_VALUES)) end
@@ -689,7 +691,7 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
       for i = 1, #flat do core.finish(results[i]) end
       if record.active then
         local function ta_slot(leaf) return rawget(leaf.ta, "_buffer") and true or false end
-        grads().while_loop(used, flat, results, { descs = descs, max = max,
+        grads().while_loop(used, flat, results, { descs = descs, max = max, saved = saved,
           cond_flat = function(syms) -- cond on flat loop tensors
             return flag_tensor(cond_fn(make_args(syms)), "while_loop", "cond must give")
           end,

@@ -27,6 +27,48 @@ local MAX_VALUES = 64 -- values a COND or WHILE node takes (graph/control.c)
 
 local function control() return require "tide.tracing.control" end
 
+-- The upvalues of Lua functions fns (and of the Lua functions among them,
+-- a few levels deep), as {fn, index, value} each: taken before a branch or
+-- loop is traced, so that running it again later sees the values it saw
+-- then (`y = tide.cond(p, function() return y * 2 end, ...)` reassigns the
+-- y the branch reads before any gradient runs the branch again).
+function M.snapshot(fns)
+  local saved, seen = {}, {}
+  local function walk(f, depth)
+    if seen[f] or depth > 4 or debug.getinfo(f, "S").what == "C" then return end
+    seen[f] = true
+    local i = 1
+    while true do
+      local name, v = debug.getupvalue(f, i)
+      if not name then break end
+      saved[#saved + 1] = { f, i, v }
+      if type(v) == "function" then walk(v, depth + 1) end
+      i = i + 1
+    end
+  end
+  for _, f in ipairs(fns) do walk(f, 1) end
+  return saved
+end
+
+-- f(...) run again for a gradient, with the upvalues of snapshot `saved`
+-- put back meanwhile, and the trace context saying so (replay): variable
+-- updates in it record nothing (the forward node made them).
+local function replay(saved, f, ...)
+  local context = require "tide.tracing.context"
+  local now = {}
+  for k, u in ipairs(saved) do
+    now[k] = select(2, debug.getupvalue(u[1], u[2]))
+    debug.setupvalue(u[1], u[2], u[3])
+  end
+  local ctx = setmetatable({ replay = true }, { __index = context.current() })
+  context.push(ctx)
+  local res = pack(pcall(f, ...))
+  context.pop(ctx)
+  for k = #saved, 1, -1 do debug.setupvalue(saved[k][1], saved[k][2], now[k]) end
+  if not res[1] then error(res[2], 0) end
+  return unpack(res, 2, res.n)
+end
+
 local function is_float(t) return t and dtype.is_float[t.dt] or false end
 
 -- The distinct tracked things a node's subgraphs used (see tape_stand_ins
@@ -83,8 +125,9 @@ local function vjp(fn, dys, watch)
 end
 
 -- A COND node was built with outputs outs while tapes recorded; used lists
--- what its branches took from them. info: pred, true_fn, false_fn, and
--- flatten(packed branch results) -> list lined up with outs.
+-- what its branches took from them. info: pred, true_fn, false_fn, saved
+-- (a snapshot of them), and flatten(packed branch results) -> list lined
+-- up with outs.
 function M.cond(used, outs, info)
   local srcs = sources(used)
   if #srcs > MAX_VALUES then return end -- too many to differentiate in one node; the tape sees no path
@@ -93,7 +136,7 @@ function M.cond(used, outs, info)
   record.custom(inputs, outs, function(dys)
     local function branch(fn)
       return function()
-        local gs = vjp(function() return info.flatten(pack(fn())) end, dys, srcs)
+        local gs = vjp(function() return info.flatten(pack(replay(info.saved, fn))) end, dys, srcs)
         return unpack(gs, 1, #srcs)
       end
     end
@@ -113,7 +156,8 @@ end
 
 -- A WHILE node over flat loop tensors was built with outputs results while
 -- tapes recorded; used lists what cond and body took from them. info:
--- descs (the loop tensors' {dt=, dims=}), max (-1: no bound),
+-- descs (the loop tensors' {dt=, dims=}), max (-1: no bound), saved (a
+-- snapshot of cond and body),
 -- cond_flat(tensors) -> flag and body_flat(tensors) -> flat list.
 function M.while_loop(used, flat, results, info)
   local srcs = sources(used)
@@ -139,12 +183,12 @@ function M.while_loop(used, flat, results, info)
       inv[1 + k] = invariant(info.descs[k].dims)
       inv[1 + nf + k] = invariant(info.descs[k].dims, spec.None)
     end
-    local replay = pack(ctl.while_loop(function(_, ...)
-      return info.cond_flat({ ... })
+    local fwd = pack(ctl.while_loop(function(_, ...)
+      return replay(info.saved, info.cond_flat, { ... })
     end, function(i, ...)
       local a = { ... }
       local vars = { unpack(a, 1, nf) }
-      local new = info.body_flat(vars)
+      local new = replay(info.saved, info.body_flat, vars)
       local out = { math_ops.add(i, 1) }
       for k = 1, nf do
         out[1 + k] = new[k]
@@ -152,8 +196,8 @@ function M.while_loop(used, flat, results, info)
       end
       return unpack(out, 1, 1 + 2 * nf)
     end, init, { maximum_iterations = info.max >= 0 and info.max or nil, shape_invariants = inv }))
-    local count = replay[1]
-    local stacks = { unpack(replay, 2 + nf, 1 + 2 * nf) }
+    local count = fwd[1]
+    local stacks = { unpack(fwd, 2 + nf, 1 + 2 * nf) }
 
     -- 2. Run the body's VJP for j = count-1 down to 0.
     local binit = { math_ops.sub(count, 1) }
@@ -169,7 +213,7 @@ function M.while_loop(used, flat, results, info)
         seeds[k] = a[i]
       end
       for _, s in ipairs(srcs) do watch[#watch + 1] = s end
-      local gs = vjp(function() return info.body_flat(state) end, seeds, watch)
+      local gs = vjp(function() return replay(info.saved, info.body_flat, state) end, seeds, watch)
       local out = { math_ops.sub(j, 1) }
       for i = 1, #floats do out[1 + i] = gs[i] end
       for i = 1, #srcs do
