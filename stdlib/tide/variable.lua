@@ -160,6 +160,8 @@ local function assign_value(v, x, op)
   if g ~= nil then -- traced: an update node, run in program order
     local ctx = context.current()
     if ctx then ctx.variables[v] = true end
+    -- a gradient running a branch or loop body again must not update twice (tracing/control_grad.lua)
+    if ctx and ctx.replay then return v end
     if C.tide_graph_assign(g, h, MODES[op], t) ~= 0 then core.raise() end
     return v
   end

@@ -33,6 +33,12 @@ local function keepdims_view(node, dy)
   if bit.band(node.attrs.flags, C.TIDE_ATTR_KEEPDIMS) ~= 0 then return dy end
   local x = node.inputs[1]
   local dims = util.dims(x)
+  if not util.all_known(dims) then -- a reshape could not name the unknown dims: put the axes back one by one
+    local axes = reduced_axes(node)
+    table.sort(axes)
+    for _, ax in ipairs(axes) do dy = shape.expand_dims(dy, ax) end
+    return dy
+  end
   for _, ax in ipairs(reduced_axes(node)) do dims[ax + 1] = 1 end
   return shape.reshape(dy, dims)
 end
@@ -49,6 +55,9 @@ end
 local function expand(node, dy)
   local x = node.inputs[1]
   if x.ndim == 0 then return dy end
+  if not util.all_known(util.dims(x)) then -- dims known only at run time: broadcast by adding zeros like x
+    return m.add(keepdims_view(node, dy), util.zeros_of(x))
+  end
   return shape.broadcast_to(keepdims_view(node, dy), util.dims(x))
 end
 

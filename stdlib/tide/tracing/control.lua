@@ -71,6 +71,7 @@ local function zeros_of(x)
   local zero = convert.tensor(x.dt == BOOL and false or 0, dtype.names[x.dt])
   return math_ops.where(convert.tensor(false), x, zero)
 end
+M._zeros_of = zeros_of -- for control_grad
 
 ---------------------------------------------------------------------------
 -- Tracing subgraphs
@@ -86,12 +87,14 @@ local function graph_input(g, dt, dims)
   return t
 end
 
--- Gradients do not flow through COND and WHILE nodes yet. While a
--- subgraph is traced, each recording tape is replaced by a stand-in that
--- notes which tensors the tape tracks are used inside (`used`); the node
--- then gets a gradient that fails, so tape:gradient says why instead of
--- quietly giving nil.
+-- While a subgraph is traced, each recording tape is replaced by a
+-- stand-in: tapes do not follow ops into subgraphs (their values exist only
+-- inside the node). The stand-in notes in `used` the tensors the real tape
+-- tracks that the subgraph uses (captured outer tensors, and its own reads
+-- of watched variables, with used.var_of[read] = variable), so that the
+-- node can get a gradient (tracing/control_grad.lua).
 local function tape_stand_ins(used)
+  used.var_of = used.var_of or {}
   local stand_ins = {}
   for i, tape in ipairs(record.tapes) do
     local tracked = setmetatable({}, { __index = tape._tracked })
@@ -106,23 +109,19 @@ local function tape_stand_ins(used)
       end,
       _watches_variable = function(_, v) return tape:_watches_variable(v) end,
       _track_read = function(_, v, r)
-        tape:_track_read(v, r) -- the read leads into the node, whose gradient fails
+        tape:_track_read(v, r) -- the read leads into the node: its gradient goes to v
         used[#used + 1] = r
+        used.var_of[r] = v
       end,
     }
   end
   return stand_ins
 end
 
--- After a node is built: outputs of a node that used tracked tensors get
--- a gradient that explains it is missing.
-local function no_gradient(op, used, outputs)
-  if #used == 0 or not record.active then return end
-  local where = context.user_line()
-  record.custom(used, outputs, function()
-    core.error(string.format("GradientTape: gradients through a traced %s (recorded at %s) are not supported yet; " ..
-      "compute this gradient eagerly (outside tide.trace), or inside the branch or loop body", op, where))
-  end)
+local control_grad -- tide.tracing.control_grad, loaded when a tape first needs it
+local function grads()
+  control_grad = control_grad or require "tide.tracing.control_grad"
+  return control_grad
 end
 
 -- Trace fn into a new graph built on top of the current one: descs
@@ -276,6 +275,29 @@ local function rebuild(s, next_tensor, next_ta)
   return out
 end
 
+-- The tensors of s (a structure zip accepts against ref) in the order of
+-- ref's flat slots, as a list with n: a tensor leaf gives its tensor, a
+-- number a tensor of the slot's dtype when ref knows it (a loop variable's
+-- desc) and nil otherwise, a TensorArray its buffer (nil when it has none)
+-- where ref has a slot for it (has_slot(ref leaf)). For gradients: it
+-- lines a function's results up with its node's values again.
+local function flat_like(ref, s, has_slot, out)
+  out = out or { n = 0 }
+  if ref.kind == "table" then
+    for i, item in ipairs(ref.items) do flat_like(item, s.items[i], has_slot, out) end
+  elseif ref.kind == "ta" then
+    if has_slot(ref) then
+      out.n = out.n + 1
+      out[out.n] = s.kind == "ta" and rawget(s.ta, "_buffer") or nil
+    end
+  elseif ref.kind == "tensor" or ref.kind == "number" then
+    out.n = out.n + 1
+    if s.kind == "tensor" then out[out.n] = s.t
+    elseif ref.desc then out[out.n] = convert.tensor(s.v, dtype.names[ref.desc.dt], "control flow") end
+  end
+  return out
+end
+
 -- A Lua number or boolean as a tensor: of dtype code dt when given, else as
 -- tide.tensor infers it (int32 for whole numbers, float32, bool).
 local function number_tensor(v, dt)
@@ -348,6 +370,7 @@ function M.cond(pred, true_fn, false_fn, ...)
   local g = C.tide_graph_building()
   local none = function() end
   local used = {}
+  local saved = record.active and grads().snapshot { true_fn, false_fn } -- for a gradient that runs them again
   local tg, tres = trace_sub("cond_true", true_fn, {}, none, used)
   local fg, fres = trace_sub("cond_false", false_fn, {}, none, used)
   local ts, fs = list_structure(tres), list_structure(fres)
@@ -393,7 +416,12 @@ function M.cond(pred, true_fn, false_fn, ...)
   ffi.gc(tg, nil) -- the node owns its branches now
   ffi.gc(fg, nil)
   for i = 1, n do core.finish(outs[i]) end
-  no_gradient("tide.cond", used, outs)
+  if #used > 0 and record.active then
+    grads().cond(used, outs, { pred = pred, true_fn = true_fn, false_fn = false_fn, saved = saved,
+      flatten = function(res) -- a branch's results (packed) lined up with outs
+        return flat_like(ts, list_structure(res), function(leaf) return leaf.has_buffer end)
+      end })
+  end
   local k = 0
   local function next_tensor() k = k + 1 return outs[k] end
   -- TensorArrays take the true branch's description, with its buffer from the node
@@ -592,6 +620,7 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
     return unpack(r, 1, n)
   end
   local used = {}
+  local saved = record.active and grads().snapshot { cond_fn, body_fn } -- for a gradient that runs them again
   for _ = 1, 64 do
     local flat, descs = init_leaves()
     if #flat > MAX_VALUES then core.error(string.format("while_loop: %d loop tensors (at most %d)", #flat, MAX_VALUES)) end
@@ -660,13 +689,20 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
       ffi.gc(cg, nil) -- the node owns them now
       ffi.gc(bg, nil)
       for i = 1, #flat do core.finish(results[i]) end
-      -- loop variables a tape tracks lead into the loop too
-      for _, t in ipairs(flat) do
-        for _, tape in ipairs(record.tapes) do
-          if tape._tracked[t] then used[#used + 1] = t break end
-        end
+      if record.active then
+        local function ta_slot(leaf) return rawget(leaf.ta, "_buffer") and true or false end
+        grads().while_loop(used, flat, results, { descs = descs, max = max, saved = saved,
+          cond_flat = function(syms) -- cond on flat loop tensors
+            return flag_tensor(cond_fn(make_args(syms)), "while_loop", "cond must give")
+          end,
+          body_flat = function(syms) -- body on flat loop tensors, giving them back flat
+            local r = body_results(pack(body_fn(make_args(syms))), n, first)
+            if r.n ~= n then
+              core.error(string.format("while_loop: body returned %d value(s) but there are %d loop variables", r.n, n))
+            end
+            return flat_like(ins, list_structure(r), ta_slot)
+          end })
       end
-      no_gradient("tide.while_loop", used, results)
       local k = 0
       local function next_tensor() k = k + 1 return results[k] end
       local res = rebuild(ins, next_tensor, function(s) return ta_from(s.ta, rawget(s.ta, "_buffer") and next_tensor) end)
