@@ -61,8 +61,18 @@ function M.traced_read(v)
 end
 M.is_variable = is_variable
 
+-- The current value as a tensor of its own (later assigns leave it
+-- unchanged). Recording tapes track it and a traced read is a graph node;
+-- only a plain eager read needs a new tensor sharing the handle's storage.
+function M.read_value(v)
+  local h = rawget(v, "_handle")
+  local r = M.read(v)
+  if rawequal(r, h) then return share(h) end
+  return r
+end
+
 -- Tell convert how to turn a Variable into the tensor an op should use.
-convert.set_variable_reader(is_variable, M.read)
+convert.set_variable_reader(is_variable, M.read, M.read_value)
 
 -- tide.Variable(initial, {name=, trainable=true, dtype=}): initial is a
 -- tensor, a Lua number or nested table (float32 unless dtype says otherwise:
@@ -145,7 +155,7 @@ end
 
 -- The current value as a tensor of its own (later assigns leave it unchanged).
 function Variable:read_value()
-  return share(M.read(self))
+  return M.read_value(self)
 end
 Variable.value = Variable.read_value
 

@@ -75,6 +75,7 @@ end
 -- or numbers (x:reshape(2, 3)). A view when strides allow, else a copy.
 function M.reshape(x, shape, ...)
   x = input(x, "reshape", 1, "tensor")
+  shape = convert.unvariable(shape)
   if type(shape) == "number" and select("#", ...) > 0 then
     shape = { shape, ... }
   elseif type(shape) == "table" and not istype(Tensor, shape) and shape.shape ~= nil then
@@ -223,7 +224,8 @@ local function tensor_list(op, values)
   if #values == 0 then core.error(op .. ": values is an empty list") end
   local like
   for i = 1, #values do
-    if istype(Tensor, values[i]) then like = values[i]; break end
+    local v = convert.unvariable(values[i])
+    if istype(Tensor, v) then like = v; break end
   end
   local out = {}
   for i = 1, #values do
