@@ -23,12 +23,18 @@ M.is_options = is_options
 -- Collect named arguments for `op` from positional values (names[i] for the
 -- i-th value after the fixed ones) and a trailing options table. Returns a
 -- table name -> value. Unknown option names are an error naming the op.
+-- names.lists (a set of names) marks list-valued arguments: an empty `{}` in
+-- one's position is the empty list (tide.tile(x, {}), tide.reduce_sum(x, {}),
+-- as TF's []), not empty options.
 function M.parse(op, names, ...)
   local n = select("#", ...)
   local out = {}
   local last = n > 0 and select(n, ...) or nil
   local npos = n
-  if is_options(last) then npos = n - 1 end
+  if is_options(last) then
+    local lists = names.lists
+    if not (lists and next(last) == nil and n <= #names and lists[names[n]]) then npos = n - 1 end
+  end
   if npos > #names then
     core.error(string.format("%s: expected at most %d argument(s) after the input, got %d", op, #names, npos))
   end

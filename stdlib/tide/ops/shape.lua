@@ -48,8 +48,9 @@ end
 -- default), `view` runs it as a view sharing the input's storage.
 local function int_list_op(name, op, what, opt, optional, view)
   local run = view and eager.run_view or eager.run1
+  local names = { opt, lists = { [opt] = true } } -- tide.tile(x, {}): {} is the empty list
   return function(x, ...)
-    local o = args.parse(name, { opt }, ...)
+    local o = args.parse(name, names, ...)
     x = input(x, name, 1, what)
     local list = o[opt]
     if list ~= nil or not optional then list = int_list(name, opt, list) end
@@ -327,8 +328,9 @@ local function mirror(i, n, symmetric)
 end
 
 -- pad(tensor, paddings, mode="CONSTANT", constant_values=0) as tf.pad.
+local PAD_ARGS = { "paddings", "mode", "constant_values", lists = { paddings = true } }
 function M.pad(x, ...)
-  local o = args.parse("pad", { "paddings", "mode", "constant_values" }, ...)
+  local o = args.parse("pad", PAD_ARGS, ...)
   x = input(x, "pad", 1, "tensor")
   local pp = pad_pairs(x, o.paddings)
   local mode = o.mode == nil and "CONSTANT" or o.mode
