@@ -232,12 +232,27 @@ function GradientTape:gradient(target, sources, ...)
   add = add or core.impl.add
 
   -- Seed the targets.
-  local targets = (istype(Tensor, target) or is_variable(target)) and { target } or target
+  local single = istype(Tensor, target) or is_variable(target)
+  local targets = single and { target } or target
   if type(targets) ~= "table" then
     core.error("GradientTape:gradient: target must be a tensor (or a list of tensors), got " .. type(target))
   end
+  -- output_gradients: a list matching the targets (TF's), or for one target
+  -- its seed itself (a tensor, Variable or Lua value; {g} is the list of one).
   local seeds = o.output_gradients
-  if seeds ~= nil and (istype(Tensor, seeds) or type(seeds) ~= "table") then seeds = { seeds } end
+  if seeds ~= nil then
+    if istype(Tensor, seeds) or is_variable(seeds) or type(seeds) ~= "table" then
+      seeds = { seeds }
+    elseif single and #seeds ~= 1 then
+      seeds = { seeds } -- a Lua value of the target's shape, e.g. {1, 10}
+    elseif #seeds > #targets then
+      core.error(string.format("GradientTape:gradient: output_gradients has %d entries but there are %d " ..
+        "targets (give one per target)", #seeds, #targets))
+    end
+    for i = 1, #targets do
+      if is_variable(seeds[i]) then seeds[i] = variable.read_value(seeds[i]) end
+    end
+  end
   if not self.persistent then record.pop(self) end -- TF pops it: nothing more is recorded
   local grads = {}
   for i, t in ipairs(targets) do

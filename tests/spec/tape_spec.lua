@@ -316,6 +316,31 @@ describe("GradientTape", function()
     assert.are.same({4, 4, 4}, tape:gradient(y, x, {output_gradients = 2}):totable()) -- a number broadcasts
   end)
 
+  it("takes one target's output_gradients as g, {g}, a Lua value or a Variable", function()
+    local x = tide.Variable{1, 2}
+    local tape = tide.GradientTape{persistent = true}
+    local y, z = tape:run(function() return x * x, x * 3 end)
+    local g = f32{1.5, 10}
+    for _, og in ipairs { g, {g}, {1.5, 10}, {{1.5, 10}}, tide.Variable{1.5, 10}, {tide.Variable{1.5, 10}} } do
+      assert.are.same({3, 40}, tape:gradient(y, x, {output_gradients = og}):totable())
+    end
+    assert.are.same({3, 40}, tape:gradient(y, {x}, {output_gradients = {g}})[1]:totable())
+    -- a list for a list of targets; a wrong shape or count names them
+    assert.are.same({6, 70}, tape:gradient({y, z}, x, {output_gradients = {g, f32{1, 10}}}):totable())
+    h.errors("output_gradients[1] has shape (3,) but target 1 has shape (2,)", function()
+      tape:gradient(y, x, {output_gradients = {f32{1, 2, 3}}})
+    end)
+    h.errors("output_gradients[1] has shape (3,) but target 1 has shape (2,)", function()
+      tape:gradient(y, x, {output_gradients = {1, 2, 3}})
+    end)
+    h.errors("output_gradients[2] has shape (3,) but target 2 has shape (2,)", function()
+      tape:gradient({y, z}, x, {output_gradients = {g, f32{1, 2, 3}}})
+    end)
+    h.errors("output_gradients has 3 entries but there are 2 targets", function()
+      tape:gradient({y, z}, x, {output_gradients = {g, g, g}})
+    end)
+  end)
+
   -- TF's tensors are immutable; tide's x[i] = v and x:copy_(v) write in place,
   -- which would silently corrupt what the tape saved for the gradient.
   it("refuses in-place writes to tensors it tracks while recording", function()
