@@ -57,3 +57,91 @@ describe("a Variable where a tensor is due", function()
     h.errors("fill: shape must be an integer tensor, got float32", function() tide.fill(tide.Variable{2}, 1) end)
   end)
 end)
+
+describe("copy-on-write of a Variable's values", function()
+  local function immutable(fn)
+    h.errors("in-place write into a value read from a tide.Variable", fn)
+  end
+
+  it("refuses in-place writes into a read, on every path, leaving all values unchanged", function()
+    local v = tide.Variable{{1, 2}, {3, 4}}
+    local r = v:read_value()
+    local earlier = v:read_value()
+    immutable(function() r[0] = 5 end)
+    immutable(function() v[0][1] = 7 end)
+    immutable(function() v:read_value()[0]:copy_(tide.tensor({1, 2}, "float32")) end)
+    immutable(function() tide.tensor(v)[1] = 1 end)
+    immutable(function() v:reshape{4}[0] = 1 end)
+    immutable(function() tide.stop_gradient(v):copy_(0) end)
+    immutable(function() r:copy_(0) end)
+    assert.are.same({{1, 2}, {3, 4}}, v:numpy())
+    assert.are.same({{1, 2}, {3, 4}}, r:totable())
+    assert.are.same({{1, 2}, {3, 4}}, earlier:totable())
+    -- an earlier read stays immutable after the variable moved on
+    v:assign{{0, 0}, {0, 0}}
+    immutable(function() r[0] = 5 end)
+    immutable(function() v:read_value()[1] = 5 end) -- the copy-on-write storage is the variable's too
+    assert.are.same({{1, 2}, {3, 4}}, r:totable())
+  end)
+
+  it("names the shape and dtype, and what to do instead", function()
+    local v = tide.Variable{1, 2}
+    local err = h.errors("setindex: in-place write into a value read from a tide.Variable (shape (), float32)",
+      function() v:read_value()[0] = 1 end)
+    assert.truthy(err:find("v[i] = x", 1, true))
+    assert.truthy(err:find("tide.identity(x)", 1, true))
+  end)
+
+  it("writes through v[i] = x without changing earlier reads", function()
+    local v = tide.Variable{{1, 2}, {3, 4}}
+    local before, row = v:read_value(), v[1]
+    v[0] = 9
+    v[-1] = {5, 6}
+    v[1] = tide.Variable{7, 8}
+    assert.are.same({{9, 9}, {7, 8}}, v:numpy())
+    assert.are.same({{1, 2}, {3, 4}}, before:totable())
+    assert.are.same({3, 4}, row:totable())
+    h.errors("setindex: index 2 is out of range for dimension 0 of size 2", function() v[2] = 1 end)
+    h.errors("setindex: cannot index a 0-d variable", function() tide.Variable(1.0)[0] = 1 end)
+    h.errors("cannot convert 1.5 to int32", function() tide.Variable({1, 2}, {dtype = "int32"})[0] = 1.5 end)
+    assert.are.same({{9, 9}, {7, 8}}, v:numpy())
+  end)
+
+  it("keeps a tape's saved reads when v[i] = x writes during recording", function()
+    local v = tide.Variable{1, 2}
+    local tape = tide.GradientTape()
+    local y = tape:run(function()
+      local y = v * v
+      v[0] = 100
+      return y
+    end)
+    assert.are.same({2, 4}, tape:gradient(y, v):totable())
+  end)
+
+  it("gives a copy of its own that can be written with tide.identity", function()
+    local v = tide.Variable{1, 2}
+    local c = tide.identity(v)
+    c[0] = 5
+    assert.are.same({5, 2}, c:totable())
+    assert.are.same({1, 2}, v:numpy())
+    local t = tide.tensor{1.5, 2}
+    local d = t:identity()
+    d[0] = 0
+    assert.are.same({1.5, 2}, t:totable())
+  end)
+
+  it("is an update node when traced: v[i] = x runs at each call", function()
+    local v = tide.Variable{{1, 2}, {3, 4}}
+    local before = v:read_value()
+    local f = tide.trace(function(x)
+      v[1] = x
+      v[0] = 7
+      return v:read_value()
+    end)
+    assert.are.same({{7, 7}, {5.5, 6.5}}, f(tide.tensor{5.5, 6.5}):totable())
+    v:assign{{0, 0}, {0, 0}}
+    assert.are.same({{7, 7}, {1.5, 2.5}}, f(tide.tensor{1.5, 2.5}):totable())
+    assert.are.same({{7, 7}, {1.5, 2.5}}, v:numpy())
+    assert.are.same({{1, 2}, {3, 4}}, before:totable())
+  end)
+end)

@@ -107,6 +107,14 @@ end
 -- broadcast_to(input, shape): a stride-0 view with numpy's broadcasting rules.
 M.broadcast_to = int_list_op("broadcast_to", BROADCAST_TO, nil, "shape", false, true)
 
+-- identity(x): a copy of x's values with a storage of its own (TF's
+-- tf.identity; differentiable). A Variable gives a copy of its current value
+-- that can be written in place.
+function M.identity(x)
+  x = input(x, "identity", 1)
+  return eager.run1(COPY, nil, x)
+end
+
 -- contiguous(x): x itself when row-major without gaps, else a contiguous copy.
 function M.contiguous(x)
   x = input(x, "contiguous", 1)
