@@ -21,7 +21,12 @@ struct tide_storage {
   void *free_ptr;
   size_t alloc_bytes;     /* bytes of the tide_alloc block (owned), else 0 */
   int32_t device;
+  uint32_t flags;         /* TIDE_STORAGE_* */
 };
+
+/* A variable's values (tide_tensor_mark_variable): reads share them, so the
+ * Lua face refuses in-place writes into them except through the variable. */
+enum { TIDE_STORAGE_VARIABLE = 1 };
 
 /* Storage references (atomic, so views may be dropped from any thread). */
 void tide_storage_retain(tide_storage *s);

@@ -321,6 +321,17 @@ int64_t tide_tensor_storage_refs(const tide_tensor *t) {
   return t->storage ? __atomic_load_n(&t->storage->refs, __ATOMIC_RELAXED) : 0;
 }
 
+tide_status tide_tensor_mark_variable(tide_tensor *t) {
+  if (!t || !t->storage)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "mark_variable: the tensor has no storage of its own (inline or empty)");
+  t->storage->flags |= TIDE_STORAGE_VARIABLE;
+  return TIDE_OK;
+}
+
+bool tide_tensor_is_variable_data(const tide_tensor *t) {
+  return t && t->storage && (t->storage->flags & TIDE_STORAGE_VARIABLE);
+}
+
 int64_t tide_tensor_storage_bytes(const tide_tensor *t) { return t->storage ? (int64_t)t->storage->nbytes : 0; }
 
 /* ---- queued releases ---------------------------------------------------------- */

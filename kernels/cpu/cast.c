@@ -138,6 +138,7 @@ tide_status tide_tensor_assign(tide_tensor *var, const tide_tensor *value) {
       tide_tensor_release(&fresh);
       return st;
     }
+    if (tide_tensor_is_variable_data(var)) fresh.storage->flags |= TIDE_STORAGE_VARIABLE;
     tide_tensor_release(var);
     memcpy(var, &fresh, sizeof fresh); /* heap data: the header moves freely */
     return TIDE_OK;

@@ -3,13 +3,15 @@
 --   tide.reduce_sum(x, 1, true)   tide.reduce_sum(x, {axis=1, keepdims=true})   x:sum{axis=1}
 local core = require "tide.core"
 local dtype = require "tide.dtype"
+local convert = require "tide.convert"
+local unvariable = convert.unvariable -- a Variable stands for its value (a tensor)
 
 local M = {}
 
 -- True when `t` is an options table: a table with string keys (or empty) that
--- is not a tensor. A list such as {0, 1} is a positional value, not options.
+-- is not a tensor or Variable. A list such as {0, 1} is a positional value, not options.
 local function is_options(t)
-  if type(t) ~= "table" then return false end
+  if type(t) ~= "table" or convert.is_variable(t) then return false end
   if next(t) == nil then return true end
   for k in pairs(t) do
     if type(k) == "string" then return true end
@@ -21,12 +23,18 @@ M.is_options = is_options
 -- Collect named arguments for `op` from positional values (names[i] for the
 -- i-th value after the fixed ones) and a trailing options table. Returns a
 -- table name -> value. Unknown option names are an error naming the op.
+-- names.lists (a set of names) marks list-valued arguments: an empty `{}` in
+-- one's position is the empty list (tide.tile(x, {}), tide.reduce_sum(x, {}),
+-- as TF's []), not empty options.
 function M.parse(op, names, ...)
   local n = select("#", ...)
   local out = {}
   local last = n > 0 and select(n, ...) or nil
   local npos = n
-  if is_options(last) then npos = n - 1 end
+  if is_options(last) then
+    local lists = names.lists
+    if not (lists and next(last) == nil and n <= #names and lists[names[n]]) then npos = n - 1 end
+  end
   if npos > #names then
     core.error(string.format("%s: expected at most %d argument(s) after the input, got %d", op, #names, npos))
   end
@@ -57,6 +65,7 @@ local TWO63 = 2 ^ 63
 -- stored as one), from a number or a one-element tensor, or an error naming
 -- the argument.
 function M.int(op, what, v)
+  v = unvariable(v)
   if core.istensor(v) then v = M.number(op, what, v) end
   if type(v) ~= "number" or v ~= math.floor(v) or v ~= v or v == math.huge or v == -math.huge then
     core.error(string.format("%s: %s must be an integer, got %s", op, what, tostring(v)))
@@ -70,6 +79,7 @@ end
 -- A Lua number from a number or a one-element tensor (TF takes either), or an
 -- error naming the argument.
 function M.number(op, what, v)
+  v = unvariable(v)
   if core.istensor(v) then
     if v.nelem ~= 1 then
       core.error(string.format("%s: %s must be a scalar, got a tensor of %d elements", op, what, tonumber(v.nelem)))
@@ -94,6 +104,7 @@ end
 -- A list of integers from a number, a Lua list or an integer tensor, or nil (gives nil).
 function M.int_list(op, what, v)
   if v == nil then return nil end
+  v = unvariable(v)
   if type(v) == "number" then return { M.int(op, what, v) } end
   local list = v
   if core.istensor(v) then

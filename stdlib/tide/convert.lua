@@ -21,6 +21,25 @@ local I32, I64, BOOL = C.TIDE_INT32, C.TIDE_INT64, C.TIDE_BOOL
 local ctypes, int_range, is_float = dtype.ctypes, dtype.int_range, dtype.is_float
 local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
 
+-- Variables (tide.variable registers them): a predicate, the reader that
+-- gives the tensor an op should use for one, and the reader of a value of its
+-- own (v:read_value(): later assigns leave it unchanged; tapes track it).
+local is_variable = function() return false end
+local read_variable, read_value
+
+function M.set_variable_reader(predicate, reader, value_reader)
+  is_variable, read_variable, read_value = predicate, reader, value_reader
+end
+
+-- True when v is a tide.Variable.
+function M.is_variable(v) return type(v) == "table" and is_variable(v) end
+
+-- v read when it is a Variable (the tensor an op uses), else v itself.
+function M.unvariable(v)
+  if type(v) == "table" and is_variable(v) then return read_variable(v) end
+  return v
+end
+
 -- A blank tensor of dtype code dt and Lua-list shape (1-based list of dims).
 function M.empty(dt, shape, what)
   local nd = #shape
@@ -83,7 +102,7 @@ end
 local function flatten(v, what)
   local shape = {}
   local t = v
-  while type(t) == "table" and not istype(Tensor, t) do
+  while type(t) == "table" and not istype(Tensor, t) and not is_variable(t) do
     shape[#shape + 1] = #t
     if #t == 0 then break end
     t = t[1]
@@ -99,8 +118,6 @@ local function flatten(v, what)
         elseif node < -2147483648 or node > 2147483647 then big = true end
       elseif tn == "boolean" then
         has_bool = true
-      elseif istype(Tensor, node) then
-        core.error(string.format("%s: element %s is a tensor; use tide.stack to combine tensors", what, path))
       else
         core.error(string.format("%s: element %s is a %s, expected a number or a boolean", what, path, tn))
       end
@@ -108,7 +125,7 @@ local function flatten(v, what)
       flat[n] = node
       return
     end
-    if type(node) ~= "table" or istype(Tensor, node) then
+    if type(node) ~= "table" or istype(Tensor, node) or is_variable(node) then
       core.error(string.format("%s: ragged nested table: element %s should be a list of %d", what, path,
         shape[depth]))
     end
@@ -126,11 +143,56 @@ local function flatten(v, what)
   return shape, flat, n, dt
 end
 
+-- The first tensor or Variable in a nested table, or nil.
+local function find_tensor(v, depth)
+  if istype(Tensor, v) or is_variable(v) then return v end
+  if type(v) ~= "table" or depth > 64 then return nil end
+  for i = 1, #v do
+    local t = find_tensor(v[i], depth + 1)
+    if t ~= nil then return t end
+  end
+  return nil
+end
+
+-- A nested table holding tensors or Variables packed into one tensor, as TF
+-- packs a list of tensors: each level is tide.stack of its entries; Lua
+-- numbers take the dtype of `like` (the first tensor in the table).
+local stack
+local function pack(node, like, dt_name, what, path)
+  if is_variable(node) then node = read_variable(node) end
+  if istype(Tensor, node) then
+    if dt_name and dtype.code(dt_name, what) ~= node.dt then return node:cast(dt_name) end
+    return node
+  end
+  if type(node) ~= "table" then
+    if type(node) ~= "number" and type(node) ~= "boolean" then
+      core.error(string.format("%s: element %s is a %s, expected a number, a boolean or a tensor", what, path,
+        type(node)))
+    end
+    return M.coerce(node, like, what, 1)
+  end
+  if #node == 0 then
+    core.error(string.format("%s: element %s is an empty list in a table of tensors", what, path == "" and "" or path))
+  end
+  local parts = {}
+  for i = 1, #node do parts[i] = pack(node[i], like, dt_name, what, path .. "[" .. i .. "]") end
+  stack = stack or require("tide.ops.shape").stack
+  local ok, r = pcall(stack, parts)
+  if not ok then
+    core.error(string.format("%s: cannot pack element%s of the nested table: %s", what,
+      path == "" and "s" or " " .. path, tostring(r):gsub("^.-stack: ", "")))
+  end
+  return r
+end
+
 -- tide.tensor(value, dtype): a new tensor from a number, boolean, nested
--- table or tensor (cast when dtype differs).
+-- table or tensor (cast when dtype differs). A Variable gives its current
+-- value (a read: later assigns leave it unchanged); a nested table holding
+-- tensors or Variables is packed (stacked) as TF's tf.convert_to_tensor does.
 function M.tensor(value, dt_name, what)
   what = what or "tensor"
   local dt = dt_name and dtype.code(dt_name, what)
+  if is_variable(value) then value = read_value(value) end
   if istype(Tensor, value) then
     if dt and dt ~= value.dt then return value:cast(dt_name) end
     return value
@@ -145,21 +207,17 @@ function M.tensor(value, dt_name, what)
   if tv ~= "table" then
     core.error(string.format("%s: cannot make a tensor from a %s", what, tv))
   end
+  local like = find_tensor(value, 0)
+  if like ~= nil then
+    if dt and is_variable(like) then like = read_variable(like) end
+    return pack(value, dt and M.scalar(dt == BOOL and false or 0, dt) or like, dt_name, what, "")
+  end
   local shape, flat, n, auto = flatten(value, what)
   dt = dt or auto
   local t = M.empty(dt, shape, what)
   local p = ffi.cast(ctypes[dt], t.data)
   for i = 1, n do store(p, i - 1, flat[i], dt, what) end
   return t
-end
-
--- Variables (tide.variable registers them): a predicate and the reader that
--- gives the tensor an op should use for one.
-local is_variable = function() return false end
-local read_variable
-
-function M.set_variable_reader(predicate, reader)
-  is_variable, read_variable = predicate, reader
 end
 
 -- An op's argument as a tensor: tensors pass; a Variable is read; a Lua

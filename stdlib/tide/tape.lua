@@ -232,12 +232,27 @@ function GradientTape:gradient(target, sources, ...)
   add = add or core.impl.add
 
   -- Seed the targets.
-  local targets = (istype(Tensor, target) or is_variable(target)) and { target } or target
+  local single = istype(Tensor, target) or is_variable(target)
+  local targets = single and { target } or target
   if type(targets) ~= "table" then
     core.error("GradientTape:gradient: target must be a tensor (or a list of tensors), got " .. type(target))
   end
+  -- output_gradients: a list matching the targets (TF's), or for one target
+  -- its seed itself (a tensor, Variable or Lua value; {g} is the list of one).
   local seeds = o.output_gradients
-  if seeds ~= nil and (istype(Tensor, seeds) or type(seeds) ~= "table") then seeds = { seeds } end
+  if seeds ~= nil then
+    if istype(Tensor, seeds) or is_variable(seeds) or type(seeds) ~= "table" then
+      seeds = { seeds }
+    elseif single and #seeds ~= 1 then
+      seeds = { seeds } -- a Lua value of the target's shape, e.g. {1, 10}
+    elseif #seeds > #targets then
+      core.error(string.format("GradientTape:gradient: output_gradients has %d entries but there are %d " ..
+        "targets (give one per target)", #seeds, #targets))
+    end
+    for i = 1, #targets do
+      if is_variable(seeds[i]) then seeds[i] = variable.read_value(seeds[i]) end
+    end
+  end
   if not self.persistent then record.pop(self) end -- TF pops it: nothing more is recorded
   local grads = {}
   for i, t in ipairs(targets) do
@@ -349,6 +364,54 @@ local function variable_names(vars)
   return (#vars == 1 and "variable " or "variables ") .. table.concat(names, ", ")
 end
 
+-- "[2, 3]" for t's dims (-1: unknown until a traced graph runs).
+local function dims_text(t)
+  local d = {}
+  for i = 0, t.ndim - 1 do d[i + 1] = tostring(tonumber(t.dims[i])) end
+  return "[" .. table.concat(d, ", ") .. "]"
+end
+
+-- The gradients grad_fn returned (gs, a packed list), checked against the
+-- inputs they belong to: each is nil (unconnected) or a tensor of its
+-- input's dtype and shape (a Lua value converts to the input's dtype), as TF
+-- checks them. `vars` are the variables after the ninputs arguments.
+local function checked_grads(gs, inputs, ninputs, vars)
+  local convert = require "tide.convert"
+  local out = {}
+  for k = 1, #inputs do
+    local g, x = gs[k], inputs[k]
+    local what = k <= ninputs and string.format("input %d", k) or
+      string.format("variable '%s'", tostring(rawget(vars[k - ninputs], "name")))
+    if g ~= nil then
+      if is_variable(g) then g = variable.read(g) end
+      if not istype(Tensor, g) then
+        local tg = type(g)
+        if tg ~= "number" and tg ~= "boolean" and tg ~= "table" then
+          core.error(string.format("custom_gradient: the gradient function returned a %s for %s; expected a " ..
+            "tensor (or nil when it has no gradient)", tg, what))
+        end
+        g = convert.coerce(g, x, "custom_gradient", k)
+      end
+      if g.dt ~= x.dt then
+        core.error(string.format("custom_gradient: the gradient for %s is %s but the input is %s (%s)", what,
+          dtype.names[g.dt], dtype.names[x.dt], dims_text(x)))
+      end
+      local same = g.ndim == x.ndim
+      for i = 0, g.ndim - 1 do
+        if not same then break end
+        local a, b = g.dims[i], x.dims[i]
+        same = a == b or a < 0 or b < 0
+      end
+      if not same then
+        core.error(string.format("custom_gradient: the gradient for %s has shape %s but the input has shape %s",
+          what, dims_text(g), dims_text(x)))
+      end
+    end
+    out[k] = g
+  end
+  return unpack(out, 1, #inputs)
+end
+
 -- tide.custom_gradient(f): f(...) returns y, grad_fn; the returned function
 -- computes y and records one node whose gradient is grad_fn(dy...) (returning
 -- one gradient per tensor argument, in order). f's own ops are not recorded.
@@ -386,18 +449,25 @@ function M.custom_gradient(f)
         local nout = #outputs
         local filled = {}
         for i = 1, nout do filled[i] = dys[i] or zeros_like(outputs[i]) end
-        if #vars == 0 then return grad_fn(unpack(filled, 1, nout)) end
+        if #vars == 0 then
+          local gs = pack(grad_fn(unpack(filled, 1, nout)))
+          if gs.n > ninputs then
+            core.error(string.format("custom_gradient: the gradient function returned %d gradients for %d tensor " ..
+              "input(s)", gs.n, ninputs))
+          end
+          return checked_grads(gs, inputs, ninputs, vars)
+        end
         filled[nout + 1] = { variables = vars }
         local gs = pack(grad_fn(unpack(filled, 1, nout + 1)))
         local vg = gs[ninputs + 1]
-        if type(vg) ~= "table" or istype(Tensor, vg) then
+        if type(vg) ~= "table" or istype(Tensor, vg) or is_variable(vg) then
           core.error("custom_gradient: f reads " .. variable_names(vars) .. ", so its gradient function must " ..
             "return their gradients (a list, after the arguments' gradients), as TF's grad_fn(..., variables=) does")
         end
         local out = {}
         for k = 1, ninputs do out[k] = gs[k] end
         for k = 1, #vars do out[ninputs + k] = vg[k] end
-        return unpack(out, 1, ninputs + #vars)
+        return checked_grads(out, inputs, ninputs, vars)
       end)
     end
     return unpack(res, 1, res.n)

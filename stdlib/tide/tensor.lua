@@ -239,17 +239,32 @@ function impl.setindex(t, i, v)
   M.assign_into(view, v, "setindex")
 end
 
+-- Copy v (broadcast, converted to dst's dtype when a Lua value) into dst,
+-- unchecked: tide.Variable's own v[i] = x writes through this.
+function M.write_into(dst, v, what)
+  local src = istype(Tensor, v) and v or convert.coerce(v, dst, what, 2)
+  if C.tide_tensor_copy_into(dst, src) ~= 0 then core.raise() end
+  return dst
+end
+
 -- Copy v (broadcast, converted to dst's dtype when a Lua value) into dst.
 -- A tensor a recording GradientTape tracks is refused: its nodes may have
 -- saved it, and the write is not recorded (TF's tensors cannot be written).
+-- So is a value read from a tide.Variable (it shares the variable's storage,
+-- and the variable and its other reads would change with it): as in TF, a
+-- read is immutable; the variable is updated through itself.
 function M.assign_into(dst, v, what)
   if record.active and record.tracks(dst) then
     core.error(what .. ": in-place write to a tensor a recording GradientTape tracks (the gradient would " ..
       "silently use the new values); use tide.slice_update, which is differentiable, or write outside tape:run")
   end
-  local src = istype(Tensor, v) and v or convert.coerce(v, dst, what, 2)
-  if C.tide_tensor_copy_into(dst, src) ~= 0 then core.raise() end
-  return dst
+  if C.tide_tensor_is_variable_data(dst) then
+    core.error(string.format("%s: in-place write into a value read from a tide.Variable (shape %s, %s): a read " ..
+      "is immutable, as in TF, and shares the variable's storage; update the variable itself (v[i] = x, " ..
+      "v:assign(x), v:assign(tide.slice_update(v, spec, x))), or write into a copy of the value of its own " ..
+      "(tide.identity(x))", what, format.shape_text(M.shape_of(dst)), dtype.names[dst.dt]))
+  end
+  return M.write_into(dst, v, what)
 end
 
 -- x:copy_(v): write v into x in place (Torch style); returns x.

@@ -1,7 +1,9 @@
 -- stdlib/tide/variable.lua — tide.Variable: a named, mutable tensor of fixed
 -- dtype and shape (model weights). Used anywhere a tensor is; reads under a
 -- recording GradientTape are tracked (trainable variables automatically).
--- Updates are copy-on-write, so a value read earlier never changes.
+-- Updates are copy-on-write, so a value read earlier never changes; reads
+-- share the variable's (marked) storage and cannot be written in place: the
+-- variable is written through itself (v[i] = x, assign).
 local core = require "tide.core"
 local class = require "tide.class"
 local convert = require "tide.convert"
@@ -10,6 +12,7 @@ local args = require "tide.args"
 local record = require "tide.record"
 local format = require "tide.format"
 local context = require "tide.tracing.context"
+local tensor = require "tide.tensor"
 local ffi, C, Tensor = core.ffi, core.C, core.Tensor
 local istype = ffi.istype
 
@@ -61,8 +64,18 @@ function M.traced_read(v)
 end
 M.is_variable = is_variable
 
+-- The current value as a tensor of its own (later assigns leave it
+-- unchanged). Recording tapes track it and a traced read is a graph node;
+-- only a plain eager read needs a new tensor sharing the handle's storage.
+function M.read_value(v)
+  local h = rawget(v, "_handle")
+  local r = M.read(v)
+  if rawequal(r, h) then return share(h) end
+  return r
+end
+
 -- Tell convert how to turn a Variable into the tensor an op should use.
-convert.set_variable_reader(is_variable, M.read)
+convert.set_variable_reader(is_variable, M.read, M.read_value)
 
 -- tide.Variable(initial, {name=, trainable=true, dtype=}): initial is a
 -- tensor, a Lua number or nested table (float32 unless dtype says otherwise:
@@ -96,6 +109,7 @@ function Variable:__init(initial, ...)
   if C.tide_tensor_init_heap(h, value.dt, value.ndim, dims_buf) ~= 0 then core.raise() end
   core.track(h)
   if C.tide_tensor_copy_into(h, value) ~= 0 then core.raise() end
+  if C.tide_tensor_mark_variable(h) ~= 0 then core.raise() end -- reads share it: writes go through v
   rawset(self, "_handle", h)
   rawset(self, "name", o.name == nil and "Variable" or tostring(o.name))
   rawset(self, "trainable", args.bool("Variable", "trainable", o.trainable, true))
@@ -132,20 +146,10 @@ Variable.__index = function(v, k)
   return wrapped
 end
 
--- v[i] = x writes into the variable (copy-on-write like assign).
-Variable.__newindex = function(v, k, x)
-  if type(k) ~= "number" then
-    rawset(v, k, x)
-    return
-  end
-  local h = rawget(v, "_handle")
-  if C.tide_tensor_assign(h, h) ~= 0 then core.raise() end -- own the storage first
-  h[k] = x
-end
-
--- The current value as a tensor of its own (later assigns leave it unchanged).
+-- The current value as a tensor of its own (later assigns leave it unchanged;
+-- it cannot be written in place: tide.identity(v) is a copy that can).
 function Variable:read_value()
-  return share(M.read(self))
+  return M.read_value(self)
 end
 Variable.value = Variable.read_value
 
@@ -204,5 +208,34 @@ Variable.__unm = function(a) return core.impl.neg(M.read(a)) end
 Variable.__lt = function(a, b) return core.impl.lt(read_any(a), read_any(b)) end
 Variable.__le = function(a, b) return core.impl.le(read_any(a), read_any(b)) end
 Variable.__concat = function(a, b) return tostring(a) .. tostring(b) end
+
+-- v[i] = x writes x (broadcast) into row i of the variable, copy-on-write
+-- like assign: values read earlier keep theirs. Traced, it is an update node
+-- (v:assign(tide.slice_update(v, {i}, x))) that runs at each call.
+Variable.__newindex = function(v, k, x)
+  if type(k) ~= "number" then
+    rawset(v, k, x)
+    return
+  end
+  args.int("setindex", "index", k)
+  local h = rawget(v, "_handle")
+  if is_variable(x) then x = M.read(x) end
+  if C.tide_graph_building() ~= nil then
+    local r = M.read(v)
+    local row = core.impl.index(r, k)
+    local t = istype(Tensor, x) and x or convert.coerce(x, h, "setindex", 2)
+    local shape = require "tide.ops.shape"
+    t = shape.broadcast_to(t, row.shape:as_list())
+    assign_value(v, require("tide.ops.update").slice_update(r, { k }, t), "assign")
+    return
+  end
+  if h.ndim == 0 then core.error("setindex: cannot index a 0-d variable (use v:assign(x))") end
+  local d0 = tonumber(h.dims[0])
+  if k < -d0 or k >= d0 then
+    core.error(string.format("setindex: index %d is out of range for dimension 0 of size %d", k, d0))
+  end
+  if C.tide_tensor_assign(h, h) ~= 0 then core.raise() end -- own the storage first
+  tensor.write_into(core.impl.index(h, k), x, "setindex")
+end
 
 return M

@@ -219,6 +219,13 @@ describe("reduce_sum", function()
   it("passes the input through for an empty axis list (TF reduces nothing)", function()
     local s = tide.reduce_sum(x23, { axis = {} })
     assert.are.same({ 2, 3 }, shape(s))
+    -- a positional {} is the empty axis list (TF's axis=[]), not empty options
+    assert.are.same({ 2, 3 }, shape(tide.reduce_sum(x23, {})))
+    assert.are.same({ 2, 3 }, shape(tide.reduce_mean(x23, {}, true)))
+    assert.are.same({ 2, 3 }, shape(x23:max {}))
+    assert.are.same({ 2 }, shape(tide.reduce_logsumexp(tide.tensor { 1.5, 2 }, {})))
+    assert.are.same({ 0, 0 }, tide.reduce_variance(tide.tensor { 1.5, 2 }, {}):totable())
+    assert.are.same({ 1, 1 }, shape(tide.reduce_sum(x23, { keepdims = true })))
   end)
 
   it("rejects bad axes, bool input and nil", function()

@@ -316,6 +316,31 @@ describe("GradientTape", function()
     assert.are.same({4, 4, 4}, tape:gradient(y, x, {output_gradients = 2}):totable()) -- a number broadcasts
   end)
 
+  it("takes one target's output_gradients as g, {g}, a Lua value or a Variable", function()
+    local x = tide.Variable{1, 2}
+    local tape = tide.GradientTape{persistent = true}
+    local y, z = tape:run(function() return x * x, x * 3 end)
+    local g = f32{1.5, 10}
+    for _, og in ipairs { g, {g}, {1.5, 10}, {{1.5, 10}}, tide.Variable{1.5, 10}, {tide.Variable{1.5, 10}} } do
+      assert.are.same({3, 40}, tape:gradient(y, x, {output_gradients = og}):totable())
+    end
+    assert.are.same({3, 40}, tape:gradient(y, {x}, {output_gradients = {g}})[1]:totable())
+    -- a list for a list of targets; a wrong shape or count names them
+    assert.are.same({6, 70}, tape:gradient({y, z}, x, {output_gradients = {g, f32{1, 10}}}):totable())
+    h.errors("output_gradients[1] has shape (3,) but target 1 has shape (2,)", function()
+      tape:gradient(y, x, {output_gradients = {f32{1, 2, 3}}})
+    end)
+    h.errors("output_gradients[1] has shape (3,) but target 1 has shape (2,)", function()
+      tape:gradient(y, x, {output_gradients = {1, 2, 3}})
+    end)
+    h.errors("output_gradients[2] has shape (3,) but target 2 has shape (2,)", function()
+      tape:gradient({y, z}, x, {output_gradients = {g, f32{1, 2, 3}}})
+    end)
+    h.errors("output_gradients has 3 entries but there are 2 targets", function()
+      tape:gradient({y, z}, x, {output_gradients = {g, g, g}})
+    end)
+  end)
+
   -- TF's tensors are immutable; tide's x[i] = v and x:copy_(v) write in place,
   -- which would silently corrupt what the tape saved for the gradient.
   it("refuses in-place writes to tensors it tracks while recording", function()
@@ -435,7 +460,7 @@ describe("custom_gradient", function()
     local f = tide.custom_gradient(function(x)
       return x * w, function(dy, o)
         told = o and o.variables
-        return dy * 100, { dy * 7 }   -- made-up values, to see they are the ones used
+        return dy * 100, { tide.reduce_sum(dy) * 7 }   -- made-up values, to see they are the ones used
       end
     end)
     local x = f32{2}
@@ -446,7 +471,7 @@ describe("custom_gradient", function()
     end)
     local g = tape:gradient(y, {x, w})
     assert.are.same({100}, g[1]:totable())
-    assert.are.same({7}, g[2]:totable())
+    assert.are.equal(7, g[2]:item())
     assert.are.equal(1, #told)
     assert.are.equal(w, told[1])
     local lazy = tide.custom_gradient(function(x) return x * w, function(dy) return dy end end)
@@ -454,6 +479,48 @@ describe("custom_gradient", function()
     local y2 = tape2:run(function() return lazy(x) end)
     h.errors("custom_gradient: f reads variable 'w', so its gradient function must return their gradients",
       function() tape2:gradient(y2, w) end)
+  end)
+
+  -- TF checks the gradients grad_fn returns against the inputs.
+  it("checks each gradient's shape and dtype against its input; nil is no gradient", function()
+    local function grad_of(gf, ...)
+      local f = tide.custom_gradient(function(a, b) return a * 2 + tide.reduce_sum(b), gf end)
+      local x, z = f32{1, 2}, f32{{1, 2, 3}}
+      local tape = tide.GradientTape()
+      local y = tape:run(function()
+        tape:watch(x); tape:watch(z)
+        return f(x, z)
+      end)
+      return tape:gradient(y, {x, z}, ...)
+    end
+    local g = grad_of(function(dy) return dy * 2, nil end)
+    assert.are.same({2, 2}, g[1]:totable())
+    assert.is_nil(g[2])
+    g = grad_of(function(dy) return nil, f32{{1, 1, 1}} end)
+    assert.is_nil(g[1])
+    assert.are.same({{1, 1, 1}}, g[2]:totable())
+    assert.are.same({1.5, 2}, grad_of(function() return {1.5, 2} end)[1]:totable()) -- a Lua value converts
+    h.errors("custom_gradient: the gradient for input 2 has shape [3] but the input has shape [1, 3]", function()
+      grad_of(function(dy) return dy, f32{1, 2, 3} end)
+    end)
+    h.errors("custom_gradient: the gradient for input 1 has shape [] but the input has shape [2]", function()
+      grad_of(function() return f32(1) end)
+    end)
+    h.errors("custom_gradient: the gradient for input 1 is float64 but the input is float32 ([2])", function()
+      grad_of(function(dy) return dy:cast("float64") end)
+    end)
+    h.errors("custom_gradient: the gradient function returned a string for input 1", function()
+      grad_of(function() return "x" end)
+    end)
+    h.errors("custom_gradient: the gradient function returned 3 gradients for 2 tensor input(s)", function()
+      grad_of(function(dy) return dy, nil, dy end)
+    end)
+    local w = tide.Variable(3.0, {name = "w"})
+    local f = tide.custom_gradient(function(x) return x * w, function(dy) return dy, { dy } end end)
+    local tape = tide.GradientTape()
+    local y = tape:run(function() return f(f32{1, 2}) end)
+    h.errors("custom_gradient: the gradient for variable 'w' has shape [2] but the input has shape []",
+      function() tape:gradient(y, w) end)
   end)
 
   it("requires a gradient function", function()

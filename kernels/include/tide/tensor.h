@@ -94,6 +94,15 @@ TIDE_API tide_status tide_tensor_copy_into(tide_tensor *dst, const tide_tensor *
  * still share it (earlier reads), var gets a fresh storage first, so values
  * already read never change (copy-on-write). */
 TIDE_API tide_status tide_tensor_assign(tide_tensor *var, const tide_tensor *value);
+/* Mark t's storage (t must not be inline or empty) as a variable's values.
+ * Reads of a variable share its storage; tide's Lua face refuses in-place
+ * writes into marked storage except through the variable itself, so a value
+ * read earlier never changes. tide_tensor_assign carries the mark over to
+ * the fresh storage of a copy-on-write. C writes are not checked. */
+TIDE_API tide_status tide_tensor_mark_variable(tide_tensor *t);
+/* True when t views storage marked by tide_tensor_mark_variable (now or in
+ * the past: an earlier read of a variable stays marked). */
+TIDE_API bool tide_tensor_is_variable_data(const tide_tensor *t);
 /* References held on t's storage (0 for inline or empty headers); for tests. */
 TIDE_API int64_t tide_tensor_storage_refs(const tide_tensor *t);
 /* Bytes of t's whole storage (0 for inline or empty headers). */

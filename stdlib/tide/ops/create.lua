@@ -26,6 +26,7 @@ end
 
 -- A Lua number (or boolean, or one-element tensor) and its inferred dtype.
 local function scalar_arg(op, what, v)
+  v = convert.unvariable(v)
   if istype(Tensor, v) then
     if v.nelem ~= 1 then core.error(string.format("%s: %s must be a scalar, got a tensor of %d elements", op, what,
         tonumber(v.nelem))) end

@@ -28,9 +28,12 @@ end
 -- Reductions: reduce_X(input, axis=nil, keepdims=false)
 ---------------------------------------------------------------------------
 
+-- reduce_X(x, {}) reduces over no axes (TF's axis=[]): {} there is the list.
+local AXIS_ARGS = { "axis", "keepdims", lists = { axis = true } }
+
 local function reducer(name, op)
   return function(x, ...)
-    local o = args.parse(name, { "axis", "keepdims" }, ...)
+    local o = args.parse(name, AXIS_ARGS, ...)
     x = convert.arg(x, name)
     local axes = args.int_list(name, "axis", o.axis)
     local keep = args.bool(name, "keepdims", o.keepdims, false)
@@ -59,7 +62,7 @@ M.reduce_all = reducer("reduce_all", C.TIDE_OP_ALL)
 -- only -inf gets a zero gradient where TF's is NaN (0 * inf through log);
 -- rows holding +inf or NaN get NaN, as in TF.
 function M.reduce_logsumexp(x, ...)
-  local o = args.parse("reduce_logsumexp", { "axis", "keepdims" }, ...)
+  local o = args.parse("reduce_logsumexp", AXIS_ARGS, ...)
   x = convert.arg(x, "reduce_logsumexp")
   check_float("reduce_logsumexp", x)
   local keep = args.bool("reduce_logsumexp", "keepdims", o.keepdims, false)
@@ -80,7 +83,7 @@ end
 -- reduce_variance(x, axis, keepdims): the mean of squared deviations from the
 -- mean (two passes, so large offsets do not cancel). Float inputs only, as TF.
 function M.reduce_variance(x, ...)
-  local o = args.parse("reduce_variance", { "axis", "keepdims" }, ...)
+  local o = args.parse("reduce_variance", AXIS_ARGS, ...)
   x = convert.arg(x, "reduce_variance")
   check_float("reduce_variance", x)
   local keep = args.bool("reduce_variance", "keepdims", o.keepdims, false)
@@ -90,7 +93,7 @@ end
 
 -- reduce_std(x, axis, keepdims): the square root of reduce_variance.
 function M.reduce_std(x, ...)
-  local o = args.parse("reduce_std", { "axis", "keepdims" }, ...)
+  local o = args.parse("reduce_std", AXIS_ARGS, ...)
   x = convert.arg(x, "reduce_std")
   check_float("reduce_std", x)
   return math_ops.sqrt(M.reduce_variance(x, o.axis, args.bool("reduce_std", "keepdims", o.keepdims, false)))

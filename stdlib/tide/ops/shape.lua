@@ -48,8 +48,9 @@ end
 -- default), `view` runs it as a view sharing the input's storage.
 local function int_list_op(name, op, what, opt, optional, view)
   local run = view and eager.run_view or eager.run1
+  local names = { opt, lists = { [opt] = true } } -- tide.tile(x, {}): {} is the empty list
   return function(x, ...)
-    local o = args.parse(name, { opt }, ...)
+    local o = args.parse(name, names, ...)
     x = input(x, name, 1, what)
     local list = o[opt]
     if list ~= nil or not optional then list = int_list(name, opt, list) end
@@ -75,6 +76,7 @@ end
 -- or numbers (x:reshape(2, 3)). A view when strides allow, else a copy.
 function M.reshape(x, shape, ...)
   x = input(x, "reshape", 1, "tensor")
+  shape = convert.unvariable(shape)
   if type(shape) == "number" and select("#", ...) > 0 then
     shape = { shape, ... }
   elseif type(shape) == "table" and not istype(Tensor, shape) and shape.shape ~= nil then
@@ -104,6 +106,14 @@ end
 
 -- broadcast_to(input, shape): a stride-0 view with numpy's broadcasting rules.
 M.broadcast_to = int_list_op("broadcast_to", BROADCAST_TO, nil, "shape", false, true)
+
+-- identity(x): a copy of x's values with a storage of its own (TF's
+-- tf.identity; differentiable). A Variable gives a copy of its current value
+-- that can be written in place.
+function M.identity(x)
+  x = input(x, "identity", 1)
+  return eager.run1(COPY, nil, x)
+end
 
 -- contiguous(x): x itself when row-major without gaps, else a contiguous copy.
 function M.contiguous(x)
@@ -223,7 +233,8 @@ local function tensor_list(op, values)
   if #values == 0 then core.error(op .. ": values is an empty list") end
   local like
   for i = 1, #values do
-    if istype(Tensor, values[i]) then like = values[i]; break end
+    local v = convert.unvariable(values[i])
+    if istype(Tensor, v) then like = v; break end
   end
   local out = {}
   for i = 1, #values do
@@ -325,8 +336,9 @@ local function mirror(i, n, symmetric)
 end
 
 -- pad(tensor, paddings, mode="CONSTANT", constant_values=0) as tf.pad.
+local PAD_ARGS = { "paddings", "mode", "constant_values", lists = { paddings = true } }
 function M.pad(x, ...)
-  local o = args.parse("pad", { "paddings", "mode", "constant_values" }, ...)
+  local o = args.parse("pad", PAD_ARGS, ...)
   x = input(x, "pad", 1, "tensor")
   local pp = pad_pairs(x, o.paddings)
   local mode = o.mode == nil and "CONSTANT" or o.mode
