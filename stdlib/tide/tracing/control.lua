@@ -1,77 +1,33 @@
 -- stdlib/tide/tracing/control.lua — TF 2's control flow: tide.cond,
--- tide.while_loop, tide.for_range and tide.TensorArray. Eagerly they run as
--- plain Lua; while a function is traced they become COND and WHILE nodes
--- whose branches and bodies are subgraphs that run in C (graph/control.c).
+-- tide.while_loop and tide.for_range (TensorArrays: tracing/tensor_array.lua).
+-- Eagerly they run as plain Lua; while a function is traced they become COND
+-- and WHILE nodes whose branches and bodies are subgraphs that run in C
+-- (graph/control.c).
 local core = require "tide.core"
-local class = require "tide.class"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local convert = require "tide.convert"
 local context = require "tide.tracing.context"
 local spec = require "tide.tracing.spec"
+local values = require "tide.tracing.values"
 local record = require "tide.record"
 local tensor = require "tide.tensor"
 local format = require "tide.format"
 local math_ops = require "tide.ops.math"
-local shape_ops = require "tide.ops.shape"
-local create = require "tide.ops.create"
-local reduce = require "tide.ops.reduce"
-local update = require "tide.ops.update"
-local scatter = require "tide.ops.scatter"
 local ffi, C, Tensor = core.ffi, core.C, core.Tensor
-local istype = ffi.istype
 local unpack = unpack or table.unpack
 local pack = record.pack
 local None = spec.None
+local is_tensor, symbolic, tracing = values.is_tensor, values.symbolic, values.tracing
+local is_variable, read_variable = values.is_variable, values.read_variable
+local dims_of, dims_text, type_text = values.dims_of, values.dims_text, values.type_text
+local count_arg = values.count_arg
+local tensor_array = require "tide.tracing.tensor_array"
 
 local M = {}
 
 local BOOL, I32 = C.TIDE_BOOL, C.TIDE_INT32
 local MAX_VALUES = 64 -- loop variables, captures and results a node takes (graph/control.c)
-
-local is_variable, read_variable -- tide.variable requires tracing modules: load it lazily
-local function variables()
-  if not is_variable then
-    local v = require "tide.variable"
-    is_variable, read_variable = v.is_variable, v.read
-  end
-end
-
-local function is_tensor(x) return istype(Tensor, x) end
-local symbolic = tensor.is_symbolic
-
--- True while some graph is being built on this thread (inside tide.trace).
-local function tracing() return C.tide_graph_building() ~= nil end
-
--- Dims of t as a Lua list, -1 where unknown.
-local function dims_of(t)
-  local d = {}
-  for i = 0, t.ndim - 1 do d[i + 1] = tonumber(t.dims[i]) end
-  return d
-end
-
-local function dims_text(dims)
-  local parts = {}
-  for i, d in ipairs(dims) do parts[i] = (d == -1 or d == None) and "None" or tostring(d) end
-  return "[" .. table.concat(parts, ", ") .. "]"
-end
-
-local function type_text(t)
-  return dtype.names[t.dt] .. dims_text(dims_of(t))
-end
-
-local function all_known(dims)
-  for _, d in ipairs(dims) do if d == -1 or d == None then return false end end
-  return true
-end
-
--- Zeros of x's dtype and shape, also when x's dims are known only at run time.
-local function zeros_of(x)
-  if all_known(dims_of(x)) then return create.zeros_like(x) end
-  local zero = convert.tensor(x.dt == BOOL and false or 0, dtype.names[x.dt])
-  return math_ops.where(convert.tensor(false), x, zero)
-end
-M._zeros_of = zeros_of -- for control_grad
 
 ---------------------------------------------------------------------------
 -- Tracing subgraphs
@@ -176,15 +132,13 @@ end
 -- numbers and booleans (made tensors), carried through cond and while_loop
 ---------------------------------------------------------------------------
 
-local TensorArray = class("TensorArray")
+local TensorArray, is_ta = tensor_array.TensorArray, tensor_array.is_ta
 M.TensorArray = TensorArray
-local function is_ta(x) return getmetatable(x) == TensorArray end
 
 -- The structure of x: a tree whose leaves are
 --   {kind="tensor", t=} | {kind="number", v=} | {kind="ta", ta=} | {kind="value", v=}
 -- and whose inner nodes are {kind="table", keys=, items=}.
 local function structure(x)
-  variables()
   if is_tensor(x) then return { kind = "tensor", t = x } end
   local tx = type(x)
   if tx == "number" or tx == "boolean" then return { kind = "number", v = x } end
@@ -310,7 +264,6 @@ end
 
 -- The value of a one-element bool tensor (or Lua boolean) decided eagerly.
 local function truth(v, op, what)
-  variables()
   if type(v) == "boolean" then return v end
   if is_variable(v) then v = read_variable(v) end
   if not is_tensor(v) then
@@ -329,7 +282,6 @@ end
 -- The flag a traced condition gives: a bool tensor (a Lua boolean becomes a
 -- constant). `what` names it in errors: "pred must be", "cond must give".
 local function flag_tensor(v, op, what)
-  variables()
   if type(v) == "boolean" then return convert.tensor(v) end
   if is_variable(v) then v = read_variable(v) end
   if not is_tensor(v) or v.dt ~= BOOL then
@@ -344,7 +296,7 @@ local function flag_tensor(v, op, what)
   return v
 end
 
-local ta_leaves, ta_from -- TensorArray <-> buffer tensor, defined with TensorArray below
+local ta_leaves, ta_from = tensor_array.leaves, tensor_array.from_buffer -- TensorArray <-> buffer tensor
 
 -- cond(pred, true_fn, false_fn): true_fn() when pred holds, else false_fn()
 -- (TF's tf.cond). pred is a one-element bool tensor or a Lua boolean. A Lua
@@ -359,7 +311,6 @@ function M.cond(pred, true_fn, false_fn, ...)
   if pred == nil then core.error("cond: pred is nil; expected a bool tensor or a Lua boolean") end
   if type(true_fn) ~= "function" then core.error("cond: true_fn must be a function, got " .. type(true_fn)) end
   if type(false_fn) ~= "function" then core.error("cond: false_fn must be a function, got " .. type(false_fn)) end
-  variables()
   if is_variable(pred) then pred = read_variable(pred) end
   if type(pred) == "boolean" or not tracing() then
     if truth(pred, "cond", "pred") then return true_fn() end
@@ -447,12 +398,6 @@ local function body_results(res, n, first)
   return res
 end
 
--- An integer bound from a Lua number or an eager one-element tensor.
-local function count_arg(op, what, v)
-  local n = args.int(op, what, v)
-  if n < 0 then core.error(string.format("%s: %s must be at least 0, got %d", op, what, n)) end
-  return n
-end
 
 -- Convert and check the shape invariants option: one shape (list with
 -- tide.None) or nil per top-level loop variable.
@@ -497,7 +442,6 @@ function M.while_loop(cond_fn, body_fn, loop_vars, ...)
   if type(cond_fn) ~= "function" then core.error("while_loop: cond must be a function, got " .. type(cond_fn)) end
   if type(body_fn) ~= "function" then core.error("while_loop: body must be a function, got " .. type(body_fn)) end
   if loop_vars == nil then core.error("while_loop: loop_vars is nil; expected a list of tensors") end
-  variables()
   local single = type(loop_vars) ~= "table" or getmetatable(loop_vars) ~= nil
   local vars = single and pack(loop_vars) or pack(unpack(loop_vars, 1, #loop_vars))
   if vars.n == 0 then core.error("while_loop: loop_vars is empty; a loop needs at least one loop variable") end
@@ -755,7 +699,6 @@ function M.for_range(...)
   if type(loop_vars) ~= "table" or getmetatable(loop_vars) ~= nil then
     core.error("for_range: loop_vars must be a Lua list (use {x} for one variable)")
   end
-  variables()
   local bounds = { start, limit, delta }
   local names = { "start", "limit", "delta" }
   for i = 1, 3 do
@@ -824,387 +767,6 @@ function M.for_range(...)
     return math_ops.add(i, d), call_body(i, ...)
   end, { s, unpack(loop_vars, 1, n) }))
   return unpack(res, 2, res.n)
-end
-
----------------------------------------------------------------------------
--- tide.TensorArray
----------------------------------------------------------------------------
--- A TensorArray is functional (TF 2's): write and unstack return a new one.
--- It holds one tensor, a buffer of shape [size, element...] whose row i is
--- element i (zeros where nothing was written, as TF reads unwritten
--- elements of a known shape), so it works the same eagerly and traced and
--- rides through while_loop and cond as that one tensor. With dynamic_size
--- the buffer grows (exactly) to the largest index written.
-
--- An element shape from a list of sizes and tide.None (or -1), or nil.
-local function element_shape_arg(v)
-  if v == nil then return nil end
-  if type(v) ~= "table" then core.error("TensorArray: element_shape must be a list of sizes and tide.None") end
-  local out = {}
-  for i = 1, (v.n or #v) do
-    local d = v[i]
-    if d == None or d == -1 then out[i] = -1
-    elseif type(d) == "number" and d >= 0 and d == math.floor(d) then out[i] = d
-    else core.error(string.format("TensorArray: element_shape entry %d must be a size or tide.None, got %s", i,
-      tostring(d))) end
-  end
-  return out
-end
-
--- The more specific of two compatible shapes, or nil when they conflict.
-local function merge_shapes(a, b)
-  if a == nil then return b end
-  if b == nil then return a end
-  if #a ~= #b then return nil end
-  local out = {}
-  for i = 1, #a do
-    if a[i] == -1 then out[i] = b[i]
-    elseif b[i] == -1 or b[i] == a[i] then out[i] = a[i]
-    else return nil end
-  end
-  return out
-end
-
-local function shape_list(dims)
-  local s = {}
-  for i, d in ipairs(dims) do s[i] = d == -1 and None or d end
-  return setmetatable(s, tensor.Shape)
-end
-
--- TensorArray(dtype, {size=, dynamic_size=false, clear_after_read=,
--- element_shape=, infer_shape=true}) as tf.TensorArray. size is a number or
--- a scalar tensor (a symbolic size is known only at run time: the array then
--- starts empty and grows as it is written, like dynamic_size).
-function TensorArray:__init(dt, ...)
-  local o = args.parse("TensorArray", { "size", "dynamic_size", "clear_after_read", "tensor_array_name", "handle",
-    "flow", "infer_shape", "element_shape", "colocate_with_first_write_call", "name" }, ...)
-  if dt == nil then core.error("TensorArray: dtype is required") end
-  local code = dtype.code(dt, "TensorArray")
-  if o.handle ~= nil or o.flow ~= nil then core.error("TensorArray: handle and flow are not supported") end
-  self.dtype = dtype.names[code]
-  self._dt = code
-  self.dynamic_size = args.bool("TensorArray", "dynamic_size", o.dynamic_size, false)
-  self._infer_shape = args.bool("TensorArray", "infer_shape", o.infer_shape, true)
-  self._element_shape = element_shape_arg(o.element_shape)
-  local size = o.size
-  variables()
-  if is_variable(size) then size = read_variable(size) end
-  if size == nil then
-    core.error("TensorArray: size is required (size=0, dynamic_size=true makes an array that grows)")
-  end
-  if is_tensor(size) and symbolic(size) then
-    if size.dt ~= I32 and size.dt ~= C.TIDE_INT64 then
-      core.error("TensorArray: size must be an integer, got a " .. dtype.names[size.dt] .. " tensor")
-    end
-    self._size = 0
-    self.dynamic_size = true
-  else
-    self._size = count_arg("TensorArray", "size", size)
-  end
-  local es = self._element_shape
-  if es and all_known(es) then
-    local dims = { self._size }
-    for i, d in ipairs(es) do dims[i + 1] = d end
-    self._buffer = create.zeros(dims, { dtype = self.dtype })
-  end
-end
-
--- A TensorArray like self with another buffer and element shape.
-function TensorArray:_with(buffer, element_shape)
-  local t = setmetatable({}, TensorArray)
-  for k, v in pairs(self) do t[k] = v end
-  t._buffer = buffer
-  t._element_shape = element_shape
-  return t
-end
-
--- self with zeros for a buffer shaped like `like` (a buffer a loop body or a
--- branch made). An element dim known only at run time is 1 here: the first
--- write broadcasts it to the value's (writes by a run-time index do).
-function TensorArray:_with_zeros(like)
-  local dims = dims_of(like)
-  local rows = self._buffer and tonumber(self._buffer.dims[0]) or self._size
-  dims[1] = rows
-  for i = 2, #dims do if dims[i] < 0 then dims[i] = 1 end end
-  local es = { unpack(dims_of(like), 2) }
-  return self:_with(create.zeros(dims, { dtype = self.dtype }), merge_shapes(self._element_shape, es) or es)
-end
-
--- The tensors two TensorArrays carry (for cond branches and loop bodies that
--- must agree); why(text) fails. A branch that never wrote one gets zeros.
-function ta_leaves(a, b, why)
-  if a._dt ~= b._dt then why(string.format("the TensorArrays hold %s and %s", a.dtype, b.dtype)) end
-  local ba, bb = rawget(a, "_buffer"), rawget(b, "_buffer")
-  if ba == nil and bb == nil then return {}, {} end
-  if ba == nil then ba = rawget(a:_with_zeros(bb), "_buffer") end
-  if bb == nil then bb = rawget(b:_with_zeros(ba), "_buffer") end
-  if ba.ndim ~= bb.ndim then
-    why(string.format("the TensorArrays' elements have ranks %d and %d", ba.ndim - 1, bb.ndim - 1))
-  end
-  return { ba }, { bb }
-end
-
--- A TensorArray described by ta whose buffer comes from next_tensor (if any).
-function ta_from(ta, next_tensor)
-  if not next_tensor then return ta end
-  local b = next_tensor()
-  local es = { unpack(dims_of(b), 2) }
-  return ta:_with(b, merge_shapes(rawget(ta, "_element_shape"), es) or es)
-end
-
--- Integer index from a Lua number or an eager tensor, or a symbolic scalar.
-local function index_arg(op, i)
-  if i == nil then core.error(op .. ": index is nil") end
-  variables()
-  if is_variable(i) then i = read_variable(i) end
-  if is_tensor(i) then
-    if i.dt ~= I32 and i.dt ~= C.TIDE_INT64 then
-      core.error(string.format("%s: index must be an integer, got a %s tensor", op, dtype.names[i.dt]))
-    end
-    if symbolic(i) then
-      for _, d in ipairs(dims_of(i)) do
-        if d ~= 1 and d ~= -1 then core.error(op .. ": index must be a scalar, got shape " .. dims_text(dims_of(i))) end
-      end
-      return nil, shape_ops.reshape(i, {})
-    end
-    if i.nelem ~= 1 then core.error(op .. ": index must be a scalar, got shape " .. dims_text(dims_of(i))) end
-    i = tensor.item(i)
-  end
-  local k = args.int(op, "index", i)
-  return k
-end
-
--- The number of rows of buffer b as an int32 scalar tensor, also when it is
--- known only at run time (there is no shape op: count a row-length vector).
-local function row_zeros(b)
-  if tonumber(b.dims[0]) >= 0 then return create.zeros({ tonumber(b.dims[0]) }, { dtype = "int32" }) end
-  local any = math_ops.equal(b, b)
-  if b.ndim > 1 then
-    local axes = {}
-    for i = 1, b.ndim - 1 do axes[i] = i end
-    any = reduce.reduce_any(any, axes)
-  end
-  local zero = convert.tensor(0, "int32")
-  return math_ops.where(any, zero, zero)
-end
-local function row_count(b)
-  local rows = tonumber(b.dims[0])
-  if rows >= 0 then return convert.tensor(rows, "int32") end
-  return reduce.reduce_sum(math_ops.add(row_zeros(b), 1))
-end
-
--- A zeros element-shaped like value, as one row [1, ...].
-local function zero_row(value)
-  return shape_ops.expand_dims(zeros_of(value), 0)
-end
-
--- Checked value for write: a tensor of the array's dtype, element shape fitting.
-function TensorArray:_value(op, value)
-  if value == nil then core.error(op .. ": value is nil") end
-  variables()
-  if is_variable(value) then value = read_variable(value) end
-  if not is_tensor(value) then value = convert.tensor(value, self.dtype, op) end
-  if value.dt ~= self._dt then
-    core.error(string.format("%s: the TensorArray holds %s but the value is %s (cast it)", op, self.dtype,
-      dtype.names[value.dt]))
-  end
-  return value
-end
-
--- The element shape after adding one of shape dims (error when it conflicts).
-function TensorArray:_element_after(op, dims)
-  local es = rawget(self, "_element_shape")
-  local merged = merge_shapes(es, dims)
-  if es and not merged then
-    core.error(string.format("%s: the value has shape %s but the TensorArray's elements have shape %s", op,
-      dims_text(dims), dims_text(es)))
-  end
-  if not self._infer_shape then return es end
-  return merged
-end
-
--- write(index, value): a new TensorArray with element index set to value.
--- index is a number or an integer scalar tensor (symbolic in loops).
-function TensorArray:write(index, value)
-  local op = "TensorArray.write"
-  local k, kt = index_arg(op, index)
-  value = self:_value(op, value)
-  local es = self:_element_after(op, dims_of(value))
-  local b = rawget(self, "_buffer")
-  if b == nil then -- first write: rows of zeros shaped like value
-    local rows = self._size
-    if all_known(dims_of(value)) then
-      local dims = { rows }
-      for i, d in ipairs(dims_of(value)) do dims[i + 1] = d end
-      b = create.zeros(dims, { dtype = self.dtype })
-    else
-      local mult = { rows }
-      for i = 1, value.ndim do mult[i + 1] = 1 end
-      b = shape_ops.tile(zero_row(value), mult)
-    end
-  end
-  if b.ndim - 1 ~= value.ndim then
-    core.error(string.format("%s: the value has shape %s but the TensorArray's elements have shape %s", op,
-      dims_text(dims_of(value)), dims_text({ unpack(dims_of(b), 2) })))
-  end
-  local rows = tonumber(b.dims[0])
-  local exact = true -- the buffer's elements have value's shape (else a write broadcasts them to it)
-  for i = 1, value.ndim do exact = exact and tonumber(b.dims[i]) == tonumber(value.dims[i - 1]) end
-  if k then
-    if k < 0 then core.error(string.format("%s: index %d is negative", op, k)) end
-    if rows >= 0 and exact then
-      if k >= rows then
-        if not self.dynamic_size then
-          core.error(string.format("%s: index %d is out of range: the TensorArray has size %d and is not " ..
-            "dynamic_size", op, k, rows))
-        end
-        local pads = { { 0, k + 1 - rows } }
-        for i = 1, value.ndim do pads[i + 1] = { 0, 0 } end
-        b = shape_ops.pad(b, pads)
-      end
-      return self:_with(update.slice_update(b, { k }, value), es)
-    end
-    if rows >= 0 and k >= rows and not self.dynamic_size then
-      core.error(string.format("%s: index %d is out of range: the TensorArray has size %d and is not " ..
-        "dynamic_size", op, k, rows))
-    end
-    kt = convert.tensor(k, "int32")
-  end
-  -- index known only at run time: grow if allowed, then replace the row by a mask
-  if self.dynamic_size then
-    local need = math_ops.add(math_ops.cast(kt, "int32"), 1)
-    local row = zero_row(value)
-    b = M.while_loop(function(x) return math_ops.less(row_count(x), need) end,
-      function(x) return shape_ops.concat({ x, row }, 0) end, b)
-  end
-  -- scatter_add checks the index against the rows at run time
-  local hit = scatter.scatter_add(row_zeros(b), shape_ops.reshape(math_ops.cast(kt, "int32"), { 1 }),
-    convert.tensor({ 1 }, "int32"))
-  local mask = math_ops.cast(hit, "bool")
-  for _ = 1, value.ndim do mask = shape_ops.expand_dims(mask, -1) end
-  return self:_with(math_ops.where(mask, shape_ops.expand_dims(value, 0), b), es)
-end
-
--- read(index): element index (zeros where nothing was written).
-function TensorArray:read(index)
-  local op = "TensorArray.read"
-  local k, kt = index_arg(op, index)
-  local b = rawget(self, "_buffer")
-  if b == nil then
-    local es = rawget(self, "_element_shape")
-    if k and k >= self._size and not self.dynamic_size then
-      core.error(string.format("%s: index %d is out of range: the TensorArray has size %d", op, k, self._size))
-    end
-    if es and all_known(es) then return create.zeros(es, { dtype = self.dtype }) end
-    core.error(op .. ": nothing was written to the TensorArray and its element shape is unknown")
-  end
-  local rows = tonumber(b.dims[0])
-  if k and rows >= 0 then
-    if k < 0 or k >= rows then
-      core.error(string.format("%s: index %d is out of range: the TensorArray has size %d", op, k, rows))
-    end
-    return b[k]
-  end
-  return shape_ops.gather(b, kt or convert.tensor(k, "int32"))
-end
-
--- stack(): the elements as one tensor [size, element...].
-function TensorArray:stack()
-  local b = rawget(self, "_buffer")
-  if b then return b end
-  local es = rawget(self, "_element_shape")
-  if es and all_known(es) then
-    local dims = { self._size }
-    for i, d in ipairs(es) do dims[i + 1] = d end
-    return create.zeros(dims, { dtype = self.dtype })
-  end
-  core.error("TensorArray.stack: nothing was written and the element shape is unknown (give element_shape)")
-end
-
--- gather(indices): the elements at indices, stacked.
-function TensorArray:gather(indices)
-  if indices == nil then core.error("TensorArray.gather: indices is nil") end
-  return shape_ops.gather(self:stack(), indices)
-end
-
--- concat(): the elements joined along their first dim.
-function TensorArray:concat()
-  local b = self:stack()
-  if b.ndim < 2 then core.error("TensorArray.concat: the elements must have rank at least 1") end
-  local dims = dims_of(b)
-  local shape = { -1 }
-  for i = 3, #dims do shape[#shape + 1] = dims[i] end
-  return shape_ops.reshape(b, shape)
-end
-
--- unstack(value): a new TensorArray whose elements are value's rows.
-function TensorArray:unstack(value)
-  local op = "TensorArray.unstack"
-  value = self:_value(op, value)
-  if value.ndim < 1 then core.error(op .. ": value must have rank at least 1, got a scalar") end
-  local dims = dims_of(value)
-  local es = self:_element_after(op, { unpack(dims, 2) })
-  local n = dims[1]
-  if n >= 0 and not self.dynamic_size then
-    if n > self._size then
-      core.error(string.format("%s: value has %d rows but the TensorArray has size %d and is not dynamic_size", op,
-        n, self._size))
-    end
-    if n < self._size then -- the rows after value's stay zeros
-      local pads = { { 0, self._size - n } }
-      for i = 2, #dims do pads[i] = { 0, 0 } end
-      value = shape_ops.pad(value, pads)
-    end
-  end
-  return self:_with(value, es)
-end
-
--- scatter(indices, value): a new TensorArray with element indices[j] = value[j].
-function TensorArray:scatter(indices, value)
-  local op = "TensorArray.scatter"
-  if indices == nil then core.error(op .. ": indices is nil") end
-  value = self:_value(op, value)
-  local idx = is_tensor(indices) and indices or convert.tensor(indices, "int32", op)
-  if idx.ndim ~= 1 then core.error(op .. ": indices must be a list (rank 1)") end
-  local ta = self
-  local n = tonumber(idx.dims[0])
-  if n < 0 then core.error(op .. ": the number of indices must be known when tracing") end
-  for j = 0, n - 1 do
-    local i = symbolic(idx) and shape_ops.gather(idx, convert.tensor(j, "int32")) or idx[j]
-    ta = ta:write(i, shape_ops.gather(value, convert.tensor(j, "int32")))
-  end
-  return ta
-end
-
--- size(): the number of elements, an int32 scalar tensor.
-function TensorArray:size()
-  local b = rawget(self, "_buffer")
-  if b then return row_count(b) end
-  return convert.tensor(self._size, "int32")
-end
-
--- ta.element_shape: a Shape (tide.None where unknown), or nil when unknown.
-TensorArray.__index = function(ta, k)
-  if k == "element_shape" then
-    local es = rawget(ta, "_element_shape")
-    return es and shape_list(es) or nil
-  end
-  local m = TensorArray[k]
-  if m == nil and type(k) == "string" and k:sub(1, 1) ~= "_" then
-    core.error("TensorArray has no method or property '" .. k .. "'")
-  end
-  return m
-end
-
--- identity(), close(): TF's bookkeeping; nothing to do for a functional array.
-function TensorArray:identity() return self end
-function TensorArray:close() end
-
-TensorArray.__tostring = function(ta)
-  local b = rawget(ta, "_buffer")
-  return string.format("<tide.TensorArray %s size=%s element_shape=%s%s>", ta.dtype,
-    b and (tonumber(b.dims[0]) >= 0 and tostring(tonumber(b.dims[0])) or "None") or tostring(ta._size),
-    ta._element_shape and dims_text(ta._element_shape) or "<unknown>", ta.dynamic_size and " dynamic" or "")
 end
 
 return M

@@ -19,6 +19,7 @@ local shape_ops = require "tide.ops.shape"
 local reduce = require "tide.ops.reduce"
 local create = require "tide.ops.create"
 local spec = require "tide.tracing.spec"
+local values = require "tide.tracing.values"
 local pack, unpack = record.pack, unpack or table.unpack
 
 local M = {}
@@ -92,7 +93,7 @@ end
 -- Zeros shaped like a source (a variable's are a constant of its shape).
 local function zero_of(src)
   if src.var then return create.zeros_like(rawget(src.var, "_handle")) end
-  return control()._zeros_of(src.t)
+  return values.zeros_of(src.t)
 end
 
 -- The VJP of fn at the sources: fn() returns a flat list (with n) of
@@ -201,7 +202,7 @@ function M.while_loop(used, flat, results, info)
 
     -- 2. Run the body's VJP for j = count-1 down to 0.
     local binit = { math_ops.sub(count, 1) }
-    for i, k in ipairs(floats) do binit[1 + i] = dys[k] or ctl._zeros_of(results[k]) end
+    for i, k in ipairs(floats) do binit[1 + i] = dys[k] or values.zeros_of(results[k]) end
     for i, s in ipairs(srcs) do binit[1 + #floats + i] = zero_of(s) end
     local nb = #binit
     local back = pack(ctl.while_loop(function(j) return math_ops.greater_equal(j, 0) end, function(j, ...)
