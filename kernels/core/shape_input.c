@@ -2,6 +2,7 @@
  * and reading the shape input of an op flagged TIDE_OPF_SHAPE_INPUT. */
 #include "registry.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The values of a shape tensor are known when it holds data: eagerly, at a
@@ -41,6 +42,17 @@ tide_status tide_shape_input(const tide_op_def *def, const tide_attrs *a, int n_
     }
   }
   *use = buf;
+  /* Negative values (reshape's one -1 aside, which it checks itself), named
+   * as numbers: a shape string would print -1 as None. */
+  for (int i = 0; !*unknown && def->id != TIDE_OP_RESHAPE && i < buf->nints; i++)
+    if (buf->ints[i] < 0) {
+      char vals[256];
+      int len = 0;
+      for (int k = 0; k < buf->nints && len < (int)sizeof vals - 24; k++)
+        len += snprintf(vals + len, sizeof vals - (size_t)len, "%s%lld", k ? ", " : "", (long long)buf->ints[k]);
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: the shape tensor holds a negative dimension: [%s] (%lld at %d)", def->name,
+                       vals, (long long)buf->ints[i], i);
+    }
   return TIDE_OK;
 }
 
