@@ -82,7 +82,7 @@ end
 function M.arg(op, v)
   if istype(Tensor, v) then
     if not dtype.is_int[v.dt] then
-      core.error(string.format("%s: shape must be an integer tensor (int32 or int64), got %s %s (use :cast(\"int32\"))",
+      core.error(string.format("%s: shape must be an integer tensor, got %s %s (use :cast(\"int32\"))",
         op, dtype.names[v.dt], format.shape_text(tensor.shape_of(v))))
     end
     if v.ndim > 1 then
