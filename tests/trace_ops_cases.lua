@@ -319,6 +319,33 @@ every_dtype("reverse", {
   { "both strided", function(x) return tide.reverse(x, { 0, 1 }) end, s23 },
 })
 
+-- the target shape as a tensor (an input of the reshape node)
+for name, list in pairs {
+  reshape = { { "to shape of y", function(x, y) return tide.reshape(x, tide.shape(y)) end,
+    function(dt) return { data({ 2, 3 }, dt), data({ 3, 1, 2 }) } end } },
+  broadcast_to = { { "to shape of y", function(x, y) return tide.broadcast_to(x, tide.shape(y)) end,
+    function(dt) return { data({ 1, 3 }, dt), data({ 2, 4, 3 }) } end } },
+} do
+  local by_list = cases[name]
+  cases[name] = function(add)
+    by_list(add)
+    for _, dt in ipairs(M.DTYPES) do
+      for _, c in ipairs(list) do add(dt .. " " .. c[1], c[2], c[3](dt), c[4]) end
+    end
+  end
+end
+-- shapes as tensors: constants when the dims are known (no node), computed with None dims
+for name, fn in pairs { shape = tide.shape, size = tide.num_elements } do
+  cases[name] = function(add)
+    for _, dt in ipairs(M.DTYPES) do
+      add(dt .. " 2-d", function(x) return fn(x) end, x23(dt), { node = false })
+      add(dt .. " int64 strided", function(x) return fn(x, { out_type = "int64" }) end, s23(dt), { node = false })
+    end
+    add("0-d", function(x) return fn(x) end, { data({}, "float32") }, { node = false })
+    add("empty", function(x) return fn(x) end, { data({ 4, 0, 2 }, "int32") }, { node = false })
+  end
+end
+
 cases.one_hot = function(add)
   for _, dt in ipairs(M.dtypes_of("one_hot")) do
     local idx = tide.tensor({ 0, 2, 3, 1 }, dt) -- 3 is outside depth 3: a row of off_value
@@ -360,6 +387,18 @@ for _, dt in ipairs(M.DTYPES) do
   fill_cases[#fill_cases + 1] = { dt, function() return tide.fill({ 2, 3 }, dt == "bool" or 3, { dtype = dt }) end }
 end
 creation("fill", fill_cases)
+do -- fill from a shape tensor: a constant with known dims (folded), the shape input with None dims
+  local by_value = cases.fill
+  cases.fill = function(add)
+    by_value(add)
+    for _, dt in ipairs { "float32", "int64", "bool" } do
+      add(dt .. " shape of x", function(x) return tide.fill(tide.shape(x), dt == "bool" or 3, { dtype = dt }) end,
+        { data({ 2, 3 }) }, { node = false })
+      add(dt .. " zeros of an empty x", function(x) return tide.zeros(tide.shape(x, { out_type = "int64" }), dt) end,
+        { data({ 0, 3 }) }, { node = false })
+    end
+  end
+end
 creation("range", {
   { "int", function() return tide.range(5) end },
   { "float step", function() return tide.range(1, 2, 0.25) end },

@@ -109,10 +109,19 @@ static tide_status check_int_bounds(const tide_op_def *def, const tide_attrs *at
 
 tide_status tide_infer_create(const tide_op_def *def, const tide_attrs *attrs, int n_in,
                               const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
-  TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(n_out);
+  TIDE_UNUSED(n_out);
   int dt = attrs->dtype;
   tide_status st = check_attr_dtype(def, dt);
   if (st) return st;
+  tide_attrs buf;
+  bool unknown;
+  if ((st = tide_shape_input(def, attrs, n_in, in, &buf, &attrs, &unknown)) != TIDE_OK) return st;
+  if (def->id == TIDE_OP_RANDOM_UNIFORM && tide_dtype_is_int(dt) && (st = check_int_bounds(def, attrs)) != TIDE_OK)
+    return st;
+  if (unknown) { /* a traced shape tensor: its length is the rank, its values come at run time */
+    tide_shape_input_unknown(out[0], dt, attrs->nints);
+    return TIDE_OK;
+  }
   int64_t dims[TIDE_MAX_DIMS];
   int nd;
   if (def->id == TIDE_OP_LINSPACE) {
@@ -133,10 +142,6 @@ tide_status tide_infer_create(const tide_op_def *def, const tide_attrs *attrs, i
   }
   st = check_shape(def, nd, dims, dt);
   if (st) return st;
-  if (def->id == TIDE_OP_RANDOM_UNIFORM && tide_dtype_is_int(dt)) {
-    st = check_int_bounds(def, attrs);
-    if (st) return st;
-  }
   tide_tensor_set_contiguous_layout(out[0], dt, nd, dims);
   return TIDE_OK;
 }

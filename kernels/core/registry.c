@@ -100,7 +100,7 @@ static tide_status check_call(const tide_op_def *def, int op, const tide_attrs *
   if (attrs->nints < 0 || attrs->nints > TIDE_MAX_INTS)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: attrs.nints is %d (valid: 0 to %d)", def->name, attrs->nints,
                      TIDE_MAX_INTS);
-  if (def->n_in >= 0 && n_in != def->n_in)
+  if (def->n_in >= 0 && n_in != def->n_in && !((def->flags & TIDE_OPF_SHAPE_INPUT) && n_in == def->n_in + 1))
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: expects %d input(s), got %d", def->name, def->n_in, n_in);
   if (def->n_in < 0 && n_in < 1)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: expects at least one input", def->name);

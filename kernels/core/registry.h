@@ -54,6 +54,15 @@ extern _Thread_local struct tide_graph *tide_graph_current;
 tide_status tide_graph_record_op(const tide_op_def *def, const tide_attrs *attrs, int n_in,
                                  const tide_tensor *const *in, int n_out, tide_tensor *const *out);
 
+/* For an op flagged TIDE_OPF_SHAPE_INPUT (core/shape_input.c): *use is `a`,
+ * or, when the op got its shape input, a copy in `buf` whose ints are the
+ * shape tensor's values; *unknown says they are not known yet (tracing a
+ * computed shape): then ints are -1 and the op's result has nints unknown dims. */
+tide_status tide_shape_input(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                             tide_attrs *buf, const tide_attrs **use, bool *unknown);
+/* Give `out` dtype dt and nd unknown (-1) dims. */
+void tide_shape_input_unknown(tide_tensor *out, int dt, int nd);
+
 /* A default (all-zero) attrs, for ops called without attributes. */
 extern const tide_attrs tide_default_attrs;
 

@@ -86,9 +86,17 @@ static tide_status reshape_dims(const tide_op_def *def, const tide_attrs *a, con
 
 tide_status tide_infer_reshape(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                int n_out, tide_tensor *const *out) {
-  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  TIDE_UNUSED(n_out);
+  tide_attrs buf;
+  bool unknown;
+  tide_status st = tide_shape_input(def, a, n_in, in, &buf, &a, &unknown);
+  if (st) return st;
+  if (unknown) { /* a traced shape tensor: every dim unknown until the graph runs */
+    tide_shape_input_unknown(out[0], in[0]->dt, a->nints);
+    return TIDE_OK;
+  }
   int64_t dims[TIDE_MAX_DIMS];
-  tide_status st = reshape_dims(def, a, in[0], dims);
+  st = reshape_dims(def, a, in[0], dims);
   if (st) return st;
   tide_tensor_set_contiguous_layout(out[0], in[0]->dt, a->nints, dims);
   return TIDE_OK;
@@ -321,9 +329,21 @@ bad:
 
 tide_status tide_infer_broadcast_to(const tide_op_def *def, const tide_attrs *a, int n_in,
                                     const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
-  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  TIDE_UNUSED(n_out);
+  tide_attrs buf;
+  bool unknown;
+  tide_status st = tide_shape_input(def, a, n_in, in, &buf, &a, &unknown);
+  if (st) return st;
+  char sx[128];
+  if (unknown && a->nints < in[0]->ndim)
+    return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: cannot broadcast shape %s to a shape of rank %d", def->name,
+                     TIDE_SHAPE_STR(sx, in[0]), a->nints);
+  if (unknown) { /* a traced shape tensor: every dim unknown until the graph runs */
+    tide_shape_input_unknown(out[0], in[0]->dt, a->nints);
+    return TIDE_OK;
+  }
   int64_t strides[TIDE_MAX_DIMS];
-  tide_status st = broadcast_strides(def, a, in[0], strides);
+  st = broadcast_strides(def, a, in[0], strides);
   if (st) return st;
   tide_tensor_set_contiguous_layout(out[0], in[0]->dt, a->nints, a->ints);
   return TIDE_OK;
@@ -331,9 +351,13 @@ tide_status tide_infer_broadcast_to(const tide_op_def *def, const tide_attrs *a,
 
 tide_status tide_cpu_broadcast_to(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                   int n_out, tide_tensor *const *out) {
-  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  TIDE_UNUSED(n_out);
+  tide_attrs buf;
+  bool unknown;
+  tide_status st = tide_shape_input(def, a, n_in, in, &buf, &a, &unknown);
+  if (st) return st;
   int64_t strides[TIDE_MAX_DIMS];
-  tide_status st = broadcast_strides(def, a, in[0], strides);
+  st = broadcast_strides(def, a, in[0], strides);
   if (st) return st;
   return view_or_copy(def->name, out[0], in[0], a->nints, a->ints, strides, 0);
 }

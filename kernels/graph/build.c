@@ -288,7 +288,10 @@ tide_status tide_graph_record_op(const tide_op_def *def, const tide_attrs *attrs
   for (int i = 0; i < n_in; i++) {
     tide_status st = value_of(g, in[i], &vals[i], def->name);
     if (st) return st;
-    descs[i] = gval_desc(g, vals[i]);
+    /* A constant's value, so that ops reading an input's values to infer
+     * (a shape input, TIDE_OPF_SHAPE_INPUT) know them while tracing. */
+    gnode *src = &g->nodes[vals[i].node];
+    descs[i] = src->kind == TIDE_NODE_CONST ? &src->value : gval_desc(g, vals[i]);
   }
   tide_tensor tmp[4];
   tide_tensor *tmp_out[4] = {&tmp[0], &tmp[1], &tmp[2], &tmp[3]};

@@ -91,7 +91,9 @@ static tide_status resolve_layouts(tide_graph *g, gplan *p, const tide_tensor *c
     tide_tensor *outs[64];
     bool late = false;
     for (int k = 0; k < n->n_in && k < 64; k++) {
-      ins[k] = &p->layout[p->base[n->in[k].node] + n->in[k].index];
+      /* a constant's value (not just its layout): a shape input's values are then known */
+      const gnode *src = &g->nodes[n->in[k].node];
+      ins[k] = src->kind == TIDE_NODE_CONST ? &src->value : &p->layout[p->base[n->in[k].node] + n->in[k].index];
       if (unknown_dims(ins[k])) late = true;
     }
     for (int k = 0; k < n->n_out && k < 64; k++) {

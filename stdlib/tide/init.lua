@@ -67,6 +67,10 @@ export(linalg_ops)
 export(require "tide.ops.update")              -- slice_update
 export(create_ops, { no_methods = true })
 export(scatter_ops)
+do -- shapes as tensors: tf.shape, tf.size, tf.rank (x.shape stays the Lua list)
+  local dyn = require "tide.ops.dynamic_shape"
+  export({ shape = dyn.shape, num_elements = dyn.num_elements, rank = dyn.rank }, { no_methods = true })
+end
 tide.random = require "tide.random"
 
 -- Autodiff: Variables and GradientTape (TF 2's), gradient control.

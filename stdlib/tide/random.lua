@@ -14,6 +14,7 @@ local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local create = require "tide.ops.create"
+local shape_arg = require("tide.ops.dynamic_shape").arg
 local ffi, C = core.ffi, core.C
 
 local M = {}
@@ -55,15 +56,16 @@ local function reserve(a, seed, what)
 end
 
 -- Run creation op `op` of the given shape with two scalars.
+-- The shape may be a traced shape tensor (tide.shape(x)): the op takes it as input.
 local function draw(op, what, shape, dt_name, s0, s1, seed)
-  local list = args.shape(what, shape)
+  local list, dyn = shape_arg(what, shape)
   local dt = dtype.code(dt_name or "float32", what)
   local a = eager.attrs()
-  eager.set_ints(a, list, what)
+  if list then eager.set_ints(a, list, what) end
   a.dtype = dt
   a.scalars[0], a.scalars[1] = s0, s1
   reserve(a, seed, what)
-  return eager.run(op, a, {}, 1)
+  return eager.run(op, a, dyn and { dyn } or {}, 1)
 end
 
 -- uniform(shape, minval=0, maxval=1, dtype="float32", seed=nil) as

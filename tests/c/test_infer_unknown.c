@@ -161,6 +161,24 @@ static const icase cases[] = {
     {ROW(GATHER), A(.axis = 1), IN2(D(F32, 2, 5, U), D(I32, 2, U, 2)), OUT(3, 5, U, 2)},
     {ROW(GATHER), A(.axis = 1, .n = 1), IN2(D(F32, 3, U, 4, 6), D(I32, 2, 3, 2)), OUT(3, 3, 2, 6)},
     {ROW(GATHER), A(.axis = 1, .n = 1), IN2(D(F32, 2, 2, U), D(I32, 2, 3, 2)), ERR(TIDE_ERR_SHAPE, "must agree")},
+    /* ---- shapes as tensors: the rank is known, so shape's length is ---- */
+    {ROW(SHAPE), A(.dtype = TIDE_INT32), IN1(D(F32, 3, U, 2, U)), OUT(1, 3)},
+    {ROW(SHAPE), A(.dtype = TIDE_INT64), IN1(S(BOOL)), OUT(1, 0)},
+    {ROW(SHAPE), A(.dtype = TIDE_FLOAT32), IN1(D(F32, 1, U)), ERR(TIDE_ERR_DTYPE, "out_type must be int32 or int64")},
+    {ROW(SIZE), A(.dtype = TIDE_INT32), IN1(D(F32, 2, U, 3)), OUT(0, 0)},
+    /* ---- a traced shape input (TIDE_OPF_SHAPE_INPUT): its length is the rank, every dim unknown ---- */
+    {ROW(FILL), A(.dtype = TIDE_FLOAT32), IN1(D(I32, 1, 3)), OUT(3, U, U, U)},
+    {ROW(FILL), A(.dtype = TIDE_FLOAT32), IN1(D(TIDE_INT64, 1, 0)), OUT(0, 0)},
+    {ROW(RANDOM_NORMAL), A(.dtype = TIDE_FLOAT32), IN1(D(I32, 1, 2)), OUT(2, U, U)},
+    {ROW(FILL), A(.dtype = TIDE_FLOAT32), IN1(D(F32, 1, 2)), ERR(TIDE_ERR_DTYPE, "fill: the shape must be an int32 or int64")},
+    {ROW(FILL), A(.dtype = TIDE_FLOAT32), IN1(D(I32, 2, 1, 2)), ERR(TIDE_ERR_SHAPE, "fill: the shape must be a 1-D tensor")},
+    {ROW(FILL), A(.dtype = TIDE_FLOAT32), IN1(D(I32, 1, U)), ERR(TIDE_ERR_SHAPE, "length (the result's rank) must be known")},
+    {ROW(RESHAPE), IN2(D(F32, 2, U, 3), D(I32, 1, 3)), OUT(3, U, U, U)},
+    {ROW(BROADCAST_TO), IN2(D(F32, 2, U, 3), D(I32, 1, 3)), OUT(3, U, U, U)},
+    {ROW(BROADCAST_TO), IN2(D(F32, 2, U, 3), D(I32, 1, 1)), ERR(TIDE_ERR_SHAPE, "to a shape of rank 1")},
+    {ROW(EYE), A(.dtype = TIDE_FLOAT32, .ints = {2, 2}, .nints = 2), IN1(D(I32, 1, 2)),
+     ERR(TIDE_ERR_VALUE, "expects 0 input(s), got 1")}, /* not flagged: no shape input */
+
     {ROW(ONE_HOT), A(.n = 4, .axis = -1, .dtype = TIDE_FLOAT32), IN1(D(I32, 1, U)), OUT(2, U, 4)},
     {ROW(ONE_HOT), A(.n = 4, .axis = 0, .dtype = TIDE_FLOAT32), IN1(D(I32, 1, U)), OUT(2, 4, U)},
     {ROW(SCATTER_ADD), A(.axis = 0), IN3(D(F32, 2, U, 3), D(I32, 1, 5), D(F32, 2, 5, 3)), OUT(2, U, 3)},

@@ -52,6 +52,7 @@ local calls = {
   concat = function() return tide.concat({m, m}, 0) end, tile = function() return tide.tile(m, {2, 1}) end,
   pad = function() return tide.pad(m, {{1, 1}, {0, 0}}) end, gather = function() return tide.gather(m, {1, 0}) end,
   one_hot = function() return tide.one_hot(tide.tensor{0, 2}, 3) end, reverse = function() return tide.reverse(m, {1}) end,
+  shape = function() return tide.shape(m) end, size = function() return tide.num_elements(m) end,
   fill = function() return tide.fill({2, 2}, 7) end, range = function() return tide.range(5) end,
   linspace = function() return tide.linspace(0, 1, 5) end, eye = function() return tide.eye(3) end,
   random_uniform = function() return tide.random.uniform({4}) end,

@@ -112,14 +112,17 @@ describe("random registry ops, traced and eager", function()
       { "float32", function(s) return R.uniform({ 2, 3 }, { seed = s }) end },
       { "float64 bounds", function(s) return R.uniform({ 4 }, { minval = -2, maxval = 3, dtype = "float64", seed = s }) end },
       { "int32", function(s) return R.uniform({ 3, 2 }, { maxval = 10, dtype = "int32", seed = s }) end },
+      { "shape of x", function(s, x) return R.uniform(tide.shape(x), { seed = s }) end, { T.data({ 2, 3 }) } },
     },
     random_normal = {
       { "float32", function(s) return R.normal({ 2, 3 }, { seed = s }) end },
       { "float64", function(s) return R.normal({ 5 }, { mean = 1, stddev = 2, dtype = "float64", seed = s }) end },
+      { "shape of x", function(s, x) return R.normal(tide.shape(x), { seed = s }) end, { T.data({ 3, 1 }) } },
     },
     truncated_normal = {
       { "float32", function(s) return R.truncated_normal({ 2, 3 }, { seed = s }) end },
       { "float16", function(s) return R.truncated_normal({ 7 }, { dtype = "float16", seed = s }) end },
+      { "shape of x", function(s, x) return R.truncated_normal(tide.shape(x), { seed = s }) end, { T.data({ 4 }) } },
     },
     random_shuffle = {
       { "rows", function(s, x) return R.shuffle(x, { seed = s }) end, { rows } },

@@ -17,7 +17,14 @@ enum {
   TIDE_OPF_ELEMENTWISE = 1,   /* one output element per broadcast input position */
   TIDE_OPF_VIEW        = 2,   /* output 0 may share input 0's storage */
   TIDE_OPF_STATEFUL    = 4,   /* draws random numbers: never folded or merged */
-  TIDE_OPF_NO_GRAD     = 8    /* not differentiable */
+  TIDE_OPF_NO_GRAD     = 8,   /* not differentiable */
+  /* The op may take one input more than its row says, last: a 1-D int32 or
+   * int64 tensor that gives the shape attrs.ints gives otherwise (TF's
+   * shape-as-a-tensor forms: tf.fill, tf.reshape, tf.random.* of tf.shape(x)).
+   * Its values are read where they exist (eagerly, at a graph's run, or from a
+   * graph constant); while tracing a computed one they are not, so the result
+   * has that many unknown (-1) dims and the graph infers it again when it runs. */
+  TIDE_OPF_SHAPE_INPUT = 16
 };
 
 typedef enum tide_op {

@@ -8,7 +8,10 @@ local reg = grad.register
 
 -- reshape, squeeze, expand_dims: the same elements in the input's shape.
 local function back_to_input_shape(node, dys)
-  return shape.reshape(dys[1], util.dims(node.inputs[1]))
+  local x = node.inputs[1]
+  local d = util.dims(x)
+  if not util.all_known(d) then d = require("tide.ops.dynamic_shape").shape(x) end -- None dims: sized at run time
+  return shape.reshape(dys[1], d)
 end
 reg("reshape", back_to_input_shape)
 reg("squeeze", back_to_input_shape)

@@ -6,6 +6,7 @@ local eager = require "tide.eager"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
+local shape_arg = require("tide.ops.dynamic_shape").arg
 local ffi, C, Tensor = core.ffi, core.C, core.Tensor
 local istype = ffi.istype
 local floor = math.floor
@@ -39,25 +40,28 @@ local function scalar_arg(op, what, v)
   return v, value_dtype(v)
 end
 
--- Run FILL: shape (Lua list), value (number or boolean), dtype code.
-local function run_fill(shape, value, dt)
+-- Run FILL: shape (Lua list), value (number or boolean), dtype code; or,
+-- with `dyn` (a traced shape tensor), FILL taking that as its shape input.
+local function run_fill(shape, value, dt, dyn)
   local a = eager.attrs()
-  eager.set_ints(a, shape, "fill")
+  if shape then eager.set_ints(a, shape, "fill") end
   a.scalars[0] = type(value) == "boolean" and (value and 1 or 0) or value
   a.dtype = dt
-  return eager.run(FILL, a, {}, 1)
+  return eager.run(FILL, a, dyn and { dyn } or {}, 1)
 end
 
--- zeros(shape, dtype="float32") as tf.zeros.
+-- zeros(shape, dtype="float32") as tf.zeros; shape may be tide.shape(x).
 function M.zeros(shape, ...)
   local o = args.parse("zeros", { "dtype" }, ...)
-  return run_fill((args.shape("zeros", shape)), 0, dtype.code(o.dtype or "float32", "zeros"))
+  local list, dyn = shape_arg("zeros", shape)
+  return run_fill(list, 0, dtype.code(o.dtype or "float32", "zeros"), dyn)
 end
 
--- ones(shape, dtype="float32") as tf.ones.
+-- ones(shape, dtype="float32") as tf.ones; shape may be tide.shape(x).
 function M.ones(shape, ...)
   local o = args.parse("ones", { "dtype" }, ...)
-  return run_fill((args.shape("ones", shape)), 1, dtype.code(o.dtype or "float32", "ones"))
+  local list, dyn = shape_arg("ones", shape)
+  return run_fill(list, 1, dtype.code(o.dtype or "float32", "ones"), dyn)
 end
 
 -- A fill of shape `dims` with a scalar value; its dtype is the value's (as
@@ -65,10 +69,10 @@ end
 local function filler(name)
   return function(dims, value, ...)
     local o = args.parse(name, { "dtype" }, ...)
-    local shape = args.shape(name, dims)
+    local shape, dyn = shape_arg(name, dims)
     if value == nil then core.error(name .. ": value is required") end
     local v, dt = scalar_arg(name, "value", value)
-    return run_fill(shape, v, o.dtype and dtype.code(o.dtype, name) or dt)
+    return run_fill(shape, v, o.dtype and dtype.code(o.dtype, name) or dt, dyn)
   end
 end
 

@@ -8,6 +8,7 @@ local dtype = require "tide.dtype"
 local args = require "tide.args"
 local tensor = require "tide.tensor"
 local format = require "tide.format"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 local ffi, C, Tensor = core.ffi, core.C, core.Tensor
 local istype = ffi.istype
 
@@ -82,8 +83,12 @@ function M.reshape(x, shape, ...)
   elseif type(shape) == "table" and not istype(Tensor, shape) and shape.shape ~= nil then
     shape = shape.shape
   end
-  local list = int_list("reshape", "shape", shape)
   local a = eager.attrs()
+  if istype(Tensor, shape) and tensor.is_symbolic(shape) then -- tide.shape(...) in a trace
+    local _, dyn = dynamic_shape.arg("reshape", shape)
+    return eager.run(RESHAPE, a, { eager.promote(x), dyn }, 1)
+  end
+  local list = int_list("reshape", "shape", shape)
   eager.set_ints(a, list, "reshape")
   return eager.run_view(RESHAPE, a, x)
 end
@@ -105,7 +110,16 @@ function M.expand_dims(x, ...)
 end
 
 -- broadcast_to(input, shape): a stride-0 view with numpy's broadcasting rules.
-M.broadcast_to = int_list_op("broadcast_to", BROADCAST_TO, nil, "shape", false, true)
+local broadcast_list = int_list_op("broadcast_to", BROADCAST_TO, nil, "shape", false, true)
+function M.broadcast_to(x, shape, ...)
+  if istype(Tensor, shape) and tensor.is_symbolic(shape) then -- tide.shape(...) in a trace
+    args.parse("broadcast_to", {}, ...)
+    x = input(x, "broadcast_to", 1)
+    local _, dyn = dynamic_shape.arg("broadcast_to", shape)
+    return eager.run(BROADCAST_TO, eager.attrs(), { eager.promote(x), dyn }, 1)
+  end
+  return broadcast_list(x, shape, ...)
+end
 
 -- identity(x): a copy of x's values with a storage of its own (TF's
 -- tf.identity; differentiable). A Variable gives a copy of its current value

@@ -1,0 +1,103 @@
+-- stdlib/tide/ops/dynamic_shape.lua — shapes as tensors (TF's tf.shape,
+-- tf.size, tf.rank) and the shape arguments of creation and reshaping ops,
+-- which may be such a tensor. A traced tensor whose dims are all known gets
+-- its shape as a constant (as TF does); with unknown (None) dims the SHAPE op
+-- computes it when the graph runs, and an op given that symbolic shape takes
+-- it as an input (TIDE_OPF_SHAPE_INPUT) and sizes its result at run time.
+local core = require "tide.core"
+local eager = require "tide.eager"
+local convert = require "tide.convert"
+local dtype = require "tide.dtype"
+local args = require "tide.args"
+local tensor = require "tide.tensor"
+local format = require "tide.format"
+local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local istype = ffi.istype
+
+local M = {}
+
+local SHAPE, SIZE = C.TIDE_OP_SHAPE, C.TIDE_OP_SIZE
+local I32, I64 = C.TIDE_INT32, C.TIDE_INT64
+
+-- The out_type option: int32 (default) or int64.
+local function out_type(op, o)
+  local dt = dtype.code(o.out_type or "int32", op)
+  if dt ~= I32 and dt ~= I64 then
+    core.error(string.format("%s: out_type must be int32 or int64, got %s", op, dtype.names[dt]))
+  end
+  return dt
+end
+
+-- x's dims as a Lua list, and whether all are known.
+local function dims_of(x)
+  local d, known = {}, true
+  for i = 0, x.ndim - 1 do
+    d[i + 1] = tonumber(x.dims[i])
+    known = known and d[i + 1] >= 0
+  end
+  return d, known
+end
+
+-- Run SHAPE or SIZE on x, or give the constant a traced x with known dims has.
+local function shape_op(op, name, x, o, value)
+  if x == nil then core.error(name .. ": expects a tensor") end
+  x = convert.arg(x, name)
+  local dt = out_type(name, o)
+  if tensor.is_symbolic(x) then
+    local dims, known = dims_of(x)
+    if known then return convert.tensor(value(dims), dtype.names[dt], name) end
+  end
+  local a = eager.attrs()
+  a.dtype = dt
+  return eager.run1(op, a, x)
+end
+
+-- shape(x, {out_type="int32"}) as tf.shape: x's dims as a 1-D int tensor.
+function M.shape(x, ...)
+  local o = args.parse("shape", { "out_type" }, ...)
+  return shape_op(SHAPE, "shape", x, o, function(d) return d end)
+end
+
+-- num_elements(x, {out_type="int32"}) as tf.size: x's element count as a 0-d
+-- int tensor (tide.size and x:size() give a Lua number, for known sizes).
+function M.num_elements(x, ...)
+  local o = args.parse("num_elements", { "out_type" }, ...)
+  return shape_op(SIZE, "num_elements", x, o, function(d)
+    local n = 1
+    for i = 1, #d do n = n * d[i] end
+    return n
+  end)
+end
+
+-- rank(x) as tf.rank: x's number of dims as a 0-d int32 tensor (always known).
+function M.rank(x)
+  if x == nil then core.error("rank: expects a tensor") end
+  x = convert.arg(x, "rank")
+  return convert.tensor(x.ndim, "int32", "rank")
+end
+
+-- A shape argument of `op`: a number, a Lua list or an eager int tensor gives
+-- (list, nil) with its dims read now; a traced (symbolic) 1-D int32 or int64
+-- tensor gives (nil, tensor), for the op to take as its shape input.
+function M.arg(op, v)
+  if istype(Tensor, v) then
+    if not dtype.is_int[v.dt] then
+      core.error(string.format("%s: shape must be an integer tensor, got %s %s (use :cast(\"int32\"))",
+        op, dtype.names[v.dt], format.shape_text(tensor.shape_of(v))))
+    end
+    if v.ndim > 1 then
+      core.error(string.format("%s: shape must be a 1-D tensor, got shape %s", op,
+        format.shape_text(tensor.shape_of(v))))
+    end
+    if tensor.is_symbolic(v) then
+      if v.ndim ~= 1 or (v.dt ~= I32 and v.dt ~= I64) then
+        core.error(string.format("%s: a traced shape must be a 1-D int32 or int64 tensor, got %s %s", op,
+          dtype.names[v.dt], format.shape_text(tensor.shape_of(v))))
+      end
+      return nil, v
+    end
+  end
+  return args.shape(op, v), nil
+end
+
+return M
