@@ -56,6 +56,28 @@ local r2 = tide.random.uniform({3})
 print(r1, r2)
 print("equal:", tide.reduce_all(tide.equal(r1, r2)):item())
 
+section("Gradients: GradientTape")
+local v = tide.Variable(3.0, {name = "v"})
+local tape = tide.GradientTape()
+local y = tape:run(function() return v ^ 2 + 2 * v - 5 end)
+print("y =", y:item(), "dy/dv =", tape:gradient(y, v):item())   -- 10 and 8
+
+section("tide.trace: a Lua function as a graph that runs in C")
+local step = tide.trace(function(x, w)
+  local inner = tide.GradientTape()
+  local loss = inner:run(function() return tide.reduce_mean((tide.matmul(x, w) - 1) ^ 2) end)
+  w:assign_sub(0.1 * inner:gradient(loss, w))   -- the backward pass is part of the graph
+  return loss
+end)
+local xs = tide.random.normal({8, 4}, {seed = 2})
+local wv = tide.Variable(tide.zeros{4, 1}, {name = "w"})
+for i = 1, 50 do
+  local loss = step(xs, wv)
+  if i == 1 or i == 50 then print(string.format("step %d: loss %.4f", i, loss:item())) end
+end
+print("traced", step:trace_count(), "time(s); its graph:")
+print(step:get_concrete_function(xs, wv).graph)
+
 section("Memory")
 local info = tide.config.memory_info()
 print(string.format("tensors hold %d bytes now (peak %d)", info.current, info.peak))
