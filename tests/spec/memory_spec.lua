@@ -2,18 +2,9 @@
 -- loop of 100,000 temporary 4 MB tensors stays under 2 GB of peak RSS, and
 -- tide's allocator count comes back to its baseline after a collection.
 -- The loop runs in a subprocess so that its VmHWM measures only the loop.
-require "tide" -- sets package.loaded["tide.host"]
+local program = require "tide_program"
 
-local build = package.loaded["tide.host"].lib:match("^(.*)/[^/]*$")
-local TIDE = build .. "/tide"
-
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local TIDE, read_file = program.path, program.read_file
 
 -- ASan maps and unmaps every large block (each 4 MB temporary faults in
 -- fresh pages), which makes 100,000 of them take ~10 minutes: sanitized
@@ -65,16 +56,12 @@ describe("memory", function()
   local result, out, err
 
   setup(function()
-    local dir = io.popen("mktemp -d /tmp/tide_memory_spec_XXXXXX"):read("*l")
+    local dir = program.make_tmpdir("memory_spec")
     local script = dir .. "/loop.lua"
-    local f = assert(io.open(script, "w"))
-    f:write(loop_script)
-    f:close()
-    local p = io.popen(string.format("'%s' '%s' %d >'%s/out' 2>'%s/err'; echo $?", TIDE, script, ITERATIONS, dir, dir))
-    local rc = tonumber(p:read("*a"):match("%d+"))
-    p:close()
-    out, err = read_file(dir .. "/out") or "", read_file(dir .. "/err") or ""
-    os.execute("rm -rf '" .. dir .. "'")
+    program.write_file(script, loop_script)
+    local rc
+    rc, out, err = program.sh(dir, program.quote(TIDE) .. " " .. program.quote(script) .. " " .. ITERATIONS)
+    program.remove_tmpdir(dir)
     result = { rc = rc }
     for k, v in out:gmatch("([%w_]+)=(%d+)") do result[k] = tonumber(v) end
   end)

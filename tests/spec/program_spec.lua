@@ -1,43 +1,17 @@
 -- tests/spec/program_spec.lua — the `tide` program as a user runs it: lua's
 -- command line (scripts, arg, -e, -l, -i, -v, -, stdin), errors, and the REPL
 -- (piped through `tide -i`, and on a pseudo-terminal when `script` exists).
-require "tide" -- sets package.loaded["tide.host"]
+local program = require "tide_program"
 
-local build = package.loaded["tide.host"].lib:match("^(.*)/[^/]*$")
-local TIDE = build .. "/tide"
-
-local function shell_quote(s)
-  return "'" .. tostring(s):gsub("'", [['\'']]) .. "'"
-end
-
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
-
-local function write_file(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
+local build, TIDE = program.build, program.path
+local shell_quote, read_file, write_file = program.quote, program.read_file, program.write_file
 
 local tmpdir -- one folder for the whole spec file
 
 local function tmp(name) return tmpdir .. "/" .. name end
 
 -- Run a shell command line; returns exit status, stdout, stderr.
-local function sh(cmdline, stdin_text)
-  local input = tmp("stdin.txt")
-  write_file(input, stdin_text or "")
-  local out, err = tmp("stdout.txt"), tmp("stderr.txt")
-  local p = io.popen("(" .. cmdline .. ") <" .. input .. " >" .. out .. " 2>" .. err .. "; echo $?")
-  local rc = tonumber(p:read("*a"):match("%d+"))
-  p:close()
-  return rc, read_file(out) or "", read_file(err) or ""
-end
+local function sh(cmdline, stdin_text) return program.sh(tmpdir, cmdline, stdin_text) end
 
 -- Run the tide program with these arguments (a list of strings).
 local function tide(args, stdin_text)
@@ -48,16 +22,8 @@ end
 
 local function has(s, needle) return s:find(needle, 1, true) ~= nil end
 
-setup(function()
-  local p = io.popen("mktemp -d /tmp/tide_program_spec_XXXXXX")
-  tmpdir = p:read("*l")
-  p:close()
-  assert(tmpdir and #tmpdir > 0, "mktemp failed")
-end)
-
-teardown(function()
-  if tmpdir and tmpdir:match("^/tmp/tide_program_spec_") then os.execute("rm -rf " .. shell_quote(tmpdir)) end
-end)
+setup(function() tmpdir = program.make_tmpdir("program_spec") end)
+teardown(function() program.remove_tmpdir(tmpdir) end)
 
 describe("tide program", function()
   it("exists", function()

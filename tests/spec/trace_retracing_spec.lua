@@ -5,26 +5,7 @@
 local tide = require "tide"
 local h = require "helpers"
 
-local build = package.loaded["tide.host"].lib:match("^(.*)/[^/]*$")
-local TIDE = build .. "/tide"
-
-local function shell_quote(s)
-  return "'" .. tostring(s):gsub("'", [['\'']]) .. "'"
-end
-
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
-
-local function write_file(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
+local program = require "tide_program"
 
 local tmpdir
 
@@ -32,13 +13,8 @@ local tmpdir
 -- returns exit status, stdout, stderr.
 local function run(code)
   local script = tmpdir .. "/script.lua"
-  write_file(script, 'local tide = require "tide"\n' .. code)
-  local out, err = tmpdir .. "/stdout.txt", tmpdir .. "/stderr.txt"
-  local p = io.popen("(" .. shell_quote(TIDE) .. " " .. shell_quote(script) .. ") </dev/null >" .. out .. " 2>" ..
-    err .. "; echo $?")
-  local rc = tonumber(p:read("*a"):match("%d+"))
-  p:close()
-  return rc, read_file(out) or "", read_file(err) or ""
+  program.write_file(script, 'local tide = require "tide"\n' .. code)
+  return program.sh(tmpdir, program.quote(program.path) .. " " .. program.quote(script))
 end
 
 local function count(s, needle)
@@ -54,16 +30,8 @@ local function has(s, needle)
   assert(s:find(needle, 1, true), "expected to find:\n  " .. needle .. "\nin:\n" .. s)
 end
 
-setup(function()
-  local p = io.popen("mktemp -d /tmp/tide_retracing_spec_XXXXXX")
-  tmpdir = p:read("*l")
-  p:close()
-  assert(tmpdir and #tmpdir > 0, "mktemp failed")
-end)
-
-teardown(function()
-  if tmpdir and tmpdir:match("^/tmp/tide_retracing_spec_") then os.execute("rm -rf " .. shell_quote(tmpdir)) end
-end)
+setup(function() tmpdir = program.make_tmpdir("retracing_spec") end)
+teardown(function() program.remove_tmpdir(tmpdir) end)
 
 describe("the retracing warning", function()
   it("names the Lua number that changed and suggests a tensor or input_signature (train(num_steps))", function()
