@@ -3,30 +3,9 @@
 -- bench/autodiff_torch.py), and the memory gradient checkpointing saves on a
 -- deep stack of large Dense layers (tide.recompute_grad).
 local tide = require "tide"
-local ffi = require "ffi"
 
-ffi.cdef [[ typedef struct { long tv_sec; long tv_nsec; } bench_ts;
-            int clock_gettime(int clk, bench_ts *tp); ]]
-local ts = ffi.new("bench_ts")
-local function wall()
-  ffi.C.clock_gettime(1, ts)
-  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
-end
-
-local function median(fn, iters, runs)
-  local t = {}
-  fn()
-  for r = 1, runs do
-    collectgarbage()
-    local t0 = wall()
-    for _ = 1, iters do fn() end
-    t[r] = (wall() - t0) / iters
-  end
-  table.sort(t)
-  return t[math.ceil(runs / 2)]
-end
-
-local function emit(name, value, unit) print(string.format("%s: %.4g %s", name, value, unit)) end
+local timing = dofile(arg[0]:match("^(.-)[^/]*$") .. "timing.lua")
+local wall, median, emit = timing.wall, timing.measure, timing.emit
 
 -- A chain of 100 tiny ops (25 rounds of mul, add, sin, tanh) on one element.
 local N_OPS = 100

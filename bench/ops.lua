@@ -5,35 +5,8 @@ local tide = require "tide"
 local core = require "tide.core"
 local ffi = require "ffi"
 
-local wall
-do
-  ffi.cdef [[ typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
-              int clock_gettime(int clk, bench_timespec *tp); ]]
-  local ts = ffi.new("bench_timespec")
-  wall = function()
-    ffi.C.clock_gettime(1, ts) -- CLOCK_MONOTONIC
-    return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
-  end
-end
-
--- Median seconds per call of fn, over `runs` timings of `iters` calls.
-local function measure(fn, iters, runs)
-  runs = runs or 7
-  local times = {}
-  fn() -- warm up (JIT, caches)
-  for r = 1, runs do
-    collectgarbage()
-    local t0 = wall()
-    for _ = 1, iters do fn() end
-    times[r] = (wall() - t0) / iters
-  end
-  table.sort(times)
-  return times[math.ceil(runs / 2)]
-end
-
-local function emit(name, value, unit)
-  print(string.format("%s: %.4g %s", name, value, unit))
-end
+local timing = dofile(arg[0]:match("^(.-)[^/]*$") .. "timing.lua")
+local measure, emit = timing.measure, timing.emit
 
 tide.random.set_seed(0)
 

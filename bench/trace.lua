@@ -4,32 +4,9 @@
 -- what a trace costs. bench/trace_torch.py runs the same work in PyTorch
 -- (eager and TorchScript) under the same names; bench/run.sh prints both.
 local tide = require "tide"
-local ffi = require "ffi"
 
-ffi.cdef [[ typedef struct { long tv_sec; long tv_nsec; } bench_trace_ts;
-            int clock_gettime(int clk, bench_trace_ts *tp); ]]
-local ts = ffi.new("bench_trace_ts")
-local function wall()
-  ffi.C.clock_gettime(1, ts) -- CLOCK_MONOTONIC
-  return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
-end
-
--- Median seconds per call of fn over `runs` timings of `iters` calls.
-local function measure(fn, iters, runs)
-  runs = runs or 7
-  fn()
-  local t = {}
-  for r = 1, runs do
-    collectgarbage()
-    local t0 = wall()
-    for _ = 1, iters do fn() end
-    t[r] = (wall() - t0) / iters
-  end
-  table.sort(t)
-  return t[math.ceil(runs / 2)]
-end
-
-local function emit(name, value, unit) print(string.format("%s: %.4g %s", name, value, unit)) end
+local timing = dofile(arg[0]:match("^(.-)[^/]*$") .. "timing.lua")
+local measure, emit = timing.measure, timing.emit
 
 tide.random.set_seed(0)
 
