@@ -1,12 +1,9 @@
 """bench/autodiff_torch.py — bench/autodiff.lua's chain in PyTorch autograd
 (same names and units), with OMP_WAIT_POLICY=PASSIVE and tide's thread count."""
-import os
-import statistics
-import time
 
 import torch
+from torch_timing import emit, measure as median
 
-torch.set_num_threads(int(os.environ.get("TIDE_NUM_THREADS", os.cpu_count() or 1)))
 N_OPS = 100
 
 
@@ -15,21 +12,6 @@ def chain(x):
     for _ in range(N_OPS // 4):
         y = torch.tanh(torch.sin(y * 0.9 + 0.1))
     return y
-
-
-def median(fn, iters, runs=7):
-    fn()
-    t = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            fn()
-        t.append((time.perf_counter() - t0) / iters)
-    return statistics.median(t)
-
-
-def emit(name, value, unit):
-    print(f"{name}: {value:.4g} {unit}", flush=True)
 
 
 with torch.no_grad():

@@ -2,30 +2,12 @@
 names and units. Run with OMP_WAIT_POLICY=PASSIVE and tide's thread count
 (bench/run.sh sets both). Each figure is PyTorch's best of its two layouts
 (NCHW, its default, and channels_last, which matches tide's NHWC)."""
-import os
-import statistics
-import time
 
 import torch
+from torch_timing import emit, measure
 import torch.nn.functional as F
 
-torch.set_num_threads(int(os.environ.get("TIDE_NUM_THREADS", os.cpu_count() or 1)))
 torch.manual_seed(0)
-
-
-def measure(fn, iters, runs=7):
-    fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            fn()
-        times.append((time.perf_counter() - t0) / iters)
-    return statistics.median(times)
-
-
-def emit(name, value, unit):
-    print(f"{name}: {value:.4g} {unit}", flush=True)
 
 
 def layouts(*ts):

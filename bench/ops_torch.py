@@ -1,29 +1,11 @@
 """bench/ops_torch.py — the work of bench/ops.lua in PyTorch eager mode, same
 names and units. Run with OMP_WAIT_POLICY=PASSIVE and the thread count tide
 uses (bench/run.sh sets both), so PyTorch is measured at its best here."""
-import os
-import statistics
-import time
 
 import torch
+from torch_timing import emit, measure
 
-torch.set_num_threads(int(os.environ.get("TIDE_NUM_THREADS", os.cpu_count() or 1)))
 torch.manual_seed(0)
-
-
-def measure(fn, iters, runs=7):
-    fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            fn()
-        times.append((time.perf_counter() - t0) / iters)
-    return statistics.median(times)
-
-
-def emit(name, value, unit):
-    print(f"{name}: {value:.4g} {unit}", flush=True)
 
 
 with torch.inference_mode():

@@ -3,32 +3,15 @@ and units: the 50-step LSTM cell of plain ops in eager mode (lstm50_eager)
 and under torch.jit.script (lstm50_traced: TorchScript is PyTorch's graph
 mode), and the 10-op chain on 10M float32 in eager mode and scripted.
 Run with OMP_WAIT_POLICY=PASSIVE and tide's thread count (bench/run.sh)."""
-import os
-import statistics
 import time
 from typing import List, Tuple
 
 import torch
+from torch_timing import emit, measure
 
-torch.set_num_threads(int(os.environ.get("TIDE_NUM_THREADS", os.cpu_count() or 1)))
 torch.manual_seed(0)
 
 STEPS, BATCH, INPUT, HIDDEN = 50, 1, 32, 32
-
-
-def measure(fn, iters, runs=7):
-    fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            fn()
-        times.append((time.perf_counter() - t0) / iters)
-    return statistics.median(times)
-
-
-def emit(name, value, unit):
-    print(f"{name}: {value:.4g} {unit}", flush=True)
 
 
 def lstm(xs: torch.Tensor, h: torch.Tensor, c: torch.Tensor, wx: torch.Tensor, wh: torch.Tensor,
