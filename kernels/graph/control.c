@@ -10,12 +10,6 @@ tide_status tide_graph_plan_outputs(tide_graph *g, int n_in, const tide_tensor *
 /* Subgraph inputs and results are passed in arrays of this size (as in exec.c). */
 enum { MAX_VALUES = 64 };
 
-static bool has_unknown(const tide_tensor *t) {
-  for (int d = 0; d < t->ndim; d++)
-    if (t->dims[d] < 0) return true;
-  return false;
-}
-
 /* The traced descriptors as layouts: dims the trace could not know stay -1,
  * which tells the executor to infer what depends on them at run time. */
 static void traced_layouts(const gnode *n, tide_tensor *const *out) {
@@ -85,7 +79,7 @@ tide_status tide_graph_control_plan(tide_graph *g, gnode *n, const tide_tensor *
   if (n->kind != TIDE_NODE_COND && n->kind != TIDE_NODE_WHILE)
     return TIDE_FAIL(TIDE_ERR_INTERNAL, "graph '%s': node kind %d is not control flow", g->name, n->kind);
   for (int k = 0; k < n->n_in; k++)
-    if (has_unknown(in[k])) { /* shapes known only at run time: plan the subgraphs then */
+    if (tide_dims_any_unknown(in[k]->ndim, in[k]->dims)) { /* shapes known only at run time: plan the subgraphs then */
       traced_layouts(n, out);
       return TIDE_OK;
     }

@@ -70,13 +70,6 @@ static tide_status fail_at(const gnode *n, tide_status st) {
   return TIDE_FAIL(st, "%s [%s]", msg, node_label(n, label, sizeof label));
 }
 
-/* True when some dim of layout t is unknown until the graph runs. */
-static bool unknown_dims(const tide_tensor *t) {
-  for (int d = 0; d < t->ndim; d++)
-    if (t->dims[d] < 0) return true;
-  return false;
-}
-
 /* Resolve every live node's output layouts for these argument and capture
  * layouts (key: arguments first, then captures). A node with an input whose
  * dims are known only at run time (control flow whose result shape depends
@@ -94,7 +87,7 @@ static tide_status resolve_layouts(tide_graph *g, gplan *p, const tide_tensor *c
       /* a constant's value (not just its layout): a shape input's values are then known */
       const gnode *src = &g->nodes[n->in[k].node];
       ins[k] = src->kind == TIDE_NODE_CONST ? &src->value : &p->layout[p->base[n->in[k].node] + n->in[k].index];
-      if (unknown_dims(ins[k])) late = true;
+      if (tide_dims_any_unknown(ins[k]->ndim, ins[k]->dims)) late = true;
     }
     for (int k = 0; k < n->n_out && k < 64; k++) {
       outs[k] = &p->layout[p->base[i] + k];
@@ -139,7 +132,7 @@ static tide_status resolve_layouts(tide_graph *g, gplan *p, const tide_tensor *c
     }
     if (st) return fail_at(n, st);
     for (int k = 0; k < n->n_out; k++)
-      p->late[p->base[i] + k] = late || unknown_dims(&p->layout[p->base[i] + k]);
+      p->late[p->base[i] + k] = late || tide_dims_any_unknown(p->layout[p->base[i] + k].ndim, p->layout[p->base[i] + k].dims);
   }
   return TIDE_OK;
 }

@@ -4,6 +4,7 @@
 #define TIDE_GRAPH_INTERNAL_H
 
 #include "../core/registry.h"
+#include "../core/unknown_dims.h"
 #include "tide/graph.h"
 
 /* Node flags. */
