@@ -454,6 +454,17 @@ int tide_graph_num_nodes(const tide_graph *g) {
   return n;
 }
 
+int tide_graph_has_effects(const tide_graph *g) {
+  for (int i = 0; g && i < g->nnodes; i++) {
+    const gnode *n = &g->nodes[i];
+    if (n->flags & NODE_DEAD) continue;
+    if (n->kind == TIDE_NODE_ASSIGN || n->kind == TIDE_NODE_PRINT) return 1;
+    if (n->kind == TIDE_NODE_OP && (tide_op_defs[n->op].flags & TIDE_OPF_STATEFUL)) return 1;
+    if (tide_graph_has_effects(n->sub[0]) || tide_graph_has_effects(n->sub[1])) return 1;
+  }
+  return 0;
+}
+
 int64_t tide_graph_planned_bytes(const tide_graph *g) { return g ? g->planned_bytes : 0; }
 
 /* ---- control flow: cond and while nodes ----------------------------------- */

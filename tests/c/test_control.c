@@ -258,8 +258,47 @@ static void test_errors(void) {
   tide_graph_free(g);
 }
 
+/* tide_graph_has_effects: a pure graph has none; a print inside a cond's
+ * branch gives the branch and the graph holding the cond one. */
+static void test_effects(void) {
+  tide_graph *pure = build();
+  CHECK(tide_graph_has_effects(pure) == 0);
+  tide_graph_free(pure);
+
+  tide_graph *g = tide_graph_new("g");
+  CHECK(tide_graph_begin(g) == TIDE_OK);
+  tide_tensor x = blank(), zero = blank(), pred = blank();
+  CHECK(tide_graph_input(g, TIDE_FLOAT32, 0, NULL, &x) == TIDE_OK);
+  tide_tensor_init(&zero, TIDE_FLOAT32, 0, NULL);
+  *(float *)zero.data = 0;
+  CHECK(tide_op_binary(TIDE_OP_GREATER, &pred, &x, &zero) == TIDE_OK);
+  tide_graph *tg = tide_graph_new("then"), *fg = tide_graph_new("else");
+  const tide_tensor *xs[1] = {&x};
+  CHECK(tide_graph_begin(tg) == TIDE_OK);
+  CHECK(tide_graph_print(tg, "x = {}", 1, xs) == TIDE_OK);
+  CHECK(tide_graph_set_outputs(tg, 1, xs) == TIDE_OK);
+  CHECK(tide_graph_end(tg) == TIDE_OK);
+  CHECK(tide_graph_begin(fg) == TIDE_OK);
+  CHECK(tide_graph_set_outputs(fg, 1, xs) == TIDE_OK);
+  CHECK(tide_graph_end(fg) == TIDE_OK);
+  CHECK(tide_graph_has_effects(tg) == 1);
+  CHECK(tide_graph_has_effects(fg) == 0);
+  tide_tensor y = blank();
+  tide_tensor *ys[1] = {&y};
+  CHECK(tide_graph_cond(g, &pred, tg, fg, 1, ys) == TIDE_OK);
+  const tide_tensor *outs[1] = {&y};
+  CHECK(tide_graph_set_outputs(g, 1, outs) == TIDE_OK);
+  CHECK(tide_graph_end(g) == TIDE_OK);
+  CHECK(tide_graph_finalize(g, TIDE_PASS_ALL) == TIDE_OK);
+  CHECK(tide_graph_has_effects(g) == 1);
+  CHECK(tide_graph_has_effects(NULL) == 0);
+  tide_tensor_release(&zero);
+  tide_graph_free(g);
+}
+
 int main(void) {
   test_run();
+  test_effects();
   test_max_iters();
   test_errors();
   return CHECK_SUMMARY("control");

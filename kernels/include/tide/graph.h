@@ -111,6 +111,9 @@ TIDE_API int tide_graph_num_inputs(const tide_graph *g);
 TIDE_API int tide_graph_num_outputs(const tide_graph *g);
 /* Nodes that remain (after passes, dropped nodes are not counted). */
 TIDE_API int tide_graph_num_nodes(const tide_graph *g);
+/* 1 when a second run of g would not repeat the first: it draws random
+ * numbers, assigns variables or prints (in its cond and while subgraphs too). */
+TIDE_API int tide_graph_has_effects(const tide_graph *g);
 /* Bytes the memory plan reserves for intermediates at the last planned shapes. */
 TIDE_API int64_t tide_graph_planned_bytes(const tide_graph *g);
 /* The graph as text, one node a line (op, inputs, dtype, shape, origin), or

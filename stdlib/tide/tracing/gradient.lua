@@ -12,7 +12,7 @@ local spec = require "tide.tracing.spec"
 local T = require "tide.tracing.trace_type"
 local pack, unpack = record.pack, unpack or table.unpack
 local is_float = dtype.is_float
-local ffi, C = core.ffi, core.C
+local C = core.C
 
 local M = {}
 
@@ -159,29 +159,16 @@ local function backward(cf, inputs, outputs, dys)
   return unpack(gs, 1, nin + #cf._float_vars)
 end
 
--- The ops whose effects a second run would repeat or change: random draws
--- (the registry's stateful ops), variable assignments, tide.print.
-local STATEFUL = { print = true }
-for op = 0, tonumber(C.TIDE_NUM_OPS) - 1 do
-  local name = ffi.string(C.tide_op_name(op))
-  if bit.band(C.tide_op_flags(op), C.TIDE_OPF_STATEFUL) ~= 0 or name:match("^assign") then STATEFUL[name] = true end
-end
-
--- True when cf's graph (its cond and while branches included) has a
--- stateful op: the backward function runs fn again, so its random numbers
--- would differ from the forward's and its assignments would happen twice.
+-- True when cf's graph (its cond and while branches included) draws random
+-- numbers, assigns variables or prints: the backward function runs fn again,
+-- so its random numbers would differ from the forward's and its effects
+-- would happen twice.
 local function stateful(cf)
   local s = cf._stateful
-  if s ~= nil then return s end
-  s = false
-  for line in cf.graph:text():gmatch("[^\n]+") do
-    local op = line:match("^%s+%%%d+%s*=%s*([%a_][%w_]*)") or line:match("^%s+([%a_][%w_]*)%(")
-    if op and STATEFUL[op] then
-      s = true
-      break
-    end
+  if s == nil then
+    s = C.tide_graph_has_effects(cf.graph.handle) ~= 0
+    cf._stateful = s
   end
-  cf._stateful = s
   return s
 end
 
