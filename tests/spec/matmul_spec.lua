@@ -157,6 +157,37 @@ describe("matmul", function()
     tide.config.set_num_threads(saved)
   end)
 
+  it("cuts large float32 products into tiles over the pool (any layout, any thread count)", function()
+    -- Above 64^3 multiply-adds float32 goes through oneDNN, tile by tile:
+    -- odd sizes leave short last tiles; flags, views and batches move each
+    -- tile's corner. The reference is the float64 product (OpenBLAS).
+    tide.random.set_seed(7)
+    local function check(a, b, opts)
+      local c = tide.matmul(a, b, opts)
+      local c64 = tide.matmul(a:cast("float64"), b:cast("float64"), opts)
+      assert.are.same(c64.shape, c.shape)
+      local err = tide.reduce_max(tide.abs(c:cast("float64") - c64)):item()
+      assert(err < 1e-4, "largest error " .. err)
+    end
+    local saved = tide.config.get_num_threads()
+    for _, threads in ipairs {1, 2, 3} do
+      tide.config.set_num_threads(threads)
+      local a = tide.random.uniform({300, 70}, {minval = -1, maxval = 1})
+      local b = tide.random.uniform({70, 517}, {minval = -1, maxval = 1})
+      check(a, b)
+      check(T(a), b, {transpose_a = true})               -- a transposed view read through the flag
+      check(a, T(b), {transpose_b = true})
+      check(T(b), T(a))                                  -- (ab)^T = b^T a^T, both views
+      local batched = tide.random.uniform({3, 129, 70}, {minval = -1, maxval = 1})
+      local bs = tide.random.uniform({3, 70, 260}, {minval = -1, maxval = 1})
+      check(batched, bs)                                 -- one product per batch
+      check(batched, b)                                  -- batches folded into one tall product
+      local wide = tide.random.uniform({400, 600}, {minval = -1, maxval = 1})
+      check(wide:slice{{0, 300}, {10, 80}}, b)           -- a row stride larger than the row
+    end
+    tide.config.set_num_threads(saved)
+  end)
+
   it("treats 1-D operands as vectors and drops their dim", function()
     local v = tide.matmul(f32{1, 2, 3}, f32(B))
     assert.are.same({2}, v.shape)
