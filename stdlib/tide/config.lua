@@ -22,20 +22,20 @@ function M.get_num_threads()
 end
 
 -- Bytes held by tensors now, the peak, allocations made, and bytes of freed
--- large blocks kept for reuse.
+-- blocks kept for reuse.
 function M.memory_info()
   local s = core.memory_stats
   return { current = tonumber(s.current), peak = tonumber(s.peak), allocations = tonumber(s.allocations),
            since_collect = tonumber(s.since_collect), cached = tonumber(s.cached) }
 end
 
--- Collect garbage tensors now and give cached large blocks back to the system.
+-- Collect garbage tensors now and give cached blocks back to the system.
 function M.release_memory()
   core.collect()
   C.tide_memory_release_cache()
 end
 
--- Bytes of freed large blocks kept for reuse at most (default 1 GiB; 0 disables).
+-- Bytes of freed blocks kept for reuse at most (default 1 GiB; 0 disables).
 function M.set_memory_cache_limit(bytes)
   if type(bytes) ~= "number" or bytes < 0 then
     core.error("set_memory_cache_limit: bytes must be a non-negative number, got " .. tostring(bytes))
