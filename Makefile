@@ -31,7 +31,11 @@ BLAS_LIBS = $(shell pkg-config --libs openblas)
 
 CFLAGS_BASE := -std=c11 -g -Wall -Wextra -fwrapv -fPIC -pthread -fvisibility=hidden \
   -D_GNU_SOURCE -Ikernels/include $(SAN)
-CFLAGS_ENGINE = $(CFLAGS_BASE) $(OPTLEVEL) $(OPT) $(BLAS_CFLAGS)
+# The engine never reads errno or the floating-point exception flags after
+# math, so GCC may vectorize loops with conditional float work (selects, as
+# in kernels/cpu/vmath.h) and sqrt; neither flag changes any result.
+MATHFLAGS := -fno-math-errno -fno-trapping-math
+CFLAGS_ENGINE = $(CFLAGS_BASE) $(OPTLEVEL) $(OPT) $(MATHFLAGS) $(BLAS_CFLAGS)
 CFLAGS_HOST = $(CFLAGS_BASE) -O2 $(LUAJIT_CFLAGS)
 LDFLAGS_SAN := $(SAN)
 RPATH := -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,'$$ORIGIN/../lib'

@@ -3,6 +3,7 @@
  * loops are built once per instruction set; the kernel once (see simd.h). */
 #include "simd.h"
 #include "elementwise.h"
+#include "vmath.h"
 #include "../core/parallel.h"
 #include "../core/registry.h"
 
@@ -53,7 +54,9 @@ NUM_OP(sign, x > 0 ? (T)1 : (x < 0 ? (T)-1 : x), (x > 0) - (x < 0))
 NUM_OP(square, x * x, x * x)
 NUM_OP(relu, x < 0 ? (T)0 : x, x < 0 ? 0 : x)
 NUM_OP(round, rint(x), x)
-FLOAT_OP(exp, exp(x))
+/* float32 exp, tanh and sigmoid vectorize (vmath.h); float64 calls libm. */
+UN_LOOP(exp_f32, float, float, tide_vm_expf(x))
+UN_LOOP(exp_f64, double, double, exp(x))
 FLOAT_OP(expm1, expm1(x))
 FLOAT_OP(log, log(x))
 FLOAT_OP(log1p, log1p(x))
@@ -62,8 +65,10 @@ FLOAT_OP(rsqrt, (T)1 / sqrt(x))
 FLOAT_OP(reciprocal, (T)1 / x)
 FLOAT_OP(sin, sin(x))
 FLOAT_OP(cos, cos(x))
-FLOAT_OP(tanh, tanh(x))
-FLOAT_OP(sigmoid, x >= 0 ? (T)1 / ((T)1 + exp(-x)) : exp(x) / ((T)1 + exp(x)))
+UN_LOOP(tanh_f32, float, float, tide_vm_tanhf(x))
+UN_LOOP(tanh_f64, double, double, tanh(x))
+UN_LOOP(sigmoid_f32, float, float, tide_vm_sigmoidf(x))
+UN_LOOP(sigmoid_f64, double, double, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
 FLOAT_OP(elu, x > 0 ? x : expm1(x))
 FLOAT_OP(selu, (T)SELU_SCALE * (x > 0 ? x : (T)SELU_ALPHA * expm1(x)))
 FLOAT_OP(gelu, approx ? (T)0.5 * x * ((T)1 + tanh((T)SQRT_2_OVER_PI * (x + (T)0.044715 * x * x * x)))
