@@ -1,36 +1,18 @@
-/* cpu/matmul.c — matmul on the CPU: float32 products through oneDNN's sgemm
- * in tiles over the pool (small ones through OpenBLAS), float64 through
- * OpenBLAS's dgemm, halves through float32, an i-k-j loop for integers;
- * numpy batch broadcasting.
- *
- * Why tiles of one-thread oneDNN calls for large float32 products: on one
- * thread oneDNN's AVX-512/AVX2 sgemm runs 5-15% faster than OpenBLAS's from
- * 128^3 up (measured on 2-core Xeon and EPYC machines), and splitting the
- * product over tide's own pool keeps one set of threads on the cores: no
- * second pool of OpenMP or OpenBLAS threads spinning against tide's, and a
- * tile of a thread that another program holds up is taken by the other. */
+/* cpu/matmul.c — matmul on the CPU: float32/float64 through tide_cpu_gemm
+ * (cpu/gemm.c: OpenBLAS for small products, tiles over the pool for large
+ * ones), halves through float32, an i-k-j loop for integers; numpy batch
+ * broadcasting. */
 #include "iter.h"
 #include "../core/linalg.h"
 #include "../core/parallel.h"
 
-#include <cblas.h>
-#include <dnnl.h>
 #include <limits.h>
 #include <string.h>
 
-/* OpenBLAS runs a product of at most this many multiply-adds (M*N*K) on one
- * thread (interface/gemm.c: SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD);
- * a batch of such products goes faster spread over the pool, one per thread.
- * Below it OpenBLAS's small-matrix kernels also beat oneDNN's set-up. */
+/* Products of at most this many multiply-adds (M*N*K) run on one thread
+ * (cpu/gemm.c); a batch of them goes faster spread over the pool, one
+ * product per task. */
 enum { SMALL_GEMM_MNK = 65536 * 4, BATCH_GRAIN_MNK = 65536 };
-
-/* A tile of a large product is at least this many rows and columns: thinner
- * tiles repack the other operand too often. */
-enum { MIN_TILE = 128 };
-
-/* libgomp's setter, from libdnnl's own dependency (weak: without it the
- * tiles go to OpenBLAS, since oneDNN would start OpenMP threads in each). */
-extern void omp_set_num_threads(int n) __attribute__((weak));
 
 /* One operand seen as batches of logical matrices (rows x cols):
  * element (i, j) of batch coordinates c sits at data + sum(c * bst) + i*rs + j*cs. */
@@ -124,113 +106,45 @@ static void fold_batches(mm_plan *p) {
   p->nbatch = 1;
 }
 
-/* ---- float32 / float64 through BLAS ------------------------------------------------ */
+/* ---- float32 / float64 through tide_cpu_gemm ---------------------------------------- */
 
-static void gemm_batch(const mm_plan *p, int64_t bi) {
+/* Batch bi's operands and output. */
+static void batch_args(const mm_plan *p, int64_t bi, const char **A, const char **B, char **C) {
   int64_t es = (int64_t)tide_dtsize(p->dt);
-  const char *A = p->a.data + batch_offset(p, &p->a, bi) * es;
-  const char *B = p->b.data + batch_offset(p, &p->b, bi) * es;
-  char *C = p->c + bi * p->m * p->n * es;
-  enum CBLAS_TRANSPOSE ta = p->a.trans ? CblasTrans : CblasNoTrans, tb = p->b.trans ? CblasTrans : CblasNoTrans;
-  if (p->dt == TIDE_FLOAT32)
-    cblas_sgemm(CblasRowMajor, ta, tb, (blasint)p->m, (blasint)p->n, (blasint)p->k, 1.0f, (const float *)A,
-                (blasint)p->a.ld, (const float *)B, (blasint)p->b.ld, 0.0f, (float *)C, (blasint)p->n);
-  else
-    cblas_dgemm(CblasRowMajor, ta, tb, (blasint)p->m, (blasint)p->n, (blasint)p->k, 1.0, (const double *)A,
-                (blasint)p->a.ld, (const double *)B, (blasint)p->b.ld, 0.0, (double *)C, (blasint)p->n);
+  *A = p->a.data + batch_offset(p, &p->a, bi) * es;
+  *B = p->b.data + batch_offset(p, &p->b, bi) * es;
+  *C = p->c + bi * p->m * p->n * es;
 }
 
-/* Batches [begin, end) of a BLAS matmul, one GEMM call each. */
-static void gemm_batches(void *arg, int64_t begin, int64_t end) {
-  for (int64_t bi = begin; bi < end; bi++) gemm_batch(arg, bi);
-}
-
-/* A float32 plan cut into nbatch x tm x tn tiles of C, each one oneDNN call. */
-typedef struct tiles {
-  const mm_plan *p;
-  int64_t tm, tn;      /* tiles along M and N per batch */
-  int64_t rows, cols;  /* rows and columns per tile (the last ones may be smaller) */
-} tiles;
-
-static void sgemm_tiles(void *arg, int64_t t0, int64_t t1) {
-  const tiles *T = arg;
-  const mm_plan *p = T->p;
-  omp_set_num_threads(1); /* this thread's oneDNN calls run on it alone */
-  int64_t per_batch = T->tm * T->tn;
-  for (int64_t t = t0; t < t1; t++) {
-    int64_t bi = t / per_batch, i = t % per_batch / T->tn, j = t % T->tn;
-    int64_t r0 = i * T->rows, c0 = j * T->cols;
-    int64_t mr = r0 + T->rows < p->m ? T->rows : p->m - r0, nc = c0 + T->cols < p->n ? T->cols : p->n - c0;
-    /* op(A) rows r0.. and op(B) columns c0.., in BLAS's row-major layouts */
-    const float *A = (const float *)p->a.data + batch_offset(p, &p->a, bi) + (p->a.trans ? r0 : r0 * p->a.ld);
-    const float *B = (const float *)p->b.data + batch_offset(p, &p->b, bi) + (p->b.trans ? c0 * p->b.ld : c0);
-    float *C = (float *)p->c + bi * p->m * p->n + r0 * p->n + c0;
-    dnnl_sgemm(p->a.trans ? 'T' : 'N', p->b.trans ? 'T' : 'N', mr, nc, p->k, 1.0f, A, p->a.ld, B, p->b.ld, 0.0f, C,
-               p->n);
+/* Batches [begin, end) of a small-product plan, each on this thread alone. */
+static void gemm_small_batches(void *arg, int64_t begin, int64_t end) {
+  const mm_plan *p = arg;
+  for (int64_t bi = begin; bi < end; bi++) {
+    const char *A, *B;
+    char *C;
+    batch_args(p, bi, &A, &B, &C);
+    tide_cpu_gemm_serial(p->dt, p->a.trans, p->b.trans, p->m, p->n, p->k, A, p->a.ld, B, p->b.ld, 0.0, C, p->n);
   }
 }
 
-/* Cut each batch's C into about `want` tiles of at least MIN_TILE rows and
- * columns, halving the longer side first (a tile repacks the parts of A and
- * B it reads: square tiles repack least); tile columns are whole 64-byte lines. */
-static void plan_tiles(tiles *T, const mm_plan *p, int64_t want) {
-  int64_t rows = p->m, cols = p->n;
-  for (;;) {
-    int64_t tm = (p->m + rows - 1) / rows, tn = (p->n + cols - 1) / cols;
-    if (tm * tn >= want) break;
-    bool halve_cols = cols / 2 >= MIN_TILE && (cols >= rows || rows / 2 < MIN_TILE);
-    if (halve_cols) cols = ((cols + 1) / 2 + 15) / 16 * 16;
-    else if (rows / 2 >= MIN_TILE) rows = (rows + 1) / 2;
-    else break;
-  }
-  T->p = p;
-  T->rows = rows, T->cols = cols;
-  T->tm = (p->m + rows - 1) / rows;
-  T->tn = (p->n + cols - 1) / cols;
-}
-
-/* A large float32 plan through oneDNN, tiled over the pool: about four tiles
- * per thread, so a thread that another program slows down takes fewer
- * (tiles of 128x128 and up lose under 5% to whole products on one thread). */
-static void run_sgemm_tiled(const mm_plan *p) {
-  int64_t want = tide_parallel_threads() > 1 ? 4 * (int64_t)tide_parallel_threads() : 1;
-  tiles T;
-  plan_tiles(&T, p, (want + p->nbatch - 1) / p->nbatch);
-  tide_parallel_for(p->nbatch * T.tm * T.tn, 1, sgemm_tiles, &T);
-}
-
-/* OpenBLAS's threads follow the pool's count, even when it came from TIDE_NUM_THREADS. */
-void tide_blas_sync_threads(void) {
-  static int synced;
-  int n = tide_parallel_threads();
-  if (__atomic_load_n(&synced, __ATOMIC_RELAXED) != n) {
-    openblas_set_num_threads(n);
-    __atomic_store_n(&synced, n, __ATOMIC_RELAXED);
-  }
-}
-
-/* Run a float32/float64 plan through BLAS: one tall GEMM when batches fold,
- * else one per batch; large float32 products through oneDNN's tiles. */
+/* Run a float32/float64 plan: one tall product when batches fold; many small
+ * products spread over the pool; else one (tiled) product per batch. */
 static tide_status run_blas(const char *op, mm_plan *p) {
   if (p->m > INT_MAX || p->n > INT_MAX || p->k > INT_MAX)
     return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: a dimension exceeds BLAS's limit of %d (M=%lld, N=%lld, K=%lld)",
                      op, INT_MAX, (long long)p->m, (long long)p->n, (long long)p->k);
   fold_batches(p);
   double mnk = (double)p->m * (double)p->n * (double)p->k;
-  if (p->dt == TIDE_FLOAT32 && mnk > SMALL_GEMM_MNK && omp_set_num_threads) {
-    run_sgemm_tiled(p);
+  if (p->nbatch > 1 && mnk <= SMALL_GEMM_MNK && tide_parallel_threads() > 1) {
+    int64_t grain = (int64_t)(BATCH_GRAIN_MNK / (mnk > 1 ? mnk : 1)) + 1;
+    tide_parallel_for(p->nbatch, grain, gemm_small_batches, p);
     return TIDE_OK;
   }
-  tide_blas_sync_threads();
-  /* Concurrent calls each take one of OpenBLAS's per-thread buffers: never
-   * run more of them than its thread count (it clamps that to its build's limit). */
-  int blas_threads = openblas_get_num_threads();
-  if (p->nbatch > 1 && mnk <= SMALL_GEMM_MNK && tide_parallel_threads() > 1 && blas_threads > 1) {
-    int64_t grain = (int64_t)(BATCH_GRAIN_MNK / (mnk > 1 ? mnk : 1)) + 1;
-    int64_t least = (p->nbatch + blas_threads - 1) / blas_threads;
-    tide_parallel_for(p->nbatch, grain > least ? grain : least, gemm_batches, p);
-  } else {
-    gemm_batches(p, 0, p->nbatch);
+  for (int64_t bi = 0; bi < p->nbatch; bi++) {
+    const char *A, *B;
+    char *C;
+    batch_args(p, bi, &A, &B, &C);
+    tide_cpu_gemm(p->dt, p->a.trans, p->b.trans, p->m, p->n, p->k, A, p->a.ld, B, p->b.ld, 0.0, C, p->n);
   }
   return TIDE_OK;
 }

@@ -5,7 +5,8 @@ local C = core.C
 
 local M = {}
 
--- Threads CPU kernels and OpenBLAS use (default: the machine's cores).
+-- Threads CPU kernels use (default: the machine's cores; OpenBLAS and oneDNN
+-- run inside them, one thread each).
 function M.set_num_threads(n)
   if type(n) ~= "number" or n ~= math.floor(n) then
     core.error("set_num_threads: n must be a positive integer, got " .. tostring(n))

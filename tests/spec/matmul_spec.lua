@@ -157,33 +157,35 @@ describe("matmul", function()
     tide.config.set_num_threads(saved)
   end)
 
-  it("cuts large float32 products into tiles over the pool (any layout, any thread count)", function()
-    -- Above 64^3 multiply-adds float32 goes through oneDNN, tile by tile:
-    -- odd sizes leave short last tiles; flags, views and batches move each
-    -- tile's corner. The reference is the float64 product (OpenBLAS).
+  it("cuts large products into tiles over the pool (any layout, any thread count)", function()
+    -- Above 64^3 multiply-adds a product is cut into tiles of C, one BLAS
+    -- call each (oneDNN for float32, OpenBLAS for float64): odd sizes leave
+    -- short last tiles; flags, views and batches move each tile's corner.
+    -- The reference is the float64 product on one thread, which is not cut.
     tide.random.set_seed(7)
-    local function check(a, b, opts)
-      local c = tide.matmul(a, b, opts)
-      local c64 = tide.matmul(a:cast("float64"), b:cast("float64"), opts)
-      assert.are.same(c64.shape, c.shape)
-      local err = tide.reduce_max(tide.abs(c:cast("float64") - c64)):item()
-      assert(err < 1e-4, "largest error " .. err)
-    end
+    local function u(shape) return tide.random.uniform(shape, {minval = -1, maxval = 1}) end
+    local a, b = u{300, 70}, u{70, 517}
+    local batched, bs = u{3, 129, 70}, u{3, 70, 260}
+    local wide = u{400, 600}
+    local cases = {
+      {a, b}, {T(a), b, {transpose_a = true}}, {a, T(b), {transpose_b = true}}, {T(b), T(a)},
+      {batched, bs}, {batched, b}, {wide:slice{{0, 300}, {10, 80}}, b},
+    }
     local saved = tide.config.get_num_threads()
-    for _, threads in ipairs {1, 2, 3} do
+    tide.config.set_num_threads(1)
+    local want = {}
+    for i, c in ipairs(cases) do want[i] = tide.matmul(c[1]:cast("float64"), c[2]:cast("float64"), c[3]) end
+    for _, threads in ipairs {2, 3} do
       tide.config.set_num_threads(threads)
-      local a = tide.random.uniform({300, 70}, {minval = -1, maxval = 1})
-      local b = tide.random.uniform({70, 517}, {minval = -1, maxval = 1})
-      check(a, b)
-      check(T(a), b, {transpose_a = true})               -- a transposed view read through the flag
-      check(a, T(b), {transpose_b = true})
-      check(T(b), T(a))                                  -- (ab)^T = b^T a^T, both views
-      local batched = tide.random.uniform({3, 129, 70}, {minval = -1, maxval = 1})
-      local bs = tide.random.uniform({3, 70, 260}, {minval = -1, maxval = 1})
-      check(batched, bs)                                 -- one product per batch
-      check(batched, b)                                  -- batches folded into one tall product
-      local wide = tide.random.uniform({400, 600}, {minval = -1, maxval = 1})
-      check(wide:slice{{0, 300}, {10, 80}}, b)           -- a row stride larger than the row
+      for i, c in ipairs(cases) do
+        for _, dt in ipairs {"float32", "float64"} do
+          local got = tide.matmul(c[1]:cast(dt), c[2]:cast(dt), c[3])
+          assert.are.same(want[i].shape, got.shape)
+          local err = tide.reduce_max(tide.abs(got:cast("float64") - want[i])):item()
+          assert(err < (dt == "float32" and 1e-4 or 1e-12),
+            string.format("case %d, %s, %d threads: largest error %g", i, dt, threads, err))
+        end
+      end
     end
     tide.config.set_num_threads(saved)
   end)

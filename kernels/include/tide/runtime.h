@@ -1,6 +1,6 @@
-/* tide/runtime.h — process-wide settings: version, the CPU thread pool (and
- * OpenBLAS's thread count, kept equal), the CPU instruction set, and
- * interrupting long kernels. */
+/* tide/runtime.h — process-wide settings: version, the CPU thread pool (the
+ * only one: OpenBLAS and oneDNN run inside its tasks), the CPU instruction
+ * set, and interrupting long kernels. */
 #ifndef TIDE_RUNTIME_H
 #define TIDE_RUNTIME_H
 #include "tide/export.h"
@@ -8,7 +8,7 @@
 
 /* "0.1.0" and the like. */
 TIDE_API const char *tide_version(void);
-/* Threads CPU kernels (and OpenBLAS) use; n >= 1. Default: the machine's cores. */
+/* Threads CPU kernels use; n >= 1. Default: the machine's cores. */
 TIDE_API tide_status tide_set_num_threads(int n);
 TIDE_API int tide_get_num_threads(void);
 /* The instruction set the hot CPU loops use: "baseline" (x86-64-v2),
