@@ -5,6 +5,7 @@
 # ratio to each peer (above 1: tide is faster).
 #
 # Peers, all at tide's thread count T (TIDE_NUM_THREADS, default: the cores):
+#   openblas OpenBLAS's sgemm called directly (the floor for tide's matmul)
 #   torch    Debian's python3-torch, OMP_WAIT_POLICY=PASSIVE (its OpenMP
 #            threads sleep between ops instead of spinning against tide's
 #            measurements), OMP_NUM_THREADS=T and torch.set_num_threads(T)
@@ -24,11 +25,16 @@ trap 'rm -rf "$out"' EXIT
 
 peer_py=$(bench/venv.sh) || peer_py=""
 
-# section NAME: bench/NAME.lua, then bench/NAME_torch.py and bench/NAME_peers.py
-# for each venv peer when they exist, then the lines with ratios.
+# section NAME: bench/NAME.lua, then (when they exist) bench/NAME_openblas.lua,
+# bench/NAME_torch.py and bench/NAME_peers.py for each venv peer, each in a
+# process of its own, then the lines with ratios.
 section() {
   "$BUILD/tide" "bench/$1.lua" >"$out/$1.tide"
   set -- "$1" "$out/$1.tide"
+  if [ -f "bench/$1_openblas.lua" ]; then
+    "$BUILD/tide" "bench/$1_openblas.lua" >"$out/$1.openblas"
+    set -- "$@" "$out/$1.openblas" openblas
+  fi
   if [ -f "bench/$1_torch.py" ]; then
     OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 "bench/$1_torch.py" >"$out/$1.torch" ||
       echo "# bench/$1_torch.py failed" >&2
