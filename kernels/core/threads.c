@@ -45,6 +45,7 @@ typedef struct job {
   int64_t chunk;
   int nregions;
   int slots;               /* atomic: participants so far (the caller is slot 0) */
+  int max_slots;           /* the thread count when the job began: more never help */
   region *regions;
 } job;
 
@@ -125,7 +126,7 @@ static void *worker_main(void *arg) {
     job *j = __atomic_load_n(&current, __ATOMIC_SEQ_CST);
     if (j) {
       int slot = __atomic_fetch_add(&j->slots, 1, __ATOMIC_RELAXED);
-      run_chunks(j, slot % j->nregions);
+      if (slot < j->max_slots) run_chunks(j, slot % j->nregions); /* workers left from a larger count sit out */
     }
     if (__atomic_sub_fetch(&busy, 1, __ATOMIC_SEQ_CST) == 0 && __atomic_load_n(&caller_waiting, __ATOMIC_SEQ_CST)) {
       pthread_mutex_lock(&lock);
@@ -211,7 +212,7 @@ void tide_parallel_for(int64_t n, int64_t grain, tide_range_fn fn, void *ctx) {
     regions[r].next = per_region * r < n ? per_region * r : n;
     regions[r].end = per_region * (r + 1) < n ? per_region * (r + 1) : n;
   }
-  job j = {fn, ctx, chunk, nregions, 1, regions};
+  job j = {fn, ctx, chunk, nregions, 1, threads, regions};
 
   /* One job at a time: a second thread calling in meanwhile runs alone. */
   job *expected = NULL;
