@@ -1,5 +1,5 @@
--- stdlib/tide/config.lua — process-wide settings (tide.config): threads,
--- memory statistics, and tide.trace's retracing warning.
+-- stdlib/tide/config.lua — process-wide settings (tide.config): threads, the
+-- CPU instruction set, memory statistics, and tide.trace's retracing warning.
 local core = require "tide.core"
 local C = core.C
 
@@ -20,6 +20,21 @@ end
 -- Threads CPU kernels use now.
 function M.get_num_threads()
   return C.tide_get_num_threads()
+end
+
+-- The instruction set the hot CPU loops run: "baseline" (x86-64-v2), "avx2"
+-- (x86-64-v3) or "avx512" (x86-64-v4); the best this CPU has unless capped.
+function M.cpu_isa()
+  return core.ffi.string(C.tide_cpu_isa())
+end
+
+-- Cap the hot loops' instruction set at `name` (one of those of cpu_isa; a
+-- CPU without it keeps its best): to compare levels, or to keep AVX-512 off.
+function M.set_max_cpu_isa(name)
+  if type(name) ~= "string" then
+    core.error("set_max_cpu_isa: name must be \"baseline\", \"avx2\" or \"avx512\", got " .. type(name))
+  end
+  if C.tide_set_max_cpu_isa(name) ~= 0 then core.raise() end
 end
 
 -- Bytes held by tensors now, the peak, allocations made, and bytes of freed
