@@ -69,6 +69,9 @@ section ops
 share fma_10m "$out/ops.tide"
 share sum_10m "$out/ops.tide"
 
+echo "# the hot loops at each instruction set this CPU runs (baseline: a portable build without dispatch)"
+"$BUILD/tide" bench/isa.lua
+
 echo "# autodiff vs PyTorch autograd"
 section autodiff
 
