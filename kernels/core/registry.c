@@ -5,6 +5,9 @@
 
 #include <string.h>
 
+/* The one place core names backend code, by design: each row carries its CPU
+ * kernel (from ops.def), and the rest of core reaches kernels only through
+ * this table, never by including cpu/ (tests/sh/test_layers.sh checks it). */
 const tide_op_def tide_op_defs[TIDE_NUM_OPS] = {
 #define TIDE_OP(id, name, nin, nout, dts, out, infer, cpu, flags) \
   {TIDE_OP_##id, name, nin, nout, (uint32_t)(dts), out, infer, cpu, (uint32_t)(flags)},

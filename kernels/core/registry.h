@@ -28,7 +28,8 @@ struct tide_op_def {
 
 extern const tide_op_def tide_op_defs[TIDE_NUM_OPS];
 
-/* Every family's inference and CPU kernel, declared from the table. */
+/* Every family's inference and CPU kernel, declared from the table (the
+ * designed exception to "core knows no backend": see tide_op_defs). */
 #define TIDE_OP(id, name, nin, nout, dts, out, infer, cpu, flags) \
   tide_status infer(const tide_op_def *, const tide_attrs *, int, const tide_tensor *const *, int, \
                     tide_tensor *const *);                                                          \
@@ -47,6 +48,9 @@ int tide_out_dtype(const tide_op_def *def, const tide_attrs *attrs, int dt);
 /* Broadcast shapes a and b (numpy rules) into out; error names the op. */
 tide_status tide_broadcast_dims(const char *op, int na, const int64_t *a, int nb, const int64_t *b,
                                 int *nout, int64_t *out);
+/* Mark in mask[0..ndim) the axes attrs.ints[0..nints) name (nints 0 = all);
+ * negative axes count from the end; out-of-range or repeated axes fail. */
+tide_status tide_reduce_axes(const tide_op_def *def, const tide_attrs *attrs, int ndim, bool *mask);
 
 /* ---- the recorder hook ------------------------------------------------------
  * A call goes to a recorder instead of running when an input is symbolic, or

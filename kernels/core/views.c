@@ -7,12 +7,18 @@
 
 #include <string.h>
 
-#include "../cpu/iter.h"
+/* Copy src's elements into dst (same dtype, src's shape or broadcast to dst's)
+ * with the kernel of the table's COPY row: the strided copy is a backend's
+ * kernel, which core reaches only through the op table. */
+static tide_status copy_elements(tide_tensor *dst, const tide_tensor *src) {
+  const tide_op_def *copy = &tide_op_defs[TIDE_OP_COPY];
+  return copy->cpu(copy, &tide_default_attrs, 1, &src, 1, &dst);
+}
 
 /* Make dst a view of src; if src keeps its data inline (it has no storage to
  * share), dst gets a copy of the viewed elements instead. */
-static tide_status view_or_copy(const char *op, tide_tensor *dst, const tide_tensor *src, int ndim,
-                                const int64_t *dims, const int64_t *strides, int64_t offset) {
+static tide_status view_or_copy(tide_tensor *dst, const tide_tensor *src, int ndim, const int64_t *dims,
+                                const int64_t *strides, int64_t offset) {
   if (!(src->flags & TIDE_TENSOR_INLINE)) return tide_tensor_view(dst, src, ndim, dims, strides, offset);
   tide_tensor tmp;
   memset(&tmp, 0, sizeof tmp);
@@ -21,7 +27,7 @@ static tide_status view_or_copy(const char *op, tide_tensor *dst, const tide_ten
   tmp.data = (char *)src->data + offset * (int64_t)tide_dtsize(src->dt);
   tmp.dev = src->dev;
   tide_status st = tide_tensor_init(dst, src->dt, ndim, dims);
-  if (!st) st = tide_copy_strided(op, dst, &tmp);
+  if (!st) st = copy_elements(dst, &tmp);
   return st;
 }
 
@@ -129,13 +135,13 @@ static bool nocopy_strides(const tide_tensor *x, int nd, const int64_t *nd_dims,
 
 tide_status tide_cpu_reshape(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                              int n_out, tide_tensor *const *out) {
-  TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
   const tide_tensor *x = in[0];
   tide_tensor *o = out[0];
   int nd = o->ndim;
   int64_t dims[TIDE_MAX_DIMS], strides[TIDE_MAX_DIMS];
   memcpy(dims, o->dims, sizeof dims);
-  if (x->nelem > 0 && nocopy_strides(x, nd, dims, strides)) return view_or_copy(def->name, o, x, nd, dims, strides, 0);
+  if (x->nelem > 0 && nocopy_strides(x, nd, dims, strides)) return view_or_copy(o, x, nd, dims, strides, 0);
   /* Strides forbid a view: copy into a fresh contiguous tensor. */
   tide_tensor flat;
   tide_status st = tide_tensor_init(o, x->dt, nd, dims);
@@ -146,7 +152,7 @@ tide_status tide_cpu_reshape(const tide_op_def *def, const tide_attrs *a, int n_
   tide_tensor_set_contiguous_layout(&flat, x->dt, x->ndim, x->dims);
   flat.data = o->data;
   flat.dev = o->dev;
-  return tide_copy_strided(def->name, &flat, x);
+  return copy_elements(&flat, x);
 }
 
 /* ---- transpose ------------------------------------------------------------------ */
@@ -193,7 +199,7 @@ tide_status tide_cpu_transpose(const tide_op_def *def, const tide_attrs *a, int 
   if (st) return st;
   int64_t dims[TIDE_MAX_DIMS], strides[TIDE_MAX_DIMS];
   for (int i = 0; i < in[0]->ndim; i++) dims[i] = in[0]->dims[perm[i]], strides[i] = in[0]->strides[perm[i]];
-  return view_or_copy(def->name, out[0], in[0], in[0]->ndim, dims, strides, 0);
+  return view_or_copy(out[0], in[0], in[0]->ndim, dims, strides, 0);
 }
 
 /* ---- slice (Python semantics per dim; see ops.def for the attribute layout) ---- */
@@ -276,7 +282,7 @@ tide_status tide_cpu_slice(const tide_op_def *def, const tide_attrs *a, int n_in
   tide_slice_plan p;
   tide_status st = tide_plan_slice(def->name, a, in[0], &p);
   if (st) return st;
-  return view_or_copy(def->name, out[0], in[0], p.ndim, p.dims, p.strides, p.offset);
+  return view_or_copy(out[0], in[0], p.ndim, p.dims, p.strides, p.offset);
 }
 
 /* ---- slice_update: x's shape; its kernel is in cpu/slice_update.c ---------------- */
@@ -359,7 +365,7 @@ tide_status tide_cpu_broadcast_to(const tide_op_def *def, const tide_attrs *a, i
   int64_t strides[TIDE_MAX_DIMS];
   st = broadcast_strides(def, a, in[0], strides);
   if (st) return st;
-  return view_or_copy(def->name, out[0], in[0], a->nints, a->ints, strides, 0);
+  return view_or_copy(out[0], in[0], a->nints, a->ints, strides, 0);
 }
 
 /* ---- squeeze and expand_dims ------------------------------------------------------ */
@@ -412,7 +418,7 @@ tide_status tide_cpu_squeeze(const tide_op_def *def, const tide_attrs *a, int n_
   int64_t dims[TIDE_MAX_DIMS], strides[TIDE_MAX_DIMS];
   tide_status st = squeeze_plan(def, a, in[0], &nd, dims, strides);
   if (st) return st;
-  return view_or_copy(def->name, out[0], in[0], nd, dims, strides, 0);
+  return view_or_copy(out[0], in[0], nd, dims, strides, 0);
 }
 
 static tide_status expand_plan(const tide_op_def *def, const tide_attrs *a, const tide_tensor *x, int64_t *dims,
@@ -450,5 +456,5 @@ tide_status tide_cpu_expand_dims(const tide_op_def *def, const tide_attrs *a, in
   int64_t dims[TIDE_MAX_DIMS], strides[TIDE_MAX_DIMS];
   tide_status st = expand_plan(def, a, in[0], dims, strides);
   if (st) return st;
-  return view_or_copy(def->name, out[0], in[0], in[0]->ndim + 1, dims, strides, 0);
+  return view_or_copy(out[0], in[0], in[0]->ndim + 1, dims, strides, 0);
 }

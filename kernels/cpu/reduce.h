@@ -1,13 +1,9 @@
-/* cpu/reduce.h — helpers shared by the reduce family (reductions, arg-reductions,
- * scans, sort, top_k): the axis set of a reduction and the [outer, len, inner] view. */
+/* cpu/reduce.h — what the reduce family's kernels (reductions, arg-reductions,
+ * scans, sort, top_k, softmax) share: the [outer, len, inner] view of an axis. */
 #ifndef TIDE_CPU_REDUCE_H
 #define TIDE_CPU_REDUCE_H
 
 #include "../core/registry.h"
-
-/* Mark in mask[0..ndim) the axes attrs.ints[0..nints) name (nints 0 = all);
- * negative axes count from the end; out-of-range or repeated axes fail. */
-tide_status tide_reduce_axes(const tide_op_def *def, const tide_attrs *attrs, int ndim, bool *mask);
 
 /* What the axis kernels (argreduce, scan, sort, top_k, softmax) read and write: x as
  * contiguous [outer, len, inner] around one axis, halves as float32 (they
