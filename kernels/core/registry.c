@@ -128,7 +128,7 @@ static tide_status check_call(const tide_op_def *def, int op, const tide_attrs *
 static __attribute__((noinline, cold)) tide_status check_size(const tide_op_def *def, const tide_tensor *o,
                                                                 bool unknown) {
   int64_t n = o->nelem;
-  if (n >= 0 && ((def->flags & TIDE_OPF_VIEW) || (uint64_t)n <= (uint64_t)INT64_MAX / tide_dtsize(o->dt)))
+  if (n >= 0 && ((def->flags & TIDE_OPF_VIEW) || (uint64_t)n <= (uint64_t)INT64_MAX / tide_dtype_size_unchecked(o->dt)))
     return TIDE_OK;
   bool has_unknown = false;
   for (int d = 0; d < o->ndim; d++) has_unknown |= o->dims[d] < 0;

@@ -24,7 +24,7 @@ static tide_status view_or_copy(tide_tensor *dst, const tide_tensor *src, int nd
   memset(&tmp, 0, sizeof tmp);
   tide_tensor_set_contiguous_layout(&tmp, src->dt, ndim, dims);
   for (int i = 0; i < ndim; i++) tmp.strides[i] = strides[i];
-  tmp.data = (char *)src->data + offset * (int64_t)tide_dtsize(src->dt);
+  tmp.data = (char *)src->data + offset * (int64_t)tide_dtype_size_unchecked(src->dt);
   tmp.dev = src->dev;
   tide_status st = tide_tensor_init(dst, src->dt, ndim, dims);
   if (!st) st = copy_elements(dst, &tmp);

@@ -132,7 +132,7 @@ static void arg_strip(const arg_ctx *c, const char *x, int64_t n, int64_t *res) 
 static void arg_range(void *ctx, int64_t u0, int64_t u1) {
   const arg_ctx *c = ctx;
   int64_t res[KC];
-  size_t es = tide_dtsize(c->dt);
+  size_t es = tide_dtype_size_unchecked(c->dt);
   for (int64_t u = u0; u < u1; u++) {
     int64_t o = u / c->nstrips, j0 = (u % c->nstrips) * KC;
     int64_t n = c->inner - j0 < KC ? c->inner - j0 : KC;

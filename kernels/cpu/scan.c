@@ -69,7 +69,7 @@ typedef struct scan_ctx {
 /* Units [u0, u1): (outer position, column strip) pairs, each scanned along len. */
 static void scan_range(void *ctx, int64_t u0, int64_t u1) {
   const scan_ctx *c = ctx;
-  size_t es = tide_dtsize(c->dt);
+  size_t es = tide_dtype_size_unchecked(c->dt);
   for (int64_t u = u0; u < u1; u++) {
     int64_t o = u / c->nstrips, j0 = (u % c->nstrips) * KC;
     int64_t n = c->inner - j0 < KC ? c->inner - j0 : KC;

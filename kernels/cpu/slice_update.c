@@ -22,7 +22,7 @@ tide_status tide_cpu_slice_update(const tide_op_def *def, const tide_attrs *a, i
   memset(&dst, 0, sizeof dst);
   tide_tensor_set_contiguous_layout(&dst, o->dt, p.ndim, p.dims);
   for (int i = 0; i < p.ndim; i++) dst.strides[i] = p.strides[i];
-  dst.data = (char *)o->data + p.offset * (int64_t)tide_dtsize(o->dt);
+  dst.data = (char *)o->data + p.offset * (int64_t)tide_dtype_size_unchecked(o->dt);
   dst.dev = o->dev;
   return tide_copy_strided(def->name, &dst, u);
 }
