@@ -25,4 +25,22 @@ tide_status tide_axis_open(const char *op, const tide_tensor *x, int axis, tide_
  * and free what tide_axis_open made. */
 void tide_axis_close(tide_axis_view *v, bool write_back);
 
+/* One strip of an axis kernel: columns [j0, j0 + n) of outer position o (n is
+ * at most the kernel's strip width, and 1 when inner is 1), each v->len long. */
+typedef void (*tide_axis_strip_fn)(void *ctx, const tide_axis_view *v, int64_t o, int64_t j0, int64_t n);
+
+/* Byte offset of column j0 of outer position o in v's x (and in y, shaped like x). */
+static inline size_t tide_axis_offset(const tide_axis_view *v, int64_t o, int64_t j0) {
+  return (size_t)(o * v->len * v->inner + j0) * tide_dtype_size_unchecked(v->dt);
+}
+
+/* The body of the axis kernels (argreduce, scan, softmax): view x around
+ * `axis` (negative counts from the end) with tide_axis_open (`out` may be
+ * NULL), run `strip` on every (outer position, strip of up to `width`
+ * columns) in parallel, at least `grain` elements (TIDE_GRAIN_*) a thread,
+ * then close the view, writing halves back into out. Nothing runs when the
+ * result is empty. */
+tide_status tide_axis_for_strips(const tide_op_def *def, int axis, const tide_tensor *x, tide_tensor *out,
+                                 int64_t width, int64_t grain, tide_axis_strip_fn strip, void *ctx);
+
 #endif
