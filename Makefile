@@ -14,6 +14,17 @@ BUILD ?= build
 SAN :=
 endif
 
+# Before compiling anything, say in one line what is missing and how to get it
+# (else a fresh machine stops on a system cblas.h's `blasint`). Skipped for
+# the goals that install it first (deps; test, demo and bench run deps, then
+# make again, which checks) and for clean.
+ifeq ($(filter deps test demo bench clean,$(MAKECMDGOALS)),)
+DEPS_MISSING := $(shell tools/check_build_deps.sh $(CC))
+ifneq ($(DEPS_MISSING),)
+$(error $(DEPS_MISSING))
+endif
+endif
+
 # Recursive (=) so that pkg-config runs after tools/deps.sh has installed it.
 LUAJIT_CFLAGS = $(shell pkg-config --cflags luajit)
 LUAJIT_LIBS = $(shell pkg-config --libs luajit)
