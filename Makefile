@@ -14,6 +14,17 @@ BUILD ?= build
 SAN :=
 endif
 
+# Before compiling anything, say in one line what is missing and how to get it
+# (else a fresh machine stops on a system cblas.h's `blasint`). Skipped for
+# the goals that install it first (deps; test, demo and bench run deps, then
+# make again, which checks) and for clean.
+ifeq ($(filter deps test demo bench clean,$(MAKECMDGOALS)),)
+DEPS_MISSING := $(shell tools/check_build_deps.sh $(CC))
+ifneq ($(DEPS_MISSING),)
+$(error $(DEPS_MISSING))
+endif
+endif
+
 # Recursive (=) so that pkg-config runs after tools/deps.sh has installed it.
 LUAJIT_CFLAGS = $(shell pkg-config --cflags luajit)
 LUAJIT_LIBS = $(shell pkg-config --libs luajit)
@@ -30,8 +41,10 @@ RPATH := -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,'$$ORIGIN/../lib'
 ENGINE_SRC := $(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o)
 VM_OBJ := $(BUILD)/obj/vm/vm.o
-PROGRAM_OBJ := $(BUILD)/obj/vm/main.o $(BUILD)/obj/repl/repl.o
+# The program on top: cli -> repl -> vm -> kernels; libtidevm has no REPL (nor readline).
+PROGRAM_OBJ := $(BUILD)/obj/cli/main.o $(BUILD)/obj/repl/repl.o
 HEADERS := $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def kernels/core/*.h kernels/cpu/*.h kernels/graph/*.h)
+HOST_HEADERS := $(wildcard vm/*.h repl/*.h)
 CTEST_SRC := $(wildcard tests/c/test_*.c)
 CTEST_BIN := $(CTEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
 
@@ -51,7 +64,7 @@ $(BUILD)/obj/kernels/%.o: kernels/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ENGINE) -c $< -o $@
 
-$(BUILD)/obj/vm/%.o $(BUILD)/obj/repl/%.o: $(HEADERS)
+$(BUILD)/obj/vm/%.o $(BUILD)/obj/repl/%.o $(BUILD)/obj/cli/%.o: $(HEADERS) $(HOST_HEADERS)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_HOST) -c $< -o $@

@@ -1,9 +1,11 @@
 #!/bin/sh
-# Runs every C test and every busted spec against the built engine, then
-# prints one line "N passed, N failed" that counts all of them. Exit status
-# is non-zero when anything failed. Called by `make test` (BUILD, SANITIZE set).
+# Runs every C test, shell check (tests/sh) and busted spec against the built
+# engine, then prints one line "N passed, N failed" that counts all of them.
+# Exit status is non-zero when anything failed. Called by `make test` (BUILD,
+# SANITIZE set).
 set -u
 BUILD=${BUILD:-build}
+export BUILD
 passed=0
 failed=0
 log=$(mktemp)
@@ -14,25 +16,34 @@ if [ "${SANITIZE:-0}" = 1 ]; then
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 fi
 
-# C tests print "c NAME: P passed, F failed"; a crash without that line counts as one failure.
-# The binaries come from tests/c/test_*.c, so a stale one from a removed source never runs.
-for src in tests/c/test_*.c; do
-  t="$BUILD/tests/$(basename "$src" .c)"
-  [ -x "$t" ] || { echo "$t: not built"; failed=$((failed + 1)); continue; }
-  "$t" >"$log" 2>&1
+# Run one test program and add up its closing line: "c NAME: P passed, F
+# failed" (C tests) or "sh NAME: ..." (shell checks of the tree and build).
+# A crash without that line counts as one failure.
+run_counted() {
+  "$1" >"$log" 2>&1
   rc=$?
   cat "$log"
-  line=$(grep -E '^c [^:]+: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+  line=$(grep -E '^(c|sh) [^:]+: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
   if [ -n "$line" ]; then
     p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed/\1/')
     f=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed/\2/')
     passed=$((passed + p))
     failed=$((failed + f))
-    [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && { echo "$t exited with $rc"; failed=$((failed + 1)); }
+    [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && { echo "$1 exited with $rc"; failed=$((failed + 1)); }
   else
-    echo "$t: crashed or printed no summary (exit $rc)"
+    echo "$1: crashed or printed no summary (exit $rc)"
     failed=$((failed + 1))
   fi
+}
+
+# The binaries come from tests/c/test_*.c, so a stale one from a removed source never runs.
+for src in tests/c/test_*.c; do
+  t="$BUILD/tests/$(basename "$src" .c)"
+  [ -x "$t" ] || { echo "$t: not built"; failed=$((failed + 1)); continue; }
+  run_counted "$t"
+done
+for t in tests/sh/test_*.sh; do
+  run_counted "$t"
 done
 
 # busted specs run inside the tide program, so they test the real host. Files

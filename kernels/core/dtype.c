@@ -4,17 +4,13 @@
 
 #include <string.h>
 
-static const struct {
-  const char *name;
-  size_t size;
-} dtype_table[TIDE_NUM_DTYPES] = {
-  [TIDE_FLOAT32] = {"float32", 4},  [TIDE_FLOAT64] = {"float64", 8},
-  [TIDE_FLOAT16] = {"float16", 2},  [TIDE_BFLOAT16] = {"bfloat16", 2},
-  [TIDE_INT8] = {"int8", 1},        [TIDE_UINT8] = {"uint8", 1},
-  [TIDE_INT32] = {"int32", 4},      [TIDE_INT64] = {"int64", 8},
-  [TIDE_BOOL] = {"bool", 1},
+static const char *const dtype_names[TIDE_NUM_DTYPES] = {
+  [TIDE_FLOAT32] = "float32", [TIDE_FLOAT64] = "float64", [TIDE_FLOAT16] = "float16", [TIDE_BFLOAT16] = "bfloat16",
+  [TIDE_INT8] = "int8",       [TIDE_UINT8] = "uint8",     [TIDE_INT32] = "int32",     [TIDE_INT64] = "int64",
+  [TIDE_BOOL] = "bool",
 };
 
+/* Read by tide_dtype_size_unchecked (internal.h) and tide_dtype_size. */
 const uint8_t tide_dtype_bytes[TIDE_NUM_DTYPES] = {
   [TIDE_FLOAT32] = 4, [TIDE_FLOAT64] = 8, [TIDE_FLOAT16] = 2, [TIDE_BFLOAT16] = 2, [TIDE_INT8] = 1,
   [TIDE_UINT8] = 1,   [TIDE_INT32] = 4,   [TIDE_INT64] = 8,   [TIDE_BOOL] = 1,
@@ -22,14 +18,14 @@ const uint8_t tide_dtype_bytes[TIDE_NUM_DTYPES] = {
 
 static bool valid(int dt) { return dt >= 0 && dt < TIDE_NUM_DTYPES; }
 
-const char *tide_dtype_name(int dt) { return valid(dt) ? dtype_table[dt].name : "?"; }
+const char *tide_dtype_name(int dt) { return valid(dt) ? dtype_names[dt] : "?"; }
 
-size_t tide_dtype_size(int dt) { return valid(dt) ? dtype_table[dt].size : 0; }
+size_t tide_dtype_size(int dt) { return valid(dt) ? tide_dtype_bytes[dt] : 0; }
 
 int tide_dtype_from_name(const char *name) {
   if (!name) return -1;
   for (int i = 0; i < TIDE_NUM_DTYPES; i++)
-    if (strcmp(name, dtype_table[i].name) == 0) return i;
+    if (strcmp(name, dtype_names[i]) == 0) return i;
   /* Aliases people type from numpy, torch and C. */
   if (!strcmp(name, "float") || !strcmp(name, "single")) return TIDE_FLOAT32;
   if (!strcmp(name, "double")) return TIDE_FLOAT64;

@@ -34,9 +34,10 @@ void tide_storage_release(tide_storage *s);
 /* A new owned storage of nbytes (refs = 1), or NULL with an error set. */
 tide_storage *tide_storage_new(size_t nbytes);
 
-/* Bytes per element by dtype code (the public tide_dtype_size checks the code). */
+/* Bytes per element of a valid dtype code, for the engine's hot paths; the
+ * public tide_dtype_size is the checked one (0 for an invalid code). */
 extern const uint8_t tide_dtype_bytes[TIDE_NUM_DTYPES];
-static inline size_t tide_dtsize(int dt) { return tide_dtype_bytes[dt]; }
+static inline size_t tide_dtype_size_unchecked(int dt) { return tide_dtype_bytes[dt]; }
 
 /* Give `t`, whose contiguous layout (dims, strides, nelem, dt) is already
  * set, its data: inline when small, else a new storage. */

@@ -1,9 +1,13 @@
-/* core/registry.c — the op table built from tide/ops.def, name lookup, and the
- * eager entry points: check inputs, infer, allocate outputs, run the kernel. */
+/* core/registry.c — the op table built from tide/ops.def, name lookup, the
+ * eager entry points (check inputs, infer, allocate outputs, run the kernel)
+ * and the recorder hook that tracing sets. */
 #include "registry.h"
 
 #include <string.h>
 
+/* The one place core names backend code, by design: each row carries its CPU
+ * kernel (from ops.def), and the rest of core reaches kernels only through
+ * this table, never by including cpu/ (tests/sh/test_layers.sh checks it). */
 const tide_op_def tide_op_defs[TIDE_NUM_OPS] = {
 #define TIDE_OP(id, name, nin, nout, dts, out, infer, cpu, flags) \
   {TIDE_OP_##id, name, nin, nout, (uint32_t)(dts), out, infer, cpu, (uint32_t)(flags)},
@@ -124,7 +128,7 @@ static tide_status check_call(const tide_op_def *def, int op, const tide_attrs *
 static __attribute__((noinline, cold)) tide_status check_size(const tide_op_def *def, const tide_tensor *o,
                                                                 bool unknown) {
   int64_t n = o->nelem;
-  if (n >= 0 && ((def->flags & TIDE_OPF_VIEW) || (uint64_t)n <= (uint64_t)INT64_MAX / tide_dtsize(o->dt)))
+  if (n >= 0 && ((def->flags & TIDE_OPF_VIEW) || (uint64_t)n <= (uint64_t)INT64_MAX / tide_dtype_size_unchecked(o->dt)))
     return TIDE_OK;
   bool has_unknown = false;
   for (int d = 0; d < o->ndim; d++) has_unknown |= o->dims[d] < 0;
@@ -170,12 +174,48 @@ static void blank_outputs(int n_out, tide_tensor *const *out) {
   }
 }
 
-/* True when the call belongs in a traced graph: a symbolic input, or a
- * stateful op (random) while a graph is being built (it must draw anew at each run). */
-static bool wants_graph(const tide_op_def *def, int n_in, const tide_tensor *const *in) {
+/* ---- the recorder hook (contract in registry.h) ---- */
+
+static _Thread_local tide_recorder thread_recorder;
+static tide_recorder default_recorder;
+
+tide_recorder tide_get_recorder(void) { return thread_recorder; }
+
+tide_recorder tide_set_recorder(tide_recorder r) {
+  tide_recorder outer = thread_recorder;
+  thread_recorder = r;
+  return outer;
+}
+
+void tide_set_default_recorder(tide_recorder r) {
+  __atomic_store_n(&default_recorder.ctx, r.ctx, __ATOMIC_RELAXED);
+  __atomic_store_n(&default_recorder.record, r.record, __ATOMIC_RELEASE);
+}
+
+/* True when the call belongs to a recorder: a symbolic input, or a stateful
+ * op while this thread records. The flag comes first, so that an eager call
+ * of a stateless op reads no thread-local at all. */
+static bool wants_recorder(const tide_op_def *def, int n_in, const tide_tensor *const *in) {
   for (int i = 0; i < n_in; i++)
     if (in[i]->flags & TIDE_TENSOR_SYMBOLIC) return true;
-  return tide_graph_current && (def->flags & TIDE_OPF_STATEFUL);
+  return (def->flags & TIDE_OPF_STATEFUL) && thread_recorder.record;
+}
+
+/* Hand the call to this thread's recorder, or to the default one for a
+ * symbolic input on a thread that records nothing. */
+static __attribute__((noinline, cold)) tide_status record_call(const tide_op_def *def, const tide_attrs *attrs,
+                                                               int n_in, const tide_tensor *const *in, int n_out,
+                                                               tide_tensor *const *out) {
+  tide_recorder r = thread_recorder;
+  if (!r.record) {
+    r.record = __atomic_load_n(&default_recorder.record, __ATOMIC_ACQUIRE);
+    r.ctx = __atomic_load_n(&default_recorder.ctx, __ATOMIC_RELAXED);
+  }
+  if (r.record) return r.record(r.ctx, def, attrs, n_in, in, n_out, out);
+  int i = 0;
+  while (i < n_in && !(in[i]->flags & TIDE_TENSOR_SYMBOLIC)) i++;
+  return TIDE_FAIL(TIDE_ERR_VALUE, "%s: input %d is a symbolic tensor of a traced function, used outside its trace "
+                   "(no trace has been made in this process)", def->name, i + 1);
 }
 
 tide_status tide_op_run(int op, const tide_attrs *attrs, int n_in, const tide_tensor *const *in, int n_out,
@@ -184,7 +224,7 @@ tide_status tide_op_run(int op, const tide_attrs *attrs, int n_in, const tide_te
   if (!attrs) attrs = &tide_default_attrs;
   tide_status st = check_call(def, op, attrs, n_in, in, n_out, out);
   if (st) return st;
-  if (TIDE_UNLIKELY(wants_graph(def, n_in, in))) return tide_graph_record_op(def, attrs, n_in, in, n_out, out);
+  if (TIDE_UNLIKELY(wants_recorder(def, n_in, in))) return record_call(def, attrs, n_in, in, n_out, out);
   if (tide_interrupt_pending()) tide_interrupt_clear();
   st = infer_outputs(def, attrs, n_in, in, n_out, out, false);
   if (st) return st;

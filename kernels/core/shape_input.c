@@ -37,7 +37,7 @@ tide_status tide_shape_input(const tide_op_def *def, const tide_attrs *a, int n_
   for (int i = 0; i < buf->nints; i++) {
     if (*unknown) buf->ints[i] = -1;
     else {
-      const char *p = (const char *)s->data + i * s->strides[0] * (int64_t)tide_dtsize(s->dt);
+      const char *p = (const char *)s->data + i * s->strides[0] * (int64_t)tide_dtype_size_unchecked(s->dt);
       buf->ints[i] = s->dt == TIDE_INT32 ? *(const int32_t *)p : *(const int64_t *)p;
     }
   }

@@ -178,8 +178,8 @@ tide_status tide_cpu_binary(const tide_op_def *def, const tide_attrs *attrs, int
       tide_tensor_is_contiguous(a) && tide_tensor_is_contiguous(b)) {
     /* Small same-shape contiguous inputs: one row, no iterator set-up. */
     char *p[3] = {o->data, a->data, b->data};
-    int64_t s[3] = {(int64_t)tide_dtsize(o->dt), (int64_t)tide_dtsize(a->dt),
-                    (int64_t)tide_dtsize(b->dt)};
+    int64_t s[3] = {(int64_t)tide_dtype_size_unchecked(o->dt), (int64_t)tide_dtype_size_unchecked(a->dt),
+                    (int64_t)tide_dtype_size_unchecked(b->dt)};
     loop(o->nelem, p, s, &ctx);
     st = TIDE_OK;
   } else {

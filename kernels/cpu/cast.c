@@ -58,7 +58,7 @@ static const tide_loop_fn cast_table[TIDE_NUM_DTYPES][TIDE_NUM_DTYPES] = {
 
 tide_loop_fn tide_cast_loop(int from, int to) {
   from = compute_type(from), to = compute_type(to);
-  if (from == to) return tide_copy_loop(tide_dtsize(from));
+  if (from == to) return tide_copy_loop(tide_dtype_size_unchecked(from));
   return cast_table[from][to];
 }
 

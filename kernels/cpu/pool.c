@@ -123,7 +123,7 @@ static tide_status run_pool(const tide_op_def *def, const tide_attrs *a, pool_ki
   if (st || out->nelem == 0) return st;
   bool half = tide_is_half(out->dt);
   int dt = half ? TIDE_FLOAT32 : out->dt;
-  size_t es = tide_dtsize(out->dt);
+  size_t es = tide_dtype_size_unchecked(out->dt);
   tide_tensor tmp[3];
   memset(tmp, 0, sizeof tmp);
   char *px = NULL, *pdy = NULL, *po = out->data;

@@ -81,7 +81,7 @@ static tide_status scatter_run(char *o, const char *u, int dt, const tide_tensor
   for (int d = bd; d < ax; d++) O *= out->dims[d];
   for (int d = bd; d < idx->ndim; d++) I *= idx->dims[d];
   for (int d = ax + 1; d < out->ndim; d++) inner *= out->dims[d];
-  scatter_ctx g = {o, u, idx, O, N, I, inner, tide_dtsize(dt), add_row_for(dt)};
+  scatter_ctx g = {o, u, idx, O, N, I, inner, tide_dtype_size_unchecked(dt), add_row_for(dt)};
   int64_t rows = B * O * N;
   double adds = (double)B * (double)O * (double)I * (double)inner;
   if (rows == 0 || adds == 0) return TIDE_OK;

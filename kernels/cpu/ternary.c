@@ -34,7 +34,7 @@ tide_status tide_cpu_where(const tide_op_def *def, const tide_attrs *attrs, int 
   tide_status st = tide_iter_build(&it, def->name, out[0], 3, in);
   if (st) return st;
   it.convert_halves = false; /* a select moves bytes */
-  return tide_iter_run(&it, tide_where_loop(tide_dtsize(out[0]->dt)), NULL);
+  return tide_iter_run(&it, tide_where_loop(tide_dtype_size_unchecked(out[0]->dt)), NULL);
 }
 
 /* x below lo gives lo, above hi gives hi (TF leaves lo > hi undefined); NaN in x stays NaN. */

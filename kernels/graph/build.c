@@ -1,6 +1,7 @@
 /* graph/build.c — making graphs: nodes, the per-thread stack of graphs being
- * built, and the registry hook that turns ops on symbolic tensors into nodes
- * (capturing eager tensors as constants and enclosing graphs' values). */
+ * built (held in core's recorder slot), and the recorder that turns ops on
+ * symbolic tensors into nodes (capturing eager tensors as constants and
+ * enclosing graphs' values). */
 #include "graph_internal.h"
 
 #include <pthread.h>
@@ -8,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Thread_local tide_graph *tide_graph_current;
 static uint64_t next_graph_id = 1;
 
 /* Live graphs by id, so an error about a leaked symbolic tensor can say
@@ -56,7 +56,16 @@ static const char *origin_of(const tide_tensor *t, char *buf, size_t size) {
   return buf;
 }
 
+static tide_status record_op(void *ctx, const tide_op_def *def, const tide_attrs *attrs, int n_in,
+                             const tide_tensor *const *in, int n_out, tide_tensor *const *out);
+
+/* Symbolic tensors exist once a graph does: from then on, one used on a
+ * thread that is not tracing comes to record_op, which says where it was made. */
+static void set_default_recorder(void) { tide_set_default_recorder((tide_recorder){record_op, NULL}); }
+
 tide_graph *tide_graph_new(const char *name) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, set_default_recorder);
   tide_graph *g = calloc(1, sizeof *g);
   if (!g) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
@@ -81,7 +90,7 @@ static void free_node(gnode *n) {
 void tide_graph_free(tide_graph *g) {
   if (!g) return;
   live_remove(g);
-  if (g->building && tide_graph_current == g) tide_graph_current = g->parent;
+  if (g->building && tide_graph_building() == g) tide_set_recorder(g->outer_recorder);
   tide_graph_drop_plans(g);
   for (int i = 0; i < g->nnodes; i++) free_node(&g->nodes[i]);
   free(g->nodes);
@@ -95,22 +104,26 @@ void tide_graph_free(tide_graph *g) {
 
 uint64_t tide_graph_id(const tide_graph *g) { return g ? g->id : 0; }
 
-tide_graph *tide_graph_building(void) { return tide_graph_current; }
+/* The graph being built on this thread is the context of its recorder. */
+tide_graph *tide_graph_building(void) {
+  tide_recorder r = tide_get_recorder();
+  return r.record == record_op ? r.ctx : NULL;
+}
 
 tide_status tide_graph_begin(tide_graph *g) {
   if (!g) return TIDE_FAIL(TIDE_ERR_VALUE, "graph: NULL graph");
   if (g->finalized) return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s' is finalized; it cannot grow", g->name);
   if (g->building) return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s' is already being built", g->name);
-  g->parent = tide_graph_current;
+  g->parent = tide_graph_building();
   g->building = true;
-  tide_graph_current = g;
+  g->outer_recorder = tide_set_recorder((tide_recorder){record_op, g});
   return TIDE_OK;
 }
 
 tide_status tide_graph_end(tide_graph *g) {
-  if (!g || tide_graph_current != g)
+  if (!g || tide_graph_building() != g)
     return TIDE_FAIL(TIDE_ERR_VALUE, "graph: only the innermost graph being built can end");
-  tide_graph_current = g->parent;
+  tide_set_recorder(g->outer_recorder);
   g->building = false;
   return TIDE_OK;
 }
@@ -178,7 +191,7 @@ static void set_desc(tide_tensor *d, int dtype, int ndim, const int64_t *dims) {
 
 static tide_status require_building(tide_graph *g, const char *what) {
   if (!g) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: NULL graph", what);
-  if (!g->building || tide_graph_current != g)
+  if (!g->building || tide_graph_building() != g)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: graph '%s' is not the graph being built", what, g->name);
   return TIDE_OK;
 }
@@ -267,9 +280,12 @@ static tide_status value_of(tide_graph *g, const tide_tensor *t, gvalue *v, cons
   return TIDE_OK;
 }
 
-tide_status tide_graph_record_op(const tide_op_def *def, const tide_attrs *attrs, int n_in,
-                                 const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
-  tide_graph *g = tide_graph_current;
+/* The recorder (core's hook, registry.h): record an op on symbolic inputs,
+ * or a stateful op, as a node of g (NULL: called as the default recorder, on
+ * a thread building no graph). */
+static tide_status record_op(void *ctx, const tide_op_def *def, const tide_attrs *attrs, int n_in,
+                             const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  tide_graph *g = ctx;
   if (!g) {
     for (int i = 0; i < n_in; i++)
       if (in[i]->flags & TIDE_TENSOR_SYMBOLIC) {

@@ -160,7 +160,7 @@ static void choose_modes(tide_graph *g, gplan *p) {
         /* fall through */
       case TIDE_NODE_FUSED:
         p->mode[v] = VAL_ALLOC;
-        if (!p->late[v] && p->layout[v].nelem * (int64_t)tide_dtsize(p->layout[v].dt) <= TIDE_INLINE_BYTES) {
+        if (!p->late[v] && p->layout[v].nelem * (int64_t)tide_dtype_size_unchecked(p->layout[v].dt) <= TIDE_INLINE_BYTES) {
           /* Small results live in their header, made ready once. */
           p->hdr[v] = p->layout[v];
           p->hdr[v].data = p->hdr[v].inline_data.bytes;

@@ -50,7 +50,7 @@ tide_status tide_graph_fold(tide_graph *g) {
       tide_clear_error();
       continue;
     }
-    if (!(def->flags & TIDE_OPF_VIEW) && desc.nelem * (int64_t)tide_dtsize(desc.dt) > FOLD_MAX_BYTES) continue;
+    if (!(def->flags & TIDE_OPF_VIEW) && desc.nelem * (int64_t)tide_dtype_size_unchecked(desc.dt) > FOLD_MAX_BYTES) continue;
     if (tide_op_run(n->op, &n->attrs, n->n_in, ins, 1, &pr) != TIDE_OK) {
       tide_clear_error();
       continue;

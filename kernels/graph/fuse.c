@@ -59,7 +59,7 @@ typedef struct fprog {
 
 /* The dtype a register holding dt computes in (halves: float32), and its size. */
 static int compute_dt(int dt) { return tide_is_half(dt) ? TIDE_FLOAT32 : dt; }
-static int64_t compute_size(int dt) { return (int64_t)tide_dtsize(compute_dt(dt)); }
+static int64_t compute_size(int dt) { return (int64_t)tide_dtype_size_unchecked(compute_dt(dt)); }
 
 const char *tide_graph_fused_name(const gnode *n) { return n->fused ? ((const fprog *)n->fused)->name : "fused"; }
 
@@ -344,7 +344,7 @@ static void load(int dt, int64_t n, const char *src, int64_t stride, char *dst) 
     tide_halves_to_float(dt, n, src, stride, (float *)dst);
     return;
   }
-  int64_t es = (int64_t)tide_dtsize(dt), s[2] = {es, stride};
+  int64_t es = (int64_t)tide_dtype_size_unchecked(dt), s[2] = {es, stride};
   char *p[2] = {dst, (char *)src};
   tide_copy_loop((size_t)es)(n, p, s, NULL);
 }
@@ -425,7 +425,7 @@ static void run_block(frun *r, int64_t e0, int64_t m, char *scratch) {
     bool direct = t == last && !tide_is_half(dt) && !r->stream; /* the last op writes the output itself */
     char *p[4];
     int64_t s[4];
-    p[0] = direct ? r->out + e0 * (int64_t)tide_dtsize(dt) : scratch + (size_t)pg->slot[reg] * r->slot_bytes;
+    p[0] = direct ? r->out + e0 * (int64_t)tide_dtype_size_unchecked(dt) : scratch + (size_t)pg->slot[reg] * r->slot_bytes;
     s[0] = compute_size(dt);
     for (int k = 0; k < in->nsrc; k++) {
       p[k + 1] = ptr[in->src[k]];
@@ -439,7 +439,7 @@ static void run_block(frun *r, int64_t e0, int64_t m, char *scratch) {
       if (t == last) tide_float_to_halves(dt, m, (const float *)p[0], r->out + e0 * 2, 2);
       else round_halves(dt, m, (float *)p[0]);
     } else if (t == last && !direct) {
-      stream_copy(r->out + e0 * (int64_t)tide_dtsize(dt), p[0], (size_t)m * tide_dtsize(dt));
+      stream_copy(r->out + e0 * (int64_t)tide_dtype_size_unchecked(dt), p[0], (size_t)m * tide_dtype_size_unchecked(dt));
     }
   }
 }
@@ -469,11 +469,11 @@ static void run_blocks(void *arg, int64_t b0, int64_t b1) {
 static tide_status lay_out(frun *r, const tide_tensor *o, int n_in, const tide_tensor *const *in) {
   int nd = o->ndim;
   int64_t ost[TIDE_MAX_DIMS], st[FUSE_MAX_EXT][TIDE_MAX_DIMS], dims[TIDE_MAX_DIMS];
-  for (int d = 0; d < nd; d++) dims[d] = o->dims[d], ost[d] = o->strides[d] * (int64_t)tide_dtsize(o->dt);
+  for (int d = 0; d < nd; d++) dims[d] = o->dims[d], ost[d] = o->strides[d] * (int64_t)tide_dtype_size_unchecked(o->dt);
   for (int k = 0; k < n_in; k++) {
     const tide_tensor *t = in[k];
     int off = nd - t->ndim;
-    int64_t es = (int64_t)tide_dtsize(t->dt);
+    int64_t es = (int64_t)tide_dtype_size_unchecked(t->dt);
     for (int d = 0; d < nd; d++) {
       int id = d - off;
       if (off < 0 || (id >= 0 && t->dims[id] != dims[d] && t->dims[id] != 1)) {
@@ -530,7 +530,7 @@ tide_status tide_graph_fused_run(tide_graph *g, gnode *n, const tide_tensor *con
   r.out = o->data;
   r.out_dt = o->dt;
   r.failed = 0;
-  r.stream = o->nelem * (int64_t)tide_dtsize(o->dt) >= FUSE_STREAM_BYTES;
+  r.stream = o->nelem * (int64_t)tide_dtype_size_unchecked(o->dt) >= FUSE_STREAM_BYTES;
   tide_status st = lay_out(&r, o, pg->n_ext, in);
   if (st) return st;
   r.block = r.total < FUSE_BLOCK ? r.total : FUSE_BLOCK;

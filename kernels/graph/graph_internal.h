@@ -42,6 +42,7 @@ struct tide_graph {
   uint64_t id;
   char *name;
   tide_graph *parent;         /* the enclosing graph while building */
+  tide_recorder outer_recorder; /* while building: the recorder to restore when g ends */
   gnode *nodes;
   int nnodes, cap;
   int n_inputs;
@@ -65,13 +66,6 @@ static inline tide_tensor *gval_desc(tide_graph *g, gvalue v) { return &g->nodes
 void tide_graph_symbolic(tide_graph *g, int node, int index, tide_tensor *t);
 /* Free the plans (shapes or nodes changed). */
 void tide_graph_drop_plans(tide_graph *g);
-
-/* The registry's hook: record op on symbolic inputs (or a stateful op while
- * building) into the graph being built. Called by tide_op_run. */
-tide_status tide_graph_record_op(const tide_op_def *def, const tide_attrs *attrs, int n_in,
-                                 const tide_tensor *const *in, int n_out, tide_tensor *const *out);
-/* The graph being built on this thread (NULL when none). */
-extern _Thread_local tide_graph *tide_graph_current;
 
 /* Node kinds with their own planning and running (graph/control.c for
  * COND and WHILE, graph/fuse.c for FUSED): resolve the output layouts from

@@ -9,7 +9,7 @@
 enum { EDGE = 3 };
 
 static double element(const tide_tensor *t, int64_t off) {
-  const char *p = (const char *)t->data + off * (int64_t)tide_dtsize(t->dt);
+  const char *p = (const char *)t->data + off * (int64_t)tide_dtype_size_unchecked(t->dt);
   switch (t->dt) {
   case TIDE_FLOAT32: return *(const float *)p;
   case TIDE_FLOAT64: return *(const double *)p;

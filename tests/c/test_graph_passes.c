@@ -82,24 +82,23 @@ static tide_status run(tide_graph *g, int n_in, tide_tensor *const *ins, tide_te
   return tide_graph_run(g, n_in, in, n_out, out);
 }
 
-/* Element i of t as a double (any dtype, any strides). */
+/* Make the blank header d hold t's values as contiguous float64: the
+ * engine's cast reads every dtype and any strides. The caller releases d. */
+static void to_f64(const tide_tensor *t, tide_tensor *d) {
+  tide_attrs a;
+  memset(&a, 0, sizeof a);
+  a.dtype = TIDE_FLOAT64;
+  *d = blank();
+  CHECK(tide_op_run(TIDE_OP_CAST, &a, 1, &t, 1, &d) == TIDE_OK);
+}
+
+/* Element i (row-major) of t as a double; NaN when t has no element i. */
 static double at(const tide_tensor *t, int64_t i) {
-  int64_t off = 0;
-  for (int d = t->ndim - 1; d >= 0; d--) {
-    off += (i % t->dims[d]) * t->strides[d];
-    i /= t->dims[d];
-  }
-  const char *p = (const char *)t->data + off * (int64_t)tide_dtype_size(t->dt);
-  switch (t->dt) {
-  case TIDE_FLOAT32: return *(const float *)p;
-  case TIDE_FLOAT64: return *(const double *)p;
-  case TIDE_FLOAT16: return tide_half_to_float(*(const uint16_t *)p);
-  case TIDE_BFLOAT16: return tide_bfloat16_to_float(*(const uint16_t *)p);
-  case TIDE_INT8: return *(const int8_t *)p;
-  case TIDE_UINT8: case TIDE_BOOL: return *(const uint8_t *)p;
-  case TIDE_INT32: return *(const int32_t *)p;
-  default: return (double)*(const int64_t *)p;
-  }
+  tide_tensor d;
+  to_f64(t, &d);
+  double v = d.data && i >= 0 && i < d.nelem ? ((const double *)d.data)[i] : NAN;
+  tide_tensor_release(&d);
+  return v;
 }
 
 static bool quiet; /* same() does not print the first difference */
@@ -109,15 +108,21 @@ static bool same(const tide_tensor *a, const tide_tensor *b, double tol) {
   if (a->dt != b->dt || a->ndim != b->ndim || a->nelem != b->nelem) return false;
   for (int d = 0; d < a->ndim; d++)
     if (a->dims[d] != b->dims[d]) return false;
-  for (int64_t i = 0; i < a->nelem; i++) {
-    double x = at(a, i), y = at(b, i);
+  tide_tensor da, db;
+  to_f64(a, &da);
+  to_f64(b, &db);
+  bool ok = a->nelem == 0 || (da.data && db.data);
+  for (int64_t i = 0; ok && i < a->nelem; i++) {
+    double x = ((const double *)da.data)[i], y = ((const double *)db.data)[i];
     if ((isnan(x) && isnan(y)) || x == y) continue;
     if (!(fabs(x - y) <= tol)) {
       if (!quiet) fprintf(stderr, "  element %lld: %.9g vs %.9g\n", (long long)i, x, y);
-      return false;
+      ok = false;
     }
   }
-  return true;
+  tide_tensor_release(&da);
+  tide_tensor_release(&db);
+  return ok;
 }
 
 /* The optimized graph gives what the unoptimized one gives; returns the optimized graph. */

@@ -1,4 +1,4 @@
-/* vm/main.c — the `tide` program, with `lua`'s command line: a script (with
+/* cli/main.c — the `tide` program, with `lua`'s command line: a script (with
  * `arg` and `...` as lua sets them), -e code, -l modules, stdin, or the REPL. */
 #include <lauxlib.h>
 #include <lua.h>
@@ -12,8 +12,8 @@
 
 #include "tide/runtime.h"
 #include "tide/vm.h"
-#include "vm_internal.h"
 #include "../repl/repl.h"
+#include "../vm/vm_internal.h"
 
 static const char *progname = "tide";
 static lua_State *volatile running_L;
