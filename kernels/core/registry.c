@@ -186,9 +186,12 @@ tide_status tide_op_run(int op, const tide_attrs *attrs, int n_in, const tide_te
   if (st) return st;
   if (TIDE_UNLIKELY(wants_graph(def, n_in, in))) return tide_graph_record_op(def, attrs, n_in, in, n_out, out);
   if (tide_interrupt_pending()) tide_interrupt_clear();
-  st = infer_outputs(def, attrs, n_in, in, n_out, out, false);
+  /* A TIDE_OPF_DATA_SHAPE op infers unknown (-1) dims for what it counts
+   * from the data, and its kernel allocates its outputs. */
+  bool sized_by_kernel = (def->flags & TIDE_OPF_DATA_SHAPE) != 0;
+  st = infer_outputs(def, attrs, n_in, in, n_out, out, sized_by_kernel);
   if (st) return st;
-  if (!(def->flags & TIDE_OPF_VIEW)) {
+  if (!(def->flags & (TIDE_OPF_VIEW | TIDE_OPF_DATA_SHAPE))) {
     for (int i = 0; i < n_out; i++) {
       st = tide_tensor_alloc_data(out[i]); /* infer set a contiguous layout */
       if (st) {
