@@ -1,6 +1,7 @@
 /* core/registry.c — the op table built from tide/ops.def, name lookup, and the
  * eager entry points: check inputs, infer, allocate outputs, run the kernel. */
 #include "registry.h"
+#include "unknown_dims.h"
 
 #include <string.h>
 
@@ -187,8 +188,14 @@ tide_status tide_op_run(int op, const tide_attrs *attrs, int n_in, const tide_te
   if (TIDE_UNLIKELY(wants_graph(def, n_in, in))) return tide_graph_record_op(def, attrs, n_in, in, n_out, out);
   if (tide_interrupt_pending()) tide_interrupt_clear();
   /* A TIDE_OPF_DATA_SHAPE op infers unknown (-1) dims for what it counts
-   * from the data, and its kernel allocates its outputs. */
+   * from the data, and its kernel allocates its outputs; its inputs must be
+   * real (-1 dims in a header not made by a trace are refused, as check_size
+   * refuses them in another op's result). */
   bool sized_by_kernel = (def->flags & TIDE_OPF_DATA_SHAPE) != 0;
+  for (int i = 0; sized_by_kernel && i < n_in; i++)
+    if (tide_dims_any_unknown(in[i]->ndim, in[i]->dims))
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: input %d has unknown (-1) dimensions: it is a shape descriptor, not a "
+                       "tensor with data", def->name, i + 1);
   st = infer_outputs(def, attrs, n_in, in, n_out, out, sized_by_kernel);
   if (st) return st;
   if (!(def->flags & (TIDE_OPF_VIEW | TIDE_OPF_DATA_SHAPE))) {

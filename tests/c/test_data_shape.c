@@ -76,6 +76,11 @@ static void test_failure(void) {
   CHECK(contains(tide_last_error(), "segment_sum: segment_ids must be sorted, but segment_ids[2] = 1 follows 2"));
   CHECK(o.data == NULL && o.storage == NULL && o.ndim == 0);
   tide_tensor_release(&o);
+  /* a hand-made header with an unknown dim is not data: refused before the kernel */
+  s.dims[0] = -1;
+  CHECK(tide_op_run(TIDE_OP_SEGMENT_SUM, NULL, 2, in, 1, &po) == TIDE_ERR_SHAPE);
+  CHECK(contains(tide_last_error(), "segment_sum: input 2 has unknown (-1) dimensions"));
+  s.dims[0] = 3;
   tide_tensor_release(&s);
   tide_tensor_release(&d);
 }
