@@ -46,30 +46,68 @@ static const char *values_str(char *buf, size_t size, int n, const int64_t *v) {
   return buf;
 }
 
+/* The error for tuple q of the contiguous indices, whose index j (value v) is
+ * outside its dim: TF's CPU message, with the tuple's position and values,
+ * t's shape and the valid range. */
+static tide_status bad_tuple(const char *op, const char *what, const tide_tensor *t, const tide_tensor *idx,
+                             const nd_layout *l, int64_t q, int j) {
+  char sp[128], sv[128], st[128];
+  int64_t vals[TIDE_MAX_DIMS];
+  for (int i = 0; i < l->k; i++) vals[i] = tide_index_at(idx, q * l->k + i);
+  return TIDE_FAIL(TIDE_ERR_INDEX, "%s: indices%s = %s does not index into %s of shape %s%s: %lld at position %d is "
+                   "not in [0, %lld)", op, tuple_position(sp, sizeof sp, idx, q), values_str(sv, sizeof sv, l->k, vals),
+                   what, TIDE_SHAPE_STR(st, t), l->bd ? " after its batch dims" : "", (long long)vals[j], j,
+                   (long long)t->dims[l->bd + j]);
+}
+
+typedef struct rows_ctx {
+  const tide_tensor *idx;            /* contiguous */
+  int64_t dims[TIDE_MAX_DIMS];       /* the K indexed dims */
+  int k;
+  int64_t *rows;
+  int bad;                           /* set (relaxed) when a tuple is out of range */
+} rows_ctx;
+
+/* rows[q] for tuples [begin, end); a bad tuple sets g->bad (found again serially). */
+static void rows_range(void *arg, int64_t begin, int64_t end) {
+  rows_ctx *g = arg;
+  int k = g->k;
+  bool bad = false;
+#define ROWS_LOOP(T)                                                          \
+  {                                                                           \
+    const T *p = (const T *)g->idx->data;                                     \
+    for (int64_t q = begin; q < end; q++) {                                   \
+      int64_t row = 0;                                                        \
+      for (int j = 0; j < k; j++) {                                           \
+        int64_t v = p[q * k + j], dim = g->dims[j];                           \
+        bad |= (uint64_t)v >= (uint64_t)dim; /* negative too */               \
+        row = row * dim + v;                                                  \
+      }                                                                       \
+      g->rows[q] = row;                                                       \
+    }                                                                         \
+  }
+  if (g->idx->dt == TIDE_INT32) ROWS_LOOP(int32_t) else ROWS_LOOP(int64_t)
+#undef ROWS_LOOP
+  if (bad) __atomic_store_n(&g->bad, 1, __ATOMIC_RELAXED);
+}
+
 /* rows[q] = the slice (in [0, R)) that tuple q of the contiguous indices names
  * in t, for every tuple; an index outside its dim fails as TF on CPU does,
- * naming the tuple's position and values, t's shape and the valid range. */
+ * naming the first such tuple. */
 static tide_status nd_rows(const char *op, const char *what, const tide_tensor *t, const tide_tensor *idx,
                            const nd_layout *l, int64_t *rows) {
   int64_t n = l->B * l->M;
-  for (int64_t q = 0; q < n; q++) {
-    int64_t row = 0;
+  rows_ctx g = {.idx = idx, .k = l->k, .rows = rows};
+  for (int j = 0; j < l->k; j++) g.dims[j] = t->dims[l->bd + j];
+  int64_t grain = TIDE_GRAIN_CHEAP / (l->k > 0 ? l->k : 1);
+  tide_parallel_for(n, grain > 0 ? grain : 1, rows_range, &g);
+  if (!g.bad) return TIDE_OK;
+  for (int64_t q = 0; q < n; q++)
     for (int j = 0; j < l->k; j++) {
-      int64_t v = tide_index_at(idx, q * l->k + j), dim = t->dims[l->bd + j];
-      if (v < 0 || v >= dim) {
-        char sp[128], sv[128], st[128];
-        int64_t vals[TIDE_MAX_DIMS];
-        for (int i = 0; i < l->k; i++) vals[i] = tide_index_at(idx, q * l->k + i);
-        return TIDE_FAIL(TIDE_ERR_INDEX, "%s: indices%s = %s does not index into %s of shape %s%s: %lld at position "
-                         "%d is not in [0, %lld)", op, tuple_position(sp, sizeof sp, idx, q),
-                         values_str(sv, sizeof sv, l->k, vals), what, TIDE_SHAPE_STR(st, t),
-                         l->bd ? " after its batch dims" : "", (long long)v, j, (long long)dim);
-      }
-      row = row * dim + v;
+      int64_t v = tide_index_at(idx, q * l->k + j);
+      if (v < 0 || v >= g.dims[j]) return bad_tuple(op, what, t, idx, l, q, j);
     }
-    rows[q] = row;
-  }
-  return TIDE_OK;
+  return TIDE_FAIL(TIDE_ERR_INTERNAL, "%s: an index out of range was reported but not found", op);
 }
 
 /* ---- gather_nd -------------------------------------------------------------------------- */
@@ -83,10 +121,21 @@ typedef struct gather_nd_ctx {
 
 static void gather_nd_range(void *arg, int64_t begin, int64_t end) {
   const gather_nd_ctx *g = arg;
-  for (int64_t q = begin; q < end; q++) {
-    int64_t b = q / g->M;
-    memcpy(g->out + q * g->slice_bytes, g->params + (b * g->R + g->rows[q]) * g->slice_bytes, (size_t)g->slice_bytes);
+  int64_t sb = g->slice_bytes;
+  /* single elements copied as one typed load and store (a memcpy call each would dominate) */
+#define ONE_ELEMENT(T)                                                                      \
+  for (int64_t q = begin; q < end; q++)                                                     \
+    ((T *)g->out)[q] = ((const T *)g->params)[(q / g->M) * g->R + g->rows[q]];
+  switch (sb) {
+  case 1: ONE_ELEMENT(uint8_t) break;
+  case 2: ONE_ELEMENT(uint16_t) break;
+  case 4: ONE_ELEMENT(uint32_t) break;
+  case 8: ONE_ELEMENT(uint64_t) break;
+  default:
+    for (int64_t q = begin; q < end; q++)
+      memcpy(g->out + q * sb, g->params + ((q / g->M) * g->R + g->rows[q]) * sb, (size_t)sb);
   }
+#undef ONE_ELEMENT
 }
 
 tide_status tide_cpu_gather_nd(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,

@@ -50,6 +50,54 @@ static inline uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
+/* An open-addressing table from keys to value numbers, grown as values come
+ * (so few distinct values keep it small and in cache). */
+typedef struct table {
+  uint64_t cap;      /* a power of two */
+  int64_t *id;       /* value number per slot, -1: empty */
+  uint64_t *key;     /* key per slot */
+} table;
+
+/* Make t hold `cap` empty slots; false when out of memory. */
+static bool table_init(table *t, uint64_t cap) {
+  t->cap = cap;
+  t->id = malloc((size_t)cap * sizeof *t->id);
+  t->key = malloc((size_t)cap * sizeof *t->key);
+  if (!t->id || !t->key) return false;
+  memset(t->id, 0xff, (size_t)cap * sizeof *t->id);
+  return true;
+}
+
+static void table_free(table *t) {
+  free(t->id);
+  free(t->key);
+}
+
+/* The slot holding key, or the empty slot where it would go. */
+static inline uint64_t table_find(const table *t, uint64_t key) {
+  uint64_t s = mix(key) & (t->cap - 1);
+  while (t->id[s] >= 0 && t->key[s] != key) s = (s + 1) & (t->cap - 1);
+  return s;
+}
+
+/* Double t's slots and insert the `count` keys of keys[] again (value u at keys[u];
+ * has[u] false for a NaN, which is in no slot). */
+static bool table_grow(table *t, const uint64_t *keys, const bool *has, int64_t count) {
+  table bigger;
+  if (!table_init(&bigger, t->cap * 2)) {
+    table_free(&bigger);
+    return false;
+  }
+  for (int64_t u = 0; u < count; u++) {
+    if (!has[u]) continue;
+    uint64_t s = table_find(&bigger, keys[u]);
+    bigger.id[s] = u, bigger.key[s] = keys[u];
+  }
+  table_free(t);
+  *t = bigger;
+  return true;
+}
+
 tide_status tide_cpu_unique(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                             int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
@@ -58,35 +106,41 @@ tide_status tide_cpu_unique(const tide_op_def *def, const tide_attrs *a, int n_i
   tide_status st = tide_contiguous_or_copy(def->name, in[0], &tmp, &x);
   if (st) return st;
   int64_t n = x->nelem;
-  int64_t *first = NULL, *slot_id = NULL; /* first occurrence of each value; table slot -> value number */
-  uint64_t *slot_key = NULL;
+  int64_t *first = NULL;   /* the first occurrence of each value */
+  uint64_t *keys = NULL;   /* each value's key */
+  bool *has = NULL;        /* false for a NaN (no key) */
+  table t = {0};
   if (a->dtype == TIDE_INT32 && n - 1 > INT32_MAX) {
     st = TIDE_FAIL(TIDE_ERR_VALUE, "%s: %lld elements do not fit int32 positions (use out_idx=\"int64\")", def->name,
                    (long long)n);
     goto done;
   }
   if ((st = tide_tensor_init(out[1], a->dtype, 1, &n)) != TIDE_OK) goto done;
-  uint64_t cap = 16;
-  while (cap < 2 * (uint64_t)n) cap *= 2;
   first = malloc((size_t)(n + 1) * sizeof *first);
-  slot_id = malloc((size_t)cap * sizeof *slot_id);
-  slot_key = malloc((size_t)cap * sizeof *slot_key);
-  if (!first || !slot_id || !slot_key) {
+  keys = malloc((size_t)(n + 1) * sizeof *keys);
+  has = malloc((size_t)(n + 1) * sizeof *has);
+  if (!first || !keys || !has || !table_init(&t, 64)) {
     st = TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory for a table of %lld values", def->name, (long long)n);
     goto done;
   }
-  memset(slot_id, 0xff, (size_t)cap * sizeof *slot_id); /* -1: empty */
   int64_t count = 0;
   for (int64_t k = 0; k < n; k++) {
-    uint64_t key;
-    int64_t id = -1;
-    if (key_at(x, k, &key)) {
-      uint64_t s = mix(key) & (cap - 1);
-      while (slot_id[s] >= 0 && slot_key[s] != key) s = (s + 1) & (cap - 1);
-      if (slot_id[s] < 0) slot_id[s] = count, slot_key[s] = key;
-      id = slot_id[s];
+    uint64_t key = 0;
+    int64_t id = count; /* a new value unless the table knows it (every NaN is new) */
+    bool keyed = key_at(x, k, &key);
+    if (keyed) {
+      uint64_t s = table_find(&t, key);
+      if (t.id[s] >= 0) id = t.id[s];
+      else t.id[s] = count, t.key[s] = key;
     }
-    if (id < 0 || id == count) first[count] = k, id = count++; /* a new value (every NaN is one) */
+    if (id == count) {
+      first[count] = k, keys[count] = key, has[count] = keyed;
+      count++;
+      if ((uint64_t)count * 2 > t.cap && !table_grow(&t, keys, has, count)) {
+        st = TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory for a table of %lld values", def->name, (long long)count);
+        goto done;
+      }
+    }
     if (a->dtype == TIDE_INT32) ((int32_t *)out[1]->data)[k] = (int32_t)id;
     else ((int64_t *)out[1]->data)[k] = id;
   }
@@ -95,9 +149,10 @@ tide_status tide_cpu_unique(const tide_op_def *def, const tide_attrs *a, int n_i
   for (int64_t u = 0; u < count; u++)
     memcpy((char *)out[0]->data + u * (int64_t)es, (const char *)x->data + first[u] * (int64_t)es, es);
 done:
+  table_free(&t);
   free(first);
-  free(slot_id);
-  free(slot_key);
+  free(keys);
+  free(has);
   tide_tensor_release(&tmp);
   return st;
 }

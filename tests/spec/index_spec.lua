@@ -35,6 +35,18 @@ describe("gather_nd", function()
   end)
 end)
 
+describe("index tuples out of range in large inputs", function()
+  it("name the first bad tuple, whichever thread met it", function()
+    local n = 200000
+    local idx = tide.zeros({ n, 2 }, "int32")
+    idx = tide.tensor_scatter_nd_update(idx, { { 150001, 1 }, { 170000, 0 } }, { 5, -1 })
+    h.errors("gather_nd: indices[150001] = [0, 5] does not index into params of shape [3, 4]: 5 at position 1",
+      tide.gather_nd, tide.ones { 3, 4 }, idx)
+    h.errors("tensor_scatter_nd_add: indices[150001] = [0, 5] does not index into tensor of shape [3, 4]",
+      tide.tensor_scatter_nd_add, tide.ones { 3, 4 }, idx, tide.ones { n })
+  end)
+end)
+
 describe("scatter_nd and tensor_scatter_nd_*", function()
   it("index depth 0 applies every update to the whole tensor (TF refuses it)", function()
     assert.are.same({ 4, 6 }, tide.scatter_nd(tide.zeros({ 2, 0 }, "int32"), f32 { { 1, 2 }, { 3, 4 } }, { 2 }):totable())
@@ -109,6 +121,21 @@ describe("where(cond)", function()
     assert.are.same({ { 1 }, { 3 } }, tide.where(b):totable())
   end)
 
+  it("matches a plain count on large inputs split in blocks across threads", function()
+    local vals = {}
+    for i = 1, 300 * 211 do vals[i] = (i * 7919) % 5 == 0 and 1 or 0 end
+    local want1, want2 = {}, {}
+    for i, v in ipairs(vals) do
+      if v ~= 0 then
+        want1[#want1 + 1] = { i - 1 }
+        want2[#want2 + 1] = { math.floor((i - 1) / 211), (i - 1) % 211 }
+      end
+    end
+    local c = tide.tensor(vals, "int8")
+    assert.are.same(want1, tide.where(c):totable())
+    assert.are.same(want2, tide.where(c:reshape { 300, 211 }):totable())
+  end)
+
   it("keeps the three-argument form, and refuses a half-given one", function()
     assert.are.same({ 1, 0 }, tide.where(tide.tensor { true, false }, 1, 0):totable())
     h.errors("where: cond is nil", tide.where, nil)
@@ -165,6 +192,22 @@ describe("unique", function()
     assert.are.same({ 10 }, u1:totable())
     assert.are.same({ 2, 4, 6 }, u2:totable())
     assert.are.same({ 0, 1, 2 }, i2:totable())
+  end)
+
+  it("keeps many distinct values (its table grows) in order", function()
+    local vals, seen, want_y, want_idx = {}, {}, {}, {}
+    for i = 1, 100000 do
+      local v = (i * 7919) % 50021
+      vals[i] = v
+      if not seen[v] then
+        want_y[#want_y + 1] = v
+        seen[v] = #want_y - 1
+      end
+      want_idx[i] = seen[v]
+    end
+    local y, idx = tide.unique(tide.tensor(vals, "int64"))
+    assert.are.same(want_y, y:totable())
+    assert.are.same(want_idx, idx:totable())
   end)
 
   it("refuses bad arguments with clear errors", function()
