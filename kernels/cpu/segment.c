@@ -27,30 +27,28 @@ static seg_mode mode_of(int op) {
 
 /* ---- typed rows: combine a data row into a segment row, and finish ------------ */
 
-/* combine: dst[j] = dst[j] (op) src[j]. max and min keep TF's CPU rule, which
- * takes the new value unless it is strictly worse: a NaN replaces what came
- * before and a later number replaces a NaN. */
-typedef void (*combine_fn)(char *dst, const char *src, int64_t n);
+/* combine: dst[j] = dst[j] (op) src[r * n + j] for each of `rows` rows in
+ * turn (one call per run of equal ids: a segment's rows when sorted). max and
+ * min keep TF's CPU rule, which takes the new value unless it is strictly
+ * worse: a NaN replaces what came before and a later number replaces a NaN. */
+typedef void (*combine_fn)(char *dst, const char *src, int64_t rows, int64_t n);
 /* fill: dst[0..n) = v; mean: dst[j] /= count (integers truncate, as TF). */
 typedef void (*fill_fn)(char *dst, double v, int64_t n);
 typedef void (*mean_fn)(char *dst, int64_t count, int64_t n);
 
-#define SEG_ROWS(SUF, T, QUOTIENT)                                                               \
-  static void mul_##SUF(char *dst, const char *src, int64_t n) {                                \
+#define COMBINE(NAME, SUF, T, EXPR)                                                             \
+  static void NAME##_##SUF(char *dst, const char *src, int64_t rows, int64_t n) {               \
     T *restrict d = (T *)dst;                                                                   \
-    const T *restrict s = (const T *)src;                                                       \
-    for (int64_t j = 0; j < n; j++) d[j] = (T)(d[j] * s[j]);                                    \
-  }                                                                                             \
-  static void max_##SUF(char *dst, const char *src, int64_t n) {                                \
-    T *restrict d = (T *)dst;                                                                   \
-    const T *restrict s = (const T *)src;                                                       \
-    for (int64_t j = 0; j < n; j++) d[j] = s[j] < d[j] ? d[j] : s[j];                           \
-  }                                                                                             \
-  static void min_##SUF(char *dst, const char *src, int64_t n) {                                \
-    T *restrict d = (T *)dst;                                                                   \
-    const T *restrict s = (const T *)src;                                                       \
-    for (int64_t j = 0; j < n; j++) d[j] = d[j] < s[j] ? d[j] : s[j];                           \
-  }                                                                                             \
+    for (int64_t r = 0; r < rows; r++) {                                                        \
+      const T *restrict s = (const T *)src + r * n;                                             \
+      for (int64_t j = 0; j < n; j++) d[j] = (T)(EXPR);                                         \
+    }                                                                                           \
+  }
+#define SEG_ROWS(SUF, T, QUOTIENT)                                                              \
+  COMBINE(add, SUF, T, d[j] + s[j])                                                             \
+  COMBINE(mul, SUF, T, d[j] * s[j])                                                             \
+  COMBINE(max, SUF, T, s[j] < d[j] ? d[j] : s[j])                                               \
+  COMBINE(min, SUF, T, d[j] < s[j] ? d[j] : s[j])                                               \
   static void fill_##SUF(char *dst, double v, int64_t n) {                                      \
     T *restrict d = (T *)dst;                                                                   \
     for (int64_t j = 0; j < n; j++) d[j] = (T)v;                                                \
@@ -69,6 +67,7 @@ SEG_ROWS(u8, uint8_t, INT_Q)
 SEG_ROWS(i32, int32_t, INT_Q)
 SEG_ROWS(i64, int64_t, INT_Q)
 #undef SEG_ROWS
+#undef COMBINE
 #undef FLOAT_Q
 #undef INT_Q
 
@@ -82,7 +81,7 @@ typedef struct seg_fns {
 static seg_fns fns_for(int dt, seg_mode mode) {
 #define PICK(SUF)                                                                                            \
   return (seg_fns){mode == SEG_PROD ? mul_##SUF : mode == SEG_MAX ? max_##SUF : mode == SEG_MIN ? min_##SUF \
-                                                                                   : tide_add_row_##SUF,     \
+                                                                                   : add_##SUF,              \
                    fill_##SUF, mean_##SUF}
   switch (dt) {
   case TIDE_FLOAT64: PICK(f64);
@@ -132,9 +131,10 @@ typedef struct seg_ctx {
   int dt;                 /* work dtype */
 } seg_ctx;
 
-/* Segments [begin, end): this range alone writes them. Every id is scanned
- * and the rows landing in the range combined in row order (so sums and
- * products are the same whatever the split); negative ids (unsorted) are dropped. */
+/* Segments [begin, end): this range alone writes them. The rows landing in
+ * the range are combined in row order (so sums and products are the same
+ * whatever the split): with sorted ids just those rows, else every id is
+ * scanned; negative ids (unsorted) are dropped. */
 static void seg_range(void *arg, int64_t begin, int64_t end) {
   const seg_ctx *g = arg;
   int64_t row = g->inner * (int64_t)g->es;
@@ -147,11 +147,25 @@ static void seg_range(void *arg, int64_t begin, int64_t end) {
     }
     g->count[s] = 0;
   }
-  for (int64_t i = 0; i < g->M; i++) {
-    int64_t s = tide_index_at(g->ids, i);
-    if (s < begin || s >= end) continue;
-    g->f.combine(g->out + s * row, g->x + i * row, g->inner);
-    g->count[s]++;
+  int64_t i = 0, stop = g->M;
+  if (g->sorted) { /* sorted ids: only the rows of this range, found by binary search */
+    int64_t lo = 0, hi = g->M;
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo) / 2;
+      if (tide_index_at(g->ids, mid) < begin) lo = mid + 1;
+      else hi = mid;
+    }
+    i = lo;
+  }
+  while (i < stop) {
+    int64_t s = tide_index_at(g->ids, i), run = 1;
+    if (s >= end && g->sorted) break;
+    while (i + run < stop && tide_index_at(g->ids, i + run) == s) run++; /* rows of one segment in a row */
+    if (s >= begin && s < end) {
+      g->f.combine(g->out + s * row, g->x + i * row, run, g->inner);
+      g->count[s] += run;
+    }
+    i += run;
   }
   for (int64_t s = begin; s < end; s++) {
     if (g->mode == SEG_MEAN && g->count[s] > 0) g->f.mean(g->out + s * row, g->count[s], g->inner);
