@@ -1,7 +1,6 @@
 -- stdlib/tide/grad/segment.lua — gradients of the segment reductions, as TF's
 -- math_grad.py writes them: each segment's gradient gathered back to its rows.
 local grad = require "tide.grad.registry"
-local util = require "tide.grad.util"
 local m = require "tide.ops.math"
 local shape = require "tide.ops.shape"
 local create = require "tide.ops.create"
