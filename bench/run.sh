@@ -37,6 +37,11 @@ echo "# tide conv2d and pooling vs PyTorch (Fashion-MNIST-sized batches of 128; 
 OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 bench/conv_torch.py >"$out/conv_torch.txt"
 "$BUILD/tide" bench/compare.lua "$out/conv.txt" "$out/conv_torch.txt" torch
 
+echo "# index-driven ops (gather_nd, scatters, where, boolean_mask, unique, segments) vs PyTorch (threads: $threads)"
+"$BUILD/tide" bench/index.lua >"$out/index.txt"
+OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 bench/index_torch.py >"$out/index_torch.txt" 2>/dev/null
+"$BUILD/tide" bench/compare.lua "$out/index.txt" "$out/index_torch.txt" torch
+
 echo "# tide.trace vs PyTorch eager and TorchScript (lstm50_traced and chain10_10m_fused: torch.jit.script; threads: $threads)"
 "$BUILD/tide" bench/trace.lua >"$out/trace.txt"
 OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 bench/trace_torch.py >"$out/trace_torch.txt"

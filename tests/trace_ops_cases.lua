@@ -7,6 +7,8 @@
 --   opts    approx = true    compare with a dtype's tolerance (the summation
 --                            order of a reduction, matmul or conv may differ)
 --           none = false     skip the None-dims trace (the op needs known dims)
+--           signature = {...} the input_signature of the None-dims trace (default:
+--                            every dim None), for ops that need some dims known
 --           node = "name"    the graph node expected (default: the op's name;
 --                            false: none, as creation ops fold to constants)
 -- The random ops are checked apart (their draws are not comparable eagerly).
@@ -519,6 +521,106 @@ local CONV = {
     }
   end,
 }
+---------------------------------------------------------------------------
+-- Index-driven ops (tide.ops.index, tide.ops.segment): several size their
+-- results at run time (where, unique, sorted segments), so traced results
+-- have None dims until the graph runs.
+---------------------------------------------------------------------------
+
+-- A signature of the inputs' dtypes with every dim None but the listed ones
+-- (keep[i] = true: input i keeps its last dim, as an index depth must be known).
+local function none_but_last(inputs, keep)
+  local sig = {}
+  for i, x in ipairs(inputs) do
+    local dims = {}
+    for d = 1, x.ndim do dims[d] = (keep[i] and d == x.ndim) and x.shape[d] or tide.None end
+    sig[i] = tide.TensorSpec(dims, x.dtype)
+  end
+  return sig
+end
+
+-- Add a case whose None-dims trace keeps the index depth (the last dim of
+-- input `k`) known.
+local function add_nd(add, label, fn, inputs, k, opts)
+  opts = opts or {}
+  opts.signature = none_but_last(inputs, { [k] = true })
+  add(label, fn, inputs, opts)
+end
+
+cases.gather_nd = function(add)
+  for _, dt in ipairs(M.dtypes_of("gather_nd")) do
+    add_nd(add, dt .. " elements", tide.gather_nd, { data({ 3, 2 }, dt), tide.tensor { { 2, 1 }, { 0, 0 }, { 2, 1 } } }, 2)
+    add_nd(add, dt .. " rows int64 strided", tide.gather_nd,
+      { strided({ 2, 3 }, dt), tide.tensor({ { 1 }, { 0 }, { 1 } }, "int64") }, 2)
+    add_nd(add, dt .. " batch_dims 1", function(p, i) return tide.gather_nd(p, i, { batch_dims = 1 }) end,
+      { data({ 2, 3, 2 }, dt), tide.tensor { { { 1 }, { 0 } }, { { 2 }, { 2 } } } }, 2)
+    add_nd(add, dt .. " K=0", tide.gather_nd, { data({ 2, 2 }, dt), tide.zeros({ 3, 0 }, "int32") }, 2)
+    add_nd(add, dt .. " empty indices", tide.gather_nd, { data({ 3, 2 }, dt), tide.zeros({ 0, 2 }, "int32") }, 2)
+  end
+end
+
+for _, name in ipairs { "tensor_scatter_nd_add", "tensor_scatter_nd_update" } do
+  cases[name] = function(add)
+    local fn = tide[name]
+    for _, dt in ipairs(M.dtypes_of(name)) do
+      add_nd(add, dt .. " rows, repeated", fn,
+        { data({ 4, 3 }, dt), tide.tensor { { 1 }, { 1 }, { 3 } }, data({ 3, 3 }, dt, "small") }, 2)
+      add_nd(add, dt .. " elements int64 strided", fn,
+        { strided({ 2, 3 }, dt), tide.tensor({ { 0, 2 }, { 1, 1 } }, "int64"), data({ 2 }, dt, "small") }, 2)
+      add_nd(add, dt .. " batch_dims 1", function(t, i, u) return fn(t, i, u, { batch_dims = 1 }) end,
+        { data({ 2, 3 }, dt), tide.tensor { { { 2 }, { 0 } }, { { 1 }, { 1 } } }, data({ 2, 2 }, dt, "small") }, 2)
+      add_nd(add, dt .. " no indices", fn, { data({ 3 }, dt), tide.zeros({ 0, 1 }, "int32"), data({ 0 }, dt) }, 2)
+    end
+  end
+end
+
+cases.where_indices = function(add)
+  local where = function(c) return tide.where(c) end
+  for _, dt in ipairs(M.dtypes_of("where_indices")) do
+    add(dt, where, { data({ 2, 3 }, dt, "small") }, { node = "where_indices" })
+    add(dt .. " strided", where, { strided({ 3, 2 }, dt, "small") }, { node = "where_indices" })
+    add(dt .. " 3-d", where, { data({ 2, 1, 3 }, dt) }, { node = "where_indices" })
+    add(dt .. " empty", where, { data({ 0, 3 }, dt) }, { node = "where_indices" })
+    if FLOATS[dt] then add(dt .. " specials", where, { specials(dt) }, { node = "where_indices" }) end
+  end
+end
+
+cases.unique = function(add)
+  for _, dt in ipairs(M.dtypes_of("unique")) do
+    add(dt, function(x) return tide.unique(x) end, { data({ 7 }, dt, "small") })
+    add(dt .. " int64 idx, strided", function(x) return tide.unique(x, { out_idx = "int64" }) end,
+      { data({ 12 }, dt, "small"):slice { { 0, 12, 2 } } })
+    add(dt .. " empty", function(x) return tide.unique(x) end, { data({ 0 }, dt) })
+    if FLOATS[dt] then add(dt .. " specials", function(x) return tide.unique(x) end, { specials(dt) }) end
+  end
+end
+
+for _, kind in ipairs { "sum", "mean", "max", "min", "prod" } do
+  local sorted, unsorted = "segment_" .. kind, "unsorted_segment_" .. kind
+  cases[sorted] = function(add)
+    local fn = tide[sorted]
+    for _, dt in ipairs(M.dtypes_of(sorted)) do
+      add(dt .. " with an empty segment", fn, { data({ 5, 2 }, dt), tide.tensor { 0, 0, 2, 2, 3 } })
+      add(dt .. " int64 ids strided", fn, { strided({ 4, 3 }, dt), tide.tensor({ 1, 1, 1, 4 }, "int64") })
+      add(dt .. " 1-d", fn, { data({ 4 }, dt), tide.tensor { 0, 1, 1, 1 } })
+      add(dt .. " empty", fn, { data({ 0, 2 }, dt), tide.zeros({ 0 }, "int32") })
+    end
+  end
+  if kind ~= "mean" then
+    cases[unsorted] = function(add)
+      local fn = tide[unsorted]
+      for _, dt in ipairs(M.dtypes_of(unsorted)) do
+        add(dt .. " dropped row, empty segment", function(x, i) return fn(x, i, 4) end,
+          { data({ 4, 2 }, dt), tide.tensor { 1, -1, 1, 0 } })
+        add(dt .. " prefix ids int64, strided", function(x, i) return fn(x, i, 3) end,
+          { strided({ 3, 2 }, dt), tide.tensor({ { 2, 0 }, { 0, 2 }, { -1, 1 } }, "int64") })
+        add(dt .. " num_segments a traced tensor", fn, { data({ 3 }, dt), tide.tensor { 0, 0, 2 }, tide.tensor(5) })
+        add(dt .. " no segments", function(x, i) return fn(x, i, 0) end, { data({ 2 }, dt), tide.tensor { -1, -1 } })
+      end
+    end
+  end
+end
+
 for name, make in pairs(CONV) do
   cases[name] = function(add)
     for _, dt in ipairs(M.dtypes_of(name)) do

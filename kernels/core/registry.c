@@ -2,6 +2,7 @@
  * eager entry points (check inputs, infer, allocate outputs, run the kernel)
  * and the recorder hook that tracing sets. */
 #include "registry.h"
+#include "unknown_dims.h"
 
 #include <string.h>
 
@@ -226,9 +227,18 @@ tide_status tide_op_run(int op, const tide_attrs *attrs, int n_in, const tide_te
   if (st) return st;
   if (TIDE_UNLIKELY(wants_recorder(def, n_in, in))) return record_call(def, attrs, n_in, in, n_out, out);
   if (tide_interrupt_pending()) tide_interrupt_clear();
-  st = infer_outputs(def, attrs, n_in, in, n_out, out, false);
+  /* A TIDE_OPF_DATA_SHAPE op infers unknown (-1) dims for what it counts
+   * from the data, and its kernel allocates its outputs; its inputs must be
+   * real (-1 dims in a header not made by a trace are refused, as check_size
+   * refuses them in another op's result). */
+  bool sized_by_kernel = (def->flags & TIDE_OPF_DATA_SHAPE) != 0;
+  for (int i = 0; sized_by_kernel && i < n_in; i++)
+    if (tide_dims_any_unknown(in[i]->ndim, in[i]->dims))
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: input %d has unknown (-1) dimensions: it is a shape descriptor, not a "
+                       "tensor with data", def->name, i + 1);
+  st = infer_outputs(def, attrs, n_in, in, n_out, out, sized_by_kernel);
   if (st) return st;
-  if (!(def->flags & TIDE_OPF_VIEW)) {
+  if (!(def->flags & (TIDE_OPF_VIEW | TIDE_OPF_DATA_SHAPE))) {
     for (int i = 0; i < n_out; i++) {
       st = tide_tensor_alloc_data(out[i]); /* infer set a contiguous layout */
       if (st) {

@@ -153,7 +153,9 @@ static void choose_modes(tide_graph *g, gplan *p) {
         p->cur[v] = &n->value;
         break;
       case TIDE_NODE_OP:
-        if (tide_op_defs[n->op].flags & TIDE_OPF_VIEW) {
+        /* Views share their input; a TIDE_OPF_DATA_SHAPE kernel allocates its
+         * outputs once it knows their size (their dims are -1 here: late). */
+        if (tide_op_defs[n->op].flags & (TIDE_OPF_VIEW | TIDE_OPF_DATA_SHAPE)) {
           p->mode[v] = VAL_FILLED;
           break;
         }

@@ -55,6 +55,11 @@ tide_status tide_graph_fold(tide_graph *g) {
       tide_clear_error();
       continue;
     }
+    /* A TIDE_OPF_DATA_SHAPE op's size (nelem -1 above) is known only now. */
+    if ((def->flags & TIDE_OPF_DATA_SHAPE) && result.nelem * (int64_t)tide_dtype_size_unchecked(result.dt) > FOLD_MAX_BYTES) {
+      tide_tensor_release(&result);
+      continue;
+    }
     become_constant(n, &result);
     tide_tensor_release(&result);
   }

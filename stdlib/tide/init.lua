@@ -26,6 +26,8 @@ local shape_ops = require "tide.ops.shape"     -- views and shape ops
 local linalg_ops = require "tide.ops.linalg"   -- matmul
 local create_ops = require "tide.ops.create"   -- zeros, ones, range, eye, from_buffer ...
 local scatter_ops = require "tide.ops.scatter" -- scatter_add (gather's inverse)
+local index_ops = require "tide.ops.index"     -- gather_nd, scatter_nd, boolean_mask, unique
+local segment_ops = require "tide.ops.segment" -- segment_sum and the segment family
 
 local tide = {
   _VERSION = ffi.string(C.tide_version()),
@@ -67,6 +69,8 @@ export(linalg_ops)
 export(require "tide.ops.update")              -- slice_update
 export(create_ops, { no_methods = true })
 export(scatter_ops)
+export(index_ops)
+export(segment_ops)
 do -- shapes as tensors: tf.shape, tf.size, tf.rank (x.shape stays the Lua list)
   local dyn = require "tide.ops.dynamic_shape"
   export({ shape = dyn.shape, num_elements = dyn.num_elements, rank = dyn.rank }, { no_methods = true })
@@ -111,6 +115,7 @@ for _, name in ipairs { "add", "sub", "mul", "div", "mod", "pow", "neg" } do imp
 tide.math = {}
 for name, fn in pairs(math_ops) do tide.math[name] = fn end
 for name, fn in pairs(reduce_ops) do tide.math[name] = fn end
+for name, fn in pairs(segment_ops) do tide.math[name] = fn end
 
 -- tide.linalg.* (TF's namespace): matmul and friends.
 tide.linalg = {}

@@ -187,6 +187,31 @@ static const icase cases[] = {
     {ROW(SCATTER_ADD), A(.axis = 0), IN3(D(F32, 2, U, 3), D(I32, 1, 5), D(F32, 2, 5, 4)),
      ERR(TIDE_ERR_SHAPE, "updates have shape")},
 
+    /* ---- the n-d index ops: the index depth (indices' last dim) must be known ---- */
+    {ROW(GATHER_ND), IN2(D(F32, 2, U, 3), D(I32, 2, U, 1)), OUT(2, U, 3)},
+    {ROW(GATHER_ND), A(.n = 1), IN2(D(F32, 3, U, 4, 5), D(I32, 3, 2, U, 1)), OUT(3, 2, U, 5)},
+    {ROW(GATHER_ND), IN2(D(F32, 2, 3, 3), D(I32, 2, U, U)), ERR(TIDE_ERR_SHAPE, "(the index depth) must be known")},
+    {ROW(GATHER_ND), IN2(D(F32, 1, U), D(I32, 2, U, 2)), ERR(TIDE_ERR_SHAPE, "cannot index params of rank 1")},
+    {ROW(TENSOR_SCATTER_ND_ADD), IN3(D(F32, 2, U, 3), D(I32, 2, U, 1), D(F32, 2, U, 3)), OUT(2, U, 3)},
+    {ROW(TENSOR_SCATTER_ND_UPDATE), IN3(D(F32, 2, U, U), D(I32, 2, 4, 1), D(F32, 2, 4, 5)), OUT(2, U, 5)},
+    {ROW(TENSOR_SCATTER_ND_ADD), IN3(D(F32, 2, U, 3), D(I32, 2, U, 1), D(F32, 2, U, 4)),
+     ERR(TIDE_ERR_SHAPE, "updates have shape")},
+    /* ---- sized by their kernels (TIDE_OPF_DATA_SHAPE): the counted dim is always unknown ---- */
+    {ROW(WHERE_INDICES), IN1(D(BOOL, 3, U, 2, U)), OUT(2, U, 3)},
+    {ROW(UNIQUE), A(.dtype = TIDE_INT32), IN1(D(F32, 1, U)), OUT(1, U), OUT1(1, U)},
+    {ROW(UNIQUE), A(.dtype = TIDE_INT64), IN1(D(F32, 1, 5)), OUT(1, U), OUT1(1, 5)},
+    {ROW(SEGMENT_SUM), IN2(D(F32, 2, U, 3), D(I32, 1, U)), OUT(2, U, 3)},
+    {ROW(SEGMENT_MEAN), IN2(D(F32, 2, 4, U), D(I32, 1, U)), OUT(2, U, U)},
+    {ROW(SEGMENT_MAX), IN2(D(F32, 1, U), D(I32, 1, 4)), OUT(1, U)},
+    {ROW(SEGMENT_MIN), IN2(D(F32, 2, U, 3), D(I32, 1, 2)), OUT(2, U, 3)},
+    {ROW(SEGMENT_PROD), IN2(D(F32, 2, 4, 3), D(I32, 1, 5)), ERR(TIDE_ERR_SHAPE, "one id per row")},
+    /* ---- unsorted segments: num_segments a traced scalar, its value unknown ---- */
+    {ROW(UNSORTED_SEGMENT_SUM), IN3(D(F32, 3, U, 2, 3), D(I32, 2, U, 2), S(I32)), OUT(2, U, 3)},
+    {ROW(UNSORTED_SEGMENT_MAX), IN3(D(F32, 2, U, U), D(I32, 1, U), S(TIDE_INT64)), OUT(2, U, U)},
+    {ROW(UNSORTED_SEGMENT_MIN), IN3(D(F32, 1, U), D(I32, 1, U), D(I32, 1, 1)), OUT(1, U)},
+    {ROW(UNSORTED_SEGMENT_PROD), IN3(D(F32, 2, U, 3), D(I32, 2, U, 4), S(I32)),
+     ERR(TIDE_ERR_SHAPE, "does not start with segment_ids' shape")},
+
     /* ---- convolutions and pooling (NHWC) ---- */
     {ROW(CONV2D), A(CONV_SAME(1)), IN2(D(F32, 4, U, 8, 8, 3), D(F32, 4, 3, 3, 3, 16)), OUT(4, U, 8, 8, 16)},
     {ROW(CONV2D), A(CONV_VALID), IN2(D(F32, 4, U, U, U, 3), D(F32, 4, 3, 3, 3, 16)), OUT(4, U, U, U, 16)},

@@ -63,6 +63,20 @@ local calls = {
   slice_update = function() return tide.slice_update(m, {0}, {7, 8, 9}) end,
   softmax = function() return tide.nn.softmax(m) end, log_softmax = function() return tide.nn.log_softmax(m, 0) end,
   sparse_softmax_cross_entropy = function() return tide.nn.sparse_softmax_cross_entropy_with_logits({2, 0}, m) end,
+  gather_nd = function() return tide.gather_nd(m, {{1, 2}, {0, 0}}) end,
+  tensor_scatter_nd_add = function() return tide.tensor_scatter_nd_add(m, {{1, 2}}, {5}) end,
+  tensor_scatter_nd_update = function() return tide.tensor_scatter_nd_update(m, {{0}}, {{7, 8, 9}}) end,
+  where_indices = function() return tide.where(m:gt(2)) end,
+  unique = function() return tide.unique(tide.tensor{3, 1, 3}) end,
+  segment_sum = function() return tide.segment_sum(m, {0, 0}) end,
+  segment_mean = function() return tide.segment_mean(m, {0, 1}) end,
+  segment_max = function() return tide.segment_max(m, {0, 0}) end,
+  segment_min = function() return tide.segment_min(m, {1, 1}) end,
+  segment_prod = function() return tide.segment_prod(m, {0, 2}) end,
+  unsorted_segment_sum = function() return tide.unsorted_segment_sum(m, {1, 0}, 2) end,
+  unsorted_segment_max = function() return tide.unsorted_segment_max(m, {1, 1}, 3) end,
+  unsorted_segment_min = function() return tide.unsorted_segment_min(m, {0, -1}, 1) end,
+  unsorted_segment_prod = function() return tide.unsorted_segment_prod(m, {0, 0}, 1) end,
 }
 
 -- Convolutions and pooling (tide.ops.nn_conv; tide.nn.* exports them).

@@ -67,7 +67,7 @@ local function check(name, label, fn, inputs, opts)
     assert(text:find("= " .. node .. "(", 1, true), what .. ": no " .. node .. " node in the graph:\n" .. text)
   end
   if opts.none == false or #inputs == 0 then return end
-  local tn = tide.trace(fn, { input_signature = none_signature(inputs) })
+  local tn = tide.trace(fn, { input_signature = opts.signature or none_signature(inputs) })
   ok, got = pcall(function() return pack(tn(unpack(inputs))) end)
   if not ok then error(what .. " (None dims): traced call failed: " .. tostring(got), 0) end
   same(what .. " (None dims)", want, got, opts.approx)

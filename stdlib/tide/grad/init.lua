@@ -23,7 +23,7 @@ function M.backward(node, dys, needs)
 end
 
 -- The families register themselves when loaded.
-for _, family in ipairs { "math", "reduce", "ordering", "shape", "linalg", "nn", "conv" } do
+for _, family in ipairs { "math", "reduce", "ordering", "shape", "linalg", "nn", "conv", "index", "segment" } do
   local name = "tide.grad." .. family
   if package.searchpath(name, package.path) then require(name) end
 end

@@ -63,12 +63,12 @@ end
 local WHERE, CLIP = C.TIDE_OP_WHERE, C.TIDE_OP_CLIP
 
 -- where(cond, x, y): x where cond is true, else y (all broadcast together).
+-- where(cond), as tf.where(cond): the int64 [N, rank] coordinates of cond's
+-- true (nonzero) elements, row-major; N is known when the op runs.
 function M.where(cond, x, y)
-  if x == nil and y == nil then
-    core.error("where: the one-argument form (indices of true values) is not supported yet; " ..
-      "pass x and y")
-  end
+  if cond == nil then core.error("where: cond is nil; expected a tensor") end
   cond = convert.arg(cond, "where", 1)
+  if x == nil and y == nil then return eager.run1(C.TIDE_OP_WHERE_INDICES, nil, cond) end
   if not istype(Tensor, x) then x = convert.coerce(x, y, "where", 2) end
   if not istype(Tensor, y) then y = convert.coerce(y, x, "where", 3) end
   return eager.run(WHERE, nil, { cond, x, y })
