@@ -196,8 +196,10 @@ static const icase cases[] = {
     {ROW(CONV2D), A(CONV_VALID), IN2(D(F32, 4, U, 8, 8, U), D(F32, 4, 3, 3, 3, 16)), OUT(4, U, 6, 6, 16)},
     {ROW(CONV2D), A(CONV_VALID), IN2(D(F32, 4, U, 8, 8, 4), D(F32, 4, 3, 3, 3, 16)),
      ERR(TIDE_ERR_SHAPE, "4 channel(s) but the filters expect 3")},
-    {ROW(CONV2D), A(CONV_VALID), IN2(D(F32, 4, U, 2, 2, 3), D(F32, 4, 3, 3, 3, 16)),
-     ERR(TIDE_ERR_SHAPE, "larger than the padded input")},
+    /* TF's rule: a window larger by less than two strides gives an empty result, larger fails */
+    {ROW(CONV2D), A(CONV_VALID), IN2(D(F32, 4, U, 2, 2, 3), D(F32, 4, 3, 3, 3, 16)), OUT(4, U, 0, 0, 16)},
+    {ROW(CONV2D), A(CONV_VALID), IN2(D(F32, 4, U, 1, 2, 3), D(F32, 4, 3, 3, 3, 16)),
+     ERR(TIDE_ERR_SHAPE, "larger than the padded input (1x2) by two strides or more")},
     {ROW(DEPTHWISE_CONV2D), A(CONV_VALID), IN2(D(F32, 4, U, 8, 8, U), D(F32, 4, 3, 3, U, 2)), OUT(4, U, 6, 6, U)},
     {ROW(DEPTHWISE_CONV2D), A(CONV_VALID), IN2(D(F32, 4, U, 8, 8, U), D(F32, 4, 3, 3, 3, 2)), OUT(4, U, 6, 6, 6)},
     {ROW(CONV2D_BACKPROP_INPUT), A(CONV_BP_SAME(2, 8, 8, 3)), IN2(D(F32, 4, U, 8, 8, 16), D(F32, 4, 3, 3, 3, 16)),
