@@ -78,6 +78,8 @@ static const icase cases[] = {
     {ROW(ARGMIN), A(.axis = 1, .dtype = TIDE_INT32), IN1(D(F32, 2, U, 3)), OUT(1, U)},
     {ROW(ARGMAX), A(.axis = 1, .dtype = TIDE_INT32), IN1(D(F32, 2, U, 0)), ERR(TIDE_ERR_VALUE, "axis 1 is empty")},
     {ROW(CUMSUM), A(.axis = 0), IN1(D(F32, 2, U, 3)), OUT(2, U, 3)},
+    {ROW(CUMULATIVE_LOGSUMEXP), A(.axis = 1), IN1(D(F32, 3, U, 2, U)), OUT(3, U, 2, U)},
+    {ROW(CUMULATIVE_LOGSUMEXP), A(.axis = 0), IN1(D(I32, 1, U)), ERR(TIDE_ERR_DTYPE, "must be a float tensor")},
     {ROW(CUMPROD), A(.axis = -1), IN1(D(F32, 2, 2, U)), OUT(2, 2, U)},
     {ROW(SORT), A(.axis = -1), IN1(D(F32, 1, U)), OUT(1, U)},
     {ROW(ARGSORT), A(.axis = 1, .dtype = TIDE_INT64), IN1(D(F32, 2, 2, U)), OUT(2, 2, U)},
