@@ -3,6 +3,7 @@
  * powers are reported as errors, as TensorFlow does on CPU. */
 #include "iter.h"
 #include "elementwise.h"
+#include "../core/parallel.h"
 #include "../core/registry.h"
 
 #include <tgmath.h>
@@ -272,6 +273,8 @@ tide_status tide_cpu_binary(const tide_op_def *def, const tide_attrs *attrs, int
     tide_iter it;
     st = tide_iter_build(&it, def->name, o, 2, in);
     if (st) return st;
+    if (def->id == TIDE_OP_ATAN2 || def->id == TIDE_OP_XLOGY || def->id == TIDE_OP_XLOG1PY)
+      it.grain = TIDE_GRAIN_COSTLY; /* transcendental work pays for threads sooner */
     st = tide_iter_run(&it, loop, &ctx);
   }
   return st ? st : tide_binary_check(def->name, ctx.bad);
