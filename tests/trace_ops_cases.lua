@@ -159,6 +159,7 @@ for name, kind in pairs(BINARY) do
       add(dt .. " broadcast [2,1] [1,3]", fn, { data({ 2, 1 }, dt), data({ 1, 3 }, dt, kind) })
       add(dt .. " 0-d", fn, { data({ 2, 3 }, dt), data({}, dt, kind) })
       add(dt .. " strided", fn, { strided({ 2, 3 }, dt), data({ 2, 3 }, dt, kind) })
+      add(dt .. " empty", fn, { data({ 0, 3 }, dt), data({ 3 }, dt, kind) })
       if dt ~= "bool" then
         add(dt .. " number", function(a) return f(a, 2) end, { data({ 2, 3 }, dt) })
       end
