@@ -1,13 +1,16 @@
 /* cpu/logcumsumexp.c — cumulative_logsumexp along one axis with TF's
  * exclusive and reverse flags: y[i] = log(sum over j <= i of exp(x[j])).
  *
- * Each step folds one element into the running value as TF's kernel does,
- * lse(a, b) = max + log1p(exp(min - max)), so no exp overflows and nothing
- * small is lost to an early large shift. Unlike TF's, NaN propagates (TF's
- * max/min drop it) and +inf with +inf stays +inf (TF's gives NaN). The
- * exclusive first element is -inf (log of an empty sum). Floats accumulate
- * in their own type; halves in float32, rounded at the end. The input is
- * viewed as contiguous [outer, len, inner]; column strips run in parallel. */
+ * Each column keeps the running maximum m and s = sum of exp(x[j] - m), so
+ * no exp overflows and nothing small is lost to an early shift; y = m + log(s).
+ * Only an add (or a multiply-add when m grows) links one step to the next:
+ * TF's fold, lse(acc, x) = max + log1p(exp(min - max)), puts an exp and a
+ * log1p on that chain, about three times slower on one long row. Unlike
+ * TF's, NaN propagates (TF's max/min drop it) and +inf with +inf stays +inf
+ * (TF's gives NaN). The exclusive first element is -inf (log of an empty
+ * sum). Floats accumulate in their own type; halves in float32, rounded at
+ * the end. The input is viewed as contiguous [outer, len, inner]; column
+ * strips run in parallel. */
 #include "reduce.h"
 #include "iter.h"
 #include "../core/parallel.h"
@@ -16,38 +19,38 @@
 
 enum { KC = 256 };
 
-/* log(exp(a) + exp(b)), with NaN in giving NaN and infinities exact. */
-static inline float lse_f32(float a, float b) {
-  if (a != a || b != b) return a + b;
-  float hi = a > b ? a : b, lo = a > b ? b : a;
-  if (isinf(hi)) return hi; /* +inf absorbs all; -inf with -inf is -inf */
-  return hi + log1pf(expf(lo - hi));
-}
-static inline double lse_f64(double a, double b) {
-  if (a != a || b != b) return a + b;
-  double hi = a > b ? a : b, lo = a > b ? b : a;
-  if (isinf(hi)) return hi;
-  return hi + log1p(exp(lo - hi));
-}
+/* Fold v into the running (m, s) of a column. -inf adds nothing; once m is
+ * +inf the sum is +inf (until a NaN); NaN makes s NaN for good. */
+#define LCSE_STEP(T, EXP, m, s, v)                                                               \
+  do {                                                                                           \
+    if (v <= m) {                                                                                \
+      if (v != -(T)INFINITY && m != (T)INFINITY) s += EXP(v - m);                                \
+    } else if (v == v) {                                                                         \
+      s = s * EXP(m - v) + 1; /* m = -inf: 0 * 0 + 1 */                                          \
+      m = v;                                                                                     \
+    } else {                                                                                     \
+      s = v;                                                                                     \
+    }                                                                                            \
+  } while (0)
 
 /* Scan n columns (rows `inner` apart) of x into y along len rows. */
-#define LCSE_KERNEL(NAME, T, LSE)                                                                \
+#define LCSE_KERNEL(NAME, T, EXP, LOG)                                                           \
   static void NAME(const T *x, T *y, int64_t len, int64_t inner, int64_t n, bool excl, bool rev) { \
     int64_t a0 = rev ? len - 1 : 0, step = rev ? -1 : 1;                                         \
-    T acc[KC];                                                                                   \
-    for (int64_t j = 0; j < n; j++) acc[j] = (T)-INFINITY;                                       \
+    T m[KC], s[KC];                                                                              \
+    for (int64_t j = 0; j < n; j++) m[j] = -(T)INFINITY, s[j] = 0;                               \
     for (int64_t i = 0, a = a0; i < len; i++, a += step) {                                       \
       const T *xr = x + a * inner;                                                               \
       T *yr = y + a * inner;                                                                     \
       for (int64_t j = 0; j < n; j++) {                                                          \
-        T next = LSE(acc[j], xr[j]);                                                             \
-        yr[j] = excl ? acc[j] : next;                                                            \
-        acc[j] = next;                                                                           \
+        if (excl) yr[j] = m[j] + LOG(s[j]);                                                      \
+        LCSE_STEP(T, EXP, m[j], s[j], xr[j]);                                                    \
+        if (!excl) yr[j] = m[j] + LOG(s[j]);                                                     \
       }                                                                                          \
     }                                                                                            \
   }
-LCSE_KERNEL(lcse_f32, float, lse_f32)
-LCSE_KERNEL(lcse_f64, double, lse_f64)
+LCSE_KERNEL(lcse_f32, float, expf, logf)
+LCSE_KERNEL(lcse_f64, double, exp, log)
 
 typedef struct lcse_ctx {
   const char *x;
