@@ -75,6 +75,7 @@ local cases = M.cases
 local UNARY = {
   "neg", "abs", "sign", "square", "relu", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "reciprocal",
   "sin", "cos", "tanh", "sigmoid", "erf", "floor", "ceil", "round", "isnan", "isfinite", "logical_not",
+  "tan", "erfc", "isinf",
 }
 for _, name in ipairs(UNARY) do
   cases[name] = function(add)
@@ -86,6 +87,15 @@ for _, name in ipairs(UNARY) do
       add(dt .. " empty", fn, { data({ 0, 3 }, dt) })
       if FLOATS[dt] then add(dt .. " specials", fn, { specials(dt) }) end
     end
+  end
+end
+
+cases.invert = function(add)
+  for _, dt in ipairs(M.dtypes_of("invert")) do
+    add(dt, tide.bitwise.invert, { data({ 2, 3 }, dt) })
+    add(dt .. " strided", tide.bitwise.invert, { strided({ 2, 3 }, dt) })
+    add(dt .. " 0-d", tide.bitwise.invert, { data({}, dt) })
+    add(dt .. " empty", tide.bitwise.invert, { data({ 0, 3 }, dt) })
   end
 end
 
@@ -136,10 +146,14 @@ local BINARY = {
   add = false, sub = false, mul = false, div = "pos", floordiv = "pos", mod = "pos", pow = "small",
   maximum = false, minimum = false, equal = false, not_equal = false, less = false, less_equal = false,
   greater = false, greater_equal = false, logical_and = false, logical_or = false, logical_xor = false,
+  truncatediv = "pos", truncatemod = "pos", div_no_nan = false, squared_difference = false, atan2 = false,
+  xlogy = "pos", xlog1py = "pos", xdivy = "pos",
+  bitwise_and = false, bitwise_or = false, bitwise_xor = false, left_shift = "small", right_shift = "small",
 }
 for name, kind in pairs(BINARY) do
   cases[name] = function(add)
-    local fn = function(a, b) return tide[name](a, b) end
+    local f = tide.bitwise[name] or tide[name]
+    local fn = function(a, b) return f(a, b) end
     kind = kind or nil
     for _, dt in ipairs(M.dtypes_of(name)) do
       add(dt, fn, { data({ 2, 3 }, dt), data({ 2, 3 }, dt, kind) })
@@ -147,8 +161,9 @@ for name, kind in pairs(BINARY) do
       add(dt .. " broadcast [2,1] [1,3]", fn, { data({ 2, 1 }, dt), data({ 1, 3 }, dt, kind) })
       add(dt .. " 0-d", fn, { data({ 2, 3 }, dt), data({}, dt, kind) })
       add(dt .. " strided", fn, { strided({ 2, 3 }, dt), data({ 2, 3 }, dt, kind) })
+      add(dt .. " empty", fn, { data({ 0, 3 }, dt), data({ 3 }, dt, kind) })
       if dt ~= "bool" then
-        add(dt .. " number", function(a) return tide[name](a, 2) end, { data({ 2, 3 }, dt) })
+        add(dt .. " number", function(a) return f(a, 2) end, { data({ 2, 3 }, dt) })
       end
     end
   end
@@ -213,6 +228,20 @@ for _, name in ipairs { "cumsum", "cumprod" } do
       add(dt .. " strided", function(t) return tide[name](t, 1) end, { strided({ 3, 4 }, dt, "small") },
         { approx = true })
     end
+  end
+end
+
+cases.cumulative_logsumexp = function(add)
+  local f = tide.cumulative_logsumexp
+  for _, dt in ipairs(M.dtypes_of("cumulative_logsumexp")) do
+    local x = data({ 3, 4 }, dt)
+    add(dt .. " axis 0", function(t) return f(t, 0) end, { x }, { approx = true })
+    add(dt .. " axis 1 exclusive reverse", function(t) return f(t, 1, { exclusive = true, reverse = true }) end,
+      { x }, { approx = true })
+    add(dt .. " strided 3-d middle axis", function(t) return f(t, -2) end,
+      { data({ 2, 4, 3 }, dt):transpose { 0, 2, 1 } }, { approx = true })
+    add(dt .. " specials", function(t) return f(t, 0, { reverse = true }) end, { specials(dt) })
+    add(dt .. " empty", function(t) return f(t, 1) end, { data({ 0, 3 }, dt) })
   end
 end
 

@@ -25,9 +25,11 @@ static const char *pad_name(int64_t m) {
 
 /* TF's output size along one dim (tensorflow/core/framework/kernel_shape_util.cc):
  * SAME: out = ceil(in / s), pad_total = max((out - 1) * s + keff - in, 0), before = total / 2;
- * VALID and EXPLICIT: out = (in + pads - keff) / s + 1. Returns -2 when the
- * effective window is larger than the padded input, -1 (unknown) when the
- * size needs an unknown input or window size (SAME needs only the input's). */
+ * VALID and EXPLICIT: out = (in + pads - keff + s) / s, in C's division that
+ * rounds towards 0: a window larger than the padded input by less than two
+ * strides gives 0 (an empty result), a larger one a negative size, which TF
+ * refuses. Returns -2 for that, -1 (unknown) when the size needs an unknown
+ * input or window size (SAME needs only the input's). */
 static int64_t window_dim(int64_t in, int64_t k, int64_t s, int64_t d, int64_t mode, int64_t *before,
                           int64_t *after) {
   int64_t keff = (k - 1) * d + 1;
@@ -44,9 +46,8 @@ static int64_t window_dim(int64_t in, int64_t k, int64_t s, int64_t d, int64_t m
     return out;
   }
   if (mode == TIDE_PAD_VALID) *before = *after = 0;
-  int64_t padded = in + *before + *after;
-  if (padded < keff) return -2;
-  return (padded - keff) / s + 1;
+  int64_t out = (in + *before + *after - keff + s) / s;
+  return out < 0 ? -2 : out;
 }
 
 /* Fill g's output dims and pads by `mode`; an error (naming op and `shapes`) when the window does not fit. */
@@ -57,7 +58,8 @@ static tide_status finish_geometry(const char *op, int64_t mode, tide_conv_geom 
   if (oh < -1 || ow < -1) {
     return TIDE_FAIL(TIDE_ERR_SHAPE,
                      "%s: the window (%lldx%lld, dilations %lldx%lld: %lldx%lld effective) is larger than the "
-                     "padded input (%lldx%lld) (%s, padding %s)",
+                     "padded input (%lldx%lld) by two strides or more, so the output size would be negative "
+                     "(%s, padding %s)",
                      op, (long long)g->kh, (long long)g->kw, (long long)g->dh, (long long)g->dw,
                      (long long)((g->kh - 1) * g->dh + 1), (long long)((g->kw - 1) * g->dw + 1),
                      (long long)(g->h + ph + pph), (long long)(g->w + pw + ppw), shapes, pad_name(mode));

@@ -65,8 +65,26 @@ FLOAT_OP(tanh, tanh(x))
 FLOAT_OP(sigmoid, x >= 0 ? (T)1 / ((T)1 + exp(-x)) : exp(x) / ((T)1 + exp(x)))
 FLOAT_OP(elu, x > 0 ? x : expm1(x))
 FLOAT_OP(selu, (T)SELU_SCALE * (x > 0 ? x : (T)SELU_ALPHA * expm1(x)))
-FLOAT_OP(gelu, approx ? (T)0.5 * x * ((T)1 + tanh((T)SQRT_2_OVER_PI * (x + (T)0.044715 * x * x * x)))
-                      : (T)0.5 * x * ((T)1 + erf(x * (T)SQRT1_2)))
+/* gelu's tanh approximation 0.5 x (1 + tanh(u)): as written (TF's) where
+ * u >= 0; below, as the same function x * sigmoid(2u) = x e^2u / (1 + e^2u),
+ * because 1 + tanh(u) cancels there (digits lost from u of about -1, and the
+ * whole tail rounded to -0 below u of about -9 in float32). */
+static inline float gelu_tanh_f32(float x) {
+  float u = (float)SQRT_2_OVER_PI * (x + 0.044715f * x * x * x);
+  if (u >= 0) return 0.5f * x * (1 + tanhf(u));
+  float e = expf(2 * u);
+  return x * e / (1 + e);
+}
+static inline double gelu_tanh_f64(double x) {
+  double u = SQRT_2_OVER_PI * (x + 0.044715 * x * x * x);
+  if (u >= 0) return 0.5 * x * (1 + tanh(u));
+  double e = exp(2 * u);
+  return x * e / (1 + e);
+}
+#define GELU_TANH(x) _Generic((x), float: gelu_tanh_f32, default: gelu_tanh_f64)(x)
+/* The erf form as 0.5 x erfc(-x / sqrt 2) (TF's): 1 + erf(x / sqrt 2) loses
+ * every digit below x of about -5.5 in float32, erfc keeps them. */
+FLOAT_OP(gelu, approx ? GELU_TANH(x) : (T)0.5 * x * erfc(-x * (T)SQRT1_2))
 FLOAT_OP(leaky_relu, x > 0 ? x : (T)alpha * x)
 FLOAT_OP(softplus, x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)))
 FLOAT_OP(erf, erf(x))
@@ -77,6 +95,11 @@ UN_LOOP(isnan_f64, double, uint8_t, isnan(x))
 UN_LOOP(isfinite_f32, float, uint8_t, isfinite(x))
 UN_LOOP(isfinite_f64, double, uint8_t, isfinite(x))
 UN_LOOP(logical_not_b, uint8_t, uint8_t, !x)
+FLOAT_OP(tan, tan(x))
+FLOAT_OP(erfc, erfc(x))
+UN_LOOP(isinf_f32, float, uint8_t, isinf(x))
+UN_LOOP(isinf_f64, double, uint8_t, isinf(x))
+INT_OP(invert, ~x)
 
 #define PICK_FLOAT(NAME) return dt == TIDE_FLOAT64 ? NAME##_f64 : NAME##_f32
 #define PICK_NUM(NAME) TIDE_RETURN_NUM_LOOP(NAME, dt)
@@ -111,6 +134,10 @@ tide_loop_fn tide_unary_loop(int op, int dt) {
   case TIDE_OP_ISNAN: PICK_FLOAT(isnan);
   case TIDE_OP_ISFINITE: PICK_FLOAT(isfinite);
   case TIDE_OP_LOGICAL_NOT: return logical_not_b;
+  case TIDE_OP_TAN: PICK_FLOAT(tan);
+  case TIDE_OP_ERFC: PICK_FLOAT(erfc);
+  case TIDE_OP_ISINF: PICK_FLOAT(isinf);
+  case TIDE_OP_INVERT: TIDE_RETURN_INT_LOOP(invert, dt);
   default: return NULL;
   }
 }

@@ -117,6 +117,10 @@ for name, fn in pairs(math_ops) do tide.math[name] = fn end
 for name, fn in pairs(reduce_ops) do tide.math[name] = fn end
 for name, fn in pairs(segment_ops) do tide.math[name] = fn end
 
+-- tide.bitwise.* (TF's namespace, no methods): and, or, xor, invert, shifts.
+tide.bitwise = {}
+for name, fn in pairs(require "tide.ops.bitwise") do tide.bitwise[name] = fn end
+
 -- tide.linalg.* (TF's namespace): matmul and friends.
 tide.linalg = {}
 for name, fn in pairs(linalg_ops) do tide.linalg[name] = fn end

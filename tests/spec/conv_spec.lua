@@ -336,7 +336,8 @@ describe("conv2d", function()
     local x, w = tide.zeros { 1, 5, 5, 3 }, tide.zeros { 3, 3, 3, 4 }
     h.errors("the input has 3 channel(s) but the filters expect 2", nn.conv2d, x, tide.zeros { 3, 3, 2, 4 })
     h.errors("input shape [1, 5, 5, 3], filter shape [3, 3, 2, 4]", nn.conv2d, x, tide.zeros { 3, 3, 2, 4 })
-    h.errors("is larger than the padded input (5x5)", nn.conv2d, x, tide.zeros { 6, 3, 3, 4 }, 1, "VALID")
+    h.errors("is larger than the padded input (5x5) by two strides or more", nn.conv2d, x, tide.zeros { 7, 3, 3, 4 },
+      1, "VALID")
     h.errors("conv2d: the window (3x3, dilations 3x3: 7x7 effective)", nn.conv2d, x, w, { padding = "VALID",
       dilations = 3 })
     h.errors("conv2d: strides must be positive, got [0, 0]", nn.conv2d, x, w, 0)
@@ -498,7 +499,7 @@ describe("depthwise_conv2d", function()
       tide.zeros { 3, 3, 2, 1 })
     h.errors("depthwise_conv2d: filters must be 4-D [height, width, in_channels, channel_multiplier]",
       nn.depthwise_conv2d, x, tide.zeros { 3, 3, 3 })
-    h.errors("depthwise_conv2d: the window", nn.depthwise_conv2d, x, tide.zeros { 6, 1, 3, 1 }, 1, "VALID")
+    h.errors("depthwise_conv2d: the window", nn.depthwise_conv2d, x, tide.zeros { 7, 1, 3, 1 }, 1, "VALID")
     h.errors("depthwise_conv2d: filter is required", nn.depthwise_conv2d, x)
   end)
 end)
@@ -576,7 +577,7 @@ describe("max_pool2d and avg_pool2d", function()
     h.errors("max_pool2d: ksize must be at most 2147483647", nn.max_pool2d, x, 2 ^ 62, { padding = "SAME" })
     h.errors("avg_pool2d: strides must be at most 2147483647", nn.avg_pool2d, x, 2, { strides = 2 ^ 62 })
     h.errors("avg_pool2d: strides must be positive", nn.avg_pool2d, x, 2, { 0, 1 })
-    h.errors("max_pool2d: the window (5x5", nn.max_pool2d, x, 5, 1, "VALID")
+    h.errors("max_pool2d: the window (6x6", nn.max_pool2d, x, 6, 1, "VALID")
     h.errors("max_pool2d: padding must be \"SAME\" or \"VALID\", got table", nn.max_pool2d, x, 2, 2, { { 1, 1 }, { 1, 1 } })
     h.errors("avg_pool2d: input must be 4-D", nn.avg_pool2d, tide.zeros { 4, 4, 2 }, 2)
     h.errors("max_pool2d: input must be a float tensor", nn.max_pool2d, x:cast("int32"), 2)
@@ -657,5 +658,58 @@ describe("convolution gradients", function()
     local x = gc.random({ 1, 4, 4, 1 }, -1, 1, 141)
     h.errors("the second-order gradient of max_pool2d is not supported", gc.check_second,
       function(a) return nn.max_pool2d(a, 2) end, { x })
+  end)
+end)
+
+-- TF's output size for VALID is (in - window + stride) / stride, rounded
+-- towards 0: a window larger than the input by less than two strides gives
+-- an empty result (larger ones are an error, as in TF).
+describe("VALID windows larger than the input", function()
+  local x = tide.ones { 2, 2, 2, 3 }
+  local forward = {
+    conv2d = function(v, f) return nn.conv2d(v, f, 1, "VALID") end,
+    depthwise_conv2d = function(v, f) return nn.depthwise_conv2d(v, f, 1, "VALID") end,
+  }
+  local filters = { conv2d = tide.ones { 3, 3, 3, 4 }, depthwise_conv2d = tide.ones { 3, 2, 3, 2 } }
+  local shapes = { conv2d = { 2, 0, 0, 4 }, depthwise_conv2d = { 2, 0, 1, 6 } }
+
+  it("give an empty result, eagerly and traced, and zero gradients", function()
+    for name, fn in pairs(forward) do
+      local f = filters[name]
+      assert.are.same(shapes[name], fn(x, f).shape:as_list(), name)
+      assert.are.same(shapes[name], tide.trace(fn)(x, f).shape:as_list(), name .. " traced")
+      local xv, fv = x:cast("float64"), f:cast("float64")
+      local tape = tide.GradientTape()
+      local y = tape:run(function()
+        tape:watch(xv)
+        tape:watch(fv)
+        return tide.reduce_sum(fn(xv, fv))
+      end)
+      local gx, gf = unpack(tape:gradient(y, { xv, fv }))
+      assert.are.same(x.shape:as_list(), gx.shape:as_list())
+      assert.are.same(f.shape:as_list(), gf.shape:as_list())
+      h.close(gx, h.values(tide.zeros(x.shape:as_list())))
+      h.close(gf, h.values(tide.zeros(f.shape:as_list())))
+    end
+  end)
+
+  it("in pooling and conv1d too, with the stride's slack", function()
+    for _, pool in ipairs { nn.max_pool2d, nn.avg_pool2d } do
+      assert.are.same({ 2, 0, 0, 3 }, pool(x, 3, 1, "VALID").shape:as_list())
+      assert.are.same({ 2, 0, 1, 3 }, pool(x, { 5, 2 }, { 2, 1 }, "VALID").shape:as_list()) -- (2 - 5 + 2) / 2 = 0
+      h.errors("output size would be negative", pool, x, { 6, 2 }, { 2, 1 }, "VALID")
+      local tape = tide.GradientTape()
+      local xv = x:cast("float64")
+      local y = tape:run(function() tape:watch(xv) return tide.reduce_sum(pool(xv, 3, 1, "VALID")) end)
+      h.close(tape:gradient(y, xv), h.values(tide.zeros { 2, 2, 2, 3 }))
+    end
+    assert.are.same({ 1, 0, 3 }, nn.conv1d(tide.ones { 1, 2, 2 }, tide.ones { 3, 2, 3 }, 1, "VALID").shape:as_list())
+    h.errors("output size would be negative", nn.conv1d, tide.ones { 1, 1, 2 }, tide.ones { 3, 2, 3 }, 1, "VALID")
+  end)
+
+  it("conv2d_transpose of an empty input is zeros of the output shape", function()
+    local y = nn.conv2d_transpose(tide.ones { 1, 0, 0, 2 }, tide.ones { 3, 3, 1, 2 }, { 1, 2, 2, 1 }, 1, "VALID")
+    assert.are.same({ 1, 2, 2, 1 }, y.shape:as_list())
+    h.close(y, { 0, 0, 0, 0 })
   end)
 end)

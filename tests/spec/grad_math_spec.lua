@@ -32,6 +32,10 @@ describe("gradients of unary ops", function()
     relu = { tide.relu }, abs = { tide.abs }, sign = { tide.sign },
     log = { tide.log, 0.5, 2 }, log1p = { tide.log1p, -0.5, 2 }, sqrt = { tide.sqrt, 0.5, 2 },
     rsqrt = { tide.rsqrt, 0.5, 2 }, reciprocal = { tide.reciprocal, 0.5, 2 },
+    tan = { tide.tan, -1.2, 1.2 }, erfc = { tide.erfc }, log_sigmoid = { tide.log_sigmoid, -5, 5 },
+    gelu_tail = { tide.nn.gelu, -9, -5 },
+    gelu_tanh_tail = { function(x) return tide.nn.gelu(x, { approximate = true }) end, -9, -5 },
+    leaky_relu_alpha_2 = { function(x) return tide.nn.leaky_relu(x, { alpha = 2 }) end },
   }
   local names = {}
   for name in pairs(cases) do names[#names + 1] = name end
@@ -60,8 +64,31 @@ describe("gradients of unary ops", function()
     h.close(grad_of(tide.nn.selu, { z })[1], { 1.0507009873554805 })
   end)
 
+  it("keeps gelu's negative tail and its gradient (erfc, not 1 + erf), in float32 as TF", function()
+    local x = tide.tensor({ -10, -6, -3 }, "float32")
+    -- TF 2.21: tf.nn.gelu and its gradient at these points
+    h.close(tide.nn.gelu(x), { -7.619853608132182e-23, -5.919535528420283e-09, -0.004049695562571287 }, 1e-6)
+    h.close(grad_of(tide.nn.gelu, { x })[1], { -7.618400084582658e-22, -3.546877991311703e-08,
+      -0.011945651844143867 }, 1e-5)
+    -- the tanh form: x * sigmoid(2u), whose tail TF rounds to -0
+    local xa = tide.tensor({ -10 }, "float64")
+    local z = 2 * math.sqrt(2 / math.pi) * (-10 + 0.044715 * -1000)
+    h.close(tide.nn.gelu(xa, { approximate = true }), { -10 * math.exp(z) / (1 + math.exp(z)) }, 1e-12)
+    assert.is_true(tide.nn.gelu(xa, { approximate = true }):item() < 0)
+  end)
+
+  it("gives leaky_relu of an integer input no gradient (it is cast to float32 first)", function()
+    local i = tide.tensor { -3, 2 }
+    local tape = tide.GradientTape()
+    local y = tape:run(function() tape:watch(i) return tide.nn.leaky_relu(i) end)
+    assert.are.equal("float32", y.dtype)
+    assert.is_nil(tape:gradient(y, i))
+  end)
+
   for _, case in ipairs {
-    { "tanh", tide.tanh }, { "sigmoid", tide.sigmoid }, { "exp", tide.exp },
+    { "tanh", tide.tanh }, { "sigmoid", tide.sigmoid }, { "exp", tide.exp }, { "tan", tide.tan },
+    { "erfc", tide.erfc }, { "gelu", tide.nn.gelu },
+    { "gelu approximate", function(x) return tide.nn.gelu(x, { approximate = true }) end },
   } do
     it("second order: " .. case[1], function()
       gc.check(case[2], { R({ 2, 3 }, -1, 1, 3) }, { second_order = true })
@@ -79,6 +106,12 @@ describe("gradients of binary ops", function()
     -- a / b stays inside (2, 3): away from mod's jumps.
     { "mod", tide.mod, { 2.2, 2.8 }, { 1, 1.05 } },
     { "maximum", tide.maximum }, { "minimum", tide.minimum },
+    { "divide_no_nan", tide.divide_no_nan, { -2, 2 }, { 0.5, 2 } },
+    { "squared_difference", tide.squared_difference },
+    { "atan2", tide.atan2, { -2, 2 }, { 0.5, 2 } },
+    { "xlogy", tide.xlogy, { -2, 2 }, { 0.5, 2 } },
+    { "xlog1py", tide.xlog1py, { -2, 2 }, { -0.5, 2 } },
+    { "xdivy", tide.xdivy, { -2, 2 }, { 0.5, 2 } },
   }
   -- Shape pairs: same, trailing broadcast both ways, both stretched, 0-d.
   local shapes = {
@@ -104,6 +137,27 @@ describe("gradients of binary ops", function()
     gc.check(tide.mul, { R({ 2, 3 }, -1, 1, 1), R({ 3 }, -1, 1, 2) }, { second_order = true })
     gc.check(tide.div, { R({ 2, 1 }, -1, 1, 3), R({ 1, 3 }, 0.5, 1.5, 4) }, { second_order = true })
     gc.check(tide.div, { TR(-1, 1, 5), R({ 2, 3 }, 0.5, 1.5, 6) }, { second_order = true })
+  end)
+
+  it("second order: the new binary ops", function()
+    for _, f in ipairs { tide.divide_no_nan, tide.squared_difference, tide.atan2, tide.xlogy, tide.xlog1py,
+                         tide.xdivy } do
+      gc.check(f, { R({ 2, 3 }, -1, 1, 7), R({ 3 }, 0.5, 1.5, 8) }, { second_order = true })
+    end
+  end)
+
+  it("gives divide_no_nan and the x*log(y) family 0, not NaN, where TF does", function()
+    local x, y = tide.tensor({ 7, -7, 2.5 }, "float64"), tide.tensor({ 2, 2, 0 }, "float64")
+    local g = grad_of(tide.divide_no_nan, { x, y })
+    h.close(g[1], { 0.5, 0.5, 0 })
+    h.close(g[2], { -1.75, 1.75, 0 })
+    -- TF 2.21: gradients of xlogy at x = 0 are 0 for both inputs, even at y = 0
+    local gx = grad_of(tide.xlogy, { tide.tensor({ 0, 0, 1 }, "float64"), tide.tensor({ 0, 1, 0 }, "float64") })
+    h.close(gx[1], { 0, 0, -math.huge })
+    h.close(gx[2], { 0, 0, math.huge })
+    local gd = grad_of(tide.xdivy, { tide.tensor({ 0, 1 }, "float64"), tide.tensor({ 0, 0 }, "float64") })
+    h.close(gd[1], { 0, math.huge })
+    h.close(gd[2], { 0, -math.huge })
   end)
 
   it("gives ties of maximum and minimum to the first input, as TF", function()
@@ -211,7 +265,10 @@ describe("ops without gradients", function()
     floordiv = function(v) return tide.floordiv(v, 0.7) end,
     less = function(v) return v:lt(0.5) end, greater_equal = function(v) return v:ge(0.5) end,
     equal = function(v) return tide.equal(v, 0.3) end, not_equal = function(v) return tide.not_equal(v, 0.3) end,
-    isnan = tide.isnan, isfinite = tide.isfinite,
+    isnan = tide.isnan, isfinite = tide.isfinite, is_inf = tide.is_inf, rint = tide.rint,
+    truncatediv = function(v) return tide.truncatediv(v, 0.7) end,
+    truncatemod = function(v) return tide.truncatemod(v, 0.7) end,
+    count_nonzero = function(v) return tide.count_nonzero(v) end,
     argmax = function(v) return tide.argmax(v, 1) end, argmin = function(v) return tide.argmin(v, 0) end,
     argsort = function(v) return tide.argsort(v) end,
     top_k_indices = function(v) local _, i = tide.top_k(v, 1) return i end,

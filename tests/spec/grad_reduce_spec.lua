@@ -1,6 +1,6 @@
 -- tests/spec/grad_reduce_spec.lua — gradients of reductions (sum, mean, max,
--- min, prod and the composites logsumexp, variance, std), scans (cumsum,
--- cumprod), ordering (sort, top_k) and index ops (gather, scatter_add),
+-- min, prod and the composites logsumexp, variance, std, euclidean_norm), scans
+-- (cumsum, cumprod, cumulative_logsumexp), ordering (sort, top_k) and index ops (gather, scatter_add),
 -- checked against float64 finite differences and hand-computed values.
 local tide = require "tide"
 local gc = require "gradcheck"
@@ -109,6 +109,20 @@ describe("gradients of reductions", function()
     gc.check(function(v) return tide.reduce_variance(v, 0) end, { R({ 3, 2 }, -1, 1, 9) }, { second_order = true })
   end)
 
+  it("reduce_euclidean_norm: axes, keepdims, layouts, second order", function()
+    local x, xt = inputs(-2, 2, 30)
+    for _, ax in ipairs(AXES) do
+      gc.check(function(v) return tide.reduce_euclidean_norm(v, ax[1]) end, { x })
+      gc.check(function(v) return tide.reduce_euclidean_norm(v, ax[1], true) end, { xt })
+    end
+    gc.check(function(v) return tide.reduce_euclidean_norm(v, 1) end, { R({ 2, 3 }, -1, 1, 31) },
+      { second_order = true })
+    -- x / norm; at a zero vector 0 / 0 (TF's NaN too)
+    local g = grad_of(function(v) return tide.reduce_euclidean_norm(v, 1) end,
+      { tide.tensor({ { 3, 4 }, { 0, 0 } }, "float64") })[1]
+    h.close(g, { { 0.6, 0.8 }, { 0 / 0, 0 / 0 } })
+  end)
+
   it("variance and std have the textbook gradients", function()
     local x = tide.tensor({ 1, 2, 6 }, "float64") -- mean 3, variance 14/3
     h.close(grad_of(tide.reduce_variance, { x })[1], { -4 / 3, -2 / 3, 2 })
@@ -146,6 +160,30 @@ describe("gradients of cumsum and cumprod", function()
       end
     end
     gc.check(function(v) return tide.cumprod(v, 1) end, { R({ 2, 3 }, 0.5, 1.5, 3) }, { second_order = true })
+  end)
+
+  it("cumulative_logsumexp: every exclusive/reverse combination, axes, layouts, second order", function()
+    local x, xt = inputs(-2, 2, 40)
+    for _, fl in ipairs(flags) do
+      for _, ax in ipairs { 0, 1, -1 } do
+        gc.check(function(v) return tide.cumulative_logsumexp(v, ax, fl[1], fl[2]) end, { x })
+        gc.check(function(v) return tide.cumulative_logsumexp(v, ax, fl[1], fl[2]) end, { xt })
+      end
+      gc.check(function(v) return tide.cumulative_logsumexp(v, 1, fl[1], fl[2]) end, { R({ 2, 3 }, -1, 1, 41) },
+        { second_order = true })
+    end
+  end)
+
+  it("cumulative_logsumexp's gradient is a softmax of each prefix, 0 at -inf, large values fine", function()
+    local x = tide.tensor({ 1, 2, 3 }, "float64")
+    local e1, e2, e3 = math.exp(1), math.exp(2), math.exp(3)
+    -- dy = 1 everywhere: dx_i = sum over j >= i of exp(x_i) / sum_{k <= j} exp(x_k)
+    h.close(grad_of(tide.cumulative_logsumexp, { x })[1],
+      { e1 / e1 + e1 / (e1 + e2) + e1 / (e1 + e2 + e3), e2 / (e1 + e2) + e2 / (e1 + e2 + e3), e3 / (e1 + e2 + e3) },
+      1e-12)
+    h.close(grad_of(tide.cumulative_logsumexp, { tide.tensor({ -INF, 2, 3 }, "float64") })[1],
+      { 0, 1 + e2 / (e2 + e3), e3 / (e2 + e3) }, 1e-12)
+    h.close(grad_of(tide.cumulative_logsumexp, { tide.tensor({ 1000, 1000 }, "float64") })[1], { 1.5, 0.5 })
   end)
 
   it("cumprod has TF's caveat at zeros: a lone zero's own gradient is 0", function()

@@ -140,4 +140,24 @@ reg("cumprod", function(node, dys)
   return m.where(zero, 0, m.div(out, m.where(zero, 1, x)))
 end)
 
+-- cumulative_logsumexp: dx_i = sum over the y_j that include x_i of
+-- dy_j exp(x_i - y_j), as TF's _CumulativeLogsumexpGrad computes it: a
+-- cumulative_logsumexp the other way of log|dy| - y, split by the sign of dy
+-- so the logs exist. Where y is -inf (every term so far -inf) it reads 0:
+-- those outputs reach only x that are -inf, whose terms are then 0, where
+-- TF's give NaN (-inf - -inf).
+reg("cumulative_logsumexp", function(node, dys)
+  local a = node.attrs
+  local x, y, dy = node.inputs[1], node.outputs[1], dys[1]
+  local exclusive = bit.band(a.flags, C.TIDE_ATTR_EXCLUSIVE) ~= 0
+  local reverse = bit.band(a.flags, C.TIDE_ATTR_REVERSE) ~= 0
+  local ysafe = m.where(m.equal(y, -math.huge), 0, y)
+  local function part(mask, magnitude)
+    local logg = m.where(mask, m.log(m.where(mask, magnitude, 1)), -math.huge)
+    local s = reduce.cumulative_logsumexp(m.sub(logg, ysafe), a.axis, exclusive, not reverse)
+    return m.exp(m.add(s, x))
+  end
+  return m.sub(part(m.greater(dy, 0), dy), part(m.less(dy, 0), m.neg(dy)))
+end)
+
 return {}

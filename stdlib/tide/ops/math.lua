@@ -18,6 +18,9 @@ local BINARY = {
   equal = C.TIDE_OP_EQUAL, not_equal = C.TIDE_OP_NOT_EQUAL, less = C.TIDE_OP_LESS,
   less_equal = C.TIDE_OP_LESS_EQUAL, greater = C.TIDE_OP_GREATER, greater_equal = C.TIDE_OP_GREATER_EQUAL,
   logical_and = C.TIDE_OP_LOGICAL_AND, logical_or = C.TIDE_OP_LOGICAL_OR, logical_xor = C.TIDE_OP_LOGICAL_XOR,
+  truncatediv = C.TIDE_OP_TRUNCATEDIV, truncatemod = C.TIDE_OP_TRUNCATEMOD, divide_no_nan = C.TIDE_OP_DIV_NO_NAN,
+  squared_difference = C.TIDE_OP_SQUARED_DIFFERENCE, atan2 = C.TIDE_OP_ATAN2, xlogy = C.TIDE_OP_XLOGY,
+  xlog1py = C.TIDE_OP_XLOG1PY, xdivy = C.TIDE_OP_XDIVY,
 }
 for name, op in pairs(BINARY) do M[name] = eager.binary(name, op) end
 
@@ -28,7 +31,8 @@ local UNARY = {
   sin = C.TIDE_OP_SIN, cos = C.TIDE_OP_COS, tanh = C.TIDE_OP_TANH, sigmoid = C.TIDE_OP_SIGMOID,
   elu = C.TIDE_OP_ELU, selu = C.TIDE_OP_SELU, softplus = C.TIDE_OP_SOFTPLUS, erf = C.TIDE_OP_ERF,
   floor = C.TIDE_OP_FLOOR, ceil = C.TIDE_OP_CEIL, round = C.TIDE_OP_ROUND, isnan = C.TIDE_OP_ISNAN,
-  isfinite = C.TIDE_OP_ISFINITE, logical_not = C.TIDE_OP_LOGICAL_NOT,
+  isfinite = C.TIDE_OP_ISFINITE, logical_not = C.TIDE_OP_LOGICAL_NOT, tan = C.TIDE_OP_TAN, erfc = C.TIDE_OP_ERFC,
+  isinf = C.TIDE_OP_ISINF,
 }
 for name, op in pairs(UNARY) do M[name] = eager.unary(name, op) end
 
@@ -41,10 +45,12 @@ function M.gelu(x, ...)
   return eager.run1(C.TIDE_OP_GELU, a, x)
 end
 
--- leaky_relu(x, alpha=0.2) as tf.nn.leaky_relu.
+-- leaky_relu(x, alpha=0.2) as tf.nn.leaky_relu: integer inputs become
+-- float32 first, as TF converts them.
 function M.leaky_relu(x, ...)
   local o = args.parse("leaky_relu", { "alpha" }, ...)
   x = convert.arg(x, "leaky_relu")
+  if dtype.is_int[tonumber(x.dt)] then x = M.cast(x, "float32") end
   local a = eager.attrs()
   a.scalars[0] = o.alpha == nil and 0.2 or args.number("leaky_relu", "alpha", o.alpha)
   return eager.run1(C.TIDE_OP_LEAKY_RELU, a, x)
@@ -58,6 +64,30 @@ function M.cast(x, dt)
   local a = eager.attrs()
   a.dtype = code
   return eager.run1(C.TIDE_OP_CAST, a, x)
+end
+
+-- Reject non-float inputs of the float-only compositions, naming the op.
+local function check_float(op, x)
+  if not dtype.is_float[tonumber(x.dt)] then
+    core.error(string.format("%s: x must be a float tensor (float32, float64, float16 or bfloat16), got %s " ..
+      "(use :cast(\"float32\"))", op, dtype.names[tonumber(x.dt)]))
+  end
+end
+
+-- rint(x): the nearest integer, halves to even (round's rule), for floats
+-- only as tf.math.rint; no gradient.
+function M.rint(x)
+  x = convert.arg(x, "rint")
+  check_float("rint", x)
+  return M.round(x)
+end
+
+-- log_sigmoid(x) = -softplus(-x), as TF computes it: no overflow at either
+-- end (log_sigmoid(-100) is -100, log_sigmoid(100) is -3.7e-44 in float64).
+function M.log_sigmoid(x)
+  x = convert.arg(x, "log_sigmoid")
+  check_float("log_sigmoid", x)
+  return M.neg(M.softplus(M.neg(x)))
 end
 
 local WHERE, CLIP = C.TIDE_OP_WHERE, C.TIDE_OP_CLIP
@@ -87,5 +117,7 @@ M.lt, M.le, M.gt, M.ge, M.eq, M.ne = M.less, M.less_equal, M.greater, M.greater_
 -- TF's other spellings.
 M.subtract, M.multiply, M.divide, M.truediv, M.negative = M.sub, M.mul, M.div, M.div, M.neg
 M.floormod, M.floor_divide = M.mod, M.floordiv
+M.is_nan, M.is_finite, M.is_inf = M.isnan, M.isfinite, M.isinf
+M.div_no_nan = M.divide_no_nan
 
 return M

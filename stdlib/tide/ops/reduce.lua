@@ -1,6 +1,7 @@
 -- stdlib/tide/ops/reduce.lua — reductions (reduce_sum ... reduce_all, with short
--- names sum ... all), their composites (logsumexp, variance, std), argmax/argmin,
--- cumsum/cumprod, sort/argsort and top_k, as TF 2 spells them.
+-- names sum ... all), their composites (logsumexp, variance, std, euclidean_norm,
+-- count_nonzero), argmax/argmin, the scans (cumsum, cumprod,
+-- cumulative_logsumexp), sort/argsort and top_k, as TF 2 spells them.
 local core = require "tide.core"
 local eager = require "tide.eager"
 local convert = require "tide.convert"
@@ -99,6 +100,56 @@ function M.reduce_std(x, ...)
   return math_ops.sqrt(M.reduce_variance(x, o.axis, args.bool("reduce_std", "keepdims", o.keepdims, false)))
 end
 
+-- Check a composite's axes before its parts run, so that an error names the
+-- composite (not the reduce_sum inside it); the parts check them again.
+local function check_axes(op, x, axis)
+  local axes = args.int_list(op, "axis", axis)
+  local nd = x.ndim
+  if not axes or nd < 0 then return end
+  local seen = {}
+  for _, a in ipairs(axes) do
+    if a < -nd or a >= nd then
+      core.error(string.format("%s: axis %d is out of range for a tensor of rank %d (valid: %d to %d)", op, a, nd,
+        -nd, nd - 1))
+    end
+    local d = a < 0 and a + nd or a
+    if seen[d] then core.error(string.format("%s: axis %d is repeated", op, a)) end
+    seen[d] = true
+  end
+end
+
+-- reduce_euclidean_norm(x, axis, keepdims): sqrt(sum(x^2)), as TF computes
+-- it (no rescaling: squares overflow and underflow as TF's do). Integer
+-- inputs give integers as TF's: squares and sums wrap in the dtype, the root
+-- truncates, and a sum that wrapped negative gives 0.
+function M.reduce_euclidean_norm(x, ...)
+  local o = args.parse("reduce_euclidean_norm", AXIS_ARGS, ...)
+  x = convert.arg(x, "reduce_euclidean_norm")
+  local keep = args.bool("reduce_euclidean_norm", "keepdims", o.keepdims, false)
+  local dt = tonumber(x.dt)
+  if dt == C.TIDE_BOOL then
+    core.error("reduce_euclidean_norm: input must be a numeric tensor (not bool), got bool")
+  end
+  check_axes("reduce_euclidean_norm", x, o.axis)
+  local total = M.reduce_sum(math_ops.square(x), o.axis, keep)
+  if dtype.is_float[dt] then return math_ops.sqrt(total) end
+  return math_ops.cast(math_ops.sqrt(math_ops.cast(total, "float64")), dtype.names[dt])
+end
+
+-- count_nonzero(input, axis, keepdims, dtype="int64"): how many elements are
+-- not zero (not false for bool; NaN counts, -0.0 does not), as TF's.
+function M.count_nonzero(x, ...)
+  local o = args.parse("count_nonzero", { "axis", "keepdims", "dtype", lists = { axis = true } }, ...)
+  x = convert.arg(x, "count_nonzero")
+  local keep = args.bool("count_nonzero", "keepdims", o.keepdims, false)
+  local out = dtype.names[dtype.code(o.dtype == nil and "int64" or o.dtype, "count_nonzero")]
+  check_axes("count_nonzero", x, o.axis)
+  local zero = 0
+  if tonumber(x.dt) == C.TIDE_BOOL then zero = false end
+  local counts = M.reduce_sum(math_ops.cast(math_ops.not_equal(x, zero), "int64"), o.axis, keep)
+  return math_ops.cast(counts, out)
+end
+
 -- Short names, also the method forms: x:sum{axis=0, keepdims=true}.
 M.sum, M.mean, M.max, M.min, M.prod = M.reduce_sum, M.reduce_mean, M.reduce_max, M.reduce_min, M.reduce_prod
 M.any, M.all = M.reduce_any, M.reduce_all
@@ -145,6 +196,9 @@ end
 
 M.cumsum = scanner("cumsum", C.TIDE_OP_CUMSUM)
 M.cumprod = scanner("cumprod", C.TIDE_OP_CUMPROD)
+-- cumulative_logsumexp(x, axis=0, exclusive=false, reverse=false): the log of
+-- cumsum(exp(x)) without overflow or early underflow (float dtypes).
+M.cumulative_logsumexp = scanner("cumulative_logsumexp", C.TIDE_OP_CUMULATIVE_LOGSUMEXP)
 
 ---------------------------------------------------------------------------
 -- sort / argsort (values, axis=-1, direction="ASCENDING"); top_k
