@@ -11,9 +11,9 @@
 --                            false: none, as creation ops fold to constants)
 -- The random ops are checked apart (their draws are not comparable eagerly).
 local tide = require "tide"
-local core = require "tide.core"
+local binding = require "tide.binding"
 local dtype = require "tide.dtype"
-local ffi, C = core.ffi, core.C
+local ffi, C = binding.ffi, binding.C
 
 local M = {}
 

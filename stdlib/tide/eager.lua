@@ -1,9 +1,9 @@
 -- stdlib/tide/eager.lua — running registry ops eagerly from Lua: builders for
 -- the hot one- and two-input ops, a general runner with attributes, and the
 -- promotion of small inline tensors before views share their storage.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local convert = require "tide.convert"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local band = require("bit").band
 local coerce, arg = convert.coerce, convert.arg
@@ -11,7 +11,7 @@ local record = require "tide.record" -- recording for gradient tapes
 
 local M = {}
 
-local track, raise = core.track, core.raise
+local track, raise = binding.track, binding.raise
 local INLINE = C.TIDE_TENSOR_INLINE
 
 local attrs = ffi.new("tide_attrs")
@@ -29,12 +29,12 @@ end
 -- Write a Lua list of integers into attrs.ints.
 function M.set_ints(a, list, op)
   local n = #list
-  if n > C.TIDE_MAX_INTS then core.error(string.format("%s: too many values (%d)", op, n)) end
+  if n > C.TIDE_MAX_INTS then binding.error(string.format("%s: too many values (%d)", op, n)) end
   for i = 1, n do a.ints[i - 1] = list[i] end
   a.nints = n
 end
 
-local finish = core.finish
+local finish = binding.finish
 M.finish = finish
 
 -- Views share storage, so a small tensor keeping its data inline moves it

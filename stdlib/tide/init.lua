@@ -1,8 +1,8 @@
 -- stdlib/tide/init.lua — `local tide = require "tide"`: assembles the public
 -- table from the modules below and gives every op its method form.
-local core = require "tide.core"
+local binding = require "tide.binding"
 
--- One tide table per Lua state (see tide.core): reloading must not build a
+-- One tide table per Lua state (see tide.binding): reloading must not build a
 -- second library whose tensors would answer to the first one's methods.
 local registry = debug.getregistry()
 if registry["tide"] then return registry["tide"] end
@@ -11,12 +11,12 @@ do -- errors point past tide's own files to the user's line
   local src = debug.getinfo(1, "S").source
   local dir = src:sub(1, 1) == "@" and src:sub(2):match("^(.*)/[^/]*$")
   if dir then
-    core.add_internal_dir(dir)
-    core.add_internal_dir(dir .. "/ops")
+    binding.add_internal_dir(dir)
+    binding.add_internal_dir(dir .. "/ops")
   end
 end
 
-local ffi, C = core.ffi, core.C
+local ffi, C = binding.ffi, binding.C
 local dtype = require "tide.dtype"
 local convert = require "tide.convert"
 local tensor = require "tide.tensor"
@@ -42,9 +42,9 @@ tide.constant = tide.tensor
 tide.convert_to_tensor = tide.tensor
 
 -- True when x is a tide tensor.
-tide.is_tensor = core.istensor
+tide.is_tensor = binding.istensor
 
-local methods, impl = core.methods, core.impl
+local methods, impl = binding.methods, binding.impl
 
 -- Functions whose first argument is not one tensor make poor methods.
 local NOT_METHODS = { concat = true, stack = true }

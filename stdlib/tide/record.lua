@@ -4,10 +4,10 @@
 -- allocated for an op no tape tracks. A tape keeps a node for an op when one
 -- of its inputs is tracked (watched, or produced by a node it kept); the
 -- op's float outputs become tracked in turn.
-local core = require "tide.core"
-local ffi, C = core.ffi, core.C
+local binding = require "tide.binding"
+local ffi, C = binding.ffi, binding.C
 
--- One instance per Lua state, like tide.core: a module loaded again after
+-- One instance per Lua state, like tide.binding: a module loaded again after
 -- package.loaded was cleared (busted does that between spec files) must
 -- still see the tapes that the first instance's GradientTape pushed.
 local REGISTRY_KEY = "tide.record"

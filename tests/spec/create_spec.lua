@@ -2,7 +2,7 @@
 local tide = require "tide"
 local h = require "helpers"
 local ffi = require "ffi"
-local core = require "tide.core"
+local binding = require "tide.binding"
 
 describe("zeros and ones", function()
   it("default to float32 and take a list, a number or an int tensor as shape", function()
@@ -211,13 +211,13 @@ describe("from_buffer", function()
   -- The binding's table of owners kept alive for C (token -> owner).
   local function holds(owner)
     for i = 1, 20 do
-      local name, owners = debug.getupvalue(core.hold_owner, i)
+      local name, owners = debug.getupvalue(binding.hold_owner, i)
       if name == "owners" then
         for _, v in pairs(owners) do if rawequal(v, owner) then return true end end
         return false
       end
     end
-    error("core.hold_owner has no 'owners' upvalue")
+    error("binding.hold_owner has no 'owners' upvalue")
   end
 
   it("views a pointer without copying and holds its owner while views live", function()
@@ -229,12 +229,12 @@ describe("from_buffer", function()
     assert.is_true(holds(buf))
     fresh(slice, box)                                    -- a view of the view shares the owner
     box.t = nil
-    core.collect()
+    binding.collect()
     assert.is_true(holds(buf))
     assert.are.same({20, 3}, fresh(read, box, "v"))
     box.v = nil
-    core.collect()                                       -- the storage goes, its token is queued
-    core.collect()                                       -- the token is drained
+    binding.collect()                                       -- the storage goes, its token is queued
+    binding.collect()                                       -- the token is drained
     assert.is_false(holds(buf))
   end)
 
@@ -253,8 +253,8 @@ describe("from_buffer", function()
     assert.is_true(alive(weak))
     assert.are.same({4, 5}, fresh(read, box, "t"))
     box.t = nil
-    core.collect()
-    core.collect()
+    binding.collect()
+    binding.collect()
     assert.is_false(alive(weak))
   end)
 

@@ -2,9 +2,9 @@
 -- as flags and as strided views, every dtype family, and errors.
 local tide = require "tide"
 local h = require "helpers"
-local core = require "tide.core"
+local binding = require "tide.binding"
 local eager = require "tide.eager"
-local C = core.C
+local C = binding.C
 
 local A = {{1, 2, 3}, {4, 5, 6}}             -- 2x3
 local B = {{7, 8}, {9, 10}, {11, 12}}        -- 3x2

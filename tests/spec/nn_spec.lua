@@ -6,9 +6,9 @@
 local tide = require "tide"
 local h = require "helpers"
 local gc = require "gradcheck"
-local core = require "tide.core"
+local binding = require "tide.binding"
 local eager = require "tide.eager"
-local C = core.C
+local C = binding.C
 local nn = tide.nn
 
 local exp, log = math.exp, math.log

@@ -1,9 +1,9 @@
 -- The op registry as a whole: every row is reachable from Lua and runs, and
 -- every op refuses a dtype outside its signature with a message naming it.
 local tide = require "tide"
-local core = require "tide.core"
+local binding = require "tide.binding"
 local h = require "helpers"
-local ffi, C = core.ffi, core.C
+local ffi, C = binding.ffi, binding.C
 
 local f32 = function(v) return tide.tensor(v, "float32") end
 local m = f32{{1, 2, 3}, {4, 5, 6}}

@@ -2,10 +2,10 @@
 -- values: directions, axes, stability, NaN placement, strided inputs, errors.
 local tide = require "tide"
 local h = require "helpers"
-local core = require "tide.core"
+local binding = require "tide.binding"
 local eager = require "tide.eager"
 local convert = require "tide.convert"
-local ffi, C = core.ffi, core.C
+local ffi, C = binding.ffi, binding.C
 
 local NAN = 0 / 0
 

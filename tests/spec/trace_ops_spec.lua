@@ -5,10 +5,10 @@
 -- must agree (exactly, or within a dtype's tolerance where summation order may
 -- differ). The random ops are checked for shapes, dtypes and seeded repeats.
 local tide = require "tide"
-local core = require "tide.core"
+local binding = require "tide.binding"
 local h = require "helpers"
 local T = require "trace_ops_cases"
-local ffi, C = core.ffi, core.C
+local ffi, C = binding.ffi, binding.C
 local None = tide.None
 
 local TOL = { float32 = 1e-5, float64 = 1e-12, float16 = 2e-3, bfloat16 = 1e-2 }

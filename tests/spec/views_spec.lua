@@ -2,10 +2,10 @@
 -- expand_dims, broadcast_to, x[i] and x:slice, contiguous; storage sharing
 -- (writes through either side show in the other) and their errors.
 local tide = require "tide"
-local core = require "tide.core"
+local binding = require "tide.binding"
 local h = require "helpers"
 
-local C = core.C
+local C = binding.C
 
 -- A fresh 3x4 int32 tensor {{1..4},{5..8},{9..12}} (heap: 48 bytes).
 local function m34(dt)

@@ -4,7 +4,7 @@
 -- need none of their own: they are slices, expand_dims and concat.
 local grad = require "tide.grad.registry"
 local util = require "tide.grad.util"
-local core = require "tide.core"
+local binding = require "tide.binding"
 local eager = require "tide.eager"
 local shape = require "tide.ops.shape"
 local linalg = require "tide.ops.linalg"
@@ -12,7 +12,7 @@ local reduce = require "tide.ops.reduce"
 local create = require "tide.ops.create"
 local dtype = require "tide.dtype"
 local tensor = require "tide.tensor"
-local C = core.C
+local C = binding.C
 local band = bit.band
 local unpack = unpack or table.unpack
 

@@ -6,8 +6,8 @@ local m = require "tide.ops.math"
 local shape = require "tide.ops.shape"
 local reduce = require "tide.ops.reduce"
 local dtype = require "tide.dtype"
-local core = require "tide.core"
-local C = core.C
+local binding = require "tide.binding"
+local C = binding.C
 
 local reg = grad.register
 

@@ -1,6 +1,6 @@
 -- stdlib/tide/grad/util.lua — helpers gradient functions share: summing a
 -- broadcast gradient back to an input's shape, and zero gradients.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local reduce = require "tide.ops.reduce"
 local shape = require "tide.ops.shape"
 
@@ -63,5 +63,5 @@ function M.zeros_of(x)
   return m.where(require("tide.convert").tensor(false), x, zero)
 end
 
-M.error = core.error
+M.error = binding.error
 return M

@@ -1,12 +1,12 @@
 -- stdlib/tide/ops/linalg.lua — linear algebra: matmul (numpy batch broadcasting,
 -- 1-D operands as vectors, transpose flags). tide.linalg.* is filled from here.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local eager = require "tide.eager"
 local convert = require "tide.convert"
 local args = require "tide.args"
 local bit = require "bit"
-local C, Tensor = core.C, core.Tensor
-local istype = core.ffi.istype
+local C, Tensor = binding.C, binding.Tensor
+local istype = binding.ffi.istype
 
 local M = {}
 
@@ -18,7 +18,7 @@ local MATMUL = C.TIDE_OP_MATMUL
 -- as transposes here (no complex dtypes). A Lua table takes the other's dtype.
 function M.matmul(a, b, ...)
   local o = args.parse("matmul", { "transpose_a", "transpose_b", "adjoint_a", "adjoint_b" }, ...)
-  if a == nil or b == nil then core.error("matmul: expects two operands a and b") end
+  if a == nil or b == nil then binding.error("matmul: expects two operands a and b") end
   if not istype(Tensor, a) then a = convert.coerce(a, b, "matmul", 1) end
   if not istype(Tensor, b) then b = convert.coerce(b, a, "matmul", 2) end
   local ta = args.bool("matmul", "transpose_a", o.transpose_a, false)

@@ -1,12 +1,12 @@
 -- stdlib/tide/ops/math.lua — elementwise ops: arithmetic, comparisons and
 -- logic with numpy broadcasting, unary math and activations, where, clip,
 -- cast. Each is tide.<name>(...) and a method x:<name>(...).
-local core = require "tide.core"
+local binding = require "tide.binding"
 local eager = require "tide.eager"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
 local M = {}
@@ -65,7 +65,7 @@ local WHERE, CLIP = C.TIDE_OP_WHERE, C.TIDE_OP_CLIP
 -- where(cond, x, y): x where cond is true, else y (all broadcast together).
 function M.where(cond, x, y)
   if x == nil and y == nil then
-    core.error("where: the one-argument form (indices of true values) is not supported yet; " ..
+    binding.error("where: the one-argument form (indices of true values) is not supported yet; " ..
       "pass x and y")
   end
   cond = convert.arg(cond, "where", 1)

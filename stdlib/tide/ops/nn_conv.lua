@@ -1,13 +1,13 @@
 -- stdlib/tide/ops/nn_conv.lua — convolutions and pooling as tf.nn has them
 -- (NHWC images, HWIO filters): conv1d/2d, conv2d_transpose, depthwise, pools.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local eager = require "tide.eager"
 local convert = require "tide.convert"
 local args = require "tide.args"
 local shape = require "tide.ops.shape"
 local reduce = require "tide.ops.reduce"
-local ffi = core.ffi
-local C, Tensor = core.C, core.Tensor
+local ffi = binding.ffi
+local C, Tensor = binding.C, binding.Tensor
 local istype = ffi.istype
 
 local M = {}
@@ -22,7 +22,7 @@ local VALID, SAME, EXPLICIT = 0, 1, 2
 local attrs_size = ffi.sizeof("tide_attrs")
 
 -- Raise "op: <formatted message>" at the user's line.
-local function fail(op, fmt, ...) core.error(op .. ": " .. string.format(fmt, ...)) end
+local function fail(op, fmt, ...) binding.error(op .. ": " .. string.format(fmt, ...)) end
 
 -- A required tensor argument (tables and numbers convert; `like` lends its dtype).
 local function tensor_arg(v, op, what, pos, like)

@@ -1,13 +1,13 @@
 -- stdlib/tide/ops/reduce.lua — reductions (reduce_sum ... reduce_all, with short
 -- names sum ... all), their composites (logsumexp, variance, std), argmax/argmin,
 -- cumsum/cumprod, sort/argsort and top_k, as TF 2 spells them.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local eager = require "tide.eager"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local math_ops = require "tide.ops.math"
-local C = core.C
+local C = binding.C
 
 local M = {}
 
@@ -19,7 +19,7 @@ local KEEPDIMS, EXCLUSIVE, REVERSE, DESCENDING =
 -- Reject non-float inputs of the float-only composites, naming the op.
 local function check_float(op, x)
   if not dtype.is_float[tonumber(x.dt)] then
-    core.error(string.format("%s: input must be a float tensor, got %s (use :cast(\"float32\"))", op,
+    binding.error(string.format("%s: input must be a float tensor, got %s (use :cast(\"float32\"))", op,
       dtype.names[tonumber(x.dt)]))
   end
 end
@@ -154,7 +154,7 @@ M.cumprod = scanner("cumprod", C.TIDE_OP_CUMPROD)
 local function descending(op, direction)
   if direction == nil or direction == "ASCENDING" then return false end
   if direction == "DESCENDING" then return true end
-  core.error(string.format("%s: direction must be \"ASCENDING\" or \"DESCENDING\", got %s", op, tostring(direction)))
+  binding.error(string.format("%s: direction must be \"ASCENDING\" or \"DESCENDING\", got %s", op, tostring(direction)))
 end
 
 -- sort(values, axis=-1, direction): the values sorted along axis. NaN sorts
@@ -195,7 +195,7 @@ function M.top_k(input, ...)
   args.bool("top_k", "sorted", o.sorted, true)
   local itype = o.index_type == nil and C.TIDE_INT32 or dtype.code(o.index_type, "top_k")
   if itype ~= C.TIDE_INT32 and itype ~= C.TIDE_INT64 then
-    core.error(string.format("top_k: index_type must be int32 or int64, got %s", dtype.names[itype]))
+    binding.error(string.format("top_k: index_type must be int32 or int64, got %s", dtype.names[itype]))
   end
   local a = eager.attrs()
   a.n = k

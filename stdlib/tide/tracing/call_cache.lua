@@ -1,8 +1,8 @@
 -- stdlib/tide/tracing/call_cache.lua — the call cache of Functions and
 -- concrete functions: a trie over the arguments' trace types, no strings built.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local T = require "tide.tracing.trace_type"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local band = bit.band
 local ids, identity, table_kind, is_list, sorted_keys = T.ids, T.identity, T.table_kind, T.is_list, T.sorted_keys

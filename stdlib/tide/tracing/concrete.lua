@@ -1,6 +1,6 @@
 -- stdlib/tide/tracing/concrete.lua — ConcreteFunction (one traced graph with
 -- its argument and result templates: calling, checking, signatures) and Graph.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local class = require "tide.class"
 local context = require "tide.tracing.context"
 local spec = require "tide.tracing.spec"
@@ -8,7 +8,7 @@ local record = require "tide.record"
 local T = require "tide.tracing.trace_type"
 local cache = require "tide.tracing.call_cache"
 local gradient = require "tide.tracing.gradient"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local band = bit.band
 local pack, unpack = record.pack, unpack or table.unpack
 local None, TensorSpec = spec.None, spec.TensorSpec
@@ -167,8 +167,8 @@ function ConcreteFunction:_run_flat(slots)
     outs[0] = t
     for i = 1, n do ins[i - 1] = slots[i] end
     local rc = C.tide_graph_run(self._g, n, ins, 1, outs)
-    if rc ~= 0 then core.raise() end
-    return core.finish(t)
+    if rc ~= 0 then binding.raise() end
+    return binding.finish(t)
   end
   return self:_results(self:_run_outputs(slots))
 end
@@ -185,8 +185,8 @@ function ConcreteFunction:_run_outputs(slots)
   end
   for i = 1, n do ins[i - 1] = slots[i] end
   local rc = C.tide_graph_run(self._g, n, ins, nout, outs)
-  if rc ~= 0 then core.raise() end
-  for i = 1, nout do core.finish(results[i]) end
+  if rc ~= 0 then binding.raise() end
+  for i = 1, nout do binding.finish(results[i]) end
   return results
 end
 
@@ -235,11 +235,11 @@ function ConcreteFunction:__call(...)
   local actual = list_template(n, slots, ...)
   local why = mismatch(fn, self._args, actual, true)
   if why then
-    core.error(string.format("ConcreteFunction %s: %s", self:_summary(), why))
+    binding.error(string.format("ConcreteFunction %s: %s", self:_summary(), why))
   end
   for _, s in ipairs(slots) do
     if band(s.flags, SYMBOLIC) ~= 0 then
-      core.error(string.format("ConcreteFunction %s: an argument is a symbolic tensor; call the Function " ..
+      binding.error(string.format("ConcreteFunction %s: an argument is a symbolic tensor; call the Function " ..
         "(not one of its concrete functions) inside another trace", self:_summary()))
     end
   end
@@ -262,7 +262,7 @@ function ConcreteFunction:_inline(n, ...)
     end
   end
   local why = mismatch(self.function_, self._args, actual, true)
-  if why then core.error(string.format("ConcreteFunction %s: %s", self:_summary(), why)) end
+  if why then binding.error(string.format("ConcreteFunction %s: %s", self:_summary(), why)) end
   local a = pack(...)
   for i, item in ipairs(self._args.items) do
     if a[i] == nil and item.kind == "value" then a[i] = item.value end

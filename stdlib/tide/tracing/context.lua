@@ -1,8 +1,8 @@
 -- stdlib/tide/tracing/context.lua — the state of traces in progress: which
 -- graph ops record into, symbolic tensors (what they are, where they were
 -- made), and the hooks variables use while a function is traced.
-local core = require "tide.core"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local binding = require "tide.binding"
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local band = bit.band
 
 local REGISTRY_KEY = "tide.tracing.context"
@@ -70,7 +70,7 @@ function M.user_line()
   while true do
     local info = debug.getinfo(level, "Slf")
     if not info then return "?" end
-    if info.what ~= "C" and not core.is_internal(info.source) then
+    if info.what ~= "C" and not binding.is_internal(info.source) then
       local line = info.short_src .. ":" .. (info.currentline or 0)
       local fn = traced_lua_function()
       if not fn or info.func == fn then return line end
@@ -94,11 +94,11 @@ function M.annotate(t)
   end
 end
 
-core.on_symbolic = M.annotate
+binding.on_symbolic = M.annotate
 
 -- The error for Lua code that needs a symbolic tensor's value.
 function M.no_value(t, what)
-  core.error(string.format("%s: this tensor is symbolic (it belongs to a function being traced by tide.trace); " ..
+  binding.error(string.format("%s: this tensor is symbolic (it belongs to a function being traced by tide.trace); " ..
     "its value exists only when the traced function runs. Use tide ops on it, tide.print to see it at run " ..
     "time, tide.cond/tide.where for decisions, or return it from the function", what))
 end

@@ -10,7 +10,7 @@
 -- the gradient of sum(out * dy). The gradients are tide ops in subgraphs
 -- traced by tide.cond and tide.while_loop themselves, so an outer tape
 -- records them (a cond's gradient can be differentiated again).
-local core = require "tide.core"
+local binding = require "tide.binding"
 local record = require "tide.record"
 local dtype = require "tide.dtype"
 local convert = require "tide.convert"

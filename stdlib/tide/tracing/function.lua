@@ -5,7 +5,7 @@
 -- watches for retracing and says why it happens (DESIGN §5).
 -- Trace types live in trace_type.lua, the call cache in call_cache.lua,
 -- graphs in concrete.lua, the warning in retracing.lua.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local class = require "tide.class"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
@@ -17,7 +17,7 @@ local cache = require "tide.tracing.call_cache"
 local concrete = require "tide.tracing.concrete"
 local retracing = require "tide.tracing.retracing"
 local signature = require "tide.tracing.input_signature"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local band = bit.band
 local pack, unpack = record.pack, unpack or table.unpack
@@ -108,12 +108,12 @@ end
 
 -- tide.trace(fn, {input_signature=, reduce_retracing=false, name=})
 function Function:__init(fn, ...)
-  if type(fn) ~= "function" then core.error("trace: expected a function, got " .. type(fn)) end
+  if type(fn) ~= "function" then binding.error("trace: expected a function, got " .. type(fn)) end
   local o = args.parse("trace", { "input_signature", "reduce_retracing", "name" }, ...)
   self.fn = fn
   self.python_function = fn -- TF's name for it
   local info = debug.getinfo(fn, "Su")
-  if o.name ~= nil and type(o.name) ~= "string" then core.error("trace: name must be a string, got " .. type(o.name)) end
+  if o.name ~= nil and type(o.name) ~= "string" then binding.error("trace: name must be a string, got " .. type(o.name)) end
   self.name = o.name or infer_name(fn, info)
   self._defined = info.short_src .. ":" .. (info.linedefined or 0)
   self._nparams = info.nparams or 0
@@ -145,12 +145,12 @@ end
 function Function:_trace(target, nslots)
   local key = key_of(target)
   if self._active[key] then
-    core.error(string.format("trace: %s calls itself with the same argument types (%s) while it is being traced: " ..
+    binding.error(string.format("trace: %s calls itself with the same argument types (%s) while it is being traced: " ..
       "recursion on tensor arguments cannot be traced (the trace would never end); use tide.while_loop, or " ..
       "recurse on Lua values (each value traces its own graph)", self.name, M.signature_text(target)))
   end
   local g = ffi.gc(C.tide_graph_new(self.name), C.tide_graph_free)
-  if C.tide_graph_begin(g) ~= 0 then core.raise() end
+  if C.tide_graph_begin(g) ~= 0 then binding.raise() end
   local ctx = { graph = g, fn = self, variables = {}, first = self._traces == 0 }
   local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
   local pushed = false
@@ -162,7 +162,7 @@ function Function:_trace(target, nslots)
         local dims = t.dims or {}
         for i, d in ipairs(dims) do dims_buf[i - 1] = d == None and -1 or d end
         local sym = Tensor()
-        if C.tide_graph_input(g, dtype.codes[t.dtype], #dims, dims_buf, sym) ~= 0 then core.raise() end
+        if C.tide_graph_input(g, dtype.codes[t.dtype], #dims, dims_buf, sym) ~= 0 then binding.raise() end
         placeholders[t.slot] = sym
       elseif t.kind == "table" then
         for _, item in ipairs(t.items) do make_placeholders(item) end
@@ -186,8 +186,8 @@ function Function:_trace(target, nslots)
   local n_out = #outs
   local arr = ffi.new("const tide_tensor *[?]", math.max(n_out, 1))
   for i, t in ipairs(outs) do arr[i - 1] = t end
-  if C.tide_graph_set_outputs(g, n_out, arr) ~= 0 then core.raise() end
-  if C.tide_graph_finalize(g, PASSES) ~= 0 then core.raise() end
+  if C.tide_graph_set_outputs(g, n_out, arr) ~= 0 then binding.raise() end
+  if C.tide_graph_finalize(g, PASSES) ~= 0 then binding.raise() end
   self._traces = self._traces + 1
   local vars = {}
   for v in pairs(ctx.variables) do vars[#vars + 1] = v end
@@ -229,7 +229,7 @@ function Function:_inline(...)
   local t = list_template(n, nil, unpack(a, 1, n))
   local key = key_of(t)
   if self._active[key] then
-    core.error(string.format("trace: %s calls itself with the same argument types (%s) while it is being traced: " ..
+    binding.error(string.format("trace: %s calls itself with the same argument types (%s) while it is being traced: " ..
       "recursion on tensor arguments cannot be traced (the trace would never end); use tide.while_loop, or " ..
       "recurse on Lua values (each value traces its own graph)", self.name, M.signature_text(t)))
   end
@@ -268,7 +268,7 @@ function Function:_call_slow(n, ...)
           if path then break end
         end
       end
-      core.error(string.format("%s: %s is a symbolic tensor of a traced function, used outside its trace; " ..
+      binding.error(string.format("%s: %s is a symbolic tensor of a traced function, used outside its trace; " ..
         "return it from that function instead of keeping it", self.name, where(self, path or "#1")))
     end
   end
@@ -348,7 +348,7 @@ function Function:get_concrete_function(...)
     actual = T.spec_template(n, slots, unpack(a, 1, n))
     local function check_specs(t, path)
       if t.kind == "tensor" and t.from_spec and t.dims == nil then
-        core.error(string.format("get_concrete_function: %s is a TensorSpec of unknown rank; a tide graph " ..
+        binding.error(string.format("get_concrete_function: %s is a TensorSpec of unknown rank; a tide graph " ..
           "needs ranks (use tide.None for unknown dims: tide.TensorSpec({tide.None, 3}))", where(self, path)))
       elseif t.kind == "table" then
         for j, sub in ipairs(t.items) do check_specs(sub, sub_path(path, t.keys[j])) end
@@ -360,7 +360,7 @@ function Function:get_concrete_function(...)
       for i = 1, self._nsig do
         why = signature_mismatch(self, self._sig[i], actual.items[i], "#" .. i)
         if why then
-          core.error(string.format("get_concrete_function: the arguments of %s do not match its input_signature: %s",
+          binding.error(string.format("get_concrete_function: the arguments of %s do not match its input_signature: %s",
             self.name, why))
         end
         apply_spec_dims(self._sig[i], actual.items[i])

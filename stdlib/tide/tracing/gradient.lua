@@ -6,13 +6,13 @@
 -- fn again under a tape of its own inside its trace, and returns the
 -- gradients of the tensors and of the float variables the graph reads.
 local dtype = require "tide.dtype"
-local core = require "tide.core"
+local binding = require "tide.binding"
 local record = require "tide.record"
 local spec = require "tide.tracing.spec"
 local T = require "tide.tracing.trace_type"
 local pack, unpack = record.pack, unpack or table.unpack
 local is_float = dtype.is_float
-local C = core.C
+local C = binding.C
 
 local M = {}
 

@@ -1,11 +1,11 @@
 -- stdlib/tide/tracing/trace_type.lua — trace types: a call's arguments as
 -- templates (tensors as dtype and dims, Lua values kept), how two compare
 -- (fits, common supertype, first difference) and how they read in messages.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local dtype = require "tide.dtype"
 local tensor = require "tide.tensor"
 local spec = require "tide.tracing.spec"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local band = bit.band
 local None = spec.None

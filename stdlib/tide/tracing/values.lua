@@ -2,7 +2,7 @@
 -- and TensorArrays carry: dims with unknown (-1) entries, their text, zeros
 -- of a value's shape also when it is known only at run time, and the lazy
 -- link to tide.variable (which itself requires the tracing modules).
-local core = require "tide.core"
+local binding = require "tide.binding"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local convert = require "tide.convert"
@@ -10,7 +10,7 @@ local spec = require "tide.tracing.spec"
 local tensor = require "tide.tensor"
 local math_ops = require "tide.ops.math"
 local create = require "tide.ops.create"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local None = spec.None
 
@@ -66,7 +66,7 @@ end
 -- An integer bound from a Lua number or an eager one-element tensor.
 function M.count_arg(op, what, v)
   local n = args.int(op, what, v)
-  if n < 0 then core.error(string.format("%s: %s must be at least 0, got %d", op, what, n)) end
+  if n < 0 then binding.error(string.format("%s: %s must be at least 0, got %d", op, what, n)) end
   return n
 end
 

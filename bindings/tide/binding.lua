@@ -1,4 +1,4 @@
--- bindings/tide/core.lua — the seam between the C engine and Lua: declares
+-- bindings/tide/binding.lua — the seam between the C engine and Lua: declares
 -- the C API (from the generated tide.cdef), loads libtide, defines the tensor
 -- metatype, raises C errors as Lua errors at the user's line, and paces the
 -- collector by the bytes C has allocated (LuaJIT cannot see them).
@@ -7,7 +7,7 @@ local ffi = require "ffi"
 -- One instance per Lua state, even when package.loaded is cleared (busted
 -- does that between spec files): the C declarations and the metatype can be
 -- made only once, and every copy of the library must share them.
-local REGISTRY_KEY = "tide.core"
+local REGISTRY_KEY = "tide.binding"
 local registry = debug.getregistry()
 if registry[REGISTRY_KEY] then return registry[REGISTRY_KEY] end
 
