@@ -9,7 +9,7 @@
 -- global seed was never set, an op seed pairs with TF's default global seed
 -- (87654321), so seeded ops repeat from run to run.
 local binding = require "tide.binding"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
@@ -60,12 +60,12 @@ end
 local function draw(op, what, shape, dt_name, s0, s1, seed)
   local list, dyn = shape_arg(what, shape)
   local dt = dtype.code(dt_name or "float32", what)
-  local a = eager.attrs()
-  if list then eager.set_ints(a, list, what) end
+  local a = dispatch.attrs()
+  if list then dispatch.set_ints(a, list, what) end
   a.dtype = dt
   a.scalars[0], a.scalars[1] = s0, s1
   reserve(a, seed, what)
-  return eager.run(op, a, dyn and { dyn } or {}, 1)
+  return dispatch.run(op, a, dyn and { dyn } or {}, 1)
 end
 
 -- uniform(shape, minval=0, maxval=1, dtype="float32", seed=nil) as
@@ -108,9 +108,9 @@ function M.shuffle(value, ...)
   local o = args.parse("shuffle", { "seed" }, ...)
   if value == nil then binding.error("shuffle: expects a tensor") end
   value = convert.arg(value, "shuffle")
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   reserve(a, o.seed, "shuffle")
-  return eager.run1(SHUFFLE, a, value)
+  return dispatch.run1(SHUFFLE, a, value)
 end
 
 -- permutation(x, seed=nil) as numpy's: a shuffled range(x) (int32) for a

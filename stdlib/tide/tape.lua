@@ -5,7 +5,7 @@
 -- records them and higher-order gradients work.
 local binding = require "tide.binding"
 local class = require "tide.class"
-local record = require "tide.record"
+local recorder = require "tide.tape_recorder"
 local variable = require "tide.variable"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
@@ -13,7 +13,7 @@ local grad = require "tide.grad"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local is_variable = variable.is_variable
-local pack, unpack = record.pack, unpack or table.unpack
+local pack, unpack = recorder.pack, unpack or table.unpack
 
 local M = {}
 
@@ -45,10 +45,10 @@ function GradientTape:reset()
   self._reads = {}                                  -- Variable -> list of read tensors
   self._var_order = {}                              -- Variables in first-read order
   self._used = false
-  if self._depth > 0 then record.push(self) end     -- back on when gradient() had popped it
+  if self._depth > 0 then recorder.push(self) end     -- back on when gradient() had popped it
 end
 
--- Called by record: keep a node and track its float outputs.
+-- Called by the recorder: keep a node and track its float outputs.
 function GradientTape:_keep(node)
   local nodes = self._nodes
   nodes[#nodes + 1] = node
@@ -85,10 +85,10 @@ function GradientTape:run(fn, ...)
       "tape (or one with {persistent=true})")
   end
   self._depth = self._depth + 1
-  if self._depth == 1 then record.push(self) end
+  if self._depth == 1 then recorder.push(self) end
   local res = pack(pcall(fn, ...))
   self._depth = self._depth - 1
-  if self._depth == 0 then record.pop(self) end
+  if self._depth == 0 then recorder.pop(self) end
   if not res[1] then error(res[2], 0) end
   return unpack(res, 2, res.n)
 end
@@ -253,7 +253,7 @@ function GradientTape:gradient(target, sources, ...)
       if is_variable(seeds[i]) then seeds[i] = variable.read_value(seeds[i]) end
     end
   end
-  if not self.persistent then record.pop(self) end -- TF pops it: nothing more is recorded
+  if not self.persistent then recorder.pop(self) end -- TF pops it: nothing more is recorded
   local grads = {}
   for i, t in ipairs(targets) do
     if is_variable(t) then t = rawget(t, "_handle") end
@@ -338,7 +338,7 @@ end
 -- Run f(...) with no tape recording; returns f's results (packed) and the
 -- variables it read that a recording tape would have tracked, in read order.
 local function run_noting_variables(f, ...)
-  local outer = record.tapes
+  local outer = recorder.tapes
   local probe = GradientTape { persistent = false }
   probe._keep = function() end -- it only notes variable reads; no node is kept
   probe._watches_variable = function(_, v)
@@ -347,10 +347,10 @@ local function run_noting_variables(f, ...)
     end
     return false
   end
-  local res = pack(record.paused(function(...)
-    record.push(probe)
+  local res = pack(recorder.paused(function(...)
+    recorder.push(probe)
     local r = pack(pcall(f, ...))
-    record.pop(probe)
+    recorder.pop(probe)
     if not r[1] then error(r[2], 0) end
     return unpack(r, 2, r.n)
   end, ...))
@@ -443,9 +443,9 @@ function M.custom_gradient(f)
       if not istype(Tensor, res[i]) then binding.error("custom_gradient: output " .. i .. " is not a tensor") end
       outputs[i] = res[i]
     end
-    if record.active then
+    if recorder.active then
       for _, v in ipairs(vars) do inputs[#inputs + 1] = variable.read(v) end
-      record.custom(inputs, outputs, function(dys)
+      recorder.custom(inputs, outputs, function(dys)
         local nout = #outputs
         local filled = {}
         for i = 1, nout do filled[i] = dys[i] or zeros_like(outputs[i]) end
@@ -481,14 +481,14 @@ function M.recompute_grad(f)
   if type(f) ~= "function" then binding.error("recompute_grad: expected a function, got " .. type(f)) end
   return function(...)
     local argv = pack(...)
-    if not record.active then return f(...) end
+    if not recorder.active then return f(...) end
     -- Forward without keeping intermediates; note the variables f reads.
     local res, vars = run_noting_variables(f, ...)
     local inputs = tensor_args("recompute_grad", argv)
     local ninputs = #inputs
     for _, v in ipairs(vars) do inputs[#inputs + 1] = variable.read(v) end
     local outputs = as_list(res)
-    record.custom(inputs, outputs, function(dys)
+    recorder.custom(inputs, outputs, function(dys)
       local tape = GradientTape { persistent = false }
       local again = pack(tape:run(function()
         for k = 1, ninputs do tape:watch(inputs[k]) end

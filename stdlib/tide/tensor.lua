@@ -5,10 +5,10 @@
 local binding = require "tide.binding"
 local dtype = require "tide.dtype"
 local convert = require "tide.convert"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local format = require "tide.format"
 local args = require "tide.args"
-local record = require "tide.record"
+local recorder = require "tide.tape_recorder"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local bit = require "bit"
 local istype = ffi.istype
@@ -64,7 +64,7 @@ end
 
 -- Lua code cannot read a symbolic tensor's values: say what to do instead.
 local function no_value(t, what)
-  if symbolic(t) then require("tide.tracing.context").no_value(t, what) end
+  if symbolic(t) then require("tide.trace_context").no_value(t, what) end
 end
 
 props.shape = M.shape_of
@@ -140,7 +140,7 @@ function impl.index(t, i)
   if d0 >= 0 and (i < -d0 or i >= d0) then   -- an unknown (-1) dim of a traced tensor: checked at run
     binding.error(string.format("index: index %d is out of range for dimension 0 of size %d", i, d0))
   end
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   for d = 0, t.ndim - 1 do a.ints[3 * d + 2] = 1 end
   a.ints[0] = i
   a.nints = 3 * t.ndim
@@ -148,7 +148,7 @@ function impl.index(t, i)
   local mask = 0                           -- every other dim: whole
   for d = 1, t.ndim - 1 do mask = bit.bor(mask, bit.lshift(1, d), bit.lshift(1, d + 8)) end
   a.m = mask
-  return eager.run_view(SLICE, a, t)
+  return dispatch.run_view(SLICE, a, t)
 end
 
 -- Parse a slice spec (see M.slice) for a tensor of rank nd into the attrs
@@ -222,13 +222,13 @@ end
 -- remaining dims) or tide.newaxis.
 function M.slice(t, spec)
   if not istype(Tensor, t) then binding.error("slice: expected a tensor, got " .. type(t)) end
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   local newaxes = M.parse_slice_spec("slice", t.ndim, spec, a)
-  local out = eager.run_view(SLICE, a, t)
+  local out = dispatch.run_view(SLICE, a, t)
   for _, pos in ipairs(newaxes) do
-    local e = eager.attrs()
+    local e = dispatch.attrs()
     e.axis = pos
-    out = eager.run_view(EXPAND_DIMS, e, out)
+    out = dispatch.run_view(EXPAND_DIMS, e, out)
   end
   return out
 end
@@ -254,7 +254,7 @@ end
 -- and the variable and its other reads would change with it): as in TF, a
 -- read is immutable; the variable is updated through itself.
 function M.assign_into(dst, v, what)
-  if record.active and record.tracks(dst) then
+  if recorder.active and recorder.tracks(dst) then
     binding.error(what .. ": in-place write to a tensor a recording GradientTape tracks (the gradient would " ..
       "silently use the new values); use tide.slice_update, which is differentiable, or write outside tape:run")
   end

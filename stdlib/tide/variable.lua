@@ -9,9 +9,9 @@ local class = require "tide.class"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
-local record = require "tide.record"
+local recorder = require "tide.tape_recorder"
 local format = require "tide.format"
-local context = require "tide.tracing.context"
+local context = require "tide.trace_context"
 local tensor = require "tide.tensor"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
@@ -38,9 +38,9 @@ function M.read(v)
   local h = rawget(v, "_handle")
   local traced = context.stack[1] ~= nil
   if traced then h = M.traced_read(v) end
-  if not record.active then return h end
+  if not recorder.active then return h end
   local r = traced and h or share(h) -- a traced read is already a tensor of its own
-  local tapes = record.tapes
+  local tapes = recorder.tapes
   for i = 1, #tapes do
     local tape = tapes[i]
     if not tape._paused and tape:_watches_variable(v) then tape:_track_read(v, r) end

@@ -3,7 +3,7 @@
 local tide = require "tide"
 local h = require "helpers"
 local binding = require "tide.binding"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local C = binding.C
 
 local A = {{1, 2, 3}, {4, 5, 6}}             -- 2x3
@@ -15,16 +15,16 @@ local function f64(v) return tide.tensor(v, "float64") end
 
 -- A transposed view (no copy): perm reverses the dims unless given.
 local function T(x, perm)
-  local a = eager.attrs()
-  if perm then eager.set_ints(a, perm, "transpose") end
-  return eager.run_view(C.TIDE_OP_TRANSPOSE, a, x)
+  local a = dispatch.attrs()
+  if perm then dispatch.set_ints(a, perm, "transpose") end
+  return dispatch.run_view(C.TIDE_OP_TRANSPOSE, a, x)
 end
 
 -- The same matrix materialized through a broadcast view (stride 0).
 local function broadcast(x, shape)
-  local a = eager.attrs()
-  eager.set_ints(a, shape, "broadcast_to")
-  return eager.run_view(C.TIDE_OP_BROADCAST_TO, a, x)
+  local a = dispatch.attrs()
+  dispatch.set_ints(a, shape, "broadcast_to")
+  return dispatch.run_view(C.TIDE_OP_BROADCAST_TO, a, x)
 end
 
 -- Reference product of nested Lua tables (2-D).

@@ -7,7 +7,7 @@ local tide = require "tide"
 local h = require "helpers"
 local gc = require "gradcheck"
 local binding = require "tide.binding"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local C = binding.C
 local nn = tide.nn
 
@@ -234,7 +234,7 @@ describe("nn.sparse_softmax_cross_entropy_with_logits", function()
   end)
 
   it("gives the fused op's backprop as softmax - onehot", function()
-    local loss, bp = eager.run(C.TIDE_OP_SPARSE_SOFTMAX_XENT, nil, { tide.tensor(labels), f64(logits) }, 2)
+    local loss, bp = dispatch.run(C.TIDE_OP_SPARSE_SOFTMAX_XENT, nil, { tide.tensor(labels), f64(logits) }, 2)
     h.close(loss, want(), 1e-12)
     local wbp = {}
     for r = 1, 3 do
@@ -286,9 +286,9 @@ describe("nn.sparse_softmax_cross_entropy_with_logits", function()
     h.errors("at least 1 dimension", nn.sparse_softmax_cross_entropy_with_logits, tide.tensor(0), f32(1))
     h.errors("labels is nil", nn.sparse_softmax_cross_entropy_with_logits, nil, f32{ 1 })
     -- the C op's own checks
-    h.errors("same first dimension", eager.run, C.TIDE_OP_SPARSE_SOFTMAX_XENT, nil,
+    h.errors("same first dimension", dispatch.run, C.TIDE_OP_SPARSE_SOFTMAX_XENT, nil,
       { tide.tensor{ 0 }, f32{ { 1, 2 }, { 3, 4 } } }, 2)
-    h.errors("logits must be 2-D", eager.run, C.TIDE_OP_SPARSE_SOFTMAX_XENT, nil, { tide.tensor{ 0 }, f32{ 1, 2 } }, 2)
+    h.errors("logits must be 2-D", dispatch.run, C.TIDE_OP_SPARSE_SOFTMAX_XENT, nil, { tide.tensor{ 0 }, f32{ 1, 2 } }, 2)
   end)
 end)
 
@@ -565,7 +565,7 @@ describe("gradients of tide.nn (float64 finite differences)", function()
       return nn.sparse_softmax_cross_entropy_with_logits(tide.tensor{ 1, 0, 3 }, x)
     end)
     local g = tape:gradient(loss, x)
-    local _, bp = eager.run(C.TIDE_OP_SPARSE_SOFTMAX_XENT, nil, { tide.tensor{ 1, 0, 3 }, x }, 2)
+    local _, bp = dispatch.run(C.TIDE_OP_SPARSE_SOFTMAX_XENT, nil, { tide.tensor{ 1, 0, 3 }, x }, 2)
     h.close(g, bp, 1e-14)
   end)
 

@@ -3,7 +3,7 @@
 local tide = require "tide"
 local h = require "helpers"
 local binding = require "tide.binding"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local R = tide.random
 
 local function moments(t)
@@ -197,7 +197,7 @@ end)
 describe("tide.random.shuffle and permutation", function()
   -- A transposed view, so shuffle reads a strided input.
   local function T(x)
-    return eager.run_view(binding.C.TIDE_OP_TRANSPOSE, eager.attrs(), x)
+    return dispatch.run_view(binding.C.TIDE_OP_TRANSPOSE, dispatch.attrs(), x)
   end
 
   it("permutes values along dim 0", function()

@@ -3,7 +3,7 @@
 local tide = require "tide"
 local h = require "helpers"
 local binding = require "tide.binding"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local ffi, C = binding.ffi, binding.C
 
@@ -21,7 +21,7 @@ end
 
 -- The transposed view (dims reversed) through the TRANSPOSE op.
 local function T(x)
-  return eager.run_view(C.TIDE_OP_TRANSPOSE, eager.attrs(), x)
+  return dispatch.run_view(C.TIDE_OP_TRANSPOSE, dispatch.attrs(), x)
 end
 
 local function shape(x) return x.shape:as_list() end
@@ -119,9 +119,9 @@ describe("reduce_sum", function()
   end)
 
   it("reads broadcast (stride 0) views", function()
-    local a = eager.attrs()
-    eager.set_ints(a, { 100000, 3 }, "broadcast_to")
-    local b = eager.run_view(C.TIDE_OP_BROADCAST_TO, a, tide.tensor({ 1, 2, 3 }, "float32"))
+    local a = dispatch.attrs()
+    dispatch.set_ints(a, { 100000, 3 }, "broadcast_to")
+    local b = dispatch.run_view(C.TIDE_OP_BROADCAST_TO, a, tide.tensor({ 1, 2, 3 }, "float32"))
     h.close(tide.reduce_sum(b, 0), { 100000, 200000, 300000 })
     h.close(tide.reduce_sum(b, 1):slice{ { 0, 2 } }, { 6, 6 })
     assert.are.equal(600000, tide.reduce_sum(b):item())

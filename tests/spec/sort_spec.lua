@@ -3,7 +3,7 @@
 local tide = require "tide"
 local h = require "helpers"
 local binding = require "tide.binding"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local ffi, C = binding.ffi, binding.C
 
@@ -17,7 +17,7 @@ local function fill(dt, shape, f)
   return t
 end
 
-local function T(x) return eager.run_view(C.TIDE_OP_TRANSPOSE, eager.attrs(), x) end
+local function T(x) return dispatch.run_view(C.TIDE_OP_TRANSPOSE, dispatch.attrs(), x) end
 
 -- A deterministic pseudo-random sequence (LCG) of integers in [0, m).
 local function lcg(seed, m)

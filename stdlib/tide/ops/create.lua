@@ -2,7 +2,7 @@
 -- full, *_like, range, linspace, eye, and from_buffer (copies or zero-copy views
 -- of C memory). These are tide.<name> functions, not methods.
 local binding = require "tide.binding"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
@@ -43,11 +43,11 @@ end
 -- Run FILL: shape (Lua list), value (number or boolean), dtype code; or,
 -- with `dyn` (a traced shape tensor), FILL taking that as its shape input.
 local function run_fill(shape, value, dt, dyn)
-  local a = eager.attrs()
-  if shape then eager.set_ints(a, shape, "fill") end
+  local a = dispatch.attrs()
+  if shape then dispatch.set_ints(a, shape, "fill") end
   a.scalars[0] = type(value) == "boolean" and (value and 1 or 0) or value
   a.dtype = dt
-  return eager.run(FILL, a, dyn and { dyn } or {}, 1)
+  return dispatch.run(FILL, a, dyn and { dyn } or {}, 1)
 end
 
 -- zeros(shape, dtype="float32") as tf.zeros; shape may be tide.shape(x).
@@ -97,8 +97,8 @@ local function like(op, x, value, ...)
   -- from x when the graph runs instead: where(x == x, v, v) has x's shape and
   -- is v everywhere (NaN == NaN is false, but both branches are v).
   local v = run_fill({}, value, dt)
-  local same = eager.run(C.TIDE_OP_EQUAL, nil, { x, x }, 1)
-  return eager.run(C.TIDE_OP_WHERE, nil, { same, v, v }, 1)
+  local same = dispatch.run(C.TIDE_OP_EQUAL, nil, { x, x }, 1)
+  return dispatch.run(C.TIDE_OP_WHERE, nil, { same, v, v }, 1)
 end
 
 -- zeros_like(x, dtype=nil): zeros of x's shape and dtype (or the one given).
@@ -131,10 +131,10 @@ function M.range(start, ...)
     end
     if dt == BOOL then binding.error("range: start, limit and delta must be numbers, got booleans") end
   end
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.scalars[0], a.scalars[1], a.scalars[2] = s, l, d
   a.dtype = dt
-  return eager.run(RANGE, a, {}, 1)
+  return dispatch.run(RANGE, a, {}, 1)
 end
 
 -- linspace(start, stop, num, {dtype}) as tf.linspace: num evenly spaced
@@ -146,12 +146,12 @@ function M.linspace(start, stop, num, ...)
   if num == nil then binding.error("linspace: num is required") end
   args.int("linspace", "num", num)
   local dt = o.dtype and dtype.code(o.dtype, "linspace") or (istype(Tensor, start) and ds or F32)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.ints[0] = num
   a.nints = 1
   a.scalars[0], a.scalars[1] = s, e
   a.dtype = dt
-  return eager.run(LINSPACE, a, {}, 1)
+  return dispatch.run(LINSPACE, a, {}, 1)
 end
 
 -- eye(num_rows, num_columns=nil, {dtype="float32"}) as tf.eye (batch_shape
@@ -162,11 +162,11 @@ function M.eye(num_rows, ...)
   if num_rows == nil then binding.error("eye: num_rows is required") end
   args.int("eye", "num_rows", num_rows)
   local cols = o.num_columns == nil and num_rows or args.int("eye", "num_columns", o.num_columns)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.ints[0], a.ints[1] = num_rows, cols
   a.nints = 2
   a.dtype = dtype.code(o.dtype or "float32", "eye")
-  return eager.run(EYE, a, {}, 1)
+  return dispatch.run(EYE, a, {}, 1)
 end
 
 local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)

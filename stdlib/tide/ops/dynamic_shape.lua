@@ -5,7 +5,7 @@
 -- computes it when the graph runs, and an op given that symbolic shape takes
 -- it as an input (TIDE_OPF_SHAPE_INPUT) and sizes its result at run time.
 local binding = require "tide.binding"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
@@ -47,9 +47,9 @@ local function shape_op(op, name, x, o, value)
     local dims, known = dims_of(x)
     if known then return convert.tensor(value(dims), dtype.names[dt], name) end
   end
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.dtype = dt
-  return eager.run1(op, a, x)
+  return dispatch.run1(op, a, x)
 end
 
 -- shape(x, {out_type="int32"}) as tf.shape: x's dims as a 1-D int tensor.

@@ -1,7 +1,7 @@
 -- stdlib/tide/ops/linalg.lua — linear algebra: matmul (numpy batch broadcasting,
 -- 1-D operands as vectors, transpose flags). tide.linalg.* is filled from here.
 local binding = require "tide.binding"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local args = require "tide.args"
 local bit = require "bit"
@@ -25,9 +25,9 @@ function M.matmul(a, b, ...)
     or args.bool("matmul", "adjoint_a", o.adjoint_a, false)
   local tb = args.bool("matmul", "transpose_b", o.transpose_b, false)
     or args.bool("matmul", "adjoint_b", o.adjoint_b, false)
-  local at = eager.attrs()
+  local at = dispatch.attrs()
   at.flags = bit.bor(ta and C.TIDE_ATTR_TRANSPOSE_A or 0, tb and C.TIDE_ATTR_TRANSPOSE_B or 0)
-  return eager.run(MATMUL, at, { a, b })
+  return dispatch.run(MATMUL, at, { a, b })
 end
 
 return M

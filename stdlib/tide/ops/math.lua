@@ -2,7 +2,7 @@
 -- logic with numpy broadcasting, unary math and activations, where, clip,
 -- cast. Each is tide.<name>(...) and a method x:<name>(...).
 local binding = require "tide.binding"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
@@ -19,7 +19,7 @@ local BINARY = {
   less_equal = C.TIDE_OP_LESS_EQUAL, greater = C.TIDE_OP_GREATER, greater_equal = C.TIDE_OP_GREATER_EQUAL,
   logical_and = C.TIDE_OP_LOGICAL_AND, logical_or = C.TIDE_OP_LOGICAL_OR, logical_xor = C.TIDE_OP_LOGICAL_XOR,
 }
-for name, op in pairs(BINARY) do M[name] = eager.binary(name, op) end
+for name, op in pairs(BINARY) do M[name] = dispatch.binary(name, op) end
 
 local UNARY = {
   neg = C.TIDE_OP_NEG, abs = C.TIDE_OP_ABS, sign = C.TIDE_OP_SIGN, square = C.TIDE_OP_SQUARE,
@@ -30,24 +30,24 @@ local UNARY = {
   floor = C.TIDE_OP_FLOOR, ceil = C.TIDE_OP_CEIL, round = C.TIDE_OP_ROUND, isnan = C.TIDE_OP_ISNAN,
   isfinite = C.TIDE_OP_ISFINITE, logical_not = C.TIDE_OP_LOGICAL_NOT,
 }
-for name, op in pairs(UNARY) do M[name] = eager.unary(name, op) end
+for name, op in pairs(UNARY) do M[name] = dispatch.unary(name, op) end
 
 -- gelu(x, {approximate=false}): the erf form, or the tanh approximation.
 function M.gelu(x, ...)
   local o = args.parse("gelu", { "approximate" }, ...)
   x = convert.arg(x, "gelu")
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   if args.bool("gelu", "approximate", o.approximate, false) then a.flags = C.TIDE_ATTR_APPROXIMATE end
-  return eager.run1(C.TIDE_OP_GELU, a, x)
+  return dispatch.run1(C.TIDE_OP_GELU, a, x)
 end
 
 -- leaky_relu(x, alpha=0.2) as tf.nn.leaky_relu.
 function M.leaky_relu(x, ...)
   local o = args.parse("leaky_relu", { "alpha" }, ...)
   x = convert.arg(x, "leaky_relu")
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.scalars[0] = o.alpha == nil and 0.2 or args.number("leaky_relu", "alpha", o.alpha)
-  return eager.run1(C.TIDE_OP_LEAKY_RELU, a, x)
+  return dispatch.run1(C.TIDE_OP_LEAKY_RELU, a, x)
 end
 
 -- cast(x, dtype): a new tensor of that dtype (x itself if it already is).
@@ -55,9 +55,9 @@ function M.cast(x, dt)
   x = convert.arg(x, "cast")
   local code = dtype.code(dt, "cast")
   if code == x.dt then return x end
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.dtype = code
-  return eager.run1(C.TIDE_OP_CAST, a, x)
+  return dispatch.run1(C.TIDE_OP_CAST, a, x)
 end
 
 local WHERE, CLIP = C.TIDE_OP_WHERE, C.TIDE_OP_CLIP
@@ -71,7 +71,7 @@ function M.where(cond, x, y)
   cond = convert.arg(cond, "where", 1)
   if not istype(Tensor, x) then x = convert.coerce(x, y, "where", 2) end
   if not istype(Tensor, y) then y = convert.coerce(y, x, "where", 3) end
-  return eager.run(WHERE, nil, { cond, x, y })
+  return dispatch.run(WHERE, nil, { cond, x, y })
 end
 
 -- clip_by_value(t, lo, hi): values below lo become lo, above hi become hi.
@@ -79,7 +79,7 @@ function M.clip_by_value(t, lo, hi)
   t = convert.arg(t, "clip_by_value", 1)
   lo = convert.coerce(lo, t, "clip_by_value", 2)
   hi = convert.coerce(hi, t, "clip_by_value", 3)
-  return eager.run(CLIP, nil, { t, lo, hi })
+  return dispatch.run(CLIP, nil, { t, lo, hi })
 end
 
 -- Short comparison names for methods: a:lt(b) reads like a < b.

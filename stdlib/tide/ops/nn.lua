@@ -4,7 +4,7 @@
 -- softmax, log_softmax and the sparse cross-entropy are C ops; the rest are
 -- compositions of tide ops, so their gradients come from their primitives.
 local binding = require "tide.binding"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
@@ -153,9 +153,9 @@ local function softmax_like(name, op)
     local o = args.parse(name, { "axis" }, ...)
     logits = input(name, logits, "logits", 1)
     local axis = int_arg(name, "axis", o.axis, -1)
-    local a = eager.attrs()
+    local a = dispatch.attrs()
     a.axis = axis
-    return eager.run1(op, a, logits)
+    return dispatch.run1(op, a, logits)
   end
 end
 
@@ -222,12 +222,12 @@ function M.sparse_softmax_cross_entropy_with_logits(...)
     binding.error(fmt("%s: the shape of labels (%s) should equal the shape of logits except for the last " ..
       "dimension (logits have %s)", op, shape_text(labels), shape_text(logits)))
   end
-  if labels.ndim == 1 then return (eager.run(SPARSE_XENT, nil, { labels, logits }, 2)) end
+  if labels.ndim == 1 then return (dispatch.run(SPARSE_XENT, nil, { labels, logits }, 2)) end
   local k = tonumber(logits.dims[logits.ndim - 1])
   local ld = dims(labels)
   local flat_labels = shape.reshape(labels, { -1 })
   local flat_logits = shape.reshape(logits, { -1, k })
-  local loss = eager.run(SPARSE_XENT, nil, { flat_labels, flat_logits }, 2)
+  local loss = dispatch.run(SPARSE_XENT, nil, { flat_labels, flat_logits }, 2)
   return shape.reshape(loss, ld)
 end
 

@@ -2,7 +2,7 @@
 -- names sum ... all), their composites (logsumexp, variance, std), argmax/argmin,
 -- cumsum/cumprod, sort/argsort and top_k, as TF 2 spells them.
 local binding = require "tide.binding"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
@@ -40,10 +40,10 @@ local function reducer(name, op)
     -- TF: an empty axis list reduces nothing. The C op reads "no axes" as all
     -- axes, so the input passes through unchanged here.
     if axes and #axes == 0 then return x end
-    local a = eager.attrs()
-    if axes then eager.set_ints(a, axes, name) end
+    local a = dispatch.attrs()
+    if axes then dispatch.set_ints(a, axes, name) end
     if keep then a.flags = KEEPDIMS end
-    return eager.run1(op, a, x)
+    return dispatch.run1(op, a, x)
   end
 end
 
@@ -114,10 +114,10 @@ local function argreducer(name, op)
     x = convert.arg(x, name)
     local axis = o.axis == nil and 0 or args.int(name, "axis", o.axis)
     local dt = dtype.code(o.output_type == nil and "int64" or o.output_type, name)
-    local a = eager.attrs()
+    local a = dispatch.attrs()
     a.axis = axis
     a.dtype = dt
-    return eager.run1(op, a, x)
+    return dispatch.run1(op, a, x)
   end
 end
 
@@ -136,10 +136,10 @@ local function scanner(name, op)
     local flags = 0
     if args.bool(name, "exclusive", o.exclusive, false) then flags = flags + EXCLUSIVE end
     if args.bool(name, "reverse", o.reverse, false) then flags = flags + REVERSE end
-    local a = eager.attrs()
+    local a = dispatch.attrs()
     a.axis = axis
     a.flags = flags
-    return eager.run1(op, a, x)
+    return dispatch.run1(op, a, x)
   end
 end
 
@@ -164,10 +164,10 @@ function M.sort(values, ...)
   local o = args.parse("sort", { "axis", "direction" }, ...)
   values = convert.arg(values, "sort")
   local axis = o.axis == nil and -1 or args.int("sort", "axis", o.axis)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.axis = axis
   if descending("sort", o.direction) then a.flags = DESCENDING end
-  return eager.run1(C.TIDE_OP_SORT, a, values)
+  return dispatch.run1(C.TIDE_OP_SORT, a, values)
 end
 
 -- argsort(values, axis=-1, direction, stable=false): int32 indices that sort
@@ -177,11 +177,11 @@ function M.argsort(values, ...)
   values = convert.arg(values, "argsort")
   local axis = o.axis == nil and -1 or args.int("argsort", "axis", o.axis)
   args.bool("argsort", "stable", o.stable, false)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.axis = axis
   a.dtype = C.TIDE_INT32
   if descending("argsort", o.direction) then a.flags = DESCENDING end
-  return eager.run1(C.TIDE_OP_ARGSORT, a, values)
+  return dispatch.run1(C.TIDE_OP_ARGSORT, a, values)
 end
 
 -- top_k(input, k=1, sorted=true, index_type="int32"): the k largest entries
@@ -197,9 +197,9 @@ function M.top_k(input, ...)
   if itype ~= C.TIDE_INT32 and itype ~= C.TIDE_INT64 then
     binding.error(string.format("top_k: index_type must be int32 or int64, got %s", dtype.names[itype]))
   end
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.n = k
-  local values, indices = eager.run(C.TIDE_OP_TOP_K, a, { input }, 2)
+  local values, indices = dispatch.run(C.TIDE_OP_TOP_K, a, { input }, 2)
   if itype == C.TIDE_INT64 then indices = math_ops.cast(indices, "int64") end
   return values, indices
 end

@@ -1,7 +1,7 @@
 -- stdlib/tide/ops/scatter.lua — scatter_add, the inverse of gather: adds
 -- blocks of updates into a copy of base at index positions along an axis.
 local binding = require "tide.binding"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local args = require "tide.args"
 local tensor = require "tide.tensor"
@@ -36,10 +36,10 @@ function M.scatter_add(base, indices, updates, ...)
   -- Lua numbers and tables of updates take base's dtype.
   if not istype(Tensor, updates) then updates = convert.coerce(updates, base, "scatter_add", 3) end
   local bd = int_opt("batch_dims", o.batch_dims, 0)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.axis = int_opt("axis", o.axis, bd)
   a.n = bd
-  return eager.run(SCATTER_ADD, a, { base, indices, updates })
+  return dispatch.run(SCATTER_ADD, a, { base, indices, updates })
 end
 
 return M

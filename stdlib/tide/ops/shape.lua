@@ -2,7 +2,7 @@
 -- share storage (reshape, transpose, squeeze, expand_dims, broadcast_to, split,
 -- unstack) and ops that copy (concat, stack, tile, pad, gather, one_hot, reverse).
 local binding = require "tide.binding"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
@@ -48,15 +48,15 @@ end
 -- `opt` (TF's name) passed in attrs.ints; `optional` lets it be nil (the op's
 -- default), `view` runs it as a view sharing the input's storage.
 local function int_list_op(name, op, what, opt, optional, view)
-  local run = view and eager.run_view or eager.run1
+  local run = view and dispatch.run_view or dispatch.run1
   local names = { opt, lists = { [opt] = true } } -- tide.tile(x, {}): {} is the empty list
   return function(x, ...)
     local o = args.parse(name, names, ...)
     x = input(x, name, 1, what)
     local list = o[opt]
     if list ~= nil or not optional then list = int_list(name, opt, list) end
-    local a = eager.attrs()
-    if list then eager.set_ints(a, list, name) end
+    local a = dispatch.attrs()
+    if list then dispatch.set_ints(a, list, name) end
     return run(op, a, x)
   end
 end
@@ -83,14 +83,14 @@ function M.reshape(x, shape, ...)
   elseif type(shape) == "table" and not istype(Tensor, shape) and shape.shape ~= nil then
     shape = shape.shape
   end
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   if istype(Tensor, shape) and tensor.is_symbolic(shape) then -- tide.shape(...) in a trace
     local _, dyn = dynamic_shape.arg("reshape", shape)
-    return eager.run(RESHAPE, a, { eager.promote(x), dyn }, 1)
+    return dispatch.run(RESHAPE, a, { dispatch.promote(x), dyn }, 1)
   end
   local list = int_list("reshape", "shape", shape)
-  eager.set_ints(a, list, "reshape")
-  return eager.run_view(RESHAPE, a, x)
+  dispatch.set_ints(a, list, "reshape")
+  return dispatch.run_view(RESHAPE, a, x)
 end
 
 -- transpose(a, perm): dims permuted (perm nil reverses them), as a view.
@@ -104,9 +104,9 @@ function M.expand_dims(x, ...)
   local o = args.parse("expand_dims", { "axis" }, ...)
   x = input(x, "expand_dims", 1)
   local axis = int_arg("expand_dims", "axis", o.axis)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.axis = axis
-  return eager.run_view(EXPAND_DIMS, a, x)
+  return dispatch.run_view(EXPAND_DIMS, a, x)
 end
 
 -- broadcast_to(input, shape): a stride-0 view with numpy's broadcasting rules.
@@ -116,7 +116,7 @@ function M.broadcast_to(x, shape, ...)
     args.parse("broadcast_to", {}, ...)
     x = input(x, "broadcast_to", 1)
     local _, dyn = dynamic_shape.arg("broadcast_to", shape)
-    return eager.run(BROADCAST_TO, eager.attrs(), { eager.promote(x), dyn }, 1)
+    return dispatch.run(BROADCAST_TO, dispatch.attrs(), { dispatch.promote(x), dyn }, 1)
   end
   return broadcast_list(x, shape, ...)
 end
@@ -126,14 +126,14 @@ end
 -- that can be written in place.
 function M.identity(x)
   x = input(x, "identity", 1)
-  return eager.run1(COPY, nil, x)
+  return dispatch.run1(COPY, nil, x)
 end
 
 -- contiguous(x): x itself when row-major without gaps, else a contiguous copy.
 function M.contiguous(x)
   x = input(x, "contiguous", 1)
   if C.tide_tensor_is_contiguous(x) then return x end
-  return eager.run1(COPY, nil, x)
+  return dispatch.run1(COPY, nil, x)
 end
 
 -- The size of `value` along a normalized axis, and that axis.
@@ -263,9 +263,9 @@ function M.concat(values, ...)
   local o = args.parse("concat", { "axis" }, ...)
   local list = tensor_list("concat", values)
   local axis = int_arg("concat", "axis", o.axis)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.axis = axis
-  return eager.run(CONCAT, a, list)
+  return dispatch.run(CONCAT, a, list)
 end
 
 -- stack(values, axis=0): tensors of one shape joined along a new axis.
@@ -296,13 +296,13 @@ function M.stack(values, ...)
   end
   local expanded = {}
   for i = 1, #list do
-    local a = eager.attrs()
+    local a = dispatch.attrs()
     a.axis = axis
-    expanded[i] = eager.run1(EXPAND_DIMS, a, list[i])   -- a view, or a copy of inline data
+    expanded[i] = dispatch.run1(EXPAND_DIMS, a, list[i])   -- a view, or a copy of inline data
   end
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.axis = axis
-  return eager.run(CONCAT, a, expanded)
+  return dispatch.run(CONCAT, a, expanded)
 end
 
 -- tile(input, multiples): the input repeated multiples[i] times along dim i.
@@ -366,11 +366,11 @@ function M.pad(x, ...)
     if istype(Tensor, v) then v = tensor.item(v) end
     convert.scalar(v, x.dt, "pad: constant_values")   -- checks v fits the dtype
     if type(v) == "boolean" then v = v and 1 or 0 end
-    local a = eager.attrs()
+    local a = dispatch.attrs()
     for d = 1, #pp do a.ints[2 * d - 2], a.ints[2 * d - 1] = pp[d][1], pp[d][2] end
     a.nints = 2 * #pp
     a.scalars[0] = v
-    return eager.run1(PAD, a, x)
+    return dispatch.run1(PAD, a, x)
   end
   if mode ~= "REFLECT" and mode ~= "SYMMETRIC" then
     binding.error(fmt("pad: unknown mode '%s' (expected CONSTANT, REFLECT or SYMMETRIC)", o.mode))
@@ -397,7 +397,7 @@ function M.pad(x, ...)
       out = M.gather(out, convert.tensor(idx, "int32"), d - 1)
     end
   end
-  if rawequal(out, x) then return eager.run1(COPY, nil, x) end
+  if rawequal(out, x) then return dispatch.run1(COPY, nil, x) end
   return out
 end
 
@@ -410,10 +410,10 @@ function M.gather(params, indices, ...)
   indices = convert.arg(indices, "gather", 2)
   local bd = int_arg("gather", "batch_dims", o.batch_dims, 0)
   local axis = int_arg("gather", "axis", o.axis, bd)   -- TF: axis defaults to batch_dims
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.axis = axis
   a.n = bd
-  return eager.run(GATHER, a, { params, indices })
+  return dispatch.run(GATHER, a, { params, indices })
 end
 
 -- A Lua number for a one_hot value (a boolean or a one-element tensor).
@@ -442,12 +442,12 @@ function M.one_hot(indices, ...)
   if off == nil then off = (not is_bool) and 0 or false end
   on, off = one_hot_value(on, code, "on_value"), one_hot_value(off, code, "off_value")
   local axis = int_arg("one_hot", "axis", o.axis, -1)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.n = depth
   a.axis = axis
   a.dtype = code
   a.scalars[0], a.scalars[1] = on, off
-  return eager.run1(ONE_HOT, a, indices)
+  return dispatch.run1(ONE_HOT, a, indices)
 end
 
 -- reverse(tensor, axis): a copy with the listed axes reversed.

@@ -1,7 +1,7 @@
 -- stdlib/tide/ops/update.lua — ops that return a copy of a tensor with part of
 -- it replaced: slice_update (TF's tf.tensor_strided_slice_update).
 local binding = require "tide.binding"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local tensor = require "tide.tensor"
 local format = require "tide.format"
@@ -58,10 +58,10 @@ function M.slice_update(x, spec, update)
   if spec == nil then binding.error("slice_update: spec is nil; expected a table spec such as {0, {1, 3}}") end
   if update == nil then binding.error("slice_update: update is nil; expected a tensor of the slice's shape") end
   if not istype(Tensor, update) then update = convert.coerce(update, x, "slice_update", 3) end
-  local a = attrs_ct()   -- not eager's shared block: reshape below would overwrite it
+  local a = attrs_ct()   -- not dispatch's shared block: reshape below would overwrite it
   local newaxes = tensor.parse_slice_spec("slice_update", x.ndim, spec, a)
   if #newaxes > 0 then update = drop_newaxes(x, a, newaxes, update) end
-  return eager.run(SLICE_UPDATE, a, { x, update })
+  return dispatch.run(SLICE_UPDATE, a, { x, update })
 end
 
 return M

@@ -2,15 +2,15 @@
 -- its argument and result templates: calling, checking, signatures) and Graph.
 local binding = require "tide.binding"
 local class = require "tide.class"
-local context = require "tide.tracing.context"
+local context = require "tide.trace_context"
 local spec = require "tide.tracing.spec"
-local record = require "tide.record"
+local recorder = require "tide.tape_recorder"
 local T = require "tide.tracing.trace_type"
 local cache = require "tide.tracing.call_cache"
 local gradient = require "tide.tracing.gradient"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local band = bit.band
-local pack, unpack = record.pack, unpack or table.unpack
+local pack, unpack = recorder.pack, unpack or table.unpack
 local None, TensorSpec = spec.None, spec.TensorSpec
 local dims_text = spec.dims_text
 local list_template, rebuild, has_tensor, lua_repr = T.list_template, T.rebuild, T.has_tensor, T.lua_repr
@@ -159,7 +159,7 @@ end
 -- Run the graph on the flat list of eager tensors; returns fn's results.
 -- While a tape records, the call may become one node of it (gradient.lua).
 function ConcreteFunction:_run_flat(slots)
-  if record.active and gradient.records(self, slots) then return gradient.call(self, slots) end
+  if recorder.active and gradient.records(self, slots) then return gradient.call(self, slots) end
   local n, nout = self._nin, self._nout
   local ins, outs = self._in, self._outs
   if self._flat_out and nout == 1 then

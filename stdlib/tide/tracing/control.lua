@@ -7,16 +7,16 @@ local binding = require "tide.binding"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local convert = require "tide.convert"
-local context = require "tide.tracing.context"
+local context = require "tide.trace_context"
 local spec = require "tide.tracing.spec"
 local values = require "tide.tracing.values"
-local record = require "tide.record"
+local recorder = require "tide.tape_recorder"
 local tensor = require "tide.tensor"
 local format = require "tide.format"
 local math_ops = require "tide.ops.math"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local unpack = unpack or table.unpack
-local pack = record.pack
+local pack = recorder.pack
 local None = spec.None
 local is_tensor, symbolic, tracing = values.is_tensor, values.symbolic, values.tracing
 local is_variable, read_variable = values.is_variable, values.read_variable
@@ -52,7 +52,7 @@ end
 local function tape_stand_ins(used)
   used.var_of = used.var_of or {}
   local stand_ins = {}
-  for i, tape in ipairs(record.tapes) do
+  for i, tape in ipairs(recorder.tapes) do
     local tracked = setmetatable({}, { __index = tape._tracked })
     stand_ins[i] = {
       _paused = tape._paused,
@@ -94,14 +94,14 @@ local function trace_sub(name, fn, descs, make_args, used)
   local ctx = setmetatable({ graph = g }, { __index = outer or { variables = {}, first = true } })
   context.push(ctx)
   -- Tapes do not follow ops into subgraphs: their values exist only inside the node.
-  local was_recording, tapes = record.active, record.tapes
-  if was_recording then record.tapes = tape_stand_ins(used) end
+  local was_recording, tapes = recorder.active, recorder.tapes
+  if was_recording then recorder.tapes = tape_stand_ins(used) end
   local res = pack(pcall(function()
     local ins = {}
     for i, d in ipairs(descs) do ins[i] = graph_input(g, d.dt, d.dims) end
     return fn(make_args(ins))
   end))
-  record.tapes, record.active = tapes, was_recording
+  recorder.tapes, recorder.active = tapes, was_recording
   context.pop(ctx)
   C.tide_graph_end(g)
   if not res[1] then error(res[2], 0) end
@@ -321,7 +321,7 @@ function M.cond(pred, true_fn, false_fn, ...)
   local g = C.tide_graph_building()
   local none = function() end
   local used = {}
-  local saved = record.active and grads().snapshot { true_fn, false_fn } -- for a gradient that runs them again
+  local saved = recorder.active and grads().snapshot { true_fn, false_fn } -- for a gradient that runs them again
   local tg, tres = trace_sub("cond_true", true_fn, {}, none, used)
   local fg, fres = trace_sub("cond_false", false_fn, {}, none, used)
   local ts, fs = list_structure(tres), list_structure(fres)
@@ -367,7 +367,7 @@ function M.cond(pred, true_fn, false_fn, ...)
   ffi.gc(tg, nil) -- the node owns its branches now
   ffi.gc(fg, nil)
   for i = 1, n do binding.finish(outs[i]) end
-  if #used > 0 and record.active then
+  if #used > 0 and recorder.active then
     grads().cond(used, outs, { pred = pred, true_fn = true_fn, false_fn = false_fn, saved = saved,
       flatten = function(res) -- a branch's results (packed) lined up with outs
         return flat_like(ts, list_structure(res), function(leaf) return leaf.has_buffer end)
@@ -564,7 +564,7 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
     return unpack(r, 1, n)
   end
   local used = {}
-  local saved = record.active and grads().snapshot { cond_fn, body_fn } -- for a gradient that runs them again
+  local saved = recorder.active and grads().snapshot { cond_fn, body_fn } -- for a gradient that runs them again
   for _ = 1, 64 do
     local flat, descs = init_leaves()
     if #flat > MAX_VALUES then binding.error(string.format("while_loop: %d loop tensors (at most %d)", #flat, MAX_VALUES)) end
@@ -633,7 +633,7 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
       ffi.gc(cg, nil) -- the node owns them now
       ffi.gc(bg, nil)
       for i = 1, #flat do binding.finish(results[i]) end
-      if record.active then
+      if recorder.active then
         local function ta_slot(leaf) return rawget(leaf.ta, "_buffer") and true or false end
         grads().while_loop(used, flat, results, { descs = descs, max = max, saved = saved,
           cond_flat = function(syms) -- cond on flat loop tensors

@@ -11,7 +11,7 @@
 -- traced by tide.cond and tide.while_loop themselves, so an outer tape
 -- records them (a cond's gradient can be differentiated again).
 local binding = require "tide.binding"
-local record = require "tide.record"
+local recorder = require "tide.tape_recorder"
 local dtype = require "tide.dtype"
 local convert = require "tide.convert"
 local math_ops = require "tide.ops.math"
@@ -20,7 +20,7 @@ local reduce = require "tide.ops.reduce"
 local create = require "tide.ops.create"
 local spec = require "tide.tracing.spec"
 local values = require "tide.tracing.values"
-local pack, unpack = record.pack, unpack or table.unpack
+local pack, unpack = recorder.pack, unpack or table.unpack
 
 local M = {}
 
@@ -55,7 +55,7 @@ end
 -- put back meanwhile, and the trace context saying so (replay): variable
 -- updates in it record nothing (the forward node made them).
 local function replay(saved, f, ...)
-  local context = require "tide.tracing.context"
+  local context = require "tide.trace_context"
   local now = {}
   for k, u in ipairs(saved) do
     now[k] = select(2, debug.getupvalue(u[1], u[2]))
@@ -134,7 +134,7 @@ function M.cond(used, outs, info)
   if #srcs > MAX_VALUES then return end -- too many to differentiate in one node; the tape sees no path
   local inputs = {}
   for i, s in ipairs(srcs) do inputs[i] = s.key end
-  record.custom(inputs, outs, function(dys)
+  recorder.custom(inputs, outs, function(dys)
     local function branch(fn)
       return function()
         local gs = vjp(function() return info.flatten(pack(replay(info.saved, fn))) end, dys, srcs)
@@ -173,7 +173,7 @@ function M.while_loop(used, flat, results, info)
   local inputs = {}
   for k = 1, nf do inputs[k] = flat[k] end
   for i, s in ipairs(srcs) do inputs[nf + i] = s.key end
-  record.custom(inputs, results, function(dys)
+  recorder.custom(inputs, results, function(dys)
     local ctl = control()
     -- 1. Replay the loop, stacking the loop tensors: row j of stack k is
     -- loop tensor k as iteration j got it (row count: the last one out).

@@ -9,9 +9,9 @@ local binding = require "tide.binding"
 local class = require "tide.class"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
-local context = require "tide.tracing.context"
+local context = require "tide.trace_context"
 local spec = require "tide.tracing.spec"
-local record = require "tide.record"
+local recorder = require "tide.tape_recorder"
 local T = require "tide.tracing.trace_type"
 local cache = require "tide.tracing.call_cache"
 local concrete = require "tide.tracing.concrete"
@@ -20,7 +20,7 @@ local signature = require "tide.tracing.input_signature"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local band = bit.band
-local pack, unpack = record.pack, unpack or table.unpack
+local pack, unpack = recorder.pack, unpack or table.unpack
 local None = spec.None
 local list_template, template_of, key_of, rebuild, has_tensor = T.list_template, T.template_of, T.key_of, T.rebuild,
   T.has_tensor
@@ -174,7 +174,7 @@ function Function:_trace(target, nslots)
     pushed = true
     -- Tapes recording outside see the call as one node (gradient.lua), not
     -- the trace's symbolic ops; a tape made inside fn records as usual.
-    return record.paused(self.fn, unpack(call_args, 1, target.n))
+    return recorder.paused(self.fn, unpack(call_args, 1, target.n))
   end))
   if pushed then context.pop(ctx) end
   self._active[key] = nil

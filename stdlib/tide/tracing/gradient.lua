@@ -7,10 +7,10 @@
 -- gradients of the tensors and of the float variables the graph reads.
 local dtype = require "tide.dtype"
 local binding = require "tide.binding"
-local record = require "tide.record"
+local recorder = require "tide.tape_recorder"
 local spec = require "tide.tracing.spec"
 local T = require "tide.tracing.trace_type"
-local pack, unpack = record.pack, unpack or table.unpack
+local pack, unpack = recorder.pack, unpack or table.unpack
 local is_float = dtype.is_float
 local C = binding.C
 
@@ -47,10 +47,10 @@ end
 -- recording tape tracks one of its tensors or watches a variable it reads.
 function M.records(cf, slots)
   if #float_outputs(cf) == 0 then return false end
-  if record.any_wanted(slots) then return true end
+  if recorder.any_wanted(slots) then return true end
   local vars = float_variables(cf)
   if #vars == 0 then return false end
-  local tapes = record.tapes
+  local tapes = recorder.tapes
   for i = 1, #tapes do
     local tape = tapes[i]
     if not tape._paused then
@@ -188,7 +188,7 @@ function M.call(cf, slots)
   for i = 1, nin do inputs[i] = slots[i] end
   for i, v in ipairs(float_variables(cf)) do inputs[nin + i] = variable_read(v) end
   local outputs = cf:_run_outputs(slots)
-  record.custom(inputs, outputs, function(dys) return backward(cf, inputs, outputs, dys) end)
+  recorder.custom(inputs, outputs, function(dys) return backward(cf, inputs, outputs, dys) end)
   return cf:_results(outputs)
 end
 

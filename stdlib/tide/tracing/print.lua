@@ -2,7 +2,7 @@
 -- and Lua values separated by spaces, now when eager and at every run of a
 -- traced function (a print node), in one format for both.
 local binding = require "tide.binding"
-local context = require "tide.tracing.context"
+local context = require "tide.trace_context"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 

@@ -1,7 +1,7 @@
 -- stdlib/tide/tracing/retracing.lua — TF's frequent-retracing detector, with
 -- reasons: which argument changed between traces and what to do about it.
 local binding = require "tide.binding"
-local context = require "tide.tracing.context"
+local context = require "tide.trace_context"
 local T = require "tide.tracing.trace_type"
 local first_difference, describe, where = T.first_difference, T.describe, T.where
 

@@ -24,7 +24,7 @@ registry[REGISTRY_KEY] = M
 
 local SYMBOLIC = C.TIDE_TENSOR_SYMBOLIC
 
-local is_variable -- set lazily (tide.variable requires tide.tracing.context, not this module)
+local is_variable -- set lazily (tide.variable requires tide.trace_context, not this module)
 local function variable_module()
   local v = require "tide.variable"
   is_variable = v.is_variable

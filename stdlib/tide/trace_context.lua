@@ -1,11 +1,11 @@
--- stdlib/tide/tracing/context.lua — the state of traces in progress: which
+-- stdlib/tide/trace_context.lua — the state of traces in progress: which
 -- graph ops record into, symbolic tensors (what they are, where they were
 -- made), and the hooks variables use while a function is traced.
 local binding = require "tide.binding"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local band = bit.band
 
-local REGISTRY_KEY = "tide.tracing.context"
+local REGISTRY_KEY = "tide.trace_context"
 local registry = debug.getregistry()
 if registry[REGISTRY_KEY] then return registry[REGISTRY_KEY] end
 
@@ -86,7 +86,7 @@ function M.user_line()
   end
 end
 
--- Note where symbolic tensor t was made (eager.finish calls this).
+-- Note where symbolic tensor t was made (binding.finish calls this).
 function M.annotate(t)
   local ctx = M.stack[#M.stack]
   if ctx and t.inline_data.sym.graph_id == C.tide_graph_id(ctx.graph) then

@@ -1,13 +1,15 @@
--- stdlib/tide/eager.lua — running registry ops eagerly from Lua: builders for
--- the hot one- and two-input ops, a general runner with attributes, and the
--- promotion of small inline tensors before views share their storage.
+-- stdlib/tide/dispatch.lua — running a registry op from Lua and offering it
+-- to the tape recorder. Eager or traced, the C registry decides (a symbolic
+-- input records a graph node). Builders for the hot one- and two-input ops,
+-- a general runner with attributes, and the promotion of small inline
+-- tensors before views share their storage.
 local binding = require "tide.binding"
 local convert = require "tide.convert"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local band = require("bit").band
 local coerce, arg = convert.coerce, convert.arg
-local record = require "tide.record" -- recording for gradient tapes
+local recorder = require "tide.tape_recorder"
 
 local M = {}
 
@@ -62,7 +64,7 @@ function M.run(op, a, inputs, nout)
   if C.tide_op_run(op, a, n, in_arr, nout, outs) ~= 0 then raise() end
   finish(o1)
   if o2 then finish(o2) end
-  if record.active and record.any_wanted(inputs) then record.op(op, a, inputs, { o1, o2 }) end
+  if recorder.active and recorder.any_wanted(inputs) then recorder.op(op, a, inputs, { o1, o2 }) end
   if o2 then return o1, o2 end
   return o1 -- exactly one value, so f(x, tide.zeros(...)) passes no extra nil
 end
@@ -74,7 +76,7 @@ function M.run1(op, a, x)
   outs[0] = out
   if C.tide_op_run(op, a, 1, ins, 1, outs) ~= 0 then raise() end
   finish(out)
-  if record.active then record.op1(op, a, x, out) end
+  if recorder.active then recorder.op1(op, a, x, out) end
   return out
 end
 
@@ -91,7 +93,7 @@ function M.unary(name, op)
     local out = Tensor()
     if C.tide_op_unary(op, out, x) ~= 0 then raise() end
     finish(out)
-    if record.active then record.op1(op, nil, x, out) end
+    if recorder.active then recorder.op1(op, nil, x, out) end
     return out
   end
 end
@@ -105,7 +107,7 @@ function M.binary(name, op)
     local out = Tensor()
     if C.tide_op_binary(op, out, a, b) ~= 0 then raise() end
     finish(out)
-    if record.active then record.op2(op, a, b, out) end
+    if recorder.active then recorder.op2(op, a, b, out) end
     return out
   end
 end

@@ -1,5 +1,5 @@
--- stdlib/tide/record.lua — the hook between eager ops and gradient tapes.
--- Ops call record.op/op1/op2 only while record.active (some tape records),
+-- stdlib/tide/tape_recorder.lua — the recorder between ops and gradient tapes.
+-- Ops call recorder.op/op1/op2 only while recorder.active (some tape records),
 -- so the eager path pays one table load when nothing records; nothing is
 -- allocated for an op no tape tracks. A tape keeps a node for an op when one
 -- of its inputs is tracked (watched, or produced by a node it kept); the
@@ -10,7 +10,7 @@ local ffi, C = binding.ffi, binding.C
 -- One instance per Lua state, like tide.binding: a module loaded again after
 -- package.loaded was cleared (busted does that between spec files) must
 -- still see the tapes that the first instance's GradientTape pushed.
-local REGISTRY_KEY = "tide.record"
+local REGISTRY_KEY = "tide.tape_recorder"
 local registry = debug.getregistry()
 if registry[REGISTRY_KEY] then return registry[REGISTRY_KEY] end
 
