@@ -1,5 +1,5 @@
--- tests/spec/trace_ops_spec.lua — every registry op gives the same result
--- traced as eager: each case of tests/trace_ops_cases.lua runs eagerly, then
+-- tests/spec/tracing/ops_spec.lua — every registry op gives the same result
+-- traced as eager: each case of tests/support/trace_ops_cases.lua runs eagerly, then
 -- through tide.trace with its tensors as arguments (symbolic, not constants),
 -- then again under an input_signature of None dims; dtypes, shapes and values
 -- must agree (exactly, or within a dtype's tolerance where summation order may
@@ -83,7 +83,7 @@ describe("every registry op, traced and eager", function()
   it("has a case for every op", function()
     for _, name in ipairs(op_names()) do
       assert(T.cases[name] or RANDOM[name],
-        "registry op '" .. name .. "' has no case in tests/trace_ops_cases.lua")
+        "registry op '" .. name .. "' has no case in tests/support/trace_ops_cases.lua")
     end
   end)
 

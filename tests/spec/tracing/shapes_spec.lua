@@ -1,4 +1,4 @@
--- tests/spec/trace_shapes_spec.lua — traced functions on inputs with unknown
+-- tests/spec/tracing/shapes_spec.lua — traced functions on inputs with unknown
 -- (None) dims: the symbolic shapes each op family reports inside the trace
 -- (TF's shape functions), and the results when the graph runs with several
 -- concrete shapes (compared with the same function run eagerly, and by hand).

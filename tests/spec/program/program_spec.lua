@@ -1,4 +1,4 @@
--- tests/spec/program_spec.lua — the `tide` program as a user runs it: lua's
+-- tests/spec/program/program_spec.lua — the `tide` program as a user runs it: lua's
 -- command line (scripts, arg, -e, -l, -i, -v, -, stdin), errors, and the REPL
 -- (piped through `tide -i`, and on a pseudo-terminal when `script` exists).
 local program = require "tide_program"

@@ -1,4 +1,4 @@
--- tests/spec/dynamic_shape_spec.lua — shapes as tensors (tide.shape,
+-- tests/spec/ops/dynamic_shape_spec.lua — shapes as tensors (tide.shape,
 -- tide.num_elements, tide.rank) and creation and reshaping ops given one:
 -- eagerly, traced with known dims (constants), traced with None dims (sized
 -- when the graph runs), their errors, and gradients through them.

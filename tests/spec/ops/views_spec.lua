@@ -1,4 +1,4 @@
--- tests/spec/views_spec.lua — the view ops: reshape, transpose, squeeze,
+-- tests/spec/ops/views_spec.lua — the view ops: reshape, transpose, squeeze,
 -- expand_dims, broadcast_to, x[i] and x:slice, contiguous; storage sharing
 -- (writes through either side show in the other) and their errors.
 local tide = require "tide"

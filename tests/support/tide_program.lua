@@ -1,4 +1,4 @@
--- tests/tide_program.lua — for specs that run the built tide program: its
+-- tests/support/tide_program.lua — for specs that run the built tide program: its
 -- path, shell quoting, files, a private temporary folder, and shell runs
 -- that capture exit status, stdout and stderr.
 require "tide" -- sets package.loaded["tide.host"]

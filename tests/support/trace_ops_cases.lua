@@ -1,4 +1,4 @@
--- tests/trace_ops_cases.lua — the calls tests/spec/trace_ops_spec.lua makes of
+-- tests/support/trace_ops_cases.lua — the calls tests/spec/tracing/ops_spec.lua makes of
 -- every deterministic registry op, each with its eager inputs, so that one
 -- spec can run them eagerly, traced, and traced with unknown (None) dims.
 --

@@ -1,4 +1,4 @@
--- tests/spec/grad_shape_spec.lua — gradients of the view and shape ops (reshape,
+-- tests/spec/grad/shape_spec.lua — gradients of the view and shape ops (reshape,
 -- squeeze, expand_dims, transpose, broadcast_to, slice and x[i], slice_update,
 -- concat, split, unstack, stack, tile, pad, reverse, contiguous, one_hot):
 -- hand-computed values and float64 finite-difference checks on strided inputs.

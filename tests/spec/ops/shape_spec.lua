@@ -1,4 +1,4 @@
--- tests/spec/shape_spec.lua — the shape ops that copy (concat, stack, tile,
+-- tests/spec/ops/shape_spec.lua — the shape ops that copy (concat, stack, tile,
 -- pad, gather, one_hot, reverse) and the view lists (split, unstack):
 -- hand-computed results, strided inputs, dtypes, and errors.
 local tide = require "tide"

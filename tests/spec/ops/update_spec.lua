@@ -1,4 +1,4 @@
--- tests/spec/update_spec.lua — slice_update (tf.tensor_strided_slice_update):
+-- tests/spec/ops/update_spec.lua — slice_update (tf.tensor_strided_slice_update):
 -- values for every kind of slice spec, strided inputs, dtypes, a copy that
 -- leaves x alone, and its errors.
 local tide = require "tide"

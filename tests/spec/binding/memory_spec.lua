@@ -1,4 +1,4 @@
--- tests/spec/memory_spec.lua — the collector is paced by C's byte count: a
+-- tests/spec/binding/memory_spec.lua — the collector is paced by C's byte count: a
 -- loop of 100,000 temporary 4 MB tensors stays under 2 GB of peak RSS, and
 -- tide's allocator count comes back to its baseline after a collection.
 -- The loop runs in a subprocess so that its VmHWM measures only the loop.

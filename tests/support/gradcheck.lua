@@ -1,4 +1,4 @@
--- tests/gradcheck.lua — finite-difference gradient checks for specs:
+-- tests/support/gradcheck.lua — finite-difference gradient checks for specs:
 --   local gc = require "gradcheck"
 --   gc.check(function(x, y) return x * y end, {x, y})          -- first order
 --   gc.check(f, {x}, {second_order = true})                     -- and second

@@ -1,4 +1,4 @@
--- tests/helpers.lua — small assertions shared by specs:
+-- tests/support/helpers.lua — small assertions shared by specs:
 --   local h = require "helpers"
 --   h.close(actual_table_or_tensor, expected_table, tol)
 --   h.errors("substring of the message", fn, ...)

@@ -1,4 +1,4 @@
--- tests/spec/control_grad_spec.lua — gradients through tide.cond and
+-- tests/spec/tracing/control_grad_spec.lua — gradients through tide.cond and
 -- tide.while_loop inside tide.trace (TF 2's: a cond of branch VJPs, a
 -- reverse loop of body VJPs) agree with eager gradients and with finite
 -- differences: branches and bodies using inputs, captured tensors and

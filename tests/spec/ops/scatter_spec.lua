@@ -1,4 +1,4 @@
--- tests/spec/scatter_spec.lua — scatter_add (gather's inverse): values,
+-- tests/spec/ops/scatter_spec.lua — scatter_add (gather's inverse): values,
 -- repeated indices, axes and batch_dims, dtypes, strided inputs, the parallel
 -- path against a plain Lua loop, and its errors.
 local tide = require "tide"

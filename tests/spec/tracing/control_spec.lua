@@ -1,4 +1,4 @@
--- tests/spec/control_spec.lua — control flow (TF 2's tf.cond, tf.while_loop,
+-- tests/spec/tracing/control_spec.lua — control flow (TF 2's tf.cond, tf.while_loop,
 -- tf.TensorArray, AutoGraph's `for i in tf.range`): eager and traced give the
 -- same results; examples translated from TF's guides (dynamic RNN, fizzbuzz,
 -- collatz); traced structure, shapes, side effects and errors.

@@ -1,4 +1,4 @@
--- tests/spec/nn_spec.lua — tide.nn's ops other than convolution and pooling:
+-- tests/spec/ops/nn_spec.lua — tide.nn's ops other than convolution and pooling:
 -- softmax, log_softmax, the cross-entropies, l2_loss, bias_add, moments, the
 -- normalizations, dropout and embedding_lookup: values against hand-computed
 -- references, float64 gradient checks (strided inputs, other axes, second

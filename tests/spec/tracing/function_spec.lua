@@ -9,7 +9,7 @@ local function f32(v) return tide.tensor(v, "float32") end
 local function i32(v) return tide.tensor(v, "int32") end
 local None = tide.None
 
--- Retracing warnings have their own spec (trace_retracing_spec.lua); keep this one's output clean.
+-- Retracing warnings have their own spec (tracing/retracing_spec.lua); keep this one's output clean.
 local saved_warning
 setup(function()
   saved_warning = tide.config.get_retracing_warning()
@@ -263,7 +263,7 @@ describe("input_signature", function()
     assert.truthy(err:find("inputs: (tide.Tensor(shape=(2, 2), dtype=int32))", 1, true), err)
     assert.truthy(err:find("input_signature: (x: TensorSpec(shape=(None,), dtype=tide.int32, name=None))", 1,
       true), err)
-    assert.truthy(err:find("^[^\n]*trace_spec.lua:%d+: trace: the arguments of"), err) -- at the caller's line
+    assert.truthy(err:find("^[^\n]*function_spec.lua:%d+: trace: the arguments of"), err) -- at the caller's line
     assert.are.equal(1, c.n)
   end)
 
@@ -404,8 +404,8 @@ describe("concrete functions", function()
       return tide.reduce_sum(tide.sin(y))               -- a tail call: LuaJIT keeps no frame for it
     end)
     local text = tostring(f:get_concrete_function(tide.TensorSpec({ 2, 3 })).graph)
-    assert.truthy(text:find("matmul%([^\n]*trace_spec.lua:" .. (here + 2) .. "\n"), text)
-    assert.truthy(text:find("sum%([^\n]*trace_spec.lua:" .. (here + 1) .. " %(a tail call"), text)
+    assert.truthy(text:find("matmul%([^\n]*function_spec.lua:" .. (here + 2) .. "\n"), text)
+    assert.truthy(text:find("sum%([^\n]*function_spec.lua:" .. (here + 1) .. " %(a tail call"), text)
   end)
 
   it("prints its graph one node a line, as dot, with node count and planned bytes", function()
@@ -414,7 +414,7 @@ describe("concrete functions", function()
     local text = tostring(cf.graph)
     assert.truthy(text:find("matmul(%0, %1) : float32[None, 4]", 1, true), text)
     assert.truthy(text:find("add(", 1, true), text)
-    assert.truthy(text:find("trace_spec.lua:", 1, true), text) -- the Lua line that recorded each op
+    assert.truthy(text:find("function_spec.lua:", 1, true), text) -- the Lua line that recorded each op
     assert.are.equal(text, cf.graph:text())
     assert.are.equal(text, cf:graph_text())
     local lines = 0

@@ -1,4 +1,4 @@
--- tests/spec/grad_reduce_spec.lua — gradients of reductions (sum, mean, max,
+-- tests/spec/grad/reduce_spec.lua — gradients of reductions (sum, mean, max,
 -- min, prod and the composites logsumexp, variance, std), scans (cumsum,
 -- cumprod), ordering (sort, top_k) and index ops (gather, scatter_add),
 -- checked against float64 finite differences and hand-computed values.

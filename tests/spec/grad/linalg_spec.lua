@@ -1,4 +1,4 @@
--- tests/spec/grad_linalg_spec.lua — matmul's gradient: hand-computed values,
+-- tests/spec/grad/linalg_spec.lua — matmul's gradient: hand-computed values,
 -- float64 finite-difference checks for every pair of transpose flags, batch
 -- broadcasting, 1-D operands and strided views, and second order.
 local tide = require "tide"

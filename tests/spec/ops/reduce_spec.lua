@@ -1,4 +1,4 @@
--- tests/spec/reduce_spec.lua — reductions (sum ... all), logsumexp, variance,
+-- tests/spec/ops/reduce_spec.lua — reductions (sum ... all), logsumexp, variance,
 -- std, argmax/argmin and cumsum/cumprod against hand-computed values.
 local tide = require "tide"
 local h = require "helpers"

@@ -1,4 +1,4 @@
--- tests/spec/sort_spec.lua — sort, argsort and top_k against hand-computed
+-- tests/spec/ops/sort_spec.lua — sort, argsort and top_k against hand-computed
 -- values: directions, axes, stability, NaN placement, strided inputs, errors.
 local tide = require "tide"
 local h = require "helpers"

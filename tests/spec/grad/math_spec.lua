@@ -1,4 +1,4 @@
--- tests/spec/grad_math_spec.lua — gradients of the elementwise ops (unary,
+-- tests/spec/grad/math_spec.lua — gradients of the elementwise ops (unary,
 -- binary with broadcasting, where, clip_by_value, cast, copy) checked against
 -- float64 finite differences, plus ops without gradients giving nil.
 local tide = require "tide"
