@@ -1,6 +1,8 @@
 -- stdlib/tide/config.lua — process-wide settings (tide.config): threads,
--- memory statistics, and tide.trace's retracing warning.
+-- memory statistics, and tide.trace's retracing warning and eager switch.
 local binding = require "tide.binding"
+local tracing = require "tide.tracing.function"
+local retracing = require "tide.tracing.retracing"
 local C = binding.C
 
 local M = {}
@@ -51,13 +53,18 @@ end
 -- tide.trace warns when `threshold` of the last `window` calls of one Lua
 -- function traced a new graph (TF's rule, 5 of 10): set_retracing_warning{
 -- threshold=, window=}, or false to turn the warning off (true: on again).
-function M.set_retracing_warning(opts)
-  require("tide.tracing.function").set_retracing_warning(opts)
-end
+M.set_retracing_warning = retracing.set_retracing_warning
 
 -- The retracing warning's settings: { enabled=, threshold=, window= }.
-function M.get_retracing_warning()
-  return require("tide.tracing.function").get_retracing_warning()
+M.get_retracing_warning = retracing.get_retracing_warning
+
+-- run_functions_eagerly(true): tide.trace's functions run as plain Lua (TF's
+-- tf.config.run_functions_eagerly, for debugging); false: traced again.
+function M.run_functions_eagerly(on)
+  tracing.eager = on and true or false
 end
+
+-- True while traced functions run eagerly.
+function M.functions_run_eagerly() return tracing.eager end
 
 return M

@@ -154,10 +154,17 @@ local function find_tensor(v, depth)
   return nil
 end
 
+-- tide.stack, which packs nested tables of tensors: tide.ops.shape, a floor
+-- above, sets it when loaded (convert runs no ops of its own).
+local stack = function()
+  error("tide.convert: tide.stack is not set (tide.ops.shape was not loaded)", 2)
+end
+
+function M.set_stack(fn) stack = fn end
+
 -- A nested table holding tensors or Variables packed into one tensor, as TF
 -- packs a list of tensors: each level is tide.stack of its entries; Lua
 -- numbers take the dtype of `like` (the first tensor in the table).
-local stack
 local function pack(node, like, dt_name, what, path)
   if is_variable(node) then node = read_variable(node) end
   if istype(Tensor, node) then
@@ -176,7 +183,6 @@ local function pack(node, like, dt_name, what, path)
   end
   local parts = {}
   for i = 1, #node do parts[i] = pack(node[i], like, dt_name, what, path .. "[" .. i .. "]") end
-  stack = stack or require("tide.ops.shape").stack
   local ok, r = pcall(stack, parts)
   if not ok then
     binding.error(string.format("%s: cannot pack element%s of the nested table: %s", what,

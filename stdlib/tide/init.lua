@@ -31,7 +31,7 @@ local tide = {
   _VERSION = ffi.string(C.tide_version()),
   config = require "tide.config",
   newaxis = tensor.newaxis,
-  Shape = tensor.Shape,
+  Shape = require("tide.tensor_shape").Shape,
 }
 
 for name, v in pairs(dtype.constants) do tide[name] = v end
@@ -90,16 +90,16 @@ tide.trace = tracing.trace
 tide.TensorSpec = spec.TensorSpec
 tide.None = spec.None
 tide.print = require("tide.tracing.print").print
-function tide.config.run_functions_eagerly(on)
-  tracing.eager = on and true or false
-end
-function tide.config.functions_run_eagerly() return tracing.eager end
 -- Control flow (TF's tf.cond, tf.while_loop, tf.TensorArray) and a tensor-bounded loop.
 local control = require "tide.tracing.control"
 tide.cond = control.cond
 tide.while_loop = control.while_loop
 tide.for_range = control.for_range
 tide.TensorArray = control.TensorArray
+-- Tapes through traced calls and through cond/while_loop nodes: these sit
+-- above tide.trace and control flow, and hook themselves in when loaded.
+require "tide.tracing.gradient"
+require "tide.tracing.control_grad"
 export({ item = tensor.item, totable = tensor.totable, slice = tensor.slice, size = tensor.size,
          copy_ = tensor.copy_ }, { no_top = true })
 tide.size = tensor.size
@@ -121,8 +121,8 @@ tide.nn = {}
 for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "tanh", "leaky_relu" } do
   tide.nn[name] = math_ops[name]
 end
-for _, mod in ipairs { "tide.ops.nn", "tide.ops.nn_conv" } do
-  for name, fn in pairs(require(mod)) do
+for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv" } do
+  for name, fn in pairs(mod) do
     if type(fn) == "function" then tide.nn[name] = fn end
   end
 end

@@ -10,6 +10,10 @@ local variable = require "tide.variable"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local grad = require "tide.grad"
+local convert = require "tide.convert"
+local create = require "tide.ops.create"
+local shape_ops = require "tide.ops.shape"
+local add = require("tide.ops.math").add
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local is_variable = variable.is_variable
@@ -134,7 +138,7 @@ local function source_reads(tape, s)
   return { s }
 end
 
-local zeros_like, ones_like, add
+local zeros_like, ones_like = create.zeros_like, create.ones_like
 
 -- Map f over a source structure (a tensor, a Variable, or nested tables).
 local function map_sources(s, f, path)
@@ -158,8 +162,8 @@ end
 local function seed_of(t, seed, i)
   if seed == nil then return ones_like(t) end
   if not istype(Tensor, seed) then
-    seed = require("tide.convert").coerce(seed, t, "gradient", 3)
-    if seed.ndim == 0 then return require("tide.ops.shape").broadcast_to(seed, t.shape:as_list()) end
+    seed = convert.coerce(seed, t, "gradient", 3)
+    if seed.ndim == 0 then return shape_ops.broadcast_to(seed, t.shape:as_list()) end
   end
   if seed.dt ~= t.dt then
     binding.error(string.format("GradientTape:gradient: output_gradients[%d] is %s but target %d is %s", i,
@@ -227,9 +231,6 @@ function GradientTape:gradient(target, sources, ...)
       tostring(unconnected))
   end
   if sources == nil then binding.error("GradientTape:gradient: sources are required") end
-  zeros_like = zeros_like or require("tide.ops.create").zeros_like
-  ones_like = ones_like or require("tide.ops.create").ones_like
-  add = add or binding.impl.add
 
   -- Seed the targets.
   local single = istype(Tensor, target) or is_variable(target)
@@ -307,14 +308,7 @@ end
 ---------------------------------------------------------------------------
 
 -- tide.stop_gradient(x): the same values, never tracked by any tape.
-function M.stop_gradient(x)
-  if is_variable(x) then x = rawget(x, "_handle") end
-  x = require("tide.convert").arg(x, "stop_gradient")
-  local r = Tensor()
-  C.tide_tensor_share(r, x)
-  if r.storage ~= nil then binding.track(r) end
-  return r
-end
+M.stop_gradient = recorder.stop_gradient
 
 -- The tensor arguments of a call (Variables read through the tapes), in order.
 local function tensor_args(op, list)
@@ -376,7 +370,6 @@ end
 -- input's dtype and shape (a Lua value converts to the input's dtype), as TF
 -- checks them. `vars` are the variables after the ninputs arguments.
 local function checked_grads(gs, inputs, ninputs, vars)
-  local convert = require "tide.convert"
   local out = {}
   for k = 1, #inputs do
     local g, x = gs[k], inputs[k]

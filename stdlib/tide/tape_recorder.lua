@@ -3,9 +3,11 @@
 -- so the eager path pays one table load when nothing records; nothing is
 -- allocated for an op no tape tracks. A tape keeps a node for an op when one
 -- of its inputs is tracked (watched, or produced by a node it kept); the
--- op's float outputs become tracked in turn.
+-- op's float outputs become tracked in turn. Also stop_gradient: a tensor
+-- no tape tracks.
 local binding = require "tide.binding"
-local ffi, C = binding.ffi, binding.C
+local convert = require "tide.convert"
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 
 -- One instance per Lua state, like tide.binding: a module loaded again after
 -- package.loaded was cleared (busted does that between spec files) must
@@ -169,6 +171,17 @@ function M.paused(fn, ...)
   M.active = #saved > 0
   if not res[1] then error(res[2], 0) end
   return unpack(res, 2, res.n)
+end
+
+-- tide.stop_gradient(x): the same values in a tensor of its own, which no
+-- tape tracks (a Variable's own tensor is taken unread, so no tape notes it).
+function M.stop_gradient(x)
+  if convert.is_variable(x) then x = rawget(x, "_handle") end
+  x = convert.arg(x, "stop_gradient")
+  local r = Tensor()
+  C.tide_tensor_share(r, x)
+  if r.storage ~= nil then binding.track(r) end
+  return r
 end
 
 return M

@@ -7,6 +7,7 @@ local dtype = require "tide.dtype"
 local convert = require "tide.convert"
 local dispatch = require "tide.dispatch"
 local format = require "tide.format"
+local tensor_shape = require "tide.tensor_shape"
 local args = require "tide.args"
 local recorder = require "tide.tape_recorder"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
@@ -16,34 +17,9 @@ local istype = ffi.istype
 local M = {}
 local props, impl = binding.properties, binding.impl
 
----------------------------------------------------------------------------
--- Shapes: Lua lists that print like TF's and compare by value
----------------------------------------------------------------------------
-
-local Shape = {}
-Shape.__index = Shape
-Shape.__tostring = function(s) return format.shape_text(s) end
-Shape.__eq = function(a, b)
-  if #a ~= #b then return false end
-  for i = 1, #a do if a[i] ~= b[i] then return false end end
-  return true
-end
--- Number of elements of a shape.
-function Shape:num_elements()
-  local n = 1
-  for i = 1, #self do n = n * self[i] end
-  return n
-end
--- A plain Lua list of the dims.
-function Shape:as_list()
-  local out = {}
-  for i = 1, #self do out[i] = self[i] end
-  return out
-end
-M.Shape = Shape
+local Shape, None = tensor_shape.Shape, tensor_shape.None
 
 local SYMBOLIC = C.TIDE_TENSOR_SYMBOLIC
-local None -- tide.None, for unknown dims of symbolic tensors
 local function symbolic(t) return bit.band(t.flags, SYMBOLIC) ~= 0 end
 M.is_symbolic = symbolic
 
@@ -53,10 +29,7 @@ function M.shape_of(t)
   local s = {}
   for i = 0, t.ndim - 1 do
     local d = tonumber(t.dims[i])
-    if d < 0 then
-      None = None or require("tide.tracing.spec").None
-      d = None
-    end
+    if d < 0 then d = None end
     s[i + 1] = d
   end
   return setmetatable(s, Shape)
@@ -64,7 +37,11 @@ end
 
 -- Lua code cannot read a symbolic tensor's values: say what to do instead.
 local function no_value(t, what)
-  if symbolic(t) then require("tide.trace_context").no_value(t, what) end
+  if symbolic(t) then
+    binding.error(string.format("%s: this tensor is symbolic (it belongs to a function being traced by " ..
+      "tide.trace); its value exists only when the traced function runs. Use tide ops on it, tide.print to " ..
+      "see it at run time, tide.cond/tide.where for decisions, or return it from the function", what))
+  end
 end
 
 props.shape = M.shape_of

@@ -96,11 +96,4 @@ end
 
 binding.on_symbolic = M.annotate
 
--- The error for Lua code that needs a symbolic tensor's value.
-function M.no_value(t, what)
-  binding.error(string.format("%s: this tensor is symbolic (it belongs to a function being traced by tide.trace); " ..
-    "its value exists only when the traced function runs. Use tide ops on it, tide.print to see it at run " ..
-    "time, tide.cond/tide.where for decisions, or return it from the function", what))
-end
-
 return M

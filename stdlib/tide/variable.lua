@@ -13,6 +13,8 @@ local recorder = require "tide.tape_recorder"
 local format = require "tide.format"
 local context = require "tide.trace_context"
 local tensor = require "tide.tensor"
+local shape_ops = require "tide.ops.shape"
+local update = require "tide.ops.update"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
@@ -224,9 +226,8 @@ Variable.__newindex = function(v, k, x)
     local r = M.read(v)
     local row = binding.impl.index(r, k)
     local t = istype(Tensor, x) and x or convert.coerce(x, h, "setindex", 2)
-    local shape = require "tide.ops.shape"
-    t = shape.broadcast_to(t, row.shape:as_list())
-    assign_value(v, require("tide.ops.update").slice_update(r, { k }, t), "assign")
+    t = shape_ops.broadcast_to(t, row.shape:as_list())
+    assign_value(v, update.slice_update(r, { k }, t), "assign")
     return
   end
   if h.ndim == 0 then binding.error("setindex: cannot index a 0-d variable (use v:assign(x))") end

@@ -23,9 +23,12 @@ function M.backward(node, dys, needs)
 end
 
 -- The families register themselves when loaded.
-for _, family in ipairs { "math", "reduce", "ordering", "shape", "linalg", "nn", "conv" } do
-  local name = "tide.grad." .. family
-  if package.searchpath(name, package.path) then require(name) end
-end
+require "tide.grad.math"
+require "tide.grad.reduce"
+require "tide.grad.ordering"
+require "tide.grad.shape"
+require "tide.grad.linalg"
+require "tide.grad.nn"
+require "tide.grad.conv"
 
 return M

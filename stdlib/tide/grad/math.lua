@@ -5,6 +5,7 @@ local util = require "tide.grad.util"
 local m = require "tide.ops.math"
 local create = require "tide.ops.create"
 local dtype = require "tide.dtype"
+local C = require("tide.binding").C
 local unbroadcast = util.unbroadcast
 
 local reg = grad.register
@@ -49,7 +50,7 @@ end)
 
 local INV_SQRT_2PI, SQRT1_2, SQRT_2_OVER_PI = 1 / math.sqrt(2 * math.pi), math.sqrt(0.5), math.sqrt(2 / math.pi)
 unary("gelu", function(x, _, dy, node)
-  if bit.band(node.attrs.flags, require("tide.binding").C.TIDE_ATTR_APPROXIMATE) ~= 0 then
+  if bit.band(node.attrs.flags, C.TIDE_ATTR_APPROXIMATE) ~= 0 then
     -- y = 0.5x(1 + tanh(u)), u = c(x + 0.044715x^3)
     local x2 = m.square(x)
     local u = m.mul(m.add(x, m.mul(m.mul(x2, x), 0.044715)), SQRT_2_OVER_PI)

@@ -11,7 +11,7 @@ local C = binding.C
 
 local M = {}
 
-local stop_gradient -- tide.tape's, loaded on first use (tape loads the gradients, which load this)
+local stop_gradient = require("tide.tape_recorder").stop_gradient
 
 local KEEPDIMS, EXCLUSIVE, REVERSE, DESCENDING =
   C.TIDE_ATTR_KEEPDIMS, C.TIDE_ATTR_EXCLUSIVE, C.TIDE_ATTR_REVERSE, C.TIDE_ATTR_DESCENDING
@@ -67,7 +67,6 @@ function M.reduce_logsumexp(x, ...)
   check_float("reduce_logsumexp", x)
   local keep = args.bool("reduce_logsumexp", "keepdims", o.keepdims, false)
   local axis = o.axis
-  stop_gradient = stop_gradient or require("tide.tape").stop_gradient
   local raw = M.reduce_max(stop_gradient(x), axis, true)
   local shift = math_ops.where(math_ops.isfinite(raw), raw, 0)
   local total = M.reduce_sum(math_ops.exp(math_ops.sub(x, shift)), axis, keep)

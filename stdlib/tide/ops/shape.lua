@@ -304,6 +304,7 @@ function M.stack(values, ...)
   a.axis = axis
   return dispatch.run(CONCAT, a, expanded)
 end
+convert.set_stack(M.stack) -- tide.tensor{t1, t2} packs tensors with it
 
 -- tile(input, multiples): the input repeated multiples[i] times along dim i.
 M.tile = int_list_op("tile", TILE, nil, "multiples", false, false)

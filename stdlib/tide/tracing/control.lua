@@ -28,6 +28,10 @@ local M = {}
 
 local BOOL, I32 = C.TIDE_BOOL, C.TIDE_INT32
 local MAX_VALUES = 64 -- loop variables, captures and results a node takes (graph/control.c)
+M.MAX_VALUES = MAX_VALUES
+-- Traces of a loop's cond and body at most while its loop variables' shapes
+-- settle (a trace that changes a shape traces again).
+local MAX_BODY_TRACES = 64
 
 ---------------------------------------------------------------------------
 -- Tracing subgraphs
@@ -74,11 +78,14 @@ local function tape_stand_ins(used)
   return stand_ins
 end
 
-local control_grad -- tide.tracing.control_grad, loaded when a tape first needs it
-local function grads()
-  control_grad = control_grad or require "tide.tracing.control_grad"
-  return control_grad
-end
+-- The gradients of COND and WHILE nodes (tracing/control_grad.lua) are built
+-- with cond and while_loop themselves: that module sits above this one and
+-- sets itself here when loaded (tide's init loads it).
+local control_grad = setmetatable({}, { __index = function(_, k)
+  error("tide.tracing.control: tide.tracing.control_grad was not loaded (" .. tostring(k) .. " is needed)", 2)
+end })
+
+function M.set_gradients(module) control_grad = module end
 
 -- Trace fn into a new graph built on top of the current one: descs
 -- ({dt=, dims=} each) become its inputs, handed to make_args to build fn's
@@ -321,7 +328,7 @@ function M.cond(pred, true_fn, false_fn, ...)
   local g = C.tide_graph_building()
   local none = function() end
   local used = {}
-  local saved = recorder.active and grads().snapshot { true_fn, false_fn } -- for a gradient that runs them again
+  local saved = recorder.active and control_grad.snapshot { true_fn, false_fn } -- for a gradient that runs them again
   local tg, tres = trace_sub("cond_true", true_fn, {}, none, used)
   local fg, fres = trace_sub("cond_false", false_fn, {}, none, used)
   local ts, fs = list_structure(tres), list_structure(fres)
@@ -368,7 +375,7 @@ function M.cond(pred, true_fn, false_fn, ...)
   ffi.gc(fg, nil)
   for i = 1, n do binding.finish(outs[i]) end
   if #used > 0 and recorder.active then
-    grads().cond(used, outs, { pred = pred, true_fn = true_fn, false_fn = false_fn, saved = saved,
+    control_grad.cond(used, outs, { pred = pred, true_fn = true_fn, false_fn = false_fn, saved = saved,
       flatten = function(res) -- a branch's results (packed) lined up with outs
         return flat_like(ts, list_structure(res), function(leaf) return leaf.has_buffer end)
       end })
@@ -564,8 +571,8 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
     return unpack(r, 1, n)
   end
   local used = {}
-  local saved = recorder.active and grads().snapshot { cond_fn, body_fn } -- for a gradient that runs them again
-  for _ = 1, 64 do
+  local saved = recorder.active and control_grad.snapshot { cond_fn, body_fn } -- for a gradient that runs them again
+  for _ = 1, MAX_BODY_TRACES do
     local flat, descs = init_leaves()
     if #flat > MAX_VALUES then binding.error(string.format("while_loop: %d loop tensors (at most %d)", #flat, MAX_VALUES)) end
     local cg, cres = trace_sub("while_cond", cond_fn, descs, make_args, used)
@@ -635,7 +642,7 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
       for i = 1, #flat do binding.finish(results[i]) end
       if recorder.active then
         local function ta_slot(leaf) return rawget(leaf.ta, "_buffer") and true or false end
-        grads().while_loop(used, flat, results, { descs = descs, max = max, saved = saved,
+        control_grad.while_loop(used, flat, results, { descs = descs, max = max, saved = saved,
           cond_flat = function(syms) -- cond on flat loop tensors
             return flag_tensor(cond_fn(make_args(syms)), "while_loop", "cond must give")
           end,
@@ -653,8 +660,10 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
       return unpack(res, 1, n)
     end
   end
-  binding.error("while_loop: the loop variables' shapes did not settle after 64 traces")
+  binding.error(string.format("while_loop: the loop variables' shapes did not settle after %d traces",
+    MAX_BODY_TRACES))
 end
+tensor_array.set_while_loop(M.while_loop) -- a dynamic_size array grows at a run-time index with it
 
 ---------------------------------------------------------------------------
 -- tide.for_range

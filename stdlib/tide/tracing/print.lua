@@ -3,6 +3,7 @@
 -- traced function (a print node), in one format for both.
 local binding = require "tide.binding"
 local context = require "tide.trace_context"
+local variable = require "tide.variable"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
@@ -16,7 +17,6 @@ function M.print(...)
   local pieces, tensors = {}, {}
   for i = 1, n do
     local v = select(i, ...)
-    local variable = require "tide.variable"
     if variable.is_variable(v) then v = variable.read(v) end
     if istype(Tensor, v) then
       tensors[#tensors + 1] = v

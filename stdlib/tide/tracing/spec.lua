@@ -3,6 +3,7 @@
 local binding = require "tide.binding"
 local class = require "tide.class"
 local dtype = require "tide.dtype"
+local tensor_shape = require "tide.tensor_shape"
 
 local REGISTRY_KEY = "tide.tracing.spec"
 local registry = debug.getregistry()
@@ -11,8 +12,8 @@ if registry[REGISTRY_KEY] then return registry[REGISTRY_KEY] end
 local M = {}
 registry[REGISTRY_KEY] = M
 
--- tide.None: an unknown dimension in a TensorSpec or a symbolic tensor's shape.
-M.None = setmetatable({}, { __tostring = function() return "None" end, __name = "tide.None" })
+-- tide.None: an unknown dimension in a TensorSpec (tensor_shape owns it).
+M.None = tensor_shape.None
 local None = M.None
 
 local TensorSpec = class("TensorSpec")

@@ -9,6 +9,7 @@ local convert = require "tide.convert"
 local spec = require "tide.tracing.spec"
 local values = require "tide.tracing.values"
 local tensor = require "tide.tensor"
+local tensor_shape = require "tide.tensor_shape"
 local format = require "tide.format"
 local math_ops = require "tide.ops.math"
 local shape_ops = require "tide.ops.shape"
@@ -22,9 +23,18 @@ local None = spec.None
 local is_tensor, symbolic, tracing = values.is_tensor, values.symbolic, values.tracing
 local is_variable, read_variable = values.is_variable, values.read_variable
 local dims_of, dims_text = values.dims_of, values.dims_text
-local all_known, zeros_of, count_arg = values.all_known, values.zeros_of, values.count_arg
+local all_known, count_arg = values.all_known, values.count_arg
 
 local M = {}
+
+-- tide.while_loop, which grows a dynamic_size array at an index known only at
+-- run time: tracing/control.lua carries TensorArrays through its loops, so it
+-- sits above this module and sets it when loaded.
+local while_loop = function()
+  error("tide.tracing.tensor_array: tide.tracing.control was not loaded (while_loop is needed)", 2)
+end
+
+function M.set_while_loop(fn) while_loop = fn end
 
 local I32 = C.TIDE_INT32
 
@@ -74,7 +84,7 @@ end
 local function shape_list(dims)
   local s = {}
   for i, d in ipairs(dims) do s[i] = d == -1 and None or d end
-  return setmetatable(s, tensor.Shape)
+  return setmetatable(s, tensor_shape.Shape)
 end
 
 -- TensorArray(dtype, {size=, dynamic_size=false, clear_after_read=,
@@ -199,7 +209,7 @@ end
 
 -- A zeros element-shaped like value, as one row [1, ...].
 local function zero_row(value)
-  return shape_ops.expand_dims(zeros_of(value), 0)
+  return shape_ops.expand_dims(create.zeros_like(value), 0)
 end
 
 -- Checked value for write: a tensor of the array's dtype, element shape fitting.
@@ -277,7 +287,7 @@ function TensorArray:write(index, value)
   if self.dynamic_size then
     local need = math_ops.add(math_ops.cast(kt, "int32"), 1)
     local row = zero_row(value)
-    b = require("tide.tracing.control").while_loop(function(x) return math_ops.less(row_count(x), need) end,
+    b = while_loop(function(x) return math_ops.less(row_count(x), need) end,
       function(x) return shape_ops.concat({ x, row }, 0) end, b)
   end
   -- scatter_add checks the index against the rows at run time
