@@ -7,7 +7,6 @@ local spec = require "tide.tracing.spec"
 local recorder = require "tide.tape_recorder"
 local T = require "tide.tracing.trace_type"
 local cache = require "tide.tracing.call_cache"
-local gradient = require "tide.tracing.gradient"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local band = bit.band
 local pack, unpack = recorder.pack, unpack or table.unpack
@@ -16,7 +15,7 @@ local dims_text = spec.dims_text
 local list_template, rebuild, has_tensor, lua_repr = T.list_template, T.rebuild, T.has_tensor, T.lua_repr
 local fits, first_difference, describe = T.fits, T.first_difference, T.describe
 local arg_count, arg_name, where = T.arg_count, T.arg_name, T.where
-local lookup, insert, TRIE_LIMIT = cache.lookup, cache.insert, cache.TRIE_LIMIT
+local lookup, remember = cache.lookup, cache.remember
 
 -- One instance per Lua state (busted clears package.loaded between spec
 -- files): Functions made before a reload keep making
@@ -34,6 +33,18 @@ M.ConcreteFunction, M.Graph = ConcreteFunction, Graph
 
 local SYMBOLIC = C.TIDE_TENSOR_SYMBOLIC
 local cstack = context.stack
+
+-- A tape recording outside a traced call sees the call as one node, whose
+-- backward is itself a traced Function: tracing/gradient.lua makes it, sits
+-- above this module and function.lua, and sets these when loaded.
+local tape_call = {
+  records = function()
+    error("tide.tracing.concrete: tide.tracing.gradient was not loaded (a tape records a traced call)", 2)
+  end,
+}
+
+-- records(cf, slots): true when this call must become a node; call(cf, slots): run it as one.
+function M.set_tape_call(records, call) tape_call.records, tape_call.call = records, call end
 
 ---------------------------------------------------------------------------
 -- Pretty signatures (TF's ConcreteFunction.pretty_printed_signature)
@@ -137,8 +148,7 @@ function ConcreteFunction:__init(fn, graph, arg_template, nslots, out_template, 
   self.trainable_variables = trainable
   self._in = ffi.new("const tide_tensor *[?]", math.max(nslots, 1))
   self._outs = ffi.new("tide_tensor *[?]", math.max(#outs, 1))
-  self._accept = {}              -- call trie: argument types known to fit
-  self._accepted = 0
+  self._accept = cache.new()     -- call cache: argument types known to fit
   -- The results are the graph's outputs in order (no tables, no Lua values):
   -- _run_flat can return them without rebuilding.
   local flat = out_template.n == #outs
@@ -159,7 +169,7 @@ end
 -- Run the graph on the flat list of eager tensors; returns fn's results.
 -- While a tape records, the call may become one node of it (gradient.lua).
 function ConcreteFunction:_run_flat(slots)
-  if recorder.active and gradient.records(self, slots) then return gradient.call(self, slots) end
+  if recorder.active and tape_call.records(self, slots) then return tape_call.call(self, slots) end
   local n, nout = self._nin, self._nout
   local ins, outs = self._in, self._outs
   if self._flat_out and nout == 1 then
@@ -243,9 +253,7 @@ function ConcreteFunction:__call(...)
         "(not one of its concrete functions) inside another trace", self:_summary()))
     end
   end
-  if self._accepted > TRIE_LIMIT then self._accept, self._accepted = {}, 0 end
-  insert(self._accept, n, ...).ok = true
-  self._accepted = self._accepted + 1
+  remember(self._accept, n, ...).ok = true
   return self:_run_flat(slots)
 end
 

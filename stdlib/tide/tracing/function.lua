@@ -22,11 +22,11 @@ local istype = ffi.istype
 local band = bit.band
 local pack, unpack = recorder.pack, unpack or table.unpack
 local None = spec.None
-local list_template, template_of, key_of, rebuild, has_tensor = T.list_template, T.template_of, T.key_of, T.rebuild,
-  T.has_tensor
+local list_template, key_of, rebuild, has_tensor = T.list_template, T.key_of, T.rebuild, T.has_tensor
 local fits, common_supertype, sub_path, where, arg_count = T.fits, T.common_supertype, T.sub_path, T.where, T.arg_count
-local lookup, insert, TRIE_LIMIT = cache.lookup, cache.insert, cache.TRIE_LIMIT
+local lookup, remember = cache.lookup, cache.remember
 local ConcreteFunction, output_template = concrete.ConcreteFunction, concrete.output_template
+local signature_text = concrete.signature_text
 local proto_of, detector_for = retracing.proto_of, retracing.detector_for
 local called_with_tracing, called_without_tracing = retracing.called_with_tracing, retracing.called_without_tracing
 local conform, signature_mismatch, apply_spec_dims = signature.conform, signature.signature_mismatch,
@@ -41,20 +41,11 @@ if registry[REGISTRY_KEY] then return registry[REGISTRY_KEY] end
 
 local M = {
   eager = false,   -- tide.config.run_functions_eagerly
-  retracing = retracing.settings, -- { enabled, threshold, window }: tide.config.set_retracing_warning
 }
 registry[REGISTRY_KEY] = M
--- M.last_warning reads the retracing module's (it is set where the warning is written).
-setmetatable(M, { __index = function(_, k) if k == "last_warning" then return retracing.last_warning end end })
 
 local Function = class("Function")
-M.Function, M.ConcreteFunction, M.Graph = Function, ConcreteFunction, concrete.Graph
-
--- The parts, under the names this module has always exported.
-M.identity, M.template_of, M.list_template, M.key_of = T.identity, template_of, list_template, key_of
-M.fits, M.common_supertype, M.rebuild, M.describe = fits, common_supertype, rebuild, T.describe
-M.first_difference, M.signature_text = T.first_difference, concrete.signature_text
-M.set_retracing_warning, M.get_retracing_warning = retracing.set_retracing_warning, retracing.get_retracing_warning
+M.Function = Function
 
 local SYMBOLIC = C.TIDE_TENSOR_SYMBOLIC
 local cstack = context.stack
@@ -129,8 +120,7 @@ function Function:__init(fn, ...)
     self._nsig = #sig
   end
   self._concrete = {}   -- ConcreteFunctions, oldest first
-  self._trie = {}       -- call cache: argument types -> the ConcreteFunction they select
-  self._trie_size = 0
+  self._calls = cache.new() -- call cache: argument types -> the ConcreteFunction they select
   self._traces = 0
   self._active = {}     -- trace types of this function's traces and inlined calls in progress
   self._detector = detector_for(fn)
@@ -141,14 +131,20 @@ function Function:_signature_template(n, ...)
   return signature.template(self, n, ...)
 end
 
+-- Refuse to trace fn for argument template t (key: key_of(t)) while a trace
+-- with the same argument types is in progress: recursion would never end.
+function Function:_check_recursion(key, t)
+  if self._active[key] then
+    binding.error(string.format("trace: %s calls itself with the same argument types (%s) while it is being " ..
+      "traced: recursion on tensor arguments cannot be traced (the trace would never end); use tide.while_loop, " ..
+      "or recurse on Lua values (each value traces its own graph)", self.name, signature_text(t)))
+  end
+end
+
 -- Build a ConcreteFunction for the arguments' template (tensors may carry None dims).
 function Function:_trace(target, nslots)
   local key = key_of(target)
-  if self._active[key] then
-    binding.error(string.format("trace: %s calls itself with the same argument types (%s) while it is being traced: " ..
-      "recursion on tensor arguments cannot be traced (the trace would never end); use tide.while_loop, or " ..
-      "recurse on Lua values (each value traces its own graph)", self.name, M.signature_text(target)))
-  end
+  self:_check_recursion(key, target)
   local g = ffi.gc(C.tide_graph_new(self.name), C.tide_graph_free)
   if C.tide_graph_begin(g) ~= 0 then binding.raise() end
   local ctx = { graph = g, fn = self, variables = {}, first = self._traces == 0 }
@@ -213,7 +209,7 @@ function Function:_concrete_for(actual, nslots)
   end
   local cf = self:_trace(target, nslots)
   self._concrete[#self._concrete + 1] = cf
-  self._trie, self._trie_size = {}, 0 -- a new concrete function may be more specific for cached calls
+  cache.clear(self._calls) -- a new concrete function may be more specific for cached calls
   return cf, true
 end
 
@@ -228,11 +224,7 @@ function Function:_inline(...)
   end
   local t = list_template(n, nil, unpack(a, 1, n))
   local key = key_of(t)
-  if self._active[key] then
-    binding.error(string.format("trace: %s calls itself with the same argument types (%s) while it is being traced: " ..
-      "recursion on tensor arguments cannot be traced (the trace would never end); use tide.while_loop, or " ..
-      "recurse on Lua values (each value traces its own graph)", self.name, M.signature_text(t)))
-  end
+  self:_check_recursion(key, t)
   self._active[key] = true
   local res = pack(pcall(self.fn, unpack(a, 1, n)))
   self._active[key] = nil
@@ -273,9 +265,7 @@ function Function:_call_slow(n, ...)
     end
   end
   local cf, traced = self:_concrete_for(actual, #slots)
-  if self._trie_size > TRIE_LIMIT then self._trie, self._trie_size = {}, 0 end
-  insert(self._trie, n, ...).cf = cf
-  self._trie_size = self._trie_size + 1
+  remember(self._calls, n, ...).cf = cf
   if traced then called_with_tracing(self, self._detector, actual)
   else called_without_tracing(self._detector) end
   return cf:_run_flat(slots)
@@ -286,6 +276,19 @@ function Function:_conformed(...)
   local a = pack(...)
   for i = 1, self._nsig do a[i] = conform(self._sig[i], a[i]) end
   return a
+end
+
+-- A call of n arguments: the concrete function the call cache remembers for
+-- their types, or the slow way.
+local function call_cached(self, n, ...)
+  local slots = {}
+  local node = lookup(self._calls, slots, n, ...)
+  local cf = node and node.cf
+  if cf then
+    called_without_tracing(self._detector)
+    return cf:_run_flat(slots)
+  end
+  return self:_call_slow(n, ...)
 end
 
 function Function:__call(...)
@@ -303,28 +306,15 @@ function Function:__call(...)
     end
     if nargs > n then return self:_call_slow(n, ...) end
   end
-  local slots = {}
-  local node = lookup(self._trie, slots, n, ...)
-  local cf = node and node.cf
-  if cf then
-    called_without_tracing(self._detector)
-    return cf:_run_flat(slots)
-  end
-  return self:_call_slow(n, ...)
+  return call_cached(self, n, ...)
 end
 
 -- A call whose arguments were converted for the input_signature.
 function Function:_call_conformed(n, ...)
   if select("#", ...) > n then return self:_call_slow(n, ...) end
-  local slots = {}
-  local node = lookup(self._trie, slots, n, ...)
-  local cf = node and node.cf
-  if cf then
-    called_without_tracing(self._detector)
-    return cf:_run_flat(slots)
-  end
-  return self:_call_slow(n, ...)
+  return call_cached(self, n, ...)
 end
+
 
 -- f:get_concrete_function(args... or TensorSpecs...): the concrete function
 -- those arguments select (tracing if needed), without running it. With an

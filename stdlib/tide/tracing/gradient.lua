@@ -8,15 +8,19 @@
 local dtype = require "tide.dtype"
 local binding = require "tide.binding"
 local recorder = require "tide.tape_recorder"
+local zeros_like = require("tide.ops.create").zeros_like
+local variable_read = require("tide.variable").read
+local GradientTape = require("tide.tape").GradientTape
 local spec = require "tide.tracing.spec"
 local T = require "tide.tracing.trace_type"
+local new_detector = require("tide.tracing.retracing").new_detector
+local concrete = require "tide.tracing.concrete"
+local Function = require("tide.tracing.function").Function
 local pack, unpack = recorder.pack, unpack or table.unpack
 local is_float = dtype.is_float
 local C = binding.C
 
 local M = {}
-
-local variable_read, zeros_like -- loaded lazily: tide.variable and the ops need the tracing modules
 
 -- The float variables the graph reads (only those can have gradients), kept
 -- per concrete function: the order is the order of the node's inputs.
@@ -78,8 +82,6 @@ end
 -- input_signature is cf's own (None dims stay None), so it traces once,
 -- unless its gradients need static dims (see below).
 local function backward_function(cf)
-  local Function = require("tide.tracing.function").Function
-  local GradientTape = require("tide.tape").GradientTape
   local fwd, args_t, nin = cf.function_, cf._args, cf._nin
   local slot_t = {}
   local function collect(t)
@@ -136,7 +138,7 @@ local function backward_function(cf)
   -- Its traces are not the user's retracing: every backward function shares
   -- the one Lua prototype above (the shared detector would count them all),
   -- and one traced per shape is the fallback above, not the user's doing.
-  bwd._detector = require("tide.tracing.retracing").new_detector()
+  bwd._detector = new_detector()
   bwd._quiet = true
   return bwd
 end
@@ -149,7 +151,6 @@ local function backward(cf, inputs, outputs, dys)
     bwd = backward_function(cf)
     cf._backward = bwd
   end
-  zeros_like = zeros_like or require("tide.ops.create").zeros_like
   local nin = cf._nin
   local a = {}
   for i = 1, nin do a[i] = inputs[i] end
@@ -182,7 +183,6 @@ function M.call(cf, slots)
     local a = T.rebuild(cf._args, slots)
     return cf.function_.fn(unpack(a, 1, cf._args.n))
   end
-  variable_read = variable_read or require("tide.variable").read
   local inputs = {}
   local nin = cf._nin
   for i = 1, nin do inputs[i] = slots[i] end
@@ -191,5 +191,7 @@ function M.call(cf, slots)
   recorder.custom(inputs, outputs, function(dys) return backward(cf, inputs, outputs, dys) end)
   return cf:_results(outputs)
 end
+
+concrete.set_tape_call(M.records, M.call)
 
 return M
