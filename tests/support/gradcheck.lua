@@ -2,10 +2,12 @@
 --   local gc = require "gradcheck"
 --   gc.check(function(x, y) return x * y end, {x, y})          -- first order
 --   gc.check(f, {x}, {second_order = true})                     -- and second
+--   gc.gradients(f, {x, y})   -- the tape's gradients of sum(f(x, y)), a Lua list
 -- Inputs are float64 tensors (possibly strided views); f returns a tensor.
 -- The loss is sum(f(...) * w) with fixed pseudo-random weights w, so every
 -- output element counts. Each input element is perturbed by +-eps in place.
 local tide = require "tide"
+local h = require "helpers"
 local unpack = table.unpack or unpack
 
 local M = {}
@@ -63,14 +65,7 @@ local function numeric(loss, inputs, j, eps)
   return out
 end
 
-local function flat(t)
-  local out = {}
-  local function walk(v)
-    if type(v) == "table" then for _, x in ipairs(v) do walk(x) end else out[#out + 1] = v end
-  end
-  walk(t:totable())
-  return out
-end
+local flat = h.values
 
 local function compare(what, got, want, rtol, atol)
   assert(#got == #want, what .. ": expected " .. #want .. " values, got " .. #got)
@@ -142,6 +137,16 @@ function M.check_second(f, inputs, opts)
     local want = numeric(function(xs) return first_grad_loss(unpack(xs)) end, inputs, j, eps)
     compare("second-order gradient of input " .. j, flat(grads[j]), want, rtol, atol)
   end
+end
+
+-- The gradients of sum(f(...)) with respect to the inputs, as a Lua list.
+function M.gradients(f, inputs)
+  local tape = tide.GradientTape()
+  local y = tape:run(function()
+    for _, x in ipairs(inputs) do tape:watch(x) end
+    return tide.reduce_sum(f(unpack(inputs)))
+  end)
+  return tape:gradient(y, inputs)
 end
 
 -- A float64 tensor of the given shape with values spread over [lo, hi).

@@ -11,15 +11,7 @@ local cond, while_loop = tide.cond, tide.while_loop
 
 local function f64(v) return tide.tensor(v, "float64") end
 
--- Flat Lua list of a tensor's values.
-local function values(t)
-  local out = {}
-  local function walk(v)
-    if type(v) == "table" then for _, x in ipairs(v) do walk(x) end else out[#out + 1] = v end
-  end
-  walk(t:totable())
-  return out
-end
+local values = h.values -- a flat Lua list of a tensor's values
 
 -- The function giving loss = sum(f(...)) and its gradients w.r.t. the
 -- sources (the first nsrc arguments; Variables listed in vars too).
