@@ -2,7 +2,7 @@
 -- graph ops record into, symbolic tensors (what they are, where they were
 -- made), and the hooks variables use while a function is traced.
 local binding = require "tide.binding"
-local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
+local C = binding.C
 local band = bit.band
 
 local REGISTRY_KEY = "tide.trace_context"

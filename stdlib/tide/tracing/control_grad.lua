@@ -10,7 +10,6 @@
 -- the gradient of sum(out * dy). The gradients are tide ops in subgraphs
 -- traced by tide.cond and tide.while_loop themselves, so an outer tape
 -- records them (a cond's gradient can be differentiated again).
-local binding = require "tide.binding"
 local recorder = require "tide.tape_recorder"
 local dtype = require "tide.dtype"
 local convert = require "tide.convert"
