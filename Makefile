@@ -97,11 +97,12 @@ $(BUILD)/tests/%: tests/c/%.c tests/c/check.h tests/c/util.h $(LIB)
 
 ctests: $(CTEST_BIN)
 
-# make test: install what is missing, build, run every C test and busted spec,
-# and end with one line "N passed, N failed".
+# make test: install what is missing, build, run every C test, busted spec file
+# and docs example, and end with one line "N passed, N failed".
+# make test SPEC=tests/spec/ops/math_spec.lua (files or folders): those specs only.
 test: deps
 	@$(MAKE) --no-print-directory all ctests
-	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run.sh
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run.sh $(SPEC)
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -2,7 +2,7 @@
 -- (medians of several runs). bench/ops_torch.py runs the same work in PyTorch;
 -- bench/run.sh runs both and prints the ratios.
 local tide = require "tide"
-local core = require "tide.core"
+local binding = require "tide.binding"
 local ffi = require "ffi"
 
 local timing = dofile(arg[0]:match("^(.-)[^/]*$") .. "timing.lua")
@@ -82,8 +82,8 @@ do
       emit("sgemm_direct_" .. n, flops / tb / 1e9, "GFLOP/s")
       emit("matmul_share_of_sgemm_" .. n, 100 * tb / t, "%")
       -- pa and pb are raw pointers: a and b must outlive the collections measure() runs.
-      core.keep_alive(a)
-      core.keep_alive(b)
+      binding.keep_alive(a)
+      binding.keep_alive(b)
     end
   end
 end

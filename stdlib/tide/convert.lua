@@ -2,9 +2,9 @@
 -- dtype inferred as TF does: integers -> int32, or int64 if they do not fit;
 -- any fraction -> float32; booleans -> bool), scalars, and coercing an op's
 -- arguments (a Lua number takes the dtype of the tensor it meets).
-local core = require "tide.core"
+local binding = require "tide.binding"
 local dtype = require "tide.dtype"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local floor = math.floor
 local huge = math.huge
@@ -44,24 +44,24 @@ end
 function M.empty(dt, shape, what)
   local nd = #shape
   if nd > C.TIDE_MAX_DIMS then
-    core.error(string.format("%s: rank %d is more than the %d dims tide supports", what or "tensor", nd,
+    binding.error(string.format("%s: rank %d is more than the %d dims tide supports", what or "tensor", nd,
       C.TIDE_MAX_DIMS))
   end
   for i = 1, nd do dims_buf[i - 1] = shape[i] end
   local t = Tensor()
-  if C.tide_tensor_init(t, dt, nd, dims_buf) ~= 0 then core.raise() end
-  return core.finish(t)
+  if C.tide_tensor_init(t, dt, nd, dims_buf) ~= 0 then binding.raise() end
+  return binding.finish(t)
 end
 
 -- Check a Lua number fits integer dtype dt; names `what` in the error.
 local function check_int(v, dt, what)
   if v ~= floor(v) then
-    core.error(string.format("%s: cannot convert %s to %s (cast the tensor to a float dtype first)",
+    binding.error(string.format("%s: cannot convert %s to %s (cast the tensor to a float dtype first)",
       what, tostring(v), dtype.names[dt]))
   end
   local r = int_range[dt]
   if v < r[1] or v > r[2] then
-    core.error(string.format("%s: %s is out of range for %s", what, tostring(v), dtype.names[dt]))
+    binding.error(string.format("%s: %s is out of range for %s", what, tostring(v), dtype.names[dt]))
   end
 end
 
@@ -70,15 +70,15 @@ local function store(p, i, v, dt, what)
   local tv = type(v)
   if dt == BOOL then
     if tv ~= "boolean" then
-      core.error(string.format("%s: expected true or false for a bool tensor, got %s", what, tostring(v)))
+      binding.error(string.format("%s: expected true or false for a bool tensor, got %s", what, tostring(v)))
     end
     p[i] = v and 1 or 0
     return
   end
   if tv == "boolean" then
-    core.error(string.format("%s: cannot put a boolean in a %s tensor", what, dtype.names[dt]))
+    binding.error(string.format("%s: cannot put a boolean in a %s tensor", what, dtype.names[dt]))
   elseif tv ~= "number" then
-    core.error(string.format("%s: expected a number, got %s", what, tv))
+    binding.error(string.format("%s: expected a number, got %s", what, tv))
   end
   if dt == F16 then p[i] = C.tide_float_to_half(v)
   elseif dt == BF16 then p[i] = C.tide_float_to_bfloat16(v)
@@ -92,7 +92,7 @@ end
 -- A 0-d tensor holding v with dtype code dt (small: no C allocation).
 function M.scalar(v, dt, what)
   local t = Tensor()
-  if C.tide_tensor_init(t, dt, 0, nil) ~= 0 then core.raise() end
+  if C.tide_tensor_init(t, dt, 0, nil) ~= 0 then binding.raise() end
   store(ffi.cast(ctypes[dt], t.data), 0, v, dt, what or "tensor")
   return t
 end
@@ -119,25 +119,25 @@ local function flatten(v, what)
       elseif tn == "boolean" then
         has_bool = true
       else
-        core.error(string.format("%s: element %s is a %s, expected a number or a boolean", what, path, tn))
+        binding.error(string.format("%s: element %s is a %s, expected a number or a boolean", what, path, tn))
       end
       n = n + 1
       flat[n] = node
       return
     end
     if type(node) ~= "table" or istype(Tensor, node) or is_variable(node) then
-      core.error(string.format("%s: ragged nested table: element %s should be a list of %d", what, path,
+      binding.error(string.format("%s: ragged nested table: element %s should be a list of %d", what, path,
         shape[depth]))
     end
     if #node ~= shape[depth] then
-      core.error(string.format("%s: ragged nested table: element %s has %d entries, expected %d", what, path,
+      binding.error(string.format("%s: ragged nested table: element %s has %d entries, expected %d", what, path,
         #node, shape[depth]))
     end
     for i = 1, #node do walk(node[i], depth + 1, path .. "[" .. i .. "]") end
   end
   walk(v, 1, "")
   if has_bool and has_number then
-    core.error(string.format("%s: cannot mix booleans and numbers in one tensor", what))
+    binding.error(string.format("%s: cannot mix booleans and numbers in one tensor", what))
   end
   local dt = has_bool and BOOL or (has_number and all_int and (big and I64 or I32)) or F32
   return shape, flat, n, dt
@@ -154,10 +154,17 @@ local function find_tensor(v, depth)
   return nil
 end
 
+-- tide.stack, which packs nested tables of tensors: tide.ops.shape, a floor
+-- above, sets it when loaded (convert runs no ops of its own).
+local stack = function()
+  error("tide.convert: tide.stack is not set (tide.ops.shape was not loaded)", 2)
+end
+
+function M.set_stack(fn) stack = fn end
+
 -- A nested table holding tensors or Variables packed into one tensor, as TF
 -- packs a list of tensors: each level is tide.stack of its entries; Lua
 -- numbers take the dtype of `like` (the first tensor in the table).
-local stack
 local function pack(node, like, dt_name, what, path)
   if is_variable(node) then node = read_variable(node) end
   if istype(Tensor, node) then
@@ -166,20 +173,19 @@ local function pack(node, like, dt_name, what, path)
   end
   if type(node) ~= "table" then
     if type(node) ~= "number" and type(node) ~= "boolean" then
-      core.error(string.format("%s: element %s is a %s, expected a number, a boolean or a tensor", what, path,
+      binding.error(string.format("%s: element %s is a %s, expected a number, a boolean or a tensor", what, path,
         type(node)))
     end
     return M.coerce(node, like, what, 1)
   end
   if #node == 0 then
-    core.error(string.format("%s: element %s is an empty list in a table of tensors", what, path == "" and "" or path))
+    binding.error(string.format("%s: element %s is an empty list in a table of tensors", what, path == "" and "" or path))
   end
   local parts = {}
   for i = 1, #node do parts[i] = pack(node[i], like, dt_name, what, path .. "[" .. i .. "]") end
-  stack = stack or require("tide.ops.shape").stack
   local ok, r = pcall(stack, parts)
   if not ok then
-    core.error(string.format("%s: cannot pack element%s of the nested table: %s", what,
+    binding.error(string.format("%s: cannot pack element%s of the nested table: %s", what,
       path == "" and "s" or " " .. path, tostring(r):gsub("^.-stack: ", "")))
   end
   return r
@@ -205,7 +211,7 @@ function M.tensor(value, dt_name, what)
     return M.scalar(value, dt or auto, what)
   end
   if tv ~= "table" then
-    core.error(string.format("%s: cannot make a tensor from a %s", what, tv))
+    binding.error(string.format("%s: cannot make a tensor from a %s", what, tv))
   end
   local like = find_tensor(value, 0)
   if like ~= nil then
@@ -231,7 +237,7 @@ function M.coerce(v, like, op, pos)
   if tv == "number" then
     if dt then
       if dt == BOOL then
-        core.error(string.format("%s: argument %d is the number %s but the other operand is bool", op, pos,
+        binding.error(string.format("%s: argument %d is the number %s but the other operand is bool", op, pos,
           tostring(v)))
       end
       return M.scalar(v, dt, op)
@@ -243,7 +249,7 @@ function M.coerce(v, like, op, pos)
     return M.tensor(v, dt and dtype.names[dt] or nil, op)
   end
   if istype(Tensor, v) then return v end
-  core.error(string.format("%s: argument %d must be a tensor or a number, got %s", op, pos, tv))
+  binding.error(string.format("%s: argument %d must be a tensor or a number, got %s", op, pos, tv))
 end
 
 -- The argument as a tensor (numbers and tables convert with inferred dtype).

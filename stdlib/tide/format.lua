@@ -2,9 +2,9 @@
 --   tide.Tensor([1 2 3], shape=(3,), dtype=int32)
 -- with numpy's array text (aligned columns, `1.` for whole floats, scientific
 -- notation for wide ranges, `...` past 1000 elements, rows wrapped at 75).
-local core = require "tide.core"
+local binding = require "tide.binding"
 local dtype = require "tide.dtype"
-local ffi, C = core.ffi, core.C
+local ffi, C = binding.ffi, binding.C
 
 local M = {}
 
@@ -13,7 +13,7 @@ local F16, BF16, F32, BOOL = C.TIDE_FLOAT16, C.TIDE_BFLOAT16, C.TIDE_FLOAT32, C.
 
 -- Element reader for a tensor's dtype: element index -> Lua value. The
 -- closure holds only a raw pointer, which does not keep the tensor alive:
--- callers must use the tensor after their last read (core.keep_alive). It must
+-- callers must use the tensor after their last read (binding.keep_alive). It must
 -- not capture the tensor either: a compiled trace can pin a closure (and so
 -- anything it captures) long after the call.
 -- With `exact`, int64 elements come as decimal strings (Lua numbers round
@@ -161,7 +161,7 @@ function M.array_text(t)
   local read = reader(t, true)
   if nd == 0 then
     local text = element_strings(t, { read(0) })[1]:match("^%s*(.-)%s*$")
-    core.keep_alive(t)
+    binding.keep_alive(t)
     return text
   end
   local summarize = tonumber(t.nelem) > THRESHOLD
@@ -176,7 +176,7 @@ function M.array_text(t)
     end
   end
   gather(1, 0)
-  core.keep_alive(t)
+  binding.keep_alive(t)
   local strs = element_strings(t, values)
   local k = 0
   local function render(d, indent)

@@ -4,16 +4,18 @@
 -- Updates are copy-on-write, so a value read earlier never changes; reads
 -- share the variable's (marked) storage and cannot be written in place: the
 -- variable is written through itself (v[i] = x, assign).
-local core = require "tide.core"
+local binding = require "tide.binding"
 local class = require "tide.class"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
-local record = require "tide.record"
+local recorder = require "tide.tape_recorder"
 local format = require "tide.format"
-local context = require "tide.tracing.context"
+local context = require "tide.trace_context"
 local tensor = require "tide.tensor"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local shape_ops = require "tide.ops.shape"
+local update = require "tide.ops.update"
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
 local Variable = class("Variable")
@@ -25,7 +27,7 @@ local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
 local function share(t)
   local r = Tensor()
   C.tide_tensor_share(r, t)
-  if r.storage ~= nil then core.track(r) end
+  if r.storage ~= nil then binding.track(r) end
   return r
 end
 
@@ -38,9 +40,9 @@ function M.read(v)
   local h = rawget(v, "_handle")
   local traced = context.stack[1] ~= nil
   if traced then h = M.traced_read(v) end
-  if not record.active then return h end
+  if not recorder.active then return h end
   local r = traced and h or share(h) -- a traced read is already a tensor of its own
-  local tapes = record.tapes
+  local tapes = recorder.tapes
   for i = 1, #tapes do
     local tape = tapes[i]
     if not tape._paused and tape:_watches_variable(v) then tape:_track_read(v, r) end
@@ -59,7 +61,7 @@ function M.traced_read(v)
   local ctx = context.current()
   if ctx then ctx.variables[v] = true end
   local r = Tensor()
-  if C.tide_graph_variable(g, rawget(v, "_handle"), r) ~= 0 then core.raise() end
+  if C.tide_graph_variable(g, rawget(v, "_handle"), r) ~= 0 then binding.raise() end
   return r
 end
 M.is_variable = is_variable
@@ -85,12 +87,12 @@ function Variable:__init(initial, ...)
   local o = args.parse("Variable", { "name", "trainable", "dtype" }, ...)
   local ctx = context.current()
   if ctx and not ctx.first then
-    core.error(string.format("Variable: a tide.Variable is created while %s is traced again (at %s); create " ..
+    binding.error(string.format("Variable: a tide.Variable is created while %s is traced again (at %s); create " ..
       "variables outside the traced function, or only on its first call (e.g. in a table the function fills " ..
       "once)", ctx.fn.name, context.user_line()))
   end
   if type(initial) == "function" then initial = initial() end
-  if initial == nil then core.error("Variable: an initial value is required") end
+  if initial == nil then binding.error("Variable: an initial value is required") end
   if is_variable(initial) then initial = M.read(initial) end
   local value
   if istype(Tensor, initial) then
@@ -106,10 +108,10 @@ function Variable:__init(initial, ...)
   end
   for i = 0, value.ndim - 1 do dims_buf[i] = value.dims[i] end
   local h = Tensor()
-  if C.tide_tensor_init_heap(h, value.dt, value.ndim, dims_buf) ~= 0 then core.raise() end
-  core.track(h)
-  if C.tide_tensor_copy_into(h, value) ~= 0 then core.raise() end
-  if C.tide_tensor_mark_variable(h) ~= 0 then core.raise() end -- reads share it: writes go through v
+  if C.tide_tensor_init_heap(h, value.dt, value.ndim, dims_buf) ~= 0 then binding.raise() end
+  binding.track(h)
+  if C.tide_tensor_copy_into(h, value) ~= 0 then binding.raise() end
+  if C.tide_tensor_mark_variable(h) ~= 0 then binding.raise() end -- reads share it: writes go through v
   rawset(self, "_handle", h)
   rawset(self, "name", o.name == nil and "Variable" or tostring(o.name))
   rawset(self, "trainable", args.bool("Variable", "trainable", o.trainable, true))
@@ -133,8 +135,8 @@ Variable.__index = function(v, k)
   local p = properties[k]
   if p then return p(v) end
   if type(k) == "number" then return M.read(v)[k] end
-  local m = core.methods[k]
-  if m == nil then core.error("Variable has no method or property '" .. tostring(k) .. "'") end
+  local m = binding.methods[k]
+  if m == nil then binding.error("Variable has no method or property '" .. tostring(k) .. "'") end
   local wrapped = method_cache[m]
   if not wrapped then
     wrapped = function(self, ...)
@@ -166,10 +168,10 @@ local function assign_value(v, x, op)
     if ctx then ctx.variables[v] = true end
     -- a gradient running a branch or loop body again must not update twice (tracing/control_grad.lua)
     if ctx and ctx.replay then return v end
-    if C.tide_graph_assign(g, h, MODES[op], t) ~= 0 then core.raise() end
+    if C.tide_graph_assign(g, h, MODES[op], t) ~= 0 then binding.raise() end
     return v
   end
-  if C.tide_tensor_assign(h, t) ~= 0 then core.raise() end
+  if C.tide_tensor_assign(h, t) ~= 0 then binding.raise() end
   return v
 end
 
@@ -179,11 +181,11 @@ function Variable:assign(x) return assign_value(self, x, "assign") end
 -- v:assign_add(x), v:assign_sub(x): v = v + x, v = v - x. Return v.
 function Variable:assign_add(x)
   if C.tide_graph_building() ~= nil then return assign_value(self, x, "assign_add") end
-  return assign_value(self, core.impl.add(rawget(self, "_handle"), is_variable(x) and M.read(x) or x), "assign_add")
+  return assign_value(self, binding.impl.add(rawget(self, "_handle"), is_variable(x) and M.read(x) or x), "assign_add")
 end
 function Variable:assign_sub(x)
   if C.tide_graph_building() ~= nil then return assign_value(self, x, "assign_sub") end
-  return assign_value(self, core.impl.sub(rawget(self, "_handle"), is_variable(x) and M.read(x) or x), "assign_sub")
+  return assign_value(self, binding.impl.sub(rawget(self, "_handle"), is_variable(x) and M.read(x) or x), "assign_sub")
 end
 
 -- The current value as nested Lua tables (TF's numpy()).
@@ -202,11 +204,11 @@ end
 local function read_any(x) if is_variable(x) then return M.read(x) end return x end
 for _, mm in ipairs { "__add", "__sub", "__mul", "__div", "__mod", "__pow" } do
   local name = mm:sub(3)
-  Variable[mm] = function(a, b) return core.impl[name](read_any(a), read_any(b)) end
+  Variable[mm] = function(a, b) return binding.impl[name](read_any(a), read_any(b)) end
 end
-Variable.__unm = function(a) return core.impl.neg(M.read(a)) end
-Variable.__lt = function(a, b) return core.impl.lt(read_any(a), read_any(b)) end
-Variable.__le = function(a, b) return core.impl.le(read_any(a), read_any(b)) end
+Variable.__unm = function(a) return binding.impl.neg(M.read(a)) end
+Variable.__lt = function(a, b) return binding.impl.lt(read_any(a), read_any(b)) end
+Variable.__le = function(a, b) return binding.impl.le(read_any(a), read_any(b)) end
 Variable.__concat = function(a, b) return tostring(a) .. tostring(b) end
 
 -- v[i] = x writes x (broadcast) into row i of the variable, copy-on-write
@@ -222,20 +224,19 @@ Variable.__newindex = function(v, k, x)
   if is_variable(x) then x = M.read(x) end
   if C.tide_graph_building() ~= nil then
     local r = M.read(v)
-    local row = core.impl.index(r, k)
+    local row = binding.impl.index(r, k)
     local t = istype(Tensor, x) and x or convert.coerce(x, h, "setindex", 2)
-    local shape = require "tide.ops.shape"
-    t = shape.broadcast_to(t, row.shape:as_list())
-    assign_value(v, require("tide.ops.update").slice_update(r, { k }, t), "assign")
+    t = shape_ops.broadcast_to(t, row.shape:as_list())
+    assign_value(v, update.slice_update(r, { k }, t), "assign")
     return
   end
-  if h.ndim == 0 then core.error("setindex: cannot index a 0-d variable (use v:assign(x))") end
+  if h.ndim == 0 then binding.error("setindex: cannot index a 0-d variable (use v:assign(x))") end
   local d0 = tonumber(h.dims[0])
   if k < -d0 or k >= d0 then
-    core.error(string.format("setindex: index %d is out of range for dimension 0 of size %d", k, d0))
+    binding.error(string.format("setindex: index %d is out of range for dimension 0 of size %d", k, d0))
   end
-  if C.tide_tensor_assign(h, h) ~= 0 then core.raise() end -- own the storage first
-  tensor.write_into(core.impl.index(h, k), x, "setindex")
+  if C.tide_tensor_assign(h, h) ~= 0 then binding.raise() end -- own the storage first
+  tensor.write_into(binding.impl.index(h, k), x, "setindex")
 end
 
 return M

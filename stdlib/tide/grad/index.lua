@@ -3,6 +3,7 @@
 local grad = require "tide.grad.registry"
 local util = require "tide.grad.util"
 local index = require "tide.ops.index"
+local create = require "tide.ops.create"
 
 local reg = grad.register
 
@@ -10,7 +11,7 @@ local reg = grad.register
 -- (TF: scatter_nd into params' shape; repeated indices accumulate). Indices get none.
 reg("gather_nd", function(node, dys)
   local params, indices = node.inputs[1], node.inputs[2]
-  return index.tensor_scatter_nd_add(util.zeros_of(params), indices, dys[1], { batch_dims = tonumber(node.attrs.n) })
+  return index.tensor_scatter_nd_add(create.zeros_like(params), indices, dys[1], { batch_dims = tonumber(node.attrs.n) })
 end)
 
 -- tensor_scatter_nd_add: tensor passes dy through; updates read dy back at their indices.
@@ -27,7 +28,7 @@ reg("tensor_scatter_nd_update", function(node, dys, needs)
   local dy, indices, updates = dys[1], node.inputs[2], node.inputs[3]
   local bd = { batch_dims = tonumber(node.attrs.n) }
   local dt = util.needs(needs, node.inputs[1])
-    and index.tensor_scatter_nd_update(dy, indices, util.zeros_of(updates), bd) or nil
+    and index.tensor_scatter_nd_update(dy, indices, create.zeros_like(updates), bd) or nil
   local du = util.needs(needs, updates) and index.gather_nd(dy, indices, bd) or nil
   return dt, nil, du
 end)

@@ -4,9 +4,9 @@
 -- differentiable. node: { op, attrs (a copy of the op's tide_attrs), inputs,
 -- outputs }. needs[input] is true for the inputs whose gradient the tape
 -- uses (nil: all): a fn may skip the others' work (a constant's gradient).
-local core = require "tide.core"
+local binding = require "tide.binding"
 local registry = require "tide.grad.registry"
-local ffi, C = core.ffi, core.C
+local ffi, C = binding.ffi, binding.C
 
 local M = { register = registry.register }
 local fns = registry.fns
@@ -17,15 +17,20 @@ function M.backward(node, dys, needs)
   if node.grad_fn then return node.grad_fn(dys) end
   local fn = fns[node.op]
   if not fn then
-    core.error("GradientTape:gradient: no gradient is defined for op '" .. ffi.string(C.tide_op_name(node.op)) .. "'")
+    binding.error("GradientTape:gradient: no gradient is defined for op '" .. ffi.string(C.tide_op_name(node.op)) .. "'")
   end
   return fn(node, dys, needs)
 end
 
 -- The families register themselves when loaded.
-for _, family in ipairs { "math", "reduce", "ordering", "shape", "linalg", "nn", "conv", "index", "segment" } do
-  local name = "tide.grad." .. family
-  if package.searchpath(name, package.path) then require(name) end
-end
+require "tide.grad.math"
+require "tide.grad.reduce"
+require "tide.grad.ordering"
+require "tide.grad.shape"
+require "tide.grad.linalg"
+require "tide.grad.nn"
+require "tide.grad.conv"
+require "tide.grad.index"
+require "tide.grad.segment"
 
 return M

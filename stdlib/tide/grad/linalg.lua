@@ -4,15 +4,15 @@
 -- need none of their own: they are slices, expand_dims and concat.
 local grad = require "tide.grad.registry"
 local util = require "tide.grad.util"
-local core = require "tide.core"
-local eager = require "tide.eager"
+local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
 local shape = require "tide.ops.shape"
 local linalg = require "tide.ops.linalg"
 local reduce = require "tide.ops.reduce"
 local create = require "tide.ops.create"
 local dtype = require "tide.dtype"
 local tensor = require "tide.tensor"
-local C = core.C
+local C = binding.C
 local band = bit.band
 local unpack = unpack or table.unpack
 
@@ -32,15 +32,15 @@ end
 -- zeros of x's shape at the slice (TF's StridedSliceGrad). tide.newaxis
 -- entries are expand_dims nodes of their own, so dy has the slice's shape.
 reg("slice", function(node, dys)
-  return eager.run(SLICE_UPDATE, node.attrs, { zeros_of(node.inputs[1]), dys[1] })
+  return dispatch.run(SLICE_UPDATE, node.attrs, { zeros_of(node.inputs[1]), dys[1] })
 end)
 
 -- slice_update(x, update): x's gradient is dy with the slice zeroed (those
 -- elements were overwritten); update's is dy's slice.
 reg("slice_update", function(node, dys, needs)
   local dy, x, u = dys[1], node.inputs[1], node.inputs[2]
-  local dx = util.needs(needs, x) and eager.run(SLICE_UPDATE, node.attrs, { dy, zeros_of(u) }) or nil
-  return dx, util.needs(needs, u) and eager.run_view(SLICE, node.attrs, dy) or nil
+  local dx = util.needs(needs, x) and dispatch.run(SLICE_UPDATE, node.attrs, { dy, zeros_of(u) }) or nil
+  return dx, util.needs(needs, u) and dispatch.run_view(SLICE, node.attrs, dy) or nil
 end)
 
 ---------------------------------------------------------------------------

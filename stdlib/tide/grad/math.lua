@@ -5,6 +5,7 @@ local util = require "tide.grad.util"
 local m = require "tide.ops.math"
 local create = require "tide.ops.create"
 local dtype = require "tide.dtype"
+local C = require("tide.binding").C
 local unbroadcast = util.unbroadcast
 
 local reg = grad.register
@@ -56,7 +57,7 @@ local INV_SQRT_2PI, SQRT1_2, SQRT_2_OVER_PI = 1 / math.sqrt(2 * math.pi), math.s
 -- gelu in the forms the kernel computes, so the negative tail keeps its
 -- digits (1 + erf and 1 + tanh round to 0 there).
 unary("gelu", function(x, _, dy, node)
-  if bit.band(node.attrs.flags, require("tide.core").C.TIDE_ATTR_APPROXIMATE) ~= 0 then
+  if bit.band(node.attrs.flags, C.TIDE_ATTR_APPROXIMATE) ~= 0 then
     -- y = x s, s = sigmoid(2u), u = c(x + 0.044715x^3): dy (s + 2 x s (1 - s) u')
     local x2 = m.square(x)
     local z = m.mul(m.add(x, m.mul(m.mul(x2, x), 0.044715)), 2 * SQRT_2_OVER_PI)

@@ -7,8 +7,8 @@ local shape = require "tide.ops.shape"
 local reduce = require "tide.ops.reduce"
 local create = require "tide.ops.create"
 local scatter = require "tide.ops.scatter"
-local core = require "tide.core"
-local C = core.C
+local binding = require "tide.binding"
+local C = binding.C
 
 local reg = grad.register
 

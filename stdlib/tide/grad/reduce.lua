@@ -5,9 +5,10 @@ local util = require "tide.grad.util"
 local m = require "tide.ops.math"
 local shape = require "tide.ops.shape"
 local reduce = require "tide.ops.reduce"
+local create = require "tide.ops.create"
 local dtype = require "tide.dtype"
-local core = require "tide.core"
-local C = core.C
+local binding = require "tide.binding"
+local C = binding.C
 
 local reg = grad.register
 
@@ -56,7 +57,7 @@ local function expand(node, dy)
   local x = node.inputs[1]
   if x.ndim == 0 then return dy end
   if not util.all_known(util.dims(x)) then -- dims known only at run time: broadcast by adding zeros like x
-    return m.add(keepdims_view(node, dy), util.zeros_of(x))
+    return m.add(keepdims_view(node, dy), create.zeros_like(x))
   end
   return shape.broadcast_to(keepdims_view(node, dy), util.dims(x))
 end

@@ -3,6 +3,7 @@
 local grad = require "tide.grad.registry"
 local util = require "tide.grad.util"
 local shape = require "tide.ops.shape"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 
 local reg = grad.register
 
@@ -10,7 +11,7 @@ local reg = grad.register
 local function back_to_input_shape(node, dys)
   local x = node.inputs[1]
   local d = util.dims(x)
-  if not util.all_known(d) then d = require("tide.ops.dynamic_shape").shape(x) end -- None dims: sized at run time
+  if not util.all_known(d) then d = dynamic_shape.shape(x) end -- None dims: sized at run time
   return shape.reshape(dys[1], d)
 end
 reg("reshape", back_to_input_shape)

@@ -1,6 +1,6 @@
 -- stdlib/tide/grad/util.lua — helpers gradient functions share: summing a
--- broadcast gradient back to an input's shape, and zero gradients.
-local core = require "tide.core"
+-- broadcast gradient back to an input's shape, and dims known or not.
+local binding = require "tide.binding"
 local reduce = require "tide.ops.reduce"
 local shape = require "tide.ops.shape"
 
@@ -54,14 +54,5 @@ function M.all_known(d)
   return true
 end
 
--- Zeros of x's dtype and shape, also when x's dims are known only at run
--- time (then a select against x, which the graph sizes when it runs).
-function M.zeros_of(x)
-  local m = require "tide.ops.math"
-  if M.all_known(dims(x)) then return require("tide.ops.create").zeros_like(x) end
-  local zero = require("tide.convert").tensor(0, require("tide.dtype").names[x.dt])
-  return m.where(require("tide.convert").tensor(false), x, zero)
-end
-
-M.error = core.error
+M.error = binding.error
 return M

@@ -1,8 +1,8 @@
 -- stdlib/tide/ops/bitwise.lua — tide.bitwise.* as tf.bitwise: and, or, xor,
 -- invert and the shifts on integer tensors (a Lua number takes their dtype).
-local core = require "tide.core"
-local eager = require "tide.eager"
-local C = core.C
+local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
+local C = binding.C
 
 local M = {}
 
@@ -12,8 +12,8 @@ for name, op in pairs {
   -- do: left_shift(1, 40) on int32 is 1 << 31; right_shift(-8, 99) is -1.
   left_shift = C.TIDE_OP_LEFT_SHIFT, right_shift = C.TIDE_OP_RIGHT_SHIFT,
 } do
-  M[name] = eager.binary(name, op)
+  M[name] = dispatch.binary(name, op)
 end
-M.invert = eager.unary("invert", C.TIDE_OP_INVERT)
+M.invert = dispatch.unary("invert", C.TIDE_OP_INVERT)
 
 return M

@@ -4,14 +4,14 @@
 -- its shape as a constant (as TF does); with unknown (None) dims the SHAPE op
 -- computes it when the graph runs, and an op given that symbolic shape takes
 -- it as an input (TIDE_OPF_SHAPE_INPUT) and sizes its result at run time.
-local core = require "tide.core"
-local eager = require "tide.eager"
+local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local tensor = require "tide.tensor"
 local format = require "tide.format"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
 local M = {}
@@ -23,7 +23,7 @@ local I32, I64 = C.TIDE_INT32, C.TIDE_INT64
 local function out_type(op, o)
   local dt = dtype.code(o.out_type or "int32", op)
   if dt ~= I32 and dt ~= I64 then
-    core.error(string.format("%s: out_type must be int32 or int64, got %s", op, dtype.names[dt]))
+    binding.error(string.format("%s: out_type must be int32 or int64, got %s", op, dtype.names[dt]))
   end
   return dt
 end
@@ -40,16 +40,16 @@ end
 
 -- Run SHAPE or SIZE on x, or give the constant a traced x with known dims has.
 local function shape_op(op, name, x, o, value)
-  if x == nil then core.error(name .. ": expects a tensor") end
+  if x == nil then binding.error(name .. ": expects a tensor") end
   x = convert.arg(x, name)
   local dt = out_type(name, o)
   if tensor.is_symbolic(x) then
     local dims, known = dims_of(x)
     if known then return convert.tensor(value(dims), dtype.names[dt], name) end
   end
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.dtype = dt
-  return eager.run1(op, a, x)
+  return dispatch.run1(op, a, x)
 end
 
 -- shape(x, {out_type="int32"}) as tf.shape: x's dims as a 1-D int tensor.
@@ -71,7 +71,7 @@ end
 
 -- rank(x) as tf.rank: x's number of dims as a 0-d int32 tensor (always known).
 function M.rank(x)
-  if x == nil then core.error("rank: expects a tensor") end
+  if x == nil then binding.error("rank: expects a tensor") end
   x = convert.arg(x, "rank")
   return convert.tensor(x.ndim, "int32", "rank")
 end
@@ -82,16 +82,16 @@ end
 function M.arg(op, v)
   if istype(Tensor, v) then
     if not dtype.is_int[v.dt] then
-      core.error(string.format("%s: shape must be an integer tensor, got %s %s (use :cast(\"int32\"))",
+      binding.error(string.format("%s: shape must be an integer tensor, got %s %s (use :cast(\"int32\"))",
         op, dtype.names[v.dt], format.shape_text(tensor.shape_of(v))))
     end
     if v.ndim > 1 then
-      core.error(string.format("%s: shape must be a 1-D tensor, got shape %s", op,
+      binding.error(string.format("%s: shape must be a 1-D tensor, got shape %s", op,
         format.shape_text(tensor.shape_of(v))))
     end
     if tensor.is_symbolic(v) then
       if v.ndim ~= 1 or (v.dt ~= I32 and v.dt ~= I64) then
-        core.error(string.format("%s: a traced shape must be a 1-D int32 or int64 tensor, got %s %s", op,
+        binding.error(string.format("%s: a traced shape must be a 1-D int32 or int64 tensor, got %s %s", op,
           dtype.names[v.dt], format.shape_text(tensor.shape_of(v))))
       end
       return nil, v

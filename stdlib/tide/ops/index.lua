@@ -1,7 +1,7 @@
 -- stdlib/tide/ops/index.lua — TF's index-driven ops: gather_nd, scatter_nd and
 -- tensor_scatter_nd_update/add/sub, boolean_mask and unique (tide.where(cond) is in ops/math).
-local core = require "tide.core"
-local eager = require "tide.eager"
+local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
@@ -11,7 +11,7 @@ local shape_ops = require "tide.ops.shape"
 local reduce_ops = require "tide.ops.reduce"
 local create = require "tide.ops.create"
 local dynamic_shape = require "tide.ops.dynamic_shape"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
 local M = {}
@@ -25,7 +25,7 @@ local shape_text = function(t) return format.shape_text(tensor.shape_of(t)) end
 -- A tensor argument (Lua numbers and tables convert); nil is an error naming it.
 local function input(v, op, pos, what)
   if istype(Tensor, v) then return v end
-  if v == nil then core.error(fmt("%s: %s is nil; expected a tensor", op, what)) end
+  if v == nil then binding.error(fmt("%s: %s is nil; expected a tensor", op, what)) end
   return convert.arg(v, op, pos)
 end
 
@@ -33,7 +33,7 @@ end
 local function batch_dims_opt(op, v)
   if v == nil then return 0 end
   local bd = args.int(op, "batch_dims", v)
-  if bd < 0 then core.error(fmt("%s: batch_dims must not be negative, got %d", op, bd)) end
+  if bd < 0 then binding.error(fmt("%s: batch_dims must not be negative, got %d", op, bd)) end
   return bd
 end
 
@@ -47,9 +47,9 @@ function M.gather_nd(params, indices, ...)
   local o = args.parse("gather_nd", { "batch_dims" }, ...)
   params = input(params, "gather_nd", 1, "params")
   indices = input(indices, "gather_nd", 2, "indices")
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.n = batch_dims_opt("gather_nd", o.batch_dims)
-  return eager.run(GATHER_ND, a, { params, indices })
+  return dispatch.run(GATHER_ND, a, { params, indices })
 end
 
 -- The tensor_scatter_nd_* call: tensor, indices and updates (Lua values take
@@ -58,11 +58,11 @@ local function scatter_nd_call(op, code, t, indices, updates, ...)
   local o = args.parse(op, { "batch_dims" }, ...)
   t = input(t, op, 1, "tensor")
   indices = input(indices, op, 2, "indices")
-  if updates == nil then core.error(op .. ": updates is nil; expected a tensor") end
+  if updates == nil then binding.error(op .. ": updates is nil; expected a tensor") end
   if not istype(Tensor, updates) then updates = convert.coerce(updates, t, op, 3) end
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.n = batch_dims_opt(op, o.batch_dims)
-  return eager.run(code, a, { t, indices, updates })
+  return dispatch.run(code, a, { t, indices, updates })
 end
 
 -- tensor_scatter_nd_update(tensor, indices, updates) as TF's: a copy of tensor
@@ -82,12 +82,12 @@ end
 -- tensor_scatter_nd_sub(tensor, indices, updates): the same with updates subtracted.
 function M.tensor_scatter_nd_sub(t, indices, updates, ...)
   t = input(t, "tensor_scatter_nd_sub", 1, "tensor")
-  if updates == nil then core.error("tensor_scatter_nd_sub: updates is nil; expected a tensor") end
+  if updates == nil then binding.error("tensor_scatter_nd_sub: updates is nil; expected a tensor") end
   if not istype(Tensor, updates) then updates = convert.coerce(updates, t, "tensor_scatter_nd_sub", 3) end
   if updates.dt == C.TIDE_BOOL then
-    core.error("tensor_scatter_nd_sub: updates must be numeric, got bool")
+    binding.error("tensor_scatter_nd_sub: updates must be numeric, got bool")
   end
-  local neg = eager.run1(C.TIDE_OP_NEG, nil, updates)
+  local neg = dispatch.run1(C.TIDE_OP_NEG, nil, updates)
   return scatter_nd_call("tensor_scatter_nd_sub", SCATTER_ND_ADD, t, indices, neg, ...)
 end
 
@@ -98,8 +98,8 @@ function M.scatter_nd(indices, updates, shape, ...)
   args.parse("scatter_nd", {}, ...)
   indices = input(indices, "scatter_nd", 1, "indices")
   updates = input(updates, "scatter_nd", 2, "updates")
-  if updates.dt == C.TIDE_BOOL then core.error("scatter_nd: updates must be numeric, got bool") end
-  if shape == nil then core.error("scatter_nd: shape is nil; expected the result's shape") end
+  if updates.dt == C.TIDE_BOOL then binding.error("scatter_nd: updates must be numeric, got bool") end
+  if shape == nil then binding.error("scatter_nd: shape is nil; expected the result's shape") end
   local zeros = create.zeros(shape, dtype.names[updates.dt])
   return scatter_nd_call("scatter_nd", SCATTER_ND_ADD, zeros, indices, updates)
 end
@@ -107,7 +107,7 @@ end
 -- The int64 [N, rank] coordinates of cond's nonzero elements (tide.where(cond),
 -- in ops/math.lua, is the public face).
 local function where_indices(cond)
-  return eager.run1(WHERE_INDICES, nil, cond)
+  return dispatch.run1(WHERE_INDICES, nil, cond)
 end
 
 -- The dims of x as a Lua list, and whether all are known.
@@ -130,11 +130,11 @@ function M.boolean_mask(t, mask, ...)
   t = input(t, "boolean_mask", 1, "tensor")
   mask = input(mask, "boolean_mask", 2, "mask")
   local nm, nt = mask.ndim, t.ndim
-  if nm == 0 then core.error("boolean_mask: mask cannot be a scalar (0-d)") end
+  if nm == 0 then binding.error("boolean_mask: mask cannot be a scalar (0-d)") end
   local axis = o.axis == nil and 0 or args.int("boolean_mask", "axis", o.axis)
   if axis < 0 then axis = axis + nt end
   if axis < 0 or axis + nm > nt then
-    core.error(fmt("boolean_mask: a mask of rank %d at axis %s does not fit a tensor of rank %d (shape %s)", nm,
+    binding.error(fmt("boolean_mask: a mask of rank %d at axis %s does not fit a tensor of rank %d (shape %s)", nm,
       tostring(o.axis), nt, shape_text(t)))
   end
   local td, known = dims_of(t)
@@ -142,7 +142,7 @@ function M.boolean_mask(t, mask, ...)
   for i = 1, nm do
     local a, b = td[axis + i], md[i]
     if a >= 0 and b >= 0 and a ~= b then
-      core.error(fmt("boolean_mask: mask of shape %s does not match the tensor's dims %d..%d (tensor shape %s)",
+      binding.error(fmt("boolean_mask: mask of shape %s does not match the tensor's dims %d..%d (tensor shape %s)",
         shape_text(mask), axis, axis + nm - 1, shape_text(t)))
     end
   end
@@ -174,12 +174,12 @@ end
 function M.unique(x, ...)
   local o = args.parse("unique", { "out_idx" }, ...)
   x = input(x, "unique", 1, "x")
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.dtype = dtype.code(o.out_idx or "int32", "unique")
   if a.dtype ~= C.TIDE_INT32 and a.dtype ~= C.TIDE_INT64 then
-    core.error(fmt("unique: out_idx must be int32 or int64, got %s", dtype.names[a.dtype]))
+    binding.error(fmt("unique: out_idx must be int32 or int64, got %s", dtype.names[a.dtype]))
   end
-  return eager.run(UNIQUE, a, { x }, 2)
+  return dispatch.run(UNIQUE, a, { x }, 2)
 end
 
 return M

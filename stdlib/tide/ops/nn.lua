@@ -3,8 +3,8 @@
 -- bias_add and embedding_lookup, with TF's argument order and one options table.
 -- softmax, log_softmax and the sparse cross-entropy are C ops; the rest are
 -- compositions of tide ops, so their gradients come from their primitives.
-local core = require "tide.core"
-local eager = require "tide.eager"
+local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
@@ -14,7 +14,7 @@ local m = require "tide.ops.math"
 local reduce = require "tide.ops.reduce"
 local shape = require "tide.ops.shape"
 local random = require "tide.random"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
 local M = {}
@@ -41,28 +41,28 @@ end
 -- A tensor argument (Variables are read, numbers and tables convert); nil is an error.
 local function input(op, v, what, pos)
   if istype(Tensor, v) then return v end
-  if v == nil then core.error(fmt("%s: %s is nil; expected a tensor", op, what)) end
+  if v == nil then binding.error(fmt("%s: %s is nil; expected a tensor", op, what)) end
   return convert.arg(v, op, pos)
 end
 
 -- A second argument taking `like`'s dtype when it is a Lua number or table.
 local function input_like(op, v, like, what, pos)
   if istype(Tensor, v) then return v end
-  if v == nil then core.error(fmt("%s: %s is nil; expected a tensor", op, what)) end
+  if v == nil then binding.error(fmt("%s: %s is nil; expected a tensor", op, what)) end
   return convert.coerce(v, like, op, pos)
 end
 
 -- An error unless t is a float tensor.
 local function check_float(op, t, what)
   if not dtype.is_float[t.dt] then
-    core.error(fmt("%s: %s must be a float tensor, got %s (use :cast(\"float32\"))", op, what, dtype.names[t.dt]))
+    binding.error(fmt("%s: %s must be a float tensor, got %s (use :cast(\"float32\"))", op, what, dtype.names[t.dt]))
   end
 end
 
 -- An error unless a and b have one dtype.
 local function check_same_dtype(op, a, an, b, bn)
   if a.dt ~= b.dt then
-    core.error(fmt("%s: %s (%s) and %s (%s) must have the same dtype (use :cast(\"%s\"))", op, an,
+    binding.error(fmt("%s: %s (%s) and %s (%s) must have the same dtype (use :cast(\"%s\"))", op, an,
       dtype.names[a.dt], bn, dtype.names[b.dt], dtype.names[b.dt]))
   end
 end
@@ -76,7 +76,7 @@ local function check_same_shape(op, a, an, b, bn)
     same = a.dims[i] == b.dims[i] or a.dims[i] < 0 or b.dims[i] < 0
   end
   if not same then
-    core.error(fmt("%s: %s and %s must have the same shape, got %s and %s", op, an, bn, shape_text(a), shape_text(b)))
+    binding.error(fmt("%s: %s and %s must have the same shape, got %s and %s", op, an, bn, shape_text(a), shape_text(b)))
   end
 end
 
@@ -90,11 +90,11 @@ end
 -- A Lua number (or one-element tensor), or `default` when nil.
 local function number_arg(op, what, v, default)
   if v == nil then
-    if default == nil then core.error(fmt("%s: %s is required", op, what)) end
+    if default == nil then binding.error(fmt("%s: %s is required", op, what)) end
     return default
   end
   if istype(Tensor, v) then v = tensor.item(v) end
-  if type(v) ~= "number" then core.error(fmt("%s: %s must be a number, got %s", op, what, type(v))) end
+  if type(v) ~= "number" then binding.error(fmt("%s: %s must be a number, got %s", op, what, type(v))) end
   return v
 end
 
@@ -104,10 +104,10 @@ local function norm_axes(op, what, v, n)
   local seen, out = {}, {}
   for _, a in ipairs(list) do
     if a < -n or a >= n then
-      core.error(fmt("%s: %s %d is out of range for rank %d (valid: %d to %d)", op, what, a, n, -n, n - 1))
+      binding.error(fmt("%s: %s %d is out of range for rank %d (valid: %d to %d)", op, what, a, n, -n, n - 1))
     end
     if a < 0 then a = a + n end
-    if seen[a] then core.error(fmt("%s: %s %d is repeated", op, what, a)) end
+    if seen[a] then binding.error(fmt("%s: %s %d is repeated", op, what, a)) end
     seen[a] = true
     out[#out + 1] = a
   end
@@ -137,7 +137,7 @@ local function as_param(op, what, v, x, seen, pos)
   local want = 1
   for _, d in ipairs(ps) do want = want * d end
   if tonumber(v.nelem) ~= want then
-    core.error(fmt("%s: %s has shape %s but the normalized axes of x (shape %s) hold %d values", op, what,
+    binding.error(fmt("%s: %s has shape %s but the normalized axes of x (shape %s) hold %d values", op, what,
       shape_text(v), shape_text(x), want))
   end
   return shape.reshape(v, ps)
@@ -153,9 +153,9 @@ local function softmax_like(name, op)
     local o = args.parse(name, { "axis" }, ...)
     logits = input(name, logits, "logits", 1)
     local axis = int_arg(name, "axis", o.axis, -1)
-    local a = eager.attrs()
+    local a = dispatch.attrs()
     a.axis = axis
-    return eager.run1(op, a, logits)
+    return dispatch.run1(op, a, logits)
   end
 end
 
@@ -191,7 +191,7 @@ function M.softmax_cross_entropy_with_logits(...)
   local o = args.parse(op, { "labels", "logits", "axis" }, ...)
   local logits = input(op, o.logits, "logits", 2)
   check_float(op, logits, "logits")
-  if logits.ndim < 1 then core.error(op .. ": logits must have at least 1 dimension, got a scalar") end
+  if logits.ndim < 1 then binding.error(op .. ": logits must have at least 1 dimension, got a scalar") end
   local labels = input_like(op, o.labels, logits, "labels", 1)
   check_same_dtype(op, labels, "labels", logits, "logits")
   check_same_shape(op, labels, "labels", logits, "logits")
@@ -210,24 +210,24 @@ function M.sparse_softmax_cross_entropy_with_logits(...)
   check_float(op, logits, "logits")
   local labels = input(op, o.labels, "labels", 1)
   if labels.dt ~= I32 and labels.dt ~= I64 then
-    core.error(fmt("%s: labels must be int32 or int64 class indices, got %s", op, dtype.names[labels.dt]))
+    binding.error(fmt("%s: labels must be int32 or int64 class indices, got %s", op, dtype.names[labels.dt]))
   end
-  if logits.ndim < 1 then core.error(op .. ": logits must have at least 1 dimension (the classes), got a scalar") end
+  if logits.ndim < 1 then binding.error(op .. ": logits must have at least 1 dimension (the classes), got a scalar") end
   local ok = labels.ndim == logits.ndim - 1
   for i = 0, labels.ndim - 1 do   -- an unknown (-1) dim of a traced tensor matches any
     if not ok then break end
     ok = labels.dims[i] == logits.dims[i] or labels.dims[i] < 0 or logits.dims[i] < 0
   end
   if not ok then
-    core.error(fmt("%s: the shape of labels (%s) should equal the shape of logits except for the last " ..
+    binding.error(fmt("%s: the shape of labels (%s) should equal the shape of logits except for the last " ..
       "dimension (logits have %s)", op, shape_text(labels), shape_text(logits)))
   end
-  if labels.ndim == 1 then return (eager.run(SPARSE_XENT, nil, { labels, logits }, 2)) end
+  if labels.ndim == 1 then return (dispatch.run(SPARSE_XENT, nil, { labels, logits }, 2)) end
   local k = tonumber(logits.dims[logits.ndim - 1])
   local ld = dims(labels)
   local flat_labels = shape.reshape(labels, { -1 })
   local flat_logits = shape.reshape(logits, { -1, k })
-  local loss = eager.run(SPARSE_XENT, nil, { flat_labels, flat_logits }, 2)
+  local loss = dispatch.run(SPARSE_XENT, nil, { flat_labels, flat_logits }, 2)
   return shape.reshape(loss, ld)
 end
 
@@ -252,18 +252,18 @@ function M.bias_add(value, bias, ...)
   check_same_dtype(op, bias, "bias", value, "value")
   local df = o.data_format or "NHWC"
   if type(df) ~= "string" or not df:match("^N") or not (df:match("C$") or df:match("^NC")) then
-    core.error(fmt("%s: data_format must be like \"NHWC\" (channels last) or \"NCHW\", got %s", op, tostring(df)))
+    binding.error(fmt("%s: data_format must be like \"NHWC\" (channels last) or \"NCHW\", got %s", op, tostring(df)))
   end
   local first = df:match("^NC") and #df > 2
   if value.ndim < 2 then
-    core.error(fmt("%s: value must be at least 2-D, got shape %s", op, shape_text(value)))
+    binding.error(fmt("%s: value must be at least 2-D, got shape %s", op, shape_text(value)))
   end
   if bias.ndim ~= 1 then
-    core.error(fmt("%s: bias must be 1-D, got shape %s", op, shape_text(bias)))
+    binding.error(fmt("%s: bias must be 1-D, got shape %s", op, shape_text(bias)))
   end
   local cdim = first and 1 or value.ndim - 1
   if bias.dims[0] ~= value.dims[cdim] and value.dims[cdim] >= 0 then   -- unknown (-1): checked at run
-    core.error(fmt("%s: bias has %d values but the channel dim (%d) of value (shape %s) has %d", op,
+    binding.error(fmt("%s: bias has %d values but the channel dim (%d) of value (shape %s) has %d", op,
       tonumber(bias.dims[0]), cdim, shape_text(value), tonumber(value.dims[cdim])))
   end
   if first then
@@ -283,7 +283,7 @@ function M.moments(x, ...)
   local o = args.parse(op, { "axes", "shift", "keepdims" }, ...)
   x = input(op, x, "x", 1)
   check_float(op, x, "x")
-  if o.axes == nil then core.error(op .. ": axes is required (a list of axes to reduce)") end
+  if o.axes == nil then binding.error(op .. ": axes is required (a list of axes to reduce)") end
   local axes = norm_axes(op, "axes", o.axes, x.ndim)
   local keep = args.bool(op, "keepdims", o.keepdims, false)
   local half = x.dt ~= F32 and x.dt ~= C.TIDE_FLOAT64
@@ -334,7 +334,7 @@ function M.batch_norm(x, ...)
   local o = args.parse(op, { "training", "moving_mean", "moving_variance", "offset", "scale", "epsilon", "axis" }, ...)
   x = input(op, x, "x", 1)
   check_float(op, x, "x")
-  if x.ndim < 1 then core.error(op .. ": x must have at least 1 dimension, got a scalar") end
+  if x.ndim < 1 then binding.error(op .. ": x must have at least 1 dimension, got a scalar") end
   local training = args.bool(op, "training", o.training, false)
   local eps = number_arg(op, "epsilon", o.epsilon, 1e-3)
   local keep, seen = norm_axes(op, "axis", o.axis == nil and -1 or o.axis, x.ndim)
@@ -352,7 +352,7 @@ function M.batch_norm(x, ...)
     return y, shape.reshape(mean, ps), shape.reshape(var, ps)
   end
   if o.moving_mean == nil or o.moving_variance == nil then
-    core.error(op .. ": inference (training=false, the default) needs moving_mean and moving_variance; " ..
+    binding.error(op .. ": inference (training=false, the default) needs moving_mean and moving_variance; " ..
       "pass training=true to normalize with the batch statistics")
   end
   local mean = as_param(op, "moving_mean", o.moving_mean, x, seen)
@@ -368,7 +368,7 @@ function M.layer_norm(x, ...)
   local o = args.parse(op, { "axis", "gamma", "beta", "epsilon" }, ...)
   x = input(op, x, "x", 1)
   check_float(op, x, "x")
-  if x.ndim < 1 then core.error(op .. ": x must have at least 1 dimension, got a scalar") end
+  if x.ndim < 1 then binding.error(op .. ": x must have at least 1 dimension, got a scalar") end
   local axes, seen = norm_axes(op, "axis", o.axis == nil and -1 or o.axis, x.ndim)
   local eps = number_arg(op, "epsilon", o.epsilon, 1e-3)
   local gamma = as_param(op, "gamma", o.gamma, x, seen)
@@ -391,12 +391,12 @@ function M.dropout(x, ...)
   local o = args.parse(op, { "rate", "noise_shape", "seed", "training" }, ...)
   x = input(op, x, "x", 1)
   if not dtype.is_float[x.dt] then
-    core.error(fmt("%s: x has to be a float tensor since it is going to be scaled, got %s", op, dtype.names[x.dt]))
+    binding.error(fmt("%s: x has to be a float tensor since it is going to be scaled, got %s", op, dtype.names[x.dt]))
   end
   local rate = o.rate
   if istype(Tensor, rate) then rate = tensor.item(rate) end
   if type(rate) ~= "number" or not (rate >= 0 and rate < 1) then
-    core.error(fmt("%s: rate must be a number in the range [0, 1), got %s", op, tostring(rate)))
+    binding.error(fmt("%s: rate must be a number in the range [0, 1), got %s", op, tostring(rate)))
   end
   local training = args.bool(op, "training", o.training, true)
   if not training or rate == 0 then return x end
@@ -408,7 +408,7 @@ function M.dropout(x, ...)
     ok = ns[i] == xd[i] or ns[i] == 1
   end
   if not ok then
-    core.error(fmt("%s: noise_shape %s must have x's rank with each dim equal to x's or 1 (x has shape %s)", op,
+    binding.error(fmt("%s: noise_shape %s must have x's rank with each dim equal to x's or 1 (x has shape %s)", op,
       format.shape_text(ns), shape_text(x)))
   end
   local udt = x.dt == C.TIDE_FLOAT64 and "float64" or "float32"
@@ -431,14 +431,14 @@ function M.embedding_lookup(params, ids, ...)
     if #params == 1 then
       params = params[1]
     elseif #params > 1 then
-      core.error(op .. ": sharded params (a list of several tensors) are not supported; concat them first")
+      binding.error(op .. ": sharded params (a list of several tensors) are not supported; concat them first")
     end
   end
   params = input(op, params, "params", 1)
-  if params.ndim < 1 then core.error(op .. ": params must have at least 1 dimension, got a scalar") end
+  if params.ndim < 1 then binding.error(op .. ": params must have at least 1 dimension, got a scalar") end
   ids = input(op, ids, "ids", 2)
   if not dtype.is_int[ids.dt] then
-    core.error(fmt("%s: ids must be an integer tensor, got %s", op, dtype.names[ids.dt]))
+    binding.error(fmt("%s: ids must be an integer tensor, got %s", op, dtype.names[ids.dt]))
   end
   local out = shape.gather(params, ids, 0)
   if o.max_norm == nil then return out end

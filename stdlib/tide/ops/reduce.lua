@@ -2,17 +2,17 @@
 -- names sum ... all), their composites (logsumexp, variance, std, euclidean_norm,
 -- count_nonzero), argmax/argmin, the scans (cumsum, cumprod,
 -- cumulative_logsumexp), sort/argsort and top_k, as TF 2 spells them.
-local core = require "tide.core"
-local eager = require "tide.eager"
+local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local math_ops = require "tide.ops.math"
-local C = core.C
+local C = binding.C
 
 local M = {}
 
-local stop_gradient -- tide.tape's, loaded on first use (tape loads the gradients, which load this)
+local stop_gradient = require("tide.tape_recorder").stop_gradient
 
 local KEEPDIMS, EXCLUSIVE, REVERSE, DESCENDING =
   C.TIDE_ATTR_KEEPDIMS, C.TIDE_ATTR_EXCLUSIVE, C.TIDE_ATTR_REVERSE, C.TIDE_ATTR_DESCENDING
@@ -20,7 +20,7 @@ local KEEPDIMS, EXCLUSIVE, REVERSE, DESCENDING =
 -- Reject non-float inputs of the float-only composites, naming the op.
 local function check_float(op, x)
   if not dtype.is_float[tonumber(x.dt)] then
-    core.error(string.format("%s: input must be a float tensor, got %s (use :cast(\"float32\"))", op,
+    binding.error(string.format("%s: input must be a float tensor, got %s (use :cast(\"float32\"))", op,
       dtype.names[tonumber(x.dt)]))
   end
 end
@@ -41,10 +41,10 @@ local function reducer(name, op)
     -- TF: an empty axis list reduces nothing. The C op reads "no axes" as all
     -- axes, so the input passes through unchanged here.
     if axes and #axes == 0 then return x end
-    local a = eager.attrs()
-    if axes then eager.set_ints(a, axes, name) end
+    local a = dispatch.attrs()
+    if axes then dispatch.set_ints(a, axes, name) end
     if keep then a.flags = KEEPDIMS end
-    return eager.run1(op, a, x)
+    return dispatch.run1(op, a, x)
   end
 end
 
@@ -68,7 +68,6 @@ function M.reduce_logsumexp(x, ...)
   check_float("reduce_logsumexp", x)
   local keep = args.bool("reduce_logsumexp", "keepdims", o.keepdims, false)
   local axis = o.axis
-  stop_gradient = stop_gradient or require("tide.tape").stop_gradient
   local raw = M.reduce_max(stop_gradient(x), axis, true)
   local shift = math_ops.where(math_ops.isfinite(raw), raw, 0)
   local total = M.reduce_sum(math_ops.exp(math_ops.sub(x, shift)), axis, keep)
@@ -109,11 +108,11 @@ local function check_axes(op, x, axis)
   local seen = {}
   for _, a in ipairs(axes) do
     if a < -nd or a >= nd then
-      core.error(string.format("%s: axis %d is out of range for a tensor of rank %d (valid: %d to %d)", op, a, nd,
+      binding.error(string.format("%s: axis %d is out of range for a tensor of rank %d (valid: %d to %d)", op, a, nd,
         -nd, nd - 1))
     end
     local d = a < 0 and a + nd or a
-    if seen[d] then core.error(string.format("%s: axis %d is repeated", op, a)) end
+    if seen[d] then binding.error(string.format("%s: axis %d is repeated", op, a)) end
     seen[d] = true
   end
 end
@@ -128,7 +127,7 @@ function M.reduce_euclidean_norm(x, ...)
   local keep = args.bool("reduce_euclidean_norm", "keepdims", o.keepdims, false)
   local dt = tonumber(x.dt)
   if dt == C.TIDE_BOOL then
-    core.error("reduce_euclidean_norm: input must be a numeric tensor (not bool), got bool")
+    binding.error("reduce_euclidean_norm: input must be a numeric tensor (not bool), got bool")
   end
   check_axes("reduce_euclidean_norm", x, o.axis)
   local total = M.reduce_sum(math_ops.square(x), o.axis, keep)
@@ -165,10 +164,10 @@ local function argreducer(name, op)
     x = convert.arg(x, name)
     local axis = o.axis == nil and 0 or args.int(name, "axis", o.axis)
     local dt = dtype.code(o.output_type == nil and "int64" or o.output_type, name)
-    local a = eager.attrs()
+    local a = dispatch.attrs()
     a.axis = axis
     a.dtype = dt
-    return eager.run1(op, a, x)
+    return dispatch.run1(op, a, x)
   end
 end
 
@@ -187,10 +186,10 @@ local function scanner(name, op)
     local flags = 0
     if args.bool(name, "exclusive", o.exclusive, false) then flags = flags + EXCLUSIVE end
     if args.bool(name, "reverse", o.reverse, false) then flags = flags + REVERSE end
-    local a = eager.attrs()
+    local a = dispatch.attrs()
     a.axis = axis
     a.flags = flags
-    return eager.run1(op, a, x)
+    return dispatch.run1(op, a, x)
   end
 end
 
@@ -208,7 +207,7 @@ M.cumulative_logsumexp = scanner("cumulative_logsumexp", C.TIDE_OP_CUMULATIVE_LO
 local function descending(op, direction)
   if direction == nil or direction == "ASCENDING" then return false end
   if direction == "DESCENDING" then return true end
-  core.error(string.format("%s: direction must be \"ASCENDING\" or \"DESCENDING\", got %s", op, tostring(direction)))
+  binding.error(string.format("%s: direction must be \"ASCENDING\" or \"DESCENDING\", got %s", op, tostring(direction)))
 end
 
 -- sort(values, axis=-1, direction): the values sorted along axis. NaN sorts
@@ -218,10 +217,10 @@ function M.sort(values, ...)
   local o = args.parse("sort", { "axis", "direction" }, ...)
   values = convert.arg(values, "sort")
   local axis = o.axis == nil and -1 or args.int("sort", "axis", o.axis)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.axis = axis
   if descending("sort", o.direction) then a.flags = DESCENDING end
-  return eager.run1(C.TIDE_OP_SORT, a, values)
+  return dispatch.run1(C.TIDE_OP_SORT, a, values)
 end
 
 -- argsort(values, axis=-1, direction, stable=false): int32 indices that sort
@@ -231,11 +230,11 @@ function M.argsort(values, ...)
   values = convert.arg(values, "argsort")
   local axis = o.axis == nil and -1 or args.int("argsort", "axis", o.axis)
   args.bool("argsort", "stable", o.stable, false)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.axis = axis
   a.dtype = C.TIDE_INT32
   if descending("argsort", o.direction) then a.flags = DESCENDING end
-  return eager.run1(C.TIDE_OP_ARGSORT, a, values)
+  return dispatch.run1(C.TIDE_OP_ARGSORT, a, values)
 end
 
 -- top_k(input, k=1, sorted=true, index_type="int32"): the k largest entries
@@ -249,11 +248,11 @@ function M.top_k(input, ...)
   args.bool("top_k", "sorted", o.sorted, true)
   local itype = o.index_type == nil and C.TIDE_INT32 or dtype.code(o.index_type, "top_k")
   if itype ~= C.TIDE_INT32 and itype ~= C.TIDE_INT64 then
-    core.error(string.format("top_k: index_type must be int32 or int64, got %s", dtype.names[itype]))
+    binding.error(string.format("top_k: index_type must be int32 or int64, got %s", dtype.names[itype]))
   end
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.n = k
-  local values, indices = eager.run(C.TIDE_OP_TOP_K, a, { input }, 2)
+  local values, indices = dispatch.run(C.TIDE_OP_TOP_K, a, { input }, 2)
   if itype == C.TIDE_INT64 then indices = math_ops.cast(indices, "int64") end
   return values, indices
 end

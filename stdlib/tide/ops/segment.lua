@@ -1,14 +1,14 @@
 -- stdlib/tide/ops/segment.lua — TF's segment reductions (tf.math.segment_* over
 -- sorted ids, tf.math.unsorted_segment_* over any ids with num_segments).
-local core = require "tide.core"
-local eager = require "tide.eager"
+local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local math_ops = require "tide.ops.math"
 local shape_ops = require "tide.ops.shape"
 local create = require "tide.ops.create"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
 local M = {}
@@ -18,7 +18,7 @@ local fmt = string.format
 -- A tensor argument (Lua numbers and tables convert); nil is an error naming it.
 local function input(v, op, pos, what)
   if istype(Tensor, v) then return v end
-  if v == nil then core.error(fmt("%s: %s is nil; expected a tensor", op, what)) end
+  if v == nil then binding.error(fmt("%s: %s is nil; expected a tensor", op, what)) end
   return convert.arg(v, op, pos)
 end
 
@@ -32,7 +32,7 @@ local function sorted_op(name, code)
     args.parse(name, {}, ...)
     data = input(data, name, 1, "data")
     segment_ids = input(segment_ids, name, 2, "segment_ids")
-    return eager.run(code, nil, { data, segment_ids })
+    return dispatch.run(code, nil, { data, segment_ids })
   end
 end
 
@@ -46,15 +46,15 @@ M.segment_prod = sorted_op("segment_prod", C.TIDE_OP_SEGMENT_PROD)
 -- large), or a tensor (a traced one is read when the graph runs).
 local function num_segments_arg(op, v)
   v = convert.unvariable(v)
-  if v == nil then core.error(op .. ": num_segments is required") end
+  if v == nil then binding.error(op .. ": num_segments is required") end
   if istype(Tensor, v) then
     if v.dt ~= C.TIDE_INT32 and v.dt ~= C.TIDE_INT64 then
-      core.error(fmt("%s: num_segments must be an int32 or int64 tensor, got %s", op, dtype.names[v.dt]))
+      binding.error(fmt("%s: num_segments must be an int32 or int64 tensor, got %s", op, dtype.names[v.dt]))
     end
     return v
   end
   local n = args.int(op, "num_segments", v)
-  if n < 0 then core.error(fmt("%s: num_segments must not be negative, got %d", op, n)) end
+  if n < 0 then binding.error(fmt("%s: num_segments must not be negative, got %d", op, n)) end
   return convert.tensor(n, n <= 2147483647 and "int32" or "int64", op)
 end
 
@@ -75,7 +75,7 @@ end
 local function unsorted_op(name, code)
   return function(...)
     local data, ids, n = unsorted_args(name, ...)
-    return eager.run(code, nil, { data, ids, n })
+    return dispatch.run(code, nil, { data, ids, n })
   end
 end
 
@@ -88,7 +88,7 @@ M.unsorted_segment_prod = unsorted_op("unsorted_segment_prod", C.TIDE_OP_UNSORTE
 -- sums: [num_segments, 1, ...] in data's dtype (TF's _unsorted_segment_N).
 local function segment_counts(data, ids, n)
   local ones = create.ones_like(ids, { dtype = dtype.names[data.dt] })
-  local count = eager.run(C.TIDE_OP_UNSORTED_SEGMENT_SUM, nil, { ones, ids, n })
+  local count = dispatch.run(C.TIDE_OP_UNSORTED_SEGMENT_SUM, nil, { ones, ids, n })
   local shape = { -1 }
   for i = 2, data.ndim - ids.ndim + 1 do shape[i] = 1 end
   return math_ops.maximum(shape_ops.reshape(count, shape), 1)
@@ -99,7 +99,7 @@ end
 -- int8/uint8, float64 for int32/int64); an empty segment gives 0.
 function M.unsorted_segment_mean(...)
   local data, ids, n = unsorted_args("unsorted_segment_mean", ...)
-  local sum = eager.run(C.TIDE_OP_UNSORTED_SEGMENT_SUM, nil, { data, ids, n })
+  local sum = dispatch.run(C.TIDE_OP_UNSORTED_SEGMENT_SUM, nil, { data, ids, n })
   return math_ops.div(sum, segment_counts(data, ids, n))
 end
 
@@ -108,10 +108,10 @@ end
 function M.unsorted_segment_sqrt_n(...)
   local data, ids, n = unsorted_args("unsorted_segment_sqrt_n", ...)
   if not dtype.is_float[data.dt] then
-    core.error(fmt("unsorted_segment_sqrt_n: data must be a float tensor, got %s (use :cast(\"float32\"))",
+    binding.error(fmt("unsorted_segment_sqrt_n: data must be a float tensor, got %s (use :cast(\"float32\"))",
       dtype.names[data.dt]))
   end
-  local sum = eager.run(C.TIDE_OP_UNSORTED_SEGMENT_SUM, nil, { data, ids, n })
+  local sum = dispatch.run(C.TIDE_OP_UNSORTED_SEGMENT_SUM, nil, { data, ids, n })
   return math_ops.div(sum, math_ops.sqrt(segment_counts(data, ids, n)))
 end
 

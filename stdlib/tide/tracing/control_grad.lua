@@ -10,23 +10,23 @@
 -- the gradient of sum(out * dy). The gradients are tide ops in subgraphs
 -- traced by tide.cond and tide.while_loop themselves, so an outer tape
 -- records them (a cond's gradient can be differentiated again).
-local core = require "tide.core"
-local record = require "tide.record"
+local recorder = require "tide.tape_recorder"
 local dtype = require "tide.dtype"
 local convert = require "tide.convert"
 local math_ops = require "tide.ops.math"
 local shape_ops = require "tide.ops.shape"
 local reduce = require "tide.ops.reduce"
 local create = require "tide.ops.create"
+local context = require "tide.trace_context"
+local GradientTape = require("tide.tape").GradientTape
 local spec = require "tide.tracing.spec"
 local values = require "tide.tracing.values"
-local pack, unpack = record.pack, unpack or table.unpack
+local control = require "tide.tracing.control"
+local pack, unpack = recorder.pack, unpack or table.unpack
 
 local M = {}
 
-local MAX_VALUES = 64 -- values a COND or WHILE node takes (graph/control.c)
-
-local function control() return require "tide.tracing.control" end
+local MAX_VALUES = control.MAX_VALUES
 
 -- The upvalues of Lua functions fns (and of the Lua functions among them,
 -- a few levels deep), as {fn, index, value} each: taken before a branch or
@@ -55,7 +55,6 @@ end
 -- put back meanwhile, and the trace context saying so (replay): variable
 -- updates in it record nothing (the forward node made them).
 local function replay(saved, f, ...)
-  local context = require "tide.tracing.context"
   local now = {}
   for k, u in ipairs(saved) do
     now[k] = select(2, debug.getupvalue(u[1], u[2]))
@@ -93,14 +92,14 @@ end
 -- Zeros shaped like a source (a variable's are a constant of its shape).
 local function zero_of(src)
   if src.var then return create.zeros_like(rawget(src.var, "_handle")) end
-  return values.zeros_of(src.t)
+  return create.zeros_like(src.t)
 end
 
 -- The VJP of fn at the sources: fn() returns a flat list (with n) of
 -- tensors or nils lined up with dys; returns, per source in watch, the
 -- gradient of sum over k of sum(out_k * dy_k), zeros where none flows.
 local function vjp(fn, dys, watch)
-  local tape = require("tide.tape").GradientTape { watch_accessed_variables = false }
+  local tape = GradientTape { watch_accessed_variables = false }
   for _, s in ipairs(watch) do tape:watch(s.var or s.t) end
   local total = tape:run(function() -- the product too: the tape must see it
     local outs, sum = fn(), nil
@@ -134,14 +133,14 @@ function M.cond(used, outs, info)
   if #srcs > MAX_VALUES then return end -- too many to differentiate in one node; the tape sees no path
   local inputs = {}
   for i, s in ipairs(srcs) do inputs[i] = s.key end
-  record.custom(inputs, outs, function(dys)
+  recorder.custom(inputs, outs, function(dys)
     local function branch(fn)
       return function()
         local gs = vjp(function() return info.flatten(pack(replay(info.saved, fn))) end, dys, srcs)
         return unpack(gs, 1, #srcs)
       end
     end
-    return control().cond(info.pred, branch(info.true_fn), branch(info.false_fn))
+    return control.cond(info.pred, branch(info.true_fn), branch(info.false_fn))
   end)
 end
 
@@ -173,8 +172,7 @@ function M.while_loop(used, flat, results, info)
   local inputs = {}
   for k = 1, nf do inputs[k] = flat[k] end
   for i, s in ipairs(srcs) do inputs[nf + i] = s.key end
-  record.custom(inputs, results, function(dys)
-    local ctl = control()
+  recorder.custom(inputs, results, function(dys)
     -- 1. Replay the loop, stacking the loop tensors: row j of stack k is
     -- loop tensor k as iteration j got it (row count: the last one out).
     local init, inv = { convert.tensor(0, "int32") }, { {} }
@@ -184,7 +182,7 @@ function M.while_loop(used, flat, results, info)
       inv[1 + k] = invariant(info.descs[k].dims)
       inv[1 + nf + k] = invariant(info.descs[k].dims, spec.None)
     end
-    local fwd = pack(ctl.while_loop(function(_, ...)
+    local fwd = pack(control.while_loop(function(_, ...)
       return replay(info.saved, info.cond_flat, { ... })
     end, function(i, ...)
       local a = { ... }
@@ -202,10 +200,10 @@ function M.while_loop(used, flat, results, info)
 
     -- 2. Run the body's VJP for j = count-1 down to 0.
     local binit = { math_ops.sub(count, 1) }
-    for i, k in ipairs(floats) do binit[1 + i] = dys[k] or values.zeros_of(results[k]) end
+    for i, k in ipairs(floats) do binit[1 + i] = dys[k] or create.zeros_like(results[k]) end
     for i, s in ipairs(srcs) do binit[1 + #floats + i] = zero_of(s) end
     local nb = #binit
-    local back = pack(ctl.while_loop(function(j) return math_ops.greater_equal(j, 0) end, function(j, ...)
+    local back = pack(control.while_loop(function(j) return math_ops.greater_equal(j, 0) end, function(j, ...)
       local a = { ... }
       local state, watch, seeds = {}, {}, {}
       for k = 1, nf do state[k] = shape_ops.gather(stacks[k], j) end
@@ -229,5 +227,7 @@ function M.while_loop(used, flat, results, info)
     return unpack(res, 1, nf + #srcs)
   end)
 end
+
+control.set_gradients(M) -- cond and while_loop call these when a tape records
 
 return M

@@ -6,17 +6,21 @@
 -- fn again under a tape of its own inside its trace, and returns the
 -- gradients of the tensors and of the float variables the graph reads.
 local dtype = require "tide.dtype"
-local core = require "tide.core"
-local record = require "tide.record"
+local binding = require "tide.binding"
+local recorder = require "tide.tape_recorder"
+local zeros_like = require("tide.ops.create").zeros_like
+local variable_read = require("tide.variable").read
+local GradientTape = require("tide.tape").GradientTape
 local spec = require "tide.tracing.spec"
 local T = require "tide.tracing.trace_type"
-local pack, unpack = record.pack, unpack or table.unpack
+local new_detector = require("tide.tracing.retracing").new_detector
+local concrete = require "tide.tracing.concrete"
+local Function = require("tide.tracing.function").Function
+local pack, unpack = recorder.pack, unpack or table.unpack
 local is_float = dtype.is_float
-local C = core.C
+local C = binding.C
 
 local M = {}
-
-local variable_read, zeros_like -- loaded lazily: tide.variable and the ops need the tracing modules
 
 -- The float variables the graph reads (only those can have gradients), kept
 -- per concrete function: the order is the order of the node's inputs.
@@ -47,10 +51,10 @@ end
 -- recording tape tracks one of its tensors or watches a variable it reads.
 function M.records(cf, slots)
   if #float_outputs(cf) == 0 then return false end
-  if record.any_wanted(slots) then return true end
+  if recorder.any_wanted(slots) then return true end
   local vars = float_variables(cf)
   if #vars == 0 then return false end
-  local tapes = record.tapes
+  local tapes = recorder.tapes
   for i = 1, #tapes do
     local tape = tapes[i]
     if not tape._paused then
@@ -78,8 +82,6 @@ end
 -- input_signature is cf's own (None dims stay None), so it traces once,
 -- unless its gradients need static dims (see below).
 local function backward_function(cf)
-  local Function = require("tide.tracing.function").Function
-  local GradientTape = require("tide.tape").GradientTape
   local fwd, args_t, nin = cf.function_, cf._args, cf._nin
   local slot_t = {}
   local function collect(t)
@@ -136,7 +138,7 @@ local function backward_function(cf)
   -- Its traces are not the user's retracing: every backward function shares
   -- the one Lua prototype above (the shared detector would count them all),
   -- and one traced per shape is the fallback above, not the user's doing.
-  bwd._detector = require("tide.tracing.retracing").new_detector()
+  bwd._detector = new_detector()
   bwd._quiet = true
   return bwd
 end
@@ -149,7 +151,6 @@ local function backward(cf, inputs, outputs, dys)
     bwd = backward_function(cf)
     cf._backward = bwd
   end
-  zeros_like = zeros_like or require("tide.ops.create").zeros_like
   local nin = cf._nin
   local a = {}
   for i = 1, nin do a[i] = inputs[i] end
@@ -182,14 +183,15 @@ function M.call(cf, slots)
     local a = T.rebuild(cf._args, slots)
     return cf.function_.fn(unpack(a, 1, cf._args.n))
   end
-  variable_read = variable_read or require("tide.variable").read
   local inputs = {}
   local nin = cf._nin
   for i = 1, nin do inputs[i] = slots[i] end
   for i, v in ipairs(float_variables(cf)) do inputs[nin + i] = variable_read(v) end
   local outputs = cf:_run_outputs(slots)
-  record.custom(inputs, outputs, function(dys) return backward(cf, inputs, outputs, dys) end)
+  recorder.custom(inputs, outputs, function(dys) return backward(cf, inputs, outputs, dys) end)
   return cf:_results(outputs)
 end
+
+concrete.set_tape_call(M.records, M.call)
 
 return M

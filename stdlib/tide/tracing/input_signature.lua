@@ -1,11 +1,11 @@
 -- stdlib/tide/tracing/input_signature.lua — a Function's input_signature:
 -- checking it, converting Lua values for its specs, and matching calls to it.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local dtype = require "tide.dtype"
 local convert = require "tide.convert"
 local spec = require "tide.tracing.spec"
 local T = require "tide.tracing.trace_type"
-local ffi, Tensor = core.ffi, core.Tensor
+local ffi, Tensor = binding.ffi, binding.Tensor
 local istype = ffi.istype
 local None = spec.None
 local dims_text = spec.dims_text
@@ -114,22 +114,22 @@ M.conform, M.signature_mismatch, M.apply_spec_dims = conform, signature_mismatch
 -- tables of them), no longer than fn's parameter list.
 function M.check(fn, sig)
   if type(sig) ~= "table" or getmetatable(sig) ~= nil then
-    core.error("trace: input_signature must be a list of tide.TensorSpec, got " .. safe_tostring(sig))
+    binding.error("trace: input_signature must be a list of tide.TensorSpec, got " .. safe_tostring(sig))
   end
   local function check(s, path)
     if spec.is_spec(s) then return end
     if type(s) ~= "table" or getmetatable(s) ~= nil then
-      core.error(string.format("trace: input_signature entry %s is %s, not a tide.TensorSpec (or a table of them)",
+      binding.error(string.format("trace: input_signature entry %s is %s, not a tide.TensorSpec (or a table of them)",
         path, safe_tostring(s)))
     end
     for k, v in pairs(s) do check(v, path .. "[" .. lua_repr(k) .. "]") end
   end
   for i = 1, #sig do check(sig[i], tostring(i)) end
   for k in pairs(sig) do
-    if type(k) ~= "number" then core.error("trace: input_signature must be a list (got the key " .. lua_repr(k) .. ")") end
+    if type(k) ~= "number" then binding.error("trace: input_signature must be a list (got the key " .. lua_repr(k) .. ")") end
   end
   if not fn._vararg and #sig > fn._nparams then
-    core.error(string.format("trace: input_signature has %d specs but the function takes %d argument%s", #sig,
+    binding.error(string.format("trace: input_signature has %d specs but the function takes %d argument%s", #sig,
       fn._nparams, fn._nparams == 1 and "" or "s"))
   end
 end
@@ -169,7 +169,7 @@ function M.template(fn, n, ...)
     for i, s in ipairs(sig) do
       want[i] = arg_name(fn, i) .. ": " .. (spec.is_spec(s) and tostring(s) or lua_repr(s))
     end
-    core.error(string.format("trace: the arguments of %s do not match its input_signature: %s\n  inputs: (%s)\n" ..
+    binding.error(string.format("trace: the arguments of %s do not match its input_signature: %s\n  inputs: (%s)\n" ..
       "  input_signature: (%s)", fn.name, why, table.concat(inputs, ", "), table.concat(want, ", ")))
   end
   for i = 1, #sig do apply_spec_dims(sig[i], actual.items[i]) end
@@ -183,7 +183,7 @@ function M.check_ranks(fn)
     local function check(x)
       if spec.is_spec(x) then
         if x.shape == nil then
-          core.error(string.format("get_concrete_function: the input_signature of %s has a TensorSpec of " ..
+          binding.error(string.format("get_concrete_function: the input_signature of %s has a TensorSpec of " ..
             "unknown rank (argument %d); a tide graph needs ranks: pass a tensor or a TensorSpec with a shape",
             fn.name, i))
         end

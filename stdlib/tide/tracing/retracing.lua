@@ -1,7 +1,7 @@
 -- stdlib/tide/tracing/retracing.lua — TF's frequent-retracing detector, with
 -- reasons: which argument changed between traces and what to do about it.
-local core = require "tide.core"
-local context = require "tide.tracing.context"
+local binding = require "tide.binding"
+local context = require "tide.trace_context"
 local T = require "tide.tracing.trace_type"
 local first_difference, describe, where = T.first_difference, T.describe, T.where
 
@@ -173,24 +173,24 @@ function M.set_retracing_warning(opts)
     return
   end
   if type(opts) ~= "table" then
-    core.error("set_retracing_warning: expected {threshold=, window=} or a boolean, got " .. type(opts))
+    binding.error("set_retracing_warning: expected {threshold=, window=} or a boolean, got " .. type(opts))
   end
   local threshold = opts.threshold == nil and cfg.threshold or opts.threshold
   local window = opts.window == nil and cfg.window or opts.window
   for k in pairs(opts) do
     if k ~= "threshold" and k ~= "window" and k ~= "enabled" then
-      core.error("set_retracing_warning: unknown option '" .. tostring(k) .. "' (expected: threshold, window, enabled)")
+      binding.error("set_retracing_warning: unknown option '" .. tostring(k) .. "' (expected: threshold, window, enabled)")
     end
   end
   local function check(name, v)
     if type(v) ~= "number" or v < 1 or v ~= math.floor(v) then
-      core.error(string.format("set_retracing_warning: %s must be a positive integer, got %s", name, tostring(v)))
+      binding.error(string.format("set_retracing_warning: %s must be a positive integer, got %s", name, tostring(v)))
     end
   end
   check("threshold", threshold)
   check("window", window)
   if threshold > window then
-    core.error(string.format("set_retracing_warning: threshold (%d) must be at most window (%d)", threshold, window))
+    binding.error(string.format("set_retracing_warning: threshold (%d) must be at most window (%d)", threshold, window))
   end
   cfg.threshold, cfg.window = threshold, window
   if opts.enabled ~= nil then cfg.enabled = opts.enabled and true or false end

@@ -1,15 +1,16 @@
 -- stdlib/tide/tracing/trace_type.lua — trace types: a call's arguments as
 -- templates (tensors as dtype and dims, Lua values kept), how two compare
 -- (fits, common supertype, first difference) and how they read in messages.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local dtype = require "tide.dtype"
-local tensor = require "tide.tensor"
+local tensor_shape = require "tide.tensor_shape"
+local is_variable = require("tide.variable").is_variable
 local spec = require "tide.tracing.spec"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local band = bit.band
 local None = spec.None
-local Shape = tensor.Shape
+local Shape = tensor_shape.Shape
 local dims_text = spec.dims_text
 
 -- One instance per Lua state (busted clears package.loaded between spec
@@ -24,18 +25,8 @@ registry[REGISTRY_KEY] = M
 
 local SYMBOLIC = C.TIDE_TENSOR_SYMBOLIC
 
-local is_variable -- set lazily (tide.variable requires tide.tracing.context, not this module)
-local function variable_module()
-  local v = require "tide.variable"
-  is_variable = v.is_variable
-  return v
-end
-
 -- True when x is a tide.Variable.
-function M.is_variable(x)
-  if is_variable == nil then variable_module() end
-  return is_variable(x)
-end
+M.is_variable = is_variable
 
 ---------------------------------------------------------------------------
 -- Identity and kinds of objects
@@ -63,7 +54,6 @@ local mt_kinds = setmetatable({}, { __mode = "k" })
 local function table_kind(x, mt)
   local k = mt_kinds[mt]
   if k then return k end
-  if is_variable == nil then variable_module() end
   if type(mt) ~= "table" then k = OBJECT -- a protected metatable (__metatable)
   elseif mt == Shape then k = SHAPE
   elseif is_variable(x) then k = VARIABLE
@@ -311,7 +301,7 @@ end
 local function lua_repr(v, depth)
   local tv = type(v)
   if tv == "string" then return string.format("%q", v) end
-  if tv == "table" and is_variable and is_variable(v) then
+  if tv == "table" and is_variable(v) then
     return string.format("<tide.Variable '%s'>", tostring(rawget(v, "name")))
   end
   if tv ~= "table" or getmetatable(v) ~= nil then return safe_tostring(v) end

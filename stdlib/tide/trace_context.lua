@@ -1,0 +1,99 @@
+-- stdlib/tide/trace_context.lua — the state of traces in progress: which
+-- graph ops record into, symbolic tensors (what they are, where they were
+-- made), and the hooks variables use while a function is traced.
+local binding = require "tide.binding"
+local C = binding.C
+local band = bit.band
+
+local REGISTRY_KEY = "tide.trace_context"
+local registry = debug.getregistry()
+if registry[REGISTRY_KEY] then return registry[REGISTRY_KEY] end
+
+local M = {
+  stack = {},      -- traces in progress, innermost last: { graph = cdata, fn = Function, ... }
+}
+registry[REGISTRY_KEY] = M
+
+local SYMBOLIC = C.TIDE_TENSOR_SYMBOLIC
+
+-- True when t is a symbolic tensor (a value of a graph being or once traced).
+function M.is_symbolic(t)
+  return band(t.flags, SYMBOLIC) ~= 0
+end
+
+-- The innermost trace in progress, or nil.
+function M.current()
+  return M.stack[#M.stack]
+end
+
+-- While tracing, Lua's print runs once per trace, not at each call: say so
+-- once (TF's side-effect trap), and point to tide.print.
+local plain_print
+local hinted = false
+local function tracing_print(...)
+  if not hinted then
+    hinted = true
+    io.stderr:write("tide: print() inside a traced function runs only while it is traced (once per trace); " ..
+      "use tide.print to print at every call\n")
+  end
+  return plain_print(...)
+end
+
+function M.push(ctx)
+  M.stack[#M.stack + 1] = ctx
+  if #M.stack == 1 and _G.print ~= tracing_print then
+    plain_print = _G.print
+    _G.print = tracing_print
+  end
+end
+
+function M.pop(ctx)
+  assert(M.stack[#M.stack] == ctx, "tracing: traces ended out of order")
+  M.stack[#M.stack] = nil
+  if #M.stack == 0 and _G.print == tracing_print then _G.print = plain_print end
+end
+
+-- The Lua function of the innermost tide.trace in progress, or nil.
+local function traced_lua_function()
+  for i = #M.stack, 1, -1 do
+    local f = M.stack[i].fn
+    if type(f) == "table" and type(rawget(f, "fn")) == "function" then return rawget(f, "fn") end
+  end
+end
+
+-- "file.lua:12" of the first caller outside tide's own files. LuaJIT drops
+-- the frame of a function that tail-calls (`return tide.tanh(x)`), so when
+-- the traced function's frame is not below that caller the op came from such
+-- a tail call, and the line named is where the traced function starts.
+function M.user_line()
+  local level = 3
+  while true do
+    local info = debug.getinfo(level, "Slf")
+    if not info then return "?" end
+    if info.what ~= "C" and not binding.is_internal(info.source) then
+      local line = info.short_src .. ":" .. (info.currentline or 0)
+      local fn = traced_lua_function()
+      if not fn or info.func == fn then return line end
+      for l = level + 1, math.huge do
+        local below = debug.getinfo(l, "f")
+        if not below then break end
+        if below.func == fn then return line end
+      end
+      local d = debug.getinfo(fn, "S")
+      return string.format("%s:%d (a tail call in the traced function that starts there)", d.short_src, d.linedefined)
+    end
+    level = level + 1
+  end
+end
+
+-- Note where symbolic tensor t was made (binding.finish calls this).
+function M.annotate(t)
+  local ctx = M.stack[#M.stack]
+  if ctx and t.inline_data.sym.graph_id == C.tide_graph_id(ctx.graph) then
+    C.tide_graph_set_origin(ctx.graph, t, M.user_line())
+  end
+end
+
+binding.on_symbolic = M.annotate
+
+return M
