@@ -28,7 +28,7 @@ local function out_type(op, o)
   return dt
 end
 
--- x's dims as a Lua list, and whether all are known.
+-- x's dims as a Lua list (unknown ones -1), and whether all are known.
 local function dims_of(x)
   local d, known = {}, true
   for i = 0, x.ndim - 1 do
@@ -37,6 +37,7 @@ local function dims_of(x)
   end
   return d, known
 end
+M.dims_of = dims_of
 
 -- Run SHAPE or SIZE on x, or give the constant a traced x with known dims has.
 local function shape_op(op, name, x, o, value)

@@ -110,15 +110,7 @@ local function where_indices(cond)
   return dispatch.run1(WHERE_INDICES, nil, cond)
 end
 
--- The dims of x as a Lua list, and whether all are known.
-local function dims_of(x)
-  local d, known = {}, true
-  for i = 0, x.ndim - 1 do
-    d[i + 1] = tonumber(x.dims[i])
-    known = known and d[i + 1] >= 0
-  end
-  return d, known
-end
+local dims_of = dynamic_shape.dims_of
 
 -- boolean_mask(tensor, mask, axis=0) as tf.boolean_mask: the slices of tensor
 -- where mask is true. mask (bool, or numbers: nonzero is true) covers the dims
