@@ -801,7 +801,8 @@ static void f32_block(f32_run *r, int64_t e0, int64_t m, float *scratch) {
       if (!r->bool_out[o]) at[f->n_inputs + o] = tail + (size_t)(f->n_inputs + o) * F32_STRIP_MAX;
     r->kern->run(fp, r->cp, at, adv, 1, false);
     for (int o = 0; o < f->n_outputs; o++)
-      if (!r->bool_out[o]) memcpy(start[f->n_inputs + o] + full * S, at[f->n_inputs + o], (size_t)rest * 4);
+      if (!r->bool_out[o])
+        memcpy(start[f->n_inputs + o] + full * S, tail + (size_t)(f->n_inputs + o) * F32_STRIP_MAX, (size_t)rest * 4);
   }
   for (int o = 0; o < f->n_outputs; o++) {
     if (!r->bool_out[o]) continue;
