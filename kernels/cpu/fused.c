@@ -32,8 +32,18 @@ enum {
 /* Outputs this large are written with streaming stores (past the caches,
  * without reading the lines first): they would not stay cached anyway, and
  * the saved read is a third of a one-input chain's memory traffic (the
- * chain bench ran 10-30% faster). */
+ * chain bench ran 10-30% faster). Results that leave the graph stream from
+ * a smaller size: the caller reads them later if at all, and from Lua they
+ * land in blocks the collector has not handed back yet, cold ones (a 1M
+ * float32 chain whose results rotate through 16 blocks: 572 us regular,
+ * 355 us streamed; warm, one block: within 10% either way). */
 #define STREAM_BYTES ((int64_t)16 << 20)
+#define STREAM_BYTES_LEAVING ((int64_t)4 << 20)
+
+/* Whether outputs of `bytes` (together) are written past the caches. */
+static bool streams(int64_t bytes, unsigned hints) {
+  return bytes >= ((hints & TIDE_FUSED_RESULTS_LEAVE) ? STREAM_BYTES_LEAVING : STREAM_BYTES);
+}
 
 /* How a generic step's loop reads its ctx. */
 enum { CTX_NONE = 0, CTX_ATTRS, CTX_BINARY };
@@ -688,14 +698,16 @@ static void gen_blocks(void *arg, int64_t b0, int64_t b1) {
 }
 
 static tide_status gen_run_all(const tide_fused *f, const cpu_prog *cp, const layout *lay, tide_tensor *const *out,
-                               int *failed) {
+                               unsigned hints, int *failed) {
   gen_run *r = malloc(sizeof *r);
   if (!r) return TIDE_FAIL(TIDE_ERR_MEMORY, "fused: out of memory");
   r->f = f;
   r->cp = cp;
   r->lay = *lay;
   r->failed = 0;
-  r->stream = out[0]->nelem * (int64_t)tide_dtype_size(out[0]->dt) >= STREAM_BYTES;
+  int64_t bytes = 0;
+  for (int o = 0; o < f->n_outputs; o++) bytes += out[o]->nelem * (int64_t)tide_dtype_size(out[o]->dt);
+  r->stream = streams(bytes, hints);
   for (int o = 0; o < f->n_outputs; o++) r->out[o] = out[o]->data;
   r->block = lay->total < GEN_BLOCK ? lay->total : GEN_BLOCK;
   r->slot_bytes = align64((size_t)r->block * 8);
@@ -837,7 +849,8 @@ static void f32_blocks(void *arg, int64_t b0, int64_t b1) {
 #endif
 }
 
-static tide_status f32_run_all(const tide_fused *f, const cpu_prog *cp, const layout *lay, tide_tensor *const *out) {
+static tide_status f32_run_all(const tide_fused *f, const cpu_prog *cp, const layout *lay, tide_tensor *const *out,
+                               unsigned hints) {
   f32_run r;
   r.f = f;
   r.cp = cp;
@@ -869,7 +882,7 @@ static tide_status f32_run_all(const tide_fused *f, const cpu_prog *cp, const la
     r.n_bool_out += r.bool_out[o];
     if (((uintptr_t)r.out[o] & 63) != 0) aligned = false;
   }
-  r.stream = aligned && lay->total * 4 >= STREAM_BYTES;
+  r.stream = aligned && r.n_bool_out == 0 && streams(lay->total * 4 * f->n_outputs, hints);
   r.block = lay->total < F32_BLOCK ? lay->total : F32_BLOCK;
   int64_t nblocks = (lay->total + r.block - 1) / r.block;
   int64_t grain = cp->costly ? TIDE_GRAIN_COSTLY : TIDE_GRAIN_CHEAP / f->n_steps;
@@ -882,7 +895,7 @@ static tide_status f32_run_all(const tide_fused *f, const cpu_prog *cp, const la
 /* ---- the backend ---------------------------------------------------------------------------- */
 
 static tide_status run(const tide_fused *f, const void *prog, const tide_tensor *const *in, tide_tensor *const *out,
-                       int *failed) {
+                       unsigned hints, int *failed) {
   const cpu_prog *cp = prog;
   *failed = -1;
   tide_status st = check_outputs(f, out);
@@ -895,7 +908,7 @@ static tide_status run(const tide_fused *f, const void *prog, const tide_tensor 
     if (in[k]->dt != f->input_dt[k])
       return TIDE_FAIL(TIDE_ERR_DTYPE, "fused: input %d is %s, the description says %s", k + 1,
                        tide_dtype_name(in[k]->dt), tide_dtype_name(f->input_dt[k]));
-  st = cp->engine == ENGINE_F32 ? f32_run_all(f, cp, &lay, out) : gen_run_all(f, cp, &lay, out, failed);
+  st = cp->engine == ENGINE_F32 ? f32_run_all(f, cp, &lay, out, hints) : gen_run_all(f, cp, &lay, out, hints, failed);
   if (!st && tide_interrupt_pending()) {
     tide_interrupt_clear();
     st = TIDE_FAIL(TIDE_ERR_INTERRUPTED, "interrupted");

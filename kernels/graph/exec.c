@@ -4,6 +4,7 @@
  * kernels, with nothing allocated per run but the results that leave it. */
 #include "plan.h"
 #include "passes.h"
+#include "tide/fused.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +205,8 @@ static tide_status make_steps(tide_graph *g, gplan *p) {
     s->arg = a;
     s->val = p->base[i];
     s->late = n->n_out > 0 && p->late[s->val];
+    s->leaves = n->n_out > 0;
+    for (int k = 0; k < n->n_out; k++) s->leaves = s->leaves && p->last_use[s->val + k] >= g->nnodes;
     for (int k = 0; k < n->n_in; k++) p->args[a++] = p->base[n->in[k].node] + n->in[k].index;
     /* Inputs this node reads last (each once), and its results no one reads. */
     s->rel = r;
@@ -402,7 +405,7 @@ static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
   }
   case TIDE_NODE_FUSED:
     if ((st = prepare_outputs(g, p, s, true, ins, outs)) != TIDE_OK) return st;
-    return tide_graph_fused_run(g, n, ins, outs);
+    return tide_graph_fused_run(g, n, ins, outs, s->leaves ? TIDE_FUSED_RESULTS_LEAVE : 0);
   case TIDE_NODE_VARIABLE: return tide_tensor_share(&p->hdr[s->val], n->handle);
   case TIDE_NODE_ASSIGN: {
     if (n->assign_mode == TIDE_ASSIGN_SET) return tide_tensor_assign(n->handle, ins[0]);

@@ -389,12 +389,13 @@ tide_status tide_graph_fused_plan(tide_graph *g, gnode *n, const tide_tensor *co
 
 /* ---- running ---------------------------------------------------------------------------- */
 
-tide_status tide_graph_fused_run(tide_graph *g, gnode *n, const tide_tensor *const *in, tide_tensor *const *out) {
+tide_status tide_graph_fused_run(tide_graph *g, gnode *n, const tide_tensor *const *in, tide_tensor *const *out,
+                                 unsigned hints) {
   const gfused *gf = n->fused;
   const tide_fused_backend *be = tide_fused_backend_for(out[0]->dev);
   if (!be) return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: no backend runs fused nodes on this device", gf->name);
   int failed = -1;
-  tide_status st = be->run(&gf->desc, (const char *)gf + gf->prog_off, in, out, &failed);
+  tide_status st = be->run(&gf->desc, (const char *)gf + gf->prog_off, in, out, hints, &failed);
   if (!st) return st;
   const gnode *at = failed >= 0 ? &g->nodes[gf->desc.steps[failed].tag] : n;
   if (!at->origin) return st;

@@ -79,7 +79,8 @@ extern _Thread_local tide_graph *tide_graph_current;
 tide_status tide_graph_control_plan(tide_graph *g, gnode *n, const tide_tensor *const *in, tide_tensor *const *out);
 tide_status tide_graph_control_run(tide_graph *g, gnode *n, const tide_tensor *const *in, tide_tensor *const *out);
 tide_status tide_graph_fused_plan(tide_graph *g, gnode *n, const tide_tensor *const *in, tide_tensor *const *out);
-tide_status tide_graph_fused_run(tide_graph *g, gnode *n, const tide_tensor *const *in, tide_tensor *const *out);
+tide_status tide_graph_fused_run(tide_graph *g, gnode *n, const tide_tensor *const *in, tide_tensor *const *out,
+                                 unsigned hints);
 
 /* Passes (graph/passes.c). */
 tide_status tide_graph_run_passes(tide_graph *g, unsigned passes);

@@ -14,6 +14,7 @@ typedef struct gstep {
   int val;        /* its first output's value id */
   int rel, nrel;  /* values released right after it: rels[rel .. rel + nrel) */
   bool late;      /* its output layouts are inferred when it runs (an input's dims are unknown until then) */
+  bool leaves;    /* every output is a graph result no later node reads (a hint for fused nodes) */
 } gstep;
 
 /* How a value gets its header. */

@@ -77,6 +77,13 @@ static inline void tide_fused_step_attrs(const tide_fused_step *s, tide_attrs *a
   a->scalars[0] = s->alpha;
 }
 
+/* Hints a run may get. */
+enum {
+  /* No later node reads the results: they leave the graph, to be read (if
+   * at all) much later, so a backend may write large ones past the caches. */
+  TIDE_FUSED_RESULTS_LEAVE = 1
+};
+
 /* How a backend runs descriptions. A program is what prepare makes of a
  * description once (loops chosen, code compiled), in memory the caller
  * gives, `program_bytes` of it, 64-byte aligned: it holds no pointers to
@@ -87,10 +94,11 @@ typedef struct tide_fused_backend {
   /* Make f's program in `prog`; an error names what the backend cannot run. */
   tide_status (*prepare)(const tide_fused *f, void *prog);
   /* Run on the inputs (any strides; they broadcast to the outputs' shape)
-   * into allocated outputs. On failure, *failed is the step that failed
-   * (-1 when none in particular), so the caller can name where it came from. */
+   * into allocated outputs, with TIDE_FUSED_* hints. On failure, *failed is
+   * the step that failed (-1 when none in particular), so the caller can
+   * name where it came from. */
   tide_status (*run)(const tide_fused *f, const void *prog, const tide_tensor *const *in,
-                     tide_tensor *const *out, int *failed);
+                     tide_tensor *const *out, unsigned hints, int *failed);
 } tide_fused_backend;
 
 /* The description of finalized graph g's k-th fused node (0-based, in node
