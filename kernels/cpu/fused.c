@@ -795,27 +795,32 @@ static void f32_block(f32_run *r, int64_t e0, int64_t m, float *scratch) {
   ptr[fp->call_out] = tiles + F32_STRIP_MAX;
   for (int s = 0; s < fp->n_slots; s++) ptr[fp->first_slot + s] = tiles + (size_t)(2 + s) * F32_STRIP_MAX;
   float *tail = tiles + (size_t)(2 + fp->n_slots) * F32_STRIP_MAX;
-  int64_t full = m / S, rest = m - full * S;
+  /* Long strips, then short ones, then the last partial short strip through tiles. */
+  const int SS = r->kern->short_strip;
+  int64_t full = m / S, shorts = (m - full * S) / SS, rest = m - full * S - shorts * SS;
   float *start[TIDE_FUSED_MAX_INPUTS + TIDE_FUSED_MAX_OUTPUTS];
   memcpy(start, ptr, (size_t)fp->n_adv * sizeof *start);
-  if (full > 0) r->kern->run(fp, r->cp, ptr, adv, full, r->stream); /* leaves ptr at the last strip */
+  if (full > 0) r->kern->run(fp, r->cp, ptr, adv, full, r->stream); /* leaves ptr past the strips it ran */
+  if (shorts == 0 && rest == 0) goto done;
+  for (int i = 0; i < fp->n_adv; i++) adv[i] = adv[i] ? SS : 0;
+  if (shorts > 0) r->kern->run_short(fp, r->cp, ptr, adv, shorts, false);
   if (rest > 0) {
-    /* The last partial strip: contiguous operands go through tiles. */
-    float **at = ptr;
+    int64_t at_elem = m - rest;
     for (int k = 0; k < f->n_inputs; k++)
       if (r->mode[k] == IN_CONTIG) {
         float *t = tail + (size_t)k * F32_STRIP_MAX;
-        memcpy(t, at[k], (size_t)rest * 4);
-        memset(t + rest, 0, (size_t)(S - rest) * 4);
-        at[k] = t;
+        memcpy(t, ptr[k], (size_t)rest * 4);
+        memset(t + rest, 0, (size_t)(SS - rest) * 4);
+        ptr[k] = t;
       }
     for (int o = 0; o < f->n_outputs; o++)
-      if (!r->bool_out[o]) at[f->n_inputs + o] = tail + (size_t)(f->n_inputs + o) * F32_STRIP_MAX;
-    r->kern->run(fp, r->cp, at, adv, 1, false);
+      if (!r->bool_out[o]) ptr[f->n_inputs + o] = tail + (size_t)(f->n_inputs + o) * F32_STRIP_MAX;
+    r->kern->run_short(fp, r->cp, ptr, adv, 1, false);
     for (int o = 0; o < f->n_outputs; o++)
       if (!r->bool_out[o])
-        memcpy(start[f->n_inputs + o] + full * S, tail + (size_t)(f->n_inputs + o) * F32_STRIP_MAX, (size_t)rest * 4);
+        memcpy(start[f->n_inputs + o] + at_elem, tail + (size_t)(f->n_inputs + o) * F32_STRIP_MAX, (size_t)rest * 4);
   }
+done:
   for (int o = 0; o < f->n_outputs; o++) {
     if (!r->bool_out[o]) continue;
     const uint32_t *mask = (const uint32_t *)start[f->n_inputs + o];

@@ -9,7 +9,8 @@
 
 /* The engine evaluates a whole fused group on one strip of elements at a
  * time: the strip (8 vectors: 128 floats with AVX-512, 64 with AVX, 32
- * with SSE) stays in registers from one op to the next, and only values
+ * with SSE; short ones of 2 vectors for small runs and tails) stays in
+ * registers from one op to the next, and only values
  * read again later are saved to small tiles in L1. Bool values are masks
  * (all bits set or none) in float lanes. */
 enum {
@@ -82,6 +83,8 @@ typedef struct tide_fused_f32_kernel {
   const char *isa;            /* what it was compiled for */
   int strip;                  /* floats per strip (<= F32_STRIP_MAX) */
   tide_fused_f32_fn run;
+  int short_strip;            /* floats per short strip (a divisor of strip) */
+  tide_fused_f32_fn run_short;
 } tide_fused_f32_kernel;
 
 /* Per-ISA builds: cpu/fused_f32.c compiled with -DTIDE_FUSED_F32_ISA=avx512
