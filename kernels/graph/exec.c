@@ -5,6 +5,7 @@
 #include "plan.h"
 #include "passes.h"
 #include "tide/fused.h"
+#include "../core/views.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ static void free_plan(gplan *p) {
   free(p->last_use);
   free(p->offset);
   free(p->steps);
+  free(p->views);
   free(p->args);
   free(p->rels);
   free(p->dyn);
@@ -205,6 +207,7 @@ static tide_status make_steps(tide_graph *g, gplan *p) {
     s->arg = a;
     s->val = p->base[i];
     s->late = n->n_out > 0 && p->late[s->val];
+    s->view = -1;
     s->leaves = n->n_out > 0;
     for (int k = 0; k < n->n_out; k++) s->leaves = s->leaves && p->last_use[s->val + k] >= g->nnodes;
     for (int k = 0; k < n->n_in; k++) p->args[a++] = p->base[n->in[k].node] + n->in[k].index;
@@ -228,6 +231,61 @@ static tide_status make_steps(tide_graph *g, gplan *p) {
     p->dyn[p->n_dyn++] = v;
     if (p->last_use[v] >= g->nnodes) p->end[p->n_end++] = v;
   }
+  return TIDE_OK;
+}
+
+/* Resolve the view steps that can be: a slice of any source, a reshape,
+ * expand_dims or squeeze of a contiguous one, whose source's dims and
+ * strides are known here (a node's result: its layout; a resolved view: its
+ * own; an argument: contiguous, checked when it runs). */
+static tide_status plan_views(gplan *p) {
+  int *view_of = NULL; /* value -> its view entry, or -1 */
+  for (int i = 0; i < p->nsteps; i++) {
+    const gstep *s = &p->steps[i];
+    const gnode *n = s->n;
+    if (n->kind != TIDE_NODE_OP || n->n_in != 1 || n->n_out != 1 || s->late) continue;
+    int op = n->op;
+    if (op != TIDE_OP_SLICE && op != TIDE_OP_RESHAPE && op != TIDE_OP_EXPAND_DIMS && op != TIDE_OP_SQUEEZE) continue;
+    if (!p->views) {
+      p->views = calloc((size_t)p->nsteps, sizeof *p->views);
+      view_of = malloc(((size_t)p->nvals + 1) * sizeof *view_of);
+      if (!p->views || !view_of) {
+        free(view_of);
+        return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+      }
+      for (int v = 0; v < p->nvals; v++) view_of[v] = -1;
+    }
+    int src = p->args[s->arg];
+    tide_tensor x = p->layout[src];
+    if (view_of[src] >= 0) {
+      const gview *sv = &p->views[view_of[src]];
+      x.ndim = sv->ndim;
+      for (int d = 0; d < sv->ndim; d++) x.dims[d] = sv->dims[d], x.strides[d] = sv->strides[d];
+    }
+    gview *v = &p->views[p->nviews];
+    const tide_tensor *o = &p->layout[s->val];
+    if (op == TIDE_OP_SLICE) {
+      tide_slice_plan sp;
+      if (tide_plan_slice("slice", &n->attrs, &x, &sp) != TIDE_OK) {
+        tide_clear_error(); /* it fails again, named, when it runs */
+        continue;
+      }
+      v->ndim = sp.ndim;
+      for (int d = 0; d < sp.ndim; d++) v->dims[d] = sp.dims[d], v->strides[d] = sp.strides[d];
+      v->offset = sp.offset * (int64_t)tide_dtsize(x.dt);
+    } else {
+      if (!tide_tensor_is_contiguous(&x) || o->ndim > TIDE_MAX_DIMS) continue;
+      v->ndim = o->ndim;
+      for (int d = 0; d < o->ndim; d++) v->dims[d] = o->dims[d], v->strides[d] = o->strides[d];
+      v->offset = 0;
+    }
+    v->nelem = o->nelem;
+    v->src_ndim = x.ndim;
+    for (int d = 0; d < x.ndim; d++) v->src_dims[d] = x.dims[d], v->src_strides[d] = x.strides[d];
+    view_of[s->val] = p->nviews;
+    p->steps[i].view = p->nviews++;
+  }
+  free(view_of);
   return TIDE_OK;
 }
 
@@ -288,6 +346,7 @@ static tide_status make_plan(tide_graph *g, int n_key, const tide_tensor *const 
     if (g->passes & TIDE_PASS_PLAN) st = tide_plan_memory(g, p);
   }
   if (!st) st = make_steps(g, p);
+  if (!st) st = plan_views(p);
   if (st) {
     free_plan(p);
     return st;
@@ -381,6 +440,25 @@ static tide_status prepare_outputs(tide_graph *g, gplan *p, const gstep *s, bool
   return TIDE_OK;
 }
 
+/* Make `out` view v of src, when src has the dims and strides v was planned
+ * for (else false: the op's kernel makes it). */
+static bool view_fast(const gview *v, const tide_tensor *src, tide_tensor *out) {
+  if (!src->storage || (src->flags & TIDE_TENSOR_INLINE) || src->ndim != v->src_ndim) return false;
+  for (int d = 0; d < v->src_ndim; d++)
+    if (src->dims[d] != v->src_dims[d] || (src->dims[d] != 1 && src->strides[d] != v->src_strides[d])) return false;
+  tide_storage_retain(src->storage);
+  memcpy(out->dims, v->dims, sizeof out->dims);
+  memcpy(out->strides, v->strides, sizeof out->strides);
+  out->ndim = v->ndim;
+  out->nelem = v->nelem;
+  out->dt = src->dt;
+  out->dev = src->dev;
+  out->flags = 0;
+  out->storage = src->storage;
+  out->data = (char *)src->data + (v->nelem > 0 ? v->offset : 0);
+  return true;
+}
+
 /* One step. */
 static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
   gnode *n = s->n;
@@ -390,6 +468,7 @@ static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
   tide_tensor *outs[64];
   for (int k = 0; k < n->n_in && k < 64; k++) ins[k] = cur[args[k]];
   tide_status st;
+  if (s->view >= 0 && view_fast(&p->views[s->view], ins[0], &p->hdr[s->val])) return TIDE_OK;
   switch (n->kind) {
   case TIDE_NODE_OP: {
     const tide_op_def *def = &tide_op_defs[n->op];

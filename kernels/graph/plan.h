@@ -15,7 +15,19 @@ typedef struct gstep {
   int rel, nrel;  /* values released right after it: rels[rel .. rel + nrel) */
   bool late;      /* its output layouts are inferred when it runs (an input's dims are unknown until then) */
   bool leaves;    /* every output is a graph result no later node reads (a hint for fused nodes) */
+  int view;       /* its entry in the plan's views, or -1 */
 } gstep;
+
+/* A view step resolved when planning (graph/exec.c): slices, and reshapes of
+ * contiguous data, need no kernel call when their source has the strides
+ * assumed here; the run then only points the header into the source. */
+typedef struct gview {
+  int64_t offset;                       /* bytes from the source's first element */
+  int64_t nelem;
+  int ndim, src_ndim;
+  int64_t dims[TIDE_MAX_DIMS], strides[TIDE_MAX_DIMS];
+  int64_t src_dims[TIDE_MAX_DIMS], src_strides[TIDE_MAX_DIMS];
+} gview;
 
 /* How a value gets its header. */
 enum {
@@ -40,6 +52,8 @@ typedef struct gplan {
   uint8_t *late;            /* per value: its layout is known only when its node runs (never in the arena) */
   int nsteps;
   gstep *steps;
+  int nviews;
+  gview *views;
   int *args, *rels;
   int n_dyn, n_end;
   int *dyn;                 /* VAL_ALLOC and VAL_FILLED values (released after a failure) */
