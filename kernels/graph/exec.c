@@ -28,6 +28,8 @@ static void free_plan(gplan *p) {
   free(p->offset);
   free(p->steps);
   free(p->views);
+  free(p->ins);
+  free(p->outs);
   free(p->args);
   free(p->rels);
   free(p->dyn);
@@ -83,16 +85,16 @@ static tide_status resolve_layouts(tide_graph *g, gplan *p, const tide_tensor *c
     gnode *n = &g->nodes[i];
     if (n->flags & NODE_DEAD) continue;
     tide_tensor *h = &p->layout[p->base[i]];
-    const tide_tensor *ins[64];
-    tide_tensor *outs[64];
+    const tide_tensor **ins = p->ins;
+    tide_tensor **outs = p->outs;
     bool late = false;
-    for (int k = 0; k < n->n_in && k < 64; k++) {
+    for (int k = 0; k < n->n_in; k++) {
       /* a constant's value (not just its layout): a shape input's values are then known */
       const gnode *src = &g->nodes[n->in[k].node];
       ins[k] = src->kind == TIDE_NODE_CONST ? &src->value : &p->layout[p->base[n->in[k].node] + n->in[k].index];
       if (tide_dims_any_unknown(ins[k]->ndim, ins[k]->dims)) late = true;
     }
-    for (int k = 0; k < n->n_out && k < 64; k++) {
+    for (int k = 0; k < n->n_out; k++) {
       outs[k] = &p->layout[p->base[i] + k];
       memset(outs[k], 0, sizeof *outs[k]);
     }
@@ -311,11 +313,16 @@ static tide_status make_plan(tide_graph *g, int n_key, const tide_tensor *const 
   p->key_dt = calloc((size_t)n_key + 1, sizeof *p->key_dt);
   p->key_dims = calloc((size_t)(n_key + 1) * TIDE_MAX_DIMS, sizeof *p->key_dims);
   p->base = calloc((size_t)g->nnodes + 1, sizeof *p->base);
+  int most_in = 0, most_out = 0;
   if (p->base)
     for (int i = 0; i < g->nnodes; i++) {
       p->base[i] = p->nvals;
       p->nvals += g->nodes[i].n_out;
+      if (g->nodes[i].n_in > most_in) most_in = g->nodes[i].n_in;
+      if (g->nodes[i].n_out > most_out) most_out = g->nodes[i].n_out;
     }
+  p->ins = calloc((size_t)most_in + 1, sizeof *p->ins);
+  p->outs = calloc((size_t)most_out + 1, sizeof *p->outs);
   size_t nv = (size_t)p->nvals + 1;
   p->hdr = calloc(nv, sizeof *p->hdr);
   p->layout = calloc(nv, sizeof *p->layout);
@@ -326,7 +333,7 @@ static tide_status make_plan(tide_graph *g, int n_key, const tide_tensor *const 
   p->late = calloc(nv, sizeof *p->late);
   tide_status st = TIDE_OK;
   if (!p->key_ndim || !p->key_dt || !p->key_dims || !p->base || !p->hdr || !p->layout || !p->cur || !p->mode ||
-      !p->last_use || !p->offset || !p->late)
+      !p->last_use || !p->offset || !p->late || !p->ins || !p->outs)
     st = TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
   for (int k = 0; k < n_key && !st; k++) {
     p->key_ndim[k] = key[k]->ndim;
@@ -378,17 +385,17 @@ static void cache_plan(tide_graph *g, gplan *p) {
 /* Plan a graph whose argument shapes are all known at finalize, so its
  * planned bytes are known before it runs (no arena is made yet). */
 tide_status tide_graph_preplan(tide_graph *g) {
-  if (g->n_captures > 0 || g->n_inputs > 64) return TIDE_OK;
-  const tide_tensor *key[64];
-  for (int k = 0; k < g->n_inputs; k++) {
-    const tide_tensor *d = &g->nodes[g->inputs[k]].out[0];
-    for (int i = 0; i < d->ndim; i++)
-      if (d->dims[i] < 0) return TIDE_OK;
-    key[k] = d;
-  }
+  if (g->n_captures > 0) return TIDE_OK;
+  for (int k = 0; k < g->n_inputs; k++)
+    if (tide_dims_any_unknown(g->nodes[g->inputs[k]].out[0].ndim, g->nodes[g->inputs[k]].out[0].dims)) return TIDE_OK;
+  const tide_tensor *stack[GRAPH_STACK_VALUES];
+  const tide_tensor **key = graph_scratch(stack, GRAPH_STACK_VALUES, g->n_inputs, sizeof *key);
+  if (!key) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+  for (int k = 0; k < g->n_inputs; k++) key[k] = &g->nodes[g->inputs[k]].out[0];
   gplan *p;
   if (make_plan(g, g->n_inputs, key, &p) != TIDE_OK) tide_clear_error(); /* it fails again, named, at run time */
   else cache_plan(g, p);
+  graph_scratch_free(key, stack);
   return TIDE_OK;
 }
 
@@ -464,9 +471,9 @@ static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
   gnode *n = s->n;
   tide_tensor **cur = p->cur;
   const int *args = &p->args[s->arg];
-  const tide_tensor *ins[64];
-  tide_tensor *outs[64];
-  for (int k = 0; k < n->n_in && k < 64; k++) ins[k] = cur[args[k]];
+  const tide_tensor **ins = p->ins;
+  tide_tensor **outs = p->outs;
+  for (int k = 0; k < n->n_in; k++) ins[k] = cur[args[k]];
   tide_status st;
   if (s->view >= 0 && view_fast(&p->views[s->view], ins[0], &p->hdr[s->val])) return TIDE_OK;
   switch (n->kind) {
@@ -572,9 +579,10 @@ tide_status tide_graph_exec(tide_graph *g, int n_in, const tide_tensor *const *i
   tide_status st = check_args(g, n_in, in, n_caps, caps, n_out);
   if (st) return st;
   int n_key = n_in + n_caps;
-  const tide_tensor *keybuf[64], **key = keybuf;
+  const tide_tensor *keybuf[GRAPH_STACK_VALUES], **key = keybuf;
   if (n_caps > 0) {
-    if (n_key > 64 && !(key = malloc((size_t)n_key * sizeof *key))) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+    if (!(key = graph_scratch(keybuf, GRAPH_STACK_VALUES, n_key, sizeof *key)))
+      return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
     for (int k = 0; k < n_key; k++) key[k] = k < n_in ? in[k] : caps[k - n_in];
   } else {
     key = (const tide_tensor **)in;

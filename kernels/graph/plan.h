@@ -54,6 +54,8 @@ typedef struct gplan {
   gstep *steps;
   int nviews;
   gview *views;
+  const tide_tensor **ins;  /* one node's inputs and outputs while it is planned or run (the most any node has) */
+  tide_tensor **outs;
   int *args, *rels;
   int n_dyn, n_end;
   int *dyn;                 /* VAL_ALLOC and VAL_FILLED values (released after a failure) */

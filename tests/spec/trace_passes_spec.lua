@@ -314,3 +314,60 @@ describe("memory planning", function()
     assert.truthy(planned > 0)
   end)
 end)
+
+describe("nodes of many values", function()
+  -- A node may have any number of inputs and results (no fixed limit).
+  it("traces a concat of 100 tensors, a cond capturing 70 and a loop of 70 variables", function()
+    local xs = {}
+    for i = 1, 100 do xs[i] = f32{ i, -i } end
+    local cat = tide.trace(function(...) return tide.concat({ ... }, 0) end)
+    same(cat(unpack(xs)), tide.concat(xs, 0))
+
+    local function pick(flag, ...)
+      local t = { ... }
+      return tide.cond(flag, function()
+        local s = t[1]
+        for i = 2, #t do s = s + t[i] * i end
+        return s
+      end, function() return t[1] end)
+    end
+    local tp = tide.trace(pick)
+    local few = {}
+    for i = 1, 70 do few[i] = xs[i] end
+    same(tp(tide.tensor(true), unpack(few)), pick(tide.tensor(true), unpack(few)))
+    same(tp(tide.tensor(false), unpack(few)), few[1])
+
+    local function loop(n, ...)
+      local vars = { ... }
+      return tide.while_loop(function(i) return i:lt(n) end, function(i, ...)
+        local v = { ... }
+        for k = 1, #v do v[k] = v[k] + k end
+        return i + 1, unpack(v)
+      end, { tide.tensor(0), unpack(vars) })
+    end
+    local tl = tide.trace(loop)
+    local got, want = { tl(tide.tensor(3), unpack(few)) }, { loop(tide.tensor(3), unpack(few)) }
+    assert.are.equal(71, #got)
+    for k = 1, 71 do same(got[k], want[k]) end
+    same(got[71], few[70] + 3 * 70)
+    -- gradients through a loop of that many variables, traced as eager
+    local w = f32{ 0.5, 2 }
+    local function loss(v)
+      local vs = {}
+      for i = 1, 70 do vs[i] = v * i end
+      local r = { loop(tide.tensor(2), unpack(vs)) }
+      local s = r[2]
+      for k = 3, 71 do s = s + r[k] * r[k] end
+      return tide.reduce_sum(s)
+    end
+    local function grad(f)
+      local tape = tide.GradientTape()
+      tape:watch(w)
+      local y = tape:run(function() return f(w) end)
+      return tape:gradient(y, w)
+    end
+    local gt, ge = grad(tide.trace(loss)), grad(loss)
+    assert.truthy(gt ~= nil and ge ~= nil)
+    h.close(gt, h.values(ge), 1e-5)
+  end)
+end)
