@@ -28,6 +28,7 @@ static void free_plan(gplan *p) {
   free(p->offset);
   free(p->steps);
   free(p->views);
+  free(p->borrowed);
   free(p->ins);
   free(p->outs);
   free(p->args);
@@ -282,6 +283,7 @@ static tide_status plan_views(gplan *p) {
       v->offset = 0;
     }
     v->nelem = o->nelem;
+    v->borrow = p->mode[src] == VAL_FIXED;
     v->src_ndim = x.ndim;
     for (int d = 0; d < x.ndim; d++) v->src_dims[d] = x.dims[d], v->src_strides[d] = x.strides[d];
     view_of[s->val] = p->nviews;
@@ -354,6 +356,7 @@ static tide_status make_plan(tide_graph *g, int n_key, const tide_tensor *const 
   }
   if (!st) st = make_steps(g, p);
   if (!st) st = plan_views(p);
+  if (!st && !(p->borrowed = calloc((size_t)p->nvals + 1, 1))) st = TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
   if (st) {
     free_plan(p);
     return st;
@@ -448,12 +451,14 @@ static tide_status prepare_outputs(tide_graph *g, gplan *p, const gstep *s, bool
 }
 
 /* Make `out` view v of src, when src has the dims and strides v was planned
- * for (else false: the op's kernel makes it). */
-static bool view_fast(const gview *v, const tide_tensor *src, tide_tensor *out) {
+ * for (else false: the op's kernel makes it). A borrowing view takes no
+ * reference: its source outlives the run, and release_value knows. */
+static bool view_fast(const gview *v, const tide_tensor *src, tide_tensor *out, uint8_t *borrowed) {
   if (!src->storage || (src->flags & TIDE_TENSOR_INLINE) || src->ndim != v->src_ndim) return false;
   for (int d = 0; d < v->src_ndim; d++)
     if (src->dims[d] != v->src_dims[d] || (src->dims[d] != 1 && src->strides[d] != v->src_strides[d])) return false;
-  tide_storage_retain(src->storage);
+  if (!v->borrow) tide_storage_retain(src->storage);
+  *borrowed = v->borrow;
   memcpy(out->dims, v->dims, sizeof out->dims);
   memcpy(out->strides, v->strides, sizeof out->strides);
   out->ndim = v->ndim;
@@ -466,6 +471,18 @@ static bool view_fast(const gview *v, const tide_tensor *src, tide_tensor *out) 
   return true;
 }
 
+/* Let go of value v's data: drop its reference, or only forget a borrowed one. */
+static inline void release_value(gplan *p, int v) {
+  if (TIDE_UNLIKELY(p->borrowed[v])) {
+    p->borrowed[v] = 0;
+    p->hdr[v].storage = NULL;
+    p->hdr[v].data = NULL;
+    p->hdr[v].nelem = 0;
+    return;
+  }
+  tide_tensor_release(&p->hdr[v]);
+}
+
 /* One step. */
 static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
   gnode *n = s->n;
@@ -475,7 +492,7 @@ static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
   tide_tensor **outs = p->outs;
   for (int k = 0; k < n->n_in; k++) ins[k] = cur[args[k]];
   tide_status st;
-  if (s->view >= 0 && view_fast(&p->views[s->view], ins[0], &p->hdr[s->val])) return TIDE_OK;
+  if (s->view >= 0 && view_fast(&p->views[s->view], ins[0], &p->hdr[s->val], &p->borrowed[s->val])) return TIDE_OK;
   switch (n->kind) {
   case TIDE_NODE_OP: {
     const tide_op_def *def = &tide_op_defs[n->op];
@@ -534,14 +551,14 @@ static tide_status run_plan(tide_graph *g, gplan *p, int n_in, const tide_tensor
       st = fail_at(s->n, st);
       break;
     }
-    for (int j = 0; j < s->nrel; j++) tide_tensor_release(&p->hdr[p->rels[s->rel + j]]);
+    for (int j = 0; j < s->nrel; j++) release_value(p, p->rels[s->rel + j]);
   }
   if (TIDE_UNLIKELY(st)) {
-    for (int j = 0; j < p->n_dyn; j++) tide_tensor_release(&p->hdr[p->dyn[j]]); /* releasing twice is safe */
+    for (int j = 0; j < p->n_dyn; j++) release_value(p, p->dyn[j]); /* releasing twice is safe */
     return st;
   }
   for (int k = 0; k < n_out; k++) tide_tensor_share(out[k], cur[p->base[g->outputs[k].node] + g->outputs[k].index]);
-  for (int j = 0; j < p->n_end; j++) tide_tensor_release(&p->hdr[p->end[j]]);
+  for (int j = 0; j < p->n_end; j++) release_value(p, p->end[j]);
   return TIDE_OK;
 }
 

@@ -23,6 +23,8 @@ typedef struct gstep {
  * assumed here; the run then only points the header into the source. */
 typedef struct gview {
   int64_t offset;                       /* bytes from the source's first element */
+  bool borrow;                          /* the source outlives the run (an argument, a constant, in the arena):
+                                           the view need not hold a reference to its storage */
   int64_t nelem;
   int ndim, src_ndim;
   int64_t dims[TIDE_MAX_DIMS], strides[TIDE_MAX_DIMS];
@@ -54,6 +56,7 @@ typedef struct gplan {
   gstep *steps;
   int nviews;
   gview *views;
+  uint8_t *borrowed;        /* per value: its header points into a storage without holding a reference (a view) */
   const tide_tensor **ins;  /* one node's inputs and outputs while it is planned or run (the most any node has) */
   tide_tensor **outs;
   int *args, *rels;
