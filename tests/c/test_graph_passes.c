@@ -468,6 +468,78 @@ static void test_plan_views(void) {
   free_all(2, ins);
 }
 
+/* ---- views resolved when planning ------------------------------------------------------ */
+
+/* slice attrs: rows [r0, r1) of a rank-2 tensor, all columns */
+static tide_attrs rows(int64_t r0, int64_t r1) {
+  tide_attrs a = {0};
+  a.nints = 6;
+  a.ints[0] = r0, a.ints[1] = r1, a.ints[2] = 1;
+  a.ints[3] = 0, a.ints[4] = 1 << 20, a.ints[5] = 1;
+  return a;
+}
+
+/* Views of an argument (one of them a result) and of an arena value. */
+static int body_view_steps(tide_tensor *in, tide_tensor *out) {
+  tide_tensor a, b, c, d, e, f, g;
+  tide_attrs r = rows(1, 5), flat = {0}, step = {0}, r2 = rows(2, 4);
+  flat.nints = 1, flat.ints[0] = -1;
+  step.nints = 3, step.ints[0] = 2, step.ints[1] = 14, step.ints[2] = 3;
+  op_attrs(TIDE_OP_SLICE, &r, 1, (const tide_tensor *[]){&in[0]}, &a);  /* rows 1..4 of the argument */
+  op_attrs(TIDE_OP_RESHAPE, &flat, 1, (const tide_tensor *[]){&a}, &b); /* a view of a view */
+  op_attrs(TIDE_OP_SLICE, &step, 1, (const tide_tensor *[]){&b}, &c);   /* strided */
+  bin(TIDE_OP_MUL, &d, &c, &c);
+  bin(TIDE_OP_MATMUL, &e, &in[0], &in[1]);                              /* in the arena */
+  op_attrs(TIDE_OP_SLICE, &r2, 1, (const tide_tensor *[]){&e}, &f);
+  tide_attrs all = {0};
+  op_attrs(TIDE_OP_SUM, &all, 1, (const tide_tensor *[]){&f}, &g);
+  out[0] = b, out[1] = d, out[2] = g;
+  return 3;
+}
+
+/* The body run eagerly on in[0..1] (the reference: no plan involved). */
+static void eager_view_steps(tide_tensor *const *x, tide_tensor *want) {
+  tide_tensor in[2];
+  for (int k = 0; k < 2; k++) in[k] = blank(), tide_tensor_share(&in[k], x[k]);
+  body_view_steps(in, want);
+  for (int k = 0; k < 2; k++) tide_tensor_release(&in[k]);
+}
+
+static void test_view_steps(void) {
+  int64_t dx[2] = {6, 4}, dw[2] = {4, 4}, dt[2] = {4, 6};
+  tide_tensor *ins[2] = {filled(TIDE_FLOAT32, 2, dx, -1, 0.25), filled(TIDE_FLOAT32, 2, dw, 0.5, -0.1)};
+  tide_graph *g = build(body_view_steps, 2, ins, false, TIDE_PASS_ALL);
+  tide_tensor r[3], want[3];
+  CHECK(run(g, 2, ins, r) == TIDE_OK);
+  CHECK(r[0].storage == ins[0]->storage); /* the result views the argument's data */
+  /* A transposed argument has other strides: the view kernels run instead, then the resolved path again. */
+  tide_tensor *xt = filled(TIDE_FLOAT32, 2, dt, 2, -0.5), tr = blank();
+  tide_attrs perm = {0};
+  op_attrs(TIDE_OP_TRANSPOSE, &perm, 1, (const tide_tensor *[]){xt}, &tr);
+  tide_tensor *strided[2] = {&tr, ins[1]};
+  for (int round = 0; round < 2; round++)
+    for (int which = 0; which < 2; which++) {
+      tide_tensor *const *x = which ? ins : strided;
+      tide_tensor s[3];
+      CHECK(run(g, 2, x, s) == TIDE_OK);
+      eager_view_steps(x, want);
+      for (int k = 0; k < 3; k++) {
+        CHECK(same(&s[k], &want[k], 0));
+        tide_tensor_release(&s[k]), tide_tensor_release(&want[k]);
+      }
+    }
+  /* The first run's results outlive the argument they view. */
+  eager_view_steps(ins, want);
+  tide_tensor_free(ins[0]);
+  for (int k = 0; k < 3; k++) {
+    CHECK(same(&r[k], &want[k], 0));
+    tide_tensor_release(&r[k]), tide_tensor_release(&want[k]);
+  }
+  tide_tensor_release(&tr);
+  tide_graph_free(g);
+  free_all(2, (tide_tensor *[]){ins[1], xt});
+}
+
 /* ---- the executor ----------------------------------------------------------------------- */
 
 /* Errors name the op and where it was recorded; a failed run leaves outputs blank. */
@@ -520,6 +592,7 @@ int main(void) {
   test_fuse_unknown_dims();
   test_plan_reuse();
   test_plan_views();
+  test_view_steps();
   test_exec_errors();
   return CHECK_SUMMARY("graph_passes");
 }
