@@ -28,12 +28,13 @@ enum {
  * without reading the lines first): they would not stay cached anyway, and
  * the saved read is a third of a one-input chain's memory traffic (the
  * chain bench ran 10-30% faster). Results that leave the graph stream from
- * a smaller size: the caller reads them later if at all, and from Lua they
- * land in blocks the collector has not handed back yet, cold ones (a 1M
- * float32 chain whose results rotate through 16 blocks: 572 us regular,
- * 355 us streamed; warm, one block: within 10% either way). */
+ * the size of a core's L2 up: the caller reads them later if at all, and
+ * from Lua they land in blocks the collector has not handed back yet, cold
+ * ones (a 1M float32 chain whose results rotate through 16 blocks: 572 us
+ * regular, 355 us streamed; warm, one block: within 10% either way; 256K
+ * elements: no gain; bench/trace.lua's 1M chain, 2 threads: 0.33 -> 0.27 ms). */
 #define STREAM_BYTES ((int64_t)16 << 20)
-#define STREAM_BYTES_LEAVING ((int64_t)4 << 20)
+#define STREAM_BYTES_LEAVING ((int64_t)2 << 20)
 
 /* Whether outputs of `bytes` (together) are written past the caches. */
 static inline bool streams(int64_t bytes, unsigned hints) {
