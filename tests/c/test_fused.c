@@ -299,9 +299,10 @@ static void test_f32_shapes(void) {
       tide_tensor_release(&tr);
       free_all(5, (tide_tensor *[]){ins[0], ins[1], ins[2], ins[3], xt});
     }
-  /* large: many blocks across threads, then the streaming-store path (16 MiB and up) */
-  static const int64_t big[] = {300007, 4 * 1024 * 1024 + 5};
-  for (int i = 0; i < 2; i++) {
+  /* large: many blocks across threads; the streaming-store path of results
+   * that leave the graph (2 MiB and up), and of any (16 MiB and up) */
+  static const int64_t big[] = {300007, 600007, 4 * 1024 * 1024 + 5};
+  for (int i = 0; i < 3; i++) {
     int64_t dx[1] = {big[i]}, one[1] = {1};
     tide_tensor *ins[4] = {filled(TIDE_FLOAT32, 1, dx, -2, 0.05), filled(TIDE_FLOAT32, 1, one, 0.5, 0),
                            filled(TIDE_FLOAT32, 1, dx, 1, 0.01), scalar(TIDE_FLOAT32, 0.25)};
