@@ -2,8 +2,9 @@
 and units: the 50-step LSTM cell of plain ops (lstm50_traced; the Python loop
 unrolls while tracing, as tide.trace unrolls the Lua one) and the 10-op
 elementwise chain on 1M and 10M float32 (chain10_1m_fused, chain10_10m_fused).
-Run it with the Python of a venv that has jax (bench/run.sh passes it, e.g.
-$PYTHON bench/trace_jax.py); TIDE_NUM_THREADS sets XLA's CPU threads."""
+Run it with the Python of a venv that has jax: bench/run.sh does when
+JAX_PYTHON names one (JAX_PYTHON=/work/venv-tf/bin/python make bench);
+TIDE_NUM_THREADS sets XLA's CPU threads."""
 import os
 import statistics
 import time
