@@ -494,6 +494,8 @@ static int body_view_steps(tide_tensor *in, tide_tensor *out) {
   tide_attrs all = {0};
   op_attrs(TIDE_OP_SUM, &all, 1, (const tide_tensor *[]){&f}, &g);
   out[0] = b, out[1] = d, out[2] = g;
+  /* Run eagerly, the intermediates hold data (traced, they hold none). */
+  tide_tensor_release(&a), tide_tensor_release(&c), tide_tensor_release(&e), tide_tensor_release(&f);
   return 3;
 }
 
