@@ -91,7 +91,7 @@ $(BUILD)/examples/embed: examples/embed.c $(VMLIB) $(CDEF) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(LUAJIT_CFLAGS) -O2 -o $@ $< -L$(BUILD) -ltidevm -ltide $(LUAJIT_LIBS) -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 
-$(BUILD)/tests/%: tests/c/%.c tests/c/check.h tests/c/util.h $(LIB)
+$(BUILD)/tests/%: tests/c/%.c tests/c/check.h tests/c/util.h tests/c/graph_util.h $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -O1 -o $@ $< -L$(BUILD) -ltide -lm $(RPATH) -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 

@@ -46,7 +46,18 @@ echo "# tide.trace vs PyTorch eager and TorchScript (lstm50_traced and chain10_1
 "$BUILD/tide" bench/trace.lua >"$out/trace.txt"
 OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 bench/trace_torch.py >"$out/trace_torch.txt"
 "$BUILD/tide" bench/compare.lua "$out/trace.txt" "$out/trace_torch.txt" torch
-v=$(sed -n 's/^chain10_10m_fused: \([0-9.e+-]*\) GB\/s$/\1/p' "$out/trace.txt")
-if [ -n "$v" ] && [ -n "$bw" ]; then
-  awk -v v="$v" -v b="$bw" 'BEGIN { printf "chain10_10m_fused_share_of_triad: %.1f %%\n", 100 * v / b }'
+# jax.jit on the same work, with the Python of a venv that has jax (JAX_PYTHON, e.g. /work/venv-tf/bin/python).
+if [ -n "${JAX_PYTHON:-}" ]; then
+  echo "# tide.trace vs jax.jit (threads: $threads)"
+  "$JAX_PYTHON" bench/trace_jax.py 2>/dev/null >"$out/trace_jax.txt"
+  "$BUILD/tide" bench/compare.lua "$out/trace.txt" "$out/trace_jax.txt" jax | grep -e '| jax'
 fi
+# The 10M chain against the in-memory triad, the 1M one against the triad on 1M floats (in cache).
+bw1m=$(sed -n 's/^triad_1m.bandwidth: \([0-9.]*\) GB\/s$/\1/p' "$out/triad.txt")
+for pair in "10m $bw" "1m $bw1m"; do
+  set -- $pair
+  v=$(sed -n "s/^chain10_$1_fused: \\([0-9.e+-]*\\) GB\\/s\$/\\1/p" "$out/trace.txt")
+  if [ -n "$v" ] && [ -n "${2:-}" ]; then
+    awk -v n="$1" -v v="$v" -v b="$2" 'BEGIN { printf "chain10_%s_fused_share_of_triad: %.1f %%\n", n, 100 * v / b }'
+  fi
+done

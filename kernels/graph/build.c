@@ -297,10 +297,16 @@ static tide_status record_op(void *ctx, const tide_op_def *def, const tide_attrs
       }
     return TIDE_FAIL(TIDE_ERR_INTERNAL, "%s: no graph is being built", def->name);
   }
-  /* Shapes and dtypes of the outputs, from the inputs' descriptors. */
-  const tide_tensor *descs[64];
-  gvalue vals[64];
-  if (n_in > 64) return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: more than 64 inputs in a traced graph", def->name);
+  /* Shapes and dtypes of the outputs, from the inputs' descriptors (on the
+   * heap for ops of many inputs: concat takes any number). */
+  const tide_tensor *desc_stack[GRAPH_STACK_VALUES], **descs = desc_stack;
+  gvalue val_stack[GRAPH_STACK_VALUES], *vals = val_stack;
+  __attribute__((cleanup(graph_free_at))) void *heap = NULL;
+  if (n_in > GRAPH_STACK_VALUES) {
+    if (!(heap = malloc((size_t)n_in * (sizeof *descs + sizeof *vals)))) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+    descs = heap;
+    vals = (gvalue *)(descs + n_in);
+  }
   for (int i = 0; i < n_in; i++) {
     tide_status st = value_of(g, in[i], &vals[i], def->name);
     if (st) return st;
@@ -546,9 +552,8 @@ tide_status tide_graph_cond(tide_graph *g, const tide_tensor *pred, tide_graph *
   if (st) return st;
   if (then_g == else_g) return TIDE_FAIL(TIDE_ERR_VALUE, "cond: both branches are the same graph");
   int n_in = 1 + then_g->n_captures + else_g->n_captures;
-  if (n_in > 64 || n_out > 64)
-    return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "cond: more than 64 captured values or results (%d and %d)", n_in - 1,
-                     n_out);
+  __attribute__((cleanup(graph_free_at))) void *heap = malloc((size_t)n_out * sizeof(tide_tensor) + (size_t)n_in * sizeof(gvalue) + 1);
+  if (!heap) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
   gvalue pv;
   st = value_of(g, pred, &pv, "cond");
   if (st) return st;
@@ -557,7 +562,7 @@ tide_status tide_graph_cond(tide_graph *g, const tide_tensor *pred, tide_graph *
   if (!is_flag(pd))
     return TIDE_FAIL(TIDE_ERR_VALUE, "cond: pred must be a one-element bool tensor, got %s %s",
                      tide_dtype_name(pd->dt), TIDE_SHAPE_STR(s0, pd));
-  tide_tensor desc[64];
+  tide_tensor *desc = heap;
   for (int k = 0; k < n_out; k++) {
     const tide_tensor *a = gval_desc(then_g, then_g->outputs[k]), *b = gval_desc(else_g, else_g->outputs[k]);
     if (a->dt != b->dt)
@@ -571,7 +576,7 @@ tide_status tide_graph_cond(tide_graph *g, const tide_tensor *pred, tide_graph *
     for (int i = 0; i < a->ndim; i++) dims[i] = a->dims[i] == b->dims[i] ? a->dims[i] : -1;
     set_desc(&desc[k], a->dt, a->ndim, dims);
   }
-  gvalue vals[64];
+  gvalue *vals = (gvalue *)(desc + n_out);
   int k = 0;
   vals[k++] = pv;
   capture_values(then_g, vals, &k);
@@ -605,19 +610,19 @@ static bool fits_desc(const tide_tensor *d, const tide_tensor *want) {
 tide_status tide_graph_while(tide_graph *g, int n, const tide_tensor *const *init, tide_graph *cond_g,
                              tide_graph *body_g, int64_t max_iters, tide_tensor *const *out) {
   tide_status st = require_building(g, "while_loop");
-  if (!st && (n < 0 || n > 64)) st = TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "while_loop: %d loop variables (at most 64)", n);
+  if (!st && n < 0) st = TIDE_FAIL(TIDE_ERR_VALUE, "while_loop: %d loop variables", n);
   if (!st) st = check_sub(g, cond_g, "while_loop", "the condition", n, 1);
   if (!st) st = check_sub(g, body_g, "while_loop", "the body", n, n);
   if (st) return st;
   if (cond_g == body_g) return TIDE_FAIL(TIDE_ERR_VALUE, "while_loop: the condition and the body are the same graph");
   int n_in = n + cond_g->n_captures + body_g->n_captures;
-  if (n_in > 64) return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "while_loop: more than 64 loop variables and captured values");
+  __attribute__((cleanup(graph_free_at))) gvalue *vals = malloc(((size_t)n_in + 1) * sizeof *vals);
+  if (!vals) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
   char s0[128], s1[128];
   const tide_tensor *cd = gval_desc(cond_g, cond_g->outputs[0]);
   if (!is_flag(cd))
     return TIDE_FAIL(TIDE_ERR_VALUE, "while_loop: the condition must give a one-element bool tensor, got %s %s",
                      tide_dtype_name(cd->dt), TIDE_SHAPE_STR(s0, cd));
-  gvalue vals[64];
   for (int k = 0; k < n; k++) {
     st = value_of(g, init[k], &vals[k], "while_loop");
     if (st) return st;

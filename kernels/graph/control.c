@@ -7,9 +7,6 @@
 /* graph/exec.c: the output layouts of g for inputs of these layouts. */
 tide_status tide_graph_plan_outputs(tide_graph *g, int n_in, const tide_tensor *const *in, tide_tensor *const *out);
 
-/* Subgraph inputs and results are passed in arrays of this size (as in exec.c). */
-enum { MAX_VALUES = 64 };
-
 /* The traced descriptors as layouts: dims the trace could not know stay -1,
  * which tells the executor to infer what depends on them at run time. */
 static void traced_layouts(const gnode *n, tide_tensor *const *out) {
@@ -23,9 +20,12 @@ static void traced_layouts(const gnode *n, tide_tensor *const *out) {
 /* A COND's results: each branch planned for these inputs; dims the branches
  * disagree on (or that a branch cannot plan) are known only when it runs. */
 static tide_status plan_cond(gnode *n, const tide_tensor *const *in, tide_tensor *const *out) {
-  tide_tensor a[MAX_VALUES], b[MAX_VALUES];
-  tide_tensor *pa[MAX_VALUES], *pb[MAX_VALUES];
-  for (int k = 0; k < n->n_out; k++) pa[k] = &a[k], pb[k] = &b[k];
+  int nk = n->n_out;
+  __attribute__((cleanup(graph_free_at))) tide_tensor *a = calloc(2 * (size_t)nk + 1, sizeof *a);
+  __attribute__((cleanup(graph_free_at))) tide_tensor **pa = malloc((2 * (size_t)nk + 1) * sizeof *pa);
+  if (!a || !pa) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+  tide_tensor *b = a + nk, **pb = pa + nk;
+  for (int k = 0; k < nk; k++) pa[k] = &a[k], pb[k] = &b[k];
   tide_graph *t = n->sub[0], *f = n->sub[1];
   if (tide_graph_plan_outputs(t, t->n_inputs, in + 1, pa) || tide_graph_plan_outputs(f, f->n_inputs, in + 1 + t->n_inputs, pb)) {
     /* e.g. a branch that only fits other shapes: it fails if it ever runs */
@@ -33,7 +33,7 @@ static tide_status plan_cond(gnode *n, const tide_tensor *const *in, tide_tensor
     traced_layouts(n, out);
     return TIDE_OK;
   }
-  for (int k = 0; k < n->n_out; k++) {
+  for (int k = 0; k < nk; k++) {
     int64_t dims[TIDE_MAX_DIMS];
     for (int d = 0; d < a[k].ndim; d++) dims[d] = a[k].dims[d] == b[k].dims[d] ? a[k].dims[d] : -1;
     memset(out[k], 0, sizeof *out[k]);
@@ -47,10 +47,11 @@ static tide_status plan_cond(gnode *n, const tide_tensor *const *in, tide_tensor
 static tide_status plan_while(gnode *n, const tide_tensor *const *in, tide_tensor *const *out) {
   tide_graph *body = n->sub[1];
   int nv = n->n_out;
-  tide_tensor bo[MAX_VALUES];
-  tide_tensor *pbo[MAX_VALUES];
+  __attribute__((cleanup(graph_free_at))) tide_tensor *bo = calloc((size_t)nv + 1, sizeof *bo);
+  __attribute__((cleanup(graph_free_at))) tide_tensor **pbo = malloc(((size_t)nv + 1) * sizeof *pbo);
+  __attribute__((cleanup(graph_free_at))) const tide_tensor **bin = malloc(((size_t)body->n_inputs + 1) * sizeof *bin);
+  if (!bo || !pbo || !bin) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
   for (int k = 0; k < nv; k++) pbo[k] = &bo[k];
-  const tide_tensor *bin[MAX_VALUES];
   int nc = n->sub[0]->n_inputs - nv;
   for (int k = 0; k < nv; k++) bin[k] = in[k];
   for (int k = nv; k < body->n_inputs; k++) bin[k] = in[nc + k];
@@ -112,11 +113,14 @@ static tide_status run_while(gnode *n, const tide_tensor *const *in, tide_tensor
   tide_graph *cg = n->sub[0], *bg = n->sub[1];
   int nv = n->n_out, nc = cg->n_inputs - nv;
   int64_t max_iters = n->attrs.n;
-  tide_tensor vars[MAX_VALUES], next[MAX_VALUES], flag;
-  const tide_tensor *cin[MAX_VALUES], *bin[MAX_VALUES];
-  tide_tensor *nout[MAX_VALUES], *fout = &flag;
-  memset(vars, 0, sizeof vars);
-  memset(next, 0, sizeof next);
+  /* vars and next: 2 nv headers; cin and bin: the subgraphs' inputs */
+  __attribute__((cleanup(graph_free_at))) tide_tensor *vars = calloc(2 * (size_t)nv + 1, sizeof *vars);
+  __attribute__((cleanup(graph_free_at))) const tide_tensor **cin =
+    malloc(((size_t)cg->n_inputs + (size_t)bg->n_inputs + 1) * sizeof *cin);
+  __attribute__((cleanup(graph_free_at))) tide_tensor **nout = malloc(((size_t)nv + 1) * sizeof *nout);
+  if (!vars || !cin || !nout) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+  tide_tensor *next = vars + nv, flag, *fout = &flag;
+  const tide_tensor **bin = cin + cg->n_inputs;
   memset(&flag, 0, sizeof flag);
   for (int k = 0; k < nv; k++) {
     tide_tensor_share(&vars[k], in[k]);

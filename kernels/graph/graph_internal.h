@@ -3,9 +3,29 @@
 #ifndef TIDE_GRAPH_INTERNAL_H
 #define TIDE_GRAPH_INTERNAL_H
 
+#include <stdlib.h>
+
 #include "../core/registry.h"
 #include "../core/unknown_dims.h"
 #include "tide/graph.h"
+
+/* A node may have any number of inputs and outputs (a concat of a hundred
+ * tensors, a loop of many variables). Code that gathers a node's operands
+ * keeps them on the stack when they are at most this many (most nodes have
+ * one to three) and on the heap past that. */
+enum { GRAPH_STACK_VALUES = 16 };
+
+/* Room for n items of `size` bytes: `stack` (of stack_n items) when they
+ * fit, else new heap memory (NULL when there is none: set an error). Give it
+ * back with graph_scratch_free. */
+static inline void *graph_scratch(void *stack, int stack_n, int n, size_t size) {
+  return n <= stack_n ? stack : malloc((size_t)(unsigned)n * size);
+}
+static inline void graph_scratch_free(void *p, void *stack) {
+  if (p != stack) free(p);
+}
+/* For __attribute__((cleanup)): free the heap pointer *p points to (NULL is fine). */
+static inline void graph_free_at(void *p) { free(*(void **)p); }
 
 /* Node flags. */
 enum {
@@ -73,7 +93,8 @@ void tide_graph_drop_plans(tide_graph *g);
 tide_status tide_graph_control_plan(tide_graph *g, gnode *n, const tide_tensor *const *in, tide_tensor *const *out);
 tide_status tide_graph_control_run(tide_graph *g, gnode *n, const tide_tensor *const *in, tide_tensor *const *out);
 tide_status tide_graph_fused_plan(tide_graph *g, gnode *n, const tide_tensor *const *in, tide_tensor *const *out);
-tide_status tide_graph_fused_run(tide_graph *g, gnode *n, const tide_tensor *const *in, tide_tensor *const *out);
+tide_status tide_graph_fused_run(tide_graph *g, gnode *n, const tide_tensor *const *in, tide_tensor *const *out,
+                                 unsigned hints);
 
 /* Passes (graph/passes.c). */
 tide_status tide_graph_run_passes(tide_graph *g, unsigned passes);

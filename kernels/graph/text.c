@@ -96,6 +96,10 @@ static void put_graph(buf *b, const tide_graph *g, int indent, int n_own) {
     }
     if (n->origin) put(b, "   -- %s", n->origin);
     put(b, "\n");
+    if (n->kind == TIDE_NODE_FUSED) { /* its description, one step a line */
+      char step[512];
+      for (int t = 0; t < tide_graph_fused_step_text(g, n, t, step, sizeof step); t++) put(b, "%*s      %s\n", indent, "", step);
+    }
     if (n->kind == TIDE_NODE_COND || n->kind == TIDE_NODE_WHILE) {
       static const char *const what[2][2] = {{"true:", "false:"}, {"cond:", "body:"}};
       if (n->kind == TIDE_NODE_WHILE && n->attrs.n >= 0)

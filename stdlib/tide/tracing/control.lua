@@ -27,8 +27,6 @@ local tensor_array = require "tide.tracing.tensor_array"
 local M = {}
 
 local BOOL, I32 = C.TIDE_BOOL, C.TIDE_INT32
-local MAX_VALUES = 64 -- loop variables, captures and results a node takes (graph/control.c)
-M.MAX_VALUES = MAX_VALUES
 -- Traces of a loop's cond and body at most while its loop variables' shapes
 -- settle (a trace that changes a shape traces again).
 local MAX_BODY_TRACES = 64
@@ -366,7 +364,6 @@ function M.cond(pred, true_fn, false_fn, ...)
     tflat[#tflat + 1], fflat[#fflat + 1] = ta_, tb
   end, fail)
   local n = #tflat
-  if n > MAX_VALUES then binding.error(string.format("cond: %d results (at most %d tensors)", n, MAX_VALUES)) end
   set_outputs(tg, tflat)
   set_outputs(fg, fflat)
   local outs, arr = result_headers(n)
@@ -574,7 +571,6 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
   local saved = recorder.active and control_grad.snapshot { cond_fn, body_fn } -- for a gradient that runs them again
   for _ = 1, MAX_BODY_TRACES do
     local flat, descs = init_leaves()
-    if #flat > MAX_VALUES then binding.error(string.format("while_loop: %d loop tensors (at most %d)", #flat, MAX_VALUES)) end
     local cg, cres = trace_sub("while_cond", cond_fn, descs, make_args, used)
     if cres.n ~= 1 then binding.error(string.format("while_loop: cond must return one value, got %d", cres.n)) end
     local flag = flag_tensor(cres[1], "while_loop", "cond must give")

@@ -26,7 +26,6 @@ local pack, unpack = recorder.pack, unpack or table.unpack
 
 local M = {}
 
-local MAX_VALUES = control.MAX_VALUES
 
 -- The upvalues of Lua functions fns (and of the Lua functions among them,
 -- a few levels deep), as {fn, index, value} each: taken before a branch or
@@ -130,7 +129,6 @@ end
 -- up with outs.
 function M.cond(used, outs, info)
   local srcs = sources(used)
-  if #srcs > MAX_VALUES then return end -- too many to differentiate in one node; the tape sees no path
   local inputs = {}
   for i, s in ipairs(srcs) do inputs[i] = s.key end
   recorder.custom(inputs, outs, function(dys)
@@ -166,9 +164,6 @@ function M.while_loop(used, flat, results, info)
   for k = 1, nf do
     if is_float(flat[k]) then floats[#floats + 1] = k end
   end
-  -- the replay carries a counter, the loop tensors and their stacks; the
-  -- backward loop a counter, the float ones' gradients and the sources'
-  if 1 + 2 * nf > MAX_VALUES or 1 + #floats + #srcs > MAX_VALUES then return end
   local inputs = {}
   for k = 1, nf do inputs[k] = flat[k] end
   for i, s in ipairs(srcs) do inputs[nf + i] = s.key end
