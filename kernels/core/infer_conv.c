@@ -325,3 +325,37 @@ tide_status tide_infer_pool2d_grad(const tide_op_def *def, const tide_attrs *a, 
   }
   return st ? st : set_out(def, out[0], x->dt, x->dims);
 }
+
+/* max_pool2d_grad_grad (input, output, grad): grad has the input's shape and
+ * the result the output's (the pooling of that input). An unknown dim takes
+ * what the other operands know. */
+tide_status tide_infer_max_pool2d_grad_grad(const tide_op_def *def, const tide_attrs *a, int ni,
+                                            const tide_tensor *const *in, int no, tide_tensor *const *out) {
+  TIDE_UNUSED(ni), TIDE_UNUSED(no);
+  const tide_tensor *x = in[0], *y = in[1], *gx = in[2];
+  tide_status st = check_pair(def, x, "input", y, "output");
+  if (!st) st = check_pair(def, x, "input", gx, "grad");
+  if (!st) st = check_rank4(def, x, "input", IMAGE);
+  if (!st) st = check_rank4(def, y, "output", IMAGE);
+  if (!st) st = check_rank4(def, gx, "grad", IMAGE);
+  if (st) return st;
+  char s1[128], s2[128];
+  int64_t xd[4];
+  for (int i = 0; i < 4; i++) {
+    if (!tide_dims_agree(gx->dims[i], x->dims[i]))
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: grad has shape %s but must have the input's shape %s", def->name,
+                       TIDE_SHAPE_STR(s1, gx), TIDE_SHAPE_STR(s2, x));
+    xd[i] = tide_dim_merge(x->dims[i], gx->dims[i]);
+  }
+  tide_conv_geom g;
+  st = tide_pool_geometry(def->name, a, xd, &g);
+  if (st) return st;
+  int64_t yd[4] = {g.n, g.oh, g.ow, g.c};
+  for (int i = 0; i < 4; i++) {
+    if (!tide_dims_agree(y->dims[i], yd[i]))
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: output has shape %s but the pooling of that input gives %s", def->name,
+                       TIDE_SHAPE_STR(s1, y), tide_fmt_dims(s2, sizeof s2, 4, yd));
+    yd[i] = tide_dim_merge(yd[i], y->dims[i]);
+  }
+  return set_out(def, out[0], x->dt, yd);
+}

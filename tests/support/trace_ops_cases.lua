@@ -524,6 +524,19 @@ local CONV = {
         { data({ 2, 4, 4, 2 }, dt), nnc.max_pool2d(data({ 2, 4, 4, 2 }, dt), 2), data({ 2, 2, 2, 2 }, dt) } },
     }
   end,
+  max_pool2d_grad_grad = function(dt)
+    local function tied(shape) return tide.round(data(shape, "float32") / 4):cast(dt) end -- ties in windows
+    return {
+      { "2", function(x, y, g) return nnc.raw.run(C.TIDE_OP_MAX_POOL2D_GRAD_GRAD, pool_attrs(2, 2), { x, y, g }) end,
+        { tied({ 2, 4, 4, 2 }), nnc.max_pool2d(tied({ 2, 4, 4, 2 }), 2), data({ 2, 4, 4, 2 }, dt) } },
+      { "3 stride 1 same", function(x, y, g)
+          local a = pool_attrs(3, 1)
+          a.m = 1
+          return nnc.raw.run(C.TIDE_OP_MAX_POOL2D_GRAD_GRAD, a, { x, y, g })
+        end,
+        { tied({ 1, 5, 4, 3 }), nnc.max_pool2d(tied({ 1, 5, 4, 3 }), 3, 1, "SAME"), data({ 1, 5, 4, 3 }, dt) } },
+    }
+  end,
   avg_pool2d_grad = function(dt)
     return {
       { "2", function(x, dy) return nnc.raw.run(C.TIDE_OP_AVG_POOL2D_GRAD, pool_attrs(2, 2), { x, dy }) end,

@@ -118,6 +118,9 @@ do
   calls.max_pool2d_grad = function()
     return nn.raw.run(C.TIDE_OP_MAX_POOL2D_GRAD, pool_attrs(), { img, nn.max_pool2d(img, 2), tide.ones { 1, 2, 2, 2 } })
   end
+  calls.max_pool2d_grad_grad = function()
+    return nn.raw.run(C.TIDE_OP_MAX_POOL2D_GRAD_GRAD, pool_attrs(), { img, nn.max_pool2d(img, 2), img })
+  end
   calls.avg_pool2d_grad = function()
     return nn.raw.run(C.TIDE_OP_AVG_POOL2D_GRAD, pool_attrs(), { img, tide.ones { 1, 2, 2, 2 } })
   end
