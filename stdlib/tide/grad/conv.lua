@@ -5,7 +5,6 @@ local util = require "tide.grad.util"
 local nn = require "tide.ops.nn_conv"
 local create = require "tide.ops.create"
 local raw, ops = nn.raw, nn.raw.ops
-local dims = util.dims
 
 local reg = grad.register
 
@@ -18,17 +17,17 @@ local reg = grad.register
 local function conv_family(fwd, bp_input, bp_filter)
   reg(fwd, function(node, dys, needs)
     local x, w, g = node.inputs[1], node.inputs[2], dys[1]
-    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { g, w }, dims(x)) or nil,
-      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { x, g }, dims(w)) or nil
+    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { g, w }, x) or nil,
+      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { x, g }, w) or nil
   end)
   reg(bp_input, function(node, dys, needs)
     local dy, w, g = node.inputs[1], node.inputs[2], dys[1]
     return util.needs(needs, dy) and raw.run(ops[fwd], node.attrs, { g, w }) or nil,
-      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { g, dy }, dims(w)) or nil
+      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { g, dy }, w) or nil
   end)
   reg(bp_filter, function(node, dys, needs)
     local x, dy, g = node.inputs[1], node.inputs[2], dys[1]
-    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { dy, g }, dims(x)) or nil,
+    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { dy, g }, x) or nil,
       util.needs(needs, dy) and raw.run(ops[fwd], node.attrs, { x, g }) or nil
   end)
 end

@@ -126,6 +126,13 @@ do
   end
 end
 
+-- sum_to has no public entry: gradients run it (tide.grad.util's unbroadcast with None dims).
+calls.sum_to = function()
+  local a = ffi.new("tide_attrs")
+  a.ints[0], a.nints = 3, 1
+  return require("tide.dispatch").run_view(C.TIDE_OP_SUM_TO, a, m)
+end
+
 describe("the op registry", function()
   local nops = tonumber(C.TIDE_NUM_OPS)
 
