@@ -22,7 +22,7 @@ static inline void tide_pool_window(const tide_conv_geom *g, int64_t oy, int64_t
  * first channel of a block, pixels g->c apart), at[k] = the pixel (ih * w + iw)
  * of the window's first maximum in row-major order, as TF's CPU MaxPoolGrad
  * picks it. The first- and second-order gradients both choose by this one
- * rule, so they agree on ties. The window must not be empty. */
+ * rule, so they agree on ties. The window must not be empty; cn <= TIDE_POOL_CBLOCK. */
 #define TIDE_POOL_ARGMAX(NAME, T)                                                                                \
   static inline void NAME(const T *img, const tide_conv_geom *g, int64_t cn, int64_t y0, int64_t y1, int64_t x0, \
                           int64_t x1, int64_t *at) {                                                             \

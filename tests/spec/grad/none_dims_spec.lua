@@ -134,3 +134,31 @@ describe("gradients traced with None dims", function()
     h.close(gk, ek, 1e-12)
   end)
 end)
+
+describe("nn ops traced with None dims", function()
+  it("dropout draws x's run-time shape; sparse cross-entropy reads a None class count when it runs", function()
+    local x = R({ 3, 4 }, -1, 1, 9)
+    local drop = function(v)
+      tide.random.set_seed(4)
+      return tide.nn.dropout(v, 0.5, { seed = 1 })
+    end
+    h.close(tide.trace(drop, sig({ None, None }))(x), drop(x), 0)
+    local labels = tide.tensor { { 0, 2 }, { 1, 1 } }
+    local xent = function(l, v) return tide.nn.sparse_softmax_cross_entropy_with_logits(l, v) end
+    local logits = R({ 2, 2, 3 }, -2, 2, 10)
+    local tf = tide.trace(xent, { input_signature = { tide.TensorSpec({ None, None }, "int32"),
+      tide.TensorSpec({ None, None, None }, "float64") } })
+    local got = tf(labels, logits)
+    assert.are.same({ 2, 2 }, got.shape:as_list())
+    h.close(got, xent(labels, logits), 1e-12)
+  end)
+
+  it("layer_norm's gamma of a [C] vector needs all but one normalized dim known", function()
+    local g = R({ 6 }, 0.5, 1.5, 11)
+    local ln = function(v) return tide.nn.layer_norm(v, { axis = { 1, 2 }, gamma = g }) end
+    local x = R({ 2, 2, 3 }, -1, 1, 12)
+    h.close(tide.trace(ln, sig({ None, 2, None }))(x), ln(x), 1e-12)
+    h.errors("layer_norm: gamma has shape (6,) but x (shape (None, None, None)) has 2 normalized axes of unknown " ..
+      "(None) size", tide.trace(ln, sig({ None, None, None })), x)
+  end)
+end)
