@@ -10,7 +10,6 @@ local shape = require "tide.ops.shape"
 local linalg = require "tide.ops.linalg"
 local reduce = require "tide.ops.reduce"
 local create = require "tide.ops.create"
-local dtype = require "tide.dtype"
 local tensor = require "tide.tensor"
 local m = require "tide.ops.math"
 local C = binding.C
@@ -90,10 +89,10 @@ reg("tile", function(node, dys)
   local x, a = node.inputs[1], node.attrs
   local split_dims, axes = {}, {}
   for i = 0, x.ndim - 1 do
-    local m = tonumber(a.ints[i])
-    if m ~= 1 then
+    local copies = tonumber(a.ints[i])
+    if copies ~= 1 then
       axes[#axes + 1] = #split_dims
-      split_dims[#split_dims + 1] = m
+      split_dims[#split_dims + 1] = copies
     end
     split_dims[#split_dims + 1] = util.dim(x, i)
   end
