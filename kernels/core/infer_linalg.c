@@ -119,7 +119,7 @@ tide_status tide_infer_create(const tide_op_def *def, const tide_attrs *attrs, i
   if (def->id == TIDE_OP_RANDOM_UNIFORM && tide_dtype_is_int(dt) && (st = check_int_bounds(def, attrs)) != TIDE_OK)
     return st;
   if (unknown) { /* a traced shape tensor: its length is the rank, its values come at run time */
-    tide_shape_input_unknown(out[0], dt, attrs->nints);
+    tide_shape_input_unknown(out[0], dt, attrs);
     return TIDE_OK;
   }
   int64_t dims[TIDE_MAX_DIMS];

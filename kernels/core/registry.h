@@ -78,11 +78,13 @@ void tide_set_default_recorder(tide_recorder r);
 /* For an op flagged TIDE_OPF_SHAPE_INPUT (core/shape_input.c): *use is `a`,
  * or, when the op got its shape input, a copy in `buf` whose ints are the
  * shape tensor's values; *unknown says they are not known yet (tracing a
- * computed shape): then ints are -1 and the op's result has nints unknown dims. */
+ * computed shape): then ints are -1, or what `a`'s ints say of them when `a`
+ * gives as many (a traced x's dims for tide.shape(x)), and the op's result
+ * has those dims. A run whose values differ from such known ints fails. */
 tide_status tide_shape_input(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                              tide_attrs *buf, const tide_attrs **use, bool *unknown);
-/* Give `out` dtype dt and nd unknown (-1) dims. */
-void tide_shape_input_unknown(tide_tensor *out, int dt, int nd);
+/* Give `out` dtype dt and the dims of use->ints (-1: unknown), as tide_shape_input left them. */
+void tide_shape_input_unknown(tide_tensor *out, int dt, const tide_attrs *use);
 
 /* A default (all-zero) attrs, for ops called without attributes. */
 extern const tide_attrs tide_default_attrs;

@@ -34,11 +34,19 @@ tide_status tide_shape_input(const tide_op_def *def, const tide_attrs *a, int n_
   *buf = *a;
   buf->nints = (int32_t)s->dims[0];
   *unknown = !values_known(s);
+  /* attrs ints of the shape's length say what the caller knew of the values
+   * while tracing (-1: known only at run time): they size the traced result,
+   * and the run checks that the values keep them. */
+  bool hinted = a->nints == buf->nints;
   for (int i = 0; i < buf->nints; i++) {
-    if (*unknown) buf->ints[i] = -1;
+    int64_t hint = hinted && a->ints[i] >= 0 ? a->ints[i] : -1;
+    if (*unknown) buf->ints[i] = hint;
     else {
       const char *p = (const char *)s->data + i * s->strides[0] * (int64_t)tide_dtype_size_unchecked(s->dt);
       buf->ints[i] = s->dt == TIDE_INT32 ? *(const int32_t *)p : *(const int64_t *)p;
+      if (hint >= 0 && buf->ints[i] != hint)
+        return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: the shape tensor holds %lld at %d where the traced graph has %lld",
+                         def->name, (long long)buf->ints[i], i, (long long)hint);
     }
   }
   *use = buf;
@@ -56,10 +64,8 @@ tide_status tide_shape_input(const tide_op_def *def, const tide_attrs *a, int n_
   return TIDE_OK;
 }
 
-void tide_shape_input_unknown(tide_tensor *out, int dt, int nd) {
-  int64_t dims[TIDE_MAX_DIMS];
-  for (int i = 0; i < nd; i++) dims[i] = -1;
-  tide_tensor_set_contiguous_layout(out, dt, nd, dims);
+void tide_shape_input_unknown(tide_tensor *out, int dt, const tide_attrs *use) {
+  tide_tensor_set_contiguous_layout(out, dt, use->nints, use->ints);
 }
 
 /* shape: [rank]; size: a scalar. Both in attrs.dtype, int32 or int64 (TF's out_type). */

@@ -64,7 +64,7 @@ static tide_status run_view(view_plan_fn plan, const tide_op_def *def, const tid
 static tide_status shape_target(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                 tide_attrs *buf, const tide_attrs **use, tide_tensor *out, bool *unknown) {
   tide_status st = tide_shape_input(def, a, n_in, in, buf, use, unknown);
-  if (!st && *unknown) tide_shape_input_unknown(out, in[0]->dt, (*use)->nints);
+  if (!st && *unknown) tide_shape_input_unknown(out, in[0]->dt, *use);
   return st;
 }
 

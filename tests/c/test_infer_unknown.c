@@ -178,6 +178,16 @@ static const icase cases[] = {
     {ROW(RESHAPE), IN2(D(F32, 2, U, 3), D(I32, 1, 3)), OUT(3, U, U, U)},
     {ROW(BROADCAST_TO), IN2(D(F32, 2, U, 3), D(I32, 1, 3)), OUT(3, U, U, U)},
     {ROW(BROADCAST_TO), IN2(D(F32, 2, U, 3), D(I32, 1, 1)), ERR(TIDE_ERR_SHAPE, "to a shape of rank 1")},
+    /* attrs ints of the shape's length: the dims the trace knows (-1: known at run time) */
+    {ROW(FILL), A(.dtype = TIDE_FLOAT32, .ints = {U, 3}, .nints = 2), IN1(D(TIDE_INT64, 1, 2)), OUT(2, U, 3)},
+    {ROW(FILL), A(.dtype = TIDE_FLOAT32, .ints = {4}, .nints = 1), IN1(D(TIDE_INT64, 1, 2)), OUT(2, U, U)},
+    {ROW(BROADCAST_TO), A(.ints = {U, 5, 3}, .nints = 3), IN2(D(F32, 2, U, 3), D(I32, 1, 3)), OUT(3, U, 5, 3)},
+    /* sum_to: broadcast_to's transpose; an unknown target dim is decided at run time */
+    {ROW(SUM_TO), A(.ints = {3}, .nints = 1), IN1(D(F32, 2, U, 3)), OUT(1, 3)},
+    {ROW(SUM_TO), A(.ints = {1, 3}, .nints = 2), IN1(D(F32, 2, U, U)), OUT(2, 1, 3)},
+    {ROW(SUM_TO), A(.ints = {U, 3}, .nints = 2), IN2(D(F32, 2, U, 3), D(TIDE_INT64, 1, 2)), OUT(2, U, 3)},
+    {ROW(SUM_TO), A(.ints = {2, 3}, .nints = 2), IN1(D(F32, 2, U, 4)), ERR(TIDE_ERR_SHAPE, "cannot sum shape")},
+    {ROW(SUM_TO), A(.ints = {1, 1, 3}, .nints = 3), IN1(D(F32, 2, U, 3)), ERR(TIDE_ERR_SHAPE, "a shape of rank 3")},
     {ROW(EYE), A(.dtype = TIDE_FLOAT32, .ints = {2, 2}, .nints = 2), IN1(D(I32, 1, 2)),
      ERR(TIDE_ERR_VALUE, "expects 0 input(s), got 1")}, /* not flagged: no shape input */
 
@@ -245,6 +255,19 @@ static const icase cases[] = {
      OUT(4, U, 8, 8, 3)},
     {ROW(AVG_POOL2D_GRAD), A(POOL(2, 2, 0)), IN2(D(F32, 4, U, 8, 8, 3), D(F32, 4, U, 5, 4, 3)),
      ERR(TIDE_ERR_SHAPE, "out_backprop has shape")},
+    {ROW(MAX_POOL2D_GRAD_GRAD), A(POOL(2, 2, 0)), IN3(D(F32, 4, U, 8, U, 3), D(F32, 4, 2, U, 4, 3), D(F32, 4, U, 8, 8, U)),
+     OUT(4, 2, 4, 4, 3)}, /* each operand lends the dims it knows */
+    {ROW(MAX_POOL2D_GRAD_GRAD), A(POOL(2, 2, 0)), IN3(D(F32, 4, U, 8, 8, 3), D(F32, 4, U, 4, 4, 3), D(F32, 4, U, 8, 7, 3)),
+     ERR(TIDE_ERR_SHAPE, "grad has shape")},
+    /* a backprop op's shape as a third input (a traced tide.shape(x)): ints[8..11] are what the trace knows */
+    {ROW(CONV2D_BACKPROP_INPUT), A(CONV_BP_SAME(U, 8, U, 3)),
+     IN3(D(F32, 4, U, 8, 8, 16), D(F32, 4, 3, 3, 3, 16), D(TIDE_INT64, 1, 4)), OUT(4, U, 8, U, 3)},
+    {ROW(DEPTHWISE_CONV2D_BACKPROP_FILTER), A(CONV_BP_SAME(3, 3, U, U)),
+     IN3(D(F32, 4, U, 8, 8, U), D(F32, 4, U, 8, 8, 6), D(I32, 1, 4)), OUT(4, 3, 3, U, U)},
+    {ROW(CONV2D_BACKPROP_FILTER), A(CONV_BP_SAME(3, 3, 3, 16)),
+     IN3(D(F32, 4, U, 8, 8, 3), D(F32, 4, U, 8, 8, 16), D(I32, 1, 3)), ERR(TIDE_ERR_SHAPE, "must have 4 entries")},
+    {ROW(CONV2D_BACKPROP_INPUT), A(CONV_BP_SAME(U, 8, 8, 3)), IN2(D(F32, 4, U, 8, 8, 16), D(F32, 4, 3, 3, 3, 16)),
+     ERR(TIDE_ERR_SHAPE, "has a negative dimension")}, /* -1 only beside a shape input */
 
     /* ---- softmax and the fused cross-entropy ---- */
     {ROW(SOFTMAX), A(.axis = -1), IN1(D(F32, 2, U, 5)), OUT(2, U, 5)},

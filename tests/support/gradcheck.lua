@@ -6,6 +6,10 @@
 -- Inputs are float64 tensors (possibly strided views); f returns a tensor.
 -- The loss is sum(f(...) * w) with fixed pseudo-random weights w, so every
 -- output element counts. Each input element is perturbed by +-eps in place.
+-- Each check also runs the tape inside tide.trace with an input_signature of
+-- None dims only (every dim of every input unknown while tracing) and wants
+-- the eager gradients from it; opts.none = false skips that for an f that
+-- needs known dims (a split into a count of them, squeeze without axes).
 local tide = require "tide"
 local h = require "helpers"
 local unpack = table.unpack or unpack
@@ -25,9 +29,32 @@ local function weights_like(t)
   return w:reshape(t.shape)
 end
 
-local function loss_of(f, inputs)
+local function loss_of(f, inputs, w)
   local y = f(unpack(inputs))
-  return tide.reduce_sum(y * weights_like(y)), y
+  return tide.reduce_sum(y * (w or weights_like(y))), y
+end
+
+-- pcall of a new tide.trace of fn with that input_signature on args; the
+-- results as a list. Each check traces a new Function on purpose: no
+-- retracing advice.
+local function traced_call(fn, sig, args)
+  local cfg = require("tide.tracing.retracing").settings
+  local was = cfg.enabled
+  cfg.enabled = false
+  local ok, res = pcall(function() return { tide.trace(fn, { input_signature = sig })(unpack(args)) } end)
+  cfg.enabled = was
+  return ok, res
+end
+
+-- The input_signature of tensors ts with every dim None.
+local function none_signature(ts)
+  local sig = {}
+  for i, t in ipairs(ts) do
+    local d = {}
+    for k = 1, t.ndim do d[k] = tide.None end
+    sig[i] = tide.TensorSpec(d, t.dtype)
+  end
+  return sig
 end
 
 -- Position k (0-based, row-major) of t as a list of indices.
@@ -90,6 +117,7 @@ function M.check(f, inputs, opts)
     return (loss_of(f, inputs))
   end)
   local grads = tape:gradient(loss, inputs)
+  if opts.none ~= false then M.check_none_dims(f, inputs, grads) end
   for j = 1, #inputs do
     local want = numeric(function(xs) return (loss_of(f, xs)) end, inputs, j, eps)
     local g = grads[j]
@@ -107,34 +135,78 @@ function M.check(f, inputs, opts)
   if opts.second_order then M.check_second(f, inputs, opts) end
 end
 
+-- The gradients of sum(f(xs) * w) w.r.t. xs by a tape (zeros where unconnected).
+local function tape_gradients(f, xs, w)
+  local tape = tide.GradientTape()
+  local loss = tape:run(function()
+    for _, x in ipairs(xs) do tape:watch(x) end
+    return (loss_of(f, xs, w))
+  end)
+  return tape:gradient(loss, xs, { unconnected_gradients = "zero" })
+end
+
+-- The first-order gradients traced with None dims only must be the eager
+-- tape's `want` (nil: zeros), within float64 rounding (fused or reordered sums).
+function M.check_none_dims(f, inputs, want)
+  local n = #inputs
+  local args = { unpack(inputs) }
+  args[n + 1] = weights_like(f(unpack(inputs)))
+  local ok, got = traced_call(function(...)
+    local xs = { ... }
+    local w = table.remove(xs)
+    return unpack(tape_gradients(f, xs, w), 1, n)
+  end, none_signature(args), args)
+  if not ok then error("with None dims: " .. tostring(got), 3) end
+  for j = 1, n do
+    assert(got[j].shape == inputs[j].shape, "gradcheck: with None dims, gradient " .. j .. " has shape " ..
+      tostring(got[j].shape) .. " but its input has " .. tostring(inputs[j].shape))
+    local w = want[j] and flat(want[j]) or flat(tide.zeros(inputs[j].shape:as_list(), "float64"))
+    compare("gradient of input " .. j .. " with None dims", flat(got[j]), w, 1e-9, 1e-12)
+  end
+end
+
 -- Second order: differentiate sum(grad(loss) * w) again, compare with finite
--- differences of the first-order analytic gradient.
+-- differences of the first-order analytic gradient (and traced with None dims
+-- only, with the eager second-order gradient, unless opts.none is false).
 function M.check_second(f, inputs, opts)
   opts = opts or {}
   local eps, rtol, atol = opts.eps or 1e-5, opts.rtol2 or 1e-4, opts.atol2 or 1e-6
-  local function first_grad_loss(...)
-    local args = { ... }
-    local inner = tide.GradientTape()
-    local loss = inner:run(function()
-      for _, x in ipairs(args) do inner:watch(x) end
-      return (loss_of(f, args))
-    end)
-    local gs = inner:gradient(loss, args, { unconnected_gradients = "zero" })
+  -- weights: the output's, then one per input for its gradient
+  local ws = { weights_like(f(unpack(inputs))) }
+  for j, x in ipairs(inputs) do ws[j + 1] = weights_like(x) end
+  local function first_grad_loss(args, w)
+    local gs = tape_gradients(f, args, w[1])
     local total
-    for _, g in ipairs(gs) do
-      local s = tide.reduce_sum(g * weights_like(g))
+    for j, g in ipairs(gs) do
+      local s = tide.reduce_sum(g * w[j + 1])
       total = total and total + s or s
     end
     return total
   end
-  local outer = tide.GradientTape()
-  local l2 = outer:run(function()
-    for _, x in ipairs(inputs) do outer:watch(x) end
-    return first_grad_loss(unpack(inputs))
-  end)
-  local grads = outer:gradient(l2, inputs, { unconnected_gradients = "zero" })
+  local function second(xs, w)
+    local outer = tide.GradientTape()
+    local l2 = outer:run(function()
+      for _, x in ipairs(xs) do outer:watch(x) end
+      return first_grad_loss(xs, w)
+    end)
+    return outer:gradient(l2, xs, { unconnected_gradients = "zero" })
+  end
+  local grads = second(inputs, ws)
+  if opts.none ~= false then
+    local n = #inputs
+    local args = { unpack(inputs) }
+    for _, w in ipairs(ws) do args[#args + 1] = w end
+    local ok, got = traced_call(function(...)
+      local all = { ... }
+      return unpack(second({ unpack(all, 1, n) }, { unpack(all, n + 1) }), 1, n)
+    end, none_signature(args), args)
+    if not ok then error("second order with None dims: " .. tostring(got), 2) end
+    for j = 1, n do
+      compare("second-order gradient of input " .. j .. " with None dims", flat(got[j]), flat(grads[j]), 1e-9, 1e-12)
+    end
+  end
   for j = 1, #inputs do
-    local want = numeric(function(xs) return first_grad_loss(unpack(xs)) end, inputs, j, eps)
+    local want = numeric(function(xs) return first_grad_loss(xs, ws) end, inputs, j, eps)
     compare("second-order gradient of input " .. j, flat(grads[j]), want, rtol, atol)
   end
 end

@@ -365,6 +365,30 @@ for name, list in pairs {
     end
   end
 end
+-- sum_to (gradients' unbroadcast; no public entry): a target list, or a
+-- shape tensor whose values a None-dims trace knows only when it runs.
+local function sum_to(x, target)
+  local dispatch = require "tide.dispatch"
+  local a = ffi.new("tide_attrs")
+  if tide.is_tensor(target) then return dispatch.run(C.TIDE_OP_SUM_TO, a, { dispatch.promote(x), target }) end
+  for i, d in ipairs(target) do a.ints[i - 1] = d end
+  a.nints = #target
+  return dispatch.run_view(C.TIDE_OP_SUM_TO, a, x)
+end
+cases.sum_to = function(add)
+  for _, dt in ipairs(M.dtypes_of("sum_to")) do
+    add(dt .. " [2,3]->[3]", function(x) return sum_to(x, { 3 }) end, x23(dt), { approx = true })
+    add(dt .. " [2,3]->[2,1] strided", function(x) return sum_to(x, { 2, 1 }) end, s23(dt), { approx = true })
+    add(dt .. " [2,3]->[2,3]", function(x) return sum_to(x, { 2, 3 }) end, s23(dt))
+    add(dt .. " [1,2,3]->[2,3]", function(x) return sum_to(x, { 2, 3 }) end, { data({ 1, 2, 3 }, dt) })
+    add(dt .. " [2,3]->[]", function(x) return sum_to(x, {}) end, x23(dt), { approx = true })
+    add(dt .. " to shape of y [1,3]", function(x, y) return sum_to(x, tide.shape(y)) end,
+      { data({ 2, 3 }, dt), data({ 1, 3 }) }, { approx = true })
+    add(dt .. " to shape of y [2,3]", function(x, y) return sum_to(x, tide.shape(y)) end,
+      { strided({ 2, 3 }, dt), data({ 2, 3 }) })
+  end
+end
+
 -- shapes as tensors: constants when the dims are known (no node), computed with None dims
 for name, fn in pairs { shape = tide.shape, size = tide.num_elements } do
   cases[name] = function(add)
@@ -522,6 +546,19 @@ local CONV = {
     return {
       { "2", function(x, y, dy) return nnc.raw.run(C.TIDE_OP_MAX_POOL2D_GRAD, pool_attrs(2, 2), { x, y, dy }) end,
         { data({ 2, 4, 4, 2 }, dt), nnc.max_pool2d(data({ 2, 4, 4, 2 }, dt), 2), data({ 2, 2, 2, 2 }, dt) } },
+    }
+  end,
+  max_pool2d_grad_grad = function(dt)
+    local function tied(shape) return tide.round(data(shape, "float32") / 4):cast(dt) end -- ties in windows
+    return {
+      { "2", function(x, y, g) return nnc.raw.run(C.TIDE_OP_MAX_POOL2D_GRAD_GRAD, pool_attrs(2, 2), { x, y, g }) end,
+        { tied({ 2, 4, 4, 2 }), nnc.max_pool2d(tied({ 2, 4, 4, 2 }), 2), data({ 2, 4, 4, 2 }, dt) } },
+      { "3 stride 1 same", function(x, y, g)
+          local a = pool_attrs(3, 1)
+          a.m = 1
+          return nnc.raw.run(C.TIDE_OP_MAX_POOL2D_GRAD_GRAD, a, { x, y, g })
+        end,
+        { tied({ 1, 5, 4, 3 }), nnc.max_pool2d(tied({ 1, 5, 4, 3 }), 3, 1, "SAME"), data({ 1, 5, 4, 3 }, dt) } },
     }
   end,
   avg_pool2d_grad = function(dt)

@@ -3,8 +3,8 @@
 local grad = require "tide.grad.registry"
 local util = require "tide.grad.util"
 local nn = require "tide.ops.nn_conv"
+local create = require "tide.ops.create"
 local raw, ops = nn.raw, nn.raw.ops
-local dims = util.dims
 
 local reg = grad.register
 
@@ -17,17 +17,17 @@ local reg = grad.register
 local function conv_family(fwd, bp_input, bp_filter)
   reg(fwd, function(node, dys, needs)
     local x, w, g = node.inputs[1], node.inputs[2], dys[1]
-    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { g, w }, dims(x)) or nil,
-      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { x, g }, dims(w)) or nil
+    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { g, w }, x) or nil,
+      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { x, g }, w) or nil
   end)
   reg(bp_input, function(node, dys, needs)
     local dy, w, g = node.inputs[1], node.inputs[2], dys[1]
     return util.needs(needs, dy) and raw.run(ops[fwd], node.attrs, { g, w }) or nil,
-      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { g, dy }, dims(w)) or nil
+      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { g, dy }, w) or nil
   end)
   reg(bp_filter, function(node, dys, needs)
     local x, dy, g = node.inputs[1], node.inputs[2], dys[1]
-    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { dy, g }, dims(x)) or nil,
+    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { dy, g }, x) or nil,
       util.needs(needs, dy) and raw.run(ops[fwd], node.attrs, { x, g }) or nil
   end)
 end
@@ -39,9 +39,21 @@ conv_family("depthwise_conv2d", "depthwise_conv2d_backprop_input", "depthwise_co
 reg("max_pool2d", function(node, dys)
   return raw.run(ops.max_pool2d_grad, node.attrs, { node.inputs[1], node.outputs[1], dys[1] })
 end)
--- TF differentiates MaxPoolGrad with MaxPoolGradGrad; tide has no such op yet.
-reg("max_pool2d_grad", function()
-  util.error("GradientTape:gradient: the second-order gradient of max_pool2d is not supported")
+-- max_pool2d_grad(x, y, dy) is linear in dy: its gradient there is
+-- max_pool2d_grad_grad, which reads each window's maximum where the first
+-- order wrote it (one argmax rule in C, so the two agree on ties). In x it is
+-- piecewise constant: zeros, as TF's _MaxPoolGradGrad gives; y is not read.
+reg("max_pool2d_grad", function(node, dys, needs)
+  local x, y, dy = node.inputs[1], node.inputs[2], node.inputs[3]
+  return util.needs(needs, x) and create.zeros_like(x) or nil, nil,
+    util.needs(needs, dy) and raw.run(ops.max_pool2d_grad_grad, node.attrs, { x, y, dys[1] }) or nil
+end)
+-- max_pool2d_grad_grad(x, y, g) is linear in g, the transpose of
+-- max_pool2d_grad in dy: its gradient there is max_pool2d_grad again.
+reg("max_pool2d_grad_grad", function(node, dys, needs)
+  local x, y, g = node.inputs[1], node.inputs[2], node.inputs[3]
+  return util.needs(needs, x) and create.zeros_like(x) or nil, nil,
+    util.needs(needs, g) and raw.run(ops.max_pool2d_grad, node.attrs, { x, y, dys[1] }) or nil
 end)
 
 -- avg_pool2d: each input gets dy / (the window's element count) from each window

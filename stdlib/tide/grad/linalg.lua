@@ -10,8 +10,8 @@ local shape = require "tide.ops.shape"
 local linalg = require "tide.ops.linalg"
 local reduce = require "tide.ops.reduce"
 local create = require "tide.ops.create"
-local dtype = require "tide.dtype"
 local tensor = require "tide.tensor"
+local m = require "tide.ops.math"
 local C = binding.C
 local band = bit.band
 local unpack = unpack or table.unpack
@@ -19,10 +19,8 @@ local unpack = unpack or table.unpack
 local reg, dims = grad.register, util.dims
 local SLICE, SLICE_UPDATE = C.TIDE_OP_SLICE, C.TIDE_OP_SLICE_UPDATE
 
--- Zeros shaped and typed like t.
-local function zeros_of(t)
-  return create.zeros(dims(t), dtype.names[t.dt])
-end
+-- Zeros shaped and typed like t (with None dims, t's shape when the graph runs).
+local zeros_of = create.zeros_like
 
 ---------------------------------------------------------------------------
 -- slice and slice_update: the node's own slice attributes, reused
@@ -47,43 +45,70 @@ end)
 -- Ops that copy
 ---------------------------------------------------------------------------
 
--- concat: each input gets its slab of dy along the axis.
+-- dy's elements [begin, begin + size) along axis ax, where begin and size are
+-- Lua numbers or 0-d int64 tensors (util.dim's): a slice, or when either is
+-- known only at run time a gather of those positions.
+local function slab(dy, ax, begin, size)
+  if type(begin) == "number" and type(size) == "number" then
+    local spec = {}
+    for d = 1, ax do spec[d] = {} end
+    spec[ax + 1] = { begin, begin + size }
+    return tensor.slice(dy, spec)
+  end
+  local n = type(size) == "number" and { size } or shape.stack { size }
+  local at = m.add(reduce.cumsum(create.ones(n, "int64"), 0, true), begin) -- begin, begin + 1, ...
+  return shape.gather(dy, at, { axis = ax })
+end
+
+-- concat: each input gets its slab of dy along the axis (at offsets known
+-- when the graph runs where inputs have a None size there).
 reg("concat", function(node, dys)
   local inputs = node.inputs
   local nd = inputs[1].ndim
   local ax = node.attrs.axis
   if ax < 0 then ax = ax + nd end
   if #inputs == 1 then return dys[1] end
-  local sizes = {}
-  for i, x in ipairs(inputs) do sizes[i] = tonumber(x.dims[ax]) end
-  return unpack(shape.split(dys[1], sizes, ax))
+  local sizes, known = {}, true
+  for i, x in ipairs(inputs) do
+    sizes[i] = util.dim(x, ax)
+    known = known and type(sizes[i]) == "number"
+  end
+  if known then return unpack(shape.split(dys[1], sizes, ax)) end
+  local out, begin = {}, 0
+  for i, size in ipairs(sizes) do
+    out[i] = slab(dys[1], ax, begin, size)
+    begin = (type(begin) == "number" and type(size) == "number") and begin + size or m.add(begin, size)
+  end
+  return unpack(out)
 end)
 
 -- tile: dy viewed as [m0, d0, m1, d1, ...] and summed over the multiples
--- (TF's _TileGrad); dims tiled once are left whole.
+-- (TF's _TileGrad); dims tiled once are left whole. None dims of x are read
+-- when the graph runs.
 reg("tile", function(node, dys)
   local x, a = node.inputs[1], node.attrs
-  local d = dims(x)
   local split_dims, axes = {}, {}
-  for i = 1, #d do
-    local m = tonumber(a.ints[i - 1])
-    if m ~= 1 then
+  for i = 0, x.ndim - 1 do
+    local copies = tonumber(a.ints[i])
+    if copies ~= 1 then
       axes[#axes + 1] = #split_dims
-      split_dims[#split_dims + 1] = m
+      split_dims[#split_dims + 1] = copies
     end
-    split_dims[#split_dims + 1] = d[i]
+    split_dims[#split_dims + 1] = util.dim(x, i)
   end
   if #axes == 0 then return dys[1] end
-  return reduce.reduce_sum(shape.reshape(dys[1], split_dims), axes)
+  return reduce.reduce_sum(util.reshape_to(dys[1], split_dims), axes)
 end)
 
--- pad (CONSTANT; the mirror modes are gathers): the slice of dy that holds x.
+-- pad (CONSTANT; the mirror modes are gathers): the slice of dy that holds x
+-- (a None dim of x: up to `after` from the end).
 reg("pad", function(node, dys)
   local x, a = node.inputs[1], node.attrs
   local spec = {}
   for i = 0, x.ndim - 1 do
-    local before = tonumber(a.ints[2 * i])
-    spec[i + 1] = { before, before + tonumber(x.dims[i]) }
+    local before, after, d = tonumber(a.ints[2 * i]), tonumber(a.ints[2 * i + 1]), tonumber(x.dims[i])
+    if d >= 0 then spec[i + 1] = { before, before + d }
+    else spec[i + 1] = { before, after > 0 and -after or nil } end
   end
   return tensor.slice(dys[1], spec)
 end)

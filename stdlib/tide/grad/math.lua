@@ -5,6 +5,7 @@ local util = require "tide.grad.util"
 local m = require "tide.ops.math"
 local create = require "tide.ops.create"
 local dtype = require "tide.dtype"
+local tensor = require "tide.tensor"
 local C = require("tide.binding").C
 local unbroadcast = util.unbroadcast
 
@@ -98,8 +99,26 @@ binary("div", function(a, b, dy, _, na, nb)
   return na and m.div(dy, b), nb and m.neg(m.div(m.mul(dy, a), m.square(b)))
 end)
 binary("mod", function(a, b, dy, _, _, nb) return dy, nb and m.neg(m.mul(dy, m.floordiv(a, b))) end)
+-- An exponent known now (one eager element: x ^ 2, x ^ 0.5): its value.
+local function constant_exponent(b)
+  if b.nelem ~= 1 or tensor.is_symbolic(b) then return nil end
+  return tensor.item(b)
+end
+
+-- pow: dy * b * a^(b - 1), but for the exponents where a cheaper form gives
+-- the same values: 2 -> 2a (pow(a, 1) is a), 1 -> dy (pow(a, 0) is 1, NaN
+-- included), 0.5 -> 0.5 / y as sqrt's gradient (y = pow(a, 0.5): +inf at
+-- a = 0 and -0, as pow(a, -0.5) gives). Each stays differentiable.
+local function pow_da(a, b, dy, y)
+  local e = constant_exponent(b)
+  if e == 2 then return m.mul(dy, m.mul(a, 2)) end
+  if e == 1 then return dy end
+  if e == 0.5 then return m.div(m.mul(dy, 0.5), y) end
+  return m.mul(m.mul(dy, b), m.pow(a, m.sub(b, 1)))
+end
+
 binary("pow", function(a, b, dy, y, na, nb)
-  local da = na and m.mul(m.mul(dy, b), m.pow(a, m.sub(b, 1)))
+  local da = na and pow_da(a, b, dy, y)
   if not nb then return da end
   -- d/db a^b = a^b log(a), taken as 0 where a <= 0 (as TF).
   local positive = m.greater(a, 0)

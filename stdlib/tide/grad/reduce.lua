@@ -5,7 +5,7 @@ local util = require "tide.grad.util"
 local m = require "tide.ops.math"
 local shape = require "tide.ops.shape"
 local reduce = require "tide.ops.reduce"
-local create = require "tide.ops.create"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 local dtype = require "tide.dtype"
 local binding = require "tide.binding"
 local C = binding.C
@@ -44,22 +44,29 @@ local function keepdims_view(node, dy)
   return shape.reshape(dy, dims)
 end
 
--- The number of elements each output summarizes.
+-- The number of elements each output summarizes, at least 1 (an empty
+-- reduction's gradient is empty): a Lua number, or with None dims a 0-d
+-- tensor of x's dtype computed when the graph runs (TF's _MeanGrad: the
+-- input's size over the output's).
 local function count(node)
   local x = node.inputs[1]
   local n = 1
-  for _, ax in ipairs(reduced_axes(node)) do n = n * tonumber(x.dims[ax]) end
-  return n
+  for _, ax in ipairs(reduced_axes(node)) do
+    local d = tonumber(x.dims[ax])
+    n = (n < 0 or d < 0) and -1 or n * d
+  end
+  if n >= 0 then return math.max(n, 1) end
+  local sizes = m.floordiv(dynamic_shape.num_elements(x, "int64"),
+    m.maximum(dynamic_shape.num_elements(node.outputs[1], "int64"), 1))
+  return m.cast(m.maximum(sizes, 1), dtype.names[x.dt])
 end
 
--- dy broadcast back to the input's shape (a 0-d input's dy is already its shape).
+-- dy broadcast back to the input's shape (a 0-d input's dy is already its
+-- shape; with None dims, x's shape when the graph runs).
 local function expand(node, dy)
   local x = node.inputs[1]
   if x.ndim == 0 then return dy end
-  if not util.all_known(util.dims(x)) then -- dims known only at run time: broadcast by adding zeros like x
-    return m.add(keepdims_view(node, dy), create.zeros_like(x))
-  end
-  return shape.broadcast_to(keepdims_view(node, dy), util.dims(x))
+  return util.broadcast_like(keepdims_view(node, dy), x)
 end
 
 reg("sum", function(node, dys)
@@ -67,7 +74,7 @@ reg("sum", function(node, dys)
 end)
 
 reg("mean", function(node, dys)
-  return m.div(expand(node, dys[1]), math.max(count(node), 1))
+  return m.div(expand(node, dys[1]), count(node))
 end)
 
 -- max/min: the gradient is shared equally by the elements equal to the
@@ -94,25 +101,35 @@ reg("prod", function(node, dys)
   if #axes == 0 then return g end -- a 0-d input: prod(x) = x
   local nd, xd = x.ndim, util.dims(x)
   local is_reduced, perm = {}, {}
+  -- the sizes of the two groups; -1 when a None dim is in it
   local rn, on = 1, 1
+  local function times(n, d) return (n < 0 or d < 0) and -1 or n * d end
   for _, ax in ipairs(axes) do
     if not is_reduced[ax] then
       is_reduced[ax] = true
       perm[#perm + 1] = ax
-      rn = rn * xd[ax + 1]
+      rn = times(rn, xd[ax + 1])
     end
   end
+  local k = #perm
   for d = 0, nd - 1 do
     if not is_reduced[d] then
       perm[#perm + 1] = d
-      on = on * xd[d + 1]
+      on = times(on, xd[d + 1])
     end
   end
   local permuted = shape.transpose(x, perm)
-  local flat = shape.reshape(permuted, { rn, on })
+  local flat
+  if rn >= 0 or on >= 0 then -- one -1 is enough for reshape
+    flat = shape.reshape(permuted, { rn, on })
+  else -- None dims on both sides: the two products when the graph runs
+    local s = dynamic_shape.shape(permuted)
+    flat = shape.reshape(permuted, shape.stack { reduce.reduce_prod(s:slice { { 0, k } }),
+      reduce.reduce_prod(s:slice { { k, nd } }) })
+  end
   local left = reduce.cumprod(flat, 0, true, false)
   local right = reduce.cumprod(flat, 0, true, true)
-  local others = shape.reshape(m.mul(left, right), util.dims(permuted))
+  local others = util.reshape_like(m.mul(left, right), permuted)
   local inverse = {}
   for i, p in ipairs(perm) do inverse[p + 1] = i - 1 end
   return m.mul(g, shape.transpose(others, inverse))

@@ -3,16 +3,13 @@
 local grad = require "tide.grad.registry"
 local util = require "tide.grad.util"
 local shape = require "tide.ops.shape"
-local dynamic_shape = require "tide.ops.dynamic_shape"
 
 local reg = grad.register
 
--- reshape, squeeze, expand_dims: the same elements in the input's shape.
+-- reshape, squeeze, expand_dims: the same elements in the input's shape
+-- (with None dims, its shape when the graph runs).
 local function back_to_input_shape(node, dys)
-  local x = node.inputs[1]
-  local d = util.dims(x)
-  if not util.all_known(d) then d = dynamic_shape.shape(x) end -- None dims: sized at run time
-  return shape.reshape(dys[1], d)
+  return util.reshape_like(dys[1], node.inputs[1])
 end
 reg("reshape", back_to_input_shape)
 reg("squeeze", back_to_input_shape)
@@ -38,6 +35,11 @@ end)
 -- broadcast_to: sum over the broadcast dims.
 reg("broadcast_to", function(node, dys)
   return util.unbroadcast(dys[1], node.inputs[1])
+end)
+
+-- sum_to (the gradients' unbroadcast with None dims): its transpose, broadcast_to.
+reg("sum_to", function(node, dys)
+  return util.broadcast_like(dys[1], node.inputs[1])
 end)
 
 return {}

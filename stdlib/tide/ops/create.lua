@@ -41,7 +41,8 @@ local function scalar_arg(op, what, v)
 end
 
 -- Run FILL: shape (Lua list), value (number or boolean), dtype code; or,
--- with `dyn` (a traced shape tensor), FILL taking that as its shape input.
+-- with `dyn` (a traced shape tensor), FILL taking that as its shape input
+-- (then `shape`, when given, is what is known of it, -1 for a None dim).
 local function run_fill(shape, value, dt, dyn)
   local a = dispatch.attrs()
   if shape then dispatch.set_ints(a, shape, "fill") end
@@ -93,12 +94,12 @@ local function like(op, x, value, ...)
   end
   local dt = o.dtype and dtype.code(o.dtype, op) or x.dt
   if not unknown then return run_fill(shape, value, dt) end
-  -- A traced x with unknown (None) dims: FILL needs its shape now, so take it
-  -- from x when the graph runs instead: where(x == x, v, v) has x's shape and
-  -- is v everywhere (NaN == NaN is false, but both branches are v).
-  local v = run_fill({}, value, dt)
-  local same = dispatch.run(C.TIDE_OP_EQUAL, nil, { x, x }, 1)
-  return dispatch.run(C.TIDE_OP_WHERE, nil, { same, v, v }, 1)
+  -- A traced x with unknown (None) dims: FILL takes x's shape when the graph
+  -- runs; its ints keep the dims known now (-1 the others), so the result
+  -- is as well shaped as x while tracing.
+  local a = dispatch.attrs()
+  a.dtype = C.TIDE_INT64
+  return run_fill(shape, value, dt, dispatch.run1(C.TIDE_OP_SHAPE, a, x))
 end
 
 -- zeros_like(x, dtype=nil): zeros of x's shape and dtype (or the one given).

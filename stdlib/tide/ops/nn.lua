@@ -13,6 +13,7 @@ local format = require "tide.format"
 local m = require "tide.ops.math"
 local reduce = require "tide.ops.reduce"
 local shape = require "tide.ops.shape"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 local random = require "tide.random"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
@@ -134,13 +135,20 @@ local function as_param(op, what, v, x, seen, pos)
   check_same_dtype(op, v, what, x, "x")
   if v.ndim == x.ndim or v.ndim == 0 then return v end
   local ps = param_shape(x, seen)
-  local want = 1
-  for _, d in ipairs(ps) do want = want * d end
-  if tonumber(v.nelem) ~= want then
-    binding.error(fmt("%s: %s has shape %s but the normalized axes of x (shape %s) hold %d values", op, what,
-      shape_text(v), shape_text(x), want))
+  local want, unknown = 1, 0
+  for _, d in ipairs(ps) do
+    if d < 0 then unknown = unknown + 1 else want = want * d end
   end
-  return shape.reshape(v, ps)
+  if unknown > 1 then -- (a traced x's None dims) reshape could not tell them apart
+    binding.error(fmt("%s: %s has shape %s but x (shape %s) has %d normalized axes of unknown (None) size; " ..
+      "give all but one of them a size in the input_signature, or pass %s with x's rank", op, what,
+      shape_text(v), shape_text(x), unknown, what))
+  end
+  if unknown == 0 and tonumber(v.nelem) ~= want or unknown == 1 and (want == 0 or tonumber(v.nelem) % want ~= 0) then
+    binding.error(fmt("%s: %s has shape %s but the normalized axes of x (shape %s) hold %s values", op, what,
+      shape_text(v), shape_text(x), unknown == 0 and tostring(want) or "a multiple of " .. want))
+  end
+  return shape.reshape(v, ps) -- one None: reshape's -1 takes the rest
 end
 
 ---------------------------------------------------------------------------
@@ -226,9 +234,16 @@ function M.sparse_softmax_cross_entropy_with_logits(...)
   local k = tonumber(logits.dims[logits.ndim - 1])
   local ld = dims(labels)
   local flat_labels = shape.reshape(labels, { -1 })
-  local flat_logits = shape.reshape(logits, { -1, k })
+  local flat_logits
+  if k >= 0 then flat_logits = shape.reshape(logits, { -1, k })
+  else -- the classes are a None dim: [-1, classes] when the graph runs
+    local classes = dynamic_shape.shape(logits, { out_type = "int64" })[logits.ndim - 1]
+    flat_logits = shape.reshape(logits, shape.stack { convert.tensor(-1, "int64"), classes })
+  end
   local loss = dispatch.run(SPARSE_XENT, nil, { flat_labels, flat_logits }, 2)
-  return shape.reshape(loss, ld)
+  local known = true
+  for _, d in ipairs(ld) do known = known and d >= 0 end
+  return shape.reshape(loss, known and ld or dynamic_shape.shape(labels))
 end
 
 ---------------------------------------------------------------------------
@@ -402,17 +417,19 @@ function M.dropout(x, ...)
   if not training or rate == 0 then return x end
   local ns = o.noise_shape ~= nil and args.int_list(op, "noise_shape", o.noise_shape) or dims(x)
   local xd = dims(x)
-  local ok = #ns == #xd
+  local ok, known = #ns == #xd, true
   for i = 1, #ns do
     if not ok then break end
-    ok = ns[i] == xd[i] or ns[i] == 1
+    ok = ns[i] == xd[i] or ns[i] == 1 or xd[i] < 0 -- a None dim of x: checked when the graph runs
+    known = known and ns[i] >= 0
   end
   if not ok then
     binding.error(fmt("%s: noise_shape %s must have x's rank with each dim equal to x's or 1 (x has shape %s)", op,
       format.shape_text(ns), shape_text(x)))
   end
   local udt = x.dt == C.TIDE_FLOAT64 and "float64" or "float32"
-  local u = random.uniform(ns, { dtype = udt, seed = o.seed })
+  -- without noise_shape, x's None dims make the draw's shape x's when the graph runs
+  local u = random.uniform(known and ns or dynamic_shape.shape(x), { dtype = udt, seed = o.seed })
   local keep = m.cast(m.greater_equal(u, rate), dtype.names[x.dt])
   return m.mul(m.mul(x, 1 / (1 - rate)), keep)
 end

@@ -16,7 +16,8 @@ local CONV2D, CONV2D_BP_INPUT, CONV2D_BP_FILTER = C.TIDE_OP_CONV2D, C.TIDE_OP_CO
   C.TIDE_OP_CONV2D_BACKPROP_FILTER
 local DEPTHWISE, DEPTHWISE_BP_INPUT, DEPTHWISE_BP_FILTER = C.TIDE_OP_DEPTHWISE_CONV2D,
   C.TIDE_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, C.TIDE_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER
-local MAX_POOL, MAX_POOL_GRAD = C.TIDE_OP_MAX_POOL2D, C.TIDE_OP_MAX_POOL2D_GRAD
+local MAX_POOL, MAX_POOL_GRAD, MAX_POOL_GRAD_GRAD = C.TIDE_OP_MAX_POOL2D, C.TIDE_OP_MAX_POOL2D_GRAD,
+  C.TIDE_OP_MAX_POOL2D_GRAD_GRAD
 local AVG_POOL, AVG_POOL_GRAD = C.TIDE_OP_AVG_POOL2D, C.TIDE_OP_AVG_POOL2D_GRAD
 local VALID, SAME, EXPLICIT = 0, 1, 2
 local attrs_size = ffi.sizeof("tide_attrs")
@@ -221,14 +222,15 @@ function M.conv2d_transpose(input, filters, output_shape, ...)
   input = tensor_arg(input, op, "input", 1)
   filters = tensor_arg(filters, op, "filters", 2, input)
   local sizes = shape4(op, "output_shape", output_shape)
-  if filters.ndim == 4 and input.ndim == 4 then
+  if filters.ndim == 4 and input.ndim == 4 then -- (None dims, -1 here, are checked when the graph runs)
     local fs = filters.shape
-    if fs[4] ~= input.shape[4] then
+    local f_in, f_out, in_c = tonumber(filters.dims[3]), tonumber(filters.dims[2]), tonumber(input.dims[3])
+    if f_in >= 0 and in_c >= 0 and f_in ~= in_c then
       fail(op, "input has %d channel(s) but filters %s expect %d (filters are [height, width, out, in])",
-        input.shape[4], tostring(fs), fs[4])
+        in_c, tostring(fs), f_in)
     end
-    if sizes[4] ~= fs[3] then
-      fail(op, "output_shape has %d channel(s) but filters %s make %d", sizes[4], tostring(fs), fs[3])
+    if f_out >= 0 and sizes[4] ~= f_out then
+      fail(op, "output_shape has %d channel(s) but filters %s make %d", sizes[4], tostring(fs), f_out)
     end
   end
   return dispatch.run(CONV2D_BP_INPUT, conv_options(op, o, sizes), { input, filters })
@@ -309,13 +311,26 @@ function M.global_max_pool2d(input, ...) return global_pool("global_max_pool2d",
 local raw = {}
 M.raw = raw
 
--- Run `op` on inputs with attrs copied from `src` (a node's attrs); `dims`, when
--- given, is the shape a backprop op produces.
-function raw.run(op, src, inputs, dims)
+-- Run `op` on inputs with attrs copied from `src` (a node's attrs); `like`,
+-- when given, is the tensor whose shape a backprop op produces: its dims, and
+-- with None dims also tide.shape(like) as a third input, read when the graph runs.
+function raw.run(op, src, inputs, like)
+  local shape_of
+  if like then
+    for i = 0, 3 do
+      if like.dims[i] < 0 then
+        local sa = dispatch.attrs()
+        sa.dtype = C.TIDE_INT64
+        shape_of = dispatch.run1(C.TIDE_OP_SHAPE, sa, like)
+        inputs = { inputs[1], inputs[2], shape_of }
+        break
+      end
+    end
+  end
   local a = dispatch.attrs()
   ffi.copy(a, src, attrs_size)
-  if dims then
-    for i = 1, 4 do a.ints[7 + i] = dims[i] end
+  if like then
+    for i = 0, 3 do a.ints[8 + i] = like.dims[i] end
     a.nints = 12
   end
   return dispatch.run(op, a, inputs)
@@ -325,7 +340,7 @@ raw.ops = {
   conv2d = CONV2D, conv2d_backprop_input = CONV2D_BP_INPUT, conv2d_backprop_filter = CONV2D_BP_FILTER,
   depthwise_conv2d = DEPTHWISE, depthwise_conv2d_backprop_input = DEPTHWISE_BP_INPUT,
   depthwise_conv2d_backprop_filter = DEPTHWISE_BP_FILTER, max_pool2d = MAX_POOL, max_pool2d_grad = MAX_POOL_GRAD,
-  avg_pool2d = AVG_POOL, avg_pool2d_grad = AVG_POOL_GRAD,
+  max_pool2d_grad_grad = MAX_POOL_GRAD_GRAD, avg_pool2d = AVG_POOL, avg_pool2d_grad = AVG_POOL_GRAD,
 }
 
 return M

@@ -192,6 +192,31 @@ describe("gradients of binary ops", function()
     h.close(g[2], { 0, 0, 9 * math.log(3) })
   end)
 
+  it("gives x ^ 2, x ^ 1 and x ^ 0.5 gradients without a pow, with the general formula's values", function()
+    local x = tide.tensor({ 0, -0.0, 1.5, 4, -2, 0 / 0, 1 / 0, -1 / 0 }, "float64")
+    local dy = tide.tensor({ 1, 2, -1, 0.5, 3, 1, 2, 1 }, "float64")
+    for _, e in ipairs { 2, 1, 0.5, 3 } do
+      local function f(v)
+        local tape = tide.GradientTape()
+        local y = tape:run(function() tape:watch(v) return v ^ e end)
+        return y, tape:gradient(y, v, { output_gradients = dy })
+      end
+      local want = dy * e * tide.pow(x, e - 1) -- TF's formula, with its pow
+      -- the same values (0.5 / pow(x, 0.5) may differ from pow(x, -0.5) / 2 in the last bit)
+      local tol = e == 0.5 and 1e-15 or 0
+      local _, g = f(x)
+      h.close(g, want, tol)
+      -- traced: the forward's pow and, but for the exponent 3, no other
+      local tf = tide.trace(f)
+      h.close(select(2, tf(x)), want, tol)
+      local _, pows = tf:get_concrete_function(x):graph_text():gsub("pow", "")
+      assert.are.equal(e == 3 and 2 or 1, pows, "x ^ " .. e)
+    end
+    for _, e in ipairs { 2, 1, 0.5 } do
+      gc.check(function(v) return v ^ e end, { R({ 2, 3 }, 0.5, 2, 7) }, { second_order = true })
+    end
+  end)
+
   it("gives mod's divisor -floor(a / b) per unit of dy", function()
     local g = grad_of(tide.mod, { tide.tensor({ 7, -7 }, "float64"), tide.tensor({ 2, 2 }, "float64") })
     h.close(g[1], { 1, 1 })

@@ -118,9 +118,19 @@ do
   calls.max_pool2d_grad = function()
     return nn.raw.run(C.TIDE_OP_MAX_POOL2D_GRAD, pool_attrs(), { img, nn.max_pool2d(img, 2), tide.ones { 1, 2, 2, 2 } })
   end
+  calls.max_pool2d_grad_grad = function()
+    return nn.raw.run(C.TIDE_OP_MAX_POOL2D_GRAD_GRAD, pool_attrs(), { img, nn.max_pool2d(img, 2), img })
+  end
   calls.avg_pool2d_grad = function()
     return nn.raw.run(C.TIDE_OP_AVG_POOL2D_GRAD, pool_attrs(), { img, tide.ones { 1, 2, 2, 2 } })
   end
+end
+
+-- sum_to has no public entry: gradients run it (tide.grad.util's unbroadcast with None dims).
+calls.sum_to = function()
+  local a = ffi.new("tide_attrs")
+  a.ints[0], a.nints = 3, 1
+  return require("tide.dispatch").run_view(C.TIDE_OP_SUM_TO, a, m)
 end
 
 describe("the op registry", function()

@@ -144,6 +144,41 @@ describe("a tape outside a traced function", function()
     assert.are.equal(1, f:trace_count())
   end)
 
+  it("with None dims, gives each argument the gradient of its run-time shape, to second order", function()
+    -- x [None, 3] and b [None, 3] in the signature; b is [1, 3] at run time and broadcasts
+    local v = tide.Variable({ 0.5, -0.2, 0.1 }, { name = "v" })
+    local function body(x, b) return tide.reduce_sum(tide.tanh(x * b + v) * tide.reduce_mean(x, 0)) end
+    local f = tide.trace(body, { input_signature = { tide.TensorSpec({ tide.None, 3 }, "float32"),
+      tide.TensorSpec({ tide.None, 3 }, "float32") } })
+    for _, rows in ipairs { 2, 4 } do
+      local data = {}
+      for r = 1, rows do data[r] = { 0.1 * r, -0.2 * r, 0.3 } end
+      local x, b = f32(data), f32 { { 0.7, -0.4, 0.2 } }
+      local want = grads(body, { x, b, v }, { x, b }, x, b)
+      local got = grads(f, { x, b, v }, { x, b }, x, b)
+      assert.are.same({ 1, 3 }, got[2].shape:as_list())
+      for i = 1, 3 do h.close(got[i], want[i]:totable(), 1e-5) end
+      -- a tape around a tape around f: d/db of sum(d loss/dx)
+      local function second(fn)
+        local outer = tide.GradientTape()
+        local s = outer:run(function()
+          outer:watch(b)
+          local inner = tide.GradientTape()
+          local y = inner:run(function()
+            inner:watch(x)
+            return fn(x, b)
+          end)
+          return tide.reduce_sum(inner:gradient(y, x))
+        end)
+        return outer:gradient(s, b)
+      end
+      local g2 = second(f)
+      assert.are.same({ 1, 3 }, g2.shape:as_list())
+      h.close(g2, second(body):totable(), 1e-5)
+    end
+    assert.are.equal(1, f:trace_count())
+  end)
+
   it("traces the backward of None dims once when its gradients need no static dims", function()
     local function body(x) return tide.tanh(x) * 2 end
     local f = tide.trace(body, {input_signature = {tide.TensorSpec({tide.None}, "float32")}})

@@ -283,5 +283,13 @@ describe("traced shapes with unknown dims: creation from a traced shape", functi
     h.close(tf(data { 2, 3 }), { { 0, 0, 0 }, { 0, 0, 0 } })
     local t2 = check(function(x) return tide.ones_like(x, "int32") end, { { { None, 3 } } }, { None, 3 }, ROWS)
     assert.are.same({ { 1, 1, 1 } }, t2(tide.tensor({ { 0 / 0, 1, 2 } }, "float32")):totable())
+    -- a fill of x's shape, which reads no value of x
+    local text = tf:get_concrete_function():graph_text()
+    assert.truthy(text:find("fill(", 1, true), text)
+    assert.falsy(text:find("where", 1, true), text)
+    local t3 = check(function(x) return tide.zeros_like(x, "bool") end, { { { None, 2, None }, "int64" } },
+      { None, 2, None }, { { tide.ones({ 3, 2, 1 }, "int64") } })
+    assert.are.same({ { { false }, { false } }, { { false }, { false } }, { { false }, { false } } },
+      t3(tide.ones({ 3, 2, 1 }, "int64")):totable())
   end)
 end)
