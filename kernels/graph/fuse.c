@@ -131,6 +131,12 @@ static bool collect(const tide_graph *g, group *gr, const users *u, const int *o
     int mi = gr->members[j];
     const gnode *m = &g->nodes[mi];
     if (mi != root && escapes(u, owner, root, mi)) {
+      /* An extra output is written in the root's shape. Inside the group a
+       * member may be computed broadcast to that shape, but a value read
+       * outside must have its own: with an unknown (-1) dim, equal
+       * descriptions do not prove equal shapes at run time ([1, 3] and
+       * [4, 3] are both [-1, 3] while tracing), so such a member stays out. */
+      if (tide_dims_any_unknown(m->out[0].ndim, m->out[0].dims)) return false;
       if (gr->n_extra == TIDE_FUSED_MAX_OUTPUTS - 1) return false;
       gr->extra[gr->n_extra++] = mi;
     }

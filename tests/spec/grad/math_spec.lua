@@ -209,7 +209,7 @@ describe("gradients of binary ops", function()
       -- traced: the forward's pow and, but for the exponent 3, no other
       local tf = tide.trace(f)
       h.close(select(2, tf(x)), want, tol)
-      local _, pows = tf:get_concrete_function(x):graph_text():gsub("pow", "")
+      local _, pows = tf:get_concrete_function(x):graph_text():gsub("pow%(", "") -- a node or a fused step; not a fused name
       assert.are.equal(e == 3 and 2 or 1, pows, "x ^ " .. e)
     end
     for _, e in ipairs { 2, 1, 0.5 } do
