@@ -50,3 +50,6 @@ v=$(sed -n 's/^chain10_10m_fused: \([0-9.e+-]*\) GB\/s$/\1/p' "$out/trace.txt")
 if [ -n "$v" ] && [ -n "$bw" ]; then
   awk -v v="$v" -v b="$bw" 'BEGIN { printf "chain10_10m_fused_share_of_triad: %.1f %%\n", 100 * v / b }'
 fi
+
+echo "# building graphs as they grow: traced functions nested 100-3,000 deep, 8k-100k Lua-number constants, 32k Variable reads; fixed costs of tape:run and a traced call (tide only)"
+"$BUILD/tide" bench/trace_build.lua
