@@ -83,36 +83,25 @@ end
 M.is_internal = is_internal
 
 -- The error() level of the nearest caller outside tide (counted from the
--- function that calls user_level's caller), or nil when this coroutine has
--- none: a trace or tape:run runs its function in a coroutine of its own.
+-- function that calls user_level's caller).
 local function user_level()
   local level = 3
   while true do
     local info = debug.getinfo(level, "S")
-    if not info then return nil end
+    if not info then return 1 end
     if info.what ~= "C" and not is_internal(info.source) then return level - 1 end
     level = level + 1
   end
 end
 
--- The last message raised with no position because no caller of the user's
--- was in its coroutine (say, `return tide.reshape(x, {7})` in a traced
--- function drops the function's frame): tide.scope, where that coroutine
--- ends, puts the line of the user's call in front of it.
-M.unplaced = nil
-
 -- Raise `msg` as a Lua error located at the user's line.
 function M.error(msg)
-  local level = user_level()
-  if not level then M.unplaced, level = msg, 0 end
-  error(msg, level)
+  error(msg, user_level())
 end
 
 -- Raise the C engine's last error.
 function M.raise()
-  local msg, level = ffi.string(C.tide_last_error()), user_level()
-  if not level then M.unplaced, level = msg, 0 end
-  error(msg, level)
+  error(ffi.string(C.tide_last_error()), user_level())
 end
 
 ---------------------------------------------------------------------------

@@ -169,13 +169,18 @@ function M.restore(tapes)
 end
 
 -- Run fn with every tape paused (nothing records); returns fn's results.
--- The tapes record again on every way out (tide.scope).
-function M.paused(fn, ...)
+-- The tapes record again on every way out (tide.scope); `what` names the
+-- call in the error of a yield across it.
+function M.paused_as(what, fn, ...)
   local mark = scope.enter()
   scope.push(M.restore, M.tapes)
   M.tapes = {}
   M.active = false
-  return scope.call("a function run with the tapes paused (tide.custom_gradient, tide.recompute_grad)", mark, fn, ...)
+  return scope.call(what, mark, fn, ...)
+end
+
+function M.paused(fn, ...)
+  return M.paused_as("a function run with the tapes paused (tide.custom_gradient, tide.recompute_grad)", fn, ...)
 end
 
 -- tide.stop_gradient(x): the same values in a tensor of its own, which no

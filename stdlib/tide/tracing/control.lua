@@ -109,7 +109,7 @@ local function trace_sub(name, fn, descs, make_args, used)
   scope.push(recorder.restore, recorder.tapes)
   scope.push(abandon_graph, g)
   scope.push(context.restore, #context.stack)
-  local res = pack(scope.call("a tide.cond or tide.while_loop branch being traced", mark, function()
+  local res = pack(scope.call("a tide.cond branch or tide.while_loop body being traced (tide.trace)", mark, function()
     if C.tide_graph_begin(g) ~= 0 then binding.raise() end
     context.push(ctx)
     -- Tapes do not follow ops into subgraphs: their values exist only inside the node.

@@ -162,10 +162,7 @@ function Function:_trace(target, nslots)
   scope.push(clear_active, self._active, key)
   scope.push(abandon_graph, g)
   scope.push(context.restore, #cstack)
-  -- fn runs at the bottom of a coroutine of its own: a yield inside it
-  -- reaches the trace (refused), and the Lua line of an op is looked for no
-  -- further down (trace_context.user_line).
-  local results = pack(scope.call_apart(TRACED, mark, function()
+  local results = pack(scope.call(TRACED, mark, function()
     self._active[key] = true
     if C.tide_graph_begin(g) ~= 0 then binding.raise() end
     local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
@@ -186,7 +183,8 @@ function Function:_trace(target, nslots)
     context.push(ctx)
     -- Tapes recording outside see the call as one node (gradient.lua), not
     -- the trace's symbolic ops; a tape made inside fn records as usual.
-    return recorder.paused(self.fn, unpack(call_args, 1, target.n))
+    -- run_traced marks where the trace starts on the stack (user_line).
+    return recorder.paused_as(TRACED, context.run_traced, self.fn, unpack(call_args, 1, target.n))
   end))
   local out_template, outs = output_template(results)
   local n_out = #outs
@@ -235,10 +233,16 @@ function Function:_inline(...)
   local t = list_template(n, nil, unpack(a, 1, n))
   local key = key_of(t)
   self:_check_recursion(key, t)
+  -- Inside the trace's own boundary (which refuses yields), a plain pcall:
+  -- three frames a level, so traced calls nest thousands deep. The undo
+  -- entry clears the marker if this way out fails (the trace's unwinds it).
   local mark = scope.enter()
   scope.push(clear_active, self._active, key)
   self._active[key] = true
-  return scope.call(TRACED, mark, self.fn, unpack(a, 1, n))
+  local res = pack(pcall(self.fn, unpack(a, 1, n)))
+  scope.unwind(mark)
+  if not res[1] then error(res[2], 0) end
+  return unpack(res, 2, res.n)
 end
 
 -- The slow way: the arguments' templates, the most specific concrete
