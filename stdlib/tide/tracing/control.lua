@@ -88,14 +88,16 @@ end })
 
 function M.set_gradients(module) control_grad = module end
 
+-- The graph being built before g began is built again (a way out of
+-- trace_sub; looked up now: a way out must not allocate).
+local tide_graph_abandon = C.tide_graph_abandon
+local function abandon_graph(g) tide_graph_abandon(g) end
+
 -- Trace fn into a new graph built on top of the current one: descs
 -- ({dt=, dims=} each) become its inputs, handed to make_args to build fn's
 -- arguments. Returns the graph (finished, outputs not yet set) and fn's
 -- results (packed). Lua side effects in fn happen now, once. Tracked
 -- tensors of recording tapes that fn uses are appended to `used`.
-local tide_graph_abandon = C.tide_graph_abandon -- looked up now: a way out must not allocate
-local function abandon_graph(g) tide_graph_abandon(g) end
-
 local function trace_sub(name, fn, descs, make_args, used)
   local g = C.tide_graph_new(name)
   if g == nil then binding.raise() end

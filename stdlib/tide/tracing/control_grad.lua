@@ -52,13 +52,15 @@ function M.snapshot(fns)
   return saved
 end
 
--- f(...) run again for a gradient, with the upvalues of snapshot `saved`
--- put back meanwhile, and the trace context saying so (replay): variable
--- updates in it record nothing (the forward node made them).
+-- Set the upvalues that snapshot `saved` lists to `values` (a replay's way
+-- out: what they held before it).
 local function put_upvalues(saved, values)
   for k = #saved, 1, -1 do debug.setupvalue(saved[k][1], saved[k][2], values[k]) end
 end
 
+-- f(...) run again for a gradient, with the upvalues of snapshot `saved`
+-- put back meanwhile, and the trace context saying so (replay): variable
+-- updates in it record nothing (the forward node made them).
 local function replay(saved, f, ...)
   local now = {}
   for k, u in ipairs(saved) do now[k] = select(2, debug.getupvalue(u[1], u[2])) end
