@@ -61,3 +61,6 @@ for pair in "10m $bw" "1m $bw1m"; do
     awk -v n="$1" -v v="$v" -v b="$2" 'BEGIN { printf "chain10_%s_fused_share_of_triad: %.1f %%\n", n, 100 * v / b }'
   fi
 done
+
+echo "# building graphs as they grow: traced functions nested 100-3,000 deep, 8k-100k Lua-number constants, 32k Variable reads; fixed costs of tape:run and a traced call (tide only)"
+"$BUILD/tide" bench/trace_build.lua

@@ -267,6 +267,15 @@ static void print_results(lua_State *L, int base) {
   }
 }
 
+/* After a line that failed, nothing of tide's can still be running: undo
+ * what an interrupt may have left set (a recording tape, a trace in
+ * progress) if it cut one of tide.scope's ways out short. */
+static void reset_tide_state(lua_State *L) {
+  int top = lua_gettop(L);
+  if (luaL_loadstring(L, "local s = package.loaded['tide.scope'] if s then s.reset() end") == 0) lua_pcall(L, 0, 0, 0);
+  lua_settop(L, top);
+}
+
 /* Run the function under its nargs arguments with Ctrl-C armed. Code typed at
  * the prompt runs in the interpreter (jit.off for that chunk only; functions
  * it defines or calls still compile), so a loop typed there can be stopped:
@@ -279,6 +288,7 @@ static int run_chunk(lua_State *L, int nargs) {
   running_L = NULL;
   lua_sethook(L, NULL, 0, 0);
   run_sigints = 0;
+  if (status != 0) reset_tide_state(L);
   return status;
 }
 

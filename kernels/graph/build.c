@@ -87,10 +87,34 @@ static void free_node(gnode *n) {
   free(n->fused);
 }
 
+/* The graph begun on this thread right after g (g is its outer recorder's
+ * context), or NULL when g is innermost or not being built on this thread. */
+static tide_graph *built_on_top_of(const tide_graph *g) {
+  tide_recorder r = tide_get_recorder();
+  tide_graph *above = NULL;
+  while (r.record == record_op && r.ctx) {
+    tide_graph *cur = r.ctx;
+    if (cur == g) return above;
+    above = cur;
+    r = cur->outer_recorder;
+  }
+  return NULL;
+}
+
 void tide_graph_free(tide_graph *g) {
   if (!g) return;
   live_remove(g);
-  if (g->building && tide_graph_building() == g) tide_set_recorder(g->outer_recorder);
+  if (g->building) {
+    /* Freed while being built (its builder was abandoned): take it out of
+     * this thread's chain of recorders, so none is restored to a freed graph. */
+    tide_graph *above = built_on_top_of(g);
+    if (tide_graph_building() == g) tide_set_recorder(g->outer_recorder);
+    else if (above) {
+      above->outer_recorder = g->outer_recorder;
+      if (above->parent == g) above->parent = NULL; /* its captures of g can no longer be taken */
+    }
+  }
+  tide_graph_index_free(g);
   tide_graph_drop_plans(g);
   for (int i = 0; i < g->nnodes; i++) free_node(&g->nodes[i]);
   free(g->nodes);
@@ -126,6 +150,19 @@ tide_status tide_graph_end(tide_graph *g) {
   tide_set_recorder(g->outer_recorder);
   g->building = false;
   return TIDE_OK;
+}
+
+void tide_graph_abandon(tide_graph *g) {
+  if (!g || !g->building) return;
+  tide_graph *cur = tide_graph_building();
+  if (cur != g && !built_on_top_of(g)) return; /* not being built on this thread */
+  while (cur && cur != g) {
+    cur->building = false;
+    tide_recorder outer = cur->outer_recorder;
+    cur = outer.record == record_op ? outer.ctx : NULL;
+  }
+  tide_set_recorder(g->outer_recorder);
+  g->building = false;
 }
 
 int tide_graph_add_node(tide_graph *g, int kind, int n_in, int n_out) {
@@ -215,23 +252,17 @@ tide_status tide_graph_input(tide_graph *g, int dtype, int ndim, const int64_t *
   return TIDE_OK;
 }
 
-/* A CONST node holding (a share of) the eager tensor t; the same tensor twice is one node. */
+/* A CONST node holding (a share of) the eager tensor t; the same tensor (or
+ * a small inline one of the same values) twice is one node. */
 static int const_node(tide_graph *g, const tide_tensor *t) {
-  for (int i = 0; i < g->nnodes; i++) {
-    gnode *n = &g->nodes[i];
-    if (n->kind != TIDE_NODE_CONST || n->value.dt != t->dt || n->value.ndim != t->ndim) continue;
-    if (t->flags & TIDE_TENSOR_INLINE) continue; /* inline data: compare by value is not worth it */
-    if (n->value.data != t->data || n->value.storage != t->storage) continue;
-    bool same = true;
-    for (int d = 0; d < t->ndim && same; d++)
-      same = n->value.dims[d] == t->dims[d] && n->value.strides[d] == t->strides[d];
-    if (same) return i;
-  }
+  int found = tide_graph_find_const(g, t);
+  if (found >= 0) return found;
   int node = tide_graph_add_node(g, TIDE_NODE_CONST, 0, 1);
   if (node < 0) return -1;
   gnode *n = &g->nodes[node];
   tide_tensor_share(&n->value, t);
   set_desc(&n->out[0], t->dt, t->ndim, t->dims);
+  if (tide_graph_note_const(g, node)) return -1; /* the node stays, unindexed: a later twin makes another */
   return node;
 }
 
@@ -261,12 +292,10 @@ static tide_status value_of(tide_graph *g, const tide_tensor *t, gvalue *v, cons
   gvalue outer;
   tide_status st = value_of(g->parent, t, &outer, op);
   if (st) return st;
-  for (int k = 0; k < g->n_captures; k++) {
-    gnode *n = &g->nodes[g->captures[k]];
-    if (n->capture.node == outer.node && n->capture.index == outer.index) {
-      *v = (gvalue){g->captures[k], 0};
-      return TIDE_OK;
-    }
+  int found = tide_graph_find_capture(g, outer);
+  if (found >= 0) {
+    *v = (gvalue){found, 0};
+    return TIDE_OK;
   }
   int *grown = realloc(g->captures, (size_t)(g->n_captures + 1) * sizeof *grown);
   if (!grown) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
@@ -276,6 +305,8 @@ static tide_status value_of(tide_graph *g, const tide_tensor *t, gvalue *v, cons
   g->nodes[node].capture = outer;
   g->nodes[node].out[0] = *gval_desc(g->parent, outer);
   g->captures[g->n_captures++] = node;
+  st = tide_graph_note_capture(g, node);
+  if (st) return st;
   *v = (gvalue){node, 0};
   return TIDE_OK;
 }
@@ -335,18 +366,6 @@ static tide_status record_op(void *ctx, const tide_op_def *def, const tide_attrs
   return TIDE_OK;
 }
 
-/* True when node n updates the variable `handle`: an assign, or a cond or
- * while node whose subgraphs do. */
-static bool node_assigns(const gnode *n, const tide_tensor *handle) {
-  if (n->kind == TIDE_NODE_ASSIGN) return n->handle == handle;
-  for (int k = 0; k < 2; k++) {
-    const tide_graph *sub = n->sub[k];
-    for (int i = 0; sub && i < sub->nnodes; i++)
-      if (node_assigns(&sub->nodes[i], handle)) return true;
-  }
-  return false;
-}
-
 tide_status tide_graph_constant(tide_graph *g, const tide_tensor *value, tide_tensor *out) {
   tide_status st = require_building(g, "graph constant");
   if (st) return st;
@@ -363,18 +382,12 @@ tide_status tide_graph_variable(tide_graph *g, tide_tensor *handle, tide_tensor 
   if (st) return st;
   if (!handle || (handle->flags & TIDE_TENSOR_SYMBOLIC))
     return TIDE_FAIL(TIDE_ERR_VALUE, "graph variable: the handle must be an eager tensor");
-  for (int i = 0; i < g->nnodes; i++) { /* one read node per variable... */
-    gnode *n = &g->nodes[i];
-    if (n->kind == TIDE_NODE_VARIABLE && n->handle == handle) {
-      /* ...unless an assign to it came after: a later read must see the new value */
-      bool assigned_after = false;
-      for (int j = i + 1; j < g->nnodes; j++)
-        if (node_assigns(&g->nodes[j], handle)) assigned_after = true;
-      if (!assigned_after) {
-        tide_graph_symbolic(g, i, 0, out);
-        return TIDE_OK;
-      }
-    }
+  /* One read node per variable, unless an assign to it came after the read
+   * (a later read must see the new value). */
+  int found = tide_graph_find_read(g, handle);
+  if (found >= 0) {
+    tide_graph_symbolic(g, found, 0, out);
+    return TIDE_OK;
   }
   int node = tide_graph_add_node(g, TIDE_NODE_VARIABLE, 0, 1);
   if (node < 0) return tide_last_status();
@@ -382,6 +395,8 @@ tide_status tide_graph_variable(tide_graph *g, tide_tensor *handle, tide_tensor 
   n->handle = handle;
   n->flags |= NODE_STATEFUL;
   set_desc(&n->out[0], handle->dt, handle->ndim, handle->dims);
+  st = tide_graph_note_read(g, node);
+  if (st) return st;
   tide_graph_symbolic(g, node, 0, out);
   return TIDE_OK;
 }
@@ -410,7 +425,7 @@ tide_status tide_graph_assign(tide_graph *g, tide_tensor *handle, int mode, cons
   n->assign_mode = mode;
   n->in[0] = v;
   n->flags |= NODE_STATEFUL;
-  return TIDE_OK;
+  return tide_graph_note_assigns(g, node);
 }
 
 tide_status tide_graph_print(tide_graph *g, const char *text, int n, const tide_tensor *const *tensors) {
@@ -461,6 +476,7 @@ tide_status tide_graph_finalize(tide_graph *g, unsigned passes) {
   tide_status st = tide_graph_run_passes(g, passes);
   if (st) return st;
   g->finalized = true;
+  tide_graph_index_free(g); /* building is over */
   free(g->text_cache);
   g->text_cache = NULL;
   return TIDE_OK;
@@ -592,6 +608,10 @@ tide_status tide_graph_cond(tide_graph *g, const tide_tensor *pred, tide_graph *
   n->sub[1] = else_g;
   then_g->parent = else_g->parent = NULL;
   if (s_then || s_else) n->flags |= NODE_STATEFUL;
+  if (s_then || s_else) {
+    st = tide_graph_note_assigns(g, node);
+    if (st) return st;
+  }
   for (int i = 0; i < n_out; i++) {
     n->out[i] = desc[i];
     tide_graph_symbolic(g, node, i, out[i]);
@@ -661,6 +681,10 @@ tide_status tide_graph_while(tide_graph *g, int n, const tide_tensor *const *ini
   cond_g->parent = body_g->parent = NULL;
   nd->attrs.n = max_iters < 0 ? -1 : max_iters;
   if (s_cond || s_body) nd->flags |= NODE_STATEFUL;
+  if (s_cond || s_body) {
+    st = tide_graph_note_assigns(g, node);
+    if (st) return st;
+  }
   for (int i = 0; i < n; i++) {
     const tide_tensor *bi = &body_g->nodes[body_g->inputs[i]].out[0];
     set_desc(&nd->out[i], bi->dt, bi->ndim, bi->dims);

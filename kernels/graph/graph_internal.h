@@ -58,6 +58,23 @@ typedef struct gnode {
   void *fused;                /* FUSED: the fused program (graph/fuse.c) */
 } gnode;
 
+/* An open-addressing multimap from 64-bit keys to node indices
+ * (graph/build_index.c); vals[s] < 0 marks an empty slot. */
+typedef struct gmap {
+  uint64_t *keys;
+  int *vals;
+  uint32_t cap, used;
+} gmap;
+
+/* What graph building looks up per op, hashed so building stays linear
+ * (graph/build_index.c); freed when the graph is finalized. */
+typedef struct gindex {
+  gmap consts;                /* CONST nodes: by identity, small inline ones by value */
+  gmap reads;                 /* variable handle -> its latest VARIABLE node */
+  gmap assigns;               /* variable handle -> the last node assigning it (ASSIGN, COND, WHILE) */
+  gmap captures;              /* outer value -> its CAPTURE node */
+} gindex;
+
 struct tide_graph {
   uint64_t id;
   char *name;
@@ -76,6 +93,7 @@ struct tide_graph {
   int64_t planned_bytes;
   unsigned passes;            /* TIDE_PASS_* given to finalize (the memory plan reads PLAN) */
   char *text_cache;
+  gindex index;               /* while building: lookups by key (graph/build_index.c) */
 };
 
 /* Add a node (zeroed) and return its index, or -1 with an error set. */
@@ -86,6 +104,19 @@ static inline tide_tensor *gval_desc(tide_graph *g, gvalue v) { return &g->nodes
 void tide_graph_symbolic(tide_graph *g, int node, int index, tide_tensor *t);
 /* Free the plans (shapes or nodes changed). */
 void tide_graph_drop_plans(tide_graph *g);
+
+/* The builder's indexes (graph/build_index.c). find_* return a node index
+ * or -1; note_* add a node just made (a status: out of memory). */
+int tide_graph_find_const(const tide_graph *g, const tide_tensor *t);
+tide_status tide_graph_note_const(tide_graph *g, int node);
+/* The VARIABLE node reading handle that no later node assigns to, or -1. */
+int tide_graph_find_read(const tide_graph *g, const tide_tensor *handle);
+tide_status tide_graph_note_read(tide_graph *g, int node);
+/* Note that node (ASSIGN, or COND/WHILE whose subgraphs assign) updates variables. */
+tide_status tide_graph_note_assigns(tide_graph *g, int node);
+int tide_graph_find_capture(const tide_graph *g, gvalue outer);
+tide_status tide_graph_note_capture(tide_graph *g, int node);
+void tide_graph_index_free(tide_graph *g);
 
 /* Node kinds with their own planning and running (graph/control.c for
  * COND and WHILE, graph/fuse.c for FUSED): resolve the output layouts from

@@ -6,6 +6,7 @@
 local binding = require "tide.binding"
 local class = require "tide.class"
 local recorder = require "tide.tape_recorder"
+local scope = require "tide.scope"
 local variable = require "tide.variable"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
@@ -81,20 +82,26 @@ function GradientTape:_track_read(v, r)
   self._tracked[r] = true
 end
 
--- tape:run(fn, ...): record while fn runs; returns fn's results.
+-- The way out of tape:run (tide.scope runs it on every one): back to the
+-- nesting depth it had, and off the recording tapes when that is 0.
+local function end_run(tape, depth)
+  tape._depth = depth
+  if depth == 0 then recorder.pop(tape) end
+end
+
+-- tape:run(fn, ...): record while fn runs; returns fn's results. fn may not
+-- yield across it (the tape would go on recording whatever runs meanwhile).
 function GradientTape:run(fn, ...)
   if type(fn) ~= "function" then binding.error("GradientTape:run: expected a function, got " .. type(fn)) end
   if self._used then
     binding.error("GradientTape: this non-persistent tape already computed its gradients; make a new " ..
       "tape (or one with {persistent=true})")
   end
+  local mark = scope.enter()
+  scope.push(end_run, self, self._depth)
   self._depth = self._depth + 1
   if self._depth == 1 then recorder.push(self) end
-  local res = pack(pcall(fn, ...))
-  self._depth = self._depth - 1
-  if self._depth == 0 then recorder.pop(self) end
-  if not res[1] then error(res[2], 0) end
-  return unpack(res, 2, res.n)
+  return scope.call("GradientTape:run", mark, fn, ...)
 end
 
 -- tape:watch(x): track a tensor (or a Variable, or a table of them). A
@@ -115,14 +122,14 @@ function GradientTape:watch(x)
   end
 end
 
+local function set_paused(tape, paused) tape._paused = paused end
+
 -- tape:stop_recording(fn, ...): run fn without this tape recording.
 function GradientTape:stop_recording(fn, ...)
-  local was = self._paused
+  local mark = scope.enter()
+  scope.push(set_paused, self, self._paused)
   self._paused = true
-  local res = pack(pcall(fn, ...))
-  self._paused = was
-  if not res[1] then error(res[2], 0) end
-  return unpack(res, 2, res.n)
+  return scope.call("GradientTape:stop_recording", mark, fn, ...)
 end
 
 -- The variables this tape saw read, in first-read order.
@@ -342,11 +349,8 @@ local function run_noting_variables(f, ...)
     return false
   end
   local res = pack(recorder.paused(function(...)
-    recorder.push(probe)
-    local r = pack(pcall(f, ...))
-    recorder.pop(probe)
-    if not r[1] then error(r[2], 0) end
-    return unpack(r, 2, r.n)
+    recorder.push(probe) -- onto the paused (empty) list, which every way out of paused drops
+    return f(...)
   end, ...))
   return res, probe:watched_variables()
 end

@@ -7,6 +7,7 @@
 -- no tape tracks.
 local binding = require "tide.binding"
 local convert = require "tide.convert"
+local scope = require "tide.scope"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 
 -- One instance per Lua state, like tide.binding: a module loaded again after
@@ -161,16 +162,25 @@ function M.pop(tape)
   M.active = #tapes > 0
 end
 
+-- Make `tapes` (a list M.tapes held before) the recording ones again.
+function M.restore(tapes)
+  M.tapes = tapes
+  M.active = #tapes > 0
+end
+
 -- Run fn with every tape paused (nothing records); returns fn's results.
-function M.paused(fn, ...)
-  local saved = M.tapes
+-- The tapes record again on every way out (tide.scope); `what` names the
+-- call in the error of a yield across it.
+function M.paused_as(what, fn, ...)
+  local mark = scope.enter()
+  scope.push(M.restore, M.tapes)
   M.tapes = {}
   M.active = false
-  local res = pack(pcall(fn, ...))
-  M.tapes = saved
-  M.active = #saved > 0
-  if not res[1] then error(res[2], 0) end
-  return unpack(res, 2, res.n)
+  return scope.call(what, mark, fn, ...)
+end
+
+function M.paused(fn, ...)
+  return M.paused_as("a function run with the tapes paused (tide.custom_gradient, tide.recompute_grad)", fn, ...)
 end
 
 -- tide.stop_gradient(x): the same values in a tensor of its own, which no

@@ -47,43 +47,49 @@ function M.push(ctx)
   end
 end
 
+-- Back to the traces in progress when #M.stack was `height` (the way out of
+-- a trace, run by tide.scope on every one; Lua's print comes back with 0).
+function M.restore(height)
+  local stack = M.stack
+  for i = #stack, height + 1, -1 do stack[i] = nil end
+  if #stack == 0 and _G.print == tracing_print then _G.print = plain_print end
+end
+
 function M.pop(ctx)
   assert(M.stack[#M.stack] == ctx, "tracing: traces ended out of order")
-  M.stack[#M.stack] = nil
-  if #M.stack == 0 and _G.print == tracing_print then _G.print = plain_print end
+  M.restore(#M.stack - 1)
 end
 
--- The Lua function of the innermost tide.trace in progress, or nil.
-local function traced_lua_function()
-  for i = #M.stack, 1, -1 do
-    local f = M.stack[i].fn
-    if type(f) == "table" and type(rawget(f, "fn")) == "function" then return rawget(f, "fn") end
-  end
-end
+-- fn(...) as the function a trace runs: its frame marks where the trace
+-- starts on the stack (user_line looks no further down).
+local function pass(...) return ... end
+local function run_traced(fn, ...) return pass(fn(...)) end
+M.run_traced = run_traced
 
 -- "file.lua:12" of the first caller outside tide's own files. LuaJIT drops
--- the frame of a function that tail-calls (`return tide.tanh(x)`), so when
--- the traced function's frame is not below that caller the op came from such
--- a tail call, and the line named is where the traced function starts.
+-- the frame of a function that tail-calls (`return tide.tanh(x)`): when the
+-- walk up the stack meets the frame where the trace started before any
+-- frame of the user's, the op came from such a tail call in the traced
+-- function, and the line named is where that function starts. The walk
+-- stops at the first frame of the user's, so an op costs the same at any
+-- depth of nested traced calls.
 function M.user_line()
   local level = 3
   while true do
     local info = debug.getinfo(level, "Slf")
     if not info then return "?" end
+    if info.func == run_traced then break end
     if info.what ~= "C" and not binding.is_internal(info.source) then
-      local line = info.short_src .. ":" .. (info.currentline or 0)
-      local fn = traced_lua_function()
-      if not fn or info.func == fn then return line end
-      for l = level + 1, math.huge do
-        local below = debug.getinfo(l, "f")
-        if not below then break end
-        if below.func == fn then return line end
-      end
-      local d = debug.getinfo(fn, "S")
-      return string.format("%s:%d (a tail call in the traced function that starts there)", d.short_src, d.linedefined)
+      return info.short_src .. ":" .. (info.currentline or 0)
     end
     level = level + 1
   end
+  local ctx = M.stack[#M.stack]
+  local f = ctx and ctx.fn
+  local fn = type(f) == "table" and rawget(f, "fn")
+  if type(fn) ~= "function" then return "?" end
+  local d = debug.getinfo(fn, "S")
+  return string.format("%s:%d (a tail call in the traced function that starts there)", d.short_src, d.linedefined)
 end
 
 -- Note where symbolic tensor t was made (binding.finish calls this).

@@ -118,7 +118,7 @@ static void test_random_kept(void) {
 
 static int body_cse(tide_tensor *in, tide_tensor *out) {
   tide_tensor a, b, c, d, s0, s1, e;
-  bin(TIDE_OP_MUL, &a, &in[0], K1); /* K1 and K2 hold the same value: one constant */
+  bin(TIDE_OP_MUL, &a, &in[0], K1); /* K1 and K2 hold the same values: one constant */
   bin(TIDE_OP_MUL, &b, &in[0], K2); /* then the same op on the same inputs */
   un(TIDE_OP_EXP, &c, &a);
   un(TIDE_OP_EXP, &d, &b);
@@ -133,8 +133,10 @@ static int body_cse(tide_tensor *in, tide_tensor *out) {
 }
 
 static void test_cse(void) {
-  K1 = scalar(TIDE_FLOAT32, 0.5), K2 = scalar(TIDE_FLOAT32, 0.5);
+  /* Not inline (48 bytes): building keeps two tensors of the same values
+   * apart (it merges only the same tensor, or small inline ones by value). */
   int64_t dims[2] = {3, 4};
+  K1 = filled(TIDE_FLOAT32, 2, dims, 0.5, 0), K2 = filled(TIDE_FLOAT32, 2, dims, 0.5, 0);
   tide_tensor *x = filled(TIDE_FLOAT32, 2, dims, 0.1, 0.05);
   tide_graph *none = build(body_cse, 1, &x, false, 0);
   tide_graph *g = check_equal(body_cse, 1, &x, TIDE_PASS_CSE | TIDE_PASS_DCE, 0);

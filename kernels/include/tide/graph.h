@@ -48,6 +48,11 @@ TIDE_API void tide_graph_free(tide_graph *g);
 TIDE_API tide_status tide_graph_begin(tide_graph *g);
 /* Stop building g (it must be the innermost graph being built). */
 TIDE_API tide_status tide_graph_end(tide_graph *g);
+/* Stop building g and every graph begun on top of it on this thread,
+ * restoring the recorder that was current before g began: the way out
+ * after an error or an abandoned builder. Nothing when g is not being built
+ * on this thread. */
+TIDE_API void tide_graph_abandon(tide_graph *g);
 /* The graph being built on this thread, or NULL. */
 TIDE_API tide_graph *tide_graph_building(void);
 /* A unique id of g: symbolic tensors carry it in inline_data.sym.graph_id. */

@@ -8,6 +8,7 @@ local dtype = require "tide.dtype"
 local args = require "tide.args"
 local convert = require "tide.convert"
 local context = require "tide.trace_context"
+local scope = require "tide.scope"
 local spec = require "tide.tracing.spec"
 local values = require "tide.tracing.values"
 local recorder = require "tide.tape_recorder"
@@ -85,32 +86,55 @@ end })
 
 function M.set_gradients(module) control_grad = module end
 
+-- The graph being built before g began is built again (a way out of
+-- trace_sub; looked up now: a way out must not allocate).
+local tide_graph_abandon = C.tide_graph_abandon
+local function abandon_graph(g) tide_graph_abandon(g) end
+
 -- Trace fn into a new graph built on top of the current one: descs
 -- ({dt=, dims=} each) become its inputs, handed to make_args to build fn's
 -- arguments. Returns the graph (finished, outputs not yet set) and fn's
 -- results (packed). Lua side effects in fn happen now, once. Tracked
 -- tensors of recording tapes that fn uses are appended to `used`.
 local function trace_sub(name, fn, descs, make_args, used)
-  local g = ffi.gc(C.tide_graph_new(name), C.tide_graph_free)
+  local g = C.tide_graph_new(name)
   if g == nil then binding.raise() end
-  if C.tide_graph_begin(g) ~= 0 then binding.raise() end
+  g = ffi.gc(g, C.tide_graph_free)
   local outer = context.current()
   -- the branch belongs to the same traced function: its variables and first-trace flag
   local ctx = setmetatable({ graph = g }, { __index = outer or { variables = {}, first = true } })
-  context.push(ctx)
-  -- Tapes do not follow ops into subgraphs: their values exist only inside the node.
-  local was_recording, tapes = recorder.active, recorder.tapes
-  if was_recording then recorder.tapes = tape_stand_ins(used) end
-  local res = pack(pcall(function()
+  -- Every way out (tide.scope) gives back the tapes, the graph being built
+  -- and the traces in progress that were there before.
+  local mark = scope.enter()
+  scope.push(recorder.restore, recorder.tapes)
+  scope.push(abandon_graph, g)
+  scope.push(context.restore, #context.stack)
+  local res = pack(scope.call("a tide.cond branch or tide.while_loop body being traced (tide.trace)", mark, function()
+    if C.tide_graph_begin(g) ~= 0 then binding.raise() end
+    context.push(ctx)
+    -- Tapes do not follow ops into subgraphs: their values exist only inside the node.
+    if recorder.active then recorder.tapes = tape_stand_ins(used) end
     local ins = {}
     for i, d in ipairs(descs) do ins[i] = graph_input(g, d.dt, d.dims) end
     return fn(make_args(ins))
   end))
-  recorder.tapes, recorder.active = tapes, was_recording
-  context.pop(ctx)
-  C.tide_graph_end(g)
-  if not res[1] then error(res[2], 0) end
-  return g, pack(unpack(res, 2, res.n))
+  return g, res
+end
+
+-- A cond or while node owns its subgraphs once made. Their finalizers go
+-- before the call and come back only when it fails: an error between the
+-- two (a debug hook, an interrupt) then leaks a graph instead of freeing
+-- one that a node still owns.
+local tide_graph_free = C.tide_graph_free
+local function disown(sub)
+  ffi.gc(sub, nil)
+  return sub
+end
+local function adopt(status, a, b)
+  if status == 0 then return true end
+  ffi.gc(a, tide_graph_free)
+  ffi.gc(b, tide_graph_free)
+  return false
 end
 
 -- Set g's outputs to the tensors in list.
@@ -367,9 +391,7 @@ function M.cond(pred, true_fn, false_fn, ...)
   set_outputs(tg, tflat)
   set_outputs(fg, fflat)
   local outs, arr = result_headers(n)
-  if C.tide_graph_cond(g, pred, tg, fg, n, arr) ~= 0 then binding.raise() end
-  ffi.gc(tg, nil) -- the node owns its branches now
-  ffi.gc(fg, nil)
+  if not adopt(C.tide_graph_cond(g, pred, disown(tg), disown(fg), n, arr), tg, fg) then binding.raise() end
   for i = 1, n do binding.finish(outs[i]) end
   if #used > 0 and recorder.active then
     control_grad.cond(used, outs, { pred = pred, true_fn = true_fn, false_fn = false_fn, saved = saved,
@@ -632,9 +654,9 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
       local arr_in = ffi.new("const tide_tensor *[?]", math.max(#flat, 1))
       for i, t in ipairs(flat) do arr_in[i - 1] = t end
       local results, arr = result_headers(#flat)
-      if C.tide_graph_while(g, #flat, arr_in, cg, bg, max, arr) ~= 0 then binding.raise() end
-      ffi.gc(cg, nil) -- the node owns them now
-      ffi.gc(bg, nil)
+      if not adopt(C.tide_graph_while(g, #flat, arr_in, disown(cg), disown(bg), max, arr), cg, bg) then
+        binding.raise()
+      end
       for i = 1, #flat do binding.finish(results[i]) end
       if recorder.active then
         local function ta_slot(leaf) return rawget(leaf.ta, "_buffer") and true or false end

@@ -18,6 +18,7 @@ local shape_ops = require "tide.ops.shape"
 local reduce = require "tide.ops.reduce"
 local create = require "tide.ops.create"
 local context = require "tide.trace_context"
+local scope = require "tide.scope"
 local GradientTape = require("tide.tape").GradientTape
 local spec = require "tide.tracing.spec"
 local values = require "tide.tracing.values"
@@ -50,22 +51,24 @@ function M.snapshot(fns)
   return saved
 end
 
+-- Set the upvalues that snapshot `saved` lists to `values` (a replay's way
+-- out: what they held before it).
+local function put_upvalues(saved, values)
+  for k = #saved, 1, -1 do debug.setupvalue(saved[k][1], saved[k][2], values[k]) end
+end
+
 -- f(...) run again for a gradient, with the upvalues of snapshot `saved`
 -- put back meanwhile, and the trace context saying so (replay): variable
 -- updates in it record nothing (the forward node made them).
 local function replay(saved, f, ...)
   local now = {}
-  for k, u in ipairs(saved) do
-    now[k] = select(2, debug.getupvalue(u[1], u[2]))
-    debug.setupvalue(u[1], u[2], u[3])
-  end
-  local ctx = setmetatable({ replay = true }, { __index = context.current() })
-  context.push(ctx)
-  local res = pack(pcall(f, ...))
-  context.pop(ctx)
-  for k = #saved, 1, -1 do debug.setupvalue(saved[k][1], saved[k][2], now[k]) end
-  if not res[1] then error(res[2], 0) end
-  return unpack(res, 2, res.n)
+  for k, u in ipairs(saved) do now[k] = select(2, debug.getupvalue(u[1], u[2])) end
+  local mark = scope.enter() -- every way out puts the upvalues and the traces back (tide.scope)
+  scope.push(put_upvalues, saved, now)
+  scope.push(context.restore, #context.stack)
+  for _, u in ipairs(saved) do debug.setupvalue(u[1], u[2], u[3]) end
+  context.push(setmetatable({ replay = true }, { __index = context.current() }))
+  return scope.call("a branch run again for its gradient", mark, f, ...)
 end
 
 local function is_float(t) return t and dtype.is_float[t.dt] or false end

@@ -10,6 +10,7 @@ local class = require "tide.class"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local context = require "tide.trace_context"
+local scope = require "tide.scope"
 local spec = require "tide.tracing.spec"
 local recorder = require "tide.tape_recorder"
 local T = require "tide.tracing.trace_type"
@@ -141,17 +142,30 @@ function Function:_check_recursion(key, t)
   end
 end
 
+-- The ways out of a trace (tide.scope runs them on every one): the
+-- Function no longer traces for these argument types, and the C side
+-- builds the graph it built before.
+local function clear_active(active, key) active[key] = nil end
+local tide_graph_abandon = C.tide_graph_abandon -- looked up now: a way out must not allocate
+local function abandon_graph(g) tide_graph_abandon(g) end
+local TRACED = "a traced function (tide.trace)"
+
 -- Build a ConcreteFunction for the arguments' template (tensors may carry None dims).
 function Function:_trace(target, nslots)
   local key = key_of(target)
   self:_check_recursion(key, target)
-  local g = ffi.gc(C.tide_graph_new(self.name), C.tide_graph_free)
-  if C.tide_graph_begin(g) ~= 0 then binding.raise() end
+  local g = C.tide_graph_new(self.name)
+  if g == nil then binding.raise() end
+  g = ffi.gc(g, C.tide_graph_free)
   local ctx = { graph = g, fn = self, variables = {}, first = self._traces == 0 }
-  local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
-  local pushed = false
-  self._active[key] = true
-  local res = pack(pcall(function()
+  local mark = scope.enter()
+  scope.push(clear_active, self._active, key)
+  scope.push(abandon_graph, g)
+  scope.push(context.restore, #cstack)
+  local results = pack(scope.call(TRACED, mark, function()
+    self._active[key] = true
+    if C.tide_graph_begin(g) ~= 0 then binding.raise() end
+    local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
     local placeholders = {}
     local function make_placeholders(t)
       if t.kind == "tensor" then
@@ -167,17 +181,11 @@ function Function:_trace(target, nslots)
     make_placeholders(target)
     local call_args = rebuild(target, placeholders)
     context.push(ctx)
-    pushed = true
     -- Tapes recording outside see the call as one node (gradient.lua), not
     -- the trace's symbolic ops; a tape made inside fn records as usual.
-    return recorder.paused(self.fn, unpack(call_args, 1, target.n))
+    -- run_traced marks where the trace starts on the stack (user_line).
+    return recorder.paused_as(TRACED, context.run_traced, self.fn, unpack(call_args, 1, target.n))
   end))
-  if pushed then context.pop(ctx) end
-  self._active[key] = nil
-  C.tide_graph_end(g)
-  if not res[1] then error(res[2], 0) end
-  local results = { n = res.n - 1 }
-  for i = 2, res.n do results[i - 1] = res[i] end
   local out_template, outs = output_template(results)
   local n_out = #outs
   local arr = ffi.new("const tide_tensor *[?]", math.max(n_out, 1))
@@ -225,9 +233,14 @@ function Function:_inline(...)
   local t = list_template(n, nil, unpack(a, 1, n))
   local key = key_of(t)
   self:_check_recursion(key, t)
+  -- Inside the trace's own boundary (which refuses yields), a plain pcall:
+  -- three frames a level, so traced calls nest thousands deep. The undo
+  -- entry clears the marker if this way out fails (the trace's unwinds it).
+  local mark = scope.enter()
+  scope.push(clear_active, self._active, key)
   self._active[key] = true
   local res = pack(pcall(self.fn, unpack(a, 1, n)))
-  self._active[key] = nil
+  scope.unwind(mark)
   if not res[1] then error(res[2], 0) end
   return unpack(res, 2, res.n)
 end

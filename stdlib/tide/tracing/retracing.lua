@@ -63,6 +63,11 @@ local function detector_for(fn)
   return d
 end
 
+-- A detector's counters are updated a field at a time, and an error can
+-- cut in between (an interrupt, a debug hook): a queue slot read as nil
+-- counts 0, so a cut leaves a count off by one, never a detector that fails
+-- every later call.
+
 -- TF's called_without_tracing.
 local function called_without_tracing(d)
   local t = d.tail
@@ -71,7 +76,7 @@ local function called_without_tracing(d)
     d.tail = t
     d.q[t] = 0
   end
-  d.q[t] = d.q[t] + 1
+  d.q[t] = (d.q[t] or 0) + 1
   d.calls = d.calls + 1
 end
 
@@ -144,8 +149,8 @@ local function called_with_tracing(fnobj, d, args_template)
   q[d.tail] = 1
   d.prev, d.last = d.last, { fn = fnobj, args = args_template }
   local cfg = M.settings
-  while d.tail >= d.head and d.calls - q[d.head] > cfg.window do
-    d.calls = d.calls - q[d.head]
+  while d.tail >= d.head and d.calls - (q[d.head] or 0) > cfg.window do
+    d.calls = d.calls - (q[d.head] or 0)
     q[d.head] = nil
     d.head = d.head + 1
   end

@@ -295,6 +295,16 @@ local t = {
     assert.are.equal("6\n10\n100\n", out)
   end)
 
+  it("undoes what a failed line left set (an interrupt can cut tide's own cleanup short)", function()
+    -- a way out cut short leaves a tape recording with its undo action pending
+    local rc, out = repl("local s, r = require 'tide.scope', require 'tide.tape_recorder'; " ..
+      "local t = {_paused = false, _tracked = {}, _keep = function() end}; s.push(r.pop, t); r.push(t); " ..
+      "assert(r.active); error('cut short')\n" ..
+      "require('tide.tape_recorder').active, #require('tide.tape_recorder').tapes, require('tide.scope').n\n")
+    assert.are.equal(0, rc)
+    assert.are.equal("false\t0\t0\n", out)
+  end)
+
   it("prints an error and goes on", function()
     local rc, out, err = repl("error('boom')\nprint('still here')\ntide.tensor{1, 2} + tide.tensor{1, 2, 3}\n2 + 2\n")
     assert.are.equal(0, rc)
