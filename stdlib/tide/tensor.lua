@@ -66,7 +66,7 @@ function M.item(t)
     binding.error(string.format("item: the tensor has %d elements (shape %s); item() needs exactly one",
       tonumber(t.nelem), format.shape_text(M.shape_of(t))))
   end
-  local v = format.reader(t)(0)
+  local v = format.element(t, 0)
   binding.keep_alive(t)
   return v
 end
