@@ -2,6 +2,7 @@
  * or heap), promote, share, release, wrapped memory, views, contiguity, copy_into. */
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,7 +481,29 @@ static void test_copy_into(void) {
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tide_tensor_release(all[i]);
 }
 
+/* ---- the header's layout, which Lua's read-only view must match ------------------------ */
+
+/* The same numbers as tests/spec/binding/header_spec.lua checks on the FFI view
+ * (tide/tensor.h declares the two views; a change to one must change both). */
+static void test_layout(void) {
+  CHECK(offsetof(tide_tensor, data) == 0);
+  CHECK(offsetof(tide_tensor, storage) == 8);
+  CHECK(offsetof(tide_tensor, dims) == 16);
+  CHECK(offsetof(tide_tensor, strides) == 80);
+  CHECK(offsetof(tide_tensor, nelem) == 144);
+  CHECK(offsetof(tide_tensor, ndim) == 152);
+  CHECK(offsetof(tide_tensor, dt) == 156);
+  CHECK(offsetof(tide_tensor, dev) == 160);
+  CHECK(offsetof(tide_tensor, flags) == 164);
+  CHECK(offsetof(tide_tensor, inline_data) == 168);
+  CHECK(sizeof(tide_tensor) == 200);
+  CHECK(_Alignof(tide_tensor) == 8);
+  CHECK(sizeof(((tide_tensor *)0)->inline_data) == TIDE_INLINE_BYTES);
+  CHECK(sizeof(((tide_tensor *)0)->dims) == 64);
+}
+
 int main(void) {
+  test_layout();
   test_tensor_init();
   test_promote_share_release();
   test_wrap();

@@ -206,7 +206,7 @@ function M.from_buffer(ptr, shape, ...)
   end
   if copy then
     local t = convert.empty(dt, list, "from_buffer")
-    if nbytes > 0 then ffi.copy(t.data, ptr, nbytes) end
+    if nbytes > 0 then ffi.copy(ffi.cast("void *", t.data), ptr, nbytes) end
     return t
   end
   for i = 1, #list do dims_buf[i - 1] = list[i] end
