@@ -100,8 +100,10 @@ function Variable:__init(initial, ...)
   else
     local dt = o.dtype
     if not dt then
-      local probe = initial
-      while type(probe) == "table" and not istype(Tensor, probe) do probe = probe[1] end
+      local probe, depth = initial, 0 -- bounded: a table that contains itself is convert's error to name
+      while type(probe) == "table" and not istype(Tensor, probe) and depth <= C.TIDE_MAX_DIMS do
+        probe, depth = probe[1], depth + 1
+      end
       dt = type(probe) == "boolean" and "bool" or "float32"
     end
     value = convert.tensor(initial, dt, "Variable")
