@@ -14,7 +14,7 @@ local format = require "tide.format"
 local context = require "tide.trace_context"
 local tensor = require "tide.tensor"
 local shape_ops = require "tide.ops.shape"
-local update = require "tide.ops.update"
+local slice_ops = require "tide.ops.update"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
@@ -159,11 +159,49 @@ Variable.value = Variable.read_value
 
 local MODES = { assign = C.TIDE_ASSIGN_SET, assign_add = C.TIDE_ASSIGN_ADD, assign_sub = C.TIDE_ASSIGN_SUB }
 
--- Give v the value x (a Variable, tensor or Lua value of v's shape), copy-on-write.
-local function assign_value(v, x, op)
-  local h = rawget(v, "_handle")
+-- "[2, 3]", as the engine's messages write shapes.
+local function dims_text(t)
+  local parts = {}
+  for i = 0, t.ndim - 1 do
+    local d = t.dims[i]
+    parts[i + 1] = d < 0 and "?" or tostring(d)
+  end
+  return "[" .. table.concat(parts, ", ") .. "]"
+end
+
+-- x as the value an update of v (handle h) uses: a Variable is read; a Lua
+-- number (or boolean) stands for v's shape filled with it; anything else
+-- converts with v's dtype and must then have exactly v's dtype and shape,
+-- as TF's assign ops require: no broadcasting, eager or traced alike.
+local function update_value(v, h, x, op)
   if is_variable(x) then x = M.read(x) end
+  local tx = type(x)
+  if tx == "number" or tx == "boolean" then
+    local s = convert.scalar(x, h.dt, op)
+    if h.ndim == 0 then return s end
+    return shape_ops.broadcast_to(s, h.shape:as_list())
+  end
   local t = istype(Tensor, x) and x or convert.coerce(x, h, op, 1)
+  if t.dt ~= h.dt then
+    binding.error(string.format("%s: the variable is %s but the value is %s (use :cast)", op, dtype.names[h.dt],
+      dtype.names[t.dt]))
+  end
+  local same = t.ndim < 0 or t.ndim == h.ndim -- an unknown rank or dim (traced) is checked when the graph runs
+  for i = 0, h.ndim - 1 do
+    if same and t.ndim >= 0 and t.dims[i] >= 0 and t.dims[i] ~= h.dims[i] then same = false end
+  end
+  if not same then
+    -- the engine's own words (tide_graph_assign, tide_tensor_assign), for every mode, eager or traced
+    binding.error(string.format("%s: the variable has shape %s but the value has shape %s", op, dims_text(h),
+      dims_text(t)))
+  end
+  return t
+end
+
+-- Update v with x by `op` (assign, assign_add, assign_sub), copy-on-write.
+local function update(v, x, op)
+  local h = rawget(v, "_handle")
+  local t = update_value(v, h, x, op)
   local g = C.tide_graph_building()
   if g ~= nil then -- traced: an update node, run in program order
     local ctx = context.current()
@@ -173,22 +211,20 @@ local function assign_value(v, x, op)
     if C.tide_graph_assign(g, h, MODES[op], t) ~= 0 then binding.raise() end
     return v
   end
+  if op == "assign_add" then t = binding.impl.add(h, t)
+  elseif op == "assign_sub" then t = binding.impl.sub(h, t) end
   if C.tide_tensor_assign(h, t) ~= 0 then binding.raise() end
   return v
 end
 
--- v:assign(x): give v the value x (same shape; a Lua value takes v's dtype). Returns v.
-function Variable:assign(x) return assign_value(self, x, "assign") end
+-- v:assign(x): give v the value x (v's shape and dtype; a Lua number fills
+-- v's shape). Returns v.
+function Variable:assign(x) return update(self, x, "assign") end
 
--- v:assign_add(x), v:assign_sub(x): v = v + x, v = v - x. Return v.
-function Variable:assign_add(x)
-  if C.tide_graph_building() ~= nil then return assign_value(self, x, "assign_add") end
-  return assign_value(self, binding.impl.add(rawget(self, "_handle"), is_variable(x) and M.read(x) or x), "assign_add")
-end
-function Variable:assign_sub(x)
-  if C.tide_graph_building() ~= nil then return assign_value(self, x, "assign_sub") end
-  return assign_value(self, binding.impl.sub(rawget(self, "_handle"), is_variable(x) and M.read(x) or x), "assign_sub")
-end
+-- v:assign_add(x), v:assign_sub(x): v = v + x, v = v - x, with x as for
+-- assign (v's shape, no broadcasting; or a Lua number). Return v.
+function Variable:assign_add(x) return update(self, x, "assign_add") end
+function Variable:assign_sub(x) return update(self, x, "assign_sub") end
 
 -- The current value as nested Lua tables (TF's numpy()).
 function Variable:numpy() return rawget(self, "_handle"):totable() end
@@ -229,7 +265,7 @@ Variable.__newindex = function(v, k, x)
     local row = binding.impl.index(r, k)
     local t = istype(Tensor, x) and x or convert.coerce(x, h, "setindex", 2)
     t = shape_ops.broadcast_to(t, row.shape:as_list())
-    assign_value(v, update.slice_update(r, { k }, t), "assign")
+    update(v, slice_ops.slice_update(r, { k }, t), "assign")
     return
   end
   if h.ndim == 0 then binding.error("setindex: cannot index a 0-d variable (use v:assign(x))") end
