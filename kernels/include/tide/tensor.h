@@ -84,7 +84,10 @@ TIDE_API tide_status tide_tensor_init(tide_tensor *t, int dtype, int ndim, const
 TIDE_API tide_status tide_tensor_init_heap(tide_tensor *t, int dtype, int ndim, const int64_t *dims);
 /* Make the blank header `t` a zero-copy tensor over memory the caller owns.
  * `strides` NULL means contiguous. `free_fn(ctx, data)` runs when the last
- * reference goes (free_fn may be NULL). */
+ * reference goes (free_fn may be NULL). TIDE_BOOL memory is used as it is
+ * (zero-copy cannot normalize it): every kernel and reader takes any nonzero
+ * byte as true (casts give 1, reductions and logic ops see true, printing
+ * shows true); tide itself only ever writes 0 and 1. */
 TIDE_API tide_status tide_tensor_wrap(tide_tensor *t, void *data, int dtype, int ndim,
                                       const int64_t *dims, const int64_t *strides,
                                       tide_free_fn free_fn, void *ctx);
