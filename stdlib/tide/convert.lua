@@ -22,21 +22,25 @@ local ctypes, int_range, is_float = dtype.ctypes, dtype.int_range, dtype.is_floa
 local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
 
 -- Variables (tide.variable registers them): a predicate, the reader that
--- gives the tensor an op should use for one, and the reader of a value of its
--- own (v:read_value(): later assigns leave it unchanged; tapes track it).
+-- gives the tensor an op should use for one, the reader of a value of its
+-- own (v:read_value(): later assigns leave it unchanged; tapes track it),
+-- and the tensor that holds its values (for its dtype and shape).
 local is_variable = function() return false end
-local read_variable, read_value
+local read_variable, read_value, variable_handle
 
-function M.set_variable_reader(predicate, reader, value_reader)
-  is_variable, read_variable, read_value = predicate, reader, value_reader
+function M.set_variable_reader(predicate, reader, value_reader, handle_of)
+  is_variable, read_variable, read_value, variable_handle = predicate, reader, value_reader, handle_of
 end
 
 -- True when v is a tide.Variable.
-function M.is_variable(v) return type(v) == "table" and is_variable(v) end
+function M.is_variable(v) return is_variable(v) end
+
+-- The tensor holding a Variable's values: its dtype and shape, never an op's input (ops read it).
+function M.variable_handle(v) return variable_handle(v) end
 
 -- v read when it is a Variable (the tensor an op uses), else v itself.
 function M.unvariable(v)
-  if type(v) == "table" and is_variable(v) then return read_variable(v) end
+  if is_variable(v) then return read_variable(v) end
   return v
 end
 
@@ -366,8 +370,8 @@ end
 -- a table becomes a tensor of that dtype.
 function M.coerce(v, like, op, pos)
   local tv = type(v)
-  if tv == "table" and is_variable(v) then return read_variable(v) end
-  if is_variable(like) then like = rawget(like, "_handle") end
+  if is_variable(v) then return read_variable(v) end
+  if is_variable(like) then like = variable_handle(like) end
   local dt = istype(Tensor, like) and like.dt or nil
   if tv == "number" then
     if dt then

@@ -261,6 +261,7 @@ end
 
 -- A Lua number for one side of a comparison of one-element values.
 local function scalar_value(v, op)
+  v = convert.unvariable(v) -- v < x with a Variable on one side and a tensor on the other
   if istype(Tensor, v) then
     if symbolic(v) then
       binding.error(string.format("%s: Lua comparison operators need values, and this tensor is symbolic (it " ..
