@@ -191,6 +191,26 @@ M.impl = {}
 
 local methods, properties, impl = M.methods, M.properties, M.impl
 
+-- x.dims[i] and x.strides[i] (0-based). Lua's view of the header makes the
+-- arrays opaque (tide/tensor.h): reads come through here, bounds-checked,
+-- as Lua numbers; writes are refused, since kernels trust the header.
+local MAX_DIMS = C.TIDE_MAX_DIMS
+local dims_ptr = ffi.typeof("const int64_t *")
+local cast = ffi.cast
+ffi.metatype("tide_ffi_dims", {
+  __index = function(d, i)
+    if type(i) ~= "number" or not (i >= 0 and i < MAX_DIMS) or i % 1 ~= 0 then
+      M.error(string.format("tensor dims and strides are indexed by an integer in [0, %d), got %s", MAX_DIMS,
+        tostring(i)))
+    end
+    return tonumber(cast(dims_ptr, d)[i])
+  end,
+  __newindex = function()
+    M.error("a tensor's dims and strides are read-only (the engine trusts them); make a new tensor with " ..
+      "reshape, transpose or slice")
+  end,
+})
+
 local mt = {
   __index = function(t, k)
     local m = methods[k]

@@ -1,5 +1,6 @@
-/* core/dtype.c — the dtype table (names, sizes, classes) and the IEEE half /
- * bfloat16 conversions (round to nearest even, NaN and infinity kept). */
+/* core/dtype.c — the dtype table (names, sizes, classes), the IEEE half /
+ * bfloat16 conversions (round to nearest even, NaN and infinity kept), and
+ * reading one element as a host number (NaN canonical). */
 #include "internal.h"
 
 #include <string.h>
@@ -91,3 +92,30 @@ uint16_t tide_float_to_bfloat16(float f) {
 }
 
 float tide_bfloat16_to_float(uint16_t b) { return bits_float((uint32_t)b << 16); }
+
+/* The canonical quiet NaN, built from its bits so that no compiler or libm
+ * choice of NAN can bring a sign or payload along. */
+static double canonical_nan(void) {
+  uint64_t u = UINT64_C(0x7ff8000000000000);
+  double d;
+  memcpy(&d, &u, 8);
+  return d;
+}
+
+/* v, with any NaN replaced by the canonical one. */
+static inline double canonical(double v) { return v == v ? v : canonical_nan(); }
+
+double tide_read_number(const void *data, int dt, int64_t i) {
+  switch (dt) {
+  case TIDE_FLOAT32: return canonical((double)((const float *)data)[i]);
+  case TIDE_FLOAT64: return canonical(((const double *)data)[i]);
+  case TIDE_FLOAT16: return canonical((double)tide_half_to_float(((const uint16_t *)data)[i]));
+  case TIDE_BFLOAT16: return canonical((double)tide_bfloat16_to_float(((const uint16_t *)data)[i]));
+  case TIDE_INT8: return ((const int8_t *)data)[i];
+  case TIDE_UINT8: return ((const uint8_t *)data)[i];
+  case TIDE_INT32: return ((const int32_t *)data)[i];
+  case TIDE_INT64: return (double)((const int64_t *)data)[i];
+  case TIDE_BOOL: return ((const uint8_t *)data)[i] != 0;
+  default: return 0;
+  }
+}

@@ -117,7 +117,8 @@ function M.int_list(op, what, v)
     binding.error(string.format("%s: %s must be an integer or a list of integers, got %s", op, what, type(v)))
   end
   local out = {}
-  for i = 1, #list do out[i] = M.int(op, what, list[i]) end
+  local n = binding.istensor(v) and #list or convert.list_length(list, op, what)
+  for i = 1, n do out[i] = M.int(op, what, list[i]) end
   return out
 end
 

@@ -11,6 +11,23 @@ local M = {}
 local THRESHOLD, EDGE, WIDTH, PRECISION = 1000, 3, 75, 8
 local F16, BF16, F32, BOOL = C.TIDE_FLOAT16, C.TIDE_BFLOAT16, C.TIDE_FLOAT32, C.TIDE_BOOL
 
+-- Tensor values reach Lua only through C's tide_read_number: it gives every
+-- NaN as the one canonical NaN (a float NaN's other bit patterns read
+-- straight into Lua are forged LuaJIT values: strings, tables, nil) and a
+-- bool byte as 0 or 1 (any nonzero byte is true).
+local read_number = C.tide_read_number
+local INT64 = C.TIDE_INT64
+local i64p = ffi.typeof("const int64_t *")
+
+-- Element i (counted in elements from t.data) as a Lua number, or boolean
+-- for bool. Callers use t after their last read (binding.keep_alive).
+function M.element(t, i)
+  local dt = t.dt
+  local v = read_number(t.data, dt, i)
+  if dt == BOOL then return v ~= 0 end
+  return v
+end
+
 -- Element reader for a tensor's dtype: element index -> Lua value. The
 -- closure holds only a raw pointer, which does not keep the tensor alive:
 -- callers must use the tensor after their last read (binding.keep_alive). It must
@@ -19,14 +36,13 @@ local F16, BF16, F32, BOOL = C.TIDE_FLOAT16, C.TIDE_BFLOAT16, C.TIDE_FLOAT32, C.
 -- With `exact`, int64 elements come as decimal strings (Lua numbers round
 -- past 2^53), for printing.
 local function reader(t, exact)
-  local dt = t.dt
-  local p = ffi.cast(dtype.ctypes[dt], t.data)
-  if exact and dt == C.TIDE_INT64 then return function(i) return (tostring(p[i]):gsub("LL$", "")) end end
-  if dt == F16 then return function(i) return C.tide_half_to_float(p[i]) end end
-  if dt == BF16 then return function(i) return C.tide_bfloat16_to_float(p[i]) end end
-  if dt == BOOL then return function(i) return p[i] ~= 0 end end
-  if dt == C.TIDE_INT64 then return function(i) return tonumber(p[i]) end end
-  return function(i) return p[i] end
+  local dt, data = t.dt, t.data
+  if exact and dt == INT64 then
+    local p = ffi.cast(i64p, data)
+    return function(i) return (tostring(p[i]):gsub("LL$", "")) end
+  end
+  if dt == BOOL then return function(i) return read_number(data, dt, i) ~= 0 end end
+  return function(i) return read_number(data, dt, i) end
 end
 M.reader = reader
 

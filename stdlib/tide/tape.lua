@@ -67,7 +67,7 @@ end
 -- variable while watch_accessed_variables is on (TF's rule).
 function GradientTape:_watches_variable(v)
   if self._watched_vars[v] then return true end
-  return self.watch_accessed_variables and rawget(v, "trainable") and differentiable(rawget(v, "_handle"))
+  return self.watch_accessed_variables and variable.is_trainable(v) and differentiable(variable.handle(v))
 end
 
 -- Called by Variable reads: r is a read of v that this tape tracks.
@@ -264,7 +264,7 @@ function GradientTape:gradient(target, sources, ...)
   if not self.persistent then recorder.pop(self) end -- TF pops it: nothing more is recorded
   local grads = {}
   for i, t in ipairs(targets) do
-    if is_variable(t) then t = rawget(t, "_handle") end
+    if is_variable(t) then t = variable.handle(t) end
     if not istype(Tensor, t) then
       binding.error(string.format("GradientTape:gradient: target %d must be a tensor, got %s", i, type(t)))
     end
@@ -289,14 +289,14 @@ function GradientTape:gradient(target, sources, ...)
       local gr = grads[r]
       if gr then g = g and add(g, gr) or gr end
     end
-    local t = is_variable(s) and rawget(s, "_handle") or s
+    local t = is_variable(s) and variable.handle(s) or s
     if not g and differentiable(t) then -- (g == nil would run the tensor __eq metamethod)
       if unconnected == "zero" then
         g = zeros_like(t)
       elseif unconnected == "error" then
         binding.error(string.format("GradientTape:gradient: source%s (%s, shape %s) is not connected to the " ..
           "target: no op recorded on this tape used it (was it read inside tape:run?)",
-          path == "" and "" or " " .. path, is_variable(s) and ("Variable '" .. rawget(s, "name") .. "'") or
+          path == "" and "" or " " .. path, is_variable(s) and ("Variable '" .. s.name .. "'") or
           "tensor", tostring(t.shape)))
       end
     end
@@ -358,7 +358,7 @@ end
 -- "variable 'a'" or "variables 'a', 'b'".
 local function variable_names(vars)
   local names = {}
-  for i, v in ipairs(vars) do names[i] = "'" .. tostring(rawget(v, "name")) .. "'" end
+  for i, v in ipairs(vars) do names[i] = "'" .. tostring(v.name) .. "'" end
   return (#vars == 1 and "variable " or "variables ") .. table.concat(names, ", ")
 end
 
@@ -378,7 +378,7 @@ local function checked_grads(gs, inputs, ninputs, vars)
   for k = 1, #inputs do
     local g, x = gs[k], inputs[k]
     local what = k <= ninputs and string.format("input %d", k) or
-      string.format("variable '%s'", tostring(rawget(vars[k - ninputs], "name")))
+      string.format("variable '%s'", tostring(vars[k - ninputs].name))
     if g ~= nil then
       if is_variable(g) then g = variable.read(g) end
       if not istype(Tensor, g) then

@@ -186,7 +186,7 @@ end
 -- tide.stop_gradient(x): the same values in a tensor of its own, which no
 -- tape tracks (a Variable's own tensor is taken unread, so no tape notes it).
 function M.stop_gradient(x)
-  if convert.is_variable(x) then x = rawget(x, "_handle") end
+  if convert.is_variable(x) then x = convert.variable_handle(x) end
   x = convert.arg(x, "stop_gradient")
   local r = Tensor()
   C.tide_tensor_share(r, x)

@@ -66,7 +66,7 @@ function M.item(t)
     binding.error(string.format("item: the tensor has %d elements (shape %s); item() needs exactly one",
       tonumber(t.nelem), format.shape_text(M.shape_of(t))))
   end
-  local v = format.reader(t)(0)
+  local v = format.element(t, 0)
   binding.keep_alive(t)
   return v
 end
@@ -261,6 +261,7 @@ end
 
 -- A Lua number for one side of a comparison of one-element values.
 local function scalar_value(v, op)
+  v = convert.unvariable(v) -- v < x with a Variable on one side and a tensor on the other
   if istype(Tensor, v) then
     if symbolic(v) then
       binding.error(string.format("%s: Lua comparison operators need values, and this tensor is symbolic (it " ..

@@ -81,7 +81,7 @@ describe("tide.tensor", function()
     assert.are.same({1}, tide.tensor{tide.tensor(1)}:totable())
     local deep = 1
     for _ = 1, 9 do deep = {deep} end
-    h.errors("rank 9", function() return tide.tensor(deep) end)
+    h.errors("nested more than 8 levels deep", function() return tide.tensor(deep) end)
   end)
 end)
 

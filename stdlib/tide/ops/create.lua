@@ -177,6 +177,8 @@ local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
 -- copy=true copies the bytes; copy=false makes a zero-copy view of a cdata
 -- pointer that keeps `owner` (default: the pointer's cdata) alive until the
 -- last view of it is gone. A string cannot be viewed (strings are immutable).
+-- A bool copy maps every nonzero byte to 1 (true), as TF and numpy read them;
+-- a zero-copy bool view keeps the bytes, and every op reads nonzero as true.
 function M.from_buffer(ptr, shape, ...)
   local o = args.parse("from_buffer", { "dtype", "copy", "owner" }, ...)
   local list, n = args.shape("from_buffer", shape)
@@ -207,7 +209,14 @@ function M.from_buffer(ptr, shape, ...)
   end
   if copy then
     local t = convert.empty(dt, list, "from_buffer")
-    if nbytes > 0 then ffi.copy(t.data, ptr, nbytes) end
+    if nbytes > 0 then ffi.copy(ffi.cast("void *", t.data), ptr, nbytes) end
+    if dt == C.TIDE_BOOL then -- any nonzero byte is true (TF, numpy): a copy holds 0 and 1 only
+      local p = ffi.cast("uint8_t *", t.data)
+      for i = 0, n - 1 do
+        if p[i] > 1 then p[i] = 1 end
+      end
+      binding.keep_alive(t)
+    end
     return t
   end
   for i = 1, #list do dims_buf[i - 1] = list[i] end

@@ -444,7 +444,7 @@ function M.embedding_lookup(params, ids, ...)
   -- A plain list whose first entry is a tensor or a Variable is a list of shards
   -- (a nested table of numbers is one tensor's values).
   local first = type(params) == "table" and getmetatable(params) == nil and params[1]
-  if first ~= nil and (istype(Tensor, first) or (type(first) == "table" and getmetatable(first) ~= nil)) then
+  if first ~= nil and (istype(Tensor, first) or convert.is_variable(first)) then
     if #params == 1 then
       params = params[1]
     elseif #params > 1 then

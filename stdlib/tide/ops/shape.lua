@@ -244,15 +244,15 @@ local function tensor_list(op, values)
     binding.error(fmt("%s: values must be a Lua list of tensors, got %s", op,
       istype(Tensor, values) and "a tensor" or type(values)))
   end
-  if #values == 0 then binding.error(op .. ": values is an empty list") end
+  local n = convert.list_length(values, op, "values")
+  if n == 0 then binding.error(op .. ": values is an empty list") end
   local like
-  for i = 1, #values do
+  for i = 1, n do
     local v = convert.unvariable(values[i])
     if istype(Tensor, v) then like = v; break end
   end
   local out = {}
-  for i = 1, #values do
-    if values[i] == nil then binding.error(fmt("%s: values[%d] is nil", op, i)) end
+  for i = 1, n do
     out[i] = istype(Tensor, values[i]) and values[i] or convert.coerce(values[i], like, op, i)
   end
   return out

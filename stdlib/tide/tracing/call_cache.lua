@@ -82,6 +82,9 @@ walk = function(node, x, slots, create)
     return step(node, x, create)
   elseif tx == "nil" then
     return step(node, "Z", create)
+  elseif tx == "userdata" and T.is_variable(x) then
+    node = step(node, "V", create); if node == nil then return nil end
+    return step(node, ids[x] or identity(x), create)
   elseif tx == "table" then
     local mt = getmetatable(x)
     if mt == nil then return walk_table(node, x, slots, create) end

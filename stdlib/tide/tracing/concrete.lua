@@ -143,7 +143,7 @@ function ConcreteFunction:__init(fn, graph, arg_template, nslots, out_template, 
   self.variables = variables     -- TF's cf.variables and cf.trainable_variables
   local trainable = {}
   for _, v in ipairs(variables) do
-    if rawget(v, "trainable") then trainable[#trainable + 1] = v end
+    if v.trainable then trainable[#trainable + 1] = v end
   end
   self.trainable_variables = trainable
   self._in = ffi.new("const tide_tensor *[?]", math.max(nslots, 1))

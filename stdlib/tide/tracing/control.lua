@@ -171,8 +171,8 @@ local function structure(x)
   if is_tensor(x) then return { kind = "tensor", t = x } end
   local tx = type(x)
   if tx == "number" or tx == "boolean" then return { kind = "number", v = x } end
+  if is_variable(x) then return { kind = "tensor", t = read_variable(x) } end
   if tx == "table" then
-    if is_variable(x) then return { kind = "tensor", t = read_variable(x) } end
     if is_ta(x) then return { kind = "ta", ta = x } end
     if getmetatable(x) == nil then
       local keys = {}

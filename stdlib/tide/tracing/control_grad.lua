@@ -93,7 +93,7 @@ end
 
 -- Zeros shaped like a source (a variable's are a constant of its shape).
 local function zero_of(src)
-  if src.var then return create.zeros_like(rawget(src.var, "_handle")) end
+  if src.var then return create.zeros_like(convert.variable_handle(src.var)) end
   return create.zeros_like(src.t)
 end
 

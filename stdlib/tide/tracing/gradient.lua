@@ -29,7 +29,7 @@ local function float_variables(cf)
   if vars then return vars end
   vars = {}
   for _, v in ipairs(cf.variables) do
-    if is_float[rawget(v, "_handle").dt] then vars[#vars + 1] = v end
+    if is_float[dtype.codes[v.dtype]] then vars[#vars + 1] = v end
   end
   cf._float_vars = vars
   return vars

@@ -22,7 +22,7 @@ local M = {}
 local function convert_for(v, sp)
   local tv = type(v)
   if istype(Tensor, v) then return v end
-  if tv == "table" and T.is_variable(v) then return convert.arg(v, "trace") end
+  if T.is_variable(v) then return convert.arg(v, "trace") end
   if tv ~= "number" and tv ~= "boolean" and not (tv == "table" and getmetatable(v) == nil) then return v end
   local ok, t = pcall(convert.tensor, v, nil, "trace")
   if not ok then return v end

@@ -158,6 +158,8 @@ template_of = function(x, slots)
     return { kind = "tensor", slot = #slots, dtype = x.dtype, dims = x.shape, name = x.name, from_spec = true }
   elseif tx == "nil" or tx == "number" or tx == "string" or tx == "boolean" then
     return { kind = "value", value = x }
+  elseif is_variable(x) then -- a userdata
+    return { kind = "variable", var = x }
   elseif tx == "table" then
     local mt = getmetatable(x)
     if mt == nil then return table_template(x, slots) end
@@ -301,8 +303,8 @@ end
 local function lua_repr(v, depth)
   local tv = type(v)
   if tv == "string" then return string.format("%q", v) end
-  if tv == "table" and is_variable(v) then
-    return string.format("<tide.Variable '%s'>", tostring(rawget(v, "name")))
+  if is_variable(v) then
+    return string.format("<tide.Variable '%s'>", tostring(v.name))
   end
   if tv ~= "table" or getmetatable(v) ~= nil then return safe_tostring(v) end
   depth = (depth or 0) + 1
@@ -336,7 +338,7 @@ local function describe(t)
     if tv == "cdata" then return "the 64-bit integer " .. tostring(v) end
     return "the Lua " .. tv .. " " .. tostring(v)
   elseif k == "variable" then
-    return "the Variable '" .. tostring(rawget(t.var, "name")) .. "'"
+    return "the Variable '" .. tostring(t.var.name) .. "'"
   elseif k == "object" then
     if t.key:sub(1, 1) == "P" then return "the shape " .. t.key:sub(2) end
     return "the object " .. safe_tostring(t.obj)

@@ -126,7 +126,7 @@ describe("stack", function()
     h.errors("axis 2 is out of range for stacking tensors of rank 1", tide.stack, { a, a }, 2)
     h.errors("axis -3 is out of range", tide.stack, { a, a }, -3)
     h.errors("stack: values is nil", tide.stack, nil)
-    h.errors("stack: values[2] is nil", tide.stack, { a, nil, a })
+    h.errors("stack: values has a hole at [2]", tide.stack, { a, nil, a })
   end)
 end)
 

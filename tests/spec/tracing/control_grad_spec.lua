@@ -32,7 +32,7 @@ end
 -- or a Variable, as a flat list.
 local function numeric(f, argv, target, eps)
   eps = eps or 1e-6
-  local is_var = type(target) == "table"
+  local is_var = tide.is_variable(target)
   local base = is_var and target:read_value() or argv[target]
   local vals, shape = values(base), base.shape:as_list()
   local out = {}
