@@ -48,9 +48,17 @@ do
     end
     return n
   end
-  local bwd = cf._taped and cf._taped.backward_graph or (cf._backward and cf._backward:concrete_functions()[1].graph)
-  local fwd_graph = cf._taped and cf._taped.forward_graph or cf.graph
-  local in_fwd, in_bwd = count_tanh(fwd_graph:text()), count_tanh(bwd:text())
+  local fwd_text, bwd_text
+  local pair = cf._taped and cf._taped.generic
+  if pair then -- the forward graph that keeps what the backward needs, and that backward
+    local binding = require "tide.binding"
+    fwd_text = binding.ffi.string(binding.C.tide_graph_text(pair.forward))
+    bwd_text = pair.backward_cf.graph:text()
+  else -- (before: the call's own graph, and a backward function that runs fn again)
+    fwd_text = cf.graph:text()
+    bwd_text = cf._backward:concrete_functions()[1].graph:text()
+  end
+  local in_fwd, in_bwd = count_tanh(fwd_text), count_tanh(bwd_text)
   emit("mlp_traced_forward_runs_per_step", 1 + in_bwd / in_fwd, "runs")
 end
 
