@@ -223,3 +223,74 @@ describe("gradients through a traced tide.while_loop", function()
     check(f, { xs, f64 { { 0.2, -0.4 } } }, 2, { W })
   end)
 end)
+
+describe("gradients through a traced tide.while_loop of many iterations", function()
+  -- h <- tanh(h W + b), n iterations: the gradient of sum(h) w.r.t. W, b and h0
+  local W = tide.Variable(f64 { { 0.5, -0.3, 0.1 }, { 0.2, 0.4, -0.6 }, { -0.1, 0.3, 0.2 } }, { name = "W" })
+  local b = tide.Variable(f64 { { 0.05, -0.1, 0.2 } }, { name = "b" })
+  local function rnn(h0, n)
+    local _, hn = while_loop(function(i) return i:lt(n) end,
+      function(i, hh) return i + 1, tide.tanh(tide.matmul(hh, W) + b) end, { 0, h0 })
+    return tide.reduce_sum(hn)
+  end
+
+  it("agree with the eager tape over 3,000 iterations (the loop keeps its iterations: no replay)", function()
+    local h0 = f64 { { 0.3, -0.2, 0.9 } }
+    local g = with_grads(rnn, 1, { W, b })
+    local n = tide.tensor(3000)
+    local e = { g(h0, n) }
+    local tg = tide.trace(g)
+    local t = { tg(h0, n) }
+    for i = 1, #e do h.close(t[i], e[i], 1e-9) end
+    -- the gradient's graph runs the forward loop once; only its backward loop applies the body's VJP
+    local text = tg:concrete_functions()[1].graph:text()
+    local loops = 0
+    for _ in text:gmatch("= while_loop%(") do loops = loops + 1 end
+    assert.are.equal(2, loops)
+    assert.truthy(text:find("keeps: the iteration count and each iteration's loop variables\n", 1, true))
+  end)
+
+  it("respect maximum_iterations over 2,000 iterations, and a loop that never runs", function()
+    local function f(x, m)
+      local _, y = while_loop(function() return tide.tensor(true) end, function(i, y) return i + 1, y * 0.999 + x end,
+        { 0, x }, { maximum_iterations = m })
+      return y
+    end
+    local g = tide.trace(with_grads(f, 1))
+    local x = f64 { 1, -2 }
+    -- y_n = 0.999^n x + x (1 - 0.999^n) / (1 - 0.999): dy/dx = 0.999^n + (1 - 0.999^n) / 0.001
+    for _, n in ipairs { 2000, 0 } do
+      local _, gx = g(x, tide.tensor(n))
+      local want = 0.999 ^ n + (1 - 0.999 ^ n) / 0.001
+      h.close(gx, { want, want }, 1e-9)
+    end
+  end)
+
+  it("keep no stacks when no gradient reads them", function()
+    local f = tide.trace(function(x)
+      local tape = tide.GradientTape()
+      tape:watch(x)
+      return tape:run(function()
+        local _, y = while_loop(function(i) return i:lt(4) end, function(i, y) return i + 1, y * x end, { 0, x })
+        return y
+      end)
+    end)
+    h.close(f(f64 { 2 }), { 32 })
+    assert.truthy(f:concrete_functions()[1].graph:text():find("(unread: not kept)", 1, true))
+  end)
+
+  it("say so when a loop variable's shape changes between iterations", function()
+    local f = tide.trace(function(x)
+      local tape = tide.GradientTape()
+      tape:watch(x)
+      local y = tape:run(function()
+        local _, y = while_loop(function(i) return i:lt(3) end,
+          function(i, y) return i + 1, tide.pad(y * x, { { 0, 1 } }) end, { 0, x },
+          { shape_invariants = { {}, { tide.None } } })
+        return tide.reduce_sum(y)
+      end)
+      return tape:gradient(y, x)
+    end)
+    h.errors("so their shape must not change", f, f64 { 2 })
+  end)
+end)
