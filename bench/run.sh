@@ -50,3 +50,6 @@ v=$(sed -n 's/^chain10_10m_fused: \([0-9.e+-]*\) GB\/s$/\1/p' "$out/trace.txt")
 if [ -n "$v" ] && [ -n "$bw" ]; then
   awk -v v="$v" -v b="$bw" 'BEGIN { printf "chain10_10m_fused_share_of_triad: %.1f %%\n", 100 * v / b }'
 fi
+
+echo "# gradients through traced code: a tape outside a traced MLP step; a traced while_loop's gradient vs its iterations"
+"$BUILD/tide" bench/autodiff_trace.lua
