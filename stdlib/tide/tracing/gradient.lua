@@ -162,9 +162,10 @@ local function tape_objects(tape, resolve, placeholders)
 end
 
 -- The gradients of the pair's sources (fn's tensors, then the variables it
--- read; nil where none flows) given seeds of its float outputs and, for
--- extra, of the saved values listed in pair.full_idx.
-local function backward_walk(pair, seeds, extra)
+-- read; nil where none flows), or of those listed in `only` (positions),
+-- given seeds of its float outputs and, for extra, of the saved values
+-- listed in pair.full_idx.
+local function backward_walk(pair, seeds, extra, only)
   local targets, out_seeds = {}, {}
   for j, t in ipairs(pair.targets) do
     targets[j] = t
@@ -174,7 +175,12 @@ local function backward_walk(pair, seeds, extra)
     targets[#targets + 1] = pair.objects[i][1]
     out_seeds[#out_seeds + 1] = extra[j]
   end
-  return pair.tape:gradient(targets, pair.srcs, { output_gradients = out_seeds })
+  local srcs = pair.srcs
+  if only then
+    srcs = {}
+    for j, i in ipairs(only) do srcs[j] = pair.srcs[i] end
+  end
+  return pair.tape:gradient(targets, srcs, { output_gradients = out_seeds })
 end
 
 -- The Lua function of a backward Function: (output seeds..., [saved
@@ -183,7 +189,7 @@ end
 -- forward values they hold: in the graph (aliases), and for tapes that
 -- record it (a node from each saved value to the tensors that named it, so
 -- a second-order gradient reaches the saved values).
-local function backward_lua(pair, full)
+local function backward_lua(pair, full, only)
   local nfo, nsaved = #pair.targets, pair.nsaved
   local nextra = full and #pair.full_idx or 0
   return function(...)
@@ -214,17 +220,18 @@ local function backward_lua(pair, full)
       extra = {}
       for j = 1, nextra do extra[j] = a[nfo + j] end
     end
-    local gs = backward_walk(pair, seeds, extra)
-    return unpack(gs, 1, #pair.srcs)
+    local gs = backward_walk(pair, seeds, extra, only)
+    return unpack(gs, 1, only and #only or #pair.srcs)
   end
 end
 
 -- A backward Function of the pair (full: also taking the saved values'
--- seeds) for these input specs. Its traces are not the user's retracing
--- (they share the one Lua prototype above), so it has a detector of its own.
-local function backward_function(pair, full, sig)
+-- seeds; only: giving the gradients of those sources alone) for these input
+-- specs. Its traces are not the user's retracing (they share the one Lua
+-- prototype above), so it has a detector of its own.
+local function backward_function(pair, full, sig, only)
   local name = pair.name .. (full and "_backward_full" or "_backward")
-  local bwd = Function(backward_lua(pair, full), { input_signature = sig, name = name })
+  local bwd = Function(backward_lua(pair, full, only), { input_signature = sig, name = name })
   bwd._detector = new_detector()
   bwd._quiet = true
   return bwd
@@ -236,6 +243,7 @@ local function adopt_backward(pair, b, grads, bvars)
   local sig, slots = {}, {}
   for j, t in ipairs(pair.targets) do sig[j] = spec.TensorSpec(T.tensor_dims(t), dtype.names[t.dt]) end
   for i, s in ipairs(pair.saved_syms) do sig[#pair.targets + i] = spec.TensorSpec(T.tensor_dims(s), dtype.names[s.dt]) end
+  pair.sig = sig
   local bwd = backward_function(pair, false, sig)
   local template = T.spec_template(#sig, slots, unpack(sig, 1, #sig))
   local out_template, outs = concrete.output_template(pack(unpack(grads, 1, #pair.srcs)))
@@ -440,7 +448,6 @@ local function pair_for(cf, slots)
   end
   return pair
 end
-M.pair_for = pair_for
 
 -- The pair's backward Function that also takes the saved values' seeds
 -- (made when a gradient first reaches a saved value: a second order).
@@ -453,6 +460,20 @@ local function full_backward(pair)
   for _, s in ipairs(pair.saved_syms) do add_spec(s) end
   pair.backward_full = backward_function(pair, true, sig)
   return pair.backward_full
+end
+
+-- The pair's backward Function for the sources a tape needs (positions
+-- in `only`, a subset): the gradients of the others are not computed (a
+-- tape watching only the variables skips the data's gradient). Traced again
+-- from the saved values when first asked for.
+local function partial_backward(pair, only, key)
+  pair.by_need = pair.by_need or {}
+  local bwd = pair.by_need[key]
+  if not bwd then
+    bwd = backward_function(pair, false, pair.sig, only)
+    pair.by_need[key] = bwd
+  end
+  return bwd
 end
 
 ---------------------------------------------------------------------------
@@ -498,21 +519,37 @@ function M.call(cf, slots)
   local outputs, saved = {}, {}
   for k = 1, nout do outputs[k] = all[k] end
   for i = 1, nsaved do saved[i] = all[nout + i] end
-  recorder.custom(inputs, all, function(dys)
+  recorder.custom(inputs, all, function(dys, needs)
     local args = {}
     for j, k in ipairs(pair.fo) do args[j] = dys[k] or zeros_like(outputs[k]) end
     local full = false
     for _, i in ipairs(pair.full_idx) do
       if dys[nout + i] then full = true end
     end
-    local bwd = pair.backward
+    local bwd, only = pair.backward, nil
     if full then -- a gradient reached a saved value (a second order through the backward)
       bwd = full_backward(pair)
       for _, i in ipairs(pair.full_idx) do args[#args + 1] = dys[nout + i] or zeros_like(saved[i]) end
+    elseif needs then -- the sources this tape needs: when fewer than all, a backward for them alone
+      local key = {}
+      only = {}
+      for i = 1, #inputs do
+        local need = needs[inputs[i]] and true or false
+        key[i] = need and "1" or "0"
+        if need then only[#only + 1] = i end
+      end
+      if #only < #inputs then
+        bwd = partial_backward(pair, only, table.concat(key))
+      else
+        only = nil
+      end
     end
     for i = 1, nsaved do args[#args + 1] = saved[i] end
     local gs = pack(bwd(unpack(args, 1, #args)))
-    return unpack(gs, 1, #pair.srcs)
+    if not only then return unpack(gs, 1, #pair.srcs) end
+    local res = {}
+    for j, i in ipairs(only) do res[i] = gs[j] end
+    return unpack(res, 1, #pair.srcs)
   end)
   local out = T.rebuild(pair.out_template, outputs)
   return unpack(out, 1, pair.out_template.n)

@@ -275,6 +275,31 @@ end
     assert.is_nil(g[2])
   end)
 
+  it("computes only the gradients the tape needs (the data's is skipped when only variables are watched)", function()
+    local w = tide.Variable({ { 0.5, -1 }, { 2, 0.25 } }, { name = "w" })
+    local function body(x) return tide.reduce_sum(tide.tanh(tide.matmul(x, w))) end
+    local f = tide.trace(body)
+    local x = f32 { { 1, 2 } }
+    local want = grads(body, { w }, {}, x)
+    local got = grads(f, { w }, {}, x) -- x is not watched
+    h.close(got[1], want[1]:totable(), 1e-6)
+    local pair = f:concrete_functions()[1]._taped.generic
+    local count, text = 0, nil
+    for key, bwd in pairs(pair.by_need) do
+      count = count + 1
+      assert.are.equal("01", key)
+      text = bwd:concrete_functions()[1].graph:text()
+    end
+    assert.are.equal(1, count)
+    local matmuls = 0
+    for _ in text:gmatch("= matmul%(") do matmuls = matmuls + 1 end
+    assert.are.equal(1, matmuls) -- dW = x^T dz; no dx = dz W^T
+    -- watching both: the backward made with the forward (both gradients)
+    local both = grads(f, { x, w }, { x }, x)
+    h.close(both[2], want[1]:totable(), 1e-6)
+    assert.are.equal(2, #both[1].shape:as_list())
+  end)
+
   it("raises at the gradient, not at the call, when the gradient cannot be traced", function()
     local broken = tide.custom_gradient(function(x)
       return x * 2, function() error("this gradient is broken") end
