@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Rows a stack starts with when the loop has no smaller bound. */
-enum { FIRST_ROWS = 16 };
+/* Rows a stack starts with; the results a node may give (graph/exec.c's arrays). */
+enum { FIRST_ROWS = 16, MAX_NODE_VALUES = 64 };
 
 tide_status tide_graph_while_stack(tide_graph *g, const tide_tensor *result, tide_tensor *count, int n,
                                    tide_tensor *const *stacks) {
@@ -26,6 +26,10 @@ tide_status tide_graph_while_stack(tide_graph *g, const tide_tensor *result, tid
     return TIDE_FAIL(TIDE_ERR_VALUE, "while_loop stacks: this while_loop is stacked already");
   if (n != nv)
     return TIDE_FAIL(TIDE_ERR_VALUE, "while_loop stacks: the loop has %d loop variable(s), got %d header(s)", nv, n);
+  if (2 * nv + 1 > MAX_NODE_VALUES)
+    return TIDE_FAIL(TIDE_ERR_UNSUPPORTED,
+                     "while_loop stacks: %d loop variables give %d results with their stacks (at most %d)", nv,
+                     2 * nv + 1, MAX_NODE_VALUES);
   for (int k = 0; k < nv; k++)
     if (nd->out[k].ndim >= TIDE_MAX_DIMS)
       return TIDE_FAIL(TIDE_ERR_UNSUPPORTED,

@@ -167,8 +167,6 @@ function M.while_loop(used, flat, results, info)
   for k = 1, nf do
     if is_float(flat[k]) then floats[#floats + 1] = k end
   end
-  -- the backward loop carries a counter, the float ones' gradients and the sources'
-  if 1 + #floats + #srcs > MAX_VALUES then return end
   local inputs = {}
   for k = 1, nf do inputs[k] = flat[k] end
   for i, s in ipairs(srcs) do inputs[nf + i] = s.key end
@@ -178,10 +176,14 @@ function M.while_loop(used, flat, results, info)
     stacks[k] = Tensor()
     arr[k - 1] = stacks[k]
   end
-  if C.tide_graph_while_stack(C.tide_graph_building(), results[1], count, nf, arr) ~= 0 then
-    -- e.g. a loop tensor of the highest rank: its stack cannot be made, so
-    -- a gradient through the loop says why when it is asked for
-    local _, why = pcall(binding.raise)
+  local why
+  if 1 + #floats + #srcs > MAX_VALUES then -- what the backward loop would carry
+    why = string.format("while_loop gradient: the loop has %d float loop tensors and takes %d tracked tensors or " ..
+      "variables; its gradient would carry %d values (at most %d)", #floats, #srcs, 1 + #floats + #srcs, MAX_VALUES)
+  elseif C.tide_graph_while_stack(C.tide_graph_building(), results[1], count, nf, arr) ~= 0 then
+    why = select(2, pcall(binding.raise)) -- e.g. a loop tensor of the highest rank: its stack cannot be made
+  end
+  if why then -- a gradient through the loop says why when it is asked for
     recorder.custom(inputs, results, function() error(why, 0) end)
     return
   end

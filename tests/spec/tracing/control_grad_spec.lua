@@ -279,6 +279,33 @@ describe("gradients through a traced tide.while_loop of many iterations", functi
     assert.truthy(f:concrete_functions()[1].graph:text():find("(unread: not kept)", 1, true))
   end)
 
+  it("say why at the gradient when the loop cannot keep its iterations (rank 8, 32 loop variables)", function()
+    local function grad_of(make_vars)
+      return tide.trace(function(x)
+        local tape = tide.GradientTape()
+        tape:watch(x)
+        local y = tape:run(function()
+          local vars = make_vars(x)
+          local res = { while_loop(function(i) return i:lt(2) end, function(i, ...)
+            local out = { i + 1 }
+            for k, v in ipairs { ... } do out[k + 1] = v * x end
+            return table.unpack(out)
+          end, vars) }
+          return tide.reduce_sum(res[2])
+        end)
+        return tape:gradient(y, x)
+      end)
+    end
+    local rank8 = grad_of(function(x) return { 0, tide.reshape(x, { 1, 1, 1, 1, 1, 1, 1, 1 }) } end)
+    h.errors("its stack would need rank 9", rank8, f64 { 2 })
+    local wide = grad_of(function(x)
+      local vars = { 0 }
+      for k = 1, 31 do vars[k + 1] = x * k end
+      return vars
+    end)
+    h.errors("32 loop variables give 65 results with their stacks", wide, f64 { 2 })
+  end)
+
   it("say so when a loop variable's shape changes between iterations", function()
     local f = tide.trace(function(x)
       local tape = tide.GradientTape()
