@@ -312,7 +312,7 @@ local function trace_pair(cf, target)
     grads = backward_walk(pair, seeds)
     local bouts = {}
     for i = 1, #srcs do
-      if grads[i] ~= nil then bouts[#bouts + 1] = grads[i] end
+      if grads[i] then bouts[#bouts + 1] = grads[i] end
     end
     set_outputs(b, bouts)
     context.pop(bctx)
@@ -392,7 +392,7 @@ local function has_none(t)
   return false
 end
 
--- The template with the call's dims where it has None ones, and its key.
+-- The template with the call's dims where it has None ones.
 local function concrete_template(t, slots)
   if t.kind == "tensor" then
     local s = slots[t.slot]
@@ -412,6 +412,7 @@ local function concrete_template(t, slots)
   return t
 end
 
+-- "2x3,4": the call's tensors' dims (a per-shape pair's key).
 local function shape_key(slots)
   local parts = {}
   for i, s in ipairs(slots) do
