@@ -279,6 +279,41 @@ describe("gradients through a traced tide.while_loop of many iterations", functi
     assert.truthy(f:concrete_functions()[1].graph:text():find("(unread: not kept)", 1, true))
   end)
 
+  it("differentiate nested loops, and twice (second order through the kept iterations)", function()
+    -- inner: y <- y * x, m times; outer: s <- s + inner(s), k times
+    local function f(x)
+      local _, s = while_loop(function(j) return j:lt(3) end, function(j, s)
+        local _, y = while_loop(function(i) return i:lt(2) end, function(i, y) return i + 1, y * x end, { 0, s })
+        return j + 1, s + y * 0.5
+      end, { 0, x })
+      return s
+    end
+    check(f, { f64 { 0.7, -1.2 } }, 1)
+    -- d2/dx2 of x^5 (a loop of products) is 20 x^3
+    local function power(x)
+      local _, y = while_loop(function(i) return i:lt(5) end, function(i, y) return i + 1, y * x end,
+        { 0, tide.ones_like(x) })
+      return y
+    end
+    local function second(x)
+      local outer = tide.GradientTape()
+      outer:watch(x)
+      local g = outer:run(function()
+        local inner = tide.GradientTape()
+        inner:watch(x)
+        local y = inner:run(function() return tide.reduce_sum(power(x)) end)
+        return inner:gradient(y, x)
+      end)
+      return g, outer:gradient(g, x)
+    end
+    local x = f64 { 0.5, -1.5 }
+    local g, gg = tide.trace(second)(x)
+    h.close(g, { 5 * 0.5 ^ 4, 5 * 1.5 ^ 4 })
+    h.close(gg, { 20 * 0.5 ^ 3, -20 * 1.5 ^ 3 })
+    local eg, egg = second(x)
+    h.close(gg, egg)
+  end)
+
   it("say why at the gradient when the loop cannot keep its iterations (rank 8, 32 loop variables)", function()
     local function grad_of(make_vars)
       return tide.trace(function(x)

@@ -247,6 +247,31 @@ end
     h.close(d3, { 12, -48 }, 1e-10)
   end)
 
+  it("gives a second order through a traced while_loop, with the variables' values at the call", function()
+    local w = tide.Variable(f64(1.3), { name = "w" })
+    local f = tide.trace(function(x)
+      local _, y = tide.while_loop(function(i) return i:lt(5) end, function(i, y) return i + 1, y * x * w end,
+        { 0, tide.ones_like(x) })
+      return tide.reduce_sum(y)
+    end)
+    local x = f64 { 0.5, -1.5 }
+    local outer = tide.GradientTape()
+    outer:watch(x)
+    local g = outer:run(function()
+      local inner = tide.GradientTape()
+      inner:watch(x)
+      local y = inner:run(function() return f(x) end)
+      return inner:gradient(y, x)
+    end)
+    w:assign(f64(7))
+    local gg = outer:gradient(g, { x, w })
+    -- y = w^5 x^5: dy/dx = 5 w^5 x^4, d2y/dx2 = 20 w^5 x^3, d(dy/dx)/dw = 25 w^4 x^4
+    local W = 1.3
+    h.close(g, { 5 * W ^ 5 * 0.5 ^ 4, 5 * W ^ 5 * 1.5 ^ 4 }, 1e-10)
+    h.close(gg[1], { 20 * W ^ 5 * 0.5 ^ 3, -20 * W ^ 5 * 1.5 ^ 3 }, 1e-10)
+    h.close(gg[2], { 25 * W ^ 4 * (0.5 ^ 4 + 1.5 ^ 4) }, 1e-10)
+  end)
+
   it("gives nil for unconnected and integer sources, and what a partial watch asks", function()
     local w = tide.Variable({ 1, 2, 3, 4 }, { name = "w" })
     local f = tide.trace(function(idx, x, y)
