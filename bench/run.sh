@@ -64,3 +64,6 @@ done
 
 echo "# building graphs as they grow: traced functions nested 100-3,000 deep, 8k-100k Lua-number constants, 32k Variable reads; fixed costs of tape:run and a traced call (tide only)"
 "$BUILD/tide" bench/trace_build.lua
+
+echo "# gradients through traced code: a tape outside a traced MLP step; a traced while_loop's gradient vs its iterations"
+"$BUILD/tide" bench/autodiff_trace.lua

@@ -121,6 +121,8 @@ void tide_graph_free(tide_graph *g) {
   free(g->inputs);
   free(g->outputs);
   free(g->captures);
+  free(g->aliases);
+  free(g->pins);
   free(g->name);
   free(g->text_cache);
   free(g);
@@ -282,6 +284,9 @@ static tide_status value_of(tide_graph *g, const tide_tensor *t, gvalue *v, cons
     *v = (gvalue){node, index};
     return TIDE_OK;
   }
+  /* A value of another graph that a value of g stands for (graph/split.c:
+   * a backward pass traced again over its forward's saved values). */
+  if (g->n_aliases > 0 && tide_graph_find_alias(g, t, v)) return TIDE_OK;
   if (!g->parent) {
     char where[512];
     return TIDE_FAIL(TIDE_ERR_VALUE,
@@ -382,6 +387,16 @@ tide_status tide_graph_variable(tide_graph *g, tide_tensor *handle, tide_tensor 
   if (st) return st;
   if (!handle || (handle->flags & TIDE_TENSOR_SYMBOLIC))
     return TIDE_FAIL(TIDE_ERR_VALUE, "graph variable: the handle must be an eager tensor");
+  /* A read pinned to a value read earlier (graph/split.c: a gradient running
+   * a loop body or branch again reads what the forward read). */
+  const tide_tensor *pinned = g->n_pins || g->parent ? tide_graph_find_pin(g, handle) : NULL;
+  if (pinned) {
+    gvalue v;
+    st = value_of(g, pinned, &v, "graph variable");
+    if (st) return st;
+    tide_graph_symbolic(g, v.node, v.index, out);
+    return TIDE_OK;
+  }
   /* One read node per variable, unless an assign to it came after the read
    * (a later read must see the new value). */
   int found = tide_graph_find_read(g, handle);

@@ -2,6 +2,7 @@
  * subgraphs' plans, and running them in C (each subgraph through tide_graph_run). */
 #include "graph_internal.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* graph/exec.c: the output layouts of g for inputs of these layouts. */
@@ -46,7 +47,7 @@ static tide_status plan_cond(gnode *n, const tide_tensor *const *in, tide_tensor
  * them (then every iteration does), else the traced (relaxed) descriptors. */
 static tide_status plan_while(gnode *n, const tide_tensor *const *in, tide_tensor *const *out) {
   tide_graph *body = n->sub[1];
-  int nv = n->n_out;
+  int nv = tide_graph_while_nvars(n);
   __attribute__((cleanup(graph_free_at))) tide_tensor *bo = calloc((size_t)nv + 1, sizeof *bo);
   __attribute__((cleanup(graph_free_at))) tide_tensor **pbo = malloc(((size_t)nv + 1) * sizeof *pbo);
   __attribute__((cleanup(graph_free_at))) const tide_tensor **bin = malloc(((size_t)body->n_inputs + 1) * sizeof *bin);
@@ -72,6 +73,17 @@ static tide_status plan_while(gnode *n, const tide_tensor *const *in, tide_tenso
   for (int k = 0; k < nv; k++) {
     memset(out[k], 0, sizeof *out[k]);
     tide_tensor_set_contiguous_layout(out[k], in[k]->dt, in[k]->ndim, in[k]->dims);
+  }
+  if (n->attrs.flags & WHILE_STACKED) { /* the count, and stacks of rows like the loop variables, rows unknown */
+    memset(out[nv], 0, sizeof *out[nv]);
+    tide_tensor_set_contiguous_layout(out[nv], TIDE_INT32, 0, NULL);
+    for (int k = 0; k < nv; k++) {
+      int64_t dims[TIDE_MAX_DIMS];
+      dims[0] = -1;
+      for (int d = 0; d < in[k]->ndim; d++) dims[d + 1] = in[k]->dims[d];
+      memset(out[nv + 1 + k], 0, sizeof *out[nv + 1 + k]);
+      tide_tensor_set_contiguous_layout(out[nv + 1 + k], in[k]->dt, in[k]->ndim + 1, dims);
+    }
   }
   return TIDE_OK;
 }
@@ -107,18 +119,38 @@ static tide_status run_cond(gnode *n, const tide_tensor *const *in, tide_tensor 
   return tide_graph_run(f, f->n_inputs, in + 1 + t->n_inputs, n->n_out, out);
 }
 
+/* The count and stacks of a stacked WHILE node (graph/while_stack.c): the
+ * stacks filled while it ran, or empty ones when nothing reads them. */
+static tide_status finish_stacks(gnode *n, int64_t iters, wstack *stacks, bool filled, const tide_tensor *const *in,
+                                 tide_tensor *const *out) {
+  int nv = tide_graph_while_nvars(n);
+  memset(out[nv], 0, sizeof *out[nv]);
+  tide_status st = tide_tensor_init(out[nv], TIDE_INT32, 0, NULL);
+  if (!st) *(int32_t *)out[nv]->data = (int32_t)iters;
+  for (int k = 0; k < nv; k++) {
+    wstack none = {0};
+    tide_status sk = tide_wstack_finish(filled ? &stacks[k] : &none, in[k], out[nv + 1 + k]);
+    if (!st) st = sk;
+  }
+  return st;
+}
+
 /* Iterate: the loop variables live in `vars`; each body run gives `next`,
- * which then replaces them (shares, so no data is copied). */
+ * which then replaces them (shares, so no data is copied). A stacked node
+ * whose stacks are read also copies each iteration's loop variables into them. */
 static tide_status run_while(gnode *n, const tide_tensor *const *in, tide_tensor *const *out) {
   tide_graph *cg = n->sub[0], *bg = n->sub[1];
-  int nv = n->n_out, nc = cg->n_inputs - nv;
+  int nv = tide_graph_while_nvars(n), nc = cg->n_inputs - nv;
   int64_t max_iters = n->attrs.n;
-  /* vars and next: 2 nv headers; cin and bin: the subgraphs' inputs */
+  bool stacked = n->attrs.flags & WHILE_STACKED, fill = stacked && (n->attrs.flags & WHILE_STACKS_WANTED);
+  int64_t iters = 0;
+  /* vars and next: 2 nv headers; cin and bin: the subgraphs' inputs; stacks: one per loop variable */
   __attribute__((cleanup(graph_free_at))) tide_tensor *vars = calloc(2 * (size_t)nv + 1, sizeof *vars);
   __attribute__((cleanup(graph_free_at))) const tide_tensor **cin =
     malloc(((size_t)cg->n_inputs + (size_t)bg->n_inputs + 1) * sizeof *cin);
   __attribute__((cleanup(graph_free_at))) tide_tensor **nout = malloc(((size_t)nv + 1) * sizeof *nout);
-  if (!vars || !cin || !nout) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+  __attribute__((cleanup(graph_free_at))) wstack *stacks = calloc((size_t)nv + 1, sizeof *stacks);
+  if (!vars || !cin || !nout || !stacks) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
   tide_tensor *next = vars + nv, flag, *fout = &flag;
   const tide_tensor **bin = cin + cg->n_inputs;
   memset(&flag, 0, sizeof flag);
@@ -136,18 +168,27 @@ static tide_status run_while(gnode *n, const tide_tensor *const *in, tide_tensor
     if (!st) st = flag_value(&flag, "while_loop", "the condition", &go);
     tide_tensor_release(&flag);
     if (st || !go) break;
+    for (int k = 0; fill && k < nv && !st; k++) st = tide_wstack_push(&stacks[k], &vars[k], k + 1);
+    if (st) break;
     st = tide_graph_run(bg, bg->n_inputs, bin, nv, nout);
     if (st) break;
+    iters++;
+    if (stacked && iters > INT32_MAX) {
+      st = TIDE_FAIL(TIDE_ERR_VALUE, "while_loop gradient: more than %d iterations", INT32_MAX);
+      break;
+    }
     for (int k = 0; k < nv; k++) {
       tide_tensor_release(&vars[k]);
       tide_tensor_share(&vars[k], &next[k]);
       tide_tensor_release(&next[k]);
     }
   }
+  if (!st && stacked) st = finish_stacks(n, iters, stacks, fill, in, out);
   for (int k = 0; k < nv; k++) {
     if (!st) tide_tensor_share(out[k], &vars[k]);
     tide_tensor_release(&vars[k]);
     tide_tensor_release(&next[k]);
+    tide_wstack_free(&stacks[k]);
   }
   return st;
 }

@@ -39,6 +39,27 @@ typedef struct gvalue {
   int32_t index;
 } gvalue;
 
+/* WHILE node attrs.flags (graph/while_stack.c): the node also gives its
+ * iteration count and each loop variable's values stacked by iteration
+ * (for its gradient), and whether anything reads those stacks. */
+enum { WHILE_STACKED = 1, WHILE_STACKS_WANTED = 2 };
+
+/* While a graph is built: a value of another graph (graph_id, node, index)
+ * and the value of this graph that stands for it (graph/split.c). */
+typedef struct galias {
+  uint64_t graph_id;
+  int32_t node, index;
+  gvalue local;
+} galias;
+
+/* While a graph is built: reads of the variable whose tensor is `handle`
+ * give `value` (a symbolic tensor of this graph, an enclosing one, or one an
+ * alias stands for) instead of reading it (graph/split.c). */
+typedef struct gpin {
+  const tide_tensor *handle;
+  tide_tensor value;
+} gpin;
+
 typedef struct gnode {
   int kind;                   /* tide_node_kind */
   int op;                     /* registry op (TIDE_NODE_OP) */
@@ -94,6 +115,10 @@ struct tide_graph {
   unsigned passes;            /* TIDE_PASS_* given to finalize (the memory plan reads PLAN) */
   char *text_cache;
   gindex index;               /* while building: lookups by key (graph/build_index.c) */
+  galias *aliases;            /* while building: other graphs' values and what stands for them here */
+  int n_aliases;
+  gpin *pins;                 /* while building: variables whose reads give a value read earlier */
+  int n_pins;
 };
 
 /* Add a node (zeroed) and return its index, or -1 with an error set. */
@@ -126,6 +151,36 @@ tide_status tide_graph_control_run(tide_graph *g, gnode *n, const tide_tensor *c
 tide_status tide_graph_fused_plan(tide_graph *g, gnode *n, const tide_tensor *const *in, tide_tensor *const *out);
 tide_status tide_graph_fused_run(tide_graph *g, gnode *n, const tide_tensor *const *in, tide_tensor *const *out,
                                  unsigned hints);
+
+/* The loop variables of a WHILE node (its first outputs; a stacked node
+ * gives the iteration count and one stack per loop variable after them). */
+static inline int tide_graph_while_nvars(const gnode *n) { return n->sub[1]->n_outputs; }
+
+/* graph/split.c: true, with *v set, when g has an alias for the symbolic
+ * tensor t of another graph (tide_graph_alias). */
+bool tide_graph_find_alias(const tide_graph *g, const tide_tensor *t, gvalue *v);
+/* graph/split.c: the value pinned for reads of variable `handle` in g or a
+ * graph g is built on top of (tide_graph_pin_variable), or NULL. */
+const tide_tensor *tide_graph_find_pin(const tide_graph *g, const tide_tensor *handle);
+
+/* graph/while_stack.c: a growing [rows, ...] buffer a WHILE node fills with
+ * one loop variable's value per iteration. */
+typedef struct wstack {
+  tide_tensor buf;            /* [cap, row dims...], contiguous; empty until the first row */
+  tide_tensor row0;           /* layout of the first row (later rows must match it) */
+  int64_t rows, cap;
+} wstack;
+/* Append a copy of `row` (the loop variable `var` (1-based, for messages) at
+ * an iteration's start); rows after the first must have its dtype and dims. */
+tide_status tide_wstack_push(wstack *s, const tide_tensor *row, int var);
+/* The stack as a tensor [rows, row dims...] (row_like gives the dtype and
+ * row dims when no row was pushed) in the blank header out; frees s. */
+tide_status tide_wstack_finish(wstack *s, const tide_tensor *row_like, tide_tensor *out);
+/* Let go of s's buffer (after a failure; safe after finish). */
+void tide_wstack_free(wstack *s);
+/* Clear WHILE_STACKS_WANTED on the stacked WHILE nodes of g whose stacks no
+ * node, output or subgraph reads, so they run without filling them. */
+tide_status tide_graph_trim_stacks(tide_graph *g);
 
 /* Passes (graph/passes.c). */
 tide_status tide_graph_run_passes(tide_graph *g, unsigned passes);

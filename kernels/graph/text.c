@@ -104,10 +104,13 @@ static void put_graph(buf *b, const tide_graph *g, int indent, int n_own) {
       static const char *const what[2][2] = {{"true:", "false:"}, {"cond:", "body:"}};
       if (n->kind == TIDE_NODE_WHILE && n->attrs.n >= 0)
         put(b, "%*s    maximum_iterations: %lld\n", indent, "", (long long)n->attrs.n);
+      if (n->kind == TIDE_NODE_WHILE && (n->attrs.flags & WHILE_STACKED)) /* graph/while_stack.c */
+        put(b, "%*s    keeps: the iteration count and each iteration's loop variables%s\n", indent, "",
+            (n->attrs.flags & WHILE_STACKS_WANTED) ? "" : " (unread: not kept)");
       for (int s = 0; s < 2; s++) {
         if (!n->sub[s]) continue;
         put(b, "%*s    %s ", indent, "", what[n->kind == TIDE_NODE_WHILE][s]);
-        put_graph(b, n->sub[s], indent + 4, n->kind == TIDE_NODE_WHILE ? n->n_out : 0);
+        put_graph(b, n->sub[s], indent + 4, n->kind == TIDE_NODE_WHILE ? tide_graph_while_nvars(n) : 0);
       }
     }
   }

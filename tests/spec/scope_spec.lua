@@ -338,7 +338,7 @@ print(tostring(v * 2 + 1):match("symbolic") or "eager")
       calls = calls + 1
       if armed and calls == at then
         armed = false
-        error("injected", 0)
+        error("stdin:1: interrupted!", 0) -- what the REPL's Ctrl-C raises
       end
     end
     jit.off() -- count hooks run in the interpreter only
@@ -366,7 +366,7 @@ print(tostring(v * 2 + 1):match("symbolic") or "eager")
       debug.sethook()
       -- (an error caught by a pcall of tide's own can let the step finish)
       if not ok then
-        assert.are.equal("injected", err)
+        assert.are.equal("stdin:1: interrupted!", err)
         injected = injected + 1
       end
       -- what an interrupted way out left is undone where the REPL's line ends

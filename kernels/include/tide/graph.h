@@ -96,8 +96,42 @@ TIDE_API tide_status tide_graph_cond(tide_graph *g, const tide_tensor *pred, tid
  * The subgraphs' captures become the node's inputs; on success g owns them. */
 TIDE_API tide_status tide_graph_while(tide_graph *g, int n, const tide_tensor *const *init, tide_graph *cond_g,
                                       tide_graph *body_g, int64_t max_iters, tide_tensor *const *out);
+/* Make the WHILE node of g that gave `result` (one of its loop results) also
+ * give, at each run, its iteration count N (count: a blank header made an
+ * int32 scalar) and, for each of its n loop variables, the values it had at
+ * the start of every iteration, stacked: stacks[k] (blank headers, made
+ * symbolic) is [N, dims of loop variable k]. What a gradient needs instead of
+ * running the loop again; stacks nothing reads are not filled (finalize sees
+ * to it). g must be the graph being built; a loop variable's dims must then
+ * not change between iterations, and its rank must be below TIDE_MAX_DIMS. */
+TIDE_API tide_status tide_graph_while_stack(tide_graph *g, const tide_tensor *result, tide_tensor *count, int n,
+                                            tide_tensor *const *stacks);
 /* Optimize with the given passes and freeze the graph for running. */
 TIDE_API tide_status tide_graph_finalize(tide_graph *g, unsigned passes);
+
+/* ---- a forward graph and its backward (graph/split.c) --------------------- */
+
+/* The values of enclosing graphs that g, built on top of another, captures. */
+TIDE_API int tide_graph_num_captures(const tide_graph *g);
+/* Make g, finished (ended, not finalized) and built on top of the graph being
+ * built, a graph of its own: its captures become inputs after its own ones
+ * (in capture order), and outer[k] (n >= tide_graph_num_captures(g) blank
+ * headers, made symbolic) names the enclosing graph's value that input
+ * (own inputs + k) stands for, so the enclosing graph can give it as an
+ * output. This is how a backward pass traced on top of its forward pass
+ * becomes a graph of the forward's saved values. */
+TIDE_API tide_status tide_graph_detach(tide_graph *g, int n, tide_tensor *const *outer);
+/* While g is being built, let `local` (a value of g, or an eager tensor: a
+ * constant) stand for `foreign`, a symbolic tensor of another graph: ops on
+ * `foreign` in g, and in graphs built on top of g, use `local` instead. How a
+ * backward pass is traced again over the values its forward saved. */
+TIDE_API tide_status tide_graph_alias(tide_graph *g, const tide_tensor *foreign, const tide_tensor *local);
+/* While g is being built, reads of the variable whose tensor is `handle` (in
+ * g and in graphs built on top of it) give `value`, a symbolic tensor read
+ * earlier (of g, an enclosing graph, or one an alias stands for), instead of
+ * reading the variable. How a gradient that runs a loop body or a branch
+ * again sees the values its forward pass read. */
+TIDE_API tide_status tide_graph_pin_variable(tide_graph *g, tide_tensor *handle, const tide_tensor *value);
 
 /* ---- running -------------------------------------------------------------- */
 

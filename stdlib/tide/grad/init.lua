@@ -14,7 +14,7 @@ local fns = registry.fns
 -- The gradients of a recorded node's inputs, given its outputs' gradients
 -- (dys[k] is nil where an output got none) and the inputs that need one.
 function M.backward(node, dys, needs)
-  if node.grad_fn then return node.grad_fn(dys) end
+  if node.grad_fn then return node.grad_fn(dys, needs) end -- (a custom node may skip unneeded work too)
   local fn = fns[node.op]
   if not fn then
     binding.error("GradientTape:gradient: no gradient is defined for op '" .. ffi.string(C.tide_op_name(node.op)) .. "'")

@@ -21,6 +21,7 @@ local pack = recorder.pack
 local None = spec.None
 local is_tensor, symbolic, tracing = values.is_tensor, values.symbolic, values.tracing
 local is_variable, read_variable = values.is_variable, values.read_variable
+local variable = require "tide.variable"
 local dims_of, dims_text, type_text = values.dims_of, values.dims_text, values.type_text
 local count_arg = values.count_arg
 local tensor_array = require "tide.tracing.tensor_array"
@@ -101,8 +102,17 @@ local function trace_sub(name, fn, descs, make_args, used)
   if g == nil then binding.raise() end
   g = ffi.gc(g, C.tide_graph_free)
   local outer = context.current()
-  -- the branch belongs to the same traced function: its variables and first-trace flag
-  local ctx = setmetatable({ graph = g }, { __index = outer or { variables = {}, first = true } })
+  -- the branch belongs to the same traced function: its variables and
+  -- first-trace flag; the variables it reads are noted in used.reads too
+  local outer_vars = outer and outer.variables or {}
+  local reads = used.reads or {}
+  used.reads = reads
+  local vars = setmetatable({}, { __newindex = function(t, k, v)
+    rawset(t, k, v)
+    outer_vars[k] = v
+    reads[k] = true
+  end })
+  local ctx = setmetatable({ graph = g, variables = vars }, { __index = outer or { first = true } })
   -- Every way out (tide.scope) gives back the tapes, the graph being built
   -- and the traces in progress that were there before.
   local mark = scope.enter()
@@ -135,6 +145,21 @@ local function adopt(status, a, b)
   ffi.gc(a, tide_graph_free)
   ffi.gc(b, tide_graph_free)
   return false
+end
+
+-- The variable's tensor (what graphs name it by).
+local variable_handle = convert.variable_handle
+
+-- While tapes record: a read, in the graph being built and just before the
+-- node, of each variable the node's subgraphs read (used.reads), so that a
+-- gradient running them again reads these values (pinned, graph/split.c)
+-- rather than the variables when the gradient runs.
+local function pinned_reads(used)
+  local pins = {}
+  for v in pairs(used.reads or {}) do
+    pins[#pins + 1] = { handle = variable_handle(v), read = variable.traced_read(v) }
+  end
+  return pins
 end
 
 -- Set g's outputs to the tensors in list.
@@ -390,11 +415,12 @@ function M.cond(pred, true_fn, false_fn, ...)
   local n = #tflat
   set_outputs(tg, tflat)
   set_outputs(fg, fflat)
+  local pins = #used > 0 and recorder.active and pinned_reads(used)
   local outs, arr = result_headers(n)
   if not adopt(C.tide_graph_cond(g, pred, disown(tg), disown(fg), n, arr), tg, fg) then binding.raise() end
   for i = 1, n do binding.finish(outs[i]) end
   if #used > 0 and recorder.active then
-    control_grad.cond(used, outs, { pred = pred, true_fn = true_fn, false_fn = false_fn, saved = saved,
+    control_grad.cond(used, outs, { pred = pred, true_fn = true_fn, false_fn = false_fn, saved = saved, pins = pins,
       flatten = function(res) -- a branch's results (packed) lined up with outs
         return flat_like(ts, list_structure(res), function(leaf) return leaf.has_buffer end)
       end })
@@ -653,6 +679,7 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
       set_outputs(bg, oflat)
       local arr_in = ffi.new("const tide_tensor *[?]", math.max(#flat, 1))
       for i, t in ipairs(flat) do arr_in[i - 1] = t end
+      local pins = recorder.active and pinned_reads(used)
       local results, arr = result_headers(#flat)
       if not adopt(C.tide_graph_while(g, #flat, arr_in, disown(cg), disown(bg), max, arr), cg, bg) then
         binding.raise()
@@ -660,10 +687,7 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
       for i = 1, #flat do binding.finish(results[i]) end
       if recorder.active then
         local function ta_slot(leaf) return rawget(leaf.ta, "_buffer") and true or false end
-        control_grad.while_loop(used, flat, results, { descs = descs, max = max, saved = saved,
-          cond_flat = function(syms) -- cond on flat loop tensors
-            return flag_tensor(cond_fn(make_args(syms)), "while_loop", "cond must give")
-          end,
+        control_grad.while_loop(used, flat, results, { saved = saved, pins = pins,
           body_flat = function(syms) -- body on flat loop tensors, giving them back flat
             local r = body_results(pack(body_fn(make_args(syms))), n, first)
             if r.n ~= n then

@@ -223,3 +223,137 @@ describe("gradients through a traced tide.while_loop", function()
     check(f, { xs, f64 { { 0.2, -0.4 } } }, 2, { W })
   end)
 end)
+
+describe("gradients through a traced tide.while_loop of many iterations", function()
+  -- h <- tanh(h W + b), n iterations: the gradient of sum(h) w.r.t. W, b and h0
+  local W = tide.Variable(f64 { { 0.5, -0.3, 0.1 }, { 0.2, 0.4, -0.6 }, { -0.1, 0.3, 0.2 } }, { name = "W" })
+  local b = tide.Variable(f64 { { 0.05, -0.1, 0.2 } }, { name = "b" })
+  local function rnn(h0, n)
+    local _, hn = while_loop(function(i) return i:lt(n) end,
+      function(i, hh) return i + 1, tide.tanh(tide.matmul(hh, W) + b) end, { 0, h0 })
+    return tide.reduce_sum(hn)
+  end
+
+  it("agree with the eager tape over 3,000 iterations (the loop keeps its iterations: no replay)", function()
+    local h0 = f64 { { 0.3, -0.2, 0.9 } }
+    local g = with_grads(rnn, 1, { W, b })
+    local n = tide.tensor(3000)
+    local e = { g(h0, n) }
+    local tg = tide.trace(g)
+    local t = { tg(h0, n) }
+    for i = 1, #e do h.close(t[i], e[i], 1e-9) end
+    -- the gradient's graph runs the forward loop once; only its backward loop applies the body's VJP
+    local text = tg:concrete_functions()[1].graph:text()
+    local loops = 0
+    for _ in text:gmatch("= while_loop%(") do loops = loops + 1 end
+    assert.are.equal(2, loops)
+    assert.truthy(text:find("keeps: the iteration count and each iteration's loop variables\n", 1, true))
+  end)
+
+  it("respect maximum_iterations over 2,000 iterations, and a loop that never runs", function()
+    local function f(x, m)
+      local _, y = while_loop(function() return tide.tensor(true) end, function(i, y) return i + 1, y * 0.999 + x end,
+        { 0, x }, { maximum_iterations = m })
+      return y
+    end
+    local g = tide.trace(with_grads(f, 1))
+    local x = f64 { 1, -2 }
+    -- y_n = 0.999^n x + x (1 - 0.999^n) / (1 - 0.999): dy/dx = 0.999^n + (1 - 0.999^n) / 0.001
+    for _, n in ipairs { 2000, 0 } do
+      local _, gx = g(x, tide.tensor(n))
+      local want = 0.999 ^ n + (1 - 0.999 ^ n) / 0.001
+      h.close(gx, { want, want }, 1e-9)
+    end
+  end)
+
+  it("keep no stacks when no gradient reads them", function()
+    local f = tide.trace(function(x)
+      local tape = tide.GradientTape()
+      tape:watch(x)
+      return tape:run(function()
+        local _, y = while_loop(function(i) return i:lt(4) end, function(i, y) return i + 1, y * x end, { 0, x })
+        return y
+      end)
+    end)
+    h.close(f(f64 { 2 }), { 32 })
+    assert.truthy(f:concrete_functions()[1].graph:text():find("(unread: not kept)", 1, true))
+  end)
+
+  it("differentiate nested loops, and twice (second order through the kept iterations)", function()
+    -- inner: y <- y * x, m times; outer: s <- s + inner(s), k times
+    local function f(x)
+      local _, s = while_loop(function(j) return j:lt(3) end, function(j, s)
+        local _, y = while_loop(function(i) return i:lt(2) end, function(i, y) return i + 1, y * x end, { 0, s })
+        return j + 1, s + y * 0.5
+      end, { 0, x })
+      return s
+    end
+    check(f, { f64 { 0.7, -1.2 } }, 1)
+    -- d2/dx2 of x^5 (a loop of products) is 20 x^3
+    local function power(x)
+      local _, y = while_loop(function(i) return i:lt(5) end, function(i, y) return i + 1, y * x end,
+        { 0, tide.ones_like(x) })
+      return y
+    end
+    local function second(x)
+      local outer = tide.GradientTape()
+      outer:watch(x)
+      local g = outer:run(function()
+        local inner = tide.GradientTape()
+        inner:watch(x)
+        local y = inner:run(function() return tide.reduce_sum(power(x)) end)
+        return inner:gradient(y, x)
+      end)
+      return g, outer:gradient(g, x)
+    end
+    local x = f64 { 0.5, -1.5 }
+    local g, gg = tide.trace(second)(x)
+    h.close(g, { 5 * 0.5 ^ 4, 5 * 1.5 ^ 4 })
+    h.close(gg, { 20 * 0.5 ^ 3, -20 * 1.5 ^ 3 })
+    local eg, egg = second(x)
+    h.close(gg, egg)
+  end)
+
+  it("say why at the gradient when the loop cannot keep its iterations (rank 8), and keep those of 32 loop variables", function()
+    local function grad_of(make_vars)
+      return tide.trace(function(x)
+        local tape = tide.GradientTape()
+        tape:watch(x)
+        local y = tape:run(function()
+          local vars = make_vars(x)
+          local res = { while_loop(function(i) return i:lt(2) end, function(i, ...)
+            local out = { i + 1 }
+            for k, v in ipairs { ... } do out[k + 1] = v * x end
+            return table.unpack(out)
+          end, vars) }
+          return tide.reduce_sum(res[2])
+        end)
+        return tape:gradient(y, x)
+      end)
+    end
+    local rank8 = grad_of(function(x) return { 0, tide.reshape(x, { 1, 1, 1, 1, 1, 1, 1, 1 }) } end)
+    h.errors("its stack would need rank 9", rank8, f64 { 2 })
+    local wide = grad_of(function(x)
+      local vars = { 0 }
+      for k = 1, 31 do vars[k + 1] = x * k end
+      return vars
+    end)
+    -- any number of loop variables keep their stacks: two iterations, y = (1 * x) * x * x, dy/dx = 3 x^2
+    h.close(wide(f64 { 2 }), { 12 })
+  end)
+
+  it("say so when a loop variable's shape changes between iterations", function()
+    local f = tide.trace(function(x)
+      local tape = tide.GradientTape()
+      tape:watch(x)
+      local y = tape:run(function()
+        local _, y = while_loop(function(i) return i:lt(3) end,
+          function(i, y) return i + 1, tide.pad(y * x, { { 0, 1 } }) end, { 0, x },
+          { shape_invariants = { {}, { tide.None } } })
+        return tide.reduce_sum(y)
+      end)
+      return tape:gradient(y, x)
+    end)
+    h.errors("so their shape must not change", f, f64 { 2 })
+  end)
+end)

@@ -35,7 +35,7 @@ describe("a tape outside a traced function", function()
     assert.are.equal(1, f:trace_count())
   end)
 
-  it("records the call as one node whose backward is one traced function", function()
+  it("records the call as one node whose backward is one traced function, traced with the forward", function()
     local f = tide.trace(loss)
     local x, w = f32{1, 2, 3}, f32{0.5, -0.2, 0.1}
     local tape = tide.GradientTape()
@@ -46,8 +46,9 @@ describe("a tape outside a traced function", function()
     assert.are.equal(1, #tape._nodes)
     local g = tape:gradient(y, x)
     h.close(g, grads(loss, {x}, {x}, x, w)[1]:totable(), 1e-6)
-    local cf = f:concrete_functions()[1]
-    assert.are.equal(1, cf._backward:trace_count())
+    local pair = f:concrete_functions()[1]._taped.generic
+    assert.are.equal(1, pair.backward:trace_count())
+    assert.are.equal(1, #pair.backward:concrete_functions())
   end)
 
   it("gives variables read inside fn (captured or passed) their gradients", function()
@@ -195,7 +196,10 @@ describe("a tape outside a traced function", function()
       for i = 1, n do want[i] = 2 * (1 - math.tanh(data[i]) ^ 2) end
       h.close(tape:gradient(y, x), want, 1e-6)
     end
-    assert.are.equal(1, f:concrete_functions()[1]._backward:trace_count())
+    local taped = f:concrete_functions()[1]._taped
+    assert.is_truthy(taped.generic) -- one forward and backward pair for every shape
+    assert.are.equal(1, taped.generic.backward:trace_count())
+    assert.is_nil(next(taped.by_shape))
   end)
 
   it("gives nil for an unconnected source (zeros or an error when asked)", function()
@@ -311,7 +315,7 @@ describe("a tape inside a traced function", function()
 end)
 
 describe("a tape outside a traced function with stateful ops", function()
-  it("runs fn eagerly: a random draw is the one the gradient uses, an assignment happens once", function()
+  it("keeps the call traced: a random draw is the one the gradient uses, an assignment happens once", function()
     local count = tide.Variable(0.0, {trainable = false})
     local f = tide.trace(function(x)
       count:assign_add(1)
@@ -327,6 +331,7 @@ describe("a tape outside a traced function with stateful ops", function()
       return f(x)
     end)
     assert.are.equal(2, count:numpy())
+    assert.are.equal(1, #tape._nodes) -- one node: the call ran as a graph
     local want = {}
     for i, m in ipairs(mask:totable()) do want[i] = m and 3 or 0 end
     h.close(tape:gradient(y, x), want, 1e-6)
