@@ -131,8 +131,7 @@ static __attribute__((noinline, cold)) tide_status check_size(const tide_op_def 
   int64_t n = o->nelem;
   if (n >= 0 && ((def->flags & TIDE_OPF_VIEW) || (uint64_t)n <= (uint64_t)INT64_MAX / tide_dtype_size_unchecked(o->dt)))
     return TIDE_OK;
-  bool has_unknown = false;
-  for (int d = 0; d < o->ndim; d++) has_unknown |= o->dims[d] < 0;
+  bool has_unknown = tide_dims_any_unknown(o->ndim, o->dims); /* a dim, or the rank */
   if (has_unknown && unknown) return TIDE_OK;
   char s[160];
   if (has_unknown)
@@ -144,10 +143,10 @@ static __attribute__((noinline, cold)) tide_status check_size(const tide_op_def 
 /* Run def's inference, then reject outputs whose element count (or, for ops
  * that allocate, byte count) overflowed: every infer sets its layout with
  * tide_tensor_set_contiguous_layout, which gives nelem -1 on overflow, and
- * also when a dim is unknown (-1), which check_size accepts when `unknown`. */
+ * also when a dim or the rank is unknown, which check_size accepts when `unknown`. */
 static tide_status infer_outputs(const tide_op_def *def, const tide_attrs *attrs, int n_in,
                                  const tide_tensor *const *in, int n_out, tide_tensor *const *out, bool unknown) {
-  tide_status st = def->infer(def, attrs, n_in, in, n_out, out);
+  tide_status st = tide_infer(def, attrs, n_in, in, n_out, out);
   if (st) return st;
   for (int i = 0; i < n_out; i++) {
     int64_t n = out[i]->nelem;

@@ -112,7 +112,7 @@ static tide_status resolve_layouts(tide_graph *g, gplan *p, const tide_tensor *c
     case TIDE_NODE_VARIABLE: tide_tensor_set_contiguous_layout(h, n->handle->dt, n->handle->ndim, n->handle->dims); break;
     case TIDE_NODE_OP: {
       const tide_op_def *def = &tide_op_defs[n->op];
-      st = def->infer(def, &n->attrs, n->n_in, ins, n->n_out, outs);
+      st = tide_infer(def, &n->attrs, n->n_in, ins, n->n_out, outs);
       if (st && late) { /* some inference cannot take unknown dims: keep the traced ones */
         tide_clear_error();
         for (int k = 0; k < n->n_out; k++) {
@@ -322,8 +322,7 @@ tide_status tide_graph_preplan(tide_graph *g) {
   const tide_tensor *key[64];
   for (int k = 0; k < g->n_inputs; k++) {
     const tide_tensor *d = &g->nodes[g->inputs[k]].out[0];
-    for (int i = 0; i < d->ndim; i++)
-      if (d->dims[i] < 0) return TIDE_OK;
+    if (tide_dims_any_unknown(d->ndim, d->dims)) return TIDE_OK; /* a dim or the rank */
     key[k] = d;
   }
   gplan *p;
@@ -364,7 +363,7 @@ static tide_status prepare_outputs(tide_graph *g, gplan *p, const gstep *s, bool
   }
   if (s->late && n->kind == TIDE_NODE_OP) {
     const tide_op_def *def = &tide_op_defs[n->op];
-    tide_status st = def->infer(def, &n->attrs, n->n_in, ins, n->n_out, outs);
+    tide_status st = tide_infer(def, &n->attrs, n->n_in, ins, n->n_out, outs);
     if (st) return st;
   } else if (s->late && n->kind == TIDE_NODE_FUSED) {
     tide_status st = tide_graph_fused_plan(g, n, ins, outs);
@@ -478,7 +477,7 @@ static tide_status check_args(tide_graph *g, int n_in, const tide_tensor *const 
     char sx[128], sd[128];
     if (!x || (x->flags & TIDE_TENSOR_SYMBOLIC))
       return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s': %s %d must be an eager tensor", g->name, what, which);
-    bool ok = x->dt == d->dt && x->ndim == d->ndim;
+    bool ok = x->dt == d->dt && (x->ndim == d->ndim || d->ndim < 0); /* an unknown rank takes any */
     for (int i = 0; ok && i < d->ndim; i++) ok = d->dims[i] < 0 || d->dims[i] == x->dims[i];
     if (!ok)
       return TIDE_FAIL(TIDE_ERR_SHAPE, "graph '%s': %s %d is %s %s but the graph takes %s %s", g->name, what, which,

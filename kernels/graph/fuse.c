@@ -301,7 +301,7 @@ tide_status tide_graph_fused_plan(tide_graph *g, gnode *n, const tide_tensor *co
     for (int k = 0; k < ins->nsrc; k++)
       src[k] = ins->src[k] < pg->n_ext ? in[ins->src[k]] : &regs[ins->src[k] - pg->n_ext];
     tide_tensor *o = &regs[t];
-    st = def->infer(def, &ins->attrs, ins->nsrc, src, 1, &o);
+    st = tide_infer(def, &ins->attrs, ins->nsrc, src, 1, &o); /* an input may have an unknown rank */
     if (st && g->nodes[ins->node].origin) {
       char msg[1024];
       snprintf(msg, sizeof msg, "%s", tide_last_error());

@@ -28,8 +28,9 @@ local function out_type(op, o)
   return dt
 end
 
--- x's dims as a Lua list, and whether all are known.
+-- x's dims as a Lua list, and whether all are known (never for an unknown rank).
 local function dims_of(x)
+  if x.ndim < 0 then return {}, false end
   local d, known = {}, true
   for i = 0, x.ndim - 1 do
     d[i + 1] = tonumber(x.dims[i])
@@ -69,10 +70,19 @@ function M.num_elements(x, ...)
   end)
 end
 
--- rank(x) as tf.rank: x's number of dims as a 0-d int32 tensor (always known).
+-- rank(x) as tf.rank: x's number of dims as a 0-d int32 tensor: a constant,
+-- or, for a traced tensor of unknown rank, the length of its shape when the graph runs.
 function M.rank(x)
   if x == nil then binding.error("rank: expects a tensor") end
   x = convert.arg(x, "rank")
+  if x.ndim < 0 then
+    local a = dispatch.attrs()
+    a.dtype = I32
+    local s = dispatch.run1(SHAPE, a, x)
+    a = dispatch.attrs()
+    a.dtype = I32
+    return dispatch.run1(SIZE, a, s)
+  end
   return convert.tensor(x.ndim, "int32", "rank")
 end
 
@@ -89,8 +99,8 @@ function M.arg(op, v)
       binding.error(string.format("%s: shape must be a 1-D tensor, got shape %s", op,
         format.shape_text(tensor.shape_of(v))))
     end
-    if tensor.is_symbolic(v) then
-      if v.ndim ~= 1 or (v.dt ~= I32 and v.dt ~= I64) then
+    if tensor.is_symbolic(v) then -- its rank may be unknown too: a 1-D tensor when the graph runs
+      if v.ndim > 1 or v.ndim == 0 or (v.dt ~= I32 and v.dt ~= I64) then
         binding.error(string.format("%s: a traced shape must be a 1-D int32 or int64 tensor, got %s %s", op,
           dtype.names[v.dt], format.shape_text(tensor.shape_of(v))))
       end
