@@ -180,8 +180,8 @@ static tide_status written_rule(const tide_op_def *def, const tide_attrs *a, int
 
 tide_status tide_infer_unknown_rank(const tide_op_def *def, const tide_attrs *a, int n_in,
                                     const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
-  /* The shape ops say an unknown rank themselves (shape: a vector of unknown length). */
-  if (def->infer == tide_infer_shape_of) return def->infer(def, a, n_in, in, n_out, out);
+  /* Families that read an unknown rank themselves (shape: a vector of unknown length). */
+  if (def->infer == tide_infer_shape_of || def->infer == tide_infer_sum_to) return def->infer(def, a, n_in, in, n_out, out);
   if (n_in > MAX_IN) return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: more than %d inputs", def->name, MAX_IN);
   tide_tensor si[MAX_IN];
   const tide_tensor *use[MAX_IN];

@@ -8,6 +8,18 @@ local dims = util.dims
 
 local reg = grad.register
 
+-- The dims of t that a backprop op produces (its attrs carry them): known
+-- while tracing, or an error naming the op.
+local function produced(op, t, what)
+  local d = dims(t)
+  if not util.all_known(d) then
+    util.error(string.format("GradientTape:gradient: %s's gradient gives %s the shape it has while tracing, and " ..
+      "%s has unknown dims or an unknown rank (shape %s); give them in the input_signature", op, what, what,
+      tostring(t.shape)))
+  end
+  return d
+end
+
 -- conv (x, w) -> y and its two backprop ops, for conv2d and for depthwise.
 -- dx = bp_input(dy, w), dw = bp_filter(x, dy); bp_input(dy, w) is linear in
 -- each argument: d/d dy = conv(g, w), d/dw = bp_filter(g, dy); likewise
@@ -17,17 +29,17 @@ local reg = grad.register
 local function conv_family(fwd, bp_input, bp_filter)
   reg(fwd, function(node, dys, needs)
     local x, w, g = node.inputs[1], node.inputs[2], dys[1]
-    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { g, w }, dims(x)) or nil,
-      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { x, g }, dims(w)) or nil
+    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { g, w }, produced(fwd, x, "input")) or nil,
+      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { x, g }, produced(fwd, w, "filters")) or nil
   end)
   reg(bp_input, function(node, dys, needs)
     local dy, w, g = node.inputs[1], node.inputs[2], dys[1]
     return util.needs(needs, dy) and raw.run(ops[fwd], node.attrs, { g, w }) or nil,
-      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { g, dy }, dims(w)) or nil
+      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { g, dy }, produced(bp_input, w, "filters")) or nil
   end)
   reg(bp_filter, function(node, dys, needs)
     local x, dy, g = node.inputs[1], node.inputs[2], dys[1]
-    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { dy, g }, dims(x)) or nil,
+    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { dy, g }, produced(bp_filter, x, "input")) or nil,
       util.needs(needs, dy) and raw.run(ops[fwd], node.attrs, { x, g }) or nil
   end)
 end

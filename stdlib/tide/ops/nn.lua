@@ -14,6 +14,7 @@ local m = require "tide.ops.math"
 local reduce = require "tide.ops.reduce"
 local shape = require "tide.ops.shape"
 local random = require "tide.random"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
@@ -23,6 +24,7 @@ local SOFTMAX, LOG_SOFTMAX, SPARSE_XENT = C.TIDE_OP_SOFTMAX, C.TIDE_OP_LOG_SOFTM
 local F32, I32, I64 = C.TIDE_FLOAT32, C.TIDE_INT32, C.TIDE_INT64
 
 local fmt = string.format
+local sparse_xent_unknown_rank -- below
 
 ---------------------------------------------------------------------------
 -- Argument helpers
@@ -31,7 +33,7 @@ local fmt = string.format
 -- "(2, 3)": t's shape for messages.
 local function shape_text(t) return format.shape_text(tensor.shape_of(t)) end
 
--- The dims of t as a Lua list.
+-- The dims of t as a Lua list (t's rank must be known).
 local function dims(t)
   local d = {}
   for i = 0, t.ndim - 1 do d[i + 1] = tonumber(t.dims[i]) end
@@ -68,8 +70,9 @@ local function check_same_dtype(op, a, an, b, bn)
 end
 
 -- An error unless a and b have one shape (an unknown dim of a traced tensor,
--- -1, matches any: TF's is_compatible_with).
+-- -1, matches any, and an unknown rank any shape: TF's is_compatible_with).
 local function check_same_shape(op, a, an, b, bn)
+  if a.ndim < 0 or b.ndim < 0 then return end
   local same = a.ndim == b.ndim
   for i = 0, a.ndim - 1 do
     if not same then break end
@@ -78,6 +81,13 @@ local function check_same_shape(op, a, an, b, bn)
   if not same then
     binding.error(fmt("%s: %s and %s must have the same shape, got %s and %s", op, an, bn, shape_text(a), shape_text(b)))
   end
+end
+
+-- The error for `op`, which needs the rank of `what` while tracing, when it
+-- is unknown until the graph runs (a TensorSpec of shape nil).
+local function needs_rank(op, what, why)
+  binding.error(fmt("%s: %s has an unknown rank (shape <unknown>) until the traced function runs, and %s; give " ..
+    "the input_signature a shape with this rank (tide.None for unknown dims)", op, what, why))
 end
 
 -- An integer (a Lua number or a one-element tensor), or `default` when nil.
@@ -191,12 +201,27 @@ function M.softmax_cross_entropy_with_logits(...)
   local o = args.parse(op, { "labels", "logits", "axis" }, ...)
   local logits = input(op, o.logits, "logits", 2)
   check_float(op, logits, "logits")
-  if logits.ndim < 1 then binding.error(op .. ": logits must have at least 1 dimension, got a scalar") end
+  if logits.ndim == 0 then binding.error(op .. ": logits must have at least 1 dimension, got a scalar") end
   local labels = input_like(op, o.labels, logits, "labels", 1)
   check_same_dtype(op, labels, "labels", logits, "logits")
   check_same_shape(op, labels, "labels", logits, "logits")
   local axis = int_arg(op, "axis", o.axis, -1)
   return m.neg(reduce.reduce_sum(m.mul(labels, M.log_softmax(logits, axis)), axis))
+end
+
+-- The sparse cross-entropy when a rank is unknown until the graph runs: the
+-- shapes are checked then, as TF's runtime assertion does, by broadcasting
+-- each input to the shape the other implies (views; both fit only when
+-- labels' shape is logits' without its last dim), then flattened to [B, K].
+sparse_xent_unknown_rank = function(labels, logits)
+  local ls, gs = dynamic_shape.shape(labels), dynamic_shape.shape(logits)
+  local classes = gs:slice { { -1, nil } }
+  logits = shape.broadcast_to(logits, shape.concat({ ls, classes }, 0))
+  labels = shape.broadcast_to(labels, gs:slice { { 0, -1 } })
+  local flat_labels = shape.reshape(labels, { -1 })
+  local flat_logits = shape.reshape(logits, shape.concat({ dynamic_shape.shape(flat_labels), classes }, 0))
+  local loss = dispatch.run(SPARSE_XENT, nil, { flat_labels, flat_logits }, 2)
+  return shape.reshape(loss, ls)
 end
 
 -- sparse_softmax_cross_entropy_with_logits(labels, logits) as TF: labels
@@ -212,7 +237,8 @@ function M.sparse_softmax_cross_entropy_with_logits(...)
   if labels.dt ~= I32 and labels.dt ~= I64 then
     binding.error(fmt("%s: labels must be int32 or int64 class indices, got %s", op, dtype.names[labels.dt]))
   end
-  if logits.ndim < 1 then binding.error(op .. ": logits must have at least 1 dimension (the classes), got a scalar") end
+  if logits.ndim == 0 then binding.error(op .. ": logits must have at least 1 dimension (the classes), got a scalar") end
+  if labels.ndim < 0 or logits.ndim < 0 then return sparse_xent_unknown_rank(labels, logits) end
   local ok = labels.ndim == logits.ndim - 1
   for i = 0, labels.ndim - 1 do   -- an unknown (-1) dim of a traced tensor matches any
     if not ok then break end

@@ -323,7 +323,7 @@ local function pad_pairs(x, paddings)
   if type(rows) ~= "table" then
     binding.error("pad: paddings must be a list of {before, after} pairs, got " .. type(rows))
   end
-  if #rows ~= x.ndim then
+  if x.ndim >= 0 and #rows ~= x.ndim then -- an unknown rank: checked when the graph runs
     binding.error(fmt("pad: paddings has %d pairs but the input has rank %d (shape %s)", #rows, x.ndim,
       shape_text(x)))
   end
@@ -377,6 +377,10 @@ function M.pad(x, ...)
     binding.error(fmt("pad: unknown mode '%s' (expected CONSTANT, REFLECT or SYMMETRIC)", o.mode))
   end
   -- Mirror modes: one gather per padded dim, of indices reflected inside it.
+  if x.ndim < 0 then
+    binding.error(fmt("pad: %s padding needs the input's dims, and its rank is unknown until the traced function " ..
+      "runs (a TensorSpec of shape nil); give the input_signature a shape, or pad with CONSTANT", mode))
+  end
   local symmetric = mode == "SYMMETRIC"
   local out = x
   for d = 1, #pp do

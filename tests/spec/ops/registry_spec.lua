@@ -123,6 +123,19 @@ do
   end
 end
 
+-- sum_to: the gradient of a broadcast when a rank is unknown while tracing.
+calls.sum_to = function()
+  local f = tide.trace(function(x, b)
+    local t = tide.GradientTape()
+    local y = t:run(function() t:watch(b); return tide.reduce_sum(x * b) end)
+    return t:gradient(y, b)
+  end, { input_signature = { tide.TensorSpec(nil), tide.TensorSpec({ 3 }) } })
+  local g = f(m, f32{ 1, 1, 1 })
+  assert(f:get_concrete_function():graph_text():find("sum_to(", 1, true), "no sum_to node")
+  h.close(g, { 5, 7, 9 })
+  return g
+end
+
 describe("the op registry", function()
   local nops = tonumber(C.TIDE_NUM_OPS)
 
