@@ -64,10 +64,12 @@ function methods.as_list(s)
 end
 M.Shape = Shape
 
--- The Shape of unknown rank (a new one each call: callers may keep it).
+-- The Shape of unknown rank (a new one each call: callers may keep it);
+-- also tide.Shape.unknown(), e.g. as a while_loop shape invariant.
 function M.unknown()
   return setmetatable({ unknown_rank = true }, Shape)
 end
+rawset(Shape, "unknown", M.unknown)
 
 -- True when s (a Shape or a Lua list of dims) has an unknown rank (nil too).
 function M.is_unknown_rank(s)
