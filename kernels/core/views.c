@@ -243,9 +243,13 @@ tide_status tide_plan_slice(const tide_op_def *def, const tide_attrs *a, const t
   int n = x->ndim;
   /* Triples for the leading dims; the dims after them are taken whole, as in
    * TF's strided_slice (x[0] of a tensor whose rank is known only at run time). */
-  if (a->nints % 3 != 0 || a->nints > 3 * n)
-    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: expects (start, stop, step) for each of at most %d dims, got %d numbers", op,
-                     n, a->nints);
+  if (a->nints % 3 != 0)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: expects (start, stop, step) for each dim, got %d numbers", op, a->nints);
+  if (a->nints > 3 * n) { /* a spec for a tensor of unknown rank, which turned out smaller */
+    char sx[128];
+    return TIDE_FAIL(TIDE_ERR_INDEX, "%s: the spec names %d dim(s) but the tensor has rank %d (shape %s)", op,
+                     a->nints / 3, n, TIDE_SHAPE_STR(sx, x));
+  }
   int given = a->nints / 3;
   p->ndim = 0;
   p->offset = 0;

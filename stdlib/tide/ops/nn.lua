@@ -271,7 +271,8 @@ end
 -- bias_add on a value of unknown rank (channels last): bias is added along
 -- the last dim, which must have bias's length: value is reshaped to its own
 -- shape with that length last (a view), so another length fails when the
--- graph runs instead of broadcasting.
+-- graph runs instead of broadcasting; reading its dim -2 there fails for a
+-- value of rank < 2, as TF's kernel refuses one.
 bias_add_unknown_rank = function(op, value, bias, first)
   if first then
     needs_rank(op, "value", "a channels-first data_format puts bias on dim 1, which needs it")
@@ -279,7 +280,7 @@ bias_add_unknown_rank = function(op, value, bias, first)
   if bias.ndim ~= 1 then binding.error(fmt("%s: bias must be 1-D, got shape %s", op, shape_text(bias))) end
   local s = dynamic_shape.shape(value)
   local c = dynamic_shape.shape(bias)
-  value = shape.reshape(value, shape.concat({ s:slice { { 0, -1 } }, c }, 0))
+  value = shape.reshape(value, shape.concat({ s:slice { { 0, -2 } }, shape.reshape(s[-2], { 1 }), c }, 0))
   return m.add(value, bias)
 end
 

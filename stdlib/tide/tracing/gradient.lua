@@ -66,9 +66,10 @@ function M.records(cf, slots)
   return false
 end
 
--- True when a spec of the list has a None dim.
+-- True when a spec of the list has a None dim (or an unknown rank: shape nil).
 local function has_none(sig)
   for _, sp in ipairs(sig) do
+    if sp.shape == nil then return true end
     for _, d in ipairs(sp.shape) do
       if d == spec.None then return true end
     end
