@@ -169,6 +169,10 @@ static const icase cases[] = {
     {ROW(SHAPE), A(.dtype = TIDE_FLOAT32), IN1(D(F32, 1, U)), ERR(TIDE_ERR_DTYPE, "out_type must be int32 or int64")},
     {ROW(SIZE), A(.dtype = TIDE_INT32), IN1(D(F32, 2, U, 3)), OUT(0, 0)},
     /* ---- a traced shape input (TIDE_OPF_SHAPE_INPUT): its length is the rank, every dim unknown ---- */
+    /* ---- sum_to: like's shape; an unknown dim of either agrees ---- */
+    {ROW(SUM_TO), IN2(D(F32, 2, U, 3), D(F32, 1, 3)), OUT(1, 3)},
+    {ROW(SUM_TO), IN2(D(F32, 2, 4, U), D(F32, 2, U, 1)), OUT(2, U, 1)},
+    {ROW(SUM_TO), IN2(D(F32, 2, U, 3), D(F32, 1, 4)), ERR(TIDE_ERR_SHAPE, "cannot sum shape [None, 3] back to [4]")},
     {ROW(FILL), A(.dtype = TIDE_FLOAT32), IN1(D(I32, 1, 3)), OUT(3, U, U, U)},
     {ROW(FILL), A(.dtype = TIDE_FLOAT32), IN1(D(TIDE_INT64, 1, 0)), OUT(0, 0)},
     {ROW(RANDOM_NORMAL), A(.dtype = TIDE_FLOAT32), IN1(D(I32, 1, 2)), OUT(2, U, U)},
