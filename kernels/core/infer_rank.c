@@ -28,9 +28,11 @@ static void set_unknown_rank(tide_tensor *out, int dt) {
 
 static bool rank_unknown(const tide_tensor *t) { return t->ndim < 0; }
 
-/* A descriptor like x (dtype, symbolic flag) of rank r with every dim unknown. */
+/* A descriptor like x (dtype, symbolic flag) of rank r (at most
+ * TIDE_MAX_DIMS) with every dim unknown. */
 static void stand_in(const tide_tensor *x, int r, tide_tensor *s) {
   int64_t dims[TIDE_MAX_DIMS];
+  if (r > TIDE_MAX_DIMS) r = TIDE_MAX_DIMS;
   for (int i = 0; i < r; i++) dims[i] = -1;
   memset(s, 0, sizeof *s);
   tide_tensor_set_contiguous_layout(s, x->dt, r, dims);
@@ -38,7 +40,11 @@ static void stand_in(const tide_tensor *x, int r, tide_tensor *s) {
   s->dev = x->dev;
 }
 
-/* The stand-in rank for input i (of unknown rank) of def. */
+/* At most the top rank: attributes longer than any rank fail in the op's
+ * own inference against it. */
+static int capped(int r) { return r < TIDE_MAX_DIMS ? r : TIDE_MAX_DIMS; }
+
+/* The stand-in rank for input i (of unknown rank) of def; -1: a written rule. */
 static int stand_in_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
   tide_infer_fn f = def->infer;
   /* A shape input (reshape(x, shape), fill(shape)): a vector of unknown length. */
@@ -47,10 +53,10 @@ static int stand_in_rank(const tide_op_def *def, const tide_attrs *a, int n_in, 
   if (f == tide_infer_unary) return 0;             /* random_shuffle: same shape out */
   if (f == tide_infer_reshape) return 1;           /* x: an unknown number of elements */
   if (f == tide_infer_broadcast_to) return 0;      /* x: fits any target */
-  if (f == tide_infer_transpose) return a->nints;  /* one perm entry per dim */
-  if (f == tide_infer_slice) return a->nints / 3 < TIDE_MAX_DIMS ? a->nints / 3 : TIDE_MAX_DIMS;
-  if (f == tide_infer_tile) return a->nints <= TIDE_MAX_DIMS ? a->nints : TIDE_MAX_DIMS;
-  if (f == tide_infer_pad) return a->nints / 2 <= TIDE_MAX_DIMS ? a->nints / 2 : TIDE_MAX_DIMS;
+  if (f == tide_infer_transpose) return capped(a->nints); /* one perm entry per dim */
+  if (f == tide_infer_slice) return capped(a->nints / 3);   /* the leading dims the spec names */
+  if (f == tide_infer_tile) return capped(a->nints);
+  if (f == tide_infer_pad) return a->nints % 2 ? -1 : capped(a->nints / 2); /* pairs per dim */
   if (f == tide_infer_matmul) return 2;
   if (f == tide_infer_unique) return 1;
   if (f == tide_infer_sparse_xent) return i == 0 ? 1 : 2;
@@ -66,8 +72,9 @@ static int stand_in_rank(const tide_op_def *def, const tide_attrs *a, int n_in, 
   if (f == tide_infer_segment) {
     if (i == 2) return 0;                          /* num_segments: a scalar */
     if (def->n_in == 2) return 1;                  /* sorted: data [N, ...], segment_ids [N] */
-    const tide_tensor *other = in[1 - i];          /* unsorted: segment_ids a prefix of data's shape */
-    return rank_unknown(other) ? 1 : (other->ndim < 1 ? other->ndim : 1);
+    /* unsorted: segment_ids' shape is a prefix of data's */
+    if (i == 0) return rank_unknown(in[1]) ? 1 : in[1]->ndim;
+    return rank_unknown(in[0]) ? 1 : (in[0]->ndim < 1 ? in[0]->ndim : 1);
   }
   /* One axis (argmax, cumsum, sort, top_k, softmax): any valid one is valid at the top rank. */
   if (f == tide_infer_argreduce || f == tide_infer_scan || f == tide_infer_sort || f == tide_infer_top_k ||
@@ -137,6 +144,8 @@ static tide_status written_rule(const tide_op_def *def, const tide_attrs *a, int
     else set_unknown_rank(out[0], dt);
     return TIDE_OK;
   }
+  if (f == tide_infer_pad) /* an odd count fits no rank */
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: paddings must be (before, after) pairs, got %d numbers", def->name, a->nints);
   if (f == tide_infer_reverse || f == tide_infer_squeeze) { /* several axes */
     if ((st = tide_check_dtype(def, x, "input")) != TIDE_OK) return st;
     set_unknown_rank(out[0], x->dt);

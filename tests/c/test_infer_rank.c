@@ -92,6 +92,7 @@ static const rcase cases[] = {
     {ROW(TRANSPOSE), A(.ints = {1, 0}, .nints = 2), IN1(UR(F32)), OUT(F32, 2, U, U)},
     {ROW(TRANSPOSE), IN1(UR(F32)), OUT(F32, R, 0)},
     {ROW(TRANSPOSE), A(.ints = {1, 1}, .nints = 2), IN1(UR(F32)), ERR(TIDE_ERR_VALUE, "not a permutation")},
+    {ROW(TRANSPOSE), A(.nints = 12), IN1(UR(F32)), ERR(TIDE_ERR_VALUE, "has 12 entries but the tensor has rank 8")},
     {ROW(SLICE), A(.ints = {0, 0, 1}, .nints = 3, .n = 1), IN1(UR(F32)), OUT(F32, R, 0)}, /* x[0] */
     {ROW(SLICE), A(.ints = {0, 0, 0}, .nints = 3), IN1(UR(F32)), ERR(TIDE_ERR_VALUE, "step cannot be zero")},
     {ROW(BROADCAST_TO), A(.ints = {2, 3}, .nints = 2), IN1(UR(F32)), OUT(F32, 2, 2, 3)},
@@ -108,6 +109,7 @@ static const rcase cases[] = {
     {ROW(CONCAT), A(.axis = 0), IN2(UR(F32), S(F32)), ERR(TIDE_ERR_SHAPE, "cannot concatenate 0-d tensors")},
     {ROW(TILE), A(.ints = {2, 0}, .nints = 2), IN1(UR(F32)), OUT(F32, 2, U, 0)},
     {ROW(PAD), A(.ints = {1, 1, 0, 2}, .nints = 4), IN1(UR(F32)), OUT(F32, 2, U, U)},
+    {ROW(PAD), A(.ints = {1, 1, 0}, .nints = 3), IN1(UR(F32)), ERR(TIDE_ERR_VALUE, "paddings must be (before, after) pairs, got 3")},
     {ROW(GATHER), IN2(UR(F32), D(I32, 1, 2)), OUT(F32, R, 0)},
     {ROW(GATHER), IN2(D(F32, 2, 3, 4), UR(F32)), ERR(TIDE_ERR_DTYPE, "indices must be int32 or int64")},
     {ROW(ONE_HOT), A(.n = 3, .axis = -1, .dtype = F32), IN1(UR(I32)), OUT(F32, R, 0)},
@@ -143,6 +145,7 @@ static const rcase cases[] = {
     {ROW(SEGMENT_MIN), IN2(UR(F32), UR(F32)), ERR(TIDE_ERR_DTYPE, "segment_ids must be int32 or int64")},
     {ROW(SEGMENT_PROD), IN2(UR(F32), UR(I64)), OUT(F32, R, 0)},
     {ROW(UNSORTED_SEGMENT_SUM), IN3(UR(F32), D(I32, 1, 4), S(I32)), OUT(F32, R, 0)},
+    {ROW(UNSORTED_SEGMENT_SUM), IN3(UR(F32), D(I32, 2, 2, 4), S(I32)), OUT(F32, R, 0)}, /* ids of rank 2: data too */
     {ROW(UNSORTED_SEGMENT_MAX), IN3(D(F32, 2, 4, 3), UR(I32), S(I32)), OUT(F32, R, 0)},
     {ROW(UNSORTED_SEGMENT_MIN), IN3(D(F32, 2, 4, 3), D(I32, 1, 4), UR(I32)), OUT(F32, 2, U, 3)},
     {ROW(UNSORTED_SEGMENT_PROD), IN3(UR(F32), UR(I32), UR(I32)), OUT(F32, R, 0)},

@@ -293,6 +293,9 @@ describe("the Lua API on tensors of unknown rank", function()
       return tide.TensorArray("float32", { size = 1 }):write(0, x):stack()
     end)
     refuses("boolean_mask: the mask's rank must be known while tracing", function(x) return tide.boolean_mask(x, x:gt(0)) end)
+    refuses("zeros: shape is a shape of unknown rank (<unknown>), which has no dims until the graph runs; pass " ..
+      "tide.shape(x)", function(x) return tide.zeros(x.shape) end)
+    refuses("reshape: shape is a shape of unknown rank", function(x) return x:reshape(x.shape) end)
     refuses("boolean_mask: a negative axis (-1) counts from the end of a tensor whose rank is unknown",
       function(x) return tide.boolean_mask(x, tide.tensor { true, false, true }, { axis = -1 }) end)
   end)
