@@ -198,8 +198,8 @@ void tide_set_default_recorder(tide_recorder r) {
  * op while this thread records. The flag comes first, so that an eager call
  * of a stateless op reads no thread-local at all. A header of unknown rank
  * that is not symbolic (corrupt: only traces make them) goes the same cold
- * way, where record_call refuses it: so the eager path below, which runs the
- * op's own inference, never sees an unknown rank, for one test it does anyway. */
+ * way, where record_call refuses it: so the eager path's inference (the op's
+ * own, called directly) never sees an unknown rank, for one comparison per input. */
 static bool wants_recorder(const tide_op_def *def, int n_in, const tide_tensor *const *in) {
   for (int i = 0; i < n_in; i++)
     if ((in[i]->flags & TIDE_TENSOR_SYMBOLIC) | (in[i]->ndim < 0)) return true;
