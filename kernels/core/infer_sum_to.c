@@ -31,12 +31,19 @@ tide_status tide_infer_sum_to(const tide_op_def *def, const tide_attrs *a, int n
   tide_attrs buf;
   bool unknown, axes[TIDE_MAX_DIMS];
   if ((st = tide_shape_input(def, a, n_in, in, &buf, &a, &unknown)) != TIDE_OK) return st;
+  /* Unknown ranks (tracing; infer_rank.c leaves them to this rule): a shape
+   * of unknown length gives an unknown rank; x of unknown rank, the target's
+   * dims, its sum decided when the graph runs. */
+  if (a->nints < 0) {
+    tide_tensor_set_contiguous_layout(out[0], x->dt, TIDE_UNKNOWN_RANK, NULL);
+    return TIDE_OK;
+  }
   if (!unknown) /* (a number: a shape string would print -1 as None) */
     for (int i = 0; i < a->nints && i < TIDE_MAX_INTS; i++)
       if (a->ints[i] < 0)
         return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: the shape has a negative dimension (%lld at %d)", def->name,
                          (long long)a->ints[i], i);
-  if ((st = tide_sum_to_axes(def, x, a, axes)) != TIDE_OK) return st;
+  if (x->ndim >= 0 && (st = tide_sum_to_axes(def, x, a, axes)) != TIDE_OK) return st;
   tide_tensor_set_contiguous_layout(out[0], x->dt, a->nints, a->ints);
   return TIDE_OK;
 }

@@ -38,6 +38,22 @@ extern const tide_op_def tide_op_defs[TIDE_NUM_OPS];
 #include "tide/ops.def"
 #undef TIDE_OP
 
+/* Inference for inputs of which some have an unknown rank (core/infer_rank.c):
+ * each family's rule, giving outputs of unknown rank where nothing better holds. */
+tide_status tide_infer_unknown_rank(const tide_op_def *def, const tide_attrs *attrs, int n_in,
+                                    const tide_tensor *const *in, int n_out, tide_tensor *const *out);
+
+/* Infer def's outputs into blank headers: its own inference, or the rules for
+ * inputs of unknown rank (TIDE_UNKNOWN_RANK, only in traced graphs). Every
+ * caller of shape inference (eager calls, the recorder, the executor's plans)
+ * goes through this, so no op's own inference ever sees an unknown rank. */
+static inline tide_status tide_infer(const tide_op_def *def, const tide_attrs *attrs, int n_in,
+                                     const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  for (int i = 0; i < n_in; i++)
+    if (TIDE_UNLIKELY(in[i]->ndim < 0)) return tide_infer_unknown_rank(def, attrs, n_in, in, n_out, out);
+  return def->infer(def, attrs, n_in, in, n_out, out);
+}
+
 /* Check `t` has a dtype the op accepts; the error names the op and suggests :cast. */
 tide_status tide_check_dtype(const tide_op_def *def, const tide_tensor *t, const char *what);
 /* Check a and b (named wa, wb in the error) share a dtype; the error suggests :cast. */
@@ -80,10 +96,13 @@ void tide_set_default_recorder(tide_recorder r);
  * shape tensor's values; *unknown says they are not known yet (tracing a
  * computed shape): then ints are -1, or what `a`'s ints say of them when `a`
  * gives as many (a traced x's dims for tide.shape(x)), and the op's result
- * has those dims. A run whose values differ from such known ints fails. */
+ * has those dims; when the shape tensor's length is unknown too, nints is -1
+ * and the result has an unknown rank. A run whose values differ from such
+ * known ints fails. */
 tide_status tide_shape_input(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                              tide_attrs *buf, const tide_attrs **use, bool *unknown);
-/* Give `out` dtype dt and the dims of use->ints (-1: unknown), as tide_shape_input left them. */
+/* Give `out` dtype dt and the dims of use->ints (-1: unknown), as tide_shape_input
+ * left them; an unknown rank when use->nints < 0. */
 void tide_shape_input_unknown(tide_tensor *out, int dt, const tide_attrs *use);
 
 /* A default (all-zero) attrs, for ops called without attributes. */

@@ -57,6 +57,13 @@ int64_t tide_dims_product(int ndim, const int64_t *dims) {
 /* An unknown dim (-1, a traced graph's None) gives nelem -1, and the strides
  * of the dims outside it 0 (they depend on it); the dims inside keep theirs. */
 void tide_tensor_set_contiguous_layout(tide_tensor *t, int dtype, int ndim, const int64_t *dims) {
+  if (TIDE_UNLIKELY(ndim < 0)) { /* TIDE_UNKNOWN_RANK: only tracing and its plans come here */
+    for (int i = 0; i < TIDE_MAX_DIMS; i++) t->dims[i] = t->strides[i] = 0;
+    t->ndim = TIDE_UNKNOWN_RANK;
+    t->dt = dtype;
+    t->nelem = -1;
+    return;
+  }
   int64_t copy[TIDE_MAX_DIMS]; /* dims may alias t->dims */
   for (int i = 0; i < ndim; i++) copy[i] = dims[i];
   int64_t stride = 1, n = 1, sign = 0;
@@ -78,6 +85,10 @@ void tide_tensor_set_contiguous_layout(tide_tensor *t, int dtype, int ndim, cons
 const char *tide_fmt_dims(char *buf, size_t size, int ndim, const int64_t *dims) {
   size_t used = 0;
   buf[0] = '\0';
+  if (ndim < 0) {
+    snprintf(buf, size, "<unknown>");
+    return buf;
+  }
   used += (size_t)snprintf(buf, size, "[");
   for (int i = 0; i < ndim && used < size; i++) {
     if (dims[i] == -1) /* an unknown dim of a traced graph (other negatives are bad input, shown as given) */

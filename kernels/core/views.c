@@ -241,12 +241,24 @@ static int64_t unknown_slice_len(int64_t start, int64_t stop, int64_t step, bool
 tide_status tide_plan_slice(const tide_op_def *def, const tide_attrs *a, const tide_tensor *x, tide_view_plan *p) {
   const char *op = def->name;
   int n = x->ndim;
-  if (a->nints != 3 * n)
-    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: expects (start, stop, step) for each of %d dims, got %d numbers", op,
-                     n, a->nints);
+  /* Triples for the leading dims; the dims after them are taken whole, as in
+   * TF's strided_slice (x[0] of a tensor whose rank is known only at run time). */
+  if (a->nints % 3 != 0)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: expects (start, stop, step) for each dim, got %d numbers", op, a->nints);
+  if (a->nints > 3 * n) { /* a spec for a tensor of unknown rank, which turned out smaller */
+    char sx[128];
+    return TIDE_FAIL(TIDE_ERR_INDEX, "%s: the spec names %d dim(s) but the tensor has rank %d (shape %s)", op,
+                     a->nints / 3, n, TIDE_SHAPE_STR(sx, x));
+  }
+  int given = a->nints / 3;
   p->ndim = 0;
   p->offset = 0;
   for (int i = 0; i < n; i++) {
+    if (i >= given) { /* whole */
+      p->dims[p->ndim] = x->dims[i];
+      p->strides[p->ndim++] = x->strides[i];
+      continue;
+    }
     int64_t d = x->dims[i], start = a->ints[3 * i], stop = a->ints[3 * i + 1], step = a->ints[3 * i + 2];
     bool shrink = (a->n >> i) & 1, no_start = (a->m >> i) & 1, no_stop = (a->m >> (i + 8)) & 1;
     if (TIDE_UNLIKELY(d < 0)) { /* unknown until the graph runs (only shape inference sees this) */
@@ -362,7 +374,7 @@ tide_status tide_infer_broadcast_to(const tide_op_def *def, const tide_attrs *a,
   tide_status st = shape_target(def, a, n_in, in, &buf, &a, out[0], &unknown);
   if (st) return st;
   char sx[128];
-  if (unknown && a->nints < in[0]->ndim)
+  if (unknown && a->nints >= 0 && a->nints < in[0]->ndim) /* nints -1: a shape of unknown length */
     return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: cannot broadcast shape %s to a shape of rank %d", def->name,
                      TIDE_SHAPE_STR(sx, in[0]), a->nints);
   return unknown ? TIDE_OK : infer_view(broadcast_plan, def, a, in[0], out[0]);
@@ -385,14 +397,7 @@ static tide_status squeeze_plan(const tide_op_def *def, const tide_attrs *a, con
   bool drop[TIDE_MAX_DIMS] = {0};
   char sx[128];
   if (a->nints == 0) {
-    for (int i = 0; i < x->ndim; i++) {
-      /* TF's result then has an unknown rank, which a tide shape cannot say. */
-      if (x->dims[i] < 0)
-        return TIDE_FAIL(TIDE_ERR_SHAPE,
-                         "%s: cannot tell which dimensions to squeeze: dimension %d of shape %s is unknown until "
-                         "the graph runs; name the axes to squeeze (axis = ...)", def->name, i, TIDE_SHAPE_STR(sx, x));
-      drop[i] = x->dims[i] == 1;
-    }
+    for (int i = 0; i < x->ndim; i++) drop[i] = x->dims[i] == 1; /* known dims: tide_infer_squeeze sees to it */
   } else {
     for (int k = 0; k < a->nints; k++) {
       int ax = tide_normalize_axis(def->name, a->ints[k], x->ndim);
@@ -414,6 +419,12 @@ static tide_status squeeze_plan(const tide_op_def *def, const tide_attrs *a, con
 tide_status tide_infer_squeeze(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  /* Every size-1 dim, and one is unknown until the graph runs: which dims go
+   * is known only then, so the result's rank is unknown (TF's rule). */
+  if (a->nints == 0 && tide_dims_any_unknown(in[0]->ndim, in[0]->dims)) {
+    tide_tensor_set_contiguous_layout(out[0], in[0]->dt, TIDE_UNKNOWN_RANK, NULL);
+    return TIDE_OK;
+  }
   return infer_view(squeeze_plan, def, a, in[0], out[0]);
 }
 

@@ -214,10 +214,17 @@ void tide_graph_symbolic(tide_graph *g, int node, int index, tide_tensor *t) {
   t->inline_data.sym.index = index;
 }
 
-/* Set a descriptor from dtype and dims that may hold -1 (unknown). */
+/* Set a descriptor from dtype and dims that may hold -1 (unknown); ndim
+ * TIDE_UNKNOWN_RANK gives a descriptor of unknown rank (dims unread). */
 static void set_desc(tide_tensor *d, int dtype, int ndim, const int64_t *dims) {
   memset(d, 0, sizeof *d);
   d->dt = dtype;
+  d->flags = TIDE_TENSOR_SYMBOLIC;
+  if (ndim < 0) {
+    d->ndim = TIDE_UNKNOWN_RANK;
+    d->nelem = -1;
+    return;
+  }
   d->ndim = ndim;
   int64_t n = 1;
   for (int i = 0; i < ndim; i++) {
@@ -239,7 +246,8 @@ tide_status tide_graph_input(tide_graph *g, int dtype, int ndim, const int64_t *
   tide_status st = require_building(g, "graph input");
   if (st) return st;
   if (dtype < 0 || dtype >= TIDE_NUM_DTYPES) return TIDE_FAIL(TIDE_ERR_DTYPE, "graph input: bad dtype %d", dtype);
-  if (ndim < 0 || ndim > TIDE_MAX_DIMS) return TIDE_FAIL(TIDE_ERR_SHAPE, "graph input: bad rank %d", ndim);
+  if (ndim < TIDE_UNKNOWN_RANK || ndim > TIDE_MAX_DIMS) return TIDE_FAIL(TIDE_ERR_SHAPE, "graph input: bad rank %d", ndim);
+  if (ndim > 0 && !dims) return TIDE_FAIL(TIDE_ERR_SHAPE, "graph input: dims is NULL for rank %d", ndim);
   for (int i = 0; i < ndim; i++)
     if (dims[i] < -1) return TIDE_FAIL(TIDE_ERR_SHAPE, "graph input: bad dimension %lld", (long long)dims[i]);
   int *grown = realloc(g->inputs, (size_t)(g->n_inputs + 1) * sizeof *grown);
@@ -355,7 +363,7 @@ static tide_status record_op(void *ctx, const tide_op_def *def, const tide_attrs
   tide_tensor *tmp_out[4] = {&tmp[0], &tmp[1], &tmp[2], &tmp[3]};
   if (n_out > 4) return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: too many outputs", def->name);
   memset(tmp, 0, sizeof tmp);
-  tide_status st = def->infer(def, attrs, n_in, descs, n_out, tmp_out);
+  tide_status st = tide_infer(def, attrs, n_in, descs, n_out, tmp_out);
   if (st) return st;
   int node = tide_graph_add_node(g, TIDE_NODE_OP, n_in, n_out);
   if (node < 0) return tide_last_status();
@@ -428,7 +436,7 @@ tide_status tide_graph_assign(tide_graph *g, tide_tensor *handle, int mode, cons
   if (d->dt != handle->dt)
     return TIDE_FAIL(TIDE_ERR_DTYPE, "assign: the variable is %s but the value is %s (use :cast)",
                      tide_dtype_name(handle->dt), tide_dtype_name(d->dt));
-  bool same = d->ndim == handle->ndim;
+  bool same = d->ndim == handle->ndim || d->ndim < 0; /* unknown dims or rank: checked when it runs */
   for (int i = 0; same && i < d->ndim; i++) same = d->dims[i] == handle->dims[i] || d->dims[i] < 0;
   if (!same)
     return TIDE_FAIL(TIDE_ERR_SHAPE, "assign: the variable has shape %s but the value has shape %s",
@@ -589,7 +597,7 @@ tide_status tide_graph_cond(tide_graph *g, const tide_tensor *pred, tide_graph *
   st = value_of(g, pred, &pv, "cond");
   if (st) return st;
   const tide_tensor *pd = gval_desc(g, pv);
-  char s0[128], s1[128];
+  char s0[128];
   if (!is_flag(pd))
     return TIDE_FAIL(TIDE_ERR_VALUE, "cond: pred must be a one-element bool tensor, got %s %s",
                      tide_dtype_name(pd->dt), TIDE_SHAPE_STR(s0, pd));
@@ -599,13 +607,10 @@ tide_status tide_graph_cond(tide_graph *g, const tide_tensor *pred, tide_graph *
     if (a->dt != b->dt)
       return TIDE_FAIL(TIDE_ERR_DTYPE, "cond: result %d is %s in the true branch but %s in the false branch", k + 1,
                        tide_dtype_name(a->dt), tide_dtype_name(b->dt));
-    if (a->ndim != b->ndim)
-      return TIDE_FAIL(TIDE_ERR_SHAPE,
-                       "cond: result %d has shape %s in the true branch but %s in the false branch (the ranks differ)",
-                       k + 1, TIDE_SHAPE_STR(s0, a), TIDE_SHAPE_STR(s1, b));
+    /* Ranks that differ (or one unknown) give an unknown rank, as TF's cond. */
     int64_t dims[TIDE_MAX_DIMS];
     for (int i = 0; i < a->ndim; i++) dims[i] = a->dims[i] == b->dims[i] ? a->dims[i] : -1;
-    set_desc(&desc[k], a->dt, a->ndim, dims);
+    set_desc(&desc[k], a->dt, a->ndim == b->ndim ? a->ndim : TIDE_UNKNOWN_RANK, dims);
   }
   gvalue *vals = (gvalue *)(desc + n_out);
   int k = 0;
@@ -634,9 +639,12 @@ tide_status tide_graph_cond(tide_graph *g, const tide_tensor *pred, tide_graph *
   return TIDE_OK;
 }
 
-/* True when the known dims of `d` fit `want` (same rank; want's -1 fits any). */
+/* True when the known dims of `d` fit `want` (same rank; want's -1 fits any,
+ * and an unknown rank in want any rank). */
 static bool fits_desc(const tide_tensor *d, const tide_tensor *want) {
-  if (d->dt != want->dt || d->ndim != want->ndim) return false;
+  if (d->dt != want->dt) return false;
+  if (want->ndim < 0) return true;
+  if (d->ndim != want->ndim) return false;
   for (int i = 0; i < d->ndim; i++)
     if (want->dims[i] >= 0 && d->dims[i] != want->dims[i]) return false;
   return true;

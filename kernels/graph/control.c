@@ -38,7 +38,8 @@ static tide_status plan_cond(gnode *n, const tide_tensor *const *in, tide_tensor
     int64_t dims[TIDE_MAX_DIMS];
     for (int d = 0; d < a[k].ndim; d++) dims[d] = a[k].dims[d] == b[k].dims[d] ? a[k].dims[d] : -1;
     memset(out[k], 0, sizeof *out[k]);
-    tide_tensor_set_contiguous_layout(out[k], a[k].dt, a[k].ndim, dims);
+    /* branches of different ranks: known when one runs */
+    tide_tensor_set_contiguous_layout(out[k], a[k].dt, a[k].ndim == b[k].ndim ? a[k].ndim : TIDE_UNKNOWN_RANK, dims);
   }
   return TIDE_OK;
 }

@@ -118,7 +118,7 @@ static tide_status resolve_layouts(tide_graph *g, gplan *p, const tide_tensor *c
     case TIDE_NODE_VARIABLE: tide_tensor_set_contiguous_layout(h, n->handle->dt, n->handle->ndim, n->handle->dims); break;
     case TIDE_NODE_OP: {
       const tide_op_def *def = &tide_op_defs[n->op];
-      st = def->infer(def, &n->attrs, n->n_in, ins, n->n_out, outs);
+      st = tide_infer(def, &n->attrs, n->n_in, ins, n->n_out, outs);
       if (st && late) { /* some inference cannot take unknown dims: keep the traced ones */
         tide_clear_error();
         for (int k = 0; k < n->n_out; k++) {
@@ -392,7 +392,8 @@ static void cache_plan(tide_graph *g, gplan *p) {
 tide_status tide_graph_preplan(tide_graph *g) {
   if (g->n_captures > 0) return TIDE_OK;
   for (int k = 0; k < g->n_inputs; k++)
-    if (tide_dims_any_unknown(g->nodes[g->inputs[k]].out[0].ndim, g->nodes[g->inputs[k]].out[0].dims)) return TIDE_OK;
+    if (tide_dims_any_unknown(g->nodes[g->inputs[k]].out[0].ndim, g->nodes[g->inputs[k]].out[0].dims))
+      return TIDE_OK; /* a dim or the rank */
   const tide_tensor *stack[GRAPH_STACK_VALUES];
   const tide_tensor **key = graph_scratch(stack, GRAPH_STACK_VALUES, g->n_inputs, sizeof *key);
   if (!key) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
@@ -436,7 +437,7 @@ static tide_status prepare_outputs(tide_graph *g, gplan *p, const gstep *s, bool
   }
   if (s->late && n->kind == TIDE_NODE_OP) {
     const tide_op_def *def = &tide_op_defs[n->op];
-    tide_status st = def->infer(def, &n->attrs, n->n_in, ins, n->n_out, outs);
+    tide_status st = tide_infer(def, &n->attrs, n->n_in, ins, n->n_out, outs);
     if (st) return st;
   } else if (s->late && n->kind == TIDE_NODE_FUSED) {
     tide_status st = tide_graph_fused_plan(g, n, ins, outs);
@@ -584,7 +585,7 @@ static tide_status check_args(tide_graph *g, int n_in, const tide_tensor *const 
     char sx[128], sd[128];
     if (!x || (x->flags & TIDE_TENSOR_SYMBOLIC))
       return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s': %s %d must be an eager tensor", g->name, what, which);
-    bool ok = x->dt == d->dt && x->ndim == d->ndim;
+    bool ok = x->dt == d->dt && (x->ndim == d->ndim || d->ndim < 0); /* an unknown rank takes any */
     for (int i = 0; ok && i < d->ndim; i++) ok = d->dims[i] < 0 || d->dims[i] == x->dims[i];
     if (!ok)
       return TIDE_FAIL(TIDE_ERR_SHAPE, "graph '%s': %s %d is %s %s but the graph takes %s %s", g->name, what, which,

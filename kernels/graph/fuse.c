@@ -380,7 +380,7 @@ tide_status tide_graph_fused_plan(tide_graph *g, gnode *n, const tide_tensor *co
     tide_attrs attrs;
     tide_fused_step_attrs(s, &attrs);
     tide_tensor *o = &regs[t];
-    st = def->infer(def, &attrs, s->n_args, src, 1, &o);
+    st = tide_infer(def, &attrs, s->n_args, src, 1, &o); /* an input may have an unknown rank */
     if (st && g->nodes[s->tag].origin) {
       char msg[1024];
       snprintf(msg, sizeof msg, "%s", tide_last_error());

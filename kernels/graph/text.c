@@ -50,8 +50,12 @@ static const char *kind_name(const gnode *n) {
   }
 }
 
-/* "float32[None, 3]" */
+/* "float32[None, 3]"; "float32<unknown>" for an unknown rank (TF's word) */
 static void put_type(buf *b, const tide_tensor *d) {
+  if (d->ndim < 0) {
+    put(b, "%s<unknown>", tide_dtype_name(d->dt));
+    return;
+  }
   put(b, "%s[", tide_dtype_name(d->dt));
   for (int i = 0; i < d->ndim; i++) {
     if (d->dims[i] < 0) put(b, i ? ", None" : "None");

@@ -3,6 +3,7 @@
 --   tide.reduce_sum(x, 1, true)   tide.reduce_sum(x, {axis=1, keepdims=true})   x:sum{axis=1}
 local binding = require "tide.binding"
 local dtype = require "tide.dtype"
+local tensor_shape = require "tide.tensor_shape"
 local convert = require "tide.convert"
 local unvariable = convert.unvariable -- a Variable stands for its value (a tensor)
 
@@ -115,6 +116,9 @@ function M.int_list(op, what, v)
     if type(list) == "number" then list = { list } end
   elseif type(v) ~= "table" then
     binding.error(string.format("%s: %s must be an integer or a list of integers, got %s", op, what, type(v)))
+  elseif tensor_shape.is_unknown_rank(v) then -- x.shape of a traced tensor of unknown rank: not a list of dims
+    binding.error(string.format("%s: %s is a shape of unknown rank (<unknown>), which has no dims until the graph " ..
+      "runs; pass tide.shape(x), the shape as a tensor, instead", op, what))
   end
   local out = {}
   local n = binding.istensor(v) and #list or convert.list_length(list, op, what)

@@ -48,6 +48,8 @@ M.reader = reader
 
 -- The shape as TF prints it: (), (3,), (2, 3), (None, 3).
 function M.shape_text(dims)
+  -- nil, or a tide.Shape of unknown rank: TF's "<unknown>"
+  if dims == nil or rawget(dims, "unknown_rank") then return "<unknown>" end
   local parts = {}
   for i, d in ipairs(dims) do parts[i] = tostring(d) end -- tide.None prints as None
   if #parts == 1 then return "(" .. parts[1] .. ",)" end
@@ -230,10 +232,13 @@ end
 function M.tostring(t)
   if bit.band(t.flags, C.TIDE_TENSOR_SYMBOLIC) ~= 0 then
     -- TF: Tensor("add:0", shape=(None, 3), dtype=float32) for graph tensors.
-    local dims = {}
-    for i = 0, t.ndim - 1 do
-      local d = tonumber(t.dims[i])
-      dims[i + 1] = d < 0 and "None" or d
+    local dims = nil -- an unknown rank: shape=<unknown>
+    if t.ndim >= 0 then
+      dims = {}
+      for i = 0, t.ndim - 1 do
+        local d = tonumber(t.dims[i])
+        dims[i + 1] = d < 0 and "None" or d
+      end
     end
     return string.format("tide.Tensor(\"%%%d:%d\", shape=%s, dtype=%s, symbolic)", t.inline_data.sym.node,
       t.inline_data.sym.index, M.shape_text(dims), dtype.names[t.dt])

@@ -14,6 +14,7 @@ local grad = require "tide.grad"
 local convert = require "tide.convert"
 local create = require "tide.ops.create"
 local shape_ops = require "tide.ops.shape"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 local add = require("tide.ops.math").add
 local ffi, Tensor = binding.ffi, binding.Tensor
 local istype = ffi.istype
@@ -170,13 +171,15 @@ local function seed_of(t, seed, i)
   if seed == nil then return ones_like(t) end
   if not istype(Tensor, seed) then
     seed = convert.coerce(seed, t, "gradient", 3)
-    if seed.ndim == 0 then return shape_ops.broadcast_to(seed, t.shape:as_list()) end
+    if seed.ndim == 0 then -- a target of unknown rank: its shape when the graph runs
+      return shape_ops.broadcast_to(seed, t.ndim < 0 and dynamic_shape.shape(t) or t.shape:as_list())
+    end
   end
   if seed.dt ~= t.dt then
     binding.error(string.format("GradientTape:gradient: output_gradients[%d] is %s but target %d is %s", i,
       dtype.names[seed.dt], i, dtype.names[t.dt]))
   end
-  if seed.shape ~= t.shape then
+  if seed.ndim >= 0 and t.ndim >= 0 and seed.shape ~= t.shape then -- an unknown rank fits any (TF's is_compatible_with)
     binding.error(string.format("GradientTape:gradient: output_gradients[%d] has shape %s but target %d has shape %s",
       i, tostring(seed.shape), i, tostring(t.shape)))
   end
@@ -364,6 +367,7 @@ end
 
 -- "[2, 3]" for t's dims (-1: unknown until a traced graph runs).
 local function dims_text(t)
+  if t.ndim < 0 then return "<unknown>" end
   local d = {}
   for i = 0, t.ndim - 1 do d[i + 1] = tostring(tonumber(t.dims[i])) end
   return "[" .. table.concat(d, ", ") .. "]"
@@ -393,8 +397,9 @@ local function checked_grads(gs, inputs, ninputs, vars)
         binding.error(string.format("custom_gradient: the gradient for %s is %s but the input is %s (%s)", what,
           dtype.names[g.dt], dtype.names[x.dt], dims_text(x)))
       end
-      local same = g.ndim == x.ndim
+      local same = g.ndim == x.ndim or g.ndim < 0 or x.ndim < 0 -- an unknown rank: checked when the graph runs
       for i = 0, g.ndim - 1 do
+        if x.ndim < 0 then break end
         if not same then break end
         local a, b = g.dims[i], x.dims[i]
         same = a == b or a < 0 or b < 0

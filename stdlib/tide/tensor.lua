@@ -24,8 +24,10 @@ local function symbolic(t) return bit.band(t.flags, SYMBOLIC) ~= 0 end
 M.is_symbolic = symbolic
 
 -- t's shape as a Shape (a 1-based Lua list of dims; tide.None where a
--- symbolic tensor's dim is unknown until its graph runs).
+-- symbolic tensor's dim is unknown until its graph runs; TF's <unknown>
+-- Shape, rank nil, when its rank is: t.ndim is then -1).
 function M.shape_of(t)
+  if t.ndim < 0 then return tensor_shape.unknown() end
   local s = {}
   for i = 0, t.ndim - 1 do
     local d = tonumber(t.dims[i])
@@ -113,6 +115,11 @@ local SLICE, EXPAND_DIMS = C.TIDE_OP_SLICE, C.TIDE_OP_EXPAND_DIMS
 function impl.index(t, i)
   args.int("index", "index", i)
   if t.ndim == 0 then binding.error("index: cannot index a 0-d tensor (use :item())") end
+  if t.ndim < 0 then -- an unknown rank: a spec for dim 0 only, the other dims whole (checked when it runs)
+    local a = dispatch.attrs()
+    a.ints[0], a.ints[2], a.nints, a.n = i, 1, 3, 1
+    return dispatch.run_view(SLICE, a, t)
+  end
   local d0 = tonumber(t.dims[0])
   if d0 >= 0 and (i < -d0 or i >= d0) then   -- an unknown (-1) dim of a traced tensor: checked at run
     binding.error(string.format("index: index %d is out of range for dimension 0 of size %d", i, d0))
@@ -131,10 +138,21 @@ end
 -- Parse a slice spec (see M.slice) for a tensor of rank nd into the attrs
 -- `a` (SLICE's layout: ints, n = shrink mask, m = begin/end masks). Returns
 -- the output positions of the tide.newaxis entries, in order. Errors name `op`.
--- slice and slice_update (tide.ops.update) share it.
+-- slice and slice_update (tide.ops.update) share it. nd < 0 (an unknown
+-- rank): the entries name the leading dims and the others are whole, as
+-- SLICE takes them; a '...' must then come last.
 function M.parse_slice_spec(op, nd, spec, a)
   if type(spec) ~= "table" then binding.error(op .. ": expected a table spec such as {0, {1, 3}}") end
   local n = spec.n or #spec
+  if nd < 0 then
+    for k = 1, n do
+      if spec[k] == "..." and k < n then
+        binding.error(op .. ": '...' followed by more entries needs the tensor's rank, which is unknown until " ..
+          "its graph runs (a TensorSpec of shape nil); index the leading dims, or give the input_signature a rank")
+      end
+    end
+    if spec[n] == "..." then n = n - 1 end
+  end
   -- Expand "..." and count the dims the spec consumes.
   local used, ellipsis = 0, nil
   for k = 1, n do
@@ -146,7 +164,7 @@ function M.parse_slice_spec(op, nd, spec, a)
       used = used + 1
     end
   end
-  if used > nd then
+  if nd >= 0 and used > nd then
     binding.error(string.format("%s: %d indices for a tensor of rank %d", op, used, nd))
   end
   local d = 0
@@ -187,6 +205,7 @@ function M.parse_slice_spec(op, nd, spec, a)
         "tide.newaxis, got %s", op, k, tostring(e)))
     end
   end
+  if nd < 0 then nd = d end -- the leading dims named; SLICE takes the rest whole
   while d < nd do full(d); d = d + 1 end
   a.nints = 3 * nd
   a.n = shrink
@@ -256,6 +275,10 @@ end
 
 function impl.len(t)
   if t.ndim == 0 then binding.error("#: a 0-d tensor has no length (use :size() or :item())") end
+  if t.ndim < 0 then
+    binding.error("#: the tensor's rank is unknown until its graph runs (a TensorSpec of shape nil); use " ..
+      "tide.shape(x)[0] for its length then")
+  end
   return tonumber(t.dims[0])
 end
 

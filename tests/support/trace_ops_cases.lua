@@ -1,6 +1,7 @@
 -- tests/support/trace_ops_cases.lua — the calls tests/spec/tracing/ops_spec.lua makes of
 -- every deterministic registry op, each with its eager inputs, so that one
--- spec can run them eagerly, traced, and traced with unknown (None) dims.
+-- spec can run them eagerly, traced, traced with unknown (None) dims, and
+-- traced with unknown ranks (values, and a tape's gradients inside the trace).
 --
 -- M.cases[op name](add) calls add(label, fn, inputs, opts) once per case:
 --   fn      a Lua function of the inputs (tensors), returning tensors
@@ -9,12 +10,17 @@
 --           none = false     skip the None-dims trace (the op needs known dims)
 --           signature = {...} the input_signature of the None-dims trace (default:
 --                            every dim None), for ops that need some dims known
+--           rank_signature = {...} the input_signature of the unknown-rank trace
+--                            (default: TensorSpec(nil) for every input)
+--           rank_error = "..." the op refuses an unknown rank: the error says this
+--           grad_rank_error = "..." its gradient refuses one: the error says this
 --           node = "name"    the graph node expected (default: the op's name;
 --                            false: none, as creation ops fold to constants)
 -- The random ops are checked apart (their draws are not comparable eagerly).
 local tide = require "tide"
 local binding = require "tide.binding"
 local dtype = require "tide.dtype"
+local dispatch = require "tide.dispatch"
 local ffi, C = binding.ffi, binding.C
 
 local M = {}
@@ -196,13 +202,16 @@ for name, fname in pairs(REDUCE) do
     for _, dt in ipairs(M.dtypes_of(name)) do
       local kind = name == "prod" and "small" or nil
       local x = data({ 3, 4 }, dt, kind)
-      add(dt .. " all", function(t) return f(t) end, { x }, { approx = true })
-      add(dt .. " axis 0", function(t) return f(t, 0) end, { x }, { approx = true })
-      add(dt .. " axis -1 keepdims", function(t) return f(t, -1, { keepdims = true }) end, { x }, { approx = true })
-      add(dt .. " strided axis 1", function(t) return f(t, 1) end, { strided({ 3, 4 }, dt, kind) }, { approx = true })
-      add(dt .. " 3-d axes {0,2}", function(t) return f(t, { 0, 2 }) end, { data({ 2, 3, 2 }, dt, kind) },
-        { approx = true })
-      add(dt .. " empty axis 0", function(t) return f(t, 0) end, { data({ 0, 3 }, dt) }, { approx = true })
+      -- reduce_prod's gradient moves axes by the rank
+      local err = name == "prod" and "reduce_prod's gradient moves the reduced axes to the front" or nil
+      local function o() return { approx = true, grad_rank_error = err } end
+      add(dt .. " all", function(t) return f(t) end, { x }, o())
+      add(dt .. " axis 0", function(t) return f(t, 0) end, { x }, o())
+      add(dt .. " axis -1 keepdims", function(t) return f(t, -1, { keepdims = true }) end, { x }, o())
+      add(dt .. " strided axis 1", function(t) return f(t, 1) end, { strided({ 3, 4 }, dt, kind) }, o())
+      add(dt .. " 3-d axes {0,2}", function(t) return f(t, { 0, 2 }) end, { data({ 2, 3, 2 }, dt, kind) }, o())
+      add(dt .. " 3-d axes {-1,0}", function(t) return f(t, { -1, 0 }) end, { data({ 2, 3, 2 }, dt, kind) }, o())
+      add(dt .. " empty axis 0", function(t) return f(t, 0) end, { data({ 0, 3 }, dt) }, o())
     end
   end
 end
@@ -250,7 +259,7 @@ for _, name in ipairs { "sort", "argsort" } do
     for _, dt in ipairs(M.dtypes_of(name)) do
       add(dt, function(t) return tide[name](t) end, { data({ 3, 4 }, dt, "small") }) -- ties: stable order
       add(dt .. " axis 0 descending", function(t) return tide[name](t, 0, "DESCENDING") end,
-        { strided({ 3, 4 }, dt) })
+        { strided({ 3, 4 }, dt) }, { grad_rank_error = "sort's gradient along an axis other than -1" })
       if FLOATS[dt] then add(dt .. " specials", function(t) return tide[name](t) end, { specials(dt) }) end
     end
   end
@@ -275,6 +284,8 @@ cases.matmul = function(add)
     add(dt .. " strided", tide.matmul, { strided({ 2, 3 }, dt, kind), strided({ 3, 4 }, dt, kind) },
       { approx = true })
     add(dt .. " vector", tide.matmul, { data({ 2, 3 }, dt, kind), data({ 3 }, dt, kind) }, { approx = true })
+    add(dt .. " vector, matrix", tide.matmul, { data({ 2 }, dt, kind), data({ 2, 3 }, dt, kind) }, { approx = true })
+    add(dt .. " vectors", tide.matmul, { data({ 3 }, dt, kind), data({ 3 }, dt, kind) }, { approx = true })
   end
 end
 
@@ -316,8 +327,8 @@ every_dtype("broadcast_to", {
 })
 every_dtype("squeeze", {
   { "axis", function(x) return tide.squeeze(x, 0) end, function(dt) return { data({ 1, 3 }, dt) } end },
-  { "all", function(x) return tide.squeeze(x) end, function(dt) return { data({ 1, 3, 1 }, dt) } end,
-    { none = false } }, -- without axes the unit dims must be known
+  -- without axes and with None dims: an unknown rank until it runs (TF's rule)
+  { "all", function(x) return tide.squeeze(x) end, function(dt) return { data({ 1, 3, 1 }, dt) } end },
 })
 every_dtype("expand_dims", {
   { "0", function(x) return tide.expand_dims(x, 0) end, x23 },
@@ -386,6 +397,12 @@ cases.sum_to = function(add)
       { data({ 2, 3 }, dt), data({ 1, 3 }) }, { approx = true })
     add(dt .. " to shape of y [2,3]", function(x, y) return sum_to(x, tide.shape(y)) end,
       { strided({ 2, 3 }, dt), data({ 2, 3 }) })
+    local function like(x, y) return sum_to(x, tide.shape(y)) end -- y's rank too unknown while tracing
+    add(dt .. " to shape of y: leading and stretched dims", like, { data({ 2, 3, 4 }, dt), data({ 3, 1 }, dt) },
+      { approx = true })
+    add(dt .. " to shape of y: leading 1s dropped (a view)", like, { data({ 1, 1, 3 }, dt), data({ 3 }, dt) })
+    add(dt .. " to shape of y: a scalar", like, { data({ 2, 3 }, dt), data({}, dt) }, { approx = true })
+    add(dt .. " to shape of y: empty", like, { data({ 0, 3 }, dt), data({ 1, 3 }, dt) })
   end
 end
 
@@ -688,9 +705,12 @@ for _, kind in ipairs { "sum", "mean", "max", "min", "prod" } do
 end
 
 for name, make in pairs(CONV) do
+  -- The convolutions' gradients give the backprop ops an input's or filter's
+  -- rank as attributes, known while tracing; an unknown rank has none.
+  local grad_error = name:find("conv", 1, true) and "'s gradient needs the rank of its" or nil
   cases[name] = function(add)
     for _, dt in ipairs(M.dtypes_of(name)) do
-      for _, c in ipairs(make(dt)) do add(dt .. " " .. c[1], c[2], c[3], { approx = true }) end
+      for _, c in ipairs(make(dt)) do add(dt .. " " .. c[1], c[2], c[3], { approx = true, grad_rank_error = grad_error }) end
     end
   end
 end

@@ -58,7 +58,8 @@ TIDE_API tide_graph *tide_graph_building(void);
 /* A unique id of g: symbolic tensors carry it in inline_data.sym.graph_id. */
 TIDE_API uint64_t tide_graph_id(const tide_graph *g);
 
-/* Add an argument: out becomes its symbolic tensor (dims -1 = unknown). */
+/* Add an argument: out becomes its symbolic tensor (dims -1 = unknown; ndim
+ * TIDE_UNKNOWN_RANK = any rank, dims unread and may be NULL). */
 TIDE_API tide_status tide_graph_input(tide_graph *g, int dtype, int ndim, const int64_t *dims, tide_tensor *out);
 /* Add a constant holding (a share of) the eager tensor value: out becomes
  * its symbolic tensor, so ops on it record into g (for graphs built by hand
@@ -82,7 +83,8 @@ TIDE_API tide_status tide_graph_set_origin(tide_graph *g, const tide_tensor *t, 
  * headers, made symbolic). Both branches were built on top of g
  * (tide_graph_begin while g was the graph being built, then
  * tide_graph_end), take no inputs and have n_out outputs of matching dtypes
- * and ranks; a dim the branches disagree on is unknown (-1) in out. Their
+ * and ranks; a dim the branches disagree on is unknown (-1) in out, and
+ * ranks they disagree on make out's rank unknown (TIDE_UNKNOWN_RANK). Their
  * captures become the node's inputs. On success g owns both branches. */
 TIDE_API tide_status tide_graph_cond(tide_graph *g, const tide_tensor *pred, tide_graph *then_g, tide_graph *else_g,
                                      int n_out, tide_tensor *const *out);
@@ -90,9 +92,10 @@ TIDE_API tide_status tide_graph_cond(tide_graph *g, const tide_tensor *pred, tid
  * cond_g(vars) (one one-element bool) is true and fewer than max_iters
  * iterations ran (max_iters < 0: no bound), vars = body_g(vars). Both were
  * built on top of g, each with n inputs (tide_graph_input: the loop
- * variables, with the dims the loop keeps; -1 where they change);
- * body_g gives n outputs of the inputs' dtypes and ranks whose known dims
- * fit the inputs'. out: n blank headers, made symbolic: the final values.
+ * variables, with the dims the loop keeps; -1 where they change, and
+ * TIDE_UNKNOWN_RANK for a variable of any shape); body_g gives n outputs of
+ * the inputs' dtypes and ranks whose known dims fit the inputs' (any rank
+ * for an input of unknown rank). out: n blank headers, made symbolic: the final values.
  * The subgraphs' captures become the node's inputs; on success g owns them. */
 TIDE_API tide_status tide_graph_while(tide_graph *g, int n, const tide_tensor *const *init, tide_graph *cond_g,
                                       tide_graph *body_g, int64_t max_iters, tide_tensor *const *out);

@@ -7,6 +7,12 @@
 
 enum {
   TIDE_MAX_DIMS = 8,
+  /* ndim of a symbolic tensor (or a graph's descriptor) whose rank is unknown
+   * until the graph runs: TF's TensorShape(None), as TF's C API reports it
+   * (TF_GraphGetTensorNumDims gives -1). Its dims, strides and nelem mean
+   * nothing (dims 0, nelem -1). Only tracing makes such headers: eager
+   * tensors, and every tensor a graph's run sees, have a known rank. */
+  TIDE_UNKNOWN_RANK = -1,
   /* Tensors of at most this many bytes keep their data inside the header, so
    * a tiny eager op allocates nothing in C and needs no finalizer in Lua. */
   TIDE_INLINE_BYTES = 32
@@ -18,7 +24,7 @@ typedef enum tide_device { TIDE_CPU = 0, TIDE_CUDA = 1 } tide_device;
 enum {
   TIDE_TENSOR_INLINE = 1,  /* data lives in inline_data (storage is NULL) */
   TIDE_TENSOR_SYMBOLIC = 2 /* a value of a graph being traced: no data; inline_data.sym names it,
-                              and dims may be -1 (unknown until the graph runs) */
+                              dims may be -1 and ndim TIDE_UNKNOWN_RANK (unknown until the graph runs) */
 };
 
 /* A refcounted buffer; opaque. Views of one buffer share it. */

@@ -8,6 +8,16 @@ local raw, ops = nn.raw, nn.raw.ops
 
 local reg = grad.register
 
+-- t as the shape a backprop op produces (its attrs carry t's dims; None
+-- dims are read when the graph runs): its rank must be known while tracing.
+local function produced(op, t, what)
+  if t.ndim < 0 then
+    util.error(string.format("GradientTape:gradient: %s's gradient needs the rank of its %s while tracing, and " ..
+      "the %s has an unknown rank; give its rank in the input_signature", op, what, what))
+  end
+  return t
+end
+
 -- conv (x, w) -> y and its two backprop ops, for conv2d and for depthwise.
 -- dx = bp_input(dy, w), dw = bp_filter(x, dy); bp_input(dy, w) is linear in
 -- each argument: d/d dy = conv(g, w), d/dw = bp_filter(g, dy); likewise
@@ -17,17 +27,17 @@ local reg = grad.register
 local function conv_family(fwd, bp_input, bp_filter)
   reg(fwd, function(node, dys, needs)
     local x, w, g = node.inputs[1], node.inputs[2], dys[1]
-    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { g, w }, x) or nil,
-      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { x, g }, w) or nil
+    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { g, w }, produced(fwd, x, "input")) or nil,
+      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { x, g }, produced(fwd, w, "filters")) or nil
   end)
   reg(bp_input, function(node, dys, needs)
     local dy, w, g = node.inputs[1], node.inputs[2], dys[1]
     return util.needs(needs, dy) and raw.run(ops[fwd], node.attrs, { g, w }) or nil,
-      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { g, dy }, w) or nil
+      util.needs(needs, w) and raw.run(ops[bp_filter], node.attrs, { g, dy }, produced(bp_input, w, "filters")) or nil
   end)
   reg(bp_filter, function(node, dys, needs)
     local x, dy, g = node.inputs[1], node.inputs[2], dys[1]
-    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { dy, g }, x) or nil,
+    return util.needs(needs, x) and raw.run(ops[bp_input], node.attrs, { dy, g }, produced(bp_filter, x, "input")) or nil,
       util.needs(needs, dy) and raw.run(ops[fwd], node.attrs, { x, g }) or nil
   end)
 end

@@ -28,11 +28,26 @@ local function reduced_axes(node)
   return axes
 end
 
+-- The node's axes as given (nil: all), for reductions that run on x's
+-- rank when the graph runs (an unknown rank normalizes them then).
+local function axes_as_given(node)
+  local a = node.attrs
+  if a.nints == 0 then return nil end
+  local axes = {}
+  for i = 0, a.nints - 1 do axes[i + 1] = tonumber(a.ints[i]) end
+  return axes
+end
+
 -- dy (shaped like the reduction's output) with the reduced axes put back as
 -- size-1 dims, ready to broadcast against the input.
 local function keepdims_view(node, dy)
   if bit.band(node.attrs.flags, C.TIDE_ATTR_KEEPDIMS) ~= 0 then return dy end
   local x = node.inputs[1]
+  if x.ndim < 0 then -- an unknown rank: a full reduction's scalar broadcasts as it is, else TF's ReducedShape
+    local axes = axes_as_given(node)
+    if axes == nil then return dy end
+    return shape.reshape(dy, dynamic_shape.reduced_shape(x, axes))
+  end
   local dims = util.dims(x)
   if not util.all_known(dims) then -- a reshape could not name the unknown dims: put the axes back one by one
     local axes = reduced_axes(node)
@@ -44,21 +59,23 @@ local function keepdims_view(node, dy)
   return shape.reshape(dy, dims)
 end
 
--- The number of elements each output summarizes, at least 1 (an empty
--- reduction's gradient is empty): a Lua number, or with None dims a 0-d
--- tensor of x's dtype computed when the graph runs (TF's _MeanGrad: the
--- input's size over the output's).
-local function count(node)
+-- The number of elements each output summarizes (at least 1): a Lua number,
+-- or, when a reduced dim or the rank is unknown until the graph runs, a 0-d
+-- tensor of dtype dt: size(x) / size(y), as TF's _safe_shape_div.
+local function count(node, dt)
   local x = node.inputs[1]
   local n = 1
-  for _, ax in ipairs(reduced_axes(node)) do
-    local d = tonumber(x.dims[ax])
-    n = (n < 0 or d < 0) and -1 or n * d
+  if x.ndim >= 0 then
+    for _, ax in ipairs(reduced_axes(node)) do
+      local d = tonumber(x.dims[ax])
+      if d < 0 then n = nil break end
+      n = n * d
+    end
+    if n then return math.max(n, 1) end
   end
-  if n >= 0 then return math.max(n, 1) end
-  local sizes = m.floordiv(dynamic_shape.num_elements(x, "int64"),
-    m.maximum(dynamic_shape.num_elements(node.outputs[1], "int64"), 1))
-  return m.cast(m.maximum(sizes, 1), dtype.names[x.dt])
+  local nx = dynamic_shape.num_elements(x, "int64")
+  local ny = m.maximum(dynamic_shape.num_elements(node.outputs[1], "int64"), 1)
+  return m.cast(m.floordiv(nx, ny), dtype.names[dt])
 end
 
 -- dy broadcast back to the input's shape (a 0-d input's dy is already its
@@ -74,7 +91,7 @@ reg("sum", function(node, dys)
 end)
 
 reg("mean", function(node, dys)
-  return m.div(expand(node, dys[1]), count(node))
+  return m.div(expand(node, dys[1]), count(node, dys[1].dt))
 end)
 
 -- max/min: the gradient is shared equally by the elements equal to the
@@ -85,7 +102,9 @@ local function min_or_max(node, dys)
   local y = keepdims_view(node, node.outputs[1])
   local dy = keepdims_view(node, dys[1])
   local hit = m.cast(m.equal(x, y), dtype.names[x.dt])
-  local n = reduce.reduce_sum(hit, reduced_axes(node), true)
+  local axes -- nil: all of an unknown rank
+  if x.ndim >= 0 then axes = reduced_axes(node) else axes = axes_as_given(node) end
+  local n = reduce.reduce_sum(hit, axes, true)
   return m.mul(m.div(hit, n), dy)
 end
 reg("max", min_or_max)
@@ -96,6 +115,10 @@ reg("min", min_or_max)
 -- _ProdGrad): the reduced axes move to the front and flatten into one.
 reg("prod", function(node, dys)
   local x = node.inputs[1]
+  if x.ndim < 0 then
+    util.error("GradientTape:gradient: reduce_prod's gradient moves the reduced axes to the front, which needs " ..
+      "the input's rank while tracing; it is unknown (a TensorSpec of shape nil): give the input_signature a rank")
+  end
   local g = expand(node, dys[1])
   local axes = reduced_axes(node)
   if #axes == 0 then return g end -- a 0-d input: prod(x) = x

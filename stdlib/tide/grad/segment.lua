@@ -6,13 +6,20 @@ local shape = require "tide.ops.shape"
 local create = require "tide.ops.create"
 local seg = require "tide.ops.segment"
 local dtype = require "tide.dtype"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 
 local reg = grad.register
 
--- mask (shaped like ids) with size-1 dims appended to broadcast against a
--- tensor of rank nd (ids' dims may be unknown: expand_dims keeps them).
-local function broadcastable(mask, nd)
-  for _ = mask.ndim + 1, nd do mask = shape.expand_dims(mask, -1) end
+-- mask (shaped like ids) with size-1 dims appended to broadcast against
+-- `like` (ids' dims may be unknown: expand_dims keeps them; when a rank is
+-- unknown, the ones are counted when the graph runs).
+local function broadcastable(mask, like)
+  if mask.ndim < 0 or like.ndim < 0 then
+    local extra = m.sub(dynamic_shape.rank(like), dynamic_shape.rank(mask))
+    local ones = create.ones(shape.reshape(extra, { 1 }), { dtype = "int32" })
+    return shape.reshape(mask, shape.concat({ dynamic_shape.shape(mask), ones }, 0))
+  end
+  for _ = mask.ndim + 1, like.ndim do mask = shape.expand_dims(mask, -1) end
   return mask
 end
 
@@ -22,7 +29,7 @@ end
 local function gather_drop_negatives(params, ids, clipped, kept)
   clipped = clipped or m.maximum(ids, 0)
   local gathered = shape.gather(params, clipped)
-  kept = kept or broadcastable(m.greater_equal(ids, 0), gathered.ndim)
+  kept = kept or broadcastable(m.greater_equal(ids, 0), gathered)
   return m.where(kept, gathered, 0), clipped, kept
 end
 
@@ -37,7 +44,7 @@ end)
 reg("segment_mean", function(node, dys)
   local x, ids, dy = node.inputs[1], node.inputs[2], dys[1]
   local ones = create.ones_like(ids, { dtype = dtype.names[dy.dt] })
-  local count = broadcastable(seg.segment_sum(ones, ids), x.ndim)
+  local count = broadcastable(seg.segment_sum(ones, ids), x)
   return shape.gather(m.div(dy, count), ids)
 end)
 

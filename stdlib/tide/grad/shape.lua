@@ -15,13 +15,15 @@ reg("reshape", back_to_input_shape)
 reg("squeeze", back_to_input_shape)
 reg("expand_dims", back_to_input_shape)
 
--- transpose: the inverse permutation.
+-- transpose: the inverse permutation (the reverse of all dims is its own;
+-- a perm names the rank even when the input's is unknown).
 reg("transpose", function(node, dys)
   local a, nd = node.attrs, node.inputs[1].ndim
   local perm = {}
   if a.nints == 0 then
-    for i = 1, nd do perm[i] = nd - i end
+    return shape.transpose(dys[1])
   else
+    nd = a.nints
     for i = 0, nd - 1 do
       local p = tonumber(a.ints[i])
       perm[i + 1] = p < 0 and p + nd or p

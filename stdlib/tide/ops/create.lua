@@ -87,7 +87,7 @@ local function like(op, x, value, ...)
   local o = args.parse(op, { "dtype" }, ...)
   if x == nil then binding.error(op .. ": expects a tensor") end
   x = convert.arg(x, op)
-  local shape, unknown = {}, false
+  local shape, unknown = {}, x.ndim < 0 -- an unknown rank: the shape comes when the graph runs
   for i = 0, x.ndim - 1 do
     shape[i + 1] = tonumber(x.dims[i])
     unknown = unknown or shape[i + 1] < 0

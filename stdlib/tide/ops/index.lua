@@ -112,6 +112,25 @@ end
 
 local dims_of = dynamic_shape.dims_of
 
+-- boolean_mask of a tensor of unknown rank: its masked dims merged into one
+-- by its shape when the graph runs (TF's composition). The mask must have
+-- those dims: broadcasting it to them and something of their shape to the
+-- mask's both succeed only then (where() keeps both in the graph).
+local function mask_unknown_rank(t, mask, axis, nm)
+  local s = dynamic_shape.shape(t)
+  local covered = s:slice { { axis, axis + nm } }
+  local probe = shape_ops.broadcast_to(create.zeros(covered, { dtype = "int32" }), dynamic_shape.shape(mask))
+  local fits = dispatch.run(C.TIDE_OP_EQUAL, nil, { probe, probe }, 1)
+  local spread = shape_ops.broadcast_to(mask, covered)
+  mask = dispatch.run(C.TIDE_OP_WHERE, nil, { fits, spread, spread }, 1)
+  local parts = { reduce_ops.reduce_prod(s:slice { { axis, axis + nm } }, 0, true) }
+  if axis > 0 then table.insert(parts, 1, s:slice { { 0, axis } }) end
+  parts[#parts + 1] = s:slice { { axis + nm, nil } }
+  local merged = shape_ops.reshape(t, shape_ops.concat(parts, 0))
+  local positions = shape_ops.reshape(where_indices(shape_ops.reshape(mask, { -1 })), { -1 })
+  return shape_ops.gather(merged, positions, { axis = axis })
+end
+
 -- boolean_mask(tensor, mask, axis=0) as tf.boolean_mask: the slices of tensor
 -- where mask is true. mask (bool, or numbers: nonzero is true) covers the dims
 -- axis .. axis + rank(mask) - 1 of tensor, which become one dim of the true
@@ -123,7 +142,18 @@ function M.boolean_mask(t, mask, ...)
   mask = input(mask, "boolean_mask", 2, "mask")
   local nm, nt = mask.ndim, t.ndim
   if nm == 0 then binding.error("boolean_mask: mask cannot be a scalar (0-d)") end
+  if nm < 0 then -- TF: "Number of mask dimensions must be specified"
+    binding.error("boolean_mask: the mask's rank must be known while tracing (it says how many of the tensor's " ..
+      "dims it covers), and it is unknown (a TensorSpec of shape nil); give it a shape, tide.None for unknown dims")
+  end
   local axis = o.axis == nil and 0 or args.int("boolean_mask", "axis", o.axis)
+  if nt < 0 then
+    if axis < 0 then
+      binding.error(fmt("boolean_mask: a negative axis (%d) counts from the end of a tensor whose rank is unknown " ..
+        "until the traced function runs; give a non-negative axis", axis))
+    end
+    return mask_unknown_rank(t, mask, axis, nm)
+  end
   if axis < 0 then axis = axis + nt end
   if axis < 0 or axis + nm > nt then
     binding.error(fmt("boolean_mask: a mask of rank %d at axis %s does not fit a tensor of rank %d (shape %s)", nm,

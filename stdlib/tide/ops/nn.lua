@@ -15,6 +15,7 @@ local reduce = require "tide.ops.reduce"
 local shape = require "tide.ops.shape"
 local dynamic_shape = require "tide.ops.dynamic_shape"
 local random = require "tide.random"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
@@ -24,6 +25,7 @@ local SOFTMAX, LOG_SOFTMAX, SPARSE_XENT = C.TIDE_OP_SOFTMAX, C.TIDE_OP_LOG_SOFTM
 local F32, I32, I64 = C.TIDE_FLOAT32, C.TIDE_INT32, C.TIDE_INT64
 
 local fmt = string.format
+local sparse_xent_unknown_rank, bias_add_unknown_rank, layer_norm_unknown_rank -- below
 
 ---------------------------------------------------------------------------
 -- Argument helpers
@@ -32,7 +34,7 @@ local fmt = string.format
 -- "(2, 3)": t's shape for messages.
 local function shape_text(t) return format.shape_text(tensor.shape_of(t)) end
 
--- The dims of t as a Lua list.
+-- The dims of t as a Lua list (t's rank must be known).
 local function dims(t)
   local d = {}
   for i = 0, t.ndim - 1 do d[i + 1] = tonumber(t.dims[i]) end
@@ -69,8 +71,9 @@ local function check_same_dtype(op, a, an, b, bn)
 end
 
 -- An error unless a and b have one shape (an unknown dim of a traced tensor,
--- -1, matches any: TF's is_compatible_with).
+-- -1, matches any, and an unknown rank any shape: TF's is_compatible_with).
 local function check_same_shape(op, a, an, b, bn)
+  if a.ndim < 0 or b.ndim < 0 then return end
   local same = a.ndim == b.ndim
   for i = 0, a.ndim - 1 do
     if not same then break end
@@ -79,6 +82,13 @@ local function check_same_shape(op, a, an, b, bn)
   if not same then
     binding.error(fmt("%s: %s and %s must have the same shape, got %s and %s", op, an, bn, shape_text(a), shape_text(b)))
   end
+end
+
+-- The error for `op`, which needs the rank of `what` while tracing, when it
+-- is unknown until the graph runs (a TensorSpec of shape nil).
+local function needs_rank(op, what, why)
+  binding.error(fmt("%s: %s has an unknown rank (shape <unknown>) until the traced function runs, and %s; give " ..
+    "the input_signature a shape with this rank (tide.None for unknown dims)", op, what, why))
 end
 
 -- An integer (a Lua number or a one-element tensor), or `default` when nil.
@@ -199,12 +209,27 @@ function M.softmax_cross_entropy_with_logits(...)
   local o = args.parse(op, { "labels", "logits", "axis" }, ...)
   local logits = input(op, o.logits, "logits", 2)
   check_float(op, logits, "logits")
-  if logits.ndim < 1 then binding.error(op .. ": logits must have at least 1 dimension, got a scalar") end
+  if logits.ndim == 0 then binding.error(op .. ": logits must have at least 1 dimension, got a scalar") end
   local labels = input_like(op, o.labels, logits, "labels", 1)
   check_same_dtype(op, labels, "labels", logits, "logits")
   check_same_shape(op, labels, "labels", logits, "logits")
   local axis = int_arg(op, "axis", o.axis, -1)
   return m.neg(reduce.reduce_sum(m.mul(labels, M.log_softmax(logits, axis)), axis))
+end
+
+-- The sparse cross-entropy when a rank is unknown until the graph runs: the
+-- shapes are checked then, as TF's runtime assertion does, by broadcasting
+-- each input to the shape the other implies (views; both fit only when
+-- labels' shape is logits' without its last dim), then flattened to [B, K].
+sparse_xent_unknown_rank = function(labels, logits)
+  local ls, gs = dynamic_shape.shape(labels), dynamic_shape.shape(logits)
+  local classes = gs:slice { { -1, nil } }
+  logits = shape.broadcast_to(logits, shape.concat({ ls, classes }, 0))
+  labels = shape.broadcast_to(labels, gs:slice { { 0, -1 } })
+  local flat_labels = shape.reshape(labels, { -1 })
+  local flat_logits = shape.reshape(logits, shape.concat({ dynamic_shape.shape(flat_labels), classes }, 0))
+  local loss = dispatch.run(SPARSE_XENT, nil, { flat_labels, flat_logits }, 2)
+  return shape.reshape(loss, ls)
 end
 
 -- sparse_softmax_cross_entropy_with_logits(labels, logits) as TF: labels
@@ -220,7 +245,8 @@ function M.sparse_softmax_cross_entropy_with_logits(...)
   if labels.dt ~= I32 and labels.dt ~= I64 then
     binding.error(fmt("%s: labels must be int32 or int64 class indices, got %s", op, dtype.names[labels.dt]))
   end
-  if logits.ndim < 1 then binding.error(op .. ": logits must have at least 1 dimension (the classes), got a scalar") end
+  if logits.ndim == 0 then binding.error(op .. ": logits must have at least 1 dimension (the classes), got a scalar") end
+  if labels.ndim < 0 or logits.ndim < 0 then return sparse_xent_unknown_rank(labels, logits) end
   local ok = labels.ndim == logits.ndim - 1
   for i = 0, labels.ndim - 1 do   -- an unknown (-1) dim of a traced tensor matches any
     if not ok then break end
@@ -257,6 +283,22 @@ function M.l2_loss(t)
   return m.div(reduce.reduce_sum(m.square(t)), 2)
 end
 
+-- bias_add on a value of unknown rank (channels last): bias is added along
+-- the last dim, which must have bias's length: value is reshaped to its own
+-- shape with that length last (a view), so another length fails when the
+-- graph runs instead of broadcasting; reading its dim -2 there fails for a
+-- value of rank < 2, as TF's kernel refuses one.
+bias_add_unknown_rank = function(op, value, bias, first)
+  if first then
+    needs_rank(op, "value", "a channels-first data_format puts bias on dim 1, which needs it")
+  end
+  if bias.ndim ~= 1 then binding.error(fmt("%s: bias must be 1-D, got shape %s", op, shape_text(bias))) end
+  local s = dynamic_shape.shape(value)
+  local c = dynamic_shape.shape(bias)
+  value = shape.reshape(value, shape.concat({ s:slice { { 0, -2 } }, shape.reshape(s[-2], { 1 }), c }, 0))
+  return m.add(value, bias)
+end
+
 -- bias_add(value, bias, data_format="NHWC") as tf.nn.bias_add: bias [C] added
 -- along the channel dim, the last one ("N...C") or dim 1 ("NC..." formats).
 function M.bias_add(value, bias, ...)
@@ -270,6 +312,7 @@ function M.bias_add(value, bias, ...)
     binding.error(fmt("%s: data_format must be like \"NHWC\" (channels last) or \"NCHW\", got %s", op, tostring(df)))
   end
   local first = df:match("^NC") and #df > 2
+  if value.ndim < 0 then return bias_add_unknown_rank(op, value, bias, first) end
   if value.ndim < 2 then
     binding.error(fmt("%s: value must be at least 2-D, got shape %s", op, shape_text(value)))
   end
@@ -299,13 +342,16 @@ function M.moments(x, ...)
   x = input(op, x, "x", 1)
   check_float(op, x, "x")
   if o.axes == nil then binding.error(op .. ": axes is required (a list of axes to reduce)") end
-  local axes = norm_axes(op, "axes", o.axes, x.ndim)
+  -- an unknown rank: the axes as given (normalized, and checked, when the graph runs)
+  local axes = x.ndim < 0 and args.int_list(op, "axes", o.axes) or norm_axes(op, "axes", o.axes, x.ndim)
   local keep = args.bool(op, "keepdims", o.keepdims, false)
   local half = x.dt ~= F32 and x.dt ~= C.TIDE_FLOAT64
   local xc = half and m.cast(x, "float32") or x
   local mean = reduce.reduce_mean(xc, axes, true)
   local var = reduce.reduce_mean(m.square(m.sub(xc, mean)), axes, keep)
-  if not keep then
+  if not keep and x.ndim < 0 then
+    mean = reduce.reduce_sum(mean, axes, false) -- summing the kept size-1 dims away: the shape without them
+  elseif not keep then
     local d, drop = dims(x), {}
     for _, a in ipairs(axes) do drop[a + 1] = true end
     local kept = {}
@@ -349,7 +395,8 @@ function M.batch_norm(x, ...)
   local o = args.parse(op, { "training", "moving_mean", "moving_variance", "offset", "scale", "epsilon", "axis" }, ...)
   x = input(op, x, "x", 1)
   check_float(op, x, "x")
-  if x.ndim < 1 then binding.error(op .. ": x must have at least 1 dimension, got a scalar") end
+  if x.ndim == 0 then binding.error(op .. ": x must have at least 1 dimension, got a scalar") end
+  if x.ndim < 0 then needs_rank(op, "x", "the statistics are reduced over every axis but the channel axes") end
   local training = args.bool(op, "training", o.training, false)
   local eps = number_arg(op, "epsilon", o.epsilon, 1e-3)
   local keep, seen = norm_axes(op, "axis", o.axis == nil and -1 or o.axis, x.ndim)
@@ -375,6 +422,34 @@ function M.batch_norm(x, ...)
   return M.batch_normalization(x, mean, var, offset, scale, eps)
 end
 
+-- layer_norm of x of unknown rank: axes counted from the end, the last k of
+-- them (-k .. -1), so that gamma and beta of rank k (or scalars) broadcast
+-- over them as they are.
+layer_norm_unknown_rank = function(op, x, o)
+  local axes = args.int_list(op, "axis", o.axis == nil and -1 or o.axis)
+  table.sort(axes)
+  for i, a in ipairs(axes) do
+    if a ~= i - 1 - #axes then
+      needs_rank(op, "x", "the axes must then be the last ones counted from the end ({-1}, {-2, -1}, ...) for " ..
+        "gamma and beta to line up with them")
+    end
+  end
+  local eps = number_arg(op, "epsilon", o.epsilon, 1e-3)
+  local function param(v, what, pos)
+    if v == nil then return nil end
+    v = input_like(op, v, x, what, pos)
+    check_same_dtype(op, v, what, x, "x")
+    if v.ndim ~= 0 and v.ndim ~= #axes then
+      binding.error(fmt("%s: %s has shape %s; with x of unknown rank it must have one dim per normalized axis (%d)",
+        op, what, shape_text(v), #axes))
+    end
+    return v
+  end
+  local gamma, beta = param(o.gamma, "gamma", 2), param(o.beta, "beta", 3)
+  local mean, var = M.moments(x, { axes = axes, keepdims = true })
+  return M.batch_normalization(x, mean, var, beta, gamma, eps)
+end
+
 -- layer_norm(x, {axis=-1, gamma=, beta=, epsilon=1e-3}) as Keras'
 -- LayerNormalization: each sample normalized over `axis` (a number or list),
 -- then scaled by gamma and shifted by beta (shaped like those axes' dims).
@@ -383,7 +458,8 @@ function M.layer_norm(x, ...)
   local o = args.parse(op, { "axis", "gamma", "beta", "epsilon" }, ...)
   x = input(op, x, "x", 1)
   check_float(op, x, "x")
-  if x.ndim < 1 then binding.error(op .. ": x must have at least 1 dimension, got a scalar") end
+  if x.ndim == 0 then binding.error(op .. ": x must have at least 1 dimension, got a scalar") end
+  if x.ndim < 0 then return layer_norm_unknown_rank(op, x, o) end
   local axes, seen = norm_axes(op, "axis", o.axis == nil and -1 or o.axis, x.ndim)
   local eps = number_arg(op, "epsilon", o.epsilon, 1e-3)
   local gamma = as_param(op, "gamma", o.gamma, x, seen)
@@ -415,6 +491,12 @@ function M.dropout(x, ...)
   end
   local training = args.bool(op, "training", o.training, true)
   if not training or rate == 0 then return x end
+  if x.ndim < 0 then -- an unknown rank: the noise has x's shape (or noise_shape's, broadcast) when the graph runs
+    local ns = o.noise_shape ~= nil and args.int_list(op, "noise_shape", o.noise_shape) or dynamic_shape.shape(x)
+    local udt = x.dt == C.TIDE_FLOAT64 and "float64" or "float32"
+    local keep = m.cast(m.greater_equal(random.uniform(ns, { dtype = udt, seed = o.seed }), rate), dtype.names[x.dt])
+    return m.mul(m.mul(x, 1 / (1 - rate)), keep)
+  end
   local ns = o.noise_shape ~= nil and args.int_list(op, "noise_shape", o.noise_shape) or dims(x)
   local xd = dims(x)
   local ok, known = #ns == #xd, true
@@ -452,7 +534,7 @@ function M.embedding_lookup(params, ids, ...)
     end
   end
   params = input(op, params, "params", 1)
-  if params.ndim < 1 then binding.error(op .. ": params must have at least 1 dimension, got a scalar") end
+  if params.ndim == 0 then binding.error(op .. ": params must have at least 1 dimension, got a scalar") end
   ids = input(op, ids, "ids", 2)
   if not dtype.is_int[ids.dt] then
     binding.error(fmt("%s: ids must be an integer tensor, got %s", op, dtype.names[ids.dt]))
@@ -460,8 +542,10 @@ function M.embedding_lookup(params, ids, ...)
   local out = shape.gather(params, ids, 0)
   if o.max_norm == nil then return out end
   local max_norm = number_arg(op, "max_norm", o.max_norm)
+  -- the embedding dims are params' after the first, the last ones of out
+  if params.ndim < 0 then needs_rank(op, "params", "max_norm normalizes over its embedding dims") end
   local axes = {}
-  for i = ids.ndim, out.ndim - 1 do axes[#axes + 1] = i end
+  for i = 1 - params.ndim, -1 do axes[#axes + 1] = i end
   if #axes == 0 then return out end
   -- TF's clip_by_norm: x * max_norm / maximum(norm, max_norm), with a zero norm kept finite.
   local l2sum = reduce.reduce_sum(m.square(out), axes, true)

@@ -150,8 +150,11 @@ function M.conv1d(input, filters, ...)
   check_format(op, o.data_format, "NWC")
   input = tensor_arg(input, op, "input", 1)
   filters = tensor_arg(filters, op, "filters", 2, input)
-  if input.ndim ~= 3 then fail(op, "input must be 3-D [batch, width, channels], got shape %s", tostring(input.shape)) end
-  if filters.ndim ~= 3 then
+  -- (an unknown rank passes: the conv2d it becomes checks 3-D + 1 = 4-D when the graph runs)
+  if input.ndim >= 0 and input.ndim ~= 3 then
+    fail(op, "input must be 3-D [batch, width, channels], got shape %s", tostring(input.shape))
+  end
+  if filters.ndim >= 0 and filters.ndim ~= 3 then
     fail(op, "filters must be 3-D [width, in_channels, out_channels], got shape %s", tostring(filters.shape))
   end
   local function one(what, v)
@@ -293,7 +296,7 @@ local function global_pool(op, fn, input, ...)
   local o = args.parse(op, { "keepdims", "data_format" }, ...)
   check_format(op, o.data_format, "NHWC")
   input = tensor_arg(input, op, "input", 1)
-  if input.ndim ~= 4 then
+  if input.ndim >= 0 and input.ndim ~= 4 then -- an unknown rank: the reduction checks axes 1, 2 when the graph runs
     fail(op, "input must be 4-D [batch, height, width, channels], got shape %s", tostring(input.shape))
   end
   return fn(input, { 1, 2 }, args.bool(op, "keepdims", o.keepdims, false))

@@ -8,6 +8,7 @@ local args = require "tide.args"
 local math_ops = require "tide.ops.math"
 local shape_ops = require "tide.ops.shape"
 local create = require "tide.ops.create"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
@@ -89,6 +90,12 @@ M.unsorted_segment_prod = unsorted_op("unsorted_segment_prod", C.TIDE_OP_UNSORTE
 local function segment_counts(data, ids, n)
   local ones = create.ones_like(ids, { dtype = dtype.names[data.dt] })
   local count = dispatch.run(C.TIDE_OP_UNSORTED_SEGMENT_SUM, nil, { ones, ids, n })
+  if data.ndim < 0 or ids.ndim < 0 then -- the size-1 dims counted when the graph runs
+    local extra = math_ops.sub(dynamic_shape.rank(data), dynamic_shape.rank(ids))
+    local ones_ = create.ones(shape_ops.reshape(extra, { 1 }), { dtype = "int32" })
+    local target = shape_ops.concat({ convert.tensor({ -1 }, "int32"), ones_ }, 0)
+    return math_ops.maximum(shape_ops.reshape(count, target), 1)
+  end
   local shape = { -1 }
   for i = 2, data.ndim - ids.ndim + 1 do shape[i] = 1 end
   return math_ops.maximum(shape_ops.reshape(count, shape), 1)

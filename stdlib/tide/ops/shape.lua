@@ -139,6 +139,11 @@ end
 -- The size of `value` along a normalized axis, and that axis.
 local function dim_at(op, value, axis)
   if value.ndim == 0 then binding.error(fmt("%s: the input is 0-d; it needs at least one dimension", op)) end
+  if value.ndim < 0 then
+    binding.error(fmt("%s: the number of results depends on the size of dimension %d, and the input's rank is " ..
+      "unknown until the traced function runs (a TensorSpec of shape nil); give the input_signature a shape " ..
+      "with that dimension's size", op, axis))
+  end
   local ax = norm_axis(op, axis, value.ndim)
   return tonumber(value.dims[ax]), ax
 end
@@ -272,26 +277,30 @@ end
 function M.stack(values, ...)
   local o = args.parse("stack", { "axis" }, ...)
   local list = tensor_list("stack", values)
-  local first = list[1]
+  local fi = 1 -- the shapes are compared against a value of known rank, if any
+  for i = 2, #list do
+    if list[fi].ndim < 0 then fi = i end
+  end
+  local first = list[fi]
   local r = first.ndim
   local axis = int_arg("stack", "axis", o.axis, 0)
-  if axis < -(r + 1) or axis > r then
+  if r >= 0 and (axis < -(r + 1) or axis > r) then
     binding.error(fmt("stack: axis %d is out of range for stacking tensors of rank %d (valid: %d to %d)", axis, r,
       -(r + 1), r))
   end
-  for i = 2, #list do
+  for i = 1, #list do
     local t = list[i]
     if t.dt ~= first.dt then
-      binding.error(fmt("stack: values[%d] is %s but values[1] is %s (convert with :cast(\"%s\"))", i,
-        dtype.names[t.dt], dtype.names[first.dt], dtype.names[first.dt]))
+      binding.error(fmt("stack: values[%d] is %s but values[%d] is %s (convert with :cast(\"%s\"))", i,
+        dtype.names[t.dt], fi, dtype.names[first.dt], dtype.names[first.dt]))
     end
-    local same = t.ndim == r
-    for d = 0, r - 1 do   -- an unknown (-1) dim of a traced tensor matches any; concat merges them
+    local same = t.ndim == r or t.ndim < 0 -- an unknown rank: concat checks the shapes when the graph runs
+    for d = 0, (t.ndim < 0 and -1 or r - 1) do   -- an unknown (-1) dim of a traced tensor matches any; concat merges them
       if same and t.dims[d] ~= first.dims[d] and t.dims[d] >= 0 and first.dims[d] >= 0 then same = false end
     end
     if not same then
-      binding.error(fmt("stack: values[%d] has shape %s but values[1] has shape %s; stack needs equal shapes", i,
-        shape_text(t), shape_text(first)))
+      binding.error(fmt("stack: values[%d] has shape %s but values[%d] has shape %s; stack needs equal shapes", i,
+        shape_text(t), fi, shape_text(first)))
     end
   end
   local expanded = {}
@@ -323,7 +332,7 @@ local function pad_pairs(x, paddings)
   if type(rows) ~= "table" then
     binding.error("pad: paddings must be a list of {before, after} pairs, got " .. type(rows))
   end
-  if #rows ~= x.ndim then
+  if x.ndim >= 0 and #rows ~= x.ndim then -- an unknown rank: checked when the graph runs
     binding.error(fmt("pad: paddings has %d pairs but the input has rank %d (shape %s)", #rows, x.ndim,
       shape_text(x)))
   end
@@ -377,6 +386,10 @@ function M.pad(x, ...)
     binding.error(fmt("pad: unknown mode '%s' (expected CONSTANT, REFLECT or SYMMETRIC)", o.mode))
   end
   -- Mirror modes: one gather per padded dim, of indices reflected inside it.
+  if x.ndim < 0 then
+    binding.error(fmt("pad: %s padding needs the input's dims, and its rank is unknown until the traced function " ..
+      "runs (a TensorSpec of shape nil); give the input_signature a shape, or pad with CONSTANT", mode))
+  end
   local symmetric = mode == "SYMMETRIC"
   local out = x
   for d = 1, #pp do

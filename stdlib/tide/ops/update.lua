@@ -29,6 +29,8 @@ end
 -- update without the size-1 dims that the spec's tide.newaxis entries add to
 -- the slice (the SLICE_UPDATE op sees the slice without them).
 local function drop_newaxes(x, a, newaxes, update)
+  -- x of unknown rank: the slice's shape is checked when the graph runs
+  if x.ndim < 0 then return shape.squeeze(update, newaxes) end
   local dims = slice_dims(x, a)
   local full = {}
   for i, d in ipairs(dims) do full[i] = d end

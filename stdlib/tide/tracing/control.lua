@@ -14,6 +14,7 @@ local values = require "tide.tracing.values"
 local recorder = require "tide.tape_recorder"
 local tensor = require "tide.tensor"
 local format = require "tide.format"
+local tensor_shape = require "tide.tensor_shape"
 local math_ops = require "tide.ops.math"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local unpack = unpack or table.unpack
@@ -39,11 +40,11 @@ local MAX_BODY_TRACES = 64
 
 local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
 
--- A symbolic input of g with dtype code dt and dims (-1 unknown).
+-- A symbolic input of g with dtype code dt and dims (-1 unknown; nil: an unknown rank).
 local function graph_input(g, dt, dims)
-  for i, d in ipairs(dims) do dims_buf[i - 1] = d end
+  for i, d in ipairs(dims or {}) do dims_buf[i - 1] = d end
   local t = Tensor()
-  if C.tide_graph_input(g, dt, #dims, dims_buf, t) ~= 0 then binding.raise() end
+  if C.tide_graph_input(g, dt, dims and #dims or C.TIDE_UNKNOWN_RANK, dims_buf, t) ~= 0 then binding.raise() end
   return t
 end
 
@@ -342,7 +343,7 @@ local function flag_tensor(v, op, what)
     binding.error(string.format("%s: %s a bool tensor or a Lua boolean, got %s", op, what,
       is_tensor(v) and type_text(v) or type(v)))
   end
-  for _, d in ipairs(dims_of(v)) do
+  for _, d in ipairs(dims_of(v) or {}) do -- an unknown rank: one element is checked when it runs
     if d ~= 1 and d ~= -1 then
       binding.error(string.format("%s: %s a one-element bool tensor, got shape %s", op, what, dims_text(dims_of(v))))
     end
@@ -407,9 +408,7 @@ function M.cond(pred, true_fn, false_fn, ...)
     if ta_.dt ~= tb.dt then
       fail(path, string.format("the dtypes differ (%s and %s)", dtype.names[ta_.dt], dtype.names[tb.dt]))
     end
-    if ta_.ndim ~= tb.ndim then
-      fail(path, string.format("the ranks differ (shapes %s and %s)", dims_text(dims_of(ta_)), dims_text(dims_of(tb))))
-    end
+    -- ranks that differ give a result of unknown rank (TF's cond)
     tflat[#tflat + 1], fflat[#fflat + 1] = ta_, tb
   end, fail)
   local n = #tflat
@@ -486,8 +485,9 @@ end
 -- (TF asks for shape_invariants instead). shape_invariants = {shape or nil
 -- per loop variable} (lists with tide.None) fixes a variable's shape up
 -- front; then a body that breaks it is an error, as in TF. dtypes and ranks
--- must not change. maximum_iterations (a number or a tensor) bounds the
--- number of iterations.
+-- must not change, unless a variable's invariant is tide.Shape.unknown()
+-- (TF's TensorShape(None)) or it enters with an unknown rank: then any shape
+-- goes. maximum_iterations (a number or a tensor) bounds the number of iterations.
 function M.while_loop(cond_fn, body_fn, loop_vars, ...)
   local o = args.parse("while_loop", { "shape_invariants", "parallel_iterations", "back_prop", "swap_memory",
     "maximum_iterations", "name" }, ...)
@@ -554,6 +554,8 @@ end
 local function invariant_desc(t, shape, path)
   local dims = dims_of(t)
   if shape == nil then return { dt = t.dt, dims = dims } end
+  -- TF's TensorShape(None): any shape, of any rank (tide.Shape.unknown(), or x.shape of an unknown rank)
+  if tensor_shape.is_unknown_rank(shape) then return { dt = t.dt, dims = nil, fixed = true } end
   if type(shape) ~= "table" then
     binding.error(string.format("while_loop: the shape invariant of %s must be a list of sizes and tide.None",
       path_text("loop variable", path)))
@@ -561,8 +563,8 @@ local function invariant_desc(t, shape, path)
   local inv = {}
   local n = shape.n or #shape
   for i = 1, n do inv[i] = (shape[i] == None or shape[i] == -1) and -1 or shape[i] end
-  local ok = #inv == #dims
-  for i = 1, #inv do
+  local ok = dims == nil or #inv == #dims -- a value of unknown rank may fit it: checked when the loop runs
+  for i = 1, dims and #inv or 0 do
     if ok and inv[i] ~= -1 and dims[i] ~= -1 and inv[i] ~= dims[i] then ok = false end
   end
   if not ok then
@@ -658,9 +660,14 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
           "change; cast one of them)", where, dtype.names[d.dt], dtype.names[t.dt]))
       end
       local od = dims_of(t)
-      if #od ~= #d.dims then
+      if d.dims == nil then -- a loop variable of unknown rank takes any shape
+        oflat[#oflat + 1] = t
+        return
+      end
+      if od == nil or #od ~= #d.dims then
         binding.error(string.format("while_loop: %s enters the loop with shape %s but the body returns shape %s " ..
-          "(its rank must not change)", where, dims_text(d.dims), dims_text(od)))
+          "(its rank must not change: give it the shape invariant tide.Shape.unknown() to let it)", where,
+          dims_text(d.dims), dims_text(od)))
       end
       for i, v in ipairs(od) do
         if d.dims[i] ~= -1 and v ~= d.dims[i] then

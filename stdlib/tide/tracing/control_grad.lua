@@ -21,6 +21,9 @@ local create = require "tide.ops.create"
 local context = require "tide.trace_context"
 local scope = require "tide.scope"
 local GradientTape = require("tide.tape").GradientTape
+local spec = require "tide.tracing.spec"
+local tensor_shape = require "tide.tensor_shape"
+local values = require "tide.tracing.values"
 local control = require "tide.tracing.control"
 local pack, unpack = recorder.pack, unpack or table.unpack
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
@@ -150,6 +153,18 @@ function M.cond(used, outs, info)
     end
     return control.cond(info.pred, branch(info.true_fn), branch(info.false_fn))
   end)
+end
+
+-- Shape invariants from a loop variable's desc dims (-1 unknown), with
+-- `lead` (a dim or tide.None) in front when given; dims nil (an unknown rank)
+-- gives the invariant of unknown rank (stacked or not).
+local function invariant(dims, lead)
+  if dims == nil then return tensor_shape.unknown() end
+  local s = {}
+  if lead then s[1] = lead end
+  for _, d in ipairs(dims) do s[#s + 1] = d == -1 and spec.None or d end
+  s.n = #s
+  return s
 end
 
 -- A WHILE node over flat loop tensors was built with outputs results while

@@ -169,10 +169,11 @@ function Function:_trace(target, nslots)
     local placeholders = {}
     local function make_placeholders(t)
       if t.kind == "tensor" then
-        local dims = t.dims or {}
-        for i, d in ipairs(dims) do dims_buf[i - 1] = d == None and -1 or d end
+        local dims = t.dims -- nil: an unknown rank (TensorSpec(nil), or reduce_retracing over several ranks)
+        local ndim = dims and #dims or C.TIDE_UNKNOWN_RANK
+        for i, d in ipairs(dims or {}) do dims_buf[i - 1] = d == None and -1 or d end
         local sym = Tensor()
-        if C.tide_graph_input(g, dtype.codes[t.dtype], #dims, dims_buf, sym) ~= 0 then binding.raise() end
+        if C.tide_graph_input(g, dtype.codes[t.dtype], ndim, dims_buf, sym) ~= 0 then binding.raise() end
         placeholders[t.slot] = sym
       elseif t.kind == "table" then
         for _, item in ipairs(t.items) do make_placeholders(item) end
@@ -336,7 +337,6 @@ function Function:get_concrete_function(...)
   local nargs = select("#", ...)
   local slots, actual
   if self._sig and nargs == 0 then
-    signature.check_ranks(self)
     slots = {}
     actual = T.spec_template(self._nsig, slots, unpack(self._sig, 1, self._nsig))
   else
@@ -349,15 +349,6 @@ function Function:get_concrete_function(...)
     end
     slots = {}
     actual = T.spec_template(n, slots, unpack(a, 1, n))
-    local function check_specs(t, path)
-      if t.kind == "tensor" and t.from_spec and t.dims == nil then
-        binding.error(string.format("get_concrete_function: %s is a TensorSpec of unknown rank; a tide graph " ..
-          "needs ranks (use tide.None for unknown dims: tide.TensorSpec({tide.None, 3}))", where(self, path)))
-      elseif t.kind == "table" then
-        for j, sub in ipairs(t.items) do check_specs(sub, sub_path(path, t.keys[j])) end
-      end
-    end
-    for i, item in ipairs(actual.items) do check_specs(item, "#" .. i) end
     if self._sig then
       local why
       for i = 1, self._nsig do

@@ -92,16 +92,22 @@ end
 
 local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
 
--- A symbolic input of g of dtype code dt and dims (a list; None or -1 unknown).
+-- A symbolic input of g of dtype code dt and dims (a list, None or -1
+-- unknown; nil: an unknown rank).
 local function graph_input(g, dt, dims)
-  for i, d in ipairs(dims) do dims_buf[i - 1] = (d == None or d == -1) and -1 or d end
   local t = Tensor()
+  if dims == nil then
+    if C.tide_graph_input(g, dt, C.TIDE_UNKNOWN_RANK, nil, t) ~= 0 then binding.raise() end
+    return t
+  end
+  for i, d in ipairs(dims) do dims_buf[i - 1] = (d == None or d == -1) and -1 or d end
   if C.tide_graph_input(g, dt, #dims, dims_buf, t) ~= 0 then binding.raise() end
   return t
 end
 
--- Dims of tensor t as a list (-1 unknown).
+-- Dims of tensor t as a list (-1 unknown; nil for an unknown rank).
 local function dims_of(t)
+  if t.ndim < 0 then return nil end
   local d = {}
   for i = 0, t.ndim - 1 do d[i + 1] = tonumber(t.dims[i]) end
   return d
@@ -278,7 +284,7 @@ local function trace_pair(cf, target)
     local placeholders = {}
     local function make_placeholders(t)
       if t.kind == "tensor" then
-        placeholders[t.slot] = graph_input(g, dtype.codes[t.dtype], t.dims or {})
+        placeholders[t.slot] = graph_input(g, dtype.codes[t.dtype], t.dims)
       elseif t.kind == "table" then
         for _, item in ipairs(t.items) do make_placeholders(item) end
       end
@@ -395,7 +401,8 @@ end
 -- True when the template has a tensor with a None dim.
 local function has_none(t)
   if t.kind == "tensor" then
-    for _, d in ipairs(t.dims or {}) do
+    if t.dims == nil then return true end -- an unknown rank
+    for _, d in ipairs(t.dims) do
       if d == None then return true end
     end
   elseif t.kind == "table" then

@@ -57,7 +57,7 @@ local function signature_mismatch(fn, s, a, path)
     if a.dtype ~= s.dtype then
       return string.format("%s is %s where the signature has dtype %s", at, describe(a), s.dtype)
     end
-    if s.shape then
+    if s.shape and a.dims then -- a symbolic tensor of unknown rank (a call inside a trace) is compatible
       if #a.dims ~= #s.shape then
         return string.format("%s is %s where the signature has rank %d", at, describe(a), #s.shape)
       end
@@ -90,8 +90,8 @@ local function signature_mismatch(fn, s, a, path)
   return nil
 end
 
--- Give the template the signature's dims (all None for a spec of unknown
--- rank: one trace per rank, since a tide graph needs ranks) and names.
+-- Give the template the signature's dims (nil for a spec of unknown rank:
+-- one trace takes tensors of every rank) and names.
 local function apply_spec_dims(s, a)
   if spec.is_spec(s) then
     if s.shape then
@@ -99,9 +99,7 @@ local function apply_spec_dims(s, a)
       for i, d in ipairs(s.shape) do dims[i] = d end
       a.dims = dims
     else
-      local dims = {}
-      for i = 1, #a.dims do dims[i] = None end
-      a.dims = dims
+      a.dims = nil
     end
     a.name = s.name
     return
@@ -174,25 +172,6 @@ function M.template(fn, n, ...)
   end
   for i = 1, #sig do apply_spec_dims(sig[i], actual.items[i]) end
   return actual, slots
-end
-
--- get_concrete_function() with no arguments traces the signature itself:
--- every spec needs a rank.
-function M.check_ranks(fn)
-  for i, s in ipairs(fn._sig) do
-    local function check(x)
-      if spec.is_spec(x) then
-        if x.shape == nil then
-          binding.error(string.format("get_concrete_function: the input_signature of %s has a TensorSpec of " ..
-            "unknown rank (argument %d); a tide graph needs ranks: pass a tensor or a TensorSpec with a shape",
-            fn.name, i))
-        end
-      else
-        for _, v in pairs(x) do check(v) end
-      end
-    end
-    check(s)
-  end
 end
 
 return M

@@ -40,7 +40,9 @@ function M.print(...)
     end
     rc = C.tide_print(text, #tensors, arr)
   end
-  for _, t in ipairs(tensors) do binding.keep_alive(t) end
+  for _, t in ipairs(tensors) do -- symbolic ones hold no data (and nelem -1 with a None dim or an unknown rank)
+    if not context.is_symbolic(t) then binding.keep_alive(t) end
+  end
   if rc ~= 0 then binding.raise() end
 end
 

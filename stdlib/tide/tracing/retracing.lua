@@ -107,8 +107,9 @@ local function retrace_reason(fnobj, d, prev, last)
       suggest[#suggest + 1] = "pass reduce_retracing=true so that dims that change become tide.None, or give " ..
         "an input_signature with tide.None for the dims that vary"
     elseif why == "rank" then
-      suggest[#suggest + 1] = "give an input_signature whose TensorSpec has shape nil (one trace per rank), or " ..
-        "reshape to one rank before the call"
+      suggest[#suggest + 1] = "pass reduce_retracing=true so that a rank that changes becomes unknown, give an " ..
+        "input_signature whose TensorSpec has shape nil (one trace for every rank), or reshape to one rank before " ..
+        "the call"
     elseif why == "dtype" then
       suggest[#suggest + 1] = "cast to one dtype before the call, or give an input_signature (every call is then " ..
         "checked against it)"

@@ -22,7 +22,7 @@ M.TensorSpec = TensorSpec
 -- A shape (a list of sizes and tide.None or -1, a tide.Shape, or nil for an
 -- unknown rank) as a fresh Lua list, or an error naming `what`.
 local function normalize_shape(shape, what)
-  if shape == nil then return nil end
+  if tensor_shape.is_unknown_rank(shape) then return nil end -- nil, or x.shape of an unknown rank
   if type(shape) ~= "table" then
     binding.error(string.format("%s: shape must be a list of sizes and tide.None (or nil for any rank), got %s",
       what, type(shape)))
@@ -65,7 +65,7 @@ end
 
 -- TF's TensorShape text: "(2, None)", "(3,)", "()", or "<unknown>".
 local function dims_text(dims)
-  if dims == nil then return "<unknown>" end
+  if tensor_shape.is_unknown_rank(dims) then return "<unknown>" end
   local parts = {}
   for i, d in ipairs(dims) do parts[i] = tostring(d) end
   if #parts == 1 then return "(" .. parts[1] .. ",)" end
@@ -92,6 +92,7 @@ end
 -- symbolic tensor are tide.None.
 function TensorSpec.from_tensor(t, name)
   if not binding.istensor(t) then binding.error("TensorSpec.from_tensor: expected a tensor, got " .. type(t)) end
+  if t.ndim < 0 then return TensorSpec(nil, dtype.names[t.dt], name) end -- a traced tensor of unknown rank
   local dims = {}
   for i = 0, t.ndim - 1 do
     local d = tonumber(t.dims[i])
@@ -104,7 +105,7 @@ end
 function TensorSpec:accepts(dt, dims)
   if dt ~= self.dtype then return false end
   if self.shape == nil then return true end
-  if #dims ~= #self.shape then return false end
+  if dims == nil or #dims ~= #self.shape then return false end
   for i, d in ipairs(self.shape) do
     if d ~= None and d ~= dims[i] then return false end
   end

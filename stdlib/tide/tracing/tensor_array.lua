@@ -176,7 +176,7 @@ local function index_arg(op, i)
       binding.error(string.format("%s: index must be an integer, got a %s tensor", op, dtype.names[i.dt]))
     end
     if symbolic(i) then
-      for _, d in ipairs(dims_of(i)) do
+      for _, d in ipairs(dims_of(i) or {}) do -- an unknown rank: one element is checked when it runs
         if d ~= 1 and d ~= -1 then binding.error(op .. ": index must be a scalar, got shape " .. dims_text(dims_of(i))) end
       end
       return nil, shape_ops.reshape(i, {})
@@ -220,6 +220,11 @@ function TensorArray:_value(op, value)
   if value.dt ~= self._dt then
     binding.error(string.format("%s: the TensorArray holds %s but the value is %s (cast it)", op, self.dtype,
       dtype.names[value.dt]))
+  end
+  if value.ndim < 0 then -- its elements live in one buffer [size, element dims...]
+    binding.error(string.format("%s: the value's rank is unknown until the traced function runs (a TensorSpec of " ..
+      "shape nil), and a TensorArray keeps its elements in one buffer of known rank; give the value a rank " ..
+      "(tide.None for unknown dims)", op))
   end
   return value
 end

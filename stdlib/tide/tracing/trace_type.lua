@@ -116,10 +116,12 @@ M.table_kind, M.sorted_keys, M.is_list = table_kind, sorted_keys, is_list
 --   { kind = "tensor", slot, dtype, dims, name } | { kind = "value", value } |
 --   { kind = "variable", var } | { kind = "object", obj, key, typed } |
 --   { kind = "table", array, keys, items, n }
--- dims is a list of sizes and None, or nil for an unknown rank (only from a
--- TensorSpec). With slots == nil, tensors are described but get no slot.
+-- dims is a list of sizes and None, or nil for an unknown rank (a TensorSpec
+-- of shape nil, a traced tensor of unknown rank, or reduce_retracing over
+-- tensors of several ranks). With slots == nil, tensors are described but get no slot.
 
 local function tensor_dims(t)
+  if t.ndim < 0 then return nil end -- a symbolic tensor of unknown rank
   local d = {}
   for i = 0, t.ndim - 1 do
     local v = tonumber(t.dims[i])
@@ -248,15 +250,17 @@ end
 M.fits = fits
 
 -- TF's most specific common supertype of two trace types (reduce_retracing):
--- the same structure and Lua values, tensors of one dtype and rank whose
--- differing dims become None; nil when there is none. (TF would relax
--- differing ranks to an unknown rank; a tide graph needs ranks, so those
--- have no common supertype and trace separately.) Slots come from `a`.
+-- the same structure and Lua values, tensors of one dtype whose differing
+-- dims become None, and whose differing ranks an unknown rank (dims nil);
+-- nil when there is none. Slots come from `a`.
 local function common_supertype(a, b)
   if a.kind ~= b.kind then return nil end
   local k = a.kind
   if k == "tensor" then
-    if a.dtype ~= b.dtype or a.dims == nil or b.dims == nil or #a.dims ~= #b.dims then return nil end
+    if a.dtype ~= b.dtype then return nil end
+    if a.dims == nil or b.dims == nil or #a.dims ~= #b.dims then
+      return { kind = "tensor", slot = a.slot, dtype = a.dtype, dims = nil, name = a.name, from_spec = a.from_spec }
+    end
     local dims = {}
     for i, d in ipairs(a.dims) do dims[i] = (d == b.dims[i]) and d or None end
     return { kind = "tensor", slot = a.slot, dtype = a.dtype, dims = dims, name = a.name, from_spec = a.from_spec }

@@ -46,6 +46,29 @@ describe("gradients of the views", function()
     local g = grads(function(v) return tide.broadcast_to(v, { 5, 2 }) end, { rand({ 1, 2 }) })
     h.close(g[1], { { 5, 5 } })
   end)
+
+  -- sum_to (x, shape), which gradients use when shapes are known only at run
+  -- time, has no public name: run through the registry, to like's shape.
+  local binding = require "tide.binding"
+  local dispatch = require "tide.dispatch"
+  local function sum_to(x, like)
+    return dispatch.run(binding.C.TIDE_OP_SUM_TO, nil, { dispatch.promote(x), tide.shape(like) }, 1)
+  end
+
+  it("sum_to sums x back to like's shape; its gradient broadcasts dy again", function()
+    local like = rand({ 3, 1 }, -1, 1, 8)
+    h.close(sum_to(tide.tensor({ { { 1, 2 }, { 3, 4 }, { 5, 6 } } }, "float64"), like), { { 3 }, { 7 }, { 11 } })
+    h.close(sum_to(tide.ones({ 2, 3 }, { dtype = "float64" }), tide.tensor(0.5, "float64")), 6)
+    gc.check(function(v) return sum_to(v, like) end, { rand({ 2, 3, 4 }, -1, 1, 9) }, { second_order = true })
+    gc.check(function(v) return sum_to(v, tide.zeros({ 3, 2 }, { dtype = "float64" })) end, { transposed(3, 2, 10) },
+      { second_order = true })
+    gc.check(function(v) return sum_to(v, like) * sum_to(v, like) end, { rand({ 1, 3, 5 }, -1, 1, 11) })
+    local g = grads(function(v) return sum_to(v, like) end, { rand({ 2, 3, 4 }) })
+    h.close(g[1], tide.ones({ 2, 3, 4 }, { dtype = "float64" }))
+    h.errors("sum_to: cannot sum shape [2, 3] to [4]", sum_to, tide.ones { 2, 3 }, tide.ones { 4 })
+    h.errors("sum_to: cannot sum shape [3] to a shape of rank 2", sum_to, tide.ones { 3 }, tide.ones { 2, 3 })
+    h.errors("sum_to: input must be a numeric tensor", sum_to, tide.tensor { true }, tide.tensor { true })
+  end)
 end)
 
 describe("slice gradient", function()

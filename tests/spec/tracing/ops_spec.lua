@@ -49,7 +49,85 @@ local function none_signature(inputs)
   return sig
 end
 
--- Run one case: eager, traced, and traced with None dims.
+-- A signature of the inputs' dtypes with every rank unknown (TensorSpec(nil)).
+local function unknown_rank_signature(inputs)
+  local sig = {}
+  for i, x in ipairs(inputs) do sig[i] = tide.TensorSpec(nil, x.dtype) end
+  return sig
+end
+
+-- The unknown-rank run of a case: a case whose op refuses an unknown rank
+-- names the error (opts.rank_error); the others give the eager results.
+local function check_unknown_rank(what, fn, inputs, want, opts)
+  local sig = opts.rank_signature or unknown_rank_signature(inputs)
+  local tr = tide.trace(fn, { input_signature = sig })
+  local ok, got = pcall(function() return pack(tr(unpack(inputs))) end)
+  if opts.rank_error then
+    assert(not ok, what .. " (unknown rank): expected an error containing '" .. opts.rank_error .. "', but it ran")
+    assert(tostring(got):find(opts.rank_error, 1, true), string.format(
+      "%s (unknown rank): expected an error containing '%s', got: %s", what, opts.rank_error, tostring(got)))
+    return
+  end
+  if not ok then error(what .. " (unknown rank): traced call failed: " .. tostring(got), 0) end
+  same(what .. " (unknown rank)", want, got, opts.approx)
+  same(what .. " (unknown rank, second run)", want, pack(tr(unpack(inputs))), opts.approx)
+end
+
+local FLOATS = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
+
+-- The tape's gradients of sum(y * y + y) over fn's float results y, with
+-- respect to its float inputs: a table (index i: input i's gradient, or false).
+local function tape_gradients(fn, inputs)
+  local tape = tide.GradientTape { persistent = true }
+  local loss = tape:run(function()
+    for _, x in ipairs(inputs) do if FLOATS[x.dtype] then tape:watch(x) end end
+    local r = pack(fn(unpack(inputs)))
+    local total
+    for i = 1, r.n do
+      if FLOATS[r[i].dtype] then
+        local s = tide.reduce_sum(r[i] * r[i] + r[i])
+        total = total and total + tide.cast(s, total.dtype) or s
+      end
+    end
+    return total
+  end)
+  if loss == nil then return nil end
+  local out = {}
+  for i, x in ipairs(inputs) do
+    if FLOATS[x.dtype] then out[i] = tape:gradient(loss, x) or false else out[i] = false end
+  end
+  return out
+end
+
+-- The gradient run of a case whose op is differentiable: a tape inside a
+-- function traced with unknown ranks gives the eager tape's gradients (an op
+-- whose gradient needs a rank names the error: opts.grad_rank_error).
+local function check_unknown_rank_gradients(what, fn, inputs, opts)
+  local ok0, want = pcall(tape_gradients, fn, inputs)
+  if not ok0 or want == nil then return end -- no eager gradient to compare with (checked in tests/spec/grad)
+  local sig = opts.rank_signature or unknown_rank_signature(inputs)
+  local tr = tide.trace(function(...) return tape_gradients(fn, { ... }) end, { input_signature = sig })
+  local ok, got = pcall(tr, unpack(inputs))
+  if opts.grad_rank_error then
+    assert(not ok, what .. " (gradients, unknown rank): expected an error containing '" .. opts.grad_rank_error ..
+      "', but it ran")
+    assert(tostring(got):find(opts.grad_rank_error, 1, true), string.format(
+      "%s (gradients, unknown rank): expected an error containing '%s', got: %s", what, opts.grad_rank_error,
+      tostring(got)))
+    return
+  end
+  if not ok then error(what .. " (gradients, unknown rank): traced call failed: " .. tostring(got), 0) end
+  for i = 1, #inputs do
+    local e, g = want[i], got[i]
+    if e then
+      assert(g, string.format("%s (gradients, unknown rank): input %d has a gradient eagerly, none traced", what, i))
+      same(string.format("%s (gradient %d, unknown rank)", what, i), pack(e), pack(g), true)
+    end
+  end
+end
+
+-- Run one case: eager, traced, traced with None dims, and with unknown ranks
+-- (values, and gradients where the op has them).
 local function check(name, label, fn, inputs, opts)
   opts = opts or {}
   local what = name .. " [" .. label .. "]"
@@ -66,13 +144,20 @@ local function check(name, label, fn, inputs, opts)
     local text = tf:get_concrete_function(unpack(inputs)):graph_text()
     assert(text:find("= " .. node .. "(", 1, true), what .. ": no " .. node .. " node in the graph:\n" .. text)
   end
-  if opts.none == false or #inputs == 0 then return end
-  local tn = tide.trace(fn, { input_signature = opts.signature or none_signature(inputs) })
-  ok, got = pcall(function() return pack(tn(unpack(inputs))) end)
-  if not ok then error(what .. " (None dims): traced call failed: " .. tostring(got), 0) end
-  same(what .. " (None dims)", want, got, opts.approx)
-  same(what .. " (None dims, second run)", want, pack(tn(unpack(inputs))), opts.approx)
-  same(what .. " (None dims, first run, after the second)", want, got, opts.approx)
+  if #inputs == 0 then return end
+  if opts.none ~= false then
+    local tn = tide.trace(fn, { input_signature = opts.signature or none_signature(inputs) })
+    ok, got = pcall(function() return pack(tn(unpack(inputs))) end)
+    if not ok then error(what .. " (None dims): traced call failed: " .. tostring(got), 0) end
+    same(what .. " (None dims)", want, got, opts.approx)
+    same(what .. " (None dims, second run)", want, pack(tn(unpack(inputs))), opts.approx)
+    same(what .. " (None dims, first run, after the second)", want, got, opts.approx)
+  end
+  if opts.rank ~= false then
+    check_unknown_rank(what, fn, inputs, want, opts)
+    local differentiable = bit.band(C.tide_op_flags(C.tide_op_lookup(name)), C.TIDE_OPF_NO_GRAD) == 0
+    if differentiable and opts.grad ~= false then check_unknown_rank_gradients(what, fn, inputs, opts) end
+  end
 end
 
 describe("every registry op, traced and eager", function()

@@ -82,7 +82,7 @@ for i = 1, 5 do use(tide.ones({2}), setmetatable({w = tide.ones({2})}, {})) end
     has(err, "cast to one dtype")
     has(err, "argument 1 (x) changed from a float32 tensor of shape (1, 1, 1, 1) to a float32 tensor of shape " ..
       "(1, 1, 1, 1, 1)")
-    has(err, "one trace per rank")
+    has(err, "one trace for every rank")
     has(err, "argument 2 (cfg) at cfg.opt.lr changed from the Lua number 0.4 to the Lua number 0.5")
     has(err, "argument 2 (layer) changed from the object table: ")
     has(err, "pass the same object each time")
