@@ -10,8 +10,8 @@
 local M = {}
 
 -- Bottom up. A module's floor is the first whose list names it; "x.*" names
--- every module below x. Layers, models and data will be floors between
--- tracing and public.
+-- every module below x. The data pipeline will be a floor between
+-- tracing and public too.
 M.FLOORS = {
   { name = "binding", modules = { "tide.cdef", "tide.binding" },
     what = "the FFI seam: C declarations, libtide, the tensor metatype, errors, GC pacing" },
@@ -27,6 +27,14 @@ M.FLOORS = {
     what = "gradients of the ops, Variables, GradientTape" },
   { name = "tracing", modules = { "tide.tracing.*" },
     what = "tide.trace, concrete functions, control flow, TensorArray" },
+  { name = "training", modules = { "tide.initializers", "tide.initializers.*", "tide.activations", "tide.activations.*",
+      "tide.regularizers", "tide.regularizers.*", "tide.losses", "tide.losses.*", "tide.metrics", "tide.metrics.*",
+      "tide.optimizers", "tide.optimizers.*" },
+    what = "what Keras builds with: initializers, activations, regularizers, losses, metrics, optimizers and schedules" },
+  { name = "layers", modules = { "tide.layers", "tide.layers.*" },
+    what = "the Layer base (weights, tracking, configs) and the Keras layers" },
+  { name = "models", modules = { "tide.models", "tide.models.*", "tide.callbacks", "tide.callbacks.*" },
+    what = "Sequential, functional and subclassed models, compile/fit/evaluate/predict, callbacks and the progress bar" },
   { name = "public", modules = { "tide", "tide.config" },
     what = "the public table and its settings" },
 }
