@@ -52,10 +52,13 @@ function M.impl.huber(op, y_true, y_pred, p)
     delta * abs_err - 0.5 * delta * delta), -1)
 end
 
+-- Keras computes log(2) in float32 and then converts it, whatever y_pred's dtype.
+local LOG2 = tonumber(require("ffi").new("float", math.log(2)))
+
 function M.impl.log_cosh(op, y_true, y_pred)
   y_true, y_pred = prepare(op, y_true, y_pred)
   local x = y_pred - y_true
-  return ops.reduce_mean(x + ops.softplus(x * -2) - math.log(2), -1)
+  return ops.reduce_mean(x + ops.softplus(x * -2) - LOG2, -1)
 end
 
 -- Keras's normalize (order 2): x * min(rsqrt(sum(x^2)), 1/epsilon), so a zero vector stays zero.
