@@ -177,10 +177,10 @@ function M.wrapper(spec)
     local p = {}
     for _, q in ipairs(spec.params) do p[q[1]] = self[q[1]] end
     local values, mask = spec.impl(self.name, y_true, y_pred, p, spec.align)
-    if mask ~= nil then
-      if sample_weight ~= nil then
-        sample_weight = common.like_input(self.name, "sample_weight", sample_weight, self.dtype)
-      end
+    -- Keras folds a mask of the values (ignore_class) into the weights only when
+    -- there are weights: unweighted, the masked entries count as zeros in the mean.
+    if mask ~= nil and sample_weight ~= nil then
+      sample_weight = common.like_input(self.name, "sample_weight", sample_weight, self.dtype)
       sample_weight = losses_base.apply_mask(sample_weight, mask, self.dtype, "sum")
     end
     return Mean.update_state(self, values, sample_weight)
