@@ -104,6 +104,10 @@ end
 
 function Loss.from_config(cls, config) return cls(config) end
 
+-- Loss:extend("MyLoss"): a subclass (define MyLoss:call(y_true, y_pred)); it keeps
+-- Loss's metamethods, so its instances are called as losses.
+function Loss.extend(cls, name) return common.class(name, cls) end
+
 function Loss:__tostring()
   return string.format("<tide.losses.%s name=%s>", self.__name, tostring(self.name))
 end

@@ -54,6 +54,10 @@ function Metric:get_config() return { name = self.name, dtype = self.dtype } end
 
 function Metric.from_config(cls, config) return cls(config) end
 
+-- Metric:extend("MyMetric"): a subclass (define __init, update_state and result;
+-- call self:_init_base(class_name, name, dtype) and add_variable in __init).
+function Metric.extend(cls, name) return common.class(name, cls) end
+
 function Metric:__tostring()
   return string.format("<tide.metrics.%s name=%s>", self.__name, tostring(self.name))
 end
