@@ -131,7 +131,7 @@ end
 
 function M.is_metric(x) return common.is_instance(x, base.Metric) end
 
--- "accuracy"/"acc" name no class until the loss and the output are known:
+-- "accuracy" and "acc" name no class until the loss and the output are known:
 -- get() gives this marker, and resolve() (called by compile) replaces it.
 local Deferred = {}
 Deferred.__index = Deferred
@@ -150,7 +150,7 @@ function M.get(identifier)
   if identifier == nil then return nil end
   local t = type(identifier)
   if t == "string" then
-    if is_accuracy_name(identifier) then return setmetatable({ name = identifier }, Deferred) end
+    if identifier == "accuracy" or identifier == "acc" then return setmetatable({ name = identifier }, Deferred) end
     local cls = by_name[identifier]
     if cls == nil then
       common.error(string.format("tide.metrics.get: unknown metric '%s' (known: %s)", identifier,
@@ -210,8 +210,9 @@ function M.resolve(identifier, loss, output_shape, target_shape)
   if not is_accuracy_name(name) then
     local metric = M.get(identifier)
     if type(metric) == "function" then
+      local fn = metric
       local wrapped = base.wrapper { class = "MeanMetricWrapper", params = {}, order = { "name", "dtype" },
-        impl = function(_, y_true, y_pred) return metric(y_true, y_pred) end }
+        impl = function(_, y_true, y_pred) return fn(y_true, y_pred) end }
       metric = wrapped { name = "mean_metric_wrapper" }
     end
     if type(identifier) == "string" then metric.name = identifier end
