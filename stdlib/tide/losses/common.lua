@@ -4,7 +4,6 @@ local binding = require "tide.binding"
 local class = require "tide.class"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
-local tensor = require "tide.tensor"
 
 local M = {}
 
@@ -101,12 +100,6 @@ function M.label_input(op, what, v)
   end
   if v.dtype ~= "int32" and v.dtype ~= "int64" then v = v:cast("int64") end
   return v
-end
-
--- The dims of x as a Lua list (tide.None for a dim unknown while tracing), and its rank (nil: unknown).
-function M.dims(x)
-  local s = x.shape
-  return s, s.rank
 end
 
 local None = require("tide.tensor_shape").None
@@ -241,8 +234,5 @@ function M.class(name, parent)
   return cls
 end
 M.is_instance = class.is_instance
-
--- True when x is a tensor being traced (its values exist only when the graph runs).
-M.is_symbolic = tensor.is_symbolic
 
 return M

@@ -71,7 +71,7 @@ function M.impl.sparse_categorical_crossentropy(op, y_true, y_pred, p)
     end
     if not ok then
       common.error(string.format("%s: y_true has shape %s but y_pred has shape %s; y_true must be y_pred's shape " ..
-        "without its last dim (class indices), or with a last dim of 1", op, tostring(y_true and labels.shape), tostring(sp)))
+        "without its last dim (class indices), or with a last dim of 1", op, tostring(sl), tostring(sp)))
     end
   end
   local valid
