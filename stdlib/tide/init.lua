@@ -136,5 +136,9 @@ for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv" } do
   end
 end
 
+-- Keras's losses and metrics (tide.losses.*, tide.metrics.*).
+tide.losses = require "tide.losses"
+tide.metrics = require "tide.metrics"
+
 registry["tide"] = tide
 return tide
