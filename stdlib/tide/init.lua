@@ -136,5 +136,8 @@ for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv" } do
   end
 end
 
+-- Keras: optimizers and learning-rate schedules (tide.optimizers.schedules.*).
+tide.optimizers = require "tide.optimizers"
+
 registry["tide"] = tide
 return tide
