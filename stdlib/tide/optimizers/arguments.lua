@@ -25,14 +25,26 @@ function M.is_callable(v)
   return type(mt) == "table" and mt.__call ~= nil
 end
 
+-- True for an options table: a table without a metatable (so that a
+-- schedule given positionally is a value) that is empty or has a string key
+-- (a Lua list, such as PiecewiseConstantDecay's boundaries, is a value).
+local function is_options(t)
+  if type(t) ~= "table" or getmetatable(t) ~= nil then return false end
+  if next(t) == nil then return true end
+  for k in pairs(t) do
+    if type(k) == "string" then return true end
+  end
+  return false
+end
+
 -- Named values from a call: positional values in the order of `names`, then
--- one plain options table (a table without a metatable, so that a schedule
--- given positionally is a value). Unknown names are an error naming `cls`.
+-- one options table (whose list entries continue the positional values).
+-- Unknown names are an error naming `cls`.
 function M.parse(cls, names, ...)
   local n = select("#", ...)
   local last = n > 0 and select(n, ...) or nil
   local out, npos = {}, n
-  if type(last) == "table" and getmetatable(last) == nil then npos = n - 1 end
+  if is_options(last) then npos = n - 1 end
   if npos > #names then
     binding.error(fmt("%s: expected at most %d positional argument(s), got %d", cls, #names, npos))
   end
@@ -41,6 +53,9 @@ function M.parse(cls, names, ...)
     local known = {}
     for _, k in ipairs(names) do known[k] = true end
     for k, v in pairs(last) do
+      if type(k) == "number" and k >= 1 and k == math.floor(k) and npos + k <= #names then
+        k = names[npos + k] -- Adam{0.01, beta_1 = 0.8}: list entries continue the positional values
+      end
       if type(k) ~= "string" or not known[k] then
         binding.error(fmt("%s: unknown option '%s' (expected: %s)", cls, tostring(k), table.concat(names, ", ")))
       end
