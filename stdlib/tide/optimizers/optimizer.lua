@@ -14,6 +14,9 @@ local reduce_ops = require "tide.ops.reduce"
 local create_ops = require "tide.ops.create"
 local variable = require "tide.variable"
 local tape_mod = require "tide.tape"
+local recorder = require "tide.tape_recorder"
+local tracing = require "tide.tracing.function"
+local retracing = require "tide.tracing.retracing"
 local schedules = require "tide.optimizers.schedules"
 local A = require "tide.optimizers.arguments"
 
@@ -24,6 +27,7 @@ local cast, sqrt, maximum, minimum, where = math_ops.cast, math_ops.sqrt, math_o
 local fmt = string.format
 
 local M = {}
+local run_traced_update -- below: an eager step as a traced function
 
 local Optimizer = class("Optimizer")
 M.Optimizer = Optimizer
@@ -416,6 +420,72 @@ local function warn_missing(self, names)
   io.stderr:write(msg)
 end
 
+-- The step itself, on checked gradients gs[i] for variables vs[i]: scaling,
+-- clipping, weight decay, each variable's update, iterations + 1.
+local function update(self, gs, vs)
+  if self.loss_scale_factor then
+    for i, g in ipairs(gs) do gs[i] = g / self.loss_scale_factor end
+  end
+  gs = clip_gradients(self, gs)
+  local lr = current_learning_rate(self)
+  if self.weight_decay then
+    for _, v in ipairs(vs) do
+      if use_weight_decay(self, v) then
+        v:assign_sub(v * keras_float(self.weight_decay) * cast(lr, v.dtype))
+      end
+    end
+  end
+  local spec = getmetatable(self)._spec
+  if spec.before_updates then spec.before_updates(self) end
+  local update_step = spec.update_step
+  for i, v in ipairs(vs) do
+    update_step(self, cast(gs[i], v.dtype), v, cast(lr, v.dtype), self._slots[v])
+  end
+  self.iterations:assign_add(1)
+end
+
+local function is_variable_or_schedule(lr) return is_variable(lr) or schedules.is_schedule(lr) end
+
+-- An eager step runs `update` as a traced function of the optimizer's own,
+-- so each variable's update is a few fused passes over its data (as inside
+-- a traced train step) rather than a dozen eager ops. Its signature holds
+-- the gradients' dtypes and shapes, the variables, and a snapshot of the
+-- arguments and the learning rate object, so that changing a hyperparameter
+-- (opt.beta_1 = ...) traces again rather than being missed. Not used while
+-- a tape records (the call would be a node on it) or for a learning_rate
+-- function (which may not be traceable). The Function has a retracing
+-- detector of its own and keeps quiet (as gradient.lua's backward
+-- functions): the warning is about the user's functions, and a shared
+-- detector would keep the last optimizers traced alive.
+local function snapshot(self)
+  local snap = { lr = rawget(self, "_learning_rate") }
+  for _, p in ipairs(getmetatable(self)._params) do
+    local v = rawget(self, p[1])
+    if type(v) == "number" or type(v) == "boolean" then snap[p[1]] = v end
+  end
+  return snap
+end
+
+local function traced_update(snap, self, n, ...)
+  local gs, vs = { ... }, {}
+  for i = 1, n do vs[i] = gs[n + i]; gs[n + i] = nil end
+  update(self, gs, vs)
+end
+
+run_traced_update = function(self, gs, vs)
+  local f = rawget(self, "_traced_update")
+  if not f then
+    f = tracing.trace(traced_update, { name = self.name .. "_update" })
+    f._detector = retracing.new_detector()
+    f._quiet = true
+    rawset(self, "_traced_update", f)
+  end
+  local n = #gs
+  local args = {}
+  for i = 1, n do args[i], args[n + i] = gs[i], vs[i] end
+  f(snapshot(self), self, n, unpack(args, 1, 2 * n))
+end
+
 -- One step over grads[i] (nil: none) for vars[i], i = 1..n (Keras 3's apply).
 local function apply_step(self, grads, vars, n)
   if n == 0 then return self.iterations end
@@ -436,25 +506,12 @@ local function apply_step(self, grads, vars, n)
       "depends on the variables and was computed inside tape:run", self.__name))
   end
   if #missing > 0 then warn_missing(self, missing) end
-  if self.loss_scale_factor then
-    for i, g in ipairs(gs) do gs[i] = g / self.loss_scale_factor end
+  if context.current() == nil and not recorder.active and not tracing.eager
+      and is_variable_or_schedule(rawget(self, "_learning_rate")) then
+    run_traced_update(self, gs, vs)
+  else
+    update(self, gs, vs)
   end
-  gs = clip_gradients(self, gs)
-  local lr = current_learning_rate(self)
-  if self.weight_decay then
-    for _, v in ipairs(vs) do
-      if use_weight_decay(self, v) then
-        v:assign_sub(v * keras_float(self.weight_decay) * cast(lr, v.dtype))
-      end
-    end
-  end
-  local spec = getmetatable(self)._spec
-  if spec.before_updates then spec.before_updates(self) end
-  local update_step = spec.update_step
-  for i, v in ipairs(vs) do
-    update_step(self, cast(gs[i], v.dtype), v, cast(lr, v.dtype), self._slots[v])
-  end
-  self.iterations:assign_add(1)
   return self.iterations
 end
 

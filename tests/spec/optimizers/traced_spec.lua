@@ -145,4 +145,57 @@ describe("optimizers in a traced step", function()
     assert.is_true(fused <= 2 * 3 + 1 + 3, "fused nodes: " .. fused .. "\n" .. text)
     assert.are.equal(2 * 3 + 1, assigns) -- m, v, w per variable, and iterations
   end)
+
+  it("an eager step (run as the optimizer's own traced update) sees changed arguments", function()
+    local w = tide.Variable(tide.tensor({ 0 }, "float32"), { name = "w" })
+    local opt = O.SGD { learning_rate = 1, momentum = 0.5 }
+    local g = tide.tensor({ 1 }, "float32")
+    opt:apply_gradients { { g, w } } -- m = -1, w = -1
+    opt.momentum = 0.9
+    opt:apply_gradients { { g, w } } -- m = 0.9 * -1 - 1
+    close(w, { -2.9 })
+    close(opt:get_slot(w, "momentum"), { -1.9 })
+  end)
+
+  it("an eager step under a recording tape gives the same values (and is not recorded)", function()
+    local function run(under_tape)
+      local w, b, loss = model()
+      local opt = O.Nadam { learning_rate = 0.1, clipnorm = 0.5 }
+      for _ = 1, 3 do
+        local tape = tide.GradientTape { persistent = true }
+        local g
+        tape:run(function()
+          local l = loss()
+          g = tape:gradient(l, { w, b })
+          if under_tape then opt:apply_gradients { { g[1], w }, { g[2], b } } end
+        end)
+        if not under_tape then opt:apply_gradients { { g[1], w }, { g[2], b } } end
+      end
+      return w:numpy(), b:numpy()
+    end
+    local w1, b1 = run(false)
+    local w2, b2 = run(true)
+    close(w2, w1, 1e-6)
+    close(b2, b1, 1e-6)
+  end)
+
+  it("lets optimizers that are no longer used be collected, and never warns of their own traces", function()
+    local w = tide.Variable(tide.tensor({ 1, 2 }, "float32"), { name = "w" })
+    local alive = setmetatable({}, { __mode = "k" })
+    local stderr, written = io.stderr, {}
+    io.stderr = { write = function(_, s) written[#written + 1] = s end }
+    local ok, err = pcall(function()
+      for _ = 1, 12 do
+        local opt = O.Adam()
+        opt:apply_gradients { { tide.tensor({ 1, 1 }, "float32"), w } }
+        alive[opt] = true
+      end
+    end)
+    io.stderr = stderr
+    assert(ok, err)
+    assert.are.equal("", table.concat(written))
+    collectgarbage()
+    collectgarbage()
+    assert.is_nil(next(alive))
+  end)
 end)
