@@ -139,6 +139,8 @@ end
 -- Keras's losses and metrics (tide.losses.*, tide.metrics.*).
 tide.losses = require "tide.losses"
 tide.metrics = require "tide.metrics"
+-- Keras: optimizers and learning-rate schedules (tide.optimizers.schedules.*).
+tide.optimizers = require "tide.optimizers"
 
 registry["tide"] = tide
 return tide
