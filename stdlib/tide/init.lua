@@ -136,5 +136,11 @@ for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv" } do
   end
 end
 
+-- Keras: initializers, activations, regularizers (the training floor) and layers.
+tide.initializers = require "tide.initializers"
+tide.activations = require "tide.activations"
+tide.regularizers = require "tide.regularizers"
+tide.layers = require "tide.layers"
+
 registry["tide"] = tide
 return tide

@@ -1,0 +1,21 @@
+-- stdlib/tide/layers/init.lua — tide.layers: the Layer base, Input, and the
+-- Keras layers, one file per family (core, merge, normalization, conv, pooling).
+local layer = require "tide.layers.layer"
+local keras_tensor = require "tide.layers.keras_tensor"
+
+local M = {
+  Layer = layer.Layer,
+  KerasTensor = keras_tensor.KerasTensor,
+  is_layer = layer.is_layer,
+  is_keras_tensor = keras_tensor.is,
+}
+
+-- Forget the automatic names handed out so far (dense, dense_1, ...), as
+-- Keras's clear_session does for names.
+M.clear_session = layer.reset_names
+
+for _, family in ipairs { "core" } do
+  for name, value in pairs(require("tide.layers." .. family)) do M[name] = value end
+end
+
+return M
