@@ -14,8 +14,12 @@ local M = {
 -- Keras's clear_session does for names.
 M.clear_session = layer.reset_names
 
-for _, family in ipairs { "core" } do
-  for name, value in pairs(require("tide.layers." .. family)) do M[name] = value end
+for _, family in ipairs {
+  require "tide.layers.core",           -- Input, Dense, Activation, Dropout, Flatten, Reshape, Permute, Lambda, Embedding
+  require "tide.layers.merge",          -- Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate
+  require "tide.layers.normalization",  -- BatchNormalization, LayerNormalization
+} do
+  for name, value in pairs(family) do M[name] = value end
 end
 
 return M
