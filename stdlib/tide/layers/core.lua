@@ -292,9 +292,10 @@ function Reshape:call(x)
   end
   if has_unknown and shape[1] == None then -- two unknowns: resolve the target's from the known dims
     local rest, known = product(shape, 2, #shape), 1
-    if not rest then
-      binding.error(string.format("%s: cannot resolve -1 in target_shape with an unknown batch and input shape %s",
-        who(self), tostring(shape)))
+    if not rest then -- the batch size from the graph at run time, the -1 resolved by reshape
+      local parts = { dynamic_shape.shape(x)[0] }
+      for i, d in ipairs(self.target_shape) do parts[i + 1] = convert.tensor(d, "int32") end
+      return shape_ops.reshape(x, shape_ops.stack(parts))
     end
     for _, d in ipairs(self.target_shape) do if d ~= -1 then known = known * d end end
     if known == 0 or rest % known ~= 0 then

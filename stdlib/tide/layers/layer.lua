@@ -440,7 +440,7 @@ end
 -- axes = {[-1] = n}} is checked against the first input at each call.
 local function check_input_spec(self, x)
   local spec = rawget(self, "input_spec")
-  if not spec or not istype(Tensor, x) then return end
+  if not spec or not (istype(Tensor, x) or keras_tensor.is(x)) then return end
   local nd = x.ndim
   if nd < 0 then return end -- a traced tensor of unknown rank: the ops check at run time
   local name = who(self)
@@ -575,17 +575,21 @@ function Layer:_call(inputs, opts, ...)
   if inputs == nil then
     binding.error(string.format("%s: called with nil; pass a tensor (or a list of tensors)", who(self)))
   end
+  if istype(Tensor, opts) or is_variable(opts) then
+    binding.error(string.format("%s: a layer takes (inputs, {options}); pass several inputs as one list {a, b}",
+      who(self)))
+  end
   if opts ~= nil and (type(opts) ~= "table" or getmetatable(opts) ~= nil) then
     binding.error(string.format("%s: the second argument must be an options table such as {training = true}, got %s",
       who(self), type(opts)))
   end
   inputs = self:_convert_input(inputs)
-  if keras_tensor.any(inputs) then return keras_tensor.symbolic_call(self, inputs, opts or {}) end
   local first = inputs
-  if type(first) == "table" and not istype(Tensor, first) then first = nil end
+  if type(first) == "table" and not keras_tensor.is(first) then first = nil end
   if first then check_input_spec(self, first) end
   self:_maybe_build(inputs)
   if first then check_input_spec(self, first) end -- build may have set it
+  if keras_tensor.any(inputs) then return keras_tensor.symbolic_call(self, inputs, opts or {}) end
   local call_opts = {}
   for k, v in pairs(opts or {}) do call_opts[k] = v end
   local training = resolve_training(call_opts.training)
