@@ -18,6 +18,8 @@ for _, family in ipairs {
   require "tide.layers.core",           -- Input, Dense, Activation, Dropout, Flatten, Reshape, Permute, Lambda, Embedding
   require "tide.layers.merge",          -- Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate
   require "tide.layers.normalization",  -- BatchNormalization, LayerNormalization
+  require "tide.layers.conv",           -- Conv1D, Conv2D
+  require "tide.layers.pooling",        -- Max/AveragePooling2D, Global*Pooling2D, ZeroPadding2D, UpSampling2D
 } do
   for name, value in pairs(family) do M[name] = value end
 end

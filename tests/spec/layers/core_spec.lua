@@ -122,6 +122,34 @@ describe("tide.layers", function()
     assert.are.equal(-1, L.Concatenate():get_config().axis)
   end)
 
+  it("convolution and pooling layers check their options and input", function()
+    h.errors("Conv2D: filters must be a positive integer", L.Conv2D, { 0, 3 })
+    h.errors("Conv2D: kernel_size is required", L.Conv2D, { 4 })
+    h.errors("Conv2D: kernel_size must be an integer or a list of 2 integers", L.Conv2D, { 4, { 1, 2, 3 } })
+    h.errors("Conv2D: padding must be \"valid\" or \"same\", got causal", L.Conv2D, { 4, 3, padding = "causal" })
+    h.errors("only data_format=\"channels_last\"", L.Conv2D, { 4, 3, data_format = "channels_first" })
+    h.errors("strides > 1 together with dilation_rate > 1", L.Conv2D, { 4, 3, strides = 2, dilation_rate = 2 })
+    h.errors("groups > 1 is not supported", L.Conv1D, { 4, 3, groups = 2 })
+    h.errors("expected an input of rank 4, got shape (2, 3)", L.Conv2D { 4, 3 }, tide.ones { 2, 3 })
+    local c = L.Conv2D { 4, 3 }
+    c(tide.ones { 1, 5, 5, 2 })
+    assert.are.same({ 3, 3, 2, 4 }, c.kernel.shape:as_list()) -- HWIO
+    h.errors("expected axis -1 of the input to have size 2", c, tide.ones { 1, 5, 5, 3 })
+    local cfg = c:get_config()
+    assert.are.same({ 4, { 3, 3 }, { 1, 1 }, "valid", { 1, 1 } }, { cfg.filters, cfg.kernel_size, cfg.strides,
+      cfg.padding, cfg.dilation_rate })
+    assert.are.same(cfg, L.Conv2D:from_config(cfg):get_config())
+    -- causal: output t depends on inputs up to t only
+    local causal = L.Conv1D { 1, 3, padding = "causal", kernel_initializer = "ones", use_bias = false }
+    assert.are.same({ { { 1 }, { 3 }, { 6 }, { 9 } } },
+      causal(tide.tensor({ { { 1 }, { 2 }, { 3 }, { 4 } } }, "float32")):totable())
+    h.errors("MaxPooling2D: padding must be", L.MaxPooling2D, { padding = "full" })
+    h.errors("ZeroPadding2D: padding must be", L.ZeroPadding2D, { -1 })
+    h.errors("UpSampling2D: only interpolation=\"nearest\"", L.UpSampling2D, { interpolation = "bilinear" })
+    h.errors("expected an input of rank 4", L.GlobalAveragePooling2D(), tide.ones { 2, 3 })
+    assert.are.same({ 2, 2 }, L.MaxPooling2D():get_config().strides)
+  end)
+
   it("normalization layers check their options and input", function()
     h.errors("BatchNormalization: momentum must be a number", L.BatchNormalization, { momentum = "x" })
     h.errors("axis 2 is out of range for an input of rank 2", L.BatchNormalization { axis = 2 }, tide.ones { 2, 3 })

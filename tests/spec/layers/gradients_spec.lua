@@ -80,12 +80,20 @@ describe("gradients through layers", function()
       { training = true })
   end)
 
+  it("Conv2D and Conv1D (float64): finite differences agree for the input, kernel and bias", function()
+    gradcheck(L.Conv2D { 2, 2, strides = 2, padding = "same", activation = "tanh", dtype = "float64" },
+      tide.random.normal({ 1, 3, 3, 2 }, { dtype = "float64" }))
+    gradcheck(L.Conv1D { 2, 2, padding = "causal", dtype = "float64" }, tide.random.normal({ 1, 4, 2 }, { dtype = "float64" }))
+  end)
+
   it("every trainable weight of every layer gets a gradient from a tape", function()
     local x4 = tide.random.normal { 2, 3, 4, 2 }
     local x2 = tide.random.normal { 3, 4 }
     local cases = {
       { L.Dense { 3 }, x2 }, { L.LayerNormalization(), x2 }, { L.BatchNormalization(), x2, true },
       { L.Embedding { 5, 3 }, tide.tensor { { 1, 4 }, { 0, 0 } } },
+      { L.Conv2D { 3, 2, padding = "same", activation = "relu" }, x4 },
+      { L.Conv1D { 2, 3, padding = "causal" }, tide.random.normal { 2, 5, 3 } },
     }
     for _, c in ipairs(cases) do
       local layer, x, training = c[1], c[2], c[3]

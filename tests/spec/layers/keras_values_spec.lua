@@ -111,3 +111,41 @@ describe("layers against tf.keras", function()
     h.close(bn.moving_mean:read_value(), c.weights[3], 0)
   end)
 end)
+
+describe("convolution and pooling layers against tf.keras", function()
+  it("Conv2D (same + relu, valid with strides, dilated without bias)", function()
+    local x = t32(F.conv2d.x)
+    local opts = {
+      same_relu = { 4, 3, padding = "same", activation = "relu" },
+      valid_stride = { 2, { 3, 2 }, strides = 2 },
+      dilated = { 3, 2, dilation_rate = 2, use_bias = false },
+    }
+    for key, c in pairs(F.conv2d.cases) do
+      h.close(run(L.Conv2D(opts[key]), x, c.weights), c.y, 1e-5)
+    end
+  end)
+
+  it("Conv1D (causal with dilation, valid with strides)", function()
+    local x = t32(F.conv1d.x)
+    local opts = {
+      causal = { 4, 3, padding = "causal", dilation_rate = 2 },
+      valid_stride = { 2, 2, strides = 3, activation = "tanh" },
+    }
+    for key, c in pairs(F.conv1d.cases) do
+      h.close(run(L.Conv1D(opts[key]), x, c.weights), c.y, 1e-5)
+    end
+  end)
+
+  it("MaxPooling2D, AveragePooling2D, the global poolings, ZeroPadding2D, UpSampling2D", function()
+    local p = F.pooling
+    local x = t32(p.x)
+    h.close(L.MaxPooling2D()(x), p.max, 0)
+    h.close(L.MaxPooling2D { pool_size = 3, strides = 2, padding = "same" }(x), p.max_same, 0)
+    h.close(L.AveragePooling2D { pool_size = { 2, 3 } }(x), p.avg, 1e-6)
+    h.close(L.AveragePooling2D { 3, strides = 1, padding = "same" }(x), p.avg_same, 1e-6)
+    h.close(L.GlobalAveragePooling2D()(x), p.gavg, 1e-6)
+    h.close(L.GlobalMaxPooling2D { keepdims = true }(x), p.gmax, 0)
+    h.close(L.ZeroPadding2D { { { 1, 0 }, { 2, 1 } } }(x), p.zero_pad, 0)
+    h.close(L.UpSampling2D { { 2, 3 } }(x), p.upsample, 0)
+  end)
+end)

@@ -54,6 +54,18 @@ describe("layers in tide.trace", function()
         { input_signature = { tide.TensorSpec { shape = { tide.None, 4 } }, tide.TensorSpec { shape = { tide.None, 4 } } } })
       h.close(f(a, b), layer({ a, b }):totable(), 1e-6)
     end
+    local img = tide.random.normal { 2, 6, 6, 3 }
+    local isig = { input_signature = { tide.TensorSpec({ tide.None, 6, 6, 3 }) } }
+    for _, layer in ipairs { L.Conv2D { 4, 3, padding = "same", activation = "relu" }, L.Conv2D { 2, 2, strides = 2 },
+                             L.MaxPooling2D(), L.AveragePooling2D { 3, strides = 1, padding = "same" },
+                             L.GlobalAveragePooling2D(), L.GlobalMaxPooling2D(), L.ZeroPadding2D(), L.UpSampling2D() } do
+      local f = tide.trace(function(v) return layer(v) end, isig)
+      h.close(f(img), layer(img):totable(), 1e-5)
+    end
+    local c1 = L.Conv1D { 3, 2, padding = "causal" }
+    local f1 = tide.trace(function(v) return c1(v) end, { input_signature = { tide.TensorSpec({ tide.None, 5, 2 }) } })
+    local seq = tide.random.normal { 3, 5, 2 }
+    h.close(f1(seq), c1(seq):totable(), 1e-5)
     local e = L.Embedding { 7, 3 }
     local fe = tide.trace(function(ids) return e(ids) end, { input_signature = { tide.TensorSpec({ tide.None }, "int32") } })
     h.close(fe(tide.tensor { 1, 6, 0 }), e(tide.tensor { 1, 6, 0 }):totable(), 0)
