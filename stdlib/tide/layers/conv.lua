@@ -72,7 +72,10 @@ local function conv_class(name, rank)
       binding.error(string.format("%s: strides > 1 together with dilation_rate > 1 is not supported (as Keras)", name))
     end
     self.activation = activations.get(o.activation, name .. ": activation")
-    self.use_bias = o.use_bias == nil and true or o.use_bias
+    if o.use_bias ~= nil and type(o.use_bias) ~= "boolean" then
+      binding.error(string.format("%s: use_bias must be true or false, got %s", name, tostring(o.use_bias)))
+    end
+    self.use_bias = o.use_bias ~= false
     self.kernel_initializer = initializers.get(o.kernel_initializer or "glorot_uniform", name .. ": kernel_initializer")
     self.bias_initializer = initializers.get(o.bias_initializer or "zeros", name .. ": bias_initializer")
     self.kernel_regularizer = regularizers.get(o.kernel_regularizer, name .. ": kernel_regularizer")

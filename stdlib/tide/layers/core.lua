@@ -263,8 +263,19 @@ end
 -- Reshape{target_shape}: [B, ...] -> [B, target_shape...]; one target dim may be -1.
 local Reshape = Layer:extend("Reshape")
 M.Reshape = Reshape
+-- A plain list of dims as the only argument: Reshape({4, -1}) as Keras's Reshape((4, -1)).
+local function dims_only(...)
+  local t = ...
+  if select("#", ...) ~= 1 or type(t) ~= "table" or #t == 0 then return nil end
+  for k, v in pairs(t) do
+    if type(k) ~= "number" or type(v) ~= "number" then return nil end
+  end
+  return t
+end
+
 function Reshape:init(...)
-  local o = self:_kwargs({ "target_shape" }, ...)
+  local list = dims_only(...)
+  local o = list and { target_shape = list } or self:_kwargs({ "target_shape" }, ...)
   local t = o.target_shape
   if type(t) ~= "table" then
     binding.error("Reshape: target_shape must be a list of dims (without the batch), got " .. type(t))
@@ -317,7 +328,8 @@ end
 local Permute = Layer:extend("Permute")
 M.Permute = Permute
 function Permute:init(...)
-  local o = self:_kwargs({ "dims" }, ...)
+  local list = dims_only(...)
+  local o = list and { dims = list } or self:_kwargs({ "dims" }, ...)
   local dims = o.dims
   if type(dims) ~= "table" or #dims == 0 then
     binding.error("Permute: dims must be a permutation of 1..n (the dims after the batch), got " .. tostring(dims))

@@ -527,10 +527,25 @@ M.shapes_of = shapes_of
 
 -- build(input_shape) once, eagerly (initial values are made outside any
 -- trace in progress, as TF's init_scope), then built = true.
+-- A build that fails forgets the weights it made, so that the next call
+-- builds afresh.
 function Layer:_maybe_build(inputs)
   if rawget(self, "built") then return end
   local shapes = shapes_of(inputs)
-  init_scope.run(function() self:build(shapes) end)
+  local created = rawget(self, "_tracking").created
+  local before = #created
+  local ok, err = pcall(init_scope.run, function() self:build(shapes) end)
+  if not ok then
+    local forgotten = {}
+    for i = #created, before + 1, -1 do
+      forgotten[created[i]] = true
+      created[i] = nil
+    end
+    for _, k in ipairs(rawget(self, "_tracking").keys) do -- self.kernel = self:add_weight(...) before the failure
+      if forgotten[rawget(self, k)] then rawset(self, k, nil) end
+    end
+    error(err, 0)
+  end
   rawset(self, "built", true)
 end
 

@@ -128,5 +128,21 @@ describe("layers in tide.trace", function()
     assert.is_false(d.built) -- the failed build left the layer unbuilt, to be built again
     d(tide.ones { 1, 3 })
     assert.is_true(d.built)
+    assert.are.equal(2, #d.weights)
+    -- a build that fails half way forgets the weights it made
+    local Half = L.Layer:extend("Half")
+    local fail = true
+    function Half:build()
+      self.a = self:add_weight { name = "a", shape = { 2 } }
+      if fail then error("build failed") end
+      self:add_weight { name = "b", shape = { 2 } }
+    end
+    function Half:call(x) return x end
+    local half = Half()
+    h.errors("build failed", half, tide.ones { 2 })
+    fail = false
+    half(tide.ones { 2 })
+    assert.are.same({ "half/a", "half/b" }, { half.weights[1].name, half.weights[2].name })
+    assert.are.equal(2, #half.weights)
   end)
 end)
