@@ -136,10 +136,14 @@ for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv" } do
   end
 end
 
--- Keras's losses and metrics (tide.losses.*, tide.metrics.*).
+-- Keras: initializers, activations, regularizers, losses, metrics, optimizers
+-- (the training floor) and layers.
+tide.initializers = require "tide.initializers"
+tide.activations = require "tide.activations"
+tide.regularizers = require "tide.regularizers"
+tide.layers = require "tide.layers"
 tide.losses = require "tide.losses"
 tide.metrics = require "tide.metrics"
--- Keras: optimizers and learning-rate schedules (tide.optimizers.schedules.*).
 tide.optimizers = require "tide.optimizers"
 
 registry["tide"] = tide
