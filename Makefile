@@ -23,6 +23,17 @@ BUILD ?= build
 SAN :=
 endif
 
+# Before compiling anything, say in one line what is missing and how to get it
+# (else a fresh machine stops on a system cblas.h's `blasint`). Skipped for
+# the goals that install it first (deps; test, demo and bench run deps, then
+# make again, which checks) and for clean.
+ifeq ($(filter deps test demo bench clean,$(MAKECMDGOALS)),)
+DEPS_MISSING := $(shell tools/check_build_deps.sh $(CC))
+ifneq ($(DEPS_MISSING),)
+$(error $(DEPS_MISSING))
+endif
+endif
+
 # Recursive (=) so that pkg-config runs after tools/deps.sh has installed it.
 LUAJIT_CFLAGS = $(shell pkg-config --cflags luajit)
 LUAJIT_LIBS = $(shell pkg-config --libs luajit)
@@ -47,7 +58,8 @@ RPATH := -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,'$$ORIGIN/../lib'
 # -DTIDE_SIMD_ONCE and holds the code that must exist once (op kernels, the
 # wrappers that call through tide_simd). To give a file's hot loops AVX2 and
 # AVX-512 variants: add it here and its entry points to kernels/cpu/simd.def.
-SIMD_SRC := kernels/cpu/binary.c kernels/cpu/unary.c kernels/cpu/ternary.c kernels/cpu/cast.c kernels/cpu/reduce.c
+SIMD_SRC := kernels/cpu/binary.c kernels/cpu/unary.c kernels/cpu/ternary.c kernels/cpu/cast.c kernels/cpu/reduce.c \
+  kernels/cpu/fused_f32.c
 ifeq ($(ARCH),x86_64)
 SIMD_LEVELS := avx2 avx512
 else
@@ -61,8 +73,10 @@ ENGINE_SRC := $(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o) \
   $(foreach l,$(SIMD_LEVELS),$(SIMD_SRC:%.c=$(BUILD)/obj/%.$(l).o))
 VM_OBJ := $(BUILD)/obj/vm/vm.o
-PROGRAM_OBJ := $(BUILD)/obj/vm/main.o $(BUILD)/obj/repl/repl.o
+# The program on top: cli -> repl -> vm -> kernels; libtidevm has no REPL (nor readline).
+PROGRAM_OBJ := $(BUILD)/obj/cli/main.o $(BUILD)/obj/repl/repl.o
 HEADERS := $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def kernels/core/*.h kernels/cpu/*.h kernels/cpu/*.def kernels/graph/*.h)
+HOST_HEADERS := $(wildcard vm/*.h repl/*.h)
 CTEST_SRC := $(wildcard tests/c/test_*.c)
 CTEST_BIN := $(CTEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
 
@@ -91,7 +105,7 @@ $$(SIMD_SRC:%.c=$$(BUILD)/obj/%.$(1).o): $$(BUILD)/obj/%.$(1).o: %.c $$(HEADERS)
 endef
 $(foreach l,$(SIMD_LEVELS),$(eval $(call simd_level_rule,$(l))))
 
-$(BUILD)/obj/vm/%.o $(BUILD)/obj/repl/%.o: $(HEADERS)
+$(BUILD)/obj/vm/%.o $(BUILD)/obj/repl/%.o $(BUILD)/obj/cli/%.o: $(HEADERS) $(HOST_HEADERS)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_HOST) -c $< -o $@
@@ -122,17 +136,18 @@ $(BUILD)/examples/embed: examples/embed.c $(VMLIB) $(CDEF) $(HEADERS)
 # when the build is the default portable one.
 CTEST_DEFS := $(if $(and $(filter x86_64,$(ARCH)),$(filter "$(OPT_DEFAULT)","$(OPT)")),-DTIDE_CHECK_BASELINE_OBJECTS,)
 
-$(BUILD)/tests/%: tests/c/%.c tests/c/check.h tests/c/util.h $(LIB)
+$(BUILD)/tests/%: tests/c/%.c tests/c/check.h tests/c/util.h tests/c/graph_util.h $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(CTEST_DEFS) -O1 -o $@ $< -L$(BUILD) -ltide -lm $(RPATH) -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 
 ctests: $(CTEST_BIN)
 
-# make test: install what is missing, build, run every C test and busted spec,
-# and end with one line "N passed, N failed".
+# make test: install what is missing, build, run every C test, busted spec file
+# and docs example, and end with one line "N passed, N failed".
+# make test SPEC=tests/spec/ops/math_spec.lua (files or folders): those specs only.
 test: deps
 	@$(MAKE) --no-print-directory all ctests
-	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run.sh
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run.sh $(SPEC)
 
 demo: deps
 	@$(MAKE) --no-print-directory all

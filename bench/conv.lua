@@ -51,4 +51,11 @@ do
     return tape:gradient(y, x, { output_gradients = dy })
   end, 10)
   emit("maxpool_fwd_bwd", 128 / t, "img/s")
+  -- the second order's op alone (TF's MaxPoolGradGrad; no PyTorch peer op)
+  local raw = require("tide.ops.nn_conv").raw
+  local a = require("tide.binding").ffi.new("tide_attrs")
+  a.ints[0], a.ints[1], a.ints[2], a.ints[3], a.nints = 2, 2, 2, 2, 4
+  local y, g = nn.max_pool2d(x, 2), tide.random.uniform({ 128, 28, 28, 32 })
+  t = measure(function() return raw.run(raw.ops.max_pool2d_grad_grad, a, { x, y, g }) end, 20)
+  emit("maxpool_grad_grad", 128 / t, "img/s")
 end

@@ -4,8 +4,8 @@
 -- avx2; avx512), in alternating rounds within one process. Prints
 -- `name_level: value unit` lines (medians), and the level chosen by default.
 local tide = require "tide"
-local core = require "tide.core"
-local ffi, C = core.ffi, core.C
+local binding = require "tide.binding"
+local ffi, C = binding.ffi, binding.C
 
 local timing = dofile(arg[0]:match("^(.-)[^/]*$") .. "timing.lua")
 local measure, emit = timing.measure, timing.emit

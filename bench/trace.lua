@@ -1,8 +1,9 @@
 -- bench/trace.lua — what tide.trace buys: an LSTM cell of plain ops (batch 1,
 -- hidden 32, input 32) unrolled 50 steps, traced and eager; a 10-op
--- elementwise chain on 10M float32, traced (one fused loop) and eager; and
--- what a trace costs. bench/trace_torch.py runs the same work in PyTorch
--- (eager and TorchScript) under the same names; bench/run.sh prints both.
+-- elementwise chain on 1M float32 (in cache) and 10M (in memory), traced (one
+-- fused node) and eager; and what a trace costs. bench/trace_torch.py runs
+-- the same work in PyTorch (eager and TorchScript), bench/trace_peers.py in JAX and TensorFlow
+-- (jax.jit, tf.function), with the same names; bench/run.sh prints them side by side.
 local tide = require "tide"
 
 local timing = dofile(arg[0]:match("^(.-)[^/]*$") .. "timing.lua")
@@ -50,7 +51,7 @@ do
   emit("lstm50_trace", t_trace * 1e3, "ms")
 end
 
--- ---- a 10-op elementwise chain on 10M float32 -------------------------------------
+-- ---- a 10-op elementwise chain on 1M and 10M float32 ----------------------------------
 local function chain(x)
   local y = x * 1.5 + 0.5           -- mul, add
   y = tide.relu(y) - 0.25           -- relu, sub
@@ -59,21 +60,23 @@ local function chain(x)
   return tide.square(y * 0.5)       -- mul, square
 end
 
-do
-  local n = 10 * 1000 * 1000
+for _, case in ipairs { { 1000 * 1000, "1m", 100, 3 }, { 10 * 1000 * 1000, "10m", 10, 3 } } do
+  local n, label, iters, eager_iters = case[1], case[2], case[3], case[4]
   local x = tide.random.uniform({n}, {minval = -1, maxval = 1})
   local traced = tide.trace(chain)
   local d = tide.reduce_max(tide.abs(traced(x) - chain(x))):item()
   if d > 1e-6 then error("chain: traced and eager disagree by " .. d) end
   local y
-  local t_eager = measure(function() y = chain(x) end, 3, 7)
-  local t_fused = measure(function() y = traced(x) end, 10, 9)
+  local t_eager = measure(function() y = chain(x) end, eager_iters, 7)
+  local t_fused = measure(function() y = traced(x) end, iters, 9)
   -- One array read and one written (write-allocate not counted, as STREAM's triad).
-  emit("chain10_10m_eager_time", t_eager * 1e3, "ms")
-  emit("chain10_10m_fused_time", t_fused * 1e3, "ms")
-  emit("chain10_10m_eager", 2 * n * 4 / t_eager / 1e9, "GB/s")
-  emit("chain10_10m_fused", 2 * n * 4 / t_fused / 1e9, "GB/s")
-  emit("chain10_10m_fused_speedup_over_eager", t_eager / t_fused, "x")
-  local t_trace = measure(function() tide.trace(chain):get_concrete_function(x) end, 20, 7)
-  emit("chain10_trace", t_trace * 1e3, "ms")
+  emit("chain10_" .. label .. "_eager_time", t_eager * 1e3, "ms")
+  emit("chain10_" .. label .. "_fused_time", t_fused * 1e3, "ms")
+  emit("chain10_" .. label .. "_eager", 2 * n * 4 / t_eager / 1e9, "GB/s")
+  emit("chain10_" .. label .. "_fused", 2 * n * 4 / t_fused / 1e9, "GB/s")
+  emit("chain10_" .. label .. "_fused_speedup_over_eager", t_eager / t_fused, "x")
+  if label == "1m" then
+    local t_trace = measure(function() tide.trace(chain):get_concrete_function(x) end, 20, 7)
+    emit("chain10_trace", t_trace * 1e3, "ms")
+  end
 end

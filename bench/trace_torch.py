@@ -1,7 +1,7 @@
 """bench/trace_torch.py — the work of bench/trace.lua in PyTorch, same names
 and units: the 50-step LSTM cell of plain ops in eager mode (lstm50_eager)
 and under torch.jit.script (lstm50_traced: TorchScript is PyTorch's graph
-mode), and the 10-op chain on 10M float32 in eager mode and scripted.
+mode), and the 10-op chain on 1M and 10M float32 in eager mode and scripted.
 Run with OMP_WAIT_POLICY=PASSIVE and tide's thread count (bench/run.sh)."""
 import time
 from typing import List, Tuple
@@ -55,14 +55,14 @@ with torch.no_grad():
         s(xs, h0, c0, wx, wh, b)  # scripting compiles lazily, over the first calls
     emit("lstm50_trace", (time.perf_counter() - t0) / 5 * 1e3, "ms")
 
-    n = 10 * 1000 * 1000
-    x = torch.rand(n) * 2 - 1
     chain_scripted = torch.jit.script(chain)
-    for _ in range(5):
-        chain_scripted(x)
-    t_eager = measure(lambda: chain(x), 3, 7)
-    t_script = measure(lambda: chain_scripted(x), 10, 9)
-    emit("chain10_10m_eager_time", t_eager * 1e3, "ms")
-    emit("chain10_10m_fused_time", t_script * 1e3, "ms")
-    emit("chain10_10m_eager", 2 * n * 4 / t_eager / 1e9, "GB/s")
-    emit("chain10_10m_fused", 2 * n * 4 / t_script / 1e9, "GB/s")
+    for n, label, iters in ((1000 * 1000, "1m", 100), (10 * 1000 * 1000, "10m", 10)):
+        x = torch.rand(n) * 2 - 1
+        for _ in range(5):
+            chain_scripted(x)
+        t_eager = measure(lambda: chain(x), 3, 7)
+        t_script = measure(lambda: chain_scripted(x), iters, 9)
+        emit(f"chain10_{label}_eager_time", t_eager * 1e3, "ms")
+        emit(f"chain10_{label}_fused_time", t_script * 1e3, "ms")
+        emit(f"chain10_{label}_eager", 2 * n * 4 / t_eager / 1e9, "GB/s")
+        emit(f"chain10_{label}_fused", 2 * n * 4 / t_script / 1e9, "GB/s")

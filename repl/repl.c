@@ -267,6 +267,15 @@ static void print_results(lua_State *L, int base) {
   }
 }
 
+/* After a line that failed, nothing of tide's can still be running: undo
+ * what an interrupt may have left set (a recording tape, a trace in
+ * progress) if it cut one of tide.scope's ways out short. */
+static void reset_tide_state(lua_State *L) {
+  int top = lua_gettop(L);
+  if (luaL_loadstring(L, "local s = package.loaded['tide.scope'] if s then s.reset() end") == 0) lua_pcall(L, 0, 0, 0);
+  lua_settop(L, top);
+}
+
 /* Run the function under its nargs arguments with Ctrl-C armed. Code typed at
  * the prompt runs in the interpreter (jit.off for that chunk only; functions
  * it defines or calls still compile), so a loop typed there can be stopped:
@@ -279,6 +288,7 @@ static int run_chunk(lua_State *L, int nargs) {
   running_L = NULL;
   lua_sethook(L, NULL, 0, 0);
   run_sigints = 0;
+  if (status != 0) reset_tide_state(L);
   return status;
 }
 
@@ -317,10 +327,10 @@ static const char completer_src[] =
     "end\n"
     "if type(obj) == 'table' then add_table(obj, 0)\n"
     "elseif type(obj) == 'cdata' then\n"
-    "  local core = package.loaded['tide.core']\n"
-    "  if core and core.istensor(obj) then\n"
-    "    add_table(core.methods, 0)\n"
-    "    if sep == '.' then add_table(core.properties, 0) end\n"
+    "  local binding = package.loaded['tide.binding']\n"
+    "  if binding and binding.istensor(obj) then\n"
+    "    add_table(binding.methods, 0)\n"
+    "    if sep == '.' then add_table(binding.properties, 0) end\n"
     "  end\n"
     "elseif type(obj) == 'string' and sep == ':' then add_table(string, 0) end\n"
     "table.sort(found)\n"

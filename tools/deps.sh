@@ -5,7 +5,7 @@
 set -eu
 
 PACKAGES="build-essential pkg-config luajit libluajit-5.1-dev libopenblas-dev
-libreadline-dev zlib1g-dev lua-busted dataset-fashion-mnist libdnnl-dev"
+libreadline-dev zlib1g-dev lua-busted dataset-fashion-mnist libdnnl-dev bsdutils"
 if [ "${1:-}" = bench ]; then
   PACKAGES="$PACKAGES python3 python3-torch python3-venv"
 fi

@@ -1,5 +1,5 @@
-/* vm/vm_internal.h — what the tide program and REPL share with libtidevm
- * beyond the public embedding API: protected calls with tracebacks. */
+/* vm/vm_internal.h — what the tide program (cli/) and the REPL share with
+ * libtidevm beyond the public embedding API: protected calls with tracebacks. */
 #ifndef TIDE_VM_INTERNAL_H
 #define TIDE_VM_INTERNAL_H
 

@@ -25,9 +25,11 @@ static const char *pad_name(int64_t m) {
 
 /* TF's output size along one dim (tensorflow/core/framework/kernel_shape_util.cc):
  * SAME: out = ceil(in / s), pad_total = max((out - 1) * s + keff - in, 0), before = total / 2;
- * VALID and EXPLICIT: out = (in + pads - keff) / s + 1. Returns -2 when the
- * effective window is larger than the padded input, -1 (unknown) when the
- * size needs an unknown input or window size (SAME needs only the input's). */
+ * VALID and EXPLICIT: out = (in + pads - keff + s) / s, in C's division that
+ * rounds towards 0: a window larger than the padded input by less than two
+ * strides gives 0 (an empty result), a larger one a negative size, which TF
+ * refuses. Returns -2 for that, -1 (unknown) when the size needs an unknown
+ * input or window size (SAME needs only the input's). */
 static int64_t window_dim(int64_t in, int64_t k, int64_t s, int64_t d, int64_t mode, int64_t *before,
                           int64_t *after) {
   int64_t keff = (k - 1) * d + 1;
@@ -44,9 +46,8 @@ static int64_t window_dim(int64_t in, int64_t k, int64_t s, int64_t d, int64_t m
     return out;
   }
   if (mode == TIDE_PAD_VALID) *before = *after = 0;
-  int64_t padded = in + *before + *after;
-  if (padded < keff) return -2;
-  return (padded - keff) / s + 1;
+  int64_t out = (in + *before + *after - keff + s) / s;
+  return out < 0 ? -2 : out;
 }
 
 /* Fill g's output dims and pads by `mode`; an error (naming op and `shapes`) when the window does not fit. */
@@ -57,7 +58,8 @@ static tide_status finish_geometry(const char *op, int64_t mode, tide_conv_geom 
   if (oh < -1 || ow < -1) {
     return TIDE_FAIL(TIDE_ERR_SHAPE,
                      "%s: the window (%lldx%lld, dilations %lldx%lld: %lldx%lld effective) is larger than the "
-                     "padded input (%lldx%lld) (%s, padding %s)",
+                     "padded input (%lldx%lld) by two strides or more, so the output size would be negative "
+                     "(%s, padding %s)",
                      op, (long long)g->kh, (long long)g->kw, (long long)g->dh, (long long)g->dw,
                      (long long)((g->kh - 1) * g->dh + 1), (long long)((g->kw - 1) * g->dw + 1),
                      (long long)(g->h + ph + pph), (long long)(g->w + pw + ppw), shapes, pad_name(mode));
@@ -166,11 +168,28 @@ static tide_status check_pair(const tide_op_def *def, const tide_tensor *a, cons
   return TIDE_OK;
 }
 
-/* The shape a backprop op produces (attrs ints[8..11]), checked. */
-static tide_status produced_shape(const tide_op_def *def, const tide_attrs *a, const char *what, int64_t *dims) {
+/* The shape a backprop op produces (attrs ints[8..11]), checked. A third
+ * input, when given, holds it as a tensor (TF's input_sizes / filter_sizes:
+ * a traced tide.shape(x) read when the graph runs); then ints[8..11] are what
+ * the trace knew of it, -1 for a None dim (tide_shape_input's rule). */
+static tide_status produced_shape(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                                  const char *what, int64_t *dims) {
   if (a->nints < 12)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: the %s shape (attrs ints[8..11]) is missing", def->name, what);
   for (int i = 0; i < 4; i++) dims[i] = a->ints[8 + i];
+  if (n_in > def->n_in) {
+    tide_attrs known = {.nints = 4}, buf;
+    const tide_attrs *use;
+    bool unknown;
+    for (int i = 0; i < 4; i++) known.ints[i] = dims[i];
+    tide_status st = tide_shape_input(def, &known, n_in, in, &buf, &use, &unknown);
+    if (st) return st;
+    if (use->nints != 4)
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: the %s shape tensor must have 4 entries, got %d", def->name, what,
+                       use->nints);
+    for (int i = 0; i < 4; i++) dims[i] = use->ints[i];
+    if (unknown) return TIDE_OK; /* -1: known when the graph runs */
+  }
   for (int i = 0; i < 4; i++)
     if (dims[i] < 0) { /* all four read first: the message prints the whole shape */
       char s[128];
@@ -218,30 +237,30 @@ static tide_status infer_forward(const tide_op_def *def, const tide_attrs *a, co
   return set_out(def, out[0], x->dt, dims);
 }
 
-/* *_backprop_input: (out_backprop, filters) -> d input, shaped by attrs. */
-static tide_status infer_bp_input(const tide_op_def *def, const tide_attrs *a, const tide_tensor *const *in,
+/* *_backprop_input: (out_backprop, filters[, input shape]) -> d input, shaped by attrs (or that input). */
+static tide_status infer_bp_input(const tide_op_def *def, const tide_attrs *a, int ni, const tide_tensor *const *in,
                                   tide_tensor *const *out, bool dw) {
   const tide_tensor *dy = in[0], *f = in[1];
   tide_status st = check_pair(def, dy, "out_backprop", f, "filters");
   if (!st) st = check_rank4(def, dy, "out_backprop", IMAGE);
   if (!st) st = check_rank4(def, f, "filters", dw ? DW_FILTER : FILTER);
   int64_t xd[4];
-  if (!st) st = produced_shape(def, a, "input", xd);
+  if (!st) st = produced_shape(def, a, ni, in, "input", xd);
   tide_conv_geom g;
   if (!st) st = tide_conv_geometry(def->name, a, xd, f->dims, dw, &g);
   if (!st) st = check_dy(def, dy, &g, "convolution of that input with these filters");
   return st ? st : set_out(def, out[0], dy->dt, xd);
 }
 
-/* *_backprop_filter: (input, out_backprop) -> d filters, shaped by attrs. */
-static tide_status infer_bp_filter(const tide_op_def *def, const tide_attrs *a, const tide_tensor *const *in,
+/* *_backprop_filter: (input, out_backprop[, filter shape]) -> d filters, shaped by attrs (or that input). */
+static tide_status infer_bp_filter(const tide_op_def *def, const tide_attrs *a, int ni, const tide_tensor *const *in,
                                    tide_tensor *const *out, bool dw) {
   const tide_tensor *x = in[0], *dy = in[1];
   tide_status st = check_pair(def, x, "input", dy, "out_backprop");
   if (!st) st = check_rank4(def, x, "input", IMAGE);
   if (!st) st = check_rank4(def, dy, "out_backprop", IMAGE);
   int64_t fd[4];
-  if (!st) st = produced_shape(def, a, "filter", fd);
+  if (!st) st = produced_shape(def, a, ni, in, "filter", fd);
   tide_conv_geom g;
   if (!st) st = tide_conv_geometry(def->name, a, x->dims, fd, dw, &g);
   if (!st) st = check_dy(def, dy, &g, "convolution of this input with filters of that shape");
@@ -256,14 +275,14 @@ tide_status tide_infer_conv2d(const tide_op_def *def, const tide_attrs *a, int n
 
 tide_status tide_infer_conv2d_bp_input(const tide_op_def *def, const tide_attrs *a, int ni,
                                        const tide_tensor *const *in, int no, tide_tensor *const *out) {
-  TIDE_UNUSED(ni), TIDE_UNUSED(no);
-  return infer_bp_input(def, a, in, out, false);
+  TIDE_UNUSED(no);
+  return infer_bp_input(def, a, ni, in, out, false);
 }
 
 tide_status tide_infer_conv2d_bp_filter(const tide_op_def *def, const tide_attrs *a, int ni,
                                         const tide_tensor *const *in, int no, tide_tensor *const *out) {
-  TIDE_UNUSED(ni), TIDE_UNUSED(no);
-  return infer_bp_filter(def, a, in, out, false);
+  TIDE_UNUSED(no);
+  return infer_bp_filter(def, a, ni, in, out, false);
 }
 
 tide_status tide_infer_depthwise(const tide_op_def *def, const tide_attrs *a, int ni, const tide_tensor *const *in,
@@ -274,14 +293,14 @@ tide_status tide_infer_depthwise(const tide_op_def *def, const tide_attrs *a, in
 
 tide_status tide_infer_depthwise_bp_input(const tide_op_def *def, const tide_attrs *a, int ni,
                                           const tide_tensor *const *in, int no, tide_tensor *const *out) {
-  TIDE_UNUSED(ni), TIDE_UNUSED(no);
-  return infer_bp_input(def, a, in, out, true);
+  TIDE_UNUSED(no);
+  return infer_bp_input(def, a, ni, in, out, true);
 }
 
 tide_status tide_infer_depthwise_bp_filter(const tide_op_def *def, const tide_attrs *a, int ni,
                                            const tide_tensor *const *in, int no, tide_tensor *const *out) {
-  TIDE_UNUSED(ni), TIDE_UNUSED(no);
-  return infer_bp_filter(def, a, in, out, true);
+  TIDE_UNUSED(no);
+  return infer_bp_filter(def, a, ni, in, out, true);
 }
 
 /* ---- pooling ------------------------------------------------------------------------- */
@@ -322,4 +341,38 @@ tide_status tide_infer_pool2d_grad(const tide_op_def *def, const tide_attrs *a, 
       }
   }
   return st ? st : set_out(def, out[0], x->dt, x->dims);
+}
+
+/* max_pool2d_grad_grad (input, output, grad): grad has the input's shape and
+ * the result the output's (the pooling of that input). An unknown dim takes
+ * what the other operands know. */
+tide_status tide_infer_max_pool2d_grad_grad(const tide_op_def *def, const tide_attrs *a, int ni,
+                                            const tide_tensor *const *in, int no, tide_tensor *const *out) {
+  TIDE_UNUSED(ni), TIDE_UNUSED(no);
+  const tide_tensor *x = in[0], *y = in[1], *gx = in[2];
+  tide_status st = check_pair(def, x, "input", y, "output");
+  if (!st) st = check_pair(def, x, "input", gx, "grad");
+  if (!st) st = check_rank4(def, x, "input", IMAGE);
+  if (!st) st = check_rank4(def, y, "output", IMAGE);
+  if (!st) st = check_rank4(def, gx, "grad", IMAGE);
+  if (st) return st;
+  char s1[128], s2[128];
+  int64_t xd[4];
+  for (int i = 0; i < 4; i++) {
+    if (!tide_dims_agree(gx->dims[i], x->dims[i]))
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: grad has shape %s but must have the input's shape %s", def->name,
+                       TIDE_SHAPE_STR(s1, gx), TIDE_SHAPE_STR(s2, x));
+    xd[i] = tide_dim_merge(x->dims[i], gx->dims[i]);
+  }
+  tide_conv_geom g;
+  st = tide_pool_geometry(def->name, a, xd, &g);
+  if (st) return st;
+  int64_t yd[4] = {g.n, g.oh, g.ow, g.c};
+  for (int i = 0; i < 4; i++) {
+    if (!tide_dims_agree(y->dims[i], yd[i]))
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: output has shape %s but the pooling of that input gives %s", def->name,
+                       TIDE_SHAPE_STR(s1, y), tide_fmt_dims(s2, sizeof s2, 4, yd));
+    yd[i] = tide_dim_merge(yd[i], y->dims[i]);
+  }
+  return set_out(def, out[0], x->dt, yd);
 }

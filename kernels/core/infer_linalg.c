@@ -84,7 +84,7 @@ static tide_status check_shape(const tide_op_def *def, int nd, const int64_t *di
       return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: shape %s has a negative dimension (%lld at %d)", def->name,
                        tide_fmt_dims(s, sizeof s, nd, dims), (long long)dims[i], i);
   int64_t n = tide_dims_product(nd, dims);
-  if (n < 0 || (uint64_t)n > (uint64_t)INT64_MAX / tide_dtsize(dt))
+  if (n < 0 || (uint64_t)n > (uint64_t)INT64_MAX / tide_dtype_size_unchecked(dt))
     return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: shape %s is too large", def->name, tide_fmt_dims(s, sizeof s, nd, dims));
   return TIDE_OK;
 }
@@ -119,7 +119,7 @@ tide_status tide_infer_create(const tide_op_def *def, const tide_attrs *attrs, i
   if (def->id == TIDE_OP_RANDOM_UNIFORM && tide_dtype_is_int(dt) && (st = check_int_bounds(def, attrs)) != TIDE_OK)
     return st;
   if (unknown) { /* a traced shape tensor: its length is the rank, its values come at run time */
-    tide_shape_input_unknown(out[0], dt, attrs->nints);
+    tide_shape_input_unknown(out[0], dt, attrs);
     return TIDE_OK;
   }
   int64_t dims[TIDE_MAX_DIMS];

@@ -2,9 +2,7 @@
  * reductions over axes, argmax/argmin, cumulative scans, sort/argsort, top_k. */
 #include "registry.h"
 
-#include "../cpu/reduce.h"
-
-/* Declared in cpu/reduce.h: the axis mask of a reduction (none = all), with TF's errors. */
+/* Contract in registry.h: the axis mask of a reduction (none = all), with TF's errors. */
 tide_status tide_reduce_axes(const tide_op_def *def, const tide_attrs *attrs, int ndim, bool *mask) {
   if (attrs->nints == 0) {
     for (int d = 0; d < ndim; d++) mask[d] = true;

@@ -34,9 +34,10 @@ void tide_storage_release(tide_storage *s);
 /* A new owned storage of nbytes (refs = 1), or NULL with an error set. */
 tide_storage *tide_storage_new(size_t nbytes);
 
-/* Bytes per element by dtype code (the public tide_dtype_size checks the code). */
+/* Bytes per element of a valid dtype code, for the engine's hot paths; the
+ * public tide_dtype_size is the checked one (0 for an invalid code). */
 extern const uint8_t tide_dtype_bytes[TIDE_NUM_DTYPES];
-static inline size_t tide_dtsize(int dt) { return tide_dtype_bytes[dt]; }
+static inline size_t tide_dtype_size_unchecked(int dt) { return tide_dtype_bytes[dt]; }
 
 /* Give `t`, whose contiguous layout (dims, strides, nelem, dt) is already
  * set, its data: inline when small, else a new storage. */
@@ -44,7 +45,8 @@ tide_status tide_tensor_alloc_data(tide_tensor *t);
 
 /* Fill the dims/strides/nelem/ndim/dt of `t` for a contiguous layout. A dim
  * may be -1 (unknown, in a traced graph): nelem is then -1 and the strides
- * outside it 0. */
+ * outside it 0. ndim TIDE_UNKNOWN_RANK (dims unread, may be NULL) gives a
+ * layout of unknown rank: dims and strides 0, nelem -1. */
 void tide_tensor_set_contiguous_layout(tide_tensor *t, int dtype, int ndim, const int64_t *dims);
 /* Product of dims, or -1 if it overflows int64 or a dim is unknown (-1). */
 int64_t tide_dims_product(int ndim, const int64_t *dims);
@@ -54,7 +56,8 @@ int64_t tide_dims_product(int ndim, const int64_t *dims);
  * a has TIDE_ATTR_OP_SEED, else from the global stream. */
 tide_status tide_random_draw_counters(int op, const tide_tensor *out, tide_attrs *a);
 
-/* "[2, 3]" into buf (always terminated). Returns buf. */
+/* "[2, 3]" into buf (always terminated); "<unknown>" for an unknown rank
+ * (ndim < 0, TF's word). Returns buf. */
 const char *tide_fmt_dims(char *buf, size_t size, int ndim, const int64_t *dims);
 /* Shorthand for formatting a tensor's shape into a local buffer. */
 #define TIDE_SHAPE_STR(buf, t) tide_fmt_dims((buf), sizeof(buf), (t)->ndim, (t)->dims)

@@ -1,9 +1,14 @@
-/* core/registry.c — the op table built from tide/ops.def, name lookup, and the
- * eager entry points: check inputs, infer, allocate outputs, run the kernel. */
+/* core/registry.c — the op table built from tide/ops.def, name lookup, the
+ * eager entry points (check inputs, infer, allocate outputs, run the kernel)
+ * and the recorder hook that tracing sets. */
 #include "registry.h"
+#include "unknown_dims.h"
 
 #include <string.h>
 
+/* The one place core names backend code, by design: each row carries its CPU
+ * kernel (from ops.def), and the rest of core reaches kernels only through
+ * this table, never by including cpu/ (tests/sh/test_layers.sh checks it). */
 const tide_op_def tide_op_defs[TIDE_NUM_OPS] = {
 #define TIDE_OP(id, name, nin, nout, dts, out, infer, cpu, flags) \
   {TIDE_OP_##id, name, nin, nout, (uint32_t)(dts), out, infer, cpu, (uint32_t)(flags)},
@@ -93,9 +98,13 @@ tide_status tide_broadcast_dims(const char *op, int na, const int64_t *a, int nb
 }
 
 /* The checks every call shares: a known op, its arity, real tensors on the CPU,
- * and an attribute list no op can read past. */
-static tide_status check_call(const tide_op_def *def, int op, const tide_attrs *attrs, int n_in,
-                              const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+ * and an attribute list no op can read past. Inlined into both callers: the
+ * eager path is measured in instructions (GCC stops inlining it on its own
+ * once tide_op_infer grows). */
+static inline __attribute__((always_inline)) tide_status check_call(const tide_op_def *def, int op,
+                                                                    const tide_attrs *attrs, int n_in,
+                                                                    const tide_tensor *const *in, int n_out,
+                                                                    tide_tensor *const *out) {
   if (!def) return TIDE_FAIL(TIDE_ERR_VALUE, "unknown op code %d", op);
   if (attrs->nints < 0 || attrs->nints > TIDE_MAX_INTS)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: attrs.nints is %d (valid: 0 to %d)", def->name, attrs->nints,
@@ -124,10 +133,9 @@ static tide_status check_call(const tide_op_def *def, int op, const tide_attrs *
 static __attribute__((noinline, cold)) tide_status check_size(const tide_op_def *def, const tide_tensor *o,
                                                                 bool unknown) {
   int64_t n = o->nelem;
-  if (n >= 0 && ((def->flags & TIDE_OPF_VIEW) || (uint64_t)n <= (uint64_t)INT64_MAX / tide_dtsize(o->dt)))
+  if (n >= 0 && ((def->flags & TIDE_OPF_VIEW) || (uint64_t)n <= (uint64_t)INT64_MAX / tide_dtype_size_unchecked(o->dt)))
     return TIDE_OK;
-  bool has_unknown = false;
-  for (int d = 0; d < o->ndim; d++) has_unknown |= o->dims[d] < 0;
+  bool has_unknown = tide_dims_any_unknown(o->ndim, o->dims); /* a dim, or the rank */
   if (has_unknown && unknown) return TIDE_OK;
   char s[160];
   if (has_unknown)
@@ -136,30 +144,28 @@ static __attribute__((noinline, cold)) tide_status check_size(const tide_op_def 
   return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: the result shape %s has too many elements", def->name, TIDE_SHAPE_STR(s, o));
 }
 
-/* Run def's inference, then reject outputs whose element count (or, for ops
- * that allocate, byte count) overflowed: every infer sets its layout with
+/* Reject inferred outputs whose element count (or, for ops that allocate,
+ * byte count) overflowed: every infer sets its layout with
  * tide_tensor_set_contiguous_layout, which gives nelem -1 on overflow, and
- * also when a dim is unknown (-1), which check_size accepts when `unknown`. */
-static tide_status infer_outputs(const tide_op_def *def, const tide_attrs *attrs, int n_in,
-                                 const tide_tensor *const *in, int n_out, tide_tensor *const *out, bool unknown) {
-  tide_status st = def->infer(def, attrs, n_in, in, n_out, out);
-  if (st) return st;
+ * also when a dim or the rank is unknown, which check_size accepts when `unknown`. */
+static inline tide_status check_outputs(const tide_op_def *def, int n_out, tide_tensor *const *out, bool unknown) {
   for (int i = 0; i < n_out; i++) {
     int64_t n = out[i]->nelem;
     if (TIDE_LIKELY(n >= 0 && n <= (INT64_MAX >> 3))) continue;
-    st = check_size(def, out[i], unknown);
+    tide_status st = check_size(def, out[i], unknown);
     if (st) return st;
   }
   return TIDE_OK;
 }
 
+/* Descriptors may have unknown dims and ranks (a traced graph's): tide_infer. */
 tide_status tide_op_infer(int op, const tide_attrs *attrs, int n_in, const tide_tensor *const *in, int n_out,
                           tide_tensor *const *out) {
   const tide_op_def *def = def_of(op);
   if (!attrs) attrs = &tide_default_attrs;
   tide_status st = check_call(def, op, attrs, n_in, in, n_out, out);
-  if (st) return st;
-  return infer_outputs(def, attrs, n_in, in, n_out, out, true);
+  if (!st) st = tide_infer(def, attrs, n_in, in, n_out, out);
+  return st ? st : check_outputs(def, n_out, out, true);
 }
 
 /* Release the first n_out outputs and leave them blank (a failed op returns nothing). */
@@ -170,12 +176,55 @@ static void blank_outputs(int n_out, tide_tensor *const *out) {
   }
 }
 
-/* True when the call belongs in a traced graph: a symbolic input, or a
- * stateful op (random) while a graph is being built (it must draw anew at each run). */
-static bool wants_graph(const tide_op_def *def, int n_in, const tide_tensor *const *in) {
+/* ---- the recorder hook (contract in registry.h) ---- */
+
+static _Thread_local tide_recorder thread_recorder;
+static tide_recorder default_recorder;
+
+tide_recorder tide_get_recorder(void) { return thread_recorder; }
+
+tide_recorder tide_set_recorder(tide_recorder r) {
+  tide_recorder outer = thread_recorder;
+  thread_recorder = r;
+  return outer;
+}
+
+void tide_set_default_recorder(tide_recorder r) {
+  __atomic_store_n(&default_recorder.ctx, r.ctx, __ATOMIC_RELAXED);
+  __atomic_store_n(&default_recorder.record, r.record, __ATOMIC_RELEASE);
+}
+
+/* True when the call belongs to a recorder: a symbolic input, or a stateful
+ * op while this thread records. The flag comes first, so that an eager call
+ * of a stateless op reads no thread-local at all. A header of unknown rank
+ * that is not symbolic (corrupt: only traces make them) goes the same cold
+ * way, where record_call refuses it: so the eager path's inference (the op's
+ * own, called directly) never sees an unknown rank, for one comparison per input. */
+static bool wants_recorder(const tide_op_def *def, int n_in, const tide_tensor *const *in) {
   for (int i = 0; i < n_in; i++)
-    if (in[i]->flags & TIDE_TENSOR_SYMBOLIC) return true;
-  return tide_graph_current && (def->flags & TIDE_OPF_STATEFUL);
+    if ((in[i]->flags & TIDE_TENSOR_SYMBOLIC) | (in[i]->ndim < 0)) return true;
+  return (def->flags & TIDE_OPF_STATEFUL) && thread_recorder.record;
+}
+
+/* Hand the call to this thread's recorder, or to the default one for a
+ * symbolic input on a thread that records nothing. */
+static __attribute__((noinline, cold)) tide_status record_call(const tide_op_def *def, const tide_attrs *attrs,
+                                                               int n_in, const tide_tensor *const *in, int n_out,
+                                                               tide_tensor *const *out) {
+  for (int i = 0; i < n_in; i++)
+    if (!(in[i]->flags & TIDE_TENSOR_SYMBOLIC) && in[i]->ndim < 0)
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: input %d has an unknown rank (<unknown>) but is not a traced tensor: "
+                       "only a traced graph's symbolic tensors have one", def->name, i + 1);
+  tide_recorder r = thread_recorder;
+  if (!r.record) {
+    r.record = __atomic_load_n(&default_recorder.record, __ATOMIC_ACQUIRE);
+    r.ctx = __atomic_load_n(&default_recorder.ctx, __ATOMIC_RELAXED);
+  }
+  if (r.record) return r.record(r.ctx, def, attrs, n_in, in, n_out, out);
+  int i = 0;
+  while (i < n_in && !(in[i]->flags & TIDE_TENSOR_SYMBOLIC)) i++;
+  return TIDE_FAIL(TIDE_ERR_VALUE, "%s: input %d is a symbolic tensor of a traced function, used outside its trace "
+                   "(no trace has been made in this process)", def->name, i + 1);
 }
 
 tide_status tide_op_run(int op, const tide_attrs *attrs, int n_in, const tide_tensor *const *in, int n_out,
@@ -184,11 +233,21 @@ tide_status tide_op_run(int op, const tide_attrs *attrs, int n_in, const tide_te
   if (!attrs) attrs = &tide_default_attrs;
   tide_status st = check_call(def, op, attrs, n_in, in, n_out, out);
   if (st) return st;
-  if (TIDE_UNLIKELY(wants_graph(def, n_in, in))) return tide_graph_record_op(def, attrs, n_in, in, n_out, out);
+  if (TIDE_UNLIKELY(wants_recorder(def, n_in, in))) return record_call(def, attrs, n_in, in, n_out, out);
   if (tide_interrupt_pending()) tide_interrupt_clear();
-  st = infer_outputs(def, attrs, n_in, in, n_out, out, false);
+  /* A TIDE_OPF_DATA_SHAPE op infers unknown (-1) dims for what it counts
+   * from the data, and its kernel allocates its outputs; its inputs must be
+   * real (-1 dims in a header not made by a trace are refused, as check_size
+   * refuses them in another op's result). */
+  bool sized_by_kernel = (def->flags & TIDE_OPF_DATA_SHAPE) != 0;
+  for (int i = 0; sized_by_kernel && i < n_in; i++)
+    if (tide_dims_any_unknown(in[i]->ndim, in[i]->dims))
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: input %d has unknown (-1) dimensions: it is a shape descriptor, not a "
+                       "tensor with data", def->name, i + 1);
+  st = def->infer(def, attrs, n_in, in, n_out, out); /* eager inputs: ranks known (wants_recorder) */
+  if (!st) st = check_outputs(def, n_out, out, sized_by_kernel);
   if (st) return st;
-  if (!(def->flags & TIDE_OPF_VIEW)) {
+  if (!(def->flags & (TIDE_OPF_VIEW | TIDE_OPF_DATA_SHAPE))) {
     for (int i = 0; i < n_out; i++) {
       st = tide_tensor_alloc_data(out[i]); /* infer set a contiguous layout */
       if (st) {

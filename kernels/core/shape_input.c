@@ -25,20 +25,31 @@ tide_status tide_shape_input(const tide_op_def *def, const tide_attrs *a, int n_
   if (s->ndim != 1)
     return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: the shape must be a 1-D tensor, got shape %s", def->name,
                      TIDE_SHAPE_STR(ss, s));
-  if (s->dims[0] < 0)
-    return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: the shape tensor's length (the result's rank) must be known, got shape %s",
-                     def->name, TIDE_SHAPE_STR(ss, s));
+  *buf = *a;
+  if (s->dims[0] < 0) { /* a traced shape of unknown length: the result's rank is unknown too */
+    buf->nints = -1;
+    *unknown = true;
+    *use = buf;
+    return TIDE_OK;
+  }
   if (s->dims[0] > TIDE_MAX_DIMS)
     return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: the shape has %lld entries (at most %d)", def->name, (long long)s->dims[0],
                      TIDE_MAX_DIMS);
-  *buf = *a;
   buf->nints = (int32_t)s->dims[0];
   *unknown = !values_known(s);
+  /* attrs ints of the shape's length say what the caller knew of the values
+   * while tracing (-1: known only at run time): they size the traced result,
+   * and the run checks that the values keep them. */
+  bool hinted = a->nints == buf->nints;
   for (int i = 0; i < buf->nints; i++) {
-    if (*unknown) buf->ints[i] = -1;
+    int64_t hint = hinted && a->ints[i] >= 0 ? a->ints[i] : -1;
+    if (*unknown) buf->ints[i] = hint;
     else {
-      const char *p = (const char *)s->data + i * s->strides[0] * (int64_t)tide_dtsize(s->dt);
+      const char *p = (const char *)s->data + i * s->strides[0] * (int64_t)tide_dtype_size_unchecked(s->dt);
       buf->ints[i] = s->dt == TIDE_INT32 ? *(const int32_t *)p : *(const int64_t *)p;
+      if (hint >= 0 && buf->ints[i] != hint)
+        return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: the shape tensor holds %lld at %d where the traced graph has %lld",
+                         def->name, (long long)buf->ints[i], i, (long long)hint);
     }
   }
   *use = buf;
@@ -56,20 +67,23 @@ tide_status tide_shape_input(const tide_op_def *def, const tide_attrs *a, int n_
   return TIDE_OK;
 }
 
-void tide_shape_input_unknown(tide_tensor *out, int dt, int nd) {
-  int64_t dims[TIDE_MAX_DIMS];
-  for (int i = 0; i < nd; i++) dims[i] = -1;
-  tide_tensor_set_contiguous_layout(out, dt, nd, dims);
+void tide_shape_input_unknown(tide_tensor *out, int dt, const tide_attrs *use) {
+  if (use->nints < 0) { /* a shape of unknown length */
+    tide_tensor_set_contiguous_layout(out, dt, TIDE_UNKNOWN_RANK, NULL);
+    return;
+  }
+  tide_tensor_set_contiguous_layout(out, dt, use->nints, use->ints);
 }
 
-/* shape: [rank]; size: a scalar. Both in attrs.dtype, int32 or int64 (TF's out_type). */
+/* shape: [rank]; size: a scalar. Both in attrs.dtype, int32 or int64 (TF's out_type).
+ * The one family whose inference reads an unknown rank itself (infer_rank.c). */
 tide_status tide_infer_shape_of(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                 int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
   if (a->dtype != TIDE_INT32 && a->dtype != TIDE_INT64)
     return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: out_type must be int32 or int64, got %s", def->name,
                      a->dtype >= 0 && a->dtype < TIDE_NUM_DTYPES ? tide_dtype_name(a->dtype) : "an invalid dtype");
-  int64_t rank = in[0]->ndim;
+  int64_t rank = in[0]->ndim < 0 ? -1 : in[0]->ndim; /* an unknown rank: a vector of unknown length */
   tide_tensor_set_contiguous_layout(out[0], a->dtype, def->id == TIDE_OP_SHAPE ? 1 : 0, &rank);
   return TIDE_OK;
 }

@@ -57,6 +57,13 @@ int64_t tide_dims_product(int ndim, const int64_t *dims) {
 /* An unknown dim (-1, a traced graph's None) gives nelem -1, and the strides
  * of the dims outside it 0 (they depend on it); the dims inside keep theirs. */
 void tide_tensor_set_contiguous_layout(tide_tensor *t, int dtype, int ndim, const int64_t *dims) {
+  if (TIDE_UNLIKELY(ndim < 0)) { /* TIDE_UNKNOWN_RANK: only tracing and its plans come here */
+    for (int i = 0; i < TIDE_MAX_DIMS; i++) t->dims[i] = t->strides[i] = 0;
+    t->ndim = TIDE_UNKNOWN_RANK;
+    t->dt = dtype;
+    t->nelem = -1;
+    return;
+  }
   int64_t copy[TIDE_MAX_DIMS]; /* dims may alias t->dims */
   for (int i = 0; i < ndim; i++) copy[i] = dims[i];
   int64_t stride = 1, n = 1, sign = 0;
@@ -78,6 +85,10 @@ void tide_tensor_set_contiguous_layout(tide_tensor *t, int dtype, int ndim, cons
 const char *tide_fmt_dims(char *buf, size_t size, int ndim, const int64_t *dims) {
   size_t used = 0;
   buf[0] = '\0';
+  if (ndim < 0) {
+    snprintf(buf, size, "<unknown>");
+    return buf;
+  }
   used += (size_t)snprintf(buf, size, "[");
   for (int i = 0; i < ndim && used < size; i++) {
     if (dims[i] == -1) /* an unknown dim of a traced graph (other negatives are bad input, shown as given) */
@@ -133,7 +144,7 @@ static tide_status check_new_shape(const char *what, int dtype, int ndim, const 
 /* Allocate data for a header whose contiguous layout is set; inline if allowed and small. */
 static tide_status alloc_data(tide_tensor *t, bool allow_inline) {
   size_t nbytes;
-  if (t->nelem < 0 || __builtin_mul_overflow((size_t)t->nelem, tide_dtsize(t->dt), &nbytes))
+  if (t->nelem < 0 || __builtin_mul_overflow((size_t)t->nelem, tide_dtype_size_unchecked(t->dt), &nbytes))
     return TIDE_FAIL(TIDE_ERR_SHAPE, "tensor: shape is too large");
   t->dev = TIDE_CPU;
   if (allow_inline && nbytes <= TIDE_INLINE_BYTES) {
@@ -174,7 +185,7 @@ tide_status tide_tensor_wrap(tide_tensor *t, void *data, int dtype, int ndim, co
   int64_t n = tide_dims_product(ndim, dims);
   if (!data && n > 0) return TIDE_FAIL(TIDE_ERR_VALUE, "wrap: data pointer is NULL");
   tide_tensor_set_contiguous_layout(t, dtype, ndim, dims); /* check_new_shape bounded the sizes */
-  int64_t es = (int64_t)tide_dtsize(dtype), *sd = t->strides;
+  int64_t es = (int64_t)tide_dtype_size_unchecked(dtype), *sd = t->strides;
   if (strides)
     for (int i = 0; i < ndim; i++) sd[i] = strides[i];
   /* The byte extent the strides reach, so later views can be bounds-checked;
@@ -229,7 +240,7 @@ void tide_tensor_release(tide_tensor *t) {
 
 tide_status tide_tensor_promote(tide_tensor *t) {
   if (!(t->flags & TIDE_TENSOR_INLINE)) return TIDE_OK;
-  size_t nbytes = (size_t)t->nelem * tide_dtsize(t->dt);
+  size_t nbytes = (size_t)t->nelem * tide_dtype_size_unchecked(t->dt);
   tide_storage *s = tide_storage_new(nbytes);
   if (!s) return tide_last_status();
   memcpy(s->data, t->data, nbytes);
@@ -268,7 +279,7 @@ tide_status tide_tensor_view(tide_tensor *dst, const tide_tensor *src, int ndim,
     return TIDE_FAIL(TIDE_ERR_VALUE, "view: source tensor has no data (released?)");
   if (ndim < 0 || ndim > TIDE_MAX_DIMS)
     return TIDE_FAIL(TIDE_ERR_SHAPE, "view: rank %d is out of range (0 to %d)", ndim, TIDE_MAX_DIMS);
-  int64_t es = (int64_t)tide_dtsize(src->dt);
+  int64_t es = (int64_t)tide_dtype_size_unchecked(src->dt);
   const char *base = (const char *)src->storage->data;
   int64_t n = 1;
   char sd[160];

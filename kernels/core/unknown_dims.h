@@ -1,5 +1,6 @@
 /* core/unknown_dims.h — arithmetic on dims that may be unknown (-1: a traced
- * graph's None, known only when the graph runs), following TensorFlow's shape functions. */
+ * graph's None, known only when the graph runs), following TensorFlow's shape
+ * functions. A whole rank may be unknown too (ndim TIDE_UNKNOWN_RANK). */
 #ifndef TIDE_CORE_UNKNOWN_DIMS_H
 #define TIDE_CORE_UNKNOWN_DIMS_H
 
@@ -12,8 +13,9 @@ static inline bool tide_dims_agree(int64_t a, int64_t b) { return a == b || a < 
 /* The dim two agreeing dims name: the known one when either is (TF's Merge). */
 static inline int64_t tide_dim_merge(int64_t a, int64_t b) { return a < 0 ? b : a; }
 
-/* True when any of dims[0..n) is unknown. */
+/* True when any of dims[0..n) is unknown, or the rank is (n < 0: TIDE_UNKNOWN_RANK). */
 static inline bool tide_dims_any_unknown(int n, const int64_t *dims) {
+  if (n < 0) return true;
   for (int i = 0; i < n; i++)
     if (dims[i] < 0) return true;
   return false;

@@ -7,21 +7,64 @@
 
 #include <string.h>
 
-#include "../cpu/iter.h"
+/* Copy src's elements into dst (same dtype, src's shape or broadcast to dst's)
+ * with the kernel of the table's COPY row: the strided copy is a backend's
+ * kernel, which core reaches only through the op table. */
+static tide_status copy_elements(tide_tensor *dst, const tide_tensor *src) {
+  const tide_op_def *copy = &tide_op_defs[TIDE_OP_COPY];
+  return copy->cpu(copy, &tide_default_attrs, 1, &src, 1, &dst);
+}
 
-/* Make dst a view of src; if src keeps its data inline (it has no storage to
- * share), dst gets a copy of the viewed elements instead. */
-static tide_status view_or_copy(const char *op, tide_tensor *dst, const tide_tensor *src, int ndim,
-                                const int64_t *dims, const int64_t *strides, int64_t offset) {
-  if (!(src->flags & TIDE_TENSOR_INLINE)) return tide_tensor_view(dst, src, ndim, dims, strides, offset);
-  tide_tensor tmp;
-  memset(&tmp, 0, sizeof tmp);
-  tide_tensor_set_contiguous_layout(&tmp, src->dt, ndim, dims);
-  for (int i = 0; i < ndim; i++) tmp.strides[i] = strides[i];
-  tmp.data = (char *)src->data + offset * (int64_t)tide_dtsize(src->dt);
-  tmp.dev = src->dev;
-  tide_status st = tide_tensor_init(dst, src->dt, ndim, dims);
-  if (!st) st = tide_copy_strided(op, dst, &tmp);
+/* Contract in views.h. */
+void tide_view_borrow(tide_tensor *dst, const tide_tensor *src, const tide_view_plan *p) {
+  memset(dst, 0, sizeof *dst);
+  tide_tensor_set_contiguous_layout(dst, src->dt, p->ndim, p->dims);
+  for (int i = 0; i < p->ndim; i++) dst->strides[i] = p->strides[i];
+  dst->data = (char *)src->data + p->offset * (int64_t)tide_dtype_size_unchecked(src->dt);
+  dst->dev = src->dev;
+}
+
+/* Make dst the view p of src; if src keeps its data inline (it has no storage
+ * to share), dst gets a copy of the viewed elements instead. */
+static tide_status view_or_copy(tide_tensor *dst, const tide_tensor *src, const tide_view_plan *p) {
+  if (!(src->flags & TIDE_TENSOR_INLINE)) return tide_tensor_view(dst, src, p->ndim, p->dims, p->strides, p->offset);
+  tide_tensor borrowed;
+  tide_view_borrow(&borrowed, src, p);
+  tide_status st = tide_tensor_init(dst, src->dt, p->ndim, p->dims);
+  if (!st) st = copy_elements(dst, &borrowed);
+  return st;
+}
+
+/* How a view op (all but reshape) works: it plans its result's view of the
+ * input from the input and its attributes; inference keeps the plan's dims,
+ * the kernel takes the view. */
+typedef tide_status (*view_plan_fn)(const tide_op_def *def, const tide_attrs *a, const tide_tensor *x,
+                                    tide_view_plan *p);
+
+static tide_status infer_view(view_plan_fn plan, const tide_op_def *def, const tide_attrs *a, const tide_tensor *x,
+                              tide_tensor *out) {
+  tide_view_plan p;
+  tide_status st = plan(def, a, x, &p);
+  if (st) return st;
+  tide_tensor_set_contiguous_layout(out, x->dt, p.ndim, p.dims);
+  return TIDE_OK;
+}
+
+static tide_status run_view(view_plan_fn plan, const tide_op_def *def, const tide_attrs *a, const tide_tensor *x,
+                            tide_tensor *out) {
+  tide_view_plan p;
+  tide_status st = plan(def, a, x, &p);
+  if (st) return st;
+  return view_or_copy(out, x, &p);
+}
+
+/* The target shape of an op with a shape input (reshape, broadcast_to): *use
+ * gets the attrs that hold it. When it is a traced value not known until the
+ * graph runs, *unknown is set and out is given that many unknown dims. */
+static tide_status shape_target(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                                tide_attrs *buf, const tide_attrs **use, tide_tensor *out, bool *unknown) {
+  tide_status st = tide_shape_input(def, a, n_in, in, buf, use, unknown);
+  if (!st && *unknown) tide_shape_input_unknown(out, in[0]->dt, *use);
   return st;
 }
 
@@ -89,12 +132,8 @@ tide_status tide_infer_reshape(const tide_op_def *def, const tide_attrs *a, int 
   TIDE_UNUSED(n_out);
   tide_attrs buf;
   bool unknown;
-  tide_status st = tide_shape_input(def, a, n_in, in, &buf, &a, &unknown);
-  if (st) return st;
-  if (unknown) { /* a traced shape tensor: every dim unknown until the graph runs */
-    tide_shape_input_unknown(out[0], in[0]->dt, a->nints);
-    return TIDE_OK;
-  }
+  tide_status st = shape_target(def, a, n_in, in, &buf, &a, out[0], &unknown);
+  if (st || unknown) return st;
   int64_t dims[TIDE_MAX_DIMS];
   st = reshape_dims(def, a, in[0], dims);
   if (st) return st;
@@ -129,16 +168,15 @@ static bool nocopy_strides(const tide_tensor *x, int nd, const int64_t *nd_dims,
 
 tide_status tide_cpu_reshape(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                              int n_out, tide_tensor *const *out) {
-  TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
   const tide_tensor *x = in[0];
   tide_tensor *o = out[0];
-  int nd = o->ndim;
-  int64_t dims[TIDE_MAX_DIMS], strides[TIDE_MAX_DIMS];
-  memcpy(dims, o->dims, sizeof dims);
-  if (x->nelem > 0 && nocopy_strides(x, nd, dims, strides)) return view_or_copy(def->name, o, x, nd, dims, strides, 0);
+  tide_view_plan p = {.ndim = o->ndim, .offset = 0};
+  memcpy(p.dims, o->dims, sizeof p.dims);
+  if (x->nelem > 0 && nocopy_strides(x, p.ndim, p.dims, p.strides)) return view_or_copy(o, x, &p);
   /* Strides forbid a view: copy into a fresh contiguous tensor. */
   tide_tensor flat;
-  tide_status st = tide_tensor_init(o, x->dt, nd, dims);
+  tide_status st = tide_tensor_init(o, x->dt, p.ndim, p.dims);
   if (st) return st;
   if (x->nelem == 0) return TIDE_OK;
   /* Read x in row-major order: a borrowed header with x's shape over o's memory. */
@@ -146,54 +184,45 @@ tide_status tide_cpu_reshape(const tide_op_def *def, const tide_attrs *a, int n_
   tide_tensor_set_contiguous_layout(&flat, x->dt, x->ndim, x->dims);
   flat.data = o->data;
   flat.dev = o->dev;
-  return tide_copy_strided(def->name, &flat, x);
+  return copy_elements(&flat, x);
 }
 
 /* ---- transpose ------------------------------------------------------------------ */
 
-static tide_status transpose_perm(const tide_op_def *def, const tide_attrs *a, const tide_tensor *x, int *perm) {
-  int n = x->ndim;
-  if (a->nints == 0) {
-    for (int i = 0; i < n; i++) perm[i] = n - 1 - i;
-    return TIDE_OK;
-  }
+/* attrs.ints is the perm: the input dim of each result dim (none: reversed). */
+static tide_status transpose_plan(const tide_op_def *def, const tide_attrs *a, const tide_tensor *x,
+                                  tide_view_plan *p) {
+  int n = x->ndim, perm[TIDE_MAX_DIMS];
+  for (int i = 0; i < n; i++) perm[i] = n - 1 - i;
   char sp[128];
-  if (a->nints != n)
+  if (a->nints != 0 && a->nints != n)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: perm %s has %d entries but the tensor has rank %d", def->name,
                      tide_fmt_dims(sp, sizeof sp, a->nints, a->ints), a->nints, n);
   bool seen[TIDE_MAX_DIMS] = {0};
-  for (int i = 0; i < n; i++) {
-    int64_t p = a->ints[i] < 0 ? a->ints[i] + n : a->ints[i];
-    if (p < 0 || p >= n || seen[p])
+  for (int i = 0; i < a->nints; i++) {
+    int64_t q = a->ints[i] < 0 ? a->ints[i] + n : a->ints[i];
+    if (q < 0 || q >= n || seen[q])
       return TIDE_FAIL(TIDE_ERR_VALUE, "%s: perm %s is not a permutation of 0..%d", def->name,
                        tide_fmt_dims(sp, sizeof sp, a->nints, a->ints), n - 1);
-    seen[p] = true;
-    perm[i] = (int)p;
+    seen[q] = true;
+    perm[i] = (int)q;
   }
+  p->ndim = n;
+  p->offset = 0;
+  for (int i = 0; i < n; i++) p->dims[i] = x->dims[perm[i]], p->strides[i] = x->strides[perm[i]];
   return TIDE_OK;
 }
 
 tide_status tide_infer_transpose(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                  int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  int perm[TIDE_MAX_DIMS];
-  tide_status st = transpose_perm(def, a, in[0], perm);
-  if (st) return st;
-  int64_t dims[TIDE_MAX_DIMS];
-  for (int i = 0; i < in[0]->ndim; i++) dims[i] = in[0]->dims[perm[i]];
-  tide_tensor_set_contiguous_layout(out[0], in[0]->dt, in[0]->ndim, dims);
-  return TIDE_OK;
+  return infer_view(transpose_plan, def, a, in[0], out[0]);
 }
 
 tide_status tide_cpu_transpose(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  int perm[TIDE_MAX_DIMS];
-  tide_status st = transpose_perm(def, a, in[0], perm);
-  if (st) return st;
-  int64_t dims[TIDE_MAX_DIMS], strides[TIDE_MAX_DIMS];
-  for (int i = 0; i < in[0]->ndim; i++) dims[i] = in[0]->dims[perm[i]], strides[i] = in[0]->strides[perm[i]];
-  return view_or_copy(def->name, out[0], in[0], in[0]->ndim, dims, strides, 0);
+  return run_view(transpose_plan, def, a, in[0], out[0]);
 }
 
 /* ---- slice (Python semantics per dim; see ops.def for the attribute layout) ---- */
@@ -209,14 +238,27 @@ static int64_t unknown_slice_len(int64_t start, int64_t stop, int64_t step, bool
 }
 
 /* Contract in views.h: slice and slice_update share it. */
-tide_status tide_plan_slice(const char *op, const tide_attrs *a, const tide_tensor *x, tide_slice_plan *p) {
+tide_status tide_plan_slice(const tide_op_def *def, const tide_attrs *a, const tide_tensor *x, tide_view_plan *p) {
+  const char *op = def->name;
   int n = x->ndim;
-  if (a->nints != 3 * n)
-    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: expects (start, stop, step) for each of %d dims, got %d numbers", op,
-                     n, a->nints);
+  /* Triples for the leading dims; the dims after them are taken whole, as in
+   * TF's strided_slice (x[0] of a tensor whose rank is known only at run time). */
+  if (a->nints % 3 != 0)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: expects (start, stop, step) for each dim, got %d numbers", op, a->nints);
+  if (a->nints > 3 * n) { /* a spec for a tensor of unknown rank, which turned out smaller */
+    char sx[128];
+    return TIDE_FAIL(TIDE_ERR_INDEX, "%s: the spec names %d dim(s) but the tensor has rank %d (shape %s)", op,
+                     a->nints / 3, n, TIDE_SHAPE_STR(sx, x));
+  }
+  int given = a->nints / 3;
   p->ndim = 0;
   p->offset = 0;
   for (int i = 0; i < n; i++) {
+    if (i >= given) { /* whole */
+      p->dims[p->ndim] = x->dims[i];
+      p->strides[p->ndim++] = x->strides[i];
+      continue;
+    }
     int64_t d = x->dims[i], start = a->ints[3 * i], stop = a->ints[3 * i + 1], step = a->ints[3 * i + 2];
     bool shrink = (a->n >> i) & 1, no_start = (a->m >> i) & 1, no_stop = (a->m >> (i + 8)) & 1;
     if (TIDE_UNLIKELY(d < 0)) { /* unknown until the graph runs (only shape inference sees this) */
@@ -263,20 +305,13 @@ tide_status tide_plan_slice(const char *op, const tide_attrs *a, const tide_tens
 tide_status tide_infer_slice(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                              int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  tide_slice_plan p;
-  tide_status st = tide_plan_slice(def->name, a, in[0], &p);
-  if (st) return st;
-  tide_tensor_set_contiguous_layout(out[0], in[0]->dt, p.ndim, p.dims);
-  return TIDE_OK;
+  return infer_view(tide_plan_slice, def, a, in[0], out[0]);
 }
 
 tide_status tide_cpu_slice(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                            int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  tide_slice_plan p;
-  tide_status st = tide_plan_slice(def->name, a, in[0], &p);
-  if (st) return st;
-  return view_or_copy(def->name, out[0], in[0], p.ndim, p.dims, p.strides, p.offset);
+  return run_view(tide_plan_slice, def, a, in[0], out[0]);
 }
 
 /* ---- slice_update: x's shape; its kernel is in cpu/slice_update.c ---------------- */
@@ -292,8 +327,8 @@ tide_status tide_infer_slice_update(const tide_op_def *def, const tide_attrs *a,
   if (u->dt != x->dt)
     return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: update is %s but x is %s (convert with :cast(\"%s\"))", def->name,
                      tide_dtype_name(u->dt), tide_dtype_name(x->dt), tide_dtype_name(x->dt));
-  tide_slice_plan p;
-  st = tide_plan_slice(def->name, a, x, &p);
+  tide_view_plan p;
+  st = tide_plan_slice(def, a, x, &p);
   if (st) return st;
   bool same = u->ndim == p.ndim;
   for (int i = 0; same && i < p.ndim; i++) same = tide_dims_agree(u->dims[i], p.dims[i]);
@@ -308,17 +343,21 @@ tide_status tide_infer_slice_update(const tide_op_def *def, const tide_attrs *a,
 
 /* ---- broadcast_to ----------------------------------------------------------------- */
 
-static tide_status broadcast_strides(const tide_op_def *def, const tide_attrs *a, const tide_tensor *x,
-                                     int64_t *strides) {
+/* The target shape is attrs.ints (the shape input already read into them). */
+static tide_status broadcast_plan(const tide_op_def *def, const tide_attrs *a, const tide_tensor *x,
+                                  tide_view_plan *p) {
   char sx[128], st[128];
   if (a->nints > TIDE_MAX_DIMS || a->nints < x->ndim)
     goto bad;
+  p->ndim = a->nints;
+  p->offset = 0;
   for (int i = 0; i < a->nints; i++) {
     int xi = i - (a->nints - x->ndim);
     if (a->ints[i] < 0) goto bad;
-    if (xi < 0) strides[i] = 0;
-    else if (x->dims[xi] == a->ints[i]) strides[i] = x->strides[xi];
-    else if (x->dims[xi] == 1 || x->dims[xi] < 0) strides[i] = 0; /* unknown: 1 or the target, checked at run */
+    p->dims[i] = a->ints[i];
+    if (xi < 0) p->strides[i] = 0;
+    else if (x->dims[xi] == a->ints[i]) p->strides[i] = x->strides[xi];
+    else if (x->dims[xi] == 1 || x->dims[xi] < 0) p->strides[i] = 0; /* unknown: 1 or the target, checked at run */
     else goto bad;
   }
   return TIDE_OK;
@@ -332,21 +371,13 @@ tide_status tide_infer_broadcast_to(const tide_op_def *def, const tide_attrs *a,
   TIDE_UNUSED(n_out);
   tide_attrs buf;
   bool unknown;
-  tide_status st = tide_shape_input(def, a, n_in, in, &buf, &a, &unknown);
+  tide_status st = shape_target(def, a, n_in, in, &buf, &a, out[0], &unknown);
   if (st) return st;
   char sx[128];
-  if (unknown && a->nints < in[0]->ndim)
+  if (unknown && a->nints >= 0 && a->nints < in[0]->ndim) /* nints -1: a shape of unknown length */
     return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: cannot broadcast shape %s to a shape of rank %d", def->name,
                      TIDE_SHAPE_STR(sx, in[0]), a->nints);
-  if (unknown) { /* a traced shape tensor: every dim unknown until the graph runs */
-    tide_shape_input_unknown(out[0], in[0]->dt, a->nints);
-    return TIDE_OK;
-  }
-  int64_t strides[TIDE_MAX_DIMS];
-  st = broadcast_strides(def, a, in[0], strides);
-  if (st) return st;
-  tide_tensor_set_contiguous_layout(out[0], in[0]->dt, a->nints, a->ints);
-  return TIDE_OK;
+  return unknown ? TIDE_OK : infer_view(broadcast_plan, def, a, in[0], out[0]);
 }
 
 tide_status tide_cpu_broadcast_to(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
@@ -354,29 +385,19 @@ tide_status tide_cpu_broadcast_to(const tide_op_def *def, const tide_attrs *a, i
   TIDE_UNUSED(n_out);
   tide_attrs buf;
   bool unknown;
-  tide_status st = tide_shape_input(def, a, n_in, in, &buf, &a, &unknown);
+  tide_status st = tide_shape_input(def, a, n_in, in, &buf, &a, &unknown); /* known when the op runs */
   if (st) return st;
-  int64_t strides[TIDE_MAX_DIMS];
-  st = broadcast_strides(def, a, in[0], strides);
-  if (st) return st;
-  return view_or_copy(def->name, out[0], in[0], a->nints, a->ints, strides, 0);
+  return run_view(broadcast_plan, def, a, in[0], out[0]);
 }
 
 /* ---- squeeze and expand_dims ------------------------------------------------------ */
 
-static tide_status squeeze_plan(const tide_op_def *def, const tide_attrs *a, const tide_tensor *x, int *nd,
-                                int64_t *dims, int64_t *strides) {
+static tide_status squeeze_plan(const tide_op_def *def, const tide_attrs *a, const tide_tensor *x,
+                                tide_view_plan *p) {
   bool drop[TIDE_MAX_DIMS] = {0};
   char sx[128];
   if (a->nints == 0) {
-    for (int i = 0; i < x->ndim; i++) {
-      /* TF's result then has an unknown rank, which a tide shape cannot say. */
-      if (x->dims[i] < 0)
-        return TIDE_FAIL(TIDE_ERR_SHAPE,
-                         "%s: cannot tell which dimensions to squeeze: dimension %d of shape %s is unknown until "
-                         "the graph runs; name the axes to squeeze (axis = ...)", def->name, i, TIDE_SHAPE_STR(sx, x));
-      drop[i] = x->dims[i] == 1;
-    }
+    for (int i = 0; i < x->ndim; i++) drop[i] = x->dims[i] == 1; /* known dims: tide_infer_squeeze sees to it */
   } else {
     for (int k = 0; k < a->nints; k++) {
       int ax = tide_normalize_axis(def->name, a->ints[k], x->ndim);
@@ -388,46 +409,46 @@ static tide_status squeeze_plan(const tide_op_def *def, const tide_attrs *a, con
       drop[ax] = true;
     }
   }
-  *nd = 0;
+  p->ndim = 0;
+  p->offset = 0;
   for (int i = 0; i < x->ndim; i++)
-    if (!drop[i]) dims[*nd] = x->dims[i], strides[*nd] = x->strides[i], (*nd)++;
+    if (!drop[i]) p->dims[p->ndim] = x->dims[i], p->strides[p->ndim] = x->strides[i], p->ndim++;
   return TIDE_OK;
 }
 
 tide_status tide_infer_squeeze(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  int nd;
-  int64_t dims[TIDE_MAX_DIMS], strides[TIDE_MAX_DIMS];
-  tide_status st = squeeze_plan(def, a, in[0], &nd, dims, strides);
-  if (st) return st;
-  tide_tensor_set_contiguous_layout(out[0], in[0]->dt, nd, dims);
-  return TIDE_OK;
+  /* Every size-1 dim, and one is unknown until the graph runs: which dims go
+   * is known only then, so the result's rank is unknown (TF's rule). */
+  if (a->nints == 0 && tide_dims_any_unknown(in[0]->ndim, in[0]->dims)) {
+    tide_tensor_set_contiguous_layout(out[0], in[0]->dt, TIDE_UNKNOWN_RANK, NULL);
+    return TIDE_OK;
+  }
+  return infer_view(squeeze_plan, def, a, in[0], out[0]);
 }
 
 tide_status tide_cpu_squeeze(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                              int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  int nd;
-  int64_t dims[TIDE_MAX_DIMS], strides[TIDE_MAX_DIMS];
-  tide_status st = squeeze_plan(def, a, in[0], &nd, dims, strides);
-  if (st) return st;
-  return view_or_copy(def->name, out[0], in[0], nd, dims, strides, 0);
+  return run_view(squeeze_plan, def, a, in[0], out[0]);
 }
 
-static tide_status expand_plan(const tide_op_def *def, const tide_attrs *a, const tide_tensor *x, int64_t *dims,
-                               int64_t *strides) {
+static tide_status expand_plan(const tide_op_def *def, const tide_attrs *a, const tide_tensor *x,
+                               tide_view_plan *p) {
   int n = x->ndim;
   if (n >= TIDE_MAX_DIMS)
     return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: the result would have more than %d dims", def->name, TIDE_MAX_DIMS);
   int ax = tide_normalize_axis(def->name, a->axis, n + 1);
   if (ax < 0) return tide_last_status();
+  p->ndim = n + 1;
+  p->offset = 0;
   for (int i = 0, j = 0; i <= n; i++) {
     if (i == ax) {
-      dims[i] = 1;
-      strides[i] = ax < n ? x->dims[ax] * x->strides[ax] : 1;
+      p->dims[i] = 1;
+      p->strides[i] = ax < n ? x->dims[ax] * x->strides[ax] : 1;
     } else {
-      dims[i] = x->dims[j], strides[i] = x->strides[j];
+      p->dims[i] = x->dims[j], p->strides[i] = x->strides[j];
       j++;
     }
   }
@@ -437,18 +458,11 @@ static tide_status expand_plan(const tide_op_def *def, const tide_attrs *a, cons
 tide_status tide_infer_expand_dims(const tide_op_def *def, const tide_attrs *a, int n_in,
                                    const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  int64_t dims[TIDE_MAX_DIMS], strides[TIDE_MAX_DIMS];
-  tide_status st = expand_plan(def, a, in[0], dims, strides);
-  if (st) return st;
-  tide_tensor_set_contiguous_layout(out[0], in[0]->dt, in[0]->ndim + 1, dims);
-  return TIDE_OK;
+  return infer_view(expand_plan, def, a, in[0], out[0]);
 }
 
 tide_status tide_cpu_expand_dims(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                  int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  int64_t dims[TIDE_MAX_DIMS], strides[TIDE_MAX_DIMS];
-  tide_status st = expand_plan(def, a, in[0], dims, strides);
-  if (st) return st;
-  return view_or_copy(def->name, out[0], in[0], in[0]->ndim + 1, dims, strides, 0);
+  return run_view(expand_plan, def, a, in[0], out[0]);
 }

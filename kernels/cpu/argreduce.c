@@ -8,11 +8,7 @@
  * KC columns keep a best value and index per column, updated row by row with
  * vectorizable selects. */
 #include "reduce.h"
-#include "iter.h"
 #include "../core/parallel.h"
-
-#include <stdlib.h>
-#include <string.h>
 
 enum { LANES = 32, KC = 512, BLK = 2048 };
 
@@ -98,16 +94,14 @@ ARG_KERNELS(min_i64, int64_t, BEAT_MIN, EXT_MIN)
 #pragma GCC diagnostic pop
 
 typedef struct arg_ctx {
-  const char *x;    /* contiguous [outer, len, inner] */
-  char *y;          /* contiguous [outer, inner] */
-  int dt, out_dt;   /* compute dtype (halves already float32), index dtype */
+  char *y;          /* the indices: contiguous [outer, inner] */
+  int out_dt;       /* their dtype */
   bool is_max;
-  int64_t len, inner, nstrips;
 } arg_ctx;
 
 /* res[0..n) = winners of n columns starting at x (a strip, or one row when inner == 1). */
-static void arg_strip(const arg_ctx *c, const char *x, int64_t n, int64_t *res) {
-  int64_t len = c->len, in = c->inner;
+static void arg_winners(const arg_ctx *c, const tide_axis_view *v, const char *x, int64_t n, int64_t *res) {
+  int64_t len = v->len, in = v->inner;
 #define ARG_CASE(DT, SUF, T)                                                                  \
   case DT:                                                                                    \
     if (in == 1) res[0] = c->is_max ? row_max_##SUF((const T *)x, len) : row_min_##SUF((const T *)x, len); \
@@ -116,7 +110,7 @@ static void arg_strip(const arg_ctx *c, const char *x, int64_t n, int64_t *res) 
     else if (c->is_max) cols64_max_##SUF((const T *)x, len, in, n, res);                      \
     else cols64_min_##SUF((const T *)x, len, in, n, res);                                     \
     break;
-  switch (c->dt) {
+  switch (v->dt) {
     ARG_CASE(TIDE_FLOAT32, f32, float)
     ARG_CASE(TIDE_FLOAT64, f64, double)
     ARG_CASE(TIDE_INT8, i8, int8_t)
@@ -128,40 +122,23 @@ static void arg_strip(const arg_ctx *c, const char *x, int64_t n, int64_t *res) 
 #undef ARG_CASE
 }
 
-/* Units [u0, u1): (outer position, column strip) pairs, written as indices. */
-static void arg_range(void *ctx, int64_t u0, int64_t u1) {
+/* The winners of n columns from j0 of outer position o, written as indices (a tide_axis_strip_fn). */
+static void arg_strip(void *ctx, const tide_axis_view *v, int64_t o, int64_t j0, int64_t n) {
   const arg_ctx *c = ctx;
   int64_t res[KC];
-  size_t es = tide_dtsize(c->dt);
-  for (int64_t u = u0; u < u1; u++) {
-    int64_t o = u / c->nstrips, j0 = (u % c->nstrips) * KC;
-    int64_t n = c->inner - j0 < KC ? c->inner - j0 : KC;
-    arg_strip(c, c->x + (size_t)(o * c->len * c->inner + j0) * es, n, res);
-    int64_t at = o * c->inner + j0;
-    if (c->out_dt == TIDE_INT32)
-      for (int64_t j = 0; j < n; j++) ((int32_t *)c->y)[at + j] = (int32_t)res[j];
-    else
-      for (int64_t j = 0; j < n; j++) ((int64_t *)c->y)[at + j] = res[j];
-  }
+  arg_winners(c, v, v->x + tide_axis_offset(v, o, j0), n, res);
+  int64_t at = o * v->inner + j0;
+  if (c->out_dt == TIDE_INT32)
+    for (int64_t j = 0; j < n; j++) ((int32_t *)c->y)[at + j] = (int32_t)res[j];
+  else
+    for (int64_t j = 0; j < n; j++) ((int64_t *)c->y)[at + j] = res[j];
 }
 
-/* The kernel of argmax/argmin: contiguous [outer, len, inner], strips in parallel. */
+/* The kernel of argmax/argmin: contiguous [outer, len, inner], strips in
+ * parallel; halves compare exactly as float32. */
 tide_status tide_cpu_argreduce(const tide_op_def *def, const tide_attrs *attrs, int n_in,
                                const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  const tide_tensor *x = in[0];
-  int ax = tide_normalize_axis(def->name, attrs->axis, x->ndim);
-  if (ax < 0) return tide_last_status();
-  if (out[0]->nelem == 0) return TIDE_OK;
-  tide_axis_view v;
-  tide_status st = tide_axis_open(def->name, x, ax, NULL, &v); /* halves compare exactly as float32 */
-  if (st) return st;
-  arg_ctx c = {v.x, out[0]->data, v.dt, out[0]->dt, def->id == TIDE_OP_ARGMAX, v.len, v.inner, 0};
-  int64_t outer = v.outer;
-  c.nstrips = (c.inner + KC - 1) / KC;
-  int64_t per = c.len * (c.inner < KC ? c.inner : KC);
-  int64_t grain = TIDE_GRAIN_CHEAP / (per > 0 ? per : 1);
-  tide_parallel_for(outer * c.nstrips, grain > 0 ? grain : 1, arg_range, &c);
-  tide_axis_close(&v, false);
-  return TIDE_OK;
+  arg_ctx c = {out[0]->data, out[0]->dt, def->id == TIDE_OP_ARGMAX};
+  return tide_axis_for_strips(def, attrs->axis, in[0], NULL, KC, TIDE_GRAIN_CHEAP, arg_strip, &c);
 }

@@ -1,6 +1,6 @@
 /* cpu/cast.c — dtype conversion between every pair of dtypes (float to int
  * truncates toward zero and saturates, NaN becomes 0; anything to bool is
- * x != 0), the copy op, and tide_tensor_copy_into (how `x[i] = v` writes).
+ * x != 0; a bool's nonzero byte is 1), the copy op, and tide_tensor_copy_into (how `x[i] = v` writes).
  * The loops are built once per instruction set; the rest once (see simd.h). */
 #include "simd.h"
 #include "elementwise.h"
@@ -24,23 +24,25 @@
     }                                                                                     \
   }
 
-/* From each source type (halves arrive as float32) to each target type. */
-#define CASTS_FROM(SUF, TI, TO_FLOATS)                                                    \
-  CAST_LOOP(cast_##SUF##_f32, TI, float, (float)x)                                        \
-  CAST_LOOP(cast_##SUF##_f64, TI, double, (double)x)                                      \
-  CAST_LOOP(cast_##SUF##_i8, TI, int8_t, TO_FLOATS ? tide_sat_i8(x) : (int8_t)x) \
-  CAST_LOOP(cast_##SUF##_u8, TI, uint8_t, TO_FLOATS ? tide_sat_u8(x) : (uint8_t)x) \
-  CAST_LOOP(cast_##SUF##_i32, TI, int32_t, TO_FLOATS ? tide_sat_i32(x) : (int32_t)x) \
-  CAST_LOOP(cast_##SUF##_i64, TI, int64_t, TO_FLOATS ? tide_sat_i64(x) : (int64_t)x) \
+/* From each source type (halves arrive as float32) to each target type. V is
+ * the value read: x, or for bool (x != 0), since any nonzero byte is true
+ * (wrapped memory may hold other bytes than 1: tide_tensor_wrap). */
+#define CASTS_FROM(SUF, TI, TO_FLOATS, V)                                                 \
+  CAST_LOOP(cast_##SUF##_f32, TI, float, (float)(V))                                      \
+  CAST_LOOP(cast_##SUF##_f64, TI, double, (double)(V))                                    \
+  CAST_LOOP(cast_##SUF##_i8, TI, int8_t, TO_FLOATS ? tide_sat_i8(V) : (int8_t)(V))        \
+  CAST_LOOP(cast_##SUF##_u8, TI, uint8_t, TO_FLOATS ? tide_sat_u8(V) : (uint8_t)(V))      \
+  CAST_LOOP(cast_##SUF##_i32, TI, int32_t, TO_FLOATS ? tide_sat_i32(V) : (int32_t)(V))    \
+  CAST_LOOP(cast_##SUF##_i64, TI, int64_t, TO_FLOATS ? tide_sat_i64(V) : (int64_t)(V))    \
   CAST_LOOP(cast_##SUF##_b, TI, uint8_t, (uint8_t)(x != 0))
 
-CASTS_FROM(f32, float, 1)
-CASTS_FROM(f64, double, 1)
-CASTS_FROM(i8, int8_t, 0)
-CASTS_FROM(u8, uint8_t, 0)
-CASTS_FROM(i32, int32_t, 0)
-CASTS_FROM(i64, int64_t, 0)
-CASTS_FROM(b, uint8_t, 0)
+CASTS_FROM(f32, float, 1, x)
+CASTS_FROM(f64, double, 1, x)
+CASTS_FROM(i8, int8_t, 0, x)
+CASTS_FROM(u8, uint8_t, 0, x)
+CASTS_FROM(i32, int32_t, 0, x)
+CASTS_FROM(i64, int64_t, 0, x)
+CASTS_FROM(b, uint8_t, 0, x != 0)
 
 #define ROW(SUF)                                                                          \
   { [TIDE_FLOAT32] = cast_##SUF##_f32, [TIDE_FLOAT64] = cast_##SUF##_f64,                 \
@@ -63,7 +65,7 @@ static int compute_type(int dt) { return tide_is_half(dt) ? TIDE_FLOAT32 : dt; }
 
 tide_loop_fn tide_cast_loop(int from, int to) {
   from = compute_type(from), to = compute_type(to);
-  if (from == to) return tide_copy_loop(tide_dtsize(from));
+  if (from == to) return tide_copy_loop(tide_dtype_size_unchecked(from));
   return tide_simd.cast_loop(from, to);
 }
 

@@ -12,7 +12,7 @@ tide_status tide_cpu_concat(const tide_op_def *def, const tide_attrs *a, int n_i
   TIDE_UNUSED(n_out);
   tide_tensor *o = out[0];
   int ax = a->axis < 0 ? a->axis + o->ndim : a->axis;
-  size_t es = tide_dtsize(o->dt);
+  size_t es = tide_dtype_size_unchecked(o->dt);
   int64_t at = 0;
   for (int i = 0; i < n_in; i++) {
     const tide_tensor *x = in[i];

@@ -92,7 +92,7 @@ COL2IM(col2im_f64, double)
  * (x, w, y as tide_dnnl_conv names them). */
 static tide_status im2col_conv(const char *op, tide_conv_pass pass, const tide_conv_geom *g, int dt, char *x,
                                char *w, char *y) {
-  size_t es = tide_dtsize(dt);
+  size_t es = tide_dtype_size_unchecked(dt);
   int64_t K = g->kh * g->kw * g->c, per = g->oh * g->ow;
   bool direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && !g->pt && !g->pb && !g->pl && !g->pr;
   int64_t imgs = direct ? g->n : (int64_t)(COL_BYTES / ((size_t)(per * K) * es + 1));
@@ -162,7 +162,7 @@ static tide_status run_pass(const tide_op_def *def, const tide_attrs *attrs, tid
   tide_status st = tide_conv_geometry(def->name, attrs, xd, fd, depthwise, &g);
   if (st) return st;
   if (out->nelem == 0) return TIDE_OK;
-  size_t es = tide_dtsize(out->dt);
+  size_t es = tide_dtype_size_unchecked(out->dt);
   if (g.n == 0 || g.c == 0 || g.oc == 0 || g.oh == 0 || g.ow == 0) { /* nothing to sum: zeros */
     memset(out->data, 0, (size_t)out->nelem * es);
     return TIDE_OK;

@@ -8,7 +8,7 @@
 
 /* Store double v as element i of contiguous buffer p of dtype dt (as cast converts). */
 static inline void store_value(void *p, int64_t i, int dt, double v) {
-  tide_fill_value_bytes(dt, v, (char *)p + i * (int64_t)tide_dtsize(dt));
+  tide_fill_value_bytes(dt, v, (char *)p + i * (int64_t)tide_dtype_size_unchecked(dt));
 }
 
 /* ---- fill ------------------------------------------------------------------------ */
@@ -34,7 +34,7 @@ tide_status tide_cpu_fill(const tide_op_def *def, const tide_attrs *attrs, int n
                           int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(def), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(n_out);
   tide_tensor *o = out[0];
-  fill_ctx c = {o->data, tide_dtsize(o->dt), 0};
+  fill_ctx c = {o->data, tide_dtype_size_unchecked(o->dt), 0};
   store_value(&c.bits, 0, o->dt, attrs->scalars[0]); /* little-endian: the low bytes */
   tide_parallel_for(o->nelem, TIDE_GRAIN_CHEAP, fill_range, &c);
   return TIDE_OK;
@@ -119,7 +119,7 @@ tide_status tide_cpu_eye(const tide_op_def *def, const tide_attrs *attrs, int n_
                          int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(def), TIDE_UNUSED(attrs), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(n_out);
   tide_tensor *o = out[0];
-  memset(o->data, 0, (size_t)o->nelem * tide_dtsize(o->dt));
+  memset(o->data, 0, (size_t)o->nelem * tide_dtype_size_unchecked(o->dt));
   int64_t rows = o->dims[0], cols = o->dims[1], n = rows < cols ? rows : cols;
   for (int64_t i = 0; i < n; i++) store_value(o->data, i * cols + i, o->dt, 1.0);
   return TIDE_OK;

@@ -6,6 +6,17 @@
 
 #include "iter.h"
 
+/* `return NAME##_i8` ... `NAME##_i64`: the typed loop of an integer-only op
+ * (tf.bitwise) for dtype dt, or NULL for any other dtype. */
+#define TIDE_RETURN_INT_LOOP(NAME, dt) \
+  switch (dt) {                         \
+  case TIDE_INT8: return NAME##_i8;     \
+  case TIDE_UINT8: return NAME##_u8;    \
+  case TIDE_INT32: return NAME##_i32;   \
+  case TIDE_INT64: return NAME##_i64;   \
+  default: return NULL;                 \
+  }
+
 /* The loop of unary op `op` on compute dtype dt, or NULL; ctx is the op's tide_attrs. */
 tide_loop_fn tide_unary_loop(int op, int dt);
 

@@ -86,7 +86,7 @@ static tide_status gather_run(const char *op, const tide_tensor *p, const tide_t
   if (st || o->nelem == 0) return st;
   gather_ctx g;
   memset(&g, 0, sizeof g);
-  g.es = tide_dtsize(p->dt);
+  g.es = tide_dtype_size_unchecked(p->dt);
   g.params = p->data;
   g.out = o->data;
   g.idx = idx;
@@ -146,7 +146,7 @@ tide_status tide_cpu_one_hot(const tide_op_def *def, const tide_attrs *a, int n_
   int ax = a->axis == -1 ? x->ndim : a->axis;
   int64_t depth = a->n, inner = 1;
   for (int d = ax; d < x->ndim; d++) inner *= x->dims[d];
-  size_t es = tide_dtsize(o->dt);
+  size_t es = tide_dtype_size_unchecked(o->dt);
   unsigned char on[8];
   tide_fill_value_bytes(o->dt, a->scalars[0], on);
   /* out[o, v, i] = on where x[o, i] == v: out flat = (o * depth + v) * inner + i */

@@ -65,7 +65,7 @@ typedef struct gemm_job {
 
 static void gemm_tiles(void *arg, int64_t t0, int64_t t1) {
   const gemm_job *j = arg;
-  int64_t es = (int64_t)tide_dtsize(j->dt);
+  int64_t es = (int64_t)tide_dtype_size_unchecked(j->dt);
   for (int64_t t = t0; t < t1; t++) {
     int64_t r0 = t / j->tn * j->rows, c0 = t % j->tn * j->cols;
     int64_t mr = j->m - r0 < j->rows ? j->m - r0 : j->rows, nc = j->n - c0 < j->cols ? j->n - c0 : j->cols;

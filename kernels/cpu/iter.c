@@ -15,7 +15,7 @@ void tide_iter_init_raw(tide_iter *it, int ndim, const int64_t *dims) {
 
 void tide_iter_add_raw(tide_iter *it, void *data, int dtype, const int64_t *elem_strides) {
   int k = it->nops++;
-  int64_t es = (int64_t)tide_dtsize(dtype);
+  int64_t es = (int64_t)tide_dtype_size_unchecked(dtype);
   it->data[k] = data;
   it->dtypes[k] = dtype;
   for (int d = 0; d < it->ndim; d++) it->strides[k][d] = it->dims[d] == 1 ? 0 : elem_strides[d] * es;
@@ -258,7 +258,7 @@ tide_status tide_copy_strided(const char *op, tide_tensor *dst, const tide_tenso
   tide_status st = tide_iter_build(&it, op, dst, 1, &src);
   if (st) return st;
   it.convert_halves = false;
-  return tide_iter_run(&it, tide_copy_loop(tide_dtsize(dst->dt)), NULL);
+  return tide_iter_run(&it, tide_copy_loop(tide_dtype_size_unchecked(dst->dt)), NULL);
 }
 
 tide_status tide_contiguous_or_copy(const char *op, const tide_tensor *x, tide_tensor *tmp, const tide_tensor **use) {

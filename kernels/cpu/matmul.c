@@ -110,7 +110,7 @@ static void fold_batches(mm_plan *p) {
 
 /* Batch bi's operands and output. */
 static void batch_args(const mm_plan *p, int64_t bi, const char **A, const char **B, char **C) {
-  int64_t es = (int64_t)tide_dtsize(p->dt);
+  int64_t es = (int64_t)tide_dtype_size_unchecked(p->dt);
   *A = p->a.data + batch_offset(p, &p->a, bi) * es;
   *B = p->b.data + batch_offset(p, &p->b, bi) * es;
   *C = p->c + bi * p->m * p->n * es;
@@ -209,7 +209,7 @@ tide_status tide_cpu_matmul(const tide_op_def *def, const tide_attrs *attrs, int
   p.nbatch = tide_dims_product(p.d.nb, p.d.batch);
   if (o->nelem == 0) return TIDE_OK;
   if (p.k == 0) {
-    memset(o->data, 0, (size_t)o->nelem * tide_dtsize(o->dt));
+    memset(o->data, 0, (size_t)o->nelem * tide_dtype_size_unchecked(o->dt));
     return TIDE_OK;
   }
   bool half = tide_is_half(o->dt), blas = half || !tide_dtype_is_int(o->dt);

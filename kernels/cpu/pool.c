@@ -1,6 +1,6 @@
 /* cpu/pool.c — max_pool2d, avg_pool2d and their gradients by NHWC loops with the
  * channels innermost (they vectorize); halves run through float32. */
-#include "conv.h"
+#include "pool.h"
 #include "iter.h"
 #include "../core/parallel.h"
 
@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* Channels per task of the gradients, which split work by (image, channel block). */
-enum { CBLOCK = 64 };
+enum { CBLOCK = TIDE_POOL_CBLOCK };
 
 typedef struct pool_job {
   const tide_conv_geom *g;
@@ -17,16 +17,6 @@ typedef struct pool_job {
   void *out;
   int64_t nblk;
 } pool_job;
-
-/* The window of output (oy, ox) clipped to the image: rows [y0, y1), cols [x0, x1). */
-static inline void window(const tide_conv_geom *g, int64_t oy, int64_t ox, int64_t *y0, int64_t *y1, int64_t *x0,
-                          int64_t *x1) {
-  int64_t ys = oy * g->sh - g->pt, xs = ox * g->sw - g->pl;
-  *y0 = ys < 0 ? 0 : ys;
-  *y1 = ys + g->kh < g->h ? ys + g->kh : g->h;
-  *x0 = xs < 0 ? 0 : xs;
-  *x1 = xs + g->kw < g->w ? xs + g->kw : g->w;
-}
 
 /* Forward over output rows [r0, r1) of (n, oy): the max, or the mean over the
  * window's elements inside the image (TF leaves padding out of the count). */
@@ -40,7 +30,7 @@ static inline void window(const tide_conv_geom *g, int64_t oy, int64_t ox, int64
       const T *img = (const T *)j->x + n * g->h * g->w * c;                                    \
       for (int64_t ox = 0; ox < g->ow; ox++) {                                                 \
         int64_t y0, y1, x0, x1;                                                                \
-        window(g, oy, ox, &y0, &y1, &x0, &x1);                                                 \
+        tide_pool_window(g, oy, ox, &y0, &y1, &x0, &x1);                                       \
         T *o = (T *)j->out + (r * g->ow + ox) * c;                                             \
         for (int64_t k = 0; k < c; k++) o[k] = MAX ? -(T)INFINITY : 0;                         \
         for (int64_t ih = y0; ih < y1; ih++)                                                   \
@@ -65,13 +55,12 @@ POOL_FWD(avg_fwd_f64, double, 0)
 
 /* Gradients over tasks [t0, t1) of (image, channel block), each zeroing its
  * part of dx and scattering into it. max: all of dy goes to the window's first maximum in
- * row-major order, as TF's CPU MaxPoolGrad picks it; avg: dy / count to each element. */
-#define POOL_GRAD(NAME, T, MAX)                                                                 \
+ * row-major order (pool.h's argmax); avg: dy / count to each element. */
+#define POOL_GRAD(NAME, T, MAX, ARGMAX)                                                         \
   static void NAME(void *arg, int64_t t0, int64_t t1) {                                        \
     const pool_job *j = arg;                                                                   \
     const tide_conv_geom *g = j->g;                                                            \
     int64_t c = g->c;                                                                          \
-    T best[CBLOCK];                                                                            \
     int64_t at[CBLOCK];                                                                        \
     for (int64_t t = t0; t < t1; t++) {                                                        \
       int64_t n = t / j->nblk, c0 = t % j->nblk * CBLOCK;                                      \
@@ -84,18 +73,10 @@ POOL_FWD(avg_fwd_f64, double, 0)
       for (int64_t oy = 0; oy < g->oh; oy++)                                                   \
         for (int64_t ox = 0; ox < g->ow; ox++) {                                               \
           int64_t y0, y1, x0, x1;                                                              \
-          window(g, oy, ox, &y0, &y1, &x0, &x1);                                               \
+          tide_pool_window(g, oy, ox, &y0, &y1, &x0, &x1);                                     \
           const T *dy = (const T *)j->dy + ((n * g->oh + oy) * g->ow + ox) * c + c0;           \
           if (MAX) {                                                                           \
-            int64_t first = y0 * g->w + x0;                                                    \
-            for (int64_t k = 0; k < cn; k++) best[k] = img[first * c + k], at[k] = first;      \
-            for (int64_t ih = y0; ih < y1; ih++)                                               \
-              for (int64_t iw = x0; iw < x1; iw++) {                                           \
-                int64_t pos = ih * g->w + iw;                                                  \
-                const T *v = img + pos * c;                                                    \
-                for (int64_t k = 0; k < cn; k++)                                               \
-                  if (v[k] > best[k]) best[k] = v[k], at[k] = pos;                             \
-              }                                                                                \
+            ARGMAX(img, g, cn, y0, y1, x0, x1, at);                                            \
             for (int64_t k = 0; k < cn; k++) dimg[at[k] * c + k] += dy[k];                     \
           } else {                                                                             \
             T inv = (T)1 / (T)((y1 - y0) * (x1 - x0));                                         \
@@ -108,10 +89,10 @@ POOL_FWD(avg_fwd_f64, double, 0)
         }                                                                                      \
     }                                                                                          \
   }
-POOL_GRAD(max_grad_f32, float, 1)
-POOL_GRAD(max_grad_f64, double, 1)
-POOL_GRAD(avg_grad_f32, float, 0)
-POOL_GRAD(avg_grad_f64, double, 0)
+POOL_GRAD(max_grad_f32, float, 1, tide_pool_argmax_f32)
+POOL_GRAD(max_grad_f64, double, 1, tide_pool_argmax_f64)
+POOL_GRAD(avg_grad_f32, float, 0, tide_pool_argmax_f32)
+POOL_GRAD(avg_grad_f64, double, 0, tide_pool_argmax_f64)
 
 typedef enum { MAX_FWD, AVG_FWD, MAX_GRAD, AVG_GRAD } pool_kind;
 
@@ -123,7 +104,7 @@ static tide_status run_pool(const tide_op_def *def, const tide_attrs *a, pool_ki
   if (st || out->nelem == 0) return st;
   bool half = tide_is_half(out->dt);
   int dt = half ? TIDE_FLOAT32 : out->dt;
-  size_t es = tide_dtsize(out->dt);
+  size_t es = tide_dtype_size_unchecked(out->dt);
   tide_tensor tmp[3];
   memset(tmp, 0, sizeof tmp);
   char *px = NULL, *pdy = NULL, *po = out->data;

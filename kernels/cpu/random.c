@@ -239,7 +239,7 @@ tide_status tide_cpu_shuffle(const tide_op_def *def, const tide_attrs *attrs, in
     int64_t t = perm[i];
     perm[i] = perm[j], perm[j] = t;
   }
-  shuffle_ctx c = {perm, src, o->data, (size_t)(o->nelem / rows) * tide_dtsize(o->dt)};
+  shuffle_ctx c = {perm, src, o->data, (size_t)(o->nelem / rows) * tide_dtype_size_unchecked(o->dt)};
   int64_t grain = (int64_t)(TIDE_GRAIN_CHEAP * 4 / (c.row_bytes ? c.row_bytes : 1)) + 1;
   tide_parallel_for(rows, grain, shuffle_rows, &c);
   free(perm);

@@ -29,7 +29,7 @@ tide_status tide_cpu_tile(const tide_op_def *def, const tide_attrs *a, int n_in,
   tide_iter_add_raw(&it, o->data, o->dt, ostr);
   tide_iter_add_raw(&it, x->data, x->dt, xstr);
   it.convert_halves = false; /* raw element copies */
-  return tide_iter_run(&it, tide_copy_loop(tide_dtsize(o->dt)), NULL);
+  return tide_iter_run(&it, tide_copy_loop(tide_dtype_size_unchecked(o->dt)), NULL);
 }
 
 /* ---- pad ---------------------------------------------------------------------------- */
@@ -54,7 +54,7 @@ tide_status tide_cpu_pad(const tide_op_def *def, const tide_attrs *a, int n_in, 
     inner.strides[d] = o->strides[d];
     off += a->ints[2 * d] * o->strides[d];
   }
-  inner.data = (char *)o->data + off * (int64_t)tide_dtsize(o->dt);
+  inner.data = (char *)o->data + off * (int64_t)tide_dtype_size_unchecked(o->dt);
   inner.dev = o->dev;
   return tide_copy_strided(def->name, &inner, x);
 }
@@ -78,7 +78,7 @@ tide_status tide_cpu_reverse(const tide_op_def *def, const tide_attrs *a, int n_
     if (flip[d] && x->dims[d] > 0) off += (x->dims[d] - 1) * x->strides[d];
   }
   if (x->nelem == 0) return TIDE_OK;
-  view.data = (char *)x->data + off * (int64_t)tide_dtsize(x->dt);
+  view.data = (char *)x->data + off * (int64_t)tide_dtype_size_unchecked(x->dt);
   view.dev = x->dev;
   return tide_copy_strided(def->name, out[0], &view);
 }

@@ -489,7 +489,7 @@ typedef struct gdim { int64_t n, is, os; bool red; } gdim;
 
 /* Fill P's dims from x (and y's strides): drop 1s, flip negatives, sort, merge. */
 static void plan_layout(plan *P, const tide_tensor *x, tide_tensor *y, const bool *mask, bool keep) {
-  int64_t esz = (int64_t)tide_dtsize(x->dt), osz = (int64_t)tide_dtsize(y->dt);
+  int64_t esz = (int64_t)tide_dtype_size_unchecked(x->dt), osz = (int64_t)tide_dtype_size_unchecked(y->dt);
   const char *ib = x->data;
   char *ob = y->data;
   gdim g[TIDE_MAX_DIMS];
@@ -568,7 +568,7 @@ tide_status tide_cpu_reduce(const tide_op_def *def, const tide_attrs *attrs, int
   struct tide_reduce_kernels ks;
   tide_simd.reduce_kernels(x->dt, P.k, &ks);
   P.row = ks.row, P.col = ks.col, P.store = ks.store;
-  int64_t osz = (int64_t)tide_dtsize(y->dt);
+  int64_t osz = (int64_t)tide_dtype_size_unchecked(y->dt);
 
   if (x->nelem == 0) { /* empty reductions give the identity (mean: NaN / 0) */
     acc_t acc[RUN];

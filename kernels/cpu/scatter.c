@@ -7,41 +7,13 @@
 
 #include <string.h>
 
-/* dst[0..n) += src[0..n), for one element type. */
-typedef void (*add_row_fn)(char *dst, const char *src, int64_t n);
-
-#define ADD_ROW(SUF, T)                                                      \
-  static void add_row_##SUF(char *dst, const char *src, int64_t n) {         \
-    T *restrict d = (T *)dst;                                                \
-    const T *restrict s = (const T *)src;                                    \
-    for (int64_t j = 0; j < n; j++) d[j] = (T)(d[j] + s[j]);                 \
-  }
-ADD_ROW(f32, float)
-ADD_ROW(f64, double)
-ADD_ROW(i8, int8_t)
-ADD_ROW(u8, uint8_t)
-ADD_ROW(i32, int32_t)
-ADD_ROW(i64, int64_t)
-
-/* The row adder for dtype dt (halves run as float32). */
-static add_row_fn add_row_for(int dt) {
-  switch (dt) {
-  case TIDE_FLOAT64: return add_row_f64;
-  case TIDE_INT8: return add_row_i8;
-  case TIDE_UINT8: return add_row_u8;
-  case TIDE_INT32: return add_row_i32;
-  case TIDE_INT64: return add_row_i64;
-  default: return add_row_f32;
-  }
-}
-
 typedef struct scatter_ctx {
   char *out;                  /* contiguous [B*O, N, inner] */
   const char *upd;            /* contiguous [B*O, I, inner] */
   const tide_tensor *idx;     /* contiguous [B, I] */
   int64_t O, N, I, inner;
   size_t es;
-  add_row_fn add;
+  tide_add_row_fn add;
 } scatter_ctx;
 
 /* Output rows [begin, end) of the [B*O*N] rows: this range alone writes them,
@@ -65,13 +37,6 @@ static void scatter_range(void *arg, int64_t begin, int64_t end) {
   }
 }
 
-/* A float32 copy of the contiguous half tensor `t` in `f` (released by the caller). */
-static tide_status halves_to_f32(const tide_tensor *t, tide_tensor *f) {
-  tide_status st = tide_tensor_init(f, TIDE_FLOAT32, t->ndim, t->dims);
-  if (!st) tide_halves_to_float(t->dt, t->nelem, t->data, 2, f->data);
-  return st;
-}
-
 /* Add the contiguous updates u into the contiguous out o (which holds base) at
  * the contiguous indices idx: all checked, axis and batch_dims normalized. */
 static tide_status scatter_run(char *o, const char *u, int dt, const tide_tensor *out, const tide_tensor *idx,
@@ -81,7 +46,7 @@ static tide_status scatter_run(char *o, const char *u, int dt, const tide_tensor
   for (int d = bd; d < ax; d++) O *= out->dims[d];
   for (int d = bd; d < idx->ndim; d++) I *= idx->dims[d];
   for (int d = ax + 1; d < out->ndim; d++) inner *= out->dims[d];
-  scatter_ctx g = {o, u, idx, O, N, I, inner, tide_dtsize(dt), add_row_for(dt)};
+  scatter_ctx g = {o, u, idx, O, N, I, inner, tide_dtype_size_unchecked(dt), tide_add_row_for(dt)};
   int64_t rows = B * O * N;
   double adds = (double)B * (double)O * (double)I * (double)inner;
   if (rows == 0 || adds == 0) return TIDE_OK;
@@ -115,8 +80,8 @@ tide_status tide_cpu_scatter_add(const tide_op_def *def, const tide_attrs *a, in
   if (!st) st = tide_contiguous_or_copy(def->name, in[2], &utmp, &upd);
   if (st) goto done;
   if (tide_is_half(o->dt)) { /* accumulate in float32, round once at the end */
-    st = halves_to_f32(o, &of);
-    if (!st) st = halves_to_f32(upd, &uf);
+    st = tide_halves_to_f32_tensor(o, &of);
+    if (!st) st = tide_halves_to_f32_tensor(upd, &uf);
     if (!st) st = scatter_run(of.data, uf.data, TIDE_FLOAT32, o, idx, ax, bd);
     if (!st) tide_float_to_halves(o->dt, o->nelem, of.data, o->data, 2);
   } else {

@@ -39,6 +39,8 @@ typedef enum tide_isa {
 /* The reduce family's kernel set for an input dtype and a reduction kind
  * (cpu/reduce_simd.c); the types are reduce_kernels.h's. */
 struct tide_reduce_kernels;
+/* The float32 fused engine's loops (cpu/fused_f32.h). */
+struct tide_fused_f32_kernel;
 
 /* One pointer per entry point of simd.def, set to the chosen level's variant. */
 typedef struct tide_simd_table {

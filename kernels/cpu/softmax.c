@@ -131,56 +131,32 @@ SOFTMAX_COLS(cols_f64, double, exp, log)
 
 /* ---- softmax / log_softmax ------------------------------------------------ */
 
-typedef struct sm_ctx {
-  const char *x;
-  char *y;
-  bool f64, log_sm;
-  int64_t len, inner, nstrips;
-} sm_ctx;
-
-/* Units [u0, u1): a row (inner == 1) or an (outer position, column strip) pair. */
-static void sm_range(void *ctx, int64_t u0, int64_t u1) {
-  const sm_ctx *c = ctx;
-  size_t es = c->f64 ? sizeof(double) : sizeof(float);
-  for (int64_t u = u0; u < u1; u++) {
-    if (c->inner == 1) {
-      size_t off = (size_t)(u * c->len) * es;
-      if (c->f64) {
-        double m;
-        row_f64((const double *)(c->x + off), (double *)(c->y + off), c->len, c->log_sm, &m);
-      } else {
-        float m;
-        row_f32((const float *)(c->x + off), (float *)(c->y + off), c->len, c->log_sm, &m);
-      }
-      continue;
-    }
-    int64_t o = u / c->nstrips, j0 = (u % c->nstrips) * KC;
-    int64_t w = c->inner - j0 < KC ? c->inner - j0 : KC;
-    size_t off = (size_t)(o * c->len * c->inner + j0) * es;
-    if (c->f64) cols_f64((const double *)(c->x + off), (double *)(c->y + off), c->len, c->inner, w, c->log_sm);
-    else cols_f32((const float *)(c->x + off), (float *)(c->y + off), c->len, c->inner, w, c->log_sm);
+/* A row (inner == 1) or w columns from j0 of outer position o (a tide_axis_strip_fn). */
+static void sm_strip(void *ctx, const tide_axis_view *v, int64_t o, int64_t j0, int64_t w) {
+  bool log_sm = *(const bool *)ctx;
+  size_t off = tide_axis_offset(v, o, j0);
+  const char *x = v->x + off;
+  char *y = v->y + off;
+  if (v->inner == 1 && v->dt == TIDE_FLOAT64) {
+    double m;
+    row_f64((const double *)x, (double *)y, v->len, log_sm, &m);
+  } else if (v->inner == 1) {
+    float m;
+    row_f32((const float *)x, (float *)y, v->len, log_sm, &m);
+  } else if (v->dt == TIDE_FLOAT64) {
+    cols_f64((const double *)x, (double *)y, v->len, v->inner, w, log_sm);
+  } else {
+    cols_f32((const float *)x, (float *)y, v->len, v->inner, w, log_sm);
   }
 }
 
-/* softmax / log_softmax along attrs.axis: exp(x - max) / sum, or (x - max) - log(sum). */
+/* softmax / log_softmax along attrs.axis: exp(x - max) / sum, or (x - max) -
+ * log(sum); halves run as float32 and are rounded at the end. */
 tide_status tide_cpu_softmax(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
                              int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  const tide_tensor *x = in[0];
-  tide_tensor *y = out[0];
-  int ax = tide_normalize_axis(def->name, attrs->axis, x->ndim);
-  if (ax < 0) return tide_last_status();
-  if (y->nelem == 0) return TIDE_OK;
-  tide_axis_view v;
-  tide_status st = tide_axis_open(def->name, x, ax, y, &v); /* halves: float32 in and out, rounded at the end */
-  if (st) return st;
-  sm_ctx c = {v.x, v.y, v.dt == TIDE_FLOAT64, def->id == TIDE_OP_LOG_SOFTMAX, v.len, v.inner, 1};
-  c.nstrips = c.inner == 1 ? 1 : (c.inner + KC - 1) / KC;
-  int64_t per = c.len * (c.inner < KC ? c.inner : KC); /* elements in one unit */
-  int64_t grain = TIDE_GRAIN_COSTLY / (per > 0 ? per : 1);
-  tide_parallel_for(v.outer * c.nstrips, grain > 0 ? grain : 1, sm_range, &c);
-  tide_axis_close(&v, true);
-  return TIDE_OK;
+  bool log_sm = def->id == TIDE_OP_LOG_SOFTMAX;
+  return tide_axis_for_strips(def, attrs->axis, in[0], out[0], KC, TIDE_GRAIN_COSTLY, sm_strip, &log_sm);
 }
 
 /* ---- sparse softmax cross-entropy ------------------------------------------ */

@@ -165,7 +165,7 @@ static void sort_line(const sort_ctx *c, void *keys, int64_t *ix, void *tk, int6
 /* Lines [l0, l1) with one scratch allocation; a failed allocation marks c->failed. */
 static void sort_range(void *ctx, int64_t l0, int64_t l1) {
   sort_ctx *c = ctx;
-  size_t es = tide_dtsize(c->dt), n = (size_t)c->len;
+  size_t es = tide_dtype_size_unchecked(c->dt), n = (size_t)c->len;
   char *buf = malloc(n * 2 * (es + sizeof(int64_t)));
   if (!buf) {
     __atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);

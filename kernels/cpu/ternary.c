@@ -87,7 +87,7 @@ tide_status tide_cpu_where(const tide_op_def *def, const tide_attrs *attrs, int 
   tide_status st = tide_iter_build(&it, def->name, out[0], 3, in);
   if (st) return st;
   it.convert_halves = false; /* a select moves bytes */
-  return tide_iter_run(&it, tide_simd.where_loop(tide_dtsize(out[0]->dt)), NULL);
+  return tide_iter_run(&it, tide_simd.where_loop(tide_dtype_size_unchecked(out[0]->dt)), NULL);
 }
 
 tide_status tide_cpu_clip(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,

@@ -54,8 +54,33 @@ NUM_OP(sign, x > 0 ? (T)1 : (x < 0 ? (T)-1 : x), (x > 0) - (x < 0))
 NUM_OP(square, x * x, x * x)
 NUM_OP(relu, x < 0 ? (T)0 : x, x < 0 ? 0 : x)
 NUM_OP(round, rint(x), x)
-/* float32 exp, tanh and sigmoid vectorize (vmath.h); float64 calls libm. */
-UN_LOOP(exp_f32, float, float, tide_vm_expf(x))
+/* float32 exp, tanh and sigmoid through vmath.h's vector forms (glibc's
+ * expf/tanhf are scalar calls of ~60-100 instructions; an LSTM cell spent
+ * more time in them than in its matmuls). The fused engine uses the same
+ * functions, so a fused node and the eager op give the same bits. A short
+ * tail or a strided run goes through one padded vector: every element gets
+ * the lane computation whatever its position. float64 calls libm. */
+#define VEC_F32_LOOP(NAME, VFN)                                                      \
+  static void NAME(int64_t n, char **p, const int64_t *s, void *ctx) {               \
+    (void)ctx;                                                                       \
+    enum { L = TIDE_VF_LANES };                                                      \
+    int64_t i = 0;                                                                   \
+    if (s[0] == 4 && s[1] == 4) {                                                    \
+      float *o = (float *)p[0];                                                      \
+      const float *a = (const float *)p[1];                                          \
+      for (; i + L <= n; i += L) tide_vstore(o + i, VFN(tide_vload(a + i)));         \
+    }                                                                                \
+    for (; i < n; i += L) {                                                          \
+      float lanes[L] = {0};                                                          \
+      int64_t m = n - i < L ? n - i : L;                                             \
+      for (int64_t j = 0; j < m; j++) lanes[j] = *(const float *)(p[1] + (i + j) * s[1]); \
+      tide_vstore(lanes, VFN(tide_vload(lanes)));                                    \
+      for (int64_t j = 0; j < m; j++) *(float *)(p[0] + (i + j) * s[0]) = lanes[j];  \
+    }                                                                                \
+  }
+VEC_F32_LOOP(exp_f32, tide_vexp)
+VEC_F32_LOOP(tanh_f32, tide_vtanh)
+VEC_F32_LOOP(sigmoid_f32, tide_vsigmoid)
 UN_LOOP(exp_f64, double, double, exp(x))
 FLOAT_OP(expm1, expm1(x))
 FLOAT_OP(log, log(x))
@@ -65,14 +90,30 @@ FLOAT_OP(rsqrt, (T)1 / sqrt(x))
 FLOAT_OP(reciprocal, (T)1 / x)
 FLOAT_OP(sin, sin(x))
 FLOAT_OP(cos, cos(x))
-UN_LOOP(tanh_f32, float, float, tide_vm_tanhf(x))
 UN_LOOP(tanh_f64, double, double, tanh(x))
-UN_LOOP(sigmoid_f32, float, float, tide_vm_sigmoidf(x))
 UN_LOOP(sigmoid_f64, double, double, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
 FLOAT_OP(elu, x > 0 ? x : expm1(x))
 FLOAT_OP(selu, (T)SELU_SCALE * (x > 0 ? x : (T)SELU_ALPHA * expm1(x)))
-FLOAT_OP(gelu, approx ? (T)0.5 * x * ((T)1 + tanh((T)SQRT_2_OVER_PI * (x + (T)0.044715 * x * x * x)))
-                      : (T)0.5 * x * ((T)1 + erf(x * (T)SQRT1_2)))
+/* gelu's tanh approximation 0.5 x (1 + tanh(u)): as written (TF's) where
+ * u >= 0; below, as the same function x * sigmoid(2u) = x e^2u / (1 + e^2u),
+ * because 1 + tanh(u) cancels there (digits lost from u of about -1, and the
+ * whole tail rounded to -0 below u of about -9 in float32). */
+static inline float gelu_tanh_f32(float x) {
+  float u = (float)SQRT_2_OVER_PI * (x + 0.044715f * x * x * x);
+  if (u >= 0) return 0.5f * x * (1 + tanhf(u));
+  float e = expf(2 * u);
+  return x * e / (1 + e);
+}
+static inline double gelu_tanh_f64(double x) {
+  double u = SQRT_2_OVER_PI * (x + 0.044715 * x * x * x);
+  if (u >= 0) return 0.5 * x * (1 + tanh(u));
+  double e = exp(2 * u);
+  return x * e / (1 + e);
+}
+#define GELU_TANH(x) _Generic((x), float: gelu_tanh_f32, default: gelu_tanh_f64)(x)
+/* The erf form as 0.5 x erfc(-x / sqrt 2) (TF's): 1 + erf(x / sqrt 2) loses
+ * every digit below x of about -5.5 in float32, erfc keeps them. */
+FLOAT_OP(gelu, approx ? GELU_TANH(x) : (T)0.5 * x * erfc(-x * (T)SQRT1_2))
 FLOAT_OP(leaky_relu, x > 0 ? x : (T)alpha * x)
 FLOAT_OP(softplus, x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)))
 FLOAT_OP(erf, erf(x))
@@ -83,6 +124,11 @@ UN_LOOP(isnan_f64, double, uint8_t, isnan(x))
 UN_LOOP(isfinite_f32, float, uint8_t, isfinite(x))
 UN_LOOP(isfinite_f64, double, uint8_t, isfinite(x))
 UN_LOOP(logical_not_b, uint8_t, uint8_t, !x)
+FLOAT_OP(tan, tan(x))
+FLOAT_OP(erfc, erfc(x))
+UN_LOOP(isinf_f32, float, uint8_t, isinf(x))
+UN_LOOP(isinf_f64, double, uint8_t, isinf(x))
+INT_OP(invert, ~x)
 
 #define PICK_FLOAT(NAME) return dt == TIDE_FLOAT64 ? NAME##_f64 : NAME##_f32
 #define PICK_NUM(NAME) TIDE_RETURN_NUM_LOOP(NAME, dt)
@@ -117,6 +163,10 @@ tide_loop_fn TIDE_SIMD(unary_loop)(int op, int dt) {
   case TIDE_OP_ISNAN: PICK_FLOAT(isnan);
   case TIDE_OP_ISFINITE: PICK_FLOAT(isfinite);
   case TIDE_OP_LOGICAL_NOT: return logical_not_b;
+  case TIDE_OP_TAN: PICK_FLOAT(tan);
+  case TIDE_OP_ERFC: PICK_FLOAT(erfc);
+  case TIDE_OP_ISINF: PICK_FLOAT(isinf);
+  case TIDE_OP_INVERT: TIDE_RETURN_INT_LOOP(invert, dt);
   default: return NULL;
   }
 }
@@ -138,7 +188,7 @@ tide_status tide_cpu_unary(const tide_op_def *def, const tide_attrs *attrs, int 
   if (!tide_is_half(x->dt) && x->nelem == o->nelem && tide_tensor_is_contiguous(x)) {
     /* Contiguous input: one flat row, no iterator set-up. */
     char *p[2] = {o->data, x->data};
-    int64_t s[2] = {(int64_t)tide_dtsize(o->dt), (int64_t)tide_dtsize(x->dt)};
+    int64_t s[2] = {(int64_t)tide_dtype_size_unchecked(o->dt), (int64_t)tide_dtype_size_unchecked(x->dt)};
     return tide_run_flat(loop, 2, p, s, o->nelem, grain, (void *)attrs);
   }
   tide_iter it;

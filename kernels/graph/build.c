@@ -1,6 +1,7 @@
 /* graph/build.c — making graphs: nodes, the per-thread stack of graphs being
- * built, and the registry hook that turns ops on symbolic tensors into nodes
- * (capturing eager tensors as constants and enclosing graphs' values). */
+ * built (held in core's recorder slot), and the recorder that turns ops on
+ * symbolic tensors into nodes (capturing eager tensors as constants and
+ * enclosing graphs' values). */
 #include "graph_internal.h"
 
 #include <pthread.h>
@@ -8,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Thread_local tide_graph *tide_graph_current;
 static uint64_t next_graph_id = 1;
 
 /* Live graphs by id, so an error about a leaked symbolic tensor can say
@@ -56,7 +56,16 @@ static const char *origin_of(const tide_tensor *t, char *buf, size_t size) {
   return buf;
 }
 
+static tide_status record_op(void *ctx, const tide_op_def *def, const tide_attrs *attrs, int n_in,
+                             const tide_tensor *const *in, int n_out, tide_tensor *const *out);
+
+/* Symbolic tensors exist once a graph does: from then on, one used on a
+ * thread that is not tracing comes to record_op, which says where it was made. */
+static void set_default_recorder(void) { tide_set_default_recorder((tide_recorder){record_op, NULL}); }
+
 tide_graph *tide_graph_new(const char *name) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, set_default_recorder);
   tide_graph *g = calloc(1, sizeof *g);
   if (!g) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
@@ -78,16 +87,42 @@ static void free_node(gnode *n) {
   free(n->fused);
 }
 
+/* The graph begun on this thread right after g (g is its outer recorder's
+ * context), or NULL when g is innermost or not being built on this thread. */
+static tide_graph *built_on_top_of(const tide_graph *g) {
+  tide_recorder r = tide_get_recorder();
+  tide_graph *above = NULL;
+  while (r.record == record_op && r.ctx) {
+    tide_graph *cur = r.ctx;
+    if (cur == g) return above;
+    above = cur;
+    r = cur->outer_recorder;
+  }
+  return NULL;
+}
+
 void tide_graph_free(tide_graph *g) {
   if (!g) return;
   live_remove(g);
-  if (g->building && tide_graph_current == g) tide_graph_current = g->parent;
+  if (g->building) {
+    /* Freed while being built (its builder was abandoned): take it out of
+     * this thread's chain of recorders, so none is restored to a freed graph. */
+    tide_graph *above = built_on_top_of(g);
+    if (tide_graph_building() == g) tide_set_recorder(g->outer_recorder);
+    else if (above) {
+      above->outer_recorder = g->outer_recorder;
+      if (above->parent == g) above->parent = NULL; /* its captures of g can no longer be taken */
+    }
+  }
+  tide_graph_index_free(g);
   tide_graph_drop_plans(g);
   for (int i = 0; i < g->nnodes; i++) free_node(&g->nodes[i]);
   free(g->nodes);
   free(g->inputs);
   free(g->outputs);
   free(g->captures);
+  free(g->aliases);
+  free(g->pins);
   free(g->name);
   free(g->text_cache);
   free(g);
@@ -95,24 +130,41 @@ void tide_graph_free(tide_graph *g) {
 
 uint64_t tide_graph_id(const tide_graph *g) { return g ? g->id : 0; }
 
-tide_graph *tide_graph_building(void) { return tide_graph_current; }
+/* The graph being built on this thread is the context of its recorder. */
+tide_graph *tide_graph_building(void) {
+  tide_recorder r = tide_get_recorder();
+  return r.record == record_op ? r.ctx : NULL;
+}
 
 tide_status tide_graph_begin(tide_graph *g) {
   if (!g) return TIDE_FAIL(TIDE_ERR_VALUE, "graph: NULL graph");
   if (g->finalized) return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s' is finalized; it cannot grow", g->name);
   if (g->building) return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s' is already being built", g->name);
-  g->parent = tide_graph_current;
+  g->parent = tide_graph_building();
   g->building = true;
-  tide_graph_current = g;
+  g->outer_recorder = tide_set_recorder((tide_recorder){record_op, g});
   return TIDE_OK;
 }
 
 tide_status tide_graph_end(tide_graph *g) {
-  if (!g || tide_graph_current != g)
+  if (!g || tide_graph_building() != g)
     return TIDE_FAIL(TIDE_ERR_VALUE, "graph: only the innermost graph being built can end");
-  tide_graph_current = g->parent;
+  tide_set_recorder(g->outer_recorder);
   g->building = false;
   return TIDE_OK;
+}
+
+void tide_graph_abandon(tide_graph *g) {
+  if (!g || !g->building) return;
+  tide_graph *cur = tide_graph_building();
+  if (cur != g && !built_on_top_of(g)) return; /* not being built on this thread */
+  while (cur && cur != g) {
+    cur->building = false;
+    tide_recorder outer = cur->outer_recorder;
+    cur = outer.record == record_op ? outer.ctx : NULL;
+  }
+  tide_set_recorder(g->outer_recorder);
+  g->building = false;
 }
 
 int tide_graph_add_node(tide_graph *g, int kind, int n_in, int n_out) {
@@ -162,10 +214,17 @@ void tide_graph_symbolic(tide_graph *g, int node, int index, tide_tensor *t) {
   t->inline_data.sym.index = index;
 }
 
-/* Set a descriptor from dtype and dims that may hold -1 (unknown). */
+/* Set a descriptor from dtype and dims that may hold -1 (unknown); ndim
+ * TIDE_UNKNOWN_RANK gives a descriptor of unknown rank (dims unread). */
 static void set_desc(tide_tensor *d, int dtype, int ndim, const int64_t *dims) {
   memset(d, 0, sizeof *d);
   d->dt = dtype;
+  d->flags = TIDE_TENSOR_SYMBOLIC;
+  if (ndim < 0) {
+    d->ndim = TIDE_UNKNOWN_RANK;
+    d->nelem = -1;
+    return;
+  }
   d->ndim = ndim;
   int64_t n = 1;
   for (int i = 0; i < ndim; i++) {
@@ -178,7 +237,7 @@ static void set_desc(tide_tensor *d, int dtype, int ndim, const int64_t *dims) {
 
 static tide_status require_building(tide_graph *g, const char *what) {
   if (!g) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: NULL graph", what);
-  if (!g->building || tide_graph_current != g)
+  if (!g->building || tide_graph_building() != g)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: graph '%s' is not the graph being built", what, g->name);
   return TIDE_OK;
 }
@@ -187,7 +246,8 @@ tide_status tide_graph_input(tide_graph *g, int dtype, int ndim, const int64_t *
   tide_status st = require_building(g, "graph input");
   if (st) return st;
   if (dtype < 0 || dtype >= TIDE_NUM_DTYPES) return TIDE_FAIL(TIDE_ERR_DTYPE, "graph input: bad dtype %d", dtype);
-  if (ndim < 0 || ndim > TIDE_MAX_DIMS) return TIDE_FAIL(TIDE_ERR_SHAPE, "graph input: bad rank %d", ndim);
+  if (ndim < TIDE_UNKNOWN_RANK || ndim > TIDE_MAX_DIMS) return TIDE_FAIL(TIDE_ERR_SHAPE, "graph input: bad rank %d", ndim);
+  if (ndim > 0 && !dims) return TIDE_FAIL(TIDE_ERR_SHAPE, "graph input: dims is NULL for rank %d", ndim);
   for (int i = 0; i < ndim; i++)
     if (dims[i] < -1) return TIDE_FAIL(TIDE_ERR_SHAPE, "graph input: bad dimension %lld", (long long)dims[i]);
   int *grown = realloc(g->inputs, (size_t)(g->n_inputs + 1) * sizeof *grown);
@@ -202,23 +262,17 @@ tide_status tide_graph_input(tide_graph *g, int dtype, int ndim, const int64_t *
   return TIDE_OK;
 }
 
-/* A CONST node holding (a share of) the eager tensor t; the same tensor twice is one node. */
+/* A CONST node holding (a share of) the eager tensor t; the same tensor (or
+ * a small inline one of the same values) twice is one node. */
 static int const_node(tide_graph *g, const tide_tensor *t) {
-  for (int i = 0; i < g->nnodes; i++) {
-    gnode *n = &g->nodes[i];
-    if (n->kind != TIDE_NODE_CONST || n->value.dt != t->dt || n->value.ndim != t->ndim) continue;
-    if (t->flags & TIDE_TENSOR_INLINE) continue; /* inline data: compare by value is not worth it */
-    if (n->value.data != t->data || n->value.storage != t->storage) continue;
-    bool same = true;
-    for (int d = 0; d < t->ndim && same; d++)
-      same = n->value.dims[d] == t->dims[d] && n->value.strides[d] == t->strides[d];
-    if (same) return i;
-  }
+  int found = tide_graph_find_const(g, t);
+  if (found >= 0) return found;
   int node = tide_graph_add_node(g, TIDE_NODE_CONST, 0, 1);
   if (node < 0) return -1;
   gnode *n = &g->nodes[node];
   tide_tensor_share(&n->value, t);
   set_desc(&n->out[0], t->dt, t->ndim, t->dims);
+  if (tide_graph_note_const(g, node)) return -1; /* the node stays, unindexed: a later twin makes another */
   return node;
 }
 
@@ -238,6 +292,9 @@ static tide_status value_of(tide_graph *g, const tide_tensor *t, gvalue *v, cons
     *v = (gvalue){node, index};
     return TIDE_OK;
   }
+  /* A value of another graph that a value of g stands for (graph/split.c:
+   * a backward pass traced again over its forward's saved values). */
+  if (g->n_aliases > 0 && tide_graph_find_alias(g, t, v)) return TIDE_OK;
   if (!g->parent) {
     char where[512];
     return TIDE_FAIL(TIDE_ERR_VALUE,
@@ -248,12 +305,10 @@ static tide_status value_of(tide_graph *g, const tide_tensor *t, gvalue *v, cons
   gvalue outer;
   tide_status st = value_of(g->parent, t, &outer, op);
   if (st) return st;
-  for (int k = 0; k < g->n_captures; k++) {
-    gnode *n = &g->nodes[g->captures[k]];
-    if (n->capture.node == outer.node && n->capture.index == outer.index) {
-      *v = (gvalue){g->captures[k], 0};
-      return TIDE_OK;
-    }
+  int found = tide_graph_find_capture(g, outer);
+  if (found >= 0) {
+    *v = (gvalue){found, 0};
+    return TIDE_OK;
   }
   int *grown = realloc(g->captures, (size_t)(g->n_captures + 1) * sizeof *grown);
   if (!grown) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
@@ -263,13 +318,18 @@ static tide_status value_of(tide_graph *g, const tide_tensor *t, gvalue *v, cons
   g->nodes[node].capture = outer;
   g->nodes[node].out[0] = *gval_desc(g->parent, outer);
   g->captures[g->n_captures++] = node;
+  st = tide_graph_note_capture(g, node);
+  if (st) return st;
   *v = (gvalue){node, 0};
   return TIDE_OK;
 }
 
-tide_status tide_graph_record_op(const tide_op_def *def, const tide_attrs *attrs, int n_in,
-                                 const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
-  tide_graph *g = tide_graph_current;
+/* The recorder (core's hook, registry.h): record an op on symbolic inputs,
+ * or a stateful op, as a node of g (NULL: called as the default recorder, on
+ * a thread building no graph). */
+static tide_status record_op(void *ctx, const tide_op_def *def, const tide_attrs *attrs, int n_in,
+                             const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  tide_graph *g = ctx;
   if (!g) {
     for (int i = 0; i < n_in; i++)
       if (in[i]->flags & TIDE_TENSOR_SYMBOLIC) {
@@ -281,10 +341,16 @@ tide_status tide_graph_record_op(const tide_op_def *def, const tide_attrs *attrs
       }
     return TIDE_FAIL(TIDE_ERR_INTERNAL, "%s: no graph is being built", def->name);
   }
-  /* Shapes and dtypes of the outputs, from the inputs' descriptors. */
-  const tide_tensor *descs[64];
-  gvalue vals[64];
-  if (n_in > 64) return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: more than 64 inputs in a traced graph", def->name);
+  /* Shapes and dtypes of the outputs, from the inputs' descriptors (on the
+   * heap for ops of many inputs: concat takes any number). */
+  const tide_tensor *desc_stack[GRAPH_STACK_VALUES], **descs = desc_stack;
+  gvalue val_stack[GRAPH_STACK_VALUES], *vals = val_stack;
+  __attribute__((cleanup(graph_free_at))) void *heap = NULL;
+  if (n_in > GRAPH_STACK_VALUES) {
+    if (!(heap = malloc((size_t)n_in * (sizeof *descs + sizeof *vals)))) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+    descs = heap;
+    vals = (gvalue *)(descs + n_in);
+  }
   for (int i = 0; i < n_in; i++) {
     tide_status st = value_of(g, in[i], &vals[i], def->name);
     if (st) return st;
@@ -297,7 +363,7 @@ tide_status tide_graph_record_op(const tide_op_def *def, const tide_attrs *attrs
   tide_tensor *tmp_out[4] = {&tmp[0], &tmp[1], &tmp[2], &tmp[3]};
   if (n_out > 4) return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: too many outputs", def->name);
   memset(tmp, 0, sizeof tmp);
-  tide_status st = def->infer(def, attrs, n_in, descs, n_out, tmp_out);
+  tide_status st = tide_infer(def, attrs, n_in, descs, n_out, tmp_out);
   if (st) return st;
   int node = tide_graph_add_node(g, TIDE_NODE_OP, n_in, n_out);
   if (node < 0) return tide_last_status();
@@ -311,18 +377,6 @@ tide_status tide_graph_record_op(const tide_op_def *def, const tide_attrs *attrs
     tide_graph_symbolic(g, node, k, out[k]);
   }
   return TIDE_OK;
-}
-
-/* True when node n updates the variable `handle`: an assign, or a cond or
- * while node whose subgraphs do. */
-static bool node_assigns(const gnode *n, const tide_tensor *handle) {
-  if (n->kind == TIDE_NODE_ASSIGN) return n->handle == handle;
-  for (int k = 0; k < 2; k++) {
-    const tide_graph *sub = n->sub[k];
-    for (int i = 0; sub && i < sub->nnodes; i++)
-      if (node_assigns(&sub->nodes[i], handle)) return true;
-  }
-  return false;
 }
 
 tide_status tide_graph_constant(tide_graph *g, const tide_tensor *value, tide_tensor *out) {
@@ -341,18 +395,22 @@ tide_status tide_graph_variable(tide_graph *g, tide_tensor *handle, tide_tensor 
   if (st) return st;
   if (!handle || (handle->flags & TIDE_TENSOR_SYMBOLIC))
     return TIDE_FAIL(TIDE_ERR_VALUE, "graph variable: the handle must be an eager tensor");
-  for (int i = 0; i < g->nnodes; i++) { /* one read node per variable... */
-    gnode *n = &g->nodes[i];
-    if (n->kind == TIDE_NODE_VARIABLE && n->handle == handle) {
-      /* ...unless an assign to it came after: a later read must see the new value */
-      bool assigned_after = false;
-      for (int j = i + 1; j < g->nnodes; j++)
-        if (node_assigns(&g->nodes[j], handle)) assigned_after = true;
-      if (!assigned_after) {
-        tide_graph_symbolic(g, i, 0, out);
-        return TIDE_OK;
-      }
-    }
+  /* A read pinned to a value read earlier (graph/split.c: a gradient running
+   * a loop body or branch again reads what the forward read). */
+  const tide_tensor *pinned = g->n_pins || g->parent ? tide_graph_find_pin(g, handle) : NULL;
+  if (pinned) {
+    gvalue v;
+    st = value_of(g, pinned, &v, "graph variable");
+    if (st) return st;
+    tide_graph_symbolic(g, v.node, v.index, out);
+    return TIDE_OK;
+  }
+  /* One read node per variable, unless an assign to it came after the read
+   * (a later read must see the new value). */
+  int found = tide_graph_find_read(g, handle);
+  if (found >= 0) {
+    tide_graph_symbolic(g, found, 0, out);
+    return TIDE_OK;
   }
   int node = tide_graph_add_node(g, TIDE_NODE_VARIABLE, 0, 1);
   if (node < 0) return tide_last_status();
@@ -360,6 +418,8 @@ tide_status tide_graph_variable(tide_graph *g, tide_tensor *handle, tide_tensor 
   n->handle = handle;
   n->flags |= NODE_STATEFUL;
   set_desc(&n->out[0], handle->dt, handle->ndim, handle->dims);
+  st = tide_graph_note_read(g, node);
+  if (st) return st;
   tide_graph_symbolic(g, node, 0, out);
   return TIDE_OK;
 }
@@ -376,7 +436,7 @@ tide_status tide_graph_assign(tide_graph *g, tide_tensor *handle, int mode, cons
   if (d->dt != handle->dt)
     return TIDE_FAIL(TIDE_ERR_DTYPE, "assign: the variable is %s but the value is %s (use :cast)",
                      tide_dtype_name(handle->dt), tide_dtype_name(d->dt));
-  bool same = d->ndim == handle->ndim;
+  bool same = d->ndim == handle->ndim || d->ndim < 0; /* unknown dims or rank: checked when it runs */
   for (int i = 0; same && i < d->ndim; i++) same = d->dims[i] == handle->dims[i] || d->dims[i] < 0;
   if (!same)
     return TIDE_FAIL(TIDE_ERR_SHAPE, "assign: the variable has shape %s but the value has shape %s",
@@ -388,7 +448,7 @@ tide_status tide_graph_assign(tide_graph *g, tide_tensor *handle, int mode, cons
   n->assign_mode = mode;
   n->in[0] = v;
   n->flags |= NODE_STATEFUL;
-  return TIDE_OK;
+  return tide_graph_note_assigns(g, node);
 }
 
 tide_status tide_graph_print(tide_graph *g, const char *text, int n, const tide_tensor *const *tensors) {
@@ -439,6 +499,7 @@ tide_status tide_graph_finalize(tide_graph *g, unsigned passes) {
   tide_status st = tide_graph_run_passes(g, passes);
   if (st) return st;
   g->finalized = true;
+  tide_graph_index_free(g); /* building is over */
   free(g->text_cache);
   g->text_cache = NULL;
   return TIDE_OK;
@@ -530,32 +591,28 @@ tide_status tide_graph_cond(tide_graph *g, const tide_tensor *pred, tide_graph *
   if (st) return st;
   if (then_g == else_g) return TIDE_FAIL(TIDE_ERR_VALUE, "cond: both branches are the same graph");
   int n_in = 1 + then_g->n_captures + else_g->n_captures;
-  if (n_in > 64 || n_out > 64)
-    return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "cond: more than 64 captured values or results (%d and %d)", n_in - 1,
-                     n_out);
+  __attribute__((cleanup(graph_free_at))) void *heap = malloc((size_t)n_out * sizeof(tide_tensor) + (size_t)n_in * sizeof(gvalue) + 1);
+  if (!heap) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
   gvalue pv;
   st = value_of(g, pred, &pv, "cond");
   if (st) return st;
   const tide_tensor *pd = gval_desc(g, pv);
-  char s0[128], s1[128];
+  char s0[128];
   if (!is_flag(pd))
     return TIDE_FAIL(TIDE_ERR_VALUE, "cond: pred must be a one-element bool tensor, got %s %s",
                      tide_dtype_name(pd->dt), TIDE_SHAPE_STR(s0, pd));
-  tide_tensor desc[64];
+  tide_tensor *desc = heap;
   for (int k = 0; k < n_out; k++) {
     const tide_tensor *a = gval_desc(then_g, then_g->outputs[k]), *b = gval_desc(else_g, else_g->outputs[k]);
     if (a->dt != b->dt)
       return TIDE_FAIL(TIDE_ERR_DTYPE, "cond: result %d is %s in the true branch but %s in the false branch", k + 1,
                        tide_dtype_name(a->dt), tide_dtype_name(b->dt));
-    if (a->ndim != b->ndim)
-      return TIDE_FAIL(TIDE_ERR_SHAPE,
-                       "cond: result %d has shape %s in the true branch but %s in the false branch (the ranks differ)",
-                       k + 1, TIDE_SHAPE_STR(s0, a), TIDE_SHAPE_STR(s1, b));
+    /* Ranks that differ (or one unknown) give an unknown rank, as TF's cond. */
     int64_t dims[TIDE_MAX_DIMS];
     for (int i = 0; i < a->ndim; i++) dims[i] = a->dims[i] == b->dims[i] ? a->dims[i] : -1;
-    set_desc(&desc[k], a->dt, a->ndim, dims);
+    set_desc(&desc[k], a->dt, a->ndim == b->ndim ? a->ndim : TIDE_UNKNOWN_RANK, dims);
   }
-  gvalue vals[64];
+  gvalue *vals = (gvalue *)(desc + n_out);
   int k = 0;
   vals[k++] = pv;
   capture_values(then_g, vals, &k);
@@ -571,6 +628,10 @@ tide_status tide_graph_cond(tide_graph *g, const tide_tensor *pred, tide_graph *
   n->sub[1] = else_g;
   then_g->parent = else_g->parent = NULL;
   if (s_then || s_else) n->flags |= NODE_STATEFUL;
+  if (s_then || s_else) {
+    st = tide_graph_note_assigns(g, node);
+    if (st) return st;
+  }
   for (int i = 0; i < n_out; i++) {
     n->out[i] = desc[i];
     tide_graph_symbolic(g, node, i, out[i]);
@@ -578,9 +639,12 @@ tide_status tide_graph_cond(tide_graph *g, const tide_tensor *pred, tide_graph *
   return TIDE_OK;
 }
 
-/* True when the known dims of `d` fit `want` (same rank; want's -1 fits any). */
+/* True when the known dims of `d` fit `want` (same rank; want's -1 fits any,
+ * and an unknown rank in want any rank). */
 static bool fits_desc(const tide_tensor *d, const tide_tensor *want) {
-  if (d->dt != want->dt || d->ndim != want->ndim) return false;
+  if (d->dt != want->dt) return false;
+  if (want->ndim < 0) return true;
+  if (d->ndim != want->ndim) return false;
   for (int i = 0; i < d->ndim; i++)
     if (want->dims[i] >= 0 && d->dims[i] != want->dims[i]) return false;
   return true;
@@ -589,19 +653,19 @@ static bool fits_desc(const tide_tensor *d, const tide_tensor *want) {
 tide_status tide_graph_while(tide_graph *g, int n, const tide_tensor *const *init, tide_graph *cond_g,
                              tide_graph *body_g, int64_t max_iters, tide_tensor *const *out) {
   tide_status st = require_building(g, "while_loop");
-  if (!st && (n < 0 || n > 64)) st = TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "while_loop: %d loop variables (at most 64)", n);
+  if (!st && n < 0) st = TIDE_FAIL(TIDE_ERR_VALUE, "while_loop: %d loop variables", n);
   if (!st) st = check_sub(g, cond_g, "while_loop", "the condition", n, 1);
   if (!st) st = check_sub(g, body_g, "while_loop", "the body", n, n);
   if (st) return st;
   if (cond_g == body_g) return TIDE_FAIL(TIDE_ERR_VALUE, "while_loop: the condition and the body are the same graph");
   int n_in = n + cond_g->n_captures + body_g->n_captures;
-  if (n_in > 64) return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "while_loop: more than 64 loop variables and captured values");
+  __attribute__((cleanup(graph_free_at))) gvalue *vals = malloc(((size_t)n_in + 1) * sizeof *vals);
+  if (!vals) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
   char s0[128], s1[128];
   const tide_tensor *cd = gval_desc(cond_g, cond_g->outputs[0]);
   if (!is_flag(cd))
     return TIDE_FAIL(TIDE_ERR_VALUE, "while_loop: the condition must give a one-element bool tensor, got %s %s",
                      tide_dtype_name(cd->dt), TIDE_SHAPE_STR(s0, cd));
-  gvalue vals[64];
   for (int k = 0; k < n; k++) {
     st = value_of(g, init[k], &vals[k], "while_loop");
     if (st) return st;
@@ -640,6 +704,10 @@ tide_status tide_graph_while(tide_graph *g, int n, const tide_tensor *const *ini
   cond_g->parent = body_g->parent = NULL;
   nd->attrs.n = max_iters < 0 ? -1 : max_iters;
   if (s_cond || s_body) nd->flags |= NODE_STATEFUL;
+  if (s_cond || s_body) {
+    st = tide_graph_note_assigns(g, node);
+    if (st) return st;
+  }
   for (int i = 0; i < n; i++) {
     const tide_tensor *bi = &body_g->nodes[body_g->inputs[i]].out[0];
     set_desc(&nd->out[i], bi->dt, bi->ndim, bi->dims);

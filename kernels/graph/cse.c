@@ -32,11 +32,11 @@ static uint64_t mix_bytes(uint64_t h, const void *p, size_t n) {
 
 /* True when t is a contiguous constant small enough to compare by value. */
 static bool by_value(const tide_tensor *t) {
-  return tide_tensor_is_contiguous(t) && t->nelem * (int64_t)tide_dtsize(t->dt) <= CONST_BY_VALUE_BYTES;
+  return tide_tensor_is_contiguous(t) && t->nelem * (int64_t)tide_dtype_size_unchecked(t->dt) <= CONST_BY_VALUE_BYTES;
 }
 
 /* Bytes of t's elements. */
-static size_t nbytes(const tide_tensor *t) { return (size_t)t->nelem * tide_dtsize(t->dt); }
+static size_t nbytes(const tide_tensor *t) { return (size_t)t->nelem * tide_dtype_size_unchecked(t->dt); }
 
 /* A hash that equal nodes (same_node) share. */
 static uint64_t node_hash(const gnode *n) {

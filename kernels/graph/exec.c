@@ -4,6 +4,8 @@
  * kernels, with nothing allocated per run but the results that leave it. */
 #include "plan.h"
 #include "passes.h"
+#include "tide/fused.h"
+#include "../core/views.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,10 @@ static void free_plan(gplan *p) {
   free(p->last_use);
   free(p->offset);
   free(p->steps);
+  free(p->views);
+  free(p->borrowed);
+  free(p->ins);
+  free(p->outs);
   free(p->args);
   free(p->rels);
   free(p->dyn);
@@ -80,16 +86,16 @@ static tide_status resolve_layouts(tide_graph *g, gplan *p, const tide_tensor *c
     gnode *n = &g->nodes[i];
     if (n->flags & NODE_DEAD) continue;
     tide_tensor *h = &p->layout[p->base[i]];
-    const tide_tensor *ins[64];
-    tide_tensor *outs[64];
+    const tide_tensor **ins = p->ins;
+    tide_tensor **outs = p->outs;
     bool late = false;
-    for (int k = 0; k < n->n_in && k < 64; k++) {
+    for (int k = 0; k < n->n_in; k++) {
       /* a constant's value (not just its layout): a shape input's values are then known */
       const gnode *src = &g->nodes[n->in[k].node];
       ins[k] = src->kind == TIDE_NODE_CONST ? &src->value : &p->layout[p->base[n->in[k].node] + n->in[k].index];
       if (tide_dims_any_unknown(ins[k]->ndim, ins[k]->dims)) late = true;
     }
-    for (int k = 0; k < n->n_out && k < 64; k++) {
+    for (int k = 0; k < n->n_out; k++) {
       outs[k] = &p->layout[p->base[i] + k];
       memset(outs[k], 0, sizeof *outs[k]);
     }
@@ -112,7 +118,7 @@ static tide_status resolve_layouts(tide_graph *g, gplan *p, const tide_tensor *c
     case TIDE_NODE_VARIABLE: tide_tensor_set_contiguous_layout(h, n->handle->dt, n->handle->ndim, n->handle->dims); break;
     case TIDE_NODE_OP: {
       const tide_op_def *def = &tide_op_defs[n->op];
-      st = def->infer(def, &n->attrs, n->n_in, ins, n->n_out, outs);
+      st = tide_infer(def, &n->attrs, n->n_in, ins, n->n_out, outs);
       if (st && late) { /* some inference cannot take unknown dims: keep the traced ones */
         tide_clear_error();
         for (int k = 0; k < n->n_out; k++) {
@@ -153,14 +159,16 @@ static void choose_modes(tide_graph *g, gplan *p) {
         p->cur[v] = &n->value;
         break;
       case TIDE_NODE_OP:
-        if (tide_op_defs[n->op].flags & TIDE_OPF_VIEW) {
+        /* Views share their input; a TIDE_OPF_DATA_SHAPE kernel allocates its
+         * outputs once it knows their size (their dims are -1 here: late). */
+        if (tide_op_defs[n->op].flags & (TIDE_OPF_VIEW | TIDE_OPF_DATA_SHAPE)) {
           p->mode[v] = VAL_FILLED;
           break;
         }
         /* fall through */
       case TIDE_NODE_FUSED:
         p->mode[v] = VAL_ALLOC;
-        if (!p->late[v] && p->layout[v].nelem * (int64_t)tide_dtsize(p->layout[v].dt) <= TIDE_INLINE_BYTES) {
+        if (!p->late[v] && p->layout[v].nelem * (int64_t)tide_dtype_size_unchecked(p->layout[v].dt) <= TIDE_INLINE_BYTES) {
           /* Small results live in their header, made ready once. */
           p->hdr[v] = p->layout[v];
           p->hdr[v].data = p->hdr[v].inline_data.bytes;
@@ -204,6 +212,9 @@ static tide_status make_steps(tide_graph *g, gplan *p) {
     s->arg = a;
     s->val = p->base[i];
     s->late = n->n_out > 0 && p->late[s->val];
+    s->view = -1;
+    s->leaves = n->n_out > 0;
+    for (int k = 0; k < n->n_out; k++) s->leaves = s->leaves && p->last_use[s->val + k] >= g->nnodes;
     for (int k = 0; k < n->n_in; k++) p->args[a++] = p->base[n->in[k].node] + n->in[k].index;
     /* Inputs this node reads last (each once), and its results no one reads. */
     s->rel = r;
@@ -225,6 +236,62 @@ static tide_status make_steps(tide_graph *g, gplan *p) {
     p->dyn[p->n_dyn++] = v;
     if (p->last_use[v] >= g->nnodes) p->end[p->n_end++] = v;
   }
+  return TIDE_OK;
+}
+
+/* Resolve the view steps that can be: a slice of any source, a reshape,
+ * expand_dims or squeeze of a contiguous one, whose source's dims and
+ * strides are known here (a node's result: its layout; a resolved view: its
+ * own; an argument: contiguous, checked when it runs). */
+static tide_status plan_views(gplan *p) {
+  int *view_of = NULL; /* value -> its view entry, or -1 */
+  for (int i = 0; i < p->nsteps; i++) {
+    const gstep *s = &p->steps[i];
+    const gnode *n = s->n;
+    if (n->kind != TIDE_NODE_OP || n->n_in != 1 || n->n_out != 1 || s->late) continue;
+    int op = n->op;
+    if (op != TIDE_OP_SLICE && op != TIDE_OP_RESHAPE && op != TIDE_OP_EXPAND_DIMS && op != TIDE_OP_SQUEEZE) continue;
+    if (!p->views) {
+      p->views = calloc((size_t)p->nsteps, sizeof *p->views);
+      view_of = malloc(((size_t)p->nvals + 1) * sizeof *view_of);
+      if (!p->views || !view_of) {
+        free(view_of);
+        return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+      }
+      for (int v = 0; v < p->nvals; v++) view_of[v] = -1;
+    }
+    int src = p->args[s->arg];
+    tide_tensor x = p->layout[src];
+    if (view_of[src] >= 0) {
+      const gview *sv = &p->views[view_of[src]];
+      x.ndim = sv->ndim;
+      for (int d = 0; d < sv->ndim; d++) x.dims[d] = sv->dims[d], x.strides[d] = sv->strides[d];
+    }
+    gview *v = &p->views[p->nviews];
+    const tide_tensor *o = &p->layout[s->val];
+    if (op == TIDE_OP_SLICE) {
+      tide_view_plan sp;
+      if (tide_plan_slice(&tide_op_defs[TIDE_OP_SLICE], &n->attrs, &x, &sp) != TIDE_OK) {
+        tide_clear_error(); /* it fails again, named, when it runs */
+        continue;
+      }
+      v->ndim = sp.ndim;
+      for (int d = 0; d < sp.ndim; d++) v->dims[d] = sp.dims[d], v->strides[d] = sp.strides[d];
+      v->offset = sp.offset * (int64_t)tide_dtype_size_unchecked(x.dt);
+    } else {
+      if (!tide_tensor_is_contiguous(&x) || o->ndim > TIDE_MAX_DIMS) continue;
+      v->ndim = o->ndim;
+      for (int d = 0; d < o->ndim; d++) v->dims[d] = o->dims[d], v->strides[d] = o->strides[d];
+      v->offset = 0;
+    }
+    v->nelem = o->nelem;
+    v->borrow = p->mode[src] == VAL_FIXED;
+    v->src_ndim = x.ndim;
+    for (int d = 0; d < x.ndim; d++) v->src_dims[d] = x.dims[d], v->src_strides[d] = x.strides[d];
+    view_of[s->val] = p->nviews;
+    p->steps[i].view = p->nviews++;
+  }
+  free(view_of);
   return TIDE_OK;
 }
 
@@ -250,11 +317,16 @@ static tide_status make_plan(tide_graph *g, int n_key, const tide_tensor *const 
   p->key_dt = calloc((size_t)n_key + 1, sizeof *p->key_dt);
   p->key_dims = calloc((size_t)(n_key + 1) * TIDE_MAX_DIMS, sizeof *p->key_dims);
   p->base = calloc((size_t)g->nnodes + 1, sizeof *p->base);
+  int most_in = 0, most_out = 0;
   if (p->base)
     for (int i = 0; i < g->nnodes; i++) {
       p->base[i] = p->nvals;
       p->nvals += g->nodes[i].n_out;
+      if (g->nodes[i].n_in > most_in) most_in = g->nodes[i].n_in;
+      if (g->nodes[i].n_out > most_out) most_out = g->nodes[i].n_out;
     }
+  p->ins = calloc((size_t)most_in + 1, sizeof *p->ins);
+  p->outs = calloc((size_t)most_out + 1, sizeof *p->outs);
   size_t nv = (size_t)p->nvals + 1;
   p->hdr = calloc(nv, sizeof *p->hdr);
   p->layout = calloc(nv, sizeof *p->layout);
@@ -265,7 +337,7 @@ static tide_status make_plan(tide_graph *g, int n_key, const tide_tensor *const 
   p->late = calloc(nv, sizeof *p->late);
   tide_status st = TIDE_OK;
   if (!p->key_ndim || !p->key_dt || !p->key_dims || !p->base || !p->hdr || !p->layout || !p->cur || !p->mode ||
-      !p->last_use || !p->offset || !p->late)
+      !p->last_use || !p->offset || !p->late || !p->ins || !p->outs)
     st = TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
   for (int k = 0; k < n_key && !st; k++) {
     p->key_ndim[k] = key[k]->ndim;
@@ -285,6 +357,8 @@ static tide_status make_plan(tide_graph *g, int n_key, const tide_tensor *const 
     if (g->passes & TIDE_PASS_PLAN) st = tide_plan_memory(g, p);
   }
   if (!st) st = make_steps(g, p);
+  if (!st) st = plan_views(p);
+  if (!st && !(p->borrowed = calloc((size_t)p->nvals + 1, 1))) st = TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
   if (st) {
     free_plan(p);
     return st;
@@ -316,17 +390,18 @@ static void cache_plan(tide_graph *g, gplan *p) {
 /* Plan a graph whose argument shapes are all known at finalize, so its
  * planned bytes are known before it runs (no arena is made yet). */
 tide_status tide_graph_preplan(tide_graph *g) {
-  if (g->n_captures > 0 || g->n_inputs > 64) return TIDE_OK;
-  const tide_tensor *key[64];
-  for (int k = 0; k < g->n_inputs; k++) {
-    const tide_tensor *d = &g->nodes[g->inputs[k]].out[0];
-    for (int i = 0; i < d->ndim; i++)
-      if (d->dims[i] < 0) return TIDE_OK;
-    key[k] = d;
-  }
+  if (g->n_captures > 0) return TIDE_OK;
+  for (int k = 0; k < g->n_inputs; k++)
+    if (tide_dims_any_unknown(g->nodes[g->inputs[k]].out[0].ndim, g->nodes[g->inputs[k]].out[0].dims))
+      return TIDE_OK; /* a dim or the rank */
+  const tide_tensor *stack[GRAPH_STACK_VALUES];
+  const tide_tensor **key = graph_scratch(stack, GRAPH_STACK_VALUES, g->n_inputs, sizeof *key);
+  if (!key) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+  for (int k = 0; k < g->n_inputs; k++) key[k] = &g->nodes[g->inputs[k]].out[0];
   gplan *p;
   if (make_plan(g, g->n_inputs, key, &p) != TIDE_OK) tide_clear_error(); /* it fails again, named, at run time */
   else cache_plan(g, p);
+  graph_scratch_free(key, stack);
   return TIDE_OK;
 }
 
@@ -362,7 +437,7 @@ static tide_status prepare_outputs(tide_graph *g, gplan *p, const gstep *s, bool
   }
   if (s->late && n->kind == TIDE_NODE_OP) {
     const tide_op_def *def = &tide_op_defs[n->op];
-    tide_status st = def->infer(def, &n->attrs, n->n_in, ins, n->n_out, outs);
+    tide_status st = tide_infer(def, &n->attrs, n->n_in, ins, n->n_out, outs);
     if (st) return st;
   } else if (s->late && n->kind == TIDE_NODE_FUSED) {
     tide_status st = tide_graph_fused_plan(g, n, ins, outs);
@@ -378,15 +453,49 @@ static tide_status prepare_outputs(tide_graph *g, gplan *p, const gstep *s, bool
   return TIDE_OK;
 }
 
+/* Make `out` view v of src, when src has the dims and strides v was planned
+ * for (else false: the op's kernel makes it). A borrowing view takes no
+ * reference: its source outlives the run, and release_value knows. */
+static bool view_fast(const gview *v, const tide_tensor *src, tide_tensor *out, uint8_t *borrowed) {
+  if (!src->storage || (src->flags & TIDE_TENSOR_INLINE) || src->ndim != v->src_ndim) return false;
+  for (int d = 0; d < v->src_ndim; d++)
+    if (src->dims[d] != v->src_dims[d] || (src->dims[d] != 1 && src->strides[d] != v->src_strides[d])) return false;
+  if (!v->borrow) tide_storage_retain(src->storage);
+  *borrowed = v->borrow;
+  memcpy(out->dims, v->dims, sizeof out->dims);
+  memcpy(out->strides, v->strides, sizeof out->strides);
+  out->ndim = v->ndim;
+  out->nelem = v->nelem;
+  out->dt = src->dt;
+  out->dev = src->dev;
+  out->flags = 0;
+  out->storage = src->storage;
+  out->data = (char *)src->data + (v->nelem > 0 ? v->offset : 0);
+  return true;
+}
+
+/* Let go of value v's data: drop its reference, or only forget a borrowed one. */
+static inline void release_value(gplan *p, int v) {
+  if (TIDE_UNLIKELY(p->borrowed[v])) {
+    p->borrowed[v] = 0;
+    p->hdr[v].storage = NULL;
+    p->hdr[v].data = NULL;
+    p->hdr[v].nelem = 0;
+    return;
+  }
+  tide_tensor_release(&p->hdr[v]);
+}
+
 /* One step. */
 static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
   gnode *n = s->n;
   tide_tensor **cur = p->cur;
   const int *args = &p->args[s->arg];
-  const tide_tensor *ins[64];
-  tide_tensor *outs[64];
-  for (int k = 0; k < n->n_in && k < 64; k++) ins[k] = cur[args[k]];
+  const tide_tensor **ins = p->ins;
+  tide_tensor **outs = p->outs;
+  for (int k = 0; k < n->n_in; k++) ins[k] = cur[args[k]];
   tide_status st;
+  if (s->view >= 0 && view_fast(&p->views[s->view], ins[0], &p->hdr[s->val], &p->borrowed[s->val])) return TIDE_OK;
   switch (n->kind) {
   case TIDE_NODE_OP: {
     const tide_op_def *def = &tide_op_defs[n->op];
@@ -402,7 +511,7 @@ static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
   }
   case TIDE_NODE_FUSED:
     if ((st = prepare_outputs(g, p, s, true, ins, outs)) != TIDE_OK) return st;
-    return tide_graph_fused_run(g, n, ins, outs);
+    return tide_graph_fused_run(g, n, ins, outs, s->leaves ? TIDE_FUSED_RESULTS_LEAVE : 0);
   case TIDE_NODE_VARIABLE: return tide_tensor_share(&p->hdr[s->val], n->handle);
   case TIDE_NODE_ASSIGN: {
     if (n->assign_mode == TIDE_ASSIGN_SET) return tide_tensor_assign(n->handle, ins[0]);
@@ -445,14 +554,14 @@ static tide_status run_plan(tide_graph *g, gplan *p, int n_in, const tide_tensor
       st = fail_at(s->n, st);
       break;
     }
-    for (int j = 0; j < s->nrel; j++) tide_tensor_release(&p->hdr[p->rels[s->rel + j]]);
+    for (int j = 0; j < s->nrel; j++) release_value(p, p->rels[s->rel + j]);
   }
   if (TIDE_UNLIKELY(st)) {
-    for (int j = 0; j < p->n_dyn; j++) tide_tensor_release(&p->hdr[p->dyn[j]]); /* releasing twice is safe */
+    for (int j = 0; j < p->n_dyn; j++) release_value(p, p->dyn[j]); /* releasing twice is safe */
     return st;
   }
   for (int k = 0; k < n_out; k++) tide_tensor_share(out[k], cur[p->base[g->outputs[k].node] + g->outputs[k].index]);
-  for (int j = 0; j < p->n_end; j++) tide_tensor_release(&p->hdr[p->end[j]]);
+  for (int j = 0; j < p->n_end; j++) release_value(p, p->end[j]);
   return TIDE_OK;
 }
 
@@ -476,7 +585,7 @@ static tide_status check_args(tide_graph *g, int n_in, const tide_tensor *const 
     char sx[128], sd[128];
     if (!x || (x->flags & TIDE_TENSOR_SYMBOLIC))
       return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s': %s %d must be an eager tensor", g->name, what, which);
-    bool ok = x->dt == d->dt && x->ndim == d->ndim;
+    bool ok = x->dt == d->dt && (x->ndim == d->ndim || d->ndim < 0); /* an unknown rank takes any */
     for (int i = 0; ok && i < d->ndim; i++) ok = d->dims[i] < 0 || d->dims[i] == x->dims[i];
     if (!ok)
       return TIDE_FAIL(TIDE_ERR_SHAPE, "graph '%s': %s %d is %s %s but the graph takes %s %s", g->name, what, which,
@@ -490,9 +599,10 @@ tide_status tide_graph_exec(tide_graph *g, int n_in, const tide_tensor *const *i
   tide_status st = check_args(g, n_in, in, n_caps, caps, n_out);
   if (st) return st;
   int n_key = n_in + n_caps;
-  const tide_tensor *keybuf[64], **key = keybuf;
+  const tide_tensor *keybuf[GRAPH_STACK_VALUES], **key = keybuf;
   if (n_caps > 0) {
-    if (n_key > 64 && !(key = malloc((size_t)n_key * sizeof *key))) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+    if (!(key = graph_scratch(keybuf, GRAPH_STACK_VALUES, n_key, sizeof *key)))
+      return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
     for (int k = 0; k < n_key; k++) key[k] = k < n_in ? in[k] : caps[k - n_in];
   } else {
     key = (const tide_tensor **)in;

@@ -35,10 +35,14 @@ static void become_constant(gnode *n, tide_tensor *value) {
 tide_status tide_graph_fold(tide_graph *g) {
   for (int i = 0; i < g->nnodes; i++) {
     gnode *n = &g->nodes[i];
-    if ((n->flags & (NODE_DEAD | NODE_STATEFUL)) || n->kind != TIDE_NODE_OP || n->n_out != 1 || n->n_in > 64) continue;
+    if ((n->flags & (NODE_DEAD | NODE_STATEFUL)) || n->kind != TIDE_NODE_OP || n->n_out != 1) continue;
     if (!inputs_constant(g, n)) continue;
     const tide_op_def *def = &tide_op_defs[n->op];
-    const tide_tensor *ins[64];
+    const tide_tensor *stack[GRAPH_STACK_VALUES];
+    __attribute__((cleanup(graph_free_at))) void *heap = NULL;
+    const tide_tensor **ins = stack;
+    if (n->n_in > GRAPH_STACK_VALUES && !(ins = heap = malloc((size_t)n->n_in * sizeof *ins)))
+      return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
     for (int k = 0; k < n->n_in; k++) ins[k] = &g->nodes[n->in[k].node].value;
     tide_tensor desc, result;
     tide_tensor *pd = &desc, *pr = &result;
@@ -50,9 +54,14 @@ tide_status tide_graph_fold(tide_graph *g) {
       tide_clear_error();
       continue;
     }
-    if (!(def->flags & TIDE_OPF_VIEW) && desc.nelem * (int64_t)tide_dtsize(desc.dt) > FOLD_MAX_BYTES) continue;
+    if (!(def->flags & TIDE_OPF_VIEW) && desc.nelem * (int64_t)tide_dtype_size_unchecked(desc.dt) > FOLD_MAX_BYTES) continue;
     if (tide_op_run(n->op, &n->attrs, n->n_in, ins, 1, &pr) != TIDE_OK) {
       tide_clear_error();
+      continue;
+    }
+    /* A TIDE_OPF_DATA_SHAPE op's size (nelem -1 above) is known only now. */
+    if ((def->flags & TIDE_OPF_DATA_SHAPE) && result.nelem * (int64_t)tide_dtype_size_unchecked(result.dt) > FOLD_MAX_BYTES) {
+      tide_tensor_release(&result);
       continue;
     }
     become_constant(n, &result);

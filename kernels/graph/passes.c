@@ -81,11 +81,14 @@ tide_status tide_graph_run_passes(tide_graph *g, unsigned passes) {
   g->passes = passes;
   tide_status st = TIDE_OK;
   /* Folding makes constants CSE can merge; both leave nodes DCE drops; fusion
-   * then counts only the uses that remain. */
+   * then counts only the uses that remain, and writes one-element constants
+   * into its descriptions, so DCE runs again to drop those it emptied. */
   if (!st && (passes & TIDE_PASS_FOLD)) st = tide_graph_fold(g);
   if (!st && (passes & TIDE_PASS_CSE)) st = tide_graph_cse(g);
   if (!st && (passes & TIDE_PASS_DCE)) st = tide_graph_dce(g);
+  if (!st) st = tide_graph_trim_stacks(g); /* stacks a while_loop keeps for a gradient nothing takes: not filled */
   if (!st && (passes & TIDE_PASS_FUSE)) st = tide_graph_fuse(g);
+  if (!st && (passes & TIDE_PASS_FUSE) && (passes & TIDE_PASS_DCE)) st = tide_graph_dce(g);
   if (!st) st = tide_graph_preplan(g);
   return st;
 }

@@ -27,7 +27,11 @@ void tide_graph_remap_uses(tide_graph *g, const int *remap);
  * bytes can be read before it runs (graph/exec.c). */
 tide_status tide_graph_preplan(tide_graph *g);
 
-/* The text name of a FUSED node ("fused[mul, add, tanh]"), from graph/fuse.c. */
+/* A FUSED node's text name ("fused[mul, add, tanh]"), its description, and
+ * step t of it as text into buf ("s1 = add(s0, %2) : float32 -> %7");
+ * returns the number of steps (0 for a t out of range). From graph/fuse.c. */
 const char *tide_graph_fused_name(const gnode *n);
+const struct tide_fused *tide_graph_fused_desc(const gnode *n);
+int tide_graph_fused_step_text(const tide_graph *g, const gnode *n, int t, char *buf, size_t size);
 
 #endif

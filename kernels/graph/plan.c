@@ -86,7 +86,7 @@ static bool fl_free(freelist *f, int64_t off, int64_t size) {
 
 /* Arena bytes a value takes (64-byte aligned). */
 static int64_t value_bytes(const tide_tensor *t) {
-  int64_t n = t->nelem * (int64_t)tide_dtsize(t->dt);
+  int64_t n = t->nelem * (int64_t)tide_dtype_size_unchecked(t->dt);
   return (n + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
 }
 

@@ -14,7 +14,22 @@ typedef struct gstep {
   int val;        /* its first output's value id */
   int rel, nrel;  /* values released right after it: rels[rel .. rel + nrel) */
   bool late;      /* its output layouts are inferred when it runs (an input's dims are unknown until then) */
+  bool leaves;    /* every output is a graph result no later node reads (a hint for fused nodes) */
+  int view;       /* its entry in the plan's views, or -1 */
 } gstep;
+
+/* A view step resolved when planning (graph/exec.c): slices, and reshapes of
+ * contiguous data, need no kernel call when their source has the strides
+ * assumed here; the run then only points the header into the source. */
+typedef struct gview {
+  int64_t offset;                       /* bytes from the source's first element */
+  bool borrow;                          /* the source outlives the run (an argument, a constant, in the arena):
+                                           the view need not hold a reference to its storage */
+  int64_t nelem;
+  int ndim, src_ndim;
+  int64_t dims[TIDE_MAX_DIMS], strides[TIDE_MAX_DIMS];
+  int64_t src_dims[TIDE_MAX_DIMS], src_strides[TIDE_MAX_DIMS];
+} gview;
 
 /* How a value gets its header. */
 enum {
@@ -39,6 +54,11 @@ typedef struct gplan {
   uint8_t *late;            /* per value: its layout is known only when its node runs (never in the arena) */
   int nsteps;
   gstep *steps;
+  int nviews;
+  gview *views;
+  uint8_t *borrowed;        /* per value: its header points into a storage without holding a reference (a view) */
+  const tide_tensor **ins;  /* one node's inputs and outputs while it is planned or run (the most any node has) */
+  tide_tensor **outs;
   int *args, *rels;
   int n_dyn, n_end;
   int *dyn;                 /* VAL_ALLOC and VAL_FILLED values (released after a failure) */

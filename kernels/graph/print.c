@@ -8,26 +8,12 @@
 
 enum { EDGE = 3 };
 
-static double element(const tide_tensor *t, int64_t off) {
-  const char *p = (const char *)t->data + off * (int64_t)tide_dtsize(t->dt);
-  switch (t->dt) {
-  case TIDE_FLOAT32: return *(const float *)p;
-  case TIDE_FLOAT64: return *(const double *)p;
-  case TIDE_FLOAT16: return tide_half_to_float(*(const uint16_t *)p);
-  case TIDE_BFLOAT16: return tide_bfloat16_to_float(*(const uint16_t *)p);
-  case TIDE_INT8: return *(const int8_t *)p;
-  case TIDE_UINT8: case TIDE_BOOL: return *(const uint8_t *)p;
-  case TIDE_INT32: return *(const int32_t *)p;
-  default: return (double)*(const int64_t *)p;
-  }
-}
-
 static void put_element(FILE *f, const tide_tensor *t, int64_t off) {
   if (t->dt == TIDE_INT64) {
     fprintf(f, "%lld", (long long)*(const int64_t *)((const char *)t->data + off * 8));
     return;
   }
-  double v = element(t, off);
+  double v = tide_read_number(t->data, t->dt, off); /* NaN canonical: always "nan", never "-nan" */
   if (t->dt == TIDE_BOOL) fputs(v != 0 ? "1" : "0", f);
   else if (tide_dtype_is_float(t->dt)) fprintf(f, "%.6g", v);
   else fprintf(f, "%.0f", v);

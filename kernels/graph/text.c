@@ -50,8 +50,12 @@ static const char *kind_name(const gnode *n) {
   }
 }
 
-/* "float32[None, 3]" */
+/* "float32[None, 3]"; "float32<unknown>" for an unknown rank (TF's word) */
 static void put_type(buf *b, const tide_tensor *d) {
+  if (d->ndim < 0) {
+    put(b, "%s<unknown>", tide_dtype_name(d->dt));
+    return;
+  }
   put(b, "%s[", tide_dtype_name(d->dt));
   for (int i = 0; i < d->ndim; i++) {
     if (d->dims[i] < 0) put(b, i ? ", None" : "None");
@@ -96,14 +100,21 @@ static void put_graph(buf *b, const tide_graph *g, int indent, int n_own) {
     }
     if (n->origin) put(b, "   -- %s", n->origin);
     put(b, "\n");
+    if (n->kind == TIDE_NODE_FUSED) { /* its description, one step a line */
+      char step[512];
+      for (int t = 0; t < tide_graph_fused_step_text(g, n, t, step, sizeof step); t++) put(b, "%*s      %s\n", indent, "", step);
+    }
     if (n->kind == TIDE_NODE_COND || n->kind == TIDE_NODE_WHILE) {
       static const char *const what[2][2] = {{"true:", "false:"}, {"cond:", "body:"}};
       if (n->kind == TIDE_NODE_WHILE && n->attrs.n >= 0)
         put(b, "%*s    maximum_iterations: %lld\n", indent, "", (long long)n->attrs.n);
+      if (n->kind == TIDE_NODE_WHILE && (n->attrs.flags & WHILE_STACKED)) /* graph/while_stack.c */
+        put(b, "%*s    keeps: the iteration count and each iteration's loop variables%s\n", indent, "",
+            (n->attrs.flags & WHILE_STACKS_WANTED) ? "" : " (unread: not kept)");
       for (int s = 0; s < 2; s++) {
         if (!n->sub[s]) continue;
         put(b, "%*s    %s ", indent, "", what[n->kind == TIDE_NODE_WHILE][s]);
-        put_graph(b, n->sub[s], indent + 4, n->kind == TIDE_NODE_WHILE ? n->n_out : 0);
+        put_graph(b, n->sub[s], indent + 4, n->kind == TIDE_NODE_WHILE ? tide_graph_while_nvars(n) : 0);
       }
     }
   }

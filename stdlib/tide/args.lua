@@ -1,8 +1,9 @@
 -- stdlib/tide/args.lua — TF-style arguments in Lua: positional values in TF's
 -- order, then one trailing options table for the rest:
 --   tide.reduce_sum(x, 1, true)   tide.reduce_sum(x, {axis=1, keepdims=true})   x:sum{axis=1}
-local core = require "tide.core"
+local binding = require "tide.binding"
 local dtype = require "tide.dtype"
+local tensor_shape = require "tide.tensor_shape"
 local convert = require "tide.convert"
 local unvariable = convert.unvariable -- a Variable stands for its value (a tensor)
 
@@ -36,7 +37,7 @@ function M.parse(op, names, ...)
     if not (lists and next(last) == nil and n <= #names and lists[names[n]]) then npos = n - 1 end
   end
   if npos > #names then
-    core.error(string.format("%s: expected at most %d argument(s) after the input, got %d", op, #names, npos))
+    binding.error(string.format("%s: expected at most %d argument(s) after the input, got %d", op, #names, npos))
   end
   for i = 1, npos do out[names[i]] = (select(i, ...)) end
   if npos < n then
@@ -45,12 +46,12 @@ function M.parse(op, names, ...)
     for k, v in pairs(last) do
       if type(k) == "string" then
         if not known[k] then
-          core.error(string.format("%s: unknown option '%s' (expected: %s)", op, k, table.concat(names, ", ")))
+          binding.error(string.format("%s: unknown option '%s' (expected: %s)", op, k, table.concat(names, ", ")))
         end
         out[k] = v
       elseif type(k) == "number" and k >= 1 and k <= #names then
         if npos + k > #names then
-          core.error(string.format("%s: too many positional values", op))
+          binding.error(string.format("%s: too many positional values", op))
         end
         out[names[npos + k]] = v   -- Dense{64, activation=...}-style positional entries
       end
@@ -66,12 +67,12 @@ local TWO63 = 2 ^ 63
 -- the argument.
 function M.int(op, what, v)
   v = unvariable(v)
-  if core.istensor(v) then v = M.number(op, what, v) end
+  if binding.istensor(v) then v = M.number(op, what, v) end
   if type(v) ~= "number" or v ~= math.floor(v) or v ~= v or v == math.huge or v == -math.huge then
-    core.error(string.format("%s: %s must be an integer, got %s", op, what, tostring(v)))
+    binding.error(string.format("%s: %s must be an integer, got %s", op, what, tostring(v)))
   end
   if v >= TWO63 or v < -TWO63 then
-    core.error(string.format("%s: %s must be an integer in the int64 range, got %s", op, what, tostring(v)))
+    binding.error(string.format("%s: %s must be an integer in the int64 range, got %s", op, what, tostring(v)))
   end
   return v
 end
@@ -80,14 +81,14 @@ end
 -- error naming the argument.
 function M.number(op, what, v)
   v = unvariable(v)
-  if core.istensor(v) then
+  if binding.istensor(v) then
     if v.nelem ~= 1 then
-      core.error(string.format("%s: %s must be a scalar, got a tensor of %d elements", op, what, tonumber(v.nelem)))
+      binding.error(string.format("%s: %s must be a scalar, got a tensor of %d elements", op, what, tonumber(v.nelem)))
     end
     v = v:item()
   end
   if type(v) ~= "number" then
-    core.error(string.format("%s: %s must be a number, got %s", op, what, type(v)))
+    binding.error(string.format("%s: %s must be a number, got %s", op, what, type(v)))
   end
   return v
 end
@@ -96,7 +97,7 @@ end
 function M.bool(op, what, v, default)
   if v == nil then return default end
   if type(v) ~= "boolean" then
-    core.error(string.format("%s: %s must be true or false, got %s", op, what, tostring(v)))
+    binding.error(string.format("%s: %s must be true or false, got %s", op, what, tostring(v)))
   end
   return v
 end
@@ -107,32 +108,36 @@ function M.int_list(op, what, v)
   v = unvariable(v)
   if type(v) == "number" then return { M.int(op, what, v) } end
   local list = v
-  if core.istensor(v) then
+  if binding.istensor(v) then
     if not dtype.is_int[v.dt] then
-      core.error(string.format("%s: %s must be an integer tensor, got %s", op, what, dtype.names[v.dt]))
+      binding.error(string.format("%s: %s must be an integer tensor, got %s", op, what, dtype.names[v.dt]))
     end
     list = v:totable()
     if type(list) == "number" then list = { list } end
   elseif type(v) ~= "table" then
-    core.error(string.format("%s: %s must be an integer or a list of integers, got %s", op, what, type(v)))
+    binding.error(string.format("%s: %s must be an integer or a list of integers, got %s", op, what, type(v)))
+  elseif tensor_shape.is_unknown_rank(v) then -- x.shape of a traced tensor of unknown rank: not a list of dims
+    binding.error(string.format("%s: %s is a shape of unknown rank (<unknown>), which has no dims until the graph " ..
+      "runs; pass tide.shape(x), the shape as a tensor, instead", op, what))
   end
   local out = {}
-  for i = 1, #list do out[i] = M.int(op, what, list[i]) end
+  local n = binding.istensor(v) and #list or convert.list_length(list, op, what)
+  for i = 1, n do out[i] = M.int(op, what, list[i]) end
   return out
 end
 
 -- A shape (a number, Lua list or integer tensor; required) as a Lua list of
 -- dims, and its element count.
 function M.shape(op, v)
-  if v == nil then core.error(op .. ": shape is required") end
+  if v == nil then binding.error(op .. ": shape is required") end
   local list = M.int_list(op, "shape", v)
-  if #list > core.C.TIDE_MAX_DIMS then
-    core.error(string.format("%s: shape has rank %d (at most %d)", op, #list, core.C.TIDE_MAX_DIMS))
+  if #list > binding.C.TIDE_MAX_DIMS then
+    binding.error(string.format("%s: shape has rank %d (at most %d)", op, #list, binding.C.TIDE_MAX_DIMS))
   end
   local n = 1
   for i = 1, #list do
     if list[i] < 0 then
-      core.error(string.format("%s: shape has a negative dimension (%d at %d)", op, list[i], i - 1))
+      binding.error(string.format("%s: shape has a negative dimension (%d at %d)", op, list[i], i - 1))
     end
     n = n * list[i]
   end

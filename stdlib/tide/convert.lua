@@ -2,9 +2,9 @@
 -- dtype inferred as TF does: integers -> int32, or int64 if they do not fit;
 -- any fraction -> float32; booleans -> bool), scalars, and coercing an op's
 -- arguments (a Lua number takes the dtype of the tensor it meets).
-local core = require "tide.core"
+local binding = require "tide.binding"
 local dtype = require "tide.dtype"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local floor = math.floor
 local huge = math.huge
@@ -22,21 +22,25 @@ local ctypes, int_range, is_float = dtype.ctypes, dtype.int_range, dtype.is_floa
 local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
 
 -- Variables (tide.variable registers them): a predicate, the reader that
--- gives the tensor an op should use for one, and the reader of a value of its
--- own (v:read_value(): later assigns leave it unchanged; tapes track it).
+-- gives the tensor an op should use for one, the reader of a value of its
+-- own (v:read_value(): later assigns leave it unchanged; tapes track it),
+-- and the tensor that holds its values (for its dtype and shape).
 local is_variable = function() return false end
-local read_variable, read_value
+local read_variable, read_value, variable_handle
 
-function M.set_variable_reader(predicate, reader, value_reader)
-  is_variable, read_variable, read_value = predicate, reader, value_reader
+function M.set_variable_reader(predicate, reader, value_reader, handle_of)
+  is_variable, read_variable, read_value, variable_handle = predicate, reader, value_reader, handle_of
 end
 
 -- True when v is a tide.Variable.
-function M.is_variable(v) return type(v) == "table" and is_variable(v) end
+function M.is_variable(v) return is_variable(v) end
+
+-- The tensor holding a Variable's values: its dtype and shape, never an op's input (ops read it).
+function M.variable_handle(v) return variable_handle(v) end
 
 -- v read when it is a Variable (the tensor an op uses), else v itself.
 function M.unvariable(v)
-  if type(v) == "table" and is_variable(v) then return read_variable(v) end
+  if is_variable(v) then return read_variable(v) end
   return v
 end
 
@@ -44,47 +48,70 @@ end
 function M.empty(dt, shape, what)
   local nd = #shape
   if nd > C.TIDE_MAX_DIMS then
-    core.error(string.format("%s: rank %d is more than the %d dims tide supports", what or "tensor", nd,
+    binding.error(string.format("%s: rank %d is more than the %d dims tide supports", what or "tensor", nd,
       C.TIDE_MAX_DIMS))
   end
   for i = 1, nd do dims_buf[i - 1] = shape[i] end
   local t = Tensor()
-  if C.tide_tensor_init(t, dt, nd, dims_buf) ~= 0 then core.raise() end
-  return core.finish(t)
+  if C.tide_tensor_init(t, dt, nd, dims_buf) ~= 0 then binding.raise() end
+  return binding.finish(t)
 end
 
--- Check a Lua number fits integer dtype dt; names `what` in the error.
-local function check_int(v, dt, what)
+local MAX_DIMS = C.TIDE_MAX_DIMS
+
+-- The position of element k (1-based, row-major) of a tensor of Lua-list
+-- shape `shape`, as the nested-table index that held it: "[2][1]".
+local function flat_path(shape, k)
+  local parts, rest = {}, k - 1
+  for d = #shape, 1, -1 do
+    local n = shape[d]
+    parts[d] = "[" .. (rest % n + 1) .. "]"
+    rest = floor(rest / n)
+  end
+  return table.concat(parts)
+end
+
+-- " (element [2][1])" for error messages, or "" without a shape.
+local function at(shape, k)
+  if not shape or #shape == 0 then return "" end
+  return " (element " .. flat_path(shape, k) .. ")"
+end
+
+-- Check a Lua number fits integer dtype dt; names `what` (and the element,
+-- with a shape) in the error.
+local function check_int(v, dt, what, shape, k)
   if v ~= floor(v) then
-    core.error(string.format("%s: cannot convert %s to %s (cast the tensor to a float dtype first)",
-      what, tostring(v), dtype.names[dt]))
+    binding.error(string.format("%s: cannot convert %s to %s%s (cast the tensor to a float dtype first)",
+      what, tostring(v), dtype.names[dt], at(shape, k)))
   end
   local r = int_range[dt]
   if v < r[1] or v > r[2] then
-    core.error(string.format("%s: %s is out of range for %s", what, tostring(v), dtype.names[dt]))
+    binding.error(string.format("%s: %s is out of range for %s%s", what, tostring(v), dtype.names[dt], at(shape, k)))
   end
 end
 
 -- Store Lua value v as element i of the contiguous buffer p of dtype dt.
-local function store(p, i, v, dt, what)
+-- With `shape`, errors name the element (i + 1 in row-major order).
+local function store(p, i, v, dt, what, shape)
   local tv = type(v)
   if dt == BOOL then
     if tv ~= "boolean" then
-      core.error(string.format("%s: expected true or false for a bool tensor, got %s", what, tostring(v)))
+      binding.error(string.format("%s: expected true or false for a bool tensor, got %s%s", what, tostring(v),
+        at(shape, i + 1)))
     end
     p[i] = v and 1 or 0
     return
   end
   if tv == "boolean" then
-    core.error(string.format("%s: cannot put a boolean in a %s tensor", what, dtype.names[dt]))
+    binding.error(string.format("%s: cannot put a boolean in a %s tensor%s", what, dtype.names[dt], at(shape, i + 1)))
   elseif tv ~= "number" then
-    core.error(string.format("%s: expected a number, got %s", what, tv))
+    binding.error(string.format("%s: expected a number, got %s%s", what, tv, at(shape, i + 1)))
   end
   if dt == F16 then p[i] = C.tide_float_to_half(v)
   elseif dt == BF16 then p[i] = C.tide_float_to_bfloat16(v)
   elseif is_float[dt] then p[i] = v
   else
-    check_int(v, dt, what)
+    check_int(v, dt, what, shape, i + 1)
     p[i] = v
   end
 end
@@ -92,73 +119,188 @@ end
 -- A 0-d tensor holding v with dtype code dt (small: no C allocation).
 function M.scalar(v, dt, what)
   local t = Tensor()
-  if C.tide_tensor_init(t, dt, 0, nil) ~= 0 then core.raise() end
+  if C.tide_tensor_init(t, dt, 0, nil) ~= 0 then binding.raise() end
   store(ffi.cast(ctypes[dt], t.data), 0, v, dt, what or "tensor")
   return t
 end
 
+---------------------------------------------------------------------------
+-- Lists: a Lua table stands for a tensor's values (or an op's list argument)
+-- only when its keys are exactly 1..n. A hole, a sparse key past the end or
+-- a key of another kind is an error naming it, never dropped (TF raises too).
+---------------------------------------------------------------------------
+
+-- A key's text in messages: 5, "a", 1.5, true.
+local function key_text(k)
+  if type(k) == "string" then return string.format("%q", k) end
+  return tostring(k)
+end
+
+-- Raise the error for the list `node` (#node == n) whose keys are not
+-- exactly 1..n; `where` names it ("the list", "the list at [2]").
+local function bad_list(node, n, what, where)
+  for k in pairs(node) do
+    if type(k) ~= "number" or k ~= floor(k) or k < 1 then
+      binding.error(string.format("%s: %s has the key %s; only list entries 1..n can make a tensor " ..
+        "(keys of other kinds are not values)", what, where, key_text(k)))
+    elseif k > n then -- # stopped at n: entry n + 1 is the first hole
+      binding.error(string.format("%s: %s has a hole at [%d] (nil) before its entry [%d]; every entry 1..n " ..
+        "must be set", what, where, n + 1, k))
+    end
+  end
+  for i = 1, n do
+    if node[i] == nil then
+      binding.error(string.format("%s: %s has a hole at [%d] (nil); every entry 1..n must be set", what, where, i))
+    end
+  end
+end
+
+-- The length n of `node` after checking that its keys are exactly 1..n (no
+-- holes, no other keys); an error naming `what` and `where` otherwise.
+function M.list_length(node, what, where)
+  local n = #node
+  local count = 0
+  for _ in pairs(node) do count = count + 1 end
+  if count ~= n then bad_list(node, n, what, where or "the list") end
+  for i = 1, n do -- as many keys as the length, yet a hole: then another key fills the count
+    if node[i] == nil then bad_list(node, n, what, where or "the list") end
+  end
+  return n
+end
+
+-- The text naming a nested table by its position: idx[1..depth].
+local function list_where(idx, depth)
+  if depth == 0 then return "the table" end
+  local parts = {}
+  for d = 1, depth do parts[d] = "[" .. idx[d] .. "]" end
+  return "the table at " .. table.concat(parts)
+end
+
+local function element_where(idx, depth)
+  local parts = {}
+  for d = 1, depth do parts[d] = "[" .. idx[d] .. "]" end
+  return "element " .. table.concat(parts)
+end
+
+local function is_tensor_like(v)
+  return istype(Tensor, v) or is_variable(v)
+end
+
+-- The error for a table nested deeper than a tensor's rank allows; says so
+-- when the chain of first entries comes back to a table already on it.
+local function too_deep(chain, what)
+  local seen = {}
+  for i = 1, #chain do
+    if seen[chain[i]] then
+      binding.error(string.format("%s: the table contains itself (its entry %s leads back to it); a tensor is " ..
+        "made from a tree of lists", what, string.rep("[1]", i - seen[chain[i]])))
+    end
+    seen[chain[i]] = i
+  end
+  binding.error(string.format("%s: the table is nested more than %d levels deep; a tensor has at most %d dims",
+    what, MAX_DIMS, MAX_DIMS))
+end
+
 -- Walk a nested table: its shape, its leaves in row-major order, and the
--- dtype TF would infer for them.
+-- dtype TF would infer for them. When a tensor or Variable sits in it,
+-- returns only that (the first one met): the table is packed instead.
 local function flatten(v, what)
-  local shape = {}
+  -- The shape, from the chain of first entries (at most MAX_DIMS tables deep:
+  -- this also stops a table that contains itself).
+  local shape, nd = {}, 0
+  local chain = {}
   local t = v
-  while type(t) == "table" and not istype(Tensor, t) and not is_variable(t) do
-    shape[#shape + 1] = #t
-    if #t == 0 then break end
+  while type(t) == "table" and not is_variable(t) do
+    if nd == MAX_DIMS then
+      chain[nd + 1] = t
+      too_deep(chain, what)
+    end
+    nd = nd + 1
+    chain[nd] = t
+    local n = #t
+    shape[nd] = n
+    if n == 0 then break end
     t = t[1]
   end
   local flat, n = {}, 0
   local has_bool, has_number, all_int, big = false, false, true, false
-  local function walk(node, depth, path)
-    if depth > #shape then
-      local tn = type(node)
-      if tn == "number" then
-        has_number = true
-        if not is_whole(node) then all_int = false
-        elseif node < -2147483648 or node > 2147483647 then big = true end
-      elseif tn == "boolean" then
-        has_bool = true
-      else
-        core.error(string.format("%s: element %s is a %s, expected a number or a boolean", what, path, tn))
+  local first_bool, first_number
+  local idx = {}
+  local found -- a tensor or Variable in the table
+  local function walk(node, depth)
+    local len = #node
+    if len ~= shape[depth] then
+      binding.error(string.format("%s: ragged nested table: %s has %d entries, expected %d", what,
+        list_where(idx, depth - 1), len, shape[depth]))
+    end
+    local count = 0
+    for _ in pairs(node) do count = count + 1 end
+    if count ~= len then bad_list(node, len, what, list_where(idx, depth - 1)) end
+    if depth == nd then -- the leaves
+      for i = 1, len do
+        local e = node[i]
+        local te = type(e)
+        if te == "number" then
+          if not has_number then has_number, first_number = true, n + 1 end
+          if e ~= floor(e) or e == huge or e == -huge then all_int = false
+          elseif e < -2147483648 or e > 2147483647 then big = true end
+        elseif te == "boolean" then
+          if not has_bool then has_bool, first_bool = true, n + 1 end
+        elseif is_tensor_like(e) then
+          found = e
+          return
+        else
+          idx[depth] = i
+          if e == nil then
+            binding.error(string.format("%s: %s has a hole at [%d] (nil); every entry 1..n must be set", what,
+              list_where(idx, depth - 1), i))
+          end
+          binding.error(string.format("%s: %s is a %s, expected a number or a boolean", what,
+            element_where(idx, depth), te))
+        end
+        n = n + 1
+        flat[n] = e
       end
-      n = n + 1
-      flat[n] = node
       return
     end
-    if type(node) ~= "table" or istype(Tensor, node) or is_variable(node) then
-      core.error(string.format("%s: ragged nested table: element %s should be a list of %d", what, path,
-        shape[depth]))
+    for i = 1, len do
+      local e = node[i]
+      idx[depth] = i
+      if type(e) ~= "table" or is_variable(e) then
+        if is_tensor_like(e) then found = e; return end
+        if e == nil then
+          binding.error(string.format("%s: %s has a hole at [%d] (nil); every entry 1..n must be set", what,
+            list_where(idx, depth - 1), i))
+        end
+        binding.error(string.format("%s: ragged nested table: %s should be a list of %d, got a %s", what,
+          element_where(idx, depth), shape[depth + 1], type(e)))
+      end
+      walk(e, depth + 1)
+      if found then return end
     end
-    if #node ~= shape[depth] then
-      core.error(string.format("%s: ragged nested table: element %s has %d entries, expected %d", what, path,
-        #node, shape[depth]))
-    end
-    for i = 1, #node do walk(node[i], depth + 1, path .. "[" .. i .. "]") end
   end
-  walk(v, 1, "")
+  if nd > 0 then walk(v, 1) end
+  if found then return nil, nil, nil, nil, found end
   if has_bool and has_number then
-    core.error(string.format("%s: cannot mix booleans and numbers in one tensor", what))
+    binding.error(string.format("%s: cannot mix booleans and numbers in one tensor (a number at %s, a boolean " ..
+      "at %s)", what, flat_path(shape, first_number), flat_path(shape, first_bool)))
   end
   local dt = has_bool and BOOL or (has_number and all_int and (big and I64 or I32)) or F32
   return shape, flat, n, dt
 end
 
--- The first tensor or Variable in a nested table, or nil.
-local function find_tensor(v, depth)
-  if istype(Tensor, v) or is_variable(v) then return v end
-  if type(v) ~= "table" or depth > 64 then return nil end
-  for i = 1, #v do
-    local t = find_tensor(v[i], depth + 1)
-    if t ~= nil then return t end
-  end
-  return nil
+-- tide.stack, which packs nested tables of tensors: tide.ops.shape, a floor
+-- above, sets it when loaded (convert runs no ops of its own).
+local stack = function()
+  error("tide.convert: tide.stack is not set (tide.ops.shape was not loaded)", 2)
 end
+
+function M.set_stack(fn) stack = fn end
 
 -- A nested table holding tensors or Variables packed into one tensor, as TF
 -- packs a list of tensors: each level is tide.stack of its entries; Lua
 -- numbers take the dtype of `like` (the first tensor in the table).
-local stack
-local function pack(node, like, dt_name, what, path)
+local function pack(node, like, dt_name, what, path, depth)
   if is_variable(node) then node = read_variable(node) end
   if istype(Tensor, node) then
     if dt_name and dtype.code(dt_name, what) ~= node.dt then return node:cast(dt_name) end
@@ -166,20 +308,24 @@ local function pack(node, like, dt_name, what, path)
   end
   if type(node) ~= "table" then
     if type(node) ~= "number" and type(node) ~= "boolean" then
-      core.error(string.format("%s: element %s is a %s, expected a number, a boolean or a tensor", what, path,
+      binding.error(string.format("%s: element %s is a %s, expected a number, a boolean or a tensor", what, path,
         type(node)))
     end
     return M.coerce(node, like, what, 1)
   end
-  if #node == 0 then
-    core.error(string.format("%s: element %s is an empty list in a table of tensors", what, path == "" and "" or path))
+  if depth >= MAX_DIMS then
+    binding.error(string.format("%s: the table is nested more than %d levels deep (or contains itself); a tensor " ..
+      "has at most %d dims", what, MAX_DIMS, MAX_DIMS))
+  end
+  local n = M.list_length(node, what, path == "" and "the table" or "the table at " .. path)
+  if n == 0 then
+    binding.error(string.format("%s: element %s is an empty list in a table of tensors", what, path == "" and "" or path))
   end
   local parts = {}
-  for i = 1, #node do parts[i] = pack(node[i], like, dt_name, what, path .. "[" .. i .. "]") end
-  stack = stack or require("tide.ops.shape").stack
+  for i = 1, n do parts[i] = pack(node[i], like, dt_name, what, path .. "[" .. i .. "]", depth + 1) end
   local ok, r = pcall(stack, parts)
   if not ok then
-    core.error(string.format("%s: cannot pack element%s of the nested table: %s", what,
+    binding.error(string.format("%s: cannot pack element%s of the nested table: %s", what,
       path == "" and "s" or " " .. path, tostring(r):gsub("^.-stack: ", "")))
   end
   return r
@@ -205,18 +351,17 @@ function M.tensor(value, dt_name, what)
     return M.scalar(value, dt or auto, what)
   end
   if tv ~= "table" then
-    core.error(string.format("%s: cannot make a tensor from a %s", what, tv))
+    binding.error(string.format("%s: cannot make a tensor from a %s", what, tv))
   end
-  local like = find_tensor(value, 0)
+  local shape, flat, n, auto, like = flatten(value, what)
   if like ~= nil then
     if dt and is_variable(like) then like = read_variable(like) end
-    return pack(value, dt and M.scalar(dt == BOOL and false or 0, dt) or like, dt_name, what, "")
+    return pack(value, dt and M.scalar(dt == BOOL and false or 0, dt) or like, dt_name, what, "", 0)
   end
-  local shape, flat, n, auto = flatten(value, what)
   dt = dt or auto
   local t = M.empty(dt, shape, what)
   local p = ffi.cast(ctypes[dt], t.data)
-  for i = 1, n do store(p, i - 1, flat[i], dt, what) end
+  for i = 1, n do store(p, i - 1, flat[i], dt, what, shape) end
   return t
 end
 
@@ -225,13 +370,13 @@ end
 -- a table becomes a tensor of that dtype.
 function M.coerce(v, like, op, pos)
   local tv = type(v)
-  if tv == "table" and is_variable(v) then return read_variable(v) end
-  if is_variable(like) then like = rawget(like, "_handle") end
+  if is_variable(v) then return read_variable(v) end
+  if is_variable(like) then like = variable_handle(like) end
   local dt = istype(Tensor, like) and like.dt or nil
   if tv == "number" then
     if dt then
       if dt == BOOL then
-        core.error(string.format("%s: argument %d is the number %s but the other operand is bool", op, pos,
+        binding.error(string.format("%s: argument %d is the number %s but the other operand is bool", op, pos,
           tostring(v)))
       end
       return M.scalar(v, dt, op)
@@ -243,7 +388,7 @@ function M.coerce(v, like, op, pos)
     return M.tensor(v, dt and dtype.names[dt] or nil, op)
   end
   if istype(Tensor, v) then return v end
-  core.error(string.format("%s: argument %d must be a tensor or a number, got %s", op, pos, tv))
+  binding.error(string.format("%s: argument %d must be a tensor or a number, got %s", op, pos, tv))
 end
 
 -- The argument as a tensor (numbers and tables convert with inferred dtype).

@@ -1,7 +1,7 @@
 -- stdlib/tide/dtype.lua — dtype names and codes: tide.float32 and friends are
 -- the strings "float32" ...; every API accepts those names (and common aliases).
-local core = require "tide.core"
-local ffi, C = core.ffi, core.C
+local binding = require "tide.binding"
+local ffi, C = binding.ffi, binding.C
 
 local M = {}
 
@@ -47,7 +47,7 @@ function M.code(dtype, what)
   if code then return code end
   local names = {}
   for i = 0, #M.names do names[#names + 1] = M.names[i] end
-  core.error(string.format("%s: unknown dtype %s (expected one of %s)", what or "dtype",
+  binding.error(string.format("%s: unknown dtype %s (expected one of %s)", what or "dtype",
     type(dtype) == "string" and ("'" .. dtype .. "'") or tostring(dtype), table.concat(names, ", ")))
 end
 

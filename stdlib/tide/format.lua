@@ -2,36 +2,54 @@
 --   tide.Tensor([1 2 3], shape=(3,), dtype=int32)
 -- with numpy's array text (aligned columns, `1.` for whole floats, scientific
 -- notation for wide ranges, `...` past 1000 elements, rows wrapped at 75).
-local core = require "tide.core"
+local binding = require "tide.binding"
 local dtype = require "tide.dtype"
-local ffi, C = core.ffi, core.C
+local ffi, C = binding.ffi, binding.C
 
 local M = {}
 
 local THRESHOLD, EDGE, WIDTH, PRECISION = 1000, 3, 75, 8
 local F16, BF16, F32, BOOL = C.TIDE_FLOAT16, C.TIDE_BFLOAT16, C.TIDE_FLOAT32, C.TIDE_BOOL
 
+-- Tensor values reach Lua only through C's tide_read_number: it gives every
+-- NaN as the one canonical NaN (a float NaN's other bit patterns read
+-- straight into Lua are forged LuaJIT values: strings, tables, nil) and a
+-- bool byte as 0 or 1 (any nonzero byte is true).
+local read_number = C.tide_read_number
+local INT64 = C.TIDE_INT64
+local i64p = ffi.typeof("const int64_t *")
+
+-- Element i (counted in elements from t.data) as a Lua number, or boolean
+-- for bool. Callers use t after their last read (binding.keep_alive).
+function M.element(t, i)
+  local dt = t.dt
+  local v = read_number(t.data, dt, i)
+  if dt == BOOL then return v ~= 0 end
+  return v
+end
+
 -- Element reader for a tensor's dtype: element index -> Lua value. The
 -- closure holds only a raw pointer, which does not keep the tensor alive:
--- callers must use the tensor after their last read (core.keep_alive). It must
+-- callers must use the tensor after their last read (binding.keep_alive). It must
 -- not capture the tensor either: a compiled trace can pin a closure (and so
 -- anything it captures) long after the call.
 -- With `exact`, int64 elements come as decimal strings (Lua numbers round
 -- past 2^53), for printing.
 local function reader(t, exact)
-  local dt = t.dt
-  local p = ffi.cast(dtype.ctypes[dt], t.data)
-  if exact and dt == C.TIDE_INT64 then return function(i) return (tostring(p[i]):gsub("LL$", "")) end end
-  if dt == F16 then return function(i) return C.tide_half_to_float(p[i]) end end
-  if dt == BF16 then return function(i) return C.tide_bfloat16_to_float(p[i]) end end
-  if dt == BOOL then return function(i) return p[i] ~= 0 end end
-  if dt == C.TIDE_INT64 then return function(i) return tonumber(p[i]) end end
-  return function(i) return p[i] end
+  local dt, data = t.dt, t.data
+  if exact and dt == INT64 then
+    local p = ffi.cast(i64p, data)
+    return function(i) return (tostring(p[i]):gsub("LL$", "")) end
+  end
+  if dt == BOOL then return function(i) return read_number(data, dt, i) ~= 0 end end
+  return function(i) return read_number(data, dt, i) end
 end
 M.reader = reader
 
 -- The shape as TF prints it: (), (3,), (2, 3), (None, 3).
 function M.shape_text(dims)
+  -- nil, or a tide.Shape of unknown rank: TF's "<unknown>"
+  if dims == nil or rawget(dims, "unknown_rank") then return "<unknown>" end
   local parts = {}
   for i, d in ipairs(dims) do parts[i] = tostring(d) end -- tide.None prints as None
   if #parts == 1 then return "(" .. parts[1] .. ",)" end
@@ -161,7 +179,7 @@ function M.array_text(t)
   local read = reader(t, true)
   if nd == 0 then
     local text = element_strings(t, { read(0) })[1]:match("^%s*(.-)%s*$")
-    core.keep_alive(t)
+    binding.keep_alive(t)
     return text
   end
   local summarize = tonumber(t.nelem) > THRESHOLD
@@ -176,7 +194,7 @@ function M.array_text(t)
     end
   end
   gather(1, 0)
-  core.keep_alive(t)
+  binding.keep_alive(t)
   local strs = element_strings(t, values)
   local k = 0
   local function render(d, indent)
@@ -214,10 +232,13 @@ end
 function M.tostring(t)
   if bit.band(t.flags, C.TIDE_TENSOR_SYMBOLIC) ~= 0 then
     -- TF: Tensor("add:0", shape=(None, 3), dtype=float32) for graph tensors.
-    local dims = {}
-    for i = 0, t.ndim - 1 do
-      local d = tonumber(t.dims[i])
-      dims[i + 1] = d < 0 and "None" or d
+    local dims = nil -- an unknown rank: shape=<unknown>
+    if t.ndim >= 0 then
+      dims = {}
+      for i = 0, t.ndim - 1 do
+        local d = tonumber(t.dims[i])
+        dims[i + 1] = d < 0 and "None" or d
+      end
     end
     return string.format("tide.Tensor(\"%%%d:%d\", shape=%s, dtype=%s, symbolic)", t.inline_data.sym.node,
       t.inline_data.sym.index, M.shape_text(dims), dtype.names[t.dt])

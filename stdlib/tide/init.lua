@@ -1,8 +1,8 @@
 -- stdlib/tide/init.lua — `local tide = require "tide"`: assembles the public
 -- table from the modules below and gives every op its method form.
-local core = require "tide.core"
+local binding = require "tide.binding"
 
--- One tide table per Lua state (see tide.core): reloading must not build a
+-- One tide table per Lua state (see tide.binding): reloading must not build a
 -- second library whose tensors would answer to the first one's methods.
 local registry = debug.getregistry()
 if registry["tide"] then return registry["tide"] end
@@ -11,12 +11,12 @@ do -- errors point past tide's own files to the user's line
   local src = debug.getinfo(1, "S").source
   local dir = src:sub(1, 1) == "@" and src:sub(2):match("^(.*)/[^/]*$")
   if dir then
-    core.add_internal_dir(dir)
-    core.add_internal_dir(dir .. "/ops")
+    binding.add_internal_dir(dir)
+    binding.add_internal_dir(dir .. "/ops")
   end
 end
 
-local ffi, C = core.ffi, core.C
+local ffi, C = binding.ffi, binding.C
 local dtype = require "tide.dtype"
 local convert = require "tide.convert"
 local tensor = require "tide.tensor"
@@ -26,12 +26,14 @@ local shape_ops = require "tide.ops.shape"     -- views and shape ops
 local linalg_ops = require "tide.ops.linalg"   -- matmul
 local create_ops = require "tide.ops.create"   -- zeros, ones, range, eye, from_buffer ...
 local scatter_ops = require "tide.ops.scatter" -- scatter_add (gather's inverse)
+local index_ops = require "tide.ops.index"     -- gather_nd, scatter_nd, boolean_mask, unique
+local segment_ops = require "tide.ops.segment" -- segment_sum and the segment family
 
 local tide = {
   _VERSION = ffi.string(C.tide_version()),
   config = require "tide.config",
   newaxis = tensor.newaxis,
-  Shape = tensor.Shape,
+  Shape = require("tide.tensor_shape").Shape,
 }
 
 for name, v in pairs(dtype.constants) do tide[name] = v end
@@ -42,9 +44,9 @@ tide.constant = tide.tensor
 tide.convert_to_tensor = tide.tensor
 
 -- True when x is a tide tensor.
-tide.is_tensor = core.istensor
+tide.is_tensor = binding.istensor
 
-local methods, impl = core.methods, core.impl
+local methods, impl = binding.methods, binding.impl
 
 -- Functions whose first argument is not one tensor make poor methods.
 local NOT_METHODS = { concat = true, stack = true }
@@ -67,6 +69,8 @@ export(linalg_ops)
 export(require "tide.ops.update")              -- slice_update
 export(create_ops, { no_methods = true })
 export(scatter_ops)
+export(index_ops)
+export(segment_ops)
 do -- shapes as tensors: tf.shape, tf.size, tf.rank (x.shape stays the Lua list)
   local dyn = require "tide.ops.dynamic_shape"
   export({ shape = dyn.shape, num_elements = dyn.num_elements, rank = dyn.rank }, { no_methods = true })
@@ -90,16 +94,16 @@ tide.trace = tracing.trace
 tide.TensorSpec = spec.TensorSpec
 tide.None = spec.None
 tide.print = require("tide.tracing.print").print
-function tide.config.run_functions_eagerly(on)
-  tracing.eager = on and true or false
-end
-function tide.config.functions_run_eagerly() return tracing.eager end
 -- Control flow (TF's tf.cond, tf.while_loop, tf.TensorArray) and a tensor-bounded loop.
 local control = require "tide.tracing.control"
 tide.cond = control.cond
 tide.while_loop = control.while_loop
 tide.for_range = control.for_range
 tide.TensorArray = control.TensorArray
+-- Tapes through traced calls and through cond/while_loop nodes: these sit
+-- above tide.trace and control flow, and hook themselves in when loaded.
+require "tide.tracing.gradient"
+require "tide.tracing.control_grad"
 export({ item = tensor.item, totable = tensor.totable, slice = tensor.slice, size = tensor.size,
          copy_ = tensor.copy_ }, { no_top = true })
 tide.size = tensor.size
@@ -111,6 +115,11 @@ for _, name in ipairs { "add", "sub", "mul", "div", "mod", "pow", "neg" } do imp
 tide.math = {}
 for name, fn in pairs(math_ops) do tide.math[name] = fn end
 for name, fn in pairs(reduce_ops) do tide.math[name] = fn end
+for name, fn in pairs(segment_ops) do tide.math[name] = fn end
+
+-- tide.bitwise.* (TF's namespace, no methods): and, or, xor, invert, shifts.
+tide.bitwise = {}
+for name, fn in pairs(require "tide.ops.bitwise") do tide.bitwise[name] = fn end
 
 -- tide.linalg.* (TF's namespace): matmul and friends.
 tide.linalg = {}
@@ -121,11 +130,21 @@ tide.nn = {}
 for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "tanh", "leaky_relu" } do
   tide.nn[name] = math_ops[name]
 end
-for _, mod in ipairs { "tide.ops.nn", "tide.ops.nn_conv" } do
-  for name, fn in pairs(require(mod)) do
+for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv" } do
+  for name, fn in pairs(mod) do
     if type(fn) == "function" then tide.nn[name] = fn end
   end
 end
+
+-- Keras: initializers, activations, regularizers, losses, metrics, optimizers
+-- (the training floor) and layers.
+tide.initializers = require "tide.initializers"
+tide.activations = require "tide.activations"
+tide.regularizers = require "tide.regularizers"
+tide.layers = require "tide.layers"
+tide.losses = require "tide.losses"
+tide.metrics = require "tide.metrics"
+tide.optimizers = require "tide.optimizers"
 
 registry["tide"] = tide
 return tide

@@ -8,14 +8,14 @@
 -- draws give new numbers, and set_seed restarts every such stream. When the
 -- global seed was never set, an op seed pairs with TF's default global seed
 -- (87654321), so seeded ops repeat from run to run.
-local core = require "tide.core"
-local eager = require "tide.eager"
+local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local create = require "tide.ops.create"
 local shape_arg = require("tide.ops.dynamic_shape").arg
-local ffi, C = core.ffi, core.C
+local ffi, C = binding.ffi, binding.C
 
 local M = {}
 
@@ -24,7 +24,7 @@ local UNIFORM, NORMAL, TRUNCATED, SHUFFLE =
 
 -- An integer seed as uint64 (negative seeds wrap, as int64 bits).
 local function seed_bits(op, seed)
-  if seed == nil then core.error(op .. ": seed is required") end
+  if seed == nil then binding.error(op .. ": seed is required") end
   args.int(op, "seed", seed) -- an integer int64 holds
   return ffi.cast("uint64_t", ffi.cast("int64_t", seed))
 end
@@ -60,12 +60,12 @@ end
 local function draw(op, what, shape, dt_name, s0, s1, seed)
   local list, dyn = shape_arg(what, shape)
   local dt = dtype.code(dt_name or "float32", what)
-  local a = eager.attrs()
-  if list then eager.set_ints(a, list, what) end
+  local a = dispatch.attrs()
+  if list then dispatch.set_ints(a, list, what) end
   a.dtype = dt
   a.scalars[0], a.scalars[1] = s0, s1
   reserve(a, seed, what)
-  return eager.run(op, a, dyn and { dyn } or {}, 1)
+  return dispatch.run(op, a, dyn and { dyn } or {}, 1)
 end
 
 -- uniform(shape, minval=0, maxval=1, dtype="float32", seed=nil) as
@@ -78,7 +78,7 @@ function M.uniform(shape, ...)
   local hi = o.maxval
   if hi == nil then
     if dtype.is_int[dt] then
-      core.error("uniform: maxval must be given for integer dtype " .. dtype.names[dt])
+      binding.error("uniform: maxval must be given for integer dtype " .. dtype.names[dt])
     end
     hi = 1
   end
@@ -106,11 +106,11 @@ M.truncated_normal = normal_sampler("truncated_normal", TRUNCATED)
 -- shuffle(value, seed=nil) as tf.random.shuffle: value's rows (dim 0) in a random order.
 function M.shuffle(value, ...)
   local o = args.parse("shuffle", { "seed" }, ...)
-  if value == nil then core.error("shuffle: expects a tensor") end
+  if value == nil then binding.error("shuffle: expects a tensor") end
   value = convert.arg(value, "shuffle")
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   reserve(a, o.seed, "shuffle")
-  return eager.run1(SHUFFLE, a, value)
+  return dispatch.run1(SHUFFLE, a, value)
 end
 
 -- permutation(x, seed=nil) as numpy's: a shuffled range(x) (int32) for a
@@ -119,10 +119,10 @@ function M.permutation(x, ...)
   local o = args.parse("permutation", { "seed" }, ...)
   if type(x) == "number" then
     args.int("permutation", "n", x)
-    if x < 0 then core.error("permutation: n must be >= 0, got " .. x) end
+    if x < 0 then binding.error("permutation: n must be >= 0, got " .. x) end
     x = create.range(x, { dtype = "int32" })
   elseif x == nil then
-    core.error("permutation: expects a count or a tensor")
+    binding.error("permutation: expects a count or a tensor")
   end
   return M.shuffle(x, { seed = o.seed })
 end

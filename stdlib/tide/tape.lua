@@ -3,17 +3,23 @@
 -- of ops on tensors it tracks; gradient() walks them backwards calling each
 -- op's gradient (tide.grad), which are tide ops themselves, so an outer tape
 -- records them and higher-order gradients work.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local class = require "tide.class"
-local record = require "tide.record"
+local recorder = require "tide.tape_recorder"
+local scope = require "tide.scope"
 local variable = require "tide.variable"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local grad = require "tide.grad"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local convert = require "tide.convert"
+local create = require "tide.ops.create"
+local shape_ops = require "tide.ops.shape"
+local dynamic_shape = require "tide.ops.dynamic_shape"
+local add = require("tide.ops.math").add
+local ffi, Tensor = binding.ffi, binding.Tensor
 local istype = ffi.istype
 local is_variable = variable.is_variable
-local pack, unpack = record.pack, unpack or table.unpack
+local pack, unpack = recorder.pack, unpack or table.unpack
 
 local M = {}
 
@@ -45,10 +51,10 @@ function GradientTape:reset()
   self._reads = {}                                  -- Variable -> list of read tensors
   self._var_order = {}                              -- Variables in first-read order
   self._used = false
-  if self._depth > 0 then record.push(self) end     -- back on when gradient() had popped it
+  if self._depth > 0 then recorder.push(self) end     -- back on when gradient() had popped it
 end
 
--- Called by record: keep a node and track its float outputs.
+-- Called by the recorder: keep a node and track its float outputs.
 function GradientTape:_keep(node)
   local nodes = self._nodes
   nodes[#nodes + 1] = node
@@ -62,7 +68,7 @@ end
 -- variable while watch_accessed_variables is on (TF's rule).
 function GradientTape:_watches_variable(v)
   if self._watched_vars[v] then return true end
-  return self.watch_accessed_variables and rawget(v, "trainable") and differentiable(rawget(v, "_handle"))
+  return self.watch_accessed_variables and variable.is_trainable(v) and differentiable(variable.handle(v))
 end
 
 -- Called by Variable reads: r is a read of v that this tape tracks.
@@ -77,20 +83,26 @@ function GradientTape:_track_read(v, r)
   self._tracked[r] = true
 end
 
--- tape:run(fn, ...): record while fn runs; returns fn's results.
+-- The way out of tape:run (tide.scope runs it on every one): back to the
+-- nesting depth it had, and off the recording tapes when that is 0.
+local function end_run(tape, depth)
+  tape._depth = depth
+  if depth == 0 then recorder.pop(tape) end
+end
+
+-- tape:run(fn, ...): record while fn runs; returns fn's results. fn may not
+-- yield across it (the tape would go on recording whatever runs meanwhile).
 function GradientTape:run(fn, ...)
-  if type(fn) ~= "function" then core.error("GradientTape:run: expected a function, got " .. type(fn)) end
+  if type(fn) ~= "function" then binding.error("GradientTape:run: expected a function, got " .. type(fn)) end
   if self._used then
-    core.error("GradientTape: this non-persistent tape already computed its gradients; make a new " ..
+    binding.error("GradientTape: this non-persistent tape already computed its gradients; make a new " ..
       "tape (or one with {persistent=true})")
   end
+  local mark = scope.enter()
+  scope.push(end_run, self, self._depth)
   self._depth = self._depth + 1
-  if self._depth == 1 then record.push(self) end
-  local res = pack(pcall(fn, ...))
-  self._depth = self._depth - 1
-  if self._depth == 0 then record.pop(self) end
-  if not res[1] then error(res[2], 0) end
-  return unpack(res, 2, res.n)
+  if self._depth == 1 then recorder.push(self) end
+  return scope.call("GradientTape:run", mark, fn, ...)
 end
 
 -- tape:watch(x): track a tensor (or a Variable, or a table of them). A
@@ -107,18 +119,18 @@ function GradientTape:watch(x)
   elseif type(x) == "table" then
     for _, v in pairs(x) do self:watch(v) end
   else
-    core.error("GradientTape:watch: expected a tensor or a Variable, got " .. type(x))
+    binding.error("GradientTape:watch: expected a tensor or a Variable, got " .. type(x))
   end
 end
 
+local function set_paused(tape, paused) tape._paused = paused end
+
 -- tape:stop_recording(fn, ...): run fn without this tape recording.
 function GradientTape:stop_recording(fn, ...)
-  local was = self._paused
+  local mark = scope.enter()
+  scope.push(set_paused, self, self._paused)
   self._paused = true
-  local res = pack(pcall(fn, ...))
-  self._paused = was
-  if not res[1] then error(res[2], 0) end
-  return unpack(res, 2, res.n)
+  return scope.call("GradientTape:stop_recording", mark, fn, ...)
 end
 
 -- The variables this tape saw read, in first-read order.
@@ -134,7 +146,7 @@ local function source_reads(tape, s)
   return { s }
 end
 
-local zeros_like, ones_like, add
+local zeros_like, ones_like = create.zeros_like, create.ones_like
 
 -- Map f over a source structure (a tensor, a Variable, or nested tables).
 local function map_sources(s, f, path)
@@ -144,7 +156,7 @@ local function map_sources(s, f, path)
     for k, v in pairs(s) do out[k] = map_sources(v, f, path .. "[" .. tostring(k) .. "]") end
     return out
   end
-  core.error(string.format("GradientTape:gradient: source%s must be a tensor or a Variable, got %s", path, type(s)))
+  binding.error(string.format("GradientTape:gradient: source%s must be a tensor or a Variable, got %s", path, type(s)))
 end
 
 -- Accumulate g into grads[t].
@@ -158,15 +170,17 @@ end
 local function seed_of(t, seed, i)
   if seed == nil then return ones_like(t) end
   if not istype(Tensor, seed) then
-    seed = require("tide.convert").coerce(seed, t, "gradient", 3)
-    if seed.ndim == 0 then return require("tide.ops.shape").broadcast_to(seed, t.shape:as_list()) end
+    seed = convert.coerce(seed, t, "gradient", 3)
+    if seed.ndim == 0 then -- a target of unknown rank: its shape when the graph runs
+      return shape_ops.broadcast_to(seed, t.ndim < 0 and dynamic_shape.shape(t) or t.shape:as_list())
+    end
   end
   if seed.dt ~= t.dt then
-    core.error(string.format("GradientTape:gradient: output_gradients[%d] is %s but target %d is %s", i,
+    binding.error(string.format("GradientTape:gradient: output_gradients[%d] is %s but target %d is %s", i,
       dtype.names[seed.dt], i, dtype.names[t.dt]))
   end
-  if seed.shape ~= t.shape then
-    core.error(string.format("GradientTape:gradient: output_gradients[%d] has shape %s but target %d has shape %s",
+  if seed.ndim >= 0 and t.ndim >= 0 and seed.shape ~= t.shape then -- an unknown rank fits any (TF's is_compatible_with)
+    binding.error(string.format("GradientTape:gradient: output_gradients[%d] has shape %s but target %d has shape %s",
       i, tostring(seed.shape), i, tostring(t.shape)))
   end
   return seed
@@ -218,24 +232,21 @@ end
 function GradientTape:gradient(target, sources, ...)
   local o = args.parse("gradient", { "output_gradients", "unconnected_gradients" }, ...)
   if self._used then
-    core.error("GradientTape:gradient: a non-persistent tape can compute gradients only once; create it " ..
+    binding.error("GradientTape:gradient: a non-persistent tape can compute gradients only once; create it " ..
       "with tide.GradientTape{persistent=true} to call gradient() again")
   end
   local unconnected = o.unconnected_gradients or "none"
   if unconnected ~= "none" and unconnected ~= "zero" and unconnected ~= "error" then
-    core.error("GradientTape:gradient: unconnected_gradients must be \"none\", \"zero\" or \"error\", got " ..
+    binding.error("GradientTape:gradient: unconnected_gradients must be \"none\", \"zero\" or \"error\", got " ..
       tostring(unconnected))
   end
-  if sources == nil then core.error("GradientTape:gradient: sources are required") end
-  zeros_like = zeros_like or require("tide.ops.create").zeros_like
-  ones_like = ones_like or require("tide.ops.create").ones_like
-  add = add or core.impl.add
+  if sources == nil then binding.error("GradientTape:gradient: sources are required") end
 
   -- Seed the targets.
   local single = istype(Tensor, target) or is_variable(target)
   local targets = single and { target } or target
   if type(targets) ~= "table" then
-    core.error("GradientTape:gradient: target must be a tensor (or a list of tensors), got " .. type(target))
+    binding.error("GradientTape:gradient: target must be a tensor (or a list of tensors), got " .. type(target))
   end
   -- output_gradients: a list matching the targets (TF's), or for one target
   -- its seed itself (a tensor, Variable or Lua value; {g} is the list of one).
@@ -246,19 +257,19 @@ function GradientTape:gradient(target, sources, ...)
     elseif single and #seeds ~= 1 then
       seeds = { seeds } -- a Lua value of the target's shape, e.g. {1, 10}
     elseif #seeds > #targets then
-      core.error(string.format("GradientTape:gradient: output_gradients has %d entries but there are %d " ..
+      binding.error(string.format("GradientTape:gradient: output_gradients has %d entries but there are %d " ..
         "targets (give one per target)", #seeds, #targets))
     end
     for i = 1, #targets do
       if is_variable(seeds[i]) then seeds[i] = variable.read_value(seeds[i]) end
     end
   end
-  if not self.persistent then record.pop(self) end -- TF pops it: nothing more is recorded
+  if not self.persistent then recorder.pop(self) end -- TF pops it: nothing more is recorded
   local grads = {}
   for i, t in ipairs(targets) do
-    if is_variable(t) then t = rawget(t, "_handle") end
+    if is_variable(t) then t = variable.handle(t) end
     if not istype(Tensor, t) then
-      core.error(string.format("GradientTape:gradient: target %d must be a tensor, got %s", i, type(t)))
+      binding.error(string.format("GradientTape:gradient: target %d must be a tensor, got %s", i, type(t)))
     end
     if differentiable(t) then accumulate(grads, t, seed_of(t, seeds and seeds[i], i)) end
   end
@@ -281,14 +292,14 @@ function GradientTape:gradient(target, sources, ...)
       local gr = grads[r]
       if gr then g = g and add(g, gr) or gr end
     end
-    local t = is_variable(s) and rawget(s, "_handle") or s
+    local t = is_variable(s) and variable.handle(s) or s
     if not g and differentiable(t) then -- (g == nil would run the tensor __eq metamethod)
       if unconnected == "zero" then
         g = zeros_like(t)
       elseif unconnected == "error" then
-        core.error(string.format("GradientTape:gradient: source%s (%s, shape %s) is not connected to the " ..
+        binding.error(string.format("GradientTape:gradient: source%s (%s, shape %s) is not connected to the " ..
           "target: no op recorded on this tape used it (was it read inside tape:run?)",
-          path == "" and "" or " " .. path, is_variable(s) and ("Variable '" .. rawget(s, "name") .. "'") or
+          path == "" and "" or " " .. path, is_variable(s) and ("Variable '" .. s.name .. "'") or
           "tensor", tostring(t.shape)))
       end
     end
@@ -307,14 +318,7 @@ end
 ---------------------------------------------------------------------------
 
 -- tide.stop_gradient(x): the same values, never tracked by any tape.
-function M.stop_gradient(x)
-  if is_variable(x) then x = rawget(x, "_handle") end
-  x = require("tide.convert").arg(x, "stop_gradient")
-  local r = Tensor()
-  C.tide_tensor_share(r, x)
-  if r.storage ~= nil then core.track(r) end
-  return r
-end
+M.stop_gradient = recorder.stop_gradient
 
 -- The tensor arguments of a call (Variables read through the tapes), in order.
 local function tensor_args(op, list)
@@ -338,7 +342,7 @@ end
 -- Run f(...) with no tape recording; returns f's results (packed) and the
 -- variables it read that a recording tape would have tracked, in read order.
 local function run_noting_variables(f, ...)
-  local outer = record.tapes
+  local outer = recorder.tapes
   local probe = GradientTape { persistent = false }
   probe._keep = function() end -- it only notes variable reads; no node is kept
   probe._watches_variable = function(_, v)
@@ -347,12 +351,9 @@ local function run_noting_variables(f, ...)
     end
     return false
   end
-  local res = pack(record.paused(function(...)
-    record.push(probe)
-    local r = pack(pcall(f, ...))
-    record.pop(probe)
-    if not r[1] then error(r[2], 0) end
-    return unpack(r, 2, r.n)
+  local res = pack(recorder.paused(function(...)
+    recorder.push(probe) -- onto the paused (empty) list, which every way out of paused drops
+    return f(...)
   end, ...))
   return res, probe:watched_variables()
 end
@@ -360,12 +361,13 @@ end
 -- "variable 'a'" or "variables 'a', 'b'".
 local function variable_names(vars)
   local names = {}
-  for i, v in ipairs(vars) do names[i] = "'" .. tostring(rawget(v, "name")) .. "'" end
+  for i, v in ipairs(vars) do names[i] = "'" .. tostring(v.name) .. "'" end
   return (#vars == 1 and "variable " or "variables ") .. table.concat(names, ", ")
 end
 
 -- "[2, 3]" for t's dims (-1: unknown until a traced graph runs).
 local function dims_text(t)
+  if t.ndim < 0 then return "<unknown>" end
   local d = {}
   for i = 0, t.ndim - 1 do d[i + 1] = tostring(tonumber(t.dims[i])) end
   return "[" .. table.concat(d, ", ") .. "]"
@@ -376,34 +378,34 @@ end
 -- input's dtype and shape (a Lua value converts to the input's dtype), as TF
 -- checks them. `vars` are the variables after the ninputs arguments.
 local function checked_grads(gs, inputs, ninputs, vars)
-  local convert = require "tide.convert"
   local out = {}
   for k = 1, #inputs do
     local g, x = gs[k], inputs[k]
     local what = k <= ninputs and string.format("input %d", k) or
-      string.format("variable '%s'", tostring(rawget(vars[k - ninputs], "name")))
+      string.format("variable '%s'", tostring(vars[k - ninputs].name))
     if g ~= nil then
       if is_variable(g) then g = variable.read(g) end
       if not istype(Tensor, g) then
         local tg = type(g)
         if tg ~= "number" and tg ~= "boolean" and tg ~= "table" then
-          core.error(string.format("custom_gradient: the gradient function returned a %s for %s; expected a " ..
+          binding.error(string.format("custom_gradient: the gradient function returned a %s for %s; expected a " ..
             "tensor (or nil when it has no gradient)", tg, what))
         end
         g = convert.coerce(g, x, "custom_gradient", k)
       end
       if g.dt ~= x.dt then
-        core.error(string.format("custom_gradient: the gradient for %s is %s but the input is %s (%s)", what,
+        binding.error(string.format("custom_gradient: the gradient for %s is %s but the input is %s (%s)", what,
           dtype.names[g.dt], dtype.names[x.dt], dims_text(x)))
       end
-      local same = g.ndim == x.ndim
+      local same = g.ndim == x.ndim or g.ndim < 0 or x.ndim < 0 -- an unknown rank: checked when the graph runs
       for i = 0, g.ndim - 1 do
+        if x.ndim < 0 then break end
         if not same then break end
         local a, b = g.dims[i], x.dims[i]
         same = a == b or a < 0 or b < 0
       end
       if not same then
-        core.error(string.format("custom_gradient: the gradient for %s has shape %s but the input has shape %s",
+        binding.error(string.format("custom_gradient: the gradient for %s has shape %s but the input has shape %s",
           what, dims_text(g), dims_text(x)))
       end
     end
@@ -420,7 +422,7 @@ end
 -- gradients, a list of the variables' ones (TF's grad_fn(*dy, variables=)
 -- returning (grad_inputs, grad_vars)).
 function M.custom_gradient(f)
-  if type(f) ~= "function" then core.error("custom_gradient: expected a function, got " .. type(f)) end
+  if type(f) ~= "function" then binding.error("custom_gradient: expected a function, got " .. type(f)) end
   return function(...)
     local argv = pack(...)
     local inputs = tensor_args("custom_gradient", argv)
@@ -435,24 +437,24 @@ function M.custom_gradient(f)
     end
     local grad_fn = res[res.n]
     if type(grad_fn) ~= "function" then
-      core.error("custom_gradient: the function must return its outputs and then a gradient function")
+      binding.error("custom_gradient: the function must return its outputs and then a gradient function")
     end
     res.n = res.n - 1
     local outputs = {}
     for i = 1, res.n do
-      if not istype(Tensor, res[i]) then core.error("custom_gradient: output " .. i .. " is not a tensor") end
+      if not istype(Tensor, res[i]) then binding.error("custom_gradient: output " .. i .. " is not a tensor") end
       outputs[i] = res[i]
     end
-    if record.active then
+    if recorder.active then
       for _, v in ipairs(vars) do inputs[#inputs + 1] = variable.read(v) end
-      record.custom(inputs, outputs, function(dys)
+      recorder.custom(inputs, outputs, function(dys)
         local nout = #outputs
         local filled = {}
         for i = 1, nout do filled[i] = dys[i] or zeros_like(outputs[i]) end
         if #vars == 0 then
           local gs = pack(grad_fn(unpack(filled, 1, nout)))
           if gs.n > ninputs then
-            core.error(string.format("custom_gradient: the gradient function returned %d gradients for %d tensor " ..
+            binding.error(string.format("custom_gradient: the gradient function returned %d gradients for %d tensor " ..
               "input(s)", gs.n, ninputs))
           end
           return checked_grads(gs, inputs, ninputs, vars)
@@ -461,7 +463,7 @@ function M.custom_gradient(f)
         local gs = pack(grad_fn(unpack(filled, 1, nout + 1)))
         local vg = gs[ninputs + 1]
         if type(vg) ~= "table" or istype(Tensor, vg) or is_variable(vg) then
-          core.error("custom_gradient: f reads " .. variable_names(vars) .. ", so its gradient function must " ..
+          binding.error("custom_gradient: f reads " .. variable_names(vars) .. ", so its gradient function must " ..
             "return their gradients (a list, after the arguments' gradients), as TF's grad_fn(..., variables=) does")
         end
         local out = {}
@@ -478,17 +480,17 @@ end
 -- backward pass runs f again under a tape of its own (gradient checkpointing).
 -- Variables f reads get their gradients too.
 function M.recompute_grad(f)
-  if type(f) ~= "function" then core.error("recompute_grad: expected a function, got " .. type(f)) end
+  if type(f) ~= "function" then binding.error("recompute_grad: expected a function, got " .. type(f)) end
   return function(...)
     local argv = pack(...)
-    if not record.active then return f(...) end
+    if not recorder.active then return f(...) end
     -- Forward without keeping intermediates; note the variables f reads.
     local res, vars = run_noting_variables(f, ...)
     local inputs = tensor_args("recompute_grad", argv)
     local ninputs = #inputs
     for _, v in ipairs(vars) do inputs[#inputs + 1] = variable.read(v) end
     local outputs = as_list(res)
-    record.custom(inputs, outputs, function(dys)
+    recorder.custom(inputs, outputs, function(dys)
       local tape = GradientTape { persistent = false }
       local again = pack(tape:run(function()
         for k = 1, ninputs do tape:watch(inputs[k]) end

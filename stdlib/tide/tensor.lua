@@ -2,61 +2,36 @@
 -- ndim, device), reading values (item, totable), 0-based indexing and
 -- slicing as views, writing through x[i] = v, and the Lua operators that
 -- cannot return tensors (==, <, <=, #).
-local core = require "tide.core"
+local binding = require "tide.binding"
 local dtype = require "tide.dtype"
 local convert = require "tide.convert"
-local eager = require "tide.eager"
+local dispatch = require "tide.dispatch"
 local format = require "tide.format"
+local tensor_shape = require "tide.tensor_shape"
 local args = require "tide.args"
-local record = require "tide.record"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local recorder = require "tide.tape_recorder"
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local bit = require "bit"
 local istype = ffi.istype
 
 local M = {}
-local props, impl = core.properties, core.impl
+local props, impl = binding.properties, binding.impl
 
----------------------------------------------------------------------------
--- Shapes: Lua lists that print like TF's and compare by value
----------------------------------------------------------------------------
-
-local Shape = {}
-Shape.__index = Shape
-Shape.__tostring = function(s) return format.shape_text(s) end
-Shape.__eq = function(a, b)
-  if #a ~= #b then return false end
-  for i = 1, #a do if a[i] ~= b[i] then return false end end
-  return true
-end
--- Number of elements of a shape.
-function Shape:num_elements()
-  local n = 1
-  for i = 1, #self do n = n * self[i] end
-  return n
-end
--- A plain Lua list of the dims.
-function Shape:as_list()
-  local out = {}
-  for i = 1, #self do out[i] = self[i] end
-  return out
-end
-M.Shape = Shape
+local Shape, None = tensor_shape.Shape, tensor_shape.None
 
 local SYMBOLIC = C.TIDE_TENSOR_SYMBOLIC
-local None -- tide.None, for unknown dims of symbolic tensors
 local function symbolic(t) return bit.band(t.flags, SYMBOLIC) ~= 0 end
 M.is_symbolic = symbolic
 
 -- t's shape as a Shape (a 1-based Lua list of dims; tide.None where a
--- symbolic tensor's dim is unknown until its graph runs).
+-- symbolic tensor's dim is unknown until its graph runs; TF's <unknown>
+-- Shape, rank nil, when its rank is: t.ndim is then -1).
 function M.shape_of(t)
+  if t.ndim < 0 then return tensor_shape.unknown() end
   local s = {}
   for i = 0, t.ndim - 1 do
     local d = tonumber(t.dims[i])
-    if d < 0 then
-      None = None or require("tide.tracing.spec").None
-      d = None
-    end
+    if d < 0 then d = None end
     s[i + 1] = d
   end
   return setmetatable(s, Shape)
@@ -64,7 +39,11 @@ end
 
 -- Lua code cannot read a symbolic tensor's values: say what to do instead.
 local function no_value(t, what)
-  if symbolic(t) then require("tide.tracing.context").no_value(t, what) end
+  if symbolic(t) then
+    binding.error(string.format("%s: this tensor is symbolic (it belongs to a function being traced by " ..
+      "tide.trace); its value exists only when the traced function runs. Use tide ops on it, tide.print to " ..
+      "see it at run time, tide.cond/tide.where for decisions, or return it from the function", what))
+  end
 end
 
 props.shape = M.shape_of
@@ -77,32 +56,32 @@ props.device = function(t) return t.dev == C.TIDE_CPU and "cpu" or "cuda" end
 
 -- The number of elements (TF's tf.size).
 function M.size(t)
-  if not istype(Tensor, t) then core.error("size: expected a tensor, got " .. type(t)) end
+  if not istype(Tensor, t) then binding.error("size: expected a tensor, got " .. type(t)) end
   return tonumber(t.nelem)
 end
 
 -- The value of a one-element tensor as a Lua number (or boolean).
 function M.item(t)
-  if not istype(Tensor, t) then core.error("item: expected a tensor, got " .. type(t)) end
+  if not istype(Tensor, t) then binding.error("item: expected a tensor, got " .. type(t)) end
   no_value(t, "item")
   if t.nelem ~= 1 then
-    core.error(string.format("item: the tensor has %d elements (shape %s); item() needs exactly one",
+    binding.error(string.format("item: the tensor has %d elements (shape %s); item() needs exactly one",
       tonumber(t.nelem), format.shape_text(M.shape_of(t))))
   end
-  local v = format.reader(t)(0)
-  core.keep_alive(t)
+  local v = format.element(t, 0)
+  binding.keep_alive(t)
   return v
 end
 
 -- Nested Lua tables (1-based) of the values; a number for a 0-d tensor.
 function M.totable(t)
-  if not istype(Tensor, t) then core.error("totable: expected a tensor, got " .. type(t)) end
+  if not istype(Tensor, t) then binding.error("totable: expected a tensor, got " .. type(t)) end
   no_value(t, "totable")
   local read = format.reader(t)
   local nd = t.ndim
   if nd == 0 then
     local v = read(0)
-    core.keep_alive(t)
+    binding.keep_alive(t)
     return v
   end
   local dims, strides = {}, {}
@@ -118,7 +97,7 @@ function M.totable(t)
     return out
   end
   local out = build(1, 0)
-  core.keep_alive(t)
+  binding.keep_alive(t)
   return out
 end
 
@@ -135,12 +114,17 @@ local SLICE, EXPAND_DIMS = C.TIDE_OP_SLICE, C.TIDE_OP_EXPAND_DIMS
 -- x[i]: the i-th sub-tensor along the first dim (a view).
 function impl.index(t, i)
   args.int("index", "index", i)
-  if t.ndim == 0 then core.error("index: cannot index a 0-d tensor (use :item())") end
+  if t.ndim == 0 then binding.error("index: cannot index a 0-d tensor (use :item())") end
+  if t.ndim < 0 then -- an unknown rank: a spec for dim 0 only, the other dims whole (checked when it runs)
+    local a = dispatch.attrs()
+    a.ints[0], a.ints[2], a.nints, a.n = i, 1, 3, 1
+    return dispatch.run_view(SLICE, a, t)
+  end
   local d0 = tonumber(t.dims[0])
   if d0 >= 0 and (i < -d0 or i >= d0) then   -- an unknown (-1) dim of a traced tensor: checked at run
-    core.error(string.format("index: index %d is out of range for dimension 0 of size %d", i, d0))
+    binding.error(string.format("index: index %d is out of range for dimension 0 of size %d", i, d0))
   end
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   for d = 0, t.ndim - 1 do a.ints[3 * d + 2] = 1 end
   a.ints[0] = i
   a.nints = 3 * t.ndim
@@ -148,7 +132,7 @@ function impl.index(t, i)
   local mask = 0                           -- every other dim: whole
   for d = 1, t.ndim - 1 do mask = bit.bor(mask, bit.lshift(1, d), bit.lshift(1, d + 8)) end
   a.m = mask
-  return eager.run_view(SLICE, a, t)
+  return dispatch.run_view(SLICE, a, t)
 end
 
 -- Mark dim `dim` of slice attrs `a` whole (step 1, begin and end masked);
@@ -162,23 +146,34 @@ end
 -- Parse a slice spec (see M.slice) for a tensor of rank nd into the attrs
 -- `a` (SLICE's layout: ints, n = shrink mask, m = begin/end masks). Returns
 -- the output positions of the tide.newaxis entries, in order. Errors name `op`.
--- slice and slice_update (tide.ops.update) share it.
+-- slice and slice_update (tide.ops.update) share it. nd < 0 (an unknown
+-- rank): the entries name the leading dims and the others are whole, as
+-- SLICE takes them; a '...' must then come last.
 function M.parse_slice_spec(op, nd, spec, a)
-  if type(spec) ~= "table" then core.error(op .. ": expected a table spec such as {0, {1, 3}}") end
+  if type(spec) ~= "table" then binding.error(op .. ": expected a table spec such as {0, {1, 3}}") end
   local n = spec.n or #spec
+  if nd < 0 then
+    for k = 1, n do
+      if spec[k] == "..." and k < n then
+        binding.error(op .. ": '...' followed by more entries needs the tensor's rank, which is unknown until " ..
+          "its graph runs (a TensorSpec of shape nil); index the leading dims, or give the input_signature a rank")
+      end
+    end
+    if spec[n] == "..." then n = n - 1 end
+  end
   -- Expand "..." and count the dims the spec consumes.
   local used, ellipsis = 0, nil
   for k = 1, n do
     local e = spec[k]
     if e == "..." then
-      if ellipsis then core.error(op .. ": only one '...' is allowed") end
+      if ellipsis then binding.error(op .. ": only one '...' is allowed") end
       ellipsis = k
     elseif e ~= M.newaxis then
       used = used + 1
     end
   end
-  if used > nd then
-    core.error(string.format("%s: %d indices for a tensor of rank %d", op, used, nd))
+  if nd >= 0 and used > nd then
+    binding.error(string.format("%s: %d indices for a tensor of rank %d", op, used, nd))
   end
   local d = 0
   local newaxes = {}     -- output positions of inserted dims
@@ -201,7 +196,7 @@ function M.parse_slice_spec(op, nd, spec, a)
       local start, stop, step = e[1], e[2], e[3]
       if step == nil then step = 1 end
       args.int(op, "step", step)
-      if step == 0 then core.error(op .. ": step cannot be zero") end
+      if step == 0 then binding.error(op .. ": step cannot be zero") end
       a.ints[3 * d + 2] = step
       if start == nil then mask = bit.bor(mask, bit.lshift(1, d))
       else a.ints[3 * d] = args.int(op, "start", start) end
@@ -210,10 +205,11 @@ function M.parse_slice_spec(op, nd, spec, a)
       d = d + 1
       out_pos = out_pos + 1
     else
-      core.error(string.format("%s: entry %d must be an index, a {start, stop, step} range, '...' or " ..
+      binding.error(string.format("%s: entry %d must be an index, a {start, stop, step} range, '...' or " ..
         "tide.newaxis, got %s", op, k, tostring(e)))
     end
   end
+  if nd < 0 then nd = d end -- the leading dims named; SLICE takes the rest whole
   while d < nd do mask = full_dim(a, d, mask); d = d + 1 end
   a.nints = 3 * nd
   a.n = shrink
@@ -225,14 +221,14 @@ end
 -- {start, stop, step} (stop excluded; any may be nil), {} (all), "..." (all
 -- remaining dims) or tide.newaxis.
 function M.slice(t, spec)
-  if not istype(Tensor, t) then core.error("slice: expected a tensor, got " .. type(t)) end
-  local a = eager.attrs()
+  if not istype(Tensor, t) then binding.error("slice: expected a tensor, got " .. type(t)) end
+  local a = dispatch.attrs()
   local newaxes = M.parse_slice_spec("slice", t.ndim, spec, a)
-  local out = eager.run_view(SLICE, a, t)
+  local out = dispatch.run_view(SLICE, a, t)
   for _, pos in ipairs(newaxes) do
-    local e = eager.attrs()
+    local e = dispatch.attrs()
     e.axis = pos
-    out = eager.run_view(EXPAND_DIMS, e, out)
+    out = dispatch.run_view(EXPAND_DIMS, e, out)
   end
   return out
 end
@@ -247,7 +243,7 @@ end
 -- unchecked: tide.Variable's own v[i] = x writes through this.
 function M.write_into(dst, v, what)
   local src = istype(Tensor, v) and v or convert.coerce(v, dst, what, 2)
-  if C.tide_tensor_copy_into(dst, src) ~= 0 then core.raise() end
+  if C.tide_tensor_copy_into(dst, src) ~= 0 then binding.raise() end
   return dst
 end
 
@@ -258,12 +254,12 @@ end
 -- and the variable and its other reads would change with it): as in TF, a
 -- read is immutable; the variable is updated through itself.
 function M.assign_into(dst, v, what)
-  if record.active and record.tracks(dst) then
-    core.error(what .. ": in-place write to a tensor a recording GradientTape tracks (the gradient would " ..
+  if recorder.active and recorder.tracks(dst) then
+    binding.error(what .. ": in-place write to a tensor a recording GradientTape tracks (the gradient would " ..
       "silently use the new values); use tide.slice_update, which is differentiable, or write outside tape:run")
   end
   if C.tide_tensor_is_variable_data(dst) then
-    core.error(string.format("%s: in-place write into a value read from a tide.Variable (shape %s, %s): a read " ..
+    binding.error(string.format("%s: in-place write into a value read from a tide.Variable (shape %s, %s): a read " ..
       "is immutable, as in TF, and shares the variable's storage; update the variable itself (v[i] = x, " ..
       "v:assign(x), v:assign(tide.slice_update(v, spec, x))), or write into a copy of the value of its own " ..
       "(tide.identity(x))", what, format.shape_text(M.shape_of(dst)), dtype.names[dst.dt]))
@@ -273,7 +269,7 @@ end
 
 -- x:copy_(v): write v into x in place (Torch style); returns x.
 function M.copy_(t, v)
-  if not istype(Tensor, t) then core.error("copy_: expected a tensor, got " .. type(t)) end
+  if not istype(Tensor, t) then binding.error("copy_: expected a tensor, got " .. type(t)) end
   return M.assign_into(t, v, "copy_")
 end
 
@@ -282,20 +278,25 @@ end
 ---------------------------------------------------------------------------
 
 function impl.len(t)
-  if t.ndim == 0 then core.error("#: a 0-d tensor has no length (use :size() or :item())") end
+  if t.ndim == 0 then binding.error("#: a 0-d tensor has no length (use :size() or :item())") end
+  if t.ndim < 0 then
+    binding.error("#: the tensor's rank is unknown until its graph runs (a TensorSpec of shape nil); use " ..
+      "tide.shape(x)[0] for its length then")
+  end
   return tonumber(t.dims[0])
 end
 
 -- A Lua number for one side of a comparison of one-element values.
 local function scalar_value(v, op)
+  v = convert.unvariable(v) -- v < x with a Variable on one side and a tensor on the other
   if istype(Tensor, v) then
     if symbolic(v) then
-      core.error(string.format("%s: Lua comparison operators need values, and this tensor is symbolic (it " ..
+      binding.error(string.format("%s: Lua comparison operators need values, and this tensor is symbolic (it " ..
         "belongs to a function being traced): use tide.cond(pred, true_fn, false_fn) to branch, and " ..
         "a:lt(b), a:le(b), tide.equal(a, b) for tensor comparisons", op))
     end
     if v.nelem ~= 1 then
-      core.error(string.format("%s: comparing a tensor of shape %s with a Lua operator; use tide.%s(a, b) " ..
+      binding.error(string.format("%s: comparing a tensor of shape %s with a Lua operator; use tide.%s(a, b) " ..
         "for elementwise results (or a:%s(b)), and tide.reduce_all to combine them", op,
         format.shape_text(M.shape_of(v)), op == "==" and "equal" or (op == "<" and "less" or "less_equal"),
         op == "==" and "eq" or (op == "<" and "lt" or "le")))

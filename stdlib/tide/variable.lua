@@ -3,21 +3,47 @@
 -- recording GradientTape are tracked (trainable variables automatically).
 -- Updates are copy-on-write, so a value read earlier never changes; reads
 -- share the variable's (marked) storage and cannot be written in place: the
--- variable is written through itself (v[i] = x, assign).
-local core = require "tide.core"
+-- variable is written through itself (v[i] = x, assign). A Variable is a
+-- userdata (so that #v works: Lua 5.1 ignores __len on tables) whose state
+-- lives in a weak-keyed table here; getmetatable(v) gives the class.
+local binding = require "tide.binding"
 local class = require "tide.class"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
-local record = require "tide.record"
+local recorder = require "tide.tape_recorder"
 local format = require "tide.format"
-local context = require "tide.tracing.context"
+local context = require "tide.trace_context"
 local tensor = require "tide.tensor"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local shape_ops = require "tide.ops.shape"
+local slice_ops = require "tide.ops.update"
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
 local Variable = class("Variable")
 local M = { Variable = Variable }
+
+-- Each Variable's state: v -> { handle = tensor, name = string, trainable =
+-- boolean, extras = true once user fields exist }. Weak keys: the record
+-- never refers to v, so v and then its handle are collected when unused.
+-- User fields (v.foo = x) live in v's own environment table instead, which
+-- may refer back to v without keeping it alive.
+local state = setmetatable({}, { __mode = "k" })
+local proto = newproxy(true)
+local vmt = getmetatable(proto)          -- every Variable's metatable
+vmt.__metatable = Variable               -- getmetatable(v) == tide.Variable; the metatable stays private
+local getfenv, setfenv = debug.getfenv, debug.setfenv
+
+-- True when v is a tide.Variable.
+local function is_variable(v) return type(v) == "userdata" and state[v] ~= nil end
+M.is_variable = is_variable
+
+-- The tensor that holds v's values (never handed to ops directly: see read).
+local function handle(v) return state[v].handle end
+M.handle = handle
+
+-- Whether tapes watch v automatically.
+function M.is_trainable(v) return state[v].trainable end
 
 local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
 
@@ -25,7 +51,7 @@ local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
 local function share(t)
   local r = Tensor()
   C.tide_tensor_share(r, t)
-  if r.storage ~= nil then core.track(r) end
+  if r.storage ~= nil then binding.track(r) end
   return r
 end
 
@@ -35,12 +61,12 @@ end
 -- handle's storage, so a recorded op never sees the handle itself (as TF's
 -- ReadVariableOp, the value read is the value the gradient uses).
 function M.read(v)
-  local h = rawget(v, "_handle")
+  local h = state[v].handle
   local traced = context.stack[1] ~= nil
   if traced then h = M.traced_read(v) end
-  if not record.active then return h end
+  if not recorder.active then return h end
   local r = traced and h or share(h) -- a traced read is already a tensor of its own
-  local tapes = record.tapes
+  local tapes = recorder.tapes
   for i = 1, #tapes do
     local tape = tapes[i]
     if not tape._paused and tape:_watches_variable(v) then tape:_track_read(v, r) end
@@ -48,49 +74,46 @@ function M.read(v)
   return r
 end
 
--- True when v is a tide.Variable.
-local function is_variable(v) return type(v) == "table" and getmetatable(v) == Variable end
-
 -- While a function is traced, a read is a graph node that reads the
 -- variable at each run (not a constant); the trace keeps the variable alive.
 function M.traced_read(v)
   local g = C.tide_graph_building()
-  if g == nil then return rawget(v, "_handle") end
+  if g == nil then return handle(v) end
   local ctx = context.current()
   if ctx then ctx.variables[v] = true end
   local r = Tensor()
-  if C.tide_graph_variable(g, rawget(v, "_handle"), r) ~= 0 then core.raise() end
+  if C.tide_graph_variable(g, handle(v), r) ~= 0 then binding.raise() end
   return r
 end
-M.is_variable = is_variable
 
 -- The current value as a tensor of its own (later assigns leave it
 -- unchanged). Recording tapes track it and a traced read is a graph node;
 -- only a plain eager read needs a new tensor sharing the handle's storage.
 function M.read_value(v)
-  local h = rawget(v, "_handle")
+  local h = handle(v)
   local r = M.read(v)
   if rawequal(r, h) then return share(h) end
   return r
 end
 
 -- Tell convert how to turn a Variable into the tensor an op should use.
-convert.set_variable_reader(is_variable, M.read, M.read_value)
+convert.set_variable_reader(is_variable, M.read, M.read_value, handle)
 
 -- tide.Variable(initial, {name=, trainable=true, dtype=}): initial is a
 -- tensor, a Lua number or nested table (float32 unless dtype says otherwise:
 -- Lua cannot tell 3.0 from 3, and variables are almost always trained),
 -- or a function returning one of those.
+-- (Called on a new userdata by tide.Variable(...), below.)
 function Variable:__init(initial, ...)
   local o = args.parse("Variable", { "name", "trainable", "dtype" }, ...)
   local ctx = context.current()
   if ctx and not ctx.first then
-    core.error(string.format("Variable: a tide.Variable is created while %s is traced again (at %s); create " ..
+    binding.error(string.format("Variable: a tide.Variable is created while %s is traced again (at %s); create " ..
       "variables outside the traced function, or only on its first call (e.g. in a table the function fills " ..
       "once)", ctx.fn.name, context.user_line()))
   end
   if type(initial) == "function" then initial = initial() end
-  if initial == nil then core.error("Variable: an initial value is required") end
+  if initial == nil then binding.error("Variable: an initial value is required") end
   if is_variable(initial) then initial = M.read(initial) end
   local value
   if istype(Tensor, initial) then
@@ -98,43 +121,58 @@ function Variable:__init(initial, ...)
   else
     local dt = o.dtype
     if not dt then
-      local probe = initial
-      while type(probe) == "table" and not istype(Tensor, probe) do probe = probe[1] end
+      local probe, depth = initial, 0 -- bounded: a table that contains itself is convert's error to name
+      while type(probe) == "table" and not istype(Tensor, probe) and depth <= C.TIDE_MAX_DIMS do
+        probe, depth = probe[1], depth + 1
+      end
       dt = type(probe) == "boolean" and "bool" or "float32"
     end
     value = convert.tensor(initial, dt, "Variable")
   end
   for i = 0, value.ndim - 1 do dims_buf[i] = value.dims[i] end
   local h = Tensor()
-  if C.tide_tensor_init_heap(h, value.dt, value.ndim, dims_buf) ~= 0 then core.raise() end
-  core.track(h)
-  if C.tide_tensor_copy_into(h, value) ~= 0 then core.raise() end
-  if C.tide_tensor_mark_variable(h) ~= 0 then core.raise() end -- reads share it: writes go through v
-  rawset(self, "_handle", h)
-  rawset(self, "name", o.name == nil and "Variable" or tostring(o.name))
-  rawset(self, "trainable", args.bool("Variable", "trainable", o.trainable, true))
+  if C.tide_tensor_init_heap(h, value.dt, value.ndim, dims_buf) ~= 0 then binding.raise() end
+  binding.track(h)
+  if C.tide_tensor_copy_into(h, value) ~= 0 then binding.raise() end
+  if C.tide_tensor_mark_variable(h) ~= 0 then binding.raise() end -- reads share it: writes go through v
+  state[self] = { handle = h, name = o.name == nil and "Variable" or tostring(o.name),
+                  trainable = args.bool("Variable", "trainable", o.trainable, true) }
+end
+
+-- tide.Variable(...) makes the userdata and initializes it.
+getmetatable(Variable).__call = function(_, ...)
+  local v = newproxy(proto)
+  Variable.__init(v, ...)
+  return v
 end
 
 -- Properties and tensor methods: a variable answers as its current value.
 local properties = {
-  dtype = function(v) return dtype.names[rawget(v, "_handle").dt] end,
-  shape = function(v) return rawget(v, "_handle").shape end,
-  ndim = function(v) return rawget(v, "_handle").ndim end,
-  device = function(v) return rawget(v, "_handle").device end,
+  name = function(v) return state[v].name end,
+  trainable = function(v) return state[v].trainable end,
+  dtype = function(v) return dtype.names[handle(v).dt] end,
+  shape = function(v) return handle(v).shape end,
+  ndim = function(v) return handle(v).ndim end,
+  device = function(v) return handle(v).device end,
 }
 
 local method_cache = setmetatable({}, { __mode = "k" })
 
 -- v.k: Variable's own methods, then properties, then v[i] (a read), then
--- any tensor method applied to the current value (wrappers cached per method).
-Variable.__index = function(v, k)
+-- fields the user set, then any tensor method applied to the current value
+-- (wrappers cached per method).
+vmt.__index = function(v, k)
   local own = rawget(Variable, k)
   if own ~= nil then return own end
   local p = properties[k]
   if p then return p(v) end
   if type(k) == "number" then return M.read(v)[k] end
-  local m = core.methods[k]
-  if m == nil then core.error("Variable has no method or property '" .. tostring(k) .. "'") end
+  if state[v].extras then
+    local x = getfenv(v)[k]
+    if x ~= nil then return x end
+  end
+  local m = binding.methods[k]
+  if m == nil then binding.error("Variable has no method or property '" .. tostring(k) .. "'") end
   local wrapped = method_cache[m]
   if not wrapped then
     wrapped = function(self, ...)
@@ -146,6 +184,9 @@ Variable.__index = function(v, k)
   return wrapped
 end
 
+-- #v: what # gives on its value (the size of dim 0; an error for a 0-d one).
+vmt.__len = function(v) return binding.impl.len(handle(v)) end
+
 -- The current value as a tensor of its own (later assigns leave it unchanged;
 -- it cannot be written in place: tide.identity(v) is a copy that can).
 function Variable:read_value()
@@ -155,46 +196,82 @@ Variable.value = Variable.read_value
 
 local MODES = { assign = C.TIDE_ASSIGN_SET, assign_add = C.TIDE_ASSIGN_ADD, assign_sub = C.TIDE_ASSIGN_SUB }
 
--- Give v the value x (a Variable, tensor or Lua value of v's shape), copy-on-write.
-local function assign_value(v, x, op)
-  local h = rawget(v, "_handle")
+-- "[2, 3]", as the engine's messages write shapes.
+local function dims_text(t)
+  local parts = {}
+  for i = 0, t.ndim - 1 do
+    local d = t.dims[i]
+    parts[i + 1] = d < 0 and "?" or tostring(d)
+  end
+  return "[" .. table.concat(parts, ", ") .. "]"
+end
+
+-- x as the value an update of v (handle h) uses: a Variable is read; a Lua
+-- number (or boolean) stands for v's shape filled with it; anything else
+-- converts with v's dtype and must then have exactly v's dtype and shape,
+-- as TF's assign ops require: no broadcasting, eager or traced alike.
+local function update_value(v, h, x, op)
   if is_variable(x) then x = M.read(x) end
+  local tx = type(x)
+  if tx == "number" or tx == "boolean" then
+    local s = convert.scalar(x, h.dt, op)
+    if h.ndim == 0 then return s end
+    return shape_ops.broadcast_to(s, h.shape:as_list())
+  end
   local t = istype(Tensor, x) and x or convert.coerce(x, h, op, 1)
+  if t.dt ~= h.dt then
+    binding.error(string.format("%s: the variable is %s but the value is %s (use :cast)", op, dtype.names[h.dt],
+      dtype.names[t.dt]))
+  end
+  local same = t.ndim < 0 or t.ndim == h.ndim -- an unknown rank or dim (traced) is checked when the graph runs
+  for i = 0, h.ndim - 1 do
+    if same and t.ndim >= 0 and t.dims[i] >= 0 and t.dims[i] ~= h.dims[i] then same = false end
+  end
+  if not same then
+    -- the engine's own words (tide_graph_assign, tide_tensor_assign), for every mode, eager or traced
+    binding.error(string.format("%s: the variable has shape %s but the value has shape %s", op, dims_text(h),
+      dims_text(t)))
+  end
+  return t
+end
+
+-- Update v with x by `op` (assign, assign_add, assign_sub), copy-on-write.
+local function update(v, x, op)
+  local h = handle(v)
+  local t = update_value(v, h, x, op)
   local g = C.tide_graph_building()
   if g ~= nil then -- traced: an update node, run in program order
     local ctx = context.current()
     if ctx then ctx.variables[v] = true end
     -- a gradient running a branch or loop body again must not update twice (tracing/control_grad.lua)
     if ctx and ctx.replay then return v end
-    if C.tide_graph_assign(g, h, MODES[op], t) ~= 0 then core.raise() end
+    if C.tide_graph_assign(g, h, MODES[op], t) ~= 0 then binding.raise() end
     return v
   end
-  if C.tide_tensor_assign(h, t) ~= 0 then core.raise() end
+  if op == "assign_add" then t = binding.impl.add(h, t)
+  elseif op == "assign_sub" then t = binding.impl.sub(h, t) end
+  if C.tide_tensor_assign(h, t) ~= 0 then binding.raise() end
   return v
 end
 
--- v:assign(x): give v the value x (same shape; a Lua value takes v's dtype). Returns v.
-function Variable:assign(x) return assign_value(self, x, "assign") end
+-- v:assign(x): give v the value x (v's shape and dtype; a Lua number fills
+-- v's shape). Returns v.
+function Variable:assign(x) return update(self, x, "assign") end
 
--- v:assign_add(x), v:assign_sub(x): v = v + x, v = v - x. Return v.
-function Variable:assign_add(x)
-  if C.tide_graph_building() ~= nil then return assign_value(self, x, "assign_add") end
-  return assign_value(self, core.impl.add(rawget(self, "_handle"), is_variable(x) and M.read(x) or x), "assign_add")
-end
-function Variable:assign_sub(x)
-  if C.tide_graph_building() ~= nil then return assign_value(self, x, "assign_sub") end
-  return assign_value(self, core.impl.sub(rawget(self, "_handle"), is_variable(x) and M.read(x) or x), "assign_sub")
-end
+-- v:assign_add(x), v:assign_sub(x): v = v + x, v = v - x, with x as for
+-- assign (v's shape, no broadcasting; or a Lua number). Return v.
+function Variable:assign_add(x) return update(self, x, "assign_add") end
+function Variable:assign_sub(x) return update(self, x, "assign_sub") end
 
 -- The current value as nested Lua tables (TF's numpy()).
-function Variable:numpy() return rawget(self, "_handle"):totable() end
+function Variable:numpy() return handle(self):totable() end
 
 -- "<tide.Variable 'name' shape=... dtype=..., value=...>", as TF prints one.
-Variable.__tostring = function(v)
-  local h = rawget(v, "_handle")
+vmt.__tostring = function(v)
+  local h = handle(v)
   local text = format.array_text(h)
   if text:find("\n", 1, true) then text = "\n" .. text end
-  return string.format("<tide.Variable '%s' shape=%s dtype=%s, value=%s>", rawget(v, "name"),
+  return string.format("<tide.Variable '%s' shape=%s dtype=%s, value=%s>", state[v].name,
     tostring(h.shape), dtype.names[h.dt], text)
 end
 
@@ -202,40 +279,52 @@ end
 local function read_any(x) if is_variable(x) then return M.read(x) end return x end
 for _, mm in ipairs { "__add", "__sub", "__mul", "__div", "__mod", "__pow" } do
   local name = mm:sub(3)
-  Variable[mm] = function(a, b) return core.impl[name](read_any(a), read_any(b)) end
+  vmt[mm] = function(a, b) return binding.impl[name](read_any(a), read_any(b)) end
 end
-Variable.__unm = function(a) return core.impl.neg(M.read(a)) end
-Variable.__lt = function(a, b) return core.impl.lt(read_any(a), read_any(b)) end
-Variable.__le = function(a, b) return core.impl.le(read_any(a), read_any(b)) end
-Variable.__concat = function(a, b) return tostring(a) .. tostring(b) end
+vmt.__unm = function(a) return binding.impl.neg(M.read(a)) end
+vmt.__lt = function(a, b) return binding.impl.lt(read_any(a), read_any(b)) end
+vmt.__le = function(a, b) return binding.impl.le(read_any(a), read_any(b)) end
+vmt.__concat = function(a, b) return tostring(a) .. tostring(b) end
 
 -- v[i] = x writes x (broadcast) into row i of the variable, copy-on-write
 -- like assign: values read earlier keep theirs. Traced, it is an update node
 -- (v:assign(tide.slice_update(v, {i}, x))) that runs at each call.
-Variable.__newindex = function(v, k, x)
+vmt.__newindex = function(v, k, x)
   if type(k) ~= "number" then
-    rawset(v, k, x)
+    local rec = state[v]
+    if k == "name" then
+      rec.name = tostring(x)
+    elseif k == "trainable" then
+      rec.trainable = args.bool("Variable", "trainable", x, rec.trainable)
+    elseif rawget(Variable, k) ~= nil or properties[k] then
+      binding.error(string.format("Variable: cannot set '%s' (a method or a property of the value)", tostring(k)))
+    else -- a field of the user's own, in v's environment (never the globals it starts with)
+      if not rec.extras then
+        setfenv(v, {})
+        rec.extras = true
+      end
+      getfenv(v)[k] = x
+    end
     return
   end
   args.int("setindex", "index", k)
-  local h = rawget(v, "_handle")
+  local h = handle(v)
   if is_variable(x) then x = M.read(x) end
   if C.tide_graph_building() ~= nil then
     local r = M.read(v)
-    local row = core.impl.index(r, k)
+    local row = binding.impl.index(r, k)
     local t = istype(Tensor, x) and x or convert.coerce(x, h, "setindex", 2)
-    local shape = require "tide.ops.shape"
-    t = shape.broadcast_to(t, row.shape:as_list())
-    assign_value(v, require("tide.ops.update").slice_update(r, { k }, t), "assign")
+    t = shape_ops.broadcast_to(t, row.shape:as_list())
+    update(v, slice_ops.slice_update(r, { k }, t), "assign")
     return
   end
-  if h.ndim == 0 then core.error("setindex: cannot index a 0-d variable (use v:assign(x))") end
+  if h.ndim == 0 then binding.error("setindex: cannot index a 0-d variable (use v:assign(x))") end
   local d0 = tonumber(h.dims[0])
   if k < -d0 or k >= d0 then
-    core.error(string.format("setindex: index %d is out of range for dimension 0 of size %d", k, d0))
+    binding.error(string.format("setindex: index %d is out of range for dimension 0 of size %d", k, d0))
   end
-  if C.tide_tensor_assign(h, h) ~= 0 then core.raise() end -- own the storage first
-  tensor.write_into(core.impl.index(h, k), x, "setindex")
+  if C.tide_tensor_assign(h, h) ~= 0 then binding.raise() end -- own the storage first
+  tensor.write_into(binding.impl.index(h, k), x, "setindex")
 end
 
 return M

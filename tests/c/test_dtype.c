@@ -157,10 +157,68 @@ static void test_bfloat16(void) {
   CHECK(isnan(tide_bfloat16_to_float(0x7f81)));
 }
 
+/* ---- reading elements as host numbers ------------------------------------------ */
+
+static uint64_t double_bits(double d) {
+  uint64_t u;
+  memcpy(&u, &d, 8);
+  return u;
+}
+
+static void test_read_number(void) {
+  const uint64_t canon = UINT64_C(0x7ff8000000000000);
+  /* NaNs of every sign, quiet and signalling, with payloads: one canonical NaN. */
+  static const uint32_t f32_nans[] = {0xffec0001u, 0xffffffffu, 0x7fffffffu, 0x7f800001u, 0xff800001u,
+                                      0x7fc00000u, 0xffc00000u, 0x7fa5a5a5u};
+  for (size_t k = 0; k < sizeof f32_nans / sizeof f32_nans[0]; k++) {
+    float f;
+    memcpy(&f, &f32_nans[k], 4);
+    CHECK(double_bits(tide_read_number(&f, TIDE_FLOAT32, 0)) == canon);
+  }
+  static const uint64_t f64_nans[] = {UINT64_C(0xfff8000000000001), UINT64_C(0xffffffffffffffff),
+                                      UINT64_C(0xfffd800020000000), UINT64_C(0x7ff0000000000001),
+                                      UINT64_C(0xfff0000000000001), UINT64_C(0x7fffffffffffffff),
+                                      UINT64_C(0xfff8000000000000)};
+  for (size_t k = 0; k < sizeof f64_nans / sizeof f64_nans[0]; k++) {
+    double d;
+    memcpy(&d, &f64_nans[k], 8);
+    CHECK(double_bits(tide_read_number(&d, TIDE_FLOAT64, 0)) == canon);
+  }
+  static const uint16_t half_nans[] = {0x7c01, 0xfc01, 0x7fff, 0xffff, 0x7e00, 0xfe00, 0x7d55};
+  for (size_t k = 0; k < sizeof half_nans / sizeof half_nans[0]; k++)
+    CHECK(double_bits(tide_read_number(&half_nans[k], TIDE_FLOAT16, 0)) == canon);
+  static const uint16_t bf16_nans[] = {0x7f81, 0xff81, 0x7fff, 0xffff, 0x7fc0, 0xffc0, 0xffec};
+  for (size_t k = 0; k < sizeof bf16_nans / sizeof bf16_nans[0]; k++)
+    CHECK(double_bits(tide_read_number(&bf16_nans[k], TIDE_BFLOAT16, 0)) == canon);
+  /* Ordinary values come through exactly, at an offset. */
+  const float f[3] = {1.5f, -INFINITY, -0.0f};
+  CHECK(tide_read_number(f, TIDE_FLOAT32, 0) == 1.5);
+  CHECK(tide_read_number(f, TIDE_FLOAT32, 1) == -INFINITY);
+  CHECK(double_bits(tide_read_number(f, TIDE_FLOAT32, 2)) == UINT64_C(0x8000000000000000));
+  const double d[2] = {0.1, -DBL_MAX};
+  CHECK(tide_read_number(d, TIDE_FLOAT64, 0) == 0.1 && tide_read_number(d, TIDE_FLOAT64, 1) == -DBL_MAX);
+  const uint16_t h = 0x3e00, b = 0xc049;
+  CHECK(tide_read_number(&h, TIDE_FLOAT16, 0) == 1.5);
+  CHECK(tide_read_number(&b, TIDE_BFLOAT16, 0) == -3.140625);
+  const int8_t i8 = -128;
+  const uint8_t u8 = 255;
+  const int32_t i32 = INT32_MIN;
+  const int64_t i64 = INT64_C(1) << 53;
+  CHECK(tide_read_number(&i8, TIDE_INT8, 0) == -128 && tide_read_number(&u8, TIDE_UINT8, 0) == 255);
+  CHECK(tide_read_number(&i32, TIDE_INT32, 0) == INT32_MIN);
+  CHECK(tide_read_number(&i64, TIDE_INT64, 0) == 9007199254740992.0);
+  /* Bool: any nonzero byte is true. */
+  const uint8_t bools[4] = {0, 1, 2, 255};
+  CHECK(tide_read_number(bools, TIDE_BOOL, 0) == 0 && tide_read_number(bools, TIDE_BOOL, 1) == 1);
+  CHECK(tide_read_number(bools, TIDE_BOOL, 2) == 1 && tide_read_number(bools, TIDE_BOOL, 3) == 1);
+  CHECK(tide_read_number(bools, -1, 0) == 0 && tide_read_number(bools, TIDE_NUM_DTYPES, 0) == 0);
+}
+
 int main(void) {
   test_dtypes();
   test_half();
   test_bfloat16();
+  test_read_number();
   /* Everything made here was given back. */
   CHECK(tide_memory_stats_get()->current == 0);
   return CHECK_SUMMARY("dtype");

@@ -52,8 +52,31 @@ static void test_fill_from_tensor(void) {
   tide_tensor_release(&shp);
 }
 
+/* attrs ints of the shape's length are what a trace knew of its values: a
+ * run keeps them (a dim of -1 takes any value) or fails, naming both. */
+static void test_fill_known_dims(void) {
+  tide_tensor shp, o;
+  int64_t n = 2;
+  from_i32(&shp, 1, &n, (const int32_t[]){3, 4});
+  const tide_tensor *in[1] = {&shp};
+  tide_attrs a = {.dtype = TIDE_FLOAT64, .scalars = {2}, .nints = 2, .ints = {-1, 4}};
+  CHECK(run(TIDE_OP_FILL, &a, 1, in, &o) == TIDE_OK);
+  CHECK(o.ndim == 2 && o.dims[0] == 3 && o.dims[1] == 4 && ((double *)o.data)[11] == 2);
+  tide_tensor_release(&o);
+  a.ints[1] = 5;
+  CHECK(run(TIDE_OP_FILL, &a, 1, in, &o) == TIDE_ERR_SHAPE);
+  CHECK(contains(tide_last_error(), "fill: the shape tensor holds 4 at 1 where the traced graph has 5"));
+  /* ints of another length are not about the shape input: ignored, as before */
+  a.nints = 1;
+  CHECK(run(TIDE_OP_FILL, &a, 1, in, &o) == TIDE_OK);
+  CHECK(o.ndim == 2 && o.dims[1] == 4);
+  tide_tensor_release(&o);
+  tide_tensor_release(&shp);
+}
+
 int main(void) {
   test_shape_and_size();
   test_fill_from_tensor();
+  test_fill_known_dims();
   return CHECK_SUMMARY("shape_input");
 }

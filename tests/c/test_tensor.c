@@ -2,6 +2,7 @@
  * or heap), promote, share, release, wrapped memory, views, contiguity, copy_into. */
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +248,49 @@ static void test_wrap(void) {
   CHECK(w.storage == NULL);
 }
 
+/* Wrapped bool memory is used as it is: every reader takes a nonzero byte as true. */
+static void test_wrap_bool_bytes(void) {
+  uint8_t bytes[4] = {0, 2, 255, 1};
+  int64_t dims[] = {4};
+  tide_tensor w = blank();
+  CHECK(tide_tensor_wrap(&w, bytes, TIDE_BOOL, 1, dims, NULL, NULL, NULL) == TIDE_OK);
+  const tide_tensor *in[] = {&w};
+  /* casts give 1 for true, in every target dtype */
+  static const int targets[] = {TIDE_INT32, TIDE_UINT8, TIDE_FLOAT32, TIDE_FLOAT64, TIDE_INT64, TIDE_BOOL,
+                                TIDE_FLOAT16};
+  for (size_t k = 0; k < sizeof targets / sizeof targets[0]; k++) {
+    tide_attrs a;
+    memset(&a, 0, sizeof a);
+    a.dtype = targets[k];
+    tide_tensor c = blank();
+    tide_tensor *out[] = {&c};
+    CHECK(tide_op_run(TIDE_OP_CAST, &a, 1, in, 1, out) == TIDE_OK);
+    for (int64_t i = 0; i < 4; i++) CHECK(tide_read_number(c.data, c.dt, i) == (i == 0 ? 0 : 1));
+    tide_tensor_release(&c);
+  }
+  /* all and any, logical_not, equal against a true tensor */
+  tide_tensor r = blank();
+  tide_tensor *out[] = {&r};
+  CHECK(tide_op_run(TIDE_OP_ANY, NULL, 1, in, 1, out) == TIDE_OK);
+  CHECK(*(const uint8_t *)r.data == 1);
+  tide_tensor_release(&r);
+  CHECK(tide_op_run(TIDE_OP_ALL, NULL, 1, in, 1, out) == TIDE_OK);
+  CHECK(*(const uint8_t *)r.data == 0);
+  tide_tensor_release(&r);
+  CHECK(tide_op_run(TIDE_OP_LOGICAL_NOT, NULL, 1, in, 1, out) == TIDE_OK);
+  CHECK(memcmp(r.data, (const uint8_t[]){1, 0, 0, 0}, 4) == 0);
+  tide_tensor_release(&r);
+  uint8_t ones[4] = {1, 1, 1, 1};
+  tide_tensor t = blank();
+  CHECK(tide_tensor_wrap(&t, ones, TIDE_BOOL, 1, dims, NULL, NULL, NULL) == TIDE_OK);
+  const tide_tensor *pair[] = {&w, &t};
+  CHECK(tide_op_run(TIDE_OP_EQUAL, NULL, 2, pair, 1, out) == TIDE_OK);
+  CHECK(memcmp(r.data, (const uint8_t[]){0, 1, 1, 1}, 4) == 0);
+  tide_tensor_release(&r);
+  tide_tensor_release(&t);
+  tide_tensor_release(&w);
+}
+
 static void test_release_tokens(void) {
   while (tide_released_token_pop() >= 0) {
   } /* start empty */
@@ -480,10 +524,33 @@ static void test_copy_into(void) {
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tide_tensor_release(all[i]);
 }
 
+/* ---- the header's layout, which Lua's read-only view must match ------------------------ */
+
+/* The same numbers as tests/spec/binding/header_spec.lua checks on the FFI view
+ * (tide/tensor.h declares the two views; a change to one must change both). */
+static void test_layout(void) {
+  CHECK(offsetof(tide_tensor, data) == 0);
+  CHECK(offsetof(tide_tensor, storage) == 8);
+  CHECK(offsetof(tide_tensor, dims) == 16);
+  CHECK(offsetof(tide_tensor, strides) == 80);
+  CHECK(offsetof(tide_tensor, nelem) == 144);
+  CHECK(offsetof(tide_tensor, ndim) == 152);
+  CHECK(offsetof(tide_tensor, dt) == 156);
+  CHECK(offsetof(tide_tensor, dev) == 160);
+  CHECK(offsetof(tide_tensor, flags) == 164);
+  CHECK(offsetof(tide_tensor, inline_data) == 168);
+  CHECK(sizeof(tide_tensor) == 200);
+  CHECK(_Alignof(tide_tensor) == 8);
+  CHECK(sizeof(((tide_tensor *)0)->inline_data) == TIDE_INLINE_BYTES);
+  CHECK(sizeof(((tide_tensor *)0)->dims) == 64);
+}
+
 int main(void) {
+  test_layout();
   test_tensor_init();
   test_promote_share_release();
   test_wrap();
+  test_wrap_bool_bytes();
   test_release_tokens();
   test_views();
   test_is_contiguous();

@@ -2,8 +2,8 @@
 -- ranges, moments of the distributions, shuffles, and errors.
 local tide = require "tide"
 local h = require "helpers"
-local core = require "tide.core"
-local eager = require "tide.eager"
+local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
 local R = tide.random
 
 local function moments(t)
@@ -93,8 +93,8 @@ describe("tide.random seeds", function()
     R.set_seed(11)
     local all = R.uniform{16}:totable()
     assert.are.same({all[13], all[14], all[15], all[16]}, after)
-    assert.are.equal(3, tonumber(core.C.tide_random_counters(core.C.TIDE_OP_RANDOM_UNIFORM,
-      core.C.TIDE_FLOAT32, 9)))
+    assert.are.equal(3, tonumber(binding.C.tide_random_counters(binding.C.TIDE_OP_RANDOM_UNIFORM,
+      binding.C.TIDE_FLOAT32, 9)))
   end)
 
   it("rejects bad seeds", function()
@@ -197,7 +197,7 @@ end)
 describe("tide.random.shuffle and permutation", function()
   -- A transposed view, so shuffle reads a strided input.
   local function T(x)
-    return eager.run_view(core.C.TIDE_OP_TRANSPOSE, eager.attrs(), x)
+    return dispatch.run_view(binding.C.TIDE_OP_TRANSPOSE, dispatch.attrs(), x)
   end
 
   it("permutes values along dim 0", function()

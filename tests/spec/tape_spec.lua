@@ -392,7 +392,7 @@ describe("GradientTape", function()
       tape:watch(x)
       return x * 3
     end)
-    assert.is_false(require("tide.record").active)
+    assert.is_false(require("tide.tape_recorder").active)
     assert.are.same({3}, tape:gradient(z, x):totable())
   end)
 

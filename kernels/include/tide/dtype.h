@@ -13,7 +13,7 @@ typedef enum tide_dtype {
   TIDE_UINT8,
   TIDE_INT32,
   TIDE_INT64,
-  TIDE_BOOL,           /* one byte, 0 or 1 */
+  TIDE_BOOL,           /* one byte: 0 is false, any other byte true; tide writes 1 */
   TIDE_NUM_DTYPES
 } tide_dtype;
 
@@ -40,5 +40,13 @@ TIDE_API uint16_t tide_float_to_half(float f);
 TIDE_API float tide_half_to_float(uint16_t h);
 TIDE_API uint16_t tide_float_to_bfloat16(float f);
 TIDE_API float tide_bfloat16_to_float(uint16_t b);
+
+/* Element `i` (counted in elements from `data`) of a buffer of `dtype` as a
+ * double: the one way a host reads tensor values. Every NaN comes back as the
+ * one canonical quiet NaN (bits 0x7ff8000000000000): LuaJIT keeps its own
+ * values in NaN payloads, so a NaN with other bits read into Lua would be a
+ * forged string, table or nil. A bool byte gives 1 for any nonzero byte;
+ * int64 rounds to the nearest double. 0 for an invalid dtype. */
+TIDE_API double tide_read_number(const void *data, int dtype, int64_t i);
 
 #endif

@@ -48,12 +48,18 @@ TIDE_API void tide_graph_free(tide_graph *g);
 TIDE_API tide_status tide_graph_begin(tide_graph *g);
 /* Stop building g (it must be the innermost graph being built). */
 TIDE_API tide_status tide_graph_end(tide_graph *g);
+/* Stop building g and every graph begun on top of it on this thread,
+ * restoring the recorder that was current before g began: the way out
+ * after an error or an abandoned builder. Nothing when g is not being built
+ * on this thread. */
+TIDE_API void tide_graph_abandon(tide_graph *g);
 /* The graph being built on this thread, or NULL. */
 TIDE_API tide_graph *tide_graph_building(void);
 /* A unique id of g: symbolic tensors carry it in inline_data.sym.graph_id. */
 TIDE_API uint64_t tide_graph_id(const tide_graph *g);
 
-/* Add an argument: out becomes its symbolic tensor (dims -1 = unknown). */
+/* Add an argument: out becomes its symbolic tensor (dims -1 = unknown; ndim
+ * TIDE_UNKNOWN_RANK = any rank, dims unread and may be NULL). */
 TIDE_API tide_status tide_graph_input(tide_graph *g, int dtype, int ndim, const int64_t *dims, tide_tensor *out);
 /* Add a constant holding (a share of) the eager tensor value: out becomes
  * its symbolic tensor, so ops on it record into g (for graphs built by hand
@@ -77,7 +83,8 @@ TIDE_API tide_status tide_graph_set_origin(tide_graph *g, const tide_tensor *t, 
  * headers, made symbolic). Both branches were built on top of g
  * (tide_graph_begin while g was the graph being built, then
  * tide_graph_end), take no inputs and have n_out outputs of matching dtypes
- * and ranks; a dim the branches disagree on is unknown (-1) in out. Their
+ * and ranks; a dim the branches disagree on is unknown (-1) in out, and
+ * ranks they disagree on make out's rank unknown (TIDE_UNKNOWN_RANK). Their
  * captures become the node's inputs. On success g owns both branches. */
 TIDE_API tide_status tide_graph_cond(tide_graph *g, const tide_tensor *pred, tide_graph *then_g, tide_graph *else_g,
                                      int n_out, tide_tensor *const *out);
@@ -85,14 +92,49 @@ TIDE_API tide_status tide_graph_cond(tide_graph *g, const tide_tensor *pred, tid
  * cond_g(vars) (one one-element bool) is true and fewer than max_iters
  * iterations ran (max_iters < 0: no bound), vars = body_g(vars). Both were
  * built on top of g, each with n inputs (tide_graph_input: the loop
- * variables, with the dims the loop keeps; -1 where they change);
- * body_g gives n outputs of the inputs' dtypes and ranks whose known dims
- * fit the inputs'. out: n blank headers, made symbolic: the final values.
+ * variables, with the dims the loop keeps; -1 where they change, and
+ * TIDE_UNKNOWN_RANK for a variable of any shape); body_g gives n outputs of
+ * the inputs' dtypes and ranks whose known dims fit the inputs' (any rank
+ * for an input of unknown rank). out: n blank headers, made symbolic: the final values.
  * The subgraphs' captures become the node's inputs; on success g owns them. */
 TIDE_API tide_status tide_graph_while(tide_graph *g, int n, const tide_tensor *const *init, tide_graph *cond_g,
                                       tide_graph *body_g, int64_t max_iters, tide_tensor *const *out);
+/* Make the WHILE node of g that gave `result` (one of its loop results) also
+ * give, at each run, its iteration count N (count: a blank header made an
+ * int32 scalar) and, for each of its n loop variables, the values it had at
+ * the start of every iteration, stacked: stacks[k] (blank headers, made
+ * symbolic) is [N, dims of loop variable k]. What a gradient needs instead of
+ * running the loop again; stacks nothing reads are not filled (finalize sees
+ * to it). g must be the graph being built; a loop variable's dims must then
+ * not change between iterations, and its rank must be below TIDE_MAX_DIMS. */
+TIDE_API tide_status tide_graph_while_stack(tide_graph *g, const tide_tensor *result, tide_tensor *count, int n,
+                                            tide_tensor *const *stacks);
 /* Optimize with the given passes and freeze the graph for running. */
 TIDE_API tide_status tide_graph_finalize(tide_graph *g, unsigned passes);
+
+/* ---- a forward graph and its backward (graph/split.c) --------------------- */
+
+/* The values of enclosing graphs that g, built on top of another, captures. */
+TIDE_API int tide_graph_num_captures(const tide_graph *g);
+/* Make g, finished (ended, not finalized) and built on top of the graph being
+ * built, a graph of its own: its captures become inputs after its own ones
+ * (in capture order), and outer[k] (n >= tide_graph_num_captures(g) blank
+ * headers, made symbolic) names the enclosing graph's value that input
+ * (own inputs + k) stands for, so the enclosing graph can give it as an
+ * output. This is how a backward pass traced on top of its forward pass
+ * becomes a graph of the forward's saved values. */
+TIDE_API tide_status tide_graph_detach(tide_graph *g, int n, tide_tensor *const *outer);
+/* While g is being built, let `local` (a value of g, or an eager tensor: a
+ * constant) stand for `foreign`, a symbolic tensor of another graph: ops on
+ * `foreign` in g, and in graphs built on top of g, use `local` instead. How a
+ * backward pass is traced again over the values its forward saved. */
+TIDE_API tide_status tide_graph_alias(tide_graph *g, const tide_tensor *foreign, const tide_tensor *local);
+/* While g is being built, reads of the variable whose tensor is `handle` (in
+ * g and in graphs built on top of it) give `value`, a symbolic tensor read
+ * earlier (of g, an enclosing graph, or one an alias stands for), instead of
+ * reading the variable. How a gradient that runs a loop body or a branch
+ * again sees the values its forward pass read. */
+TIDE_API tide_status tide_graph_pin_variable(tide_graph *g, tide_tensor *handle, const tide_tensor *value);
 
 /* ---- running -------------------------------------------------------------- */
 

@@ -24,7 +24,14 @@ enum {
    * Its values are read where they exist (eagerly, at a graph's run, or from a
    * graph constant); while tracing a computed one they are not, so the result
    * has that many unknown (-1) dims and the graph infers it again when it runs. */
-  TIDE_OPF_SHAPE_INPUT = 16
+  TIDE_OPF_SHAPE_INPUT = 16,
+  /* Some output dims depend on the input's values, not only on its shape
+   * (where(cond), unique, segment_sum over sorted ids): inference leaves those
+   * dims unknown (-1), also eagerly, and the kernel, given its outputs as
+   * headers without data, sets their layouts and allocates them itself
+   * (tide_tensor_init) once it has counted. In a graph such an op's outputs
+   * are late (inferred at each run) and filled by the node, never planned. */
+  TIDE_OPF_DATA_SHAPE  = 32
 };
 
 typedef enum tide_op {

@@ -7,6 +7,12 @@
 
 enum {
   TIDE_MAX_DIMS = 8,
+  /* ndim of a symbolic tensor (or a graph's descriptor) whose rank is unknown
+   * until the graph runs: TF's TensorShape(None), as TF's C API reports it
+   * (TF_GraphGetTensorNumDims gives -1). Its dims, strides and nelem mean
+   * nothing (dims 0, nelem -1). Only tracing makes such headers: eager
+   * tensors, and every tensor a graph's run sees, have a known rank. */
+  TIDE_UNKNOWN_RANK = -1,
   /* Tensors of at most this many bytes keep their data inside the header, so
    * a tiny eager op allocates nothing in C and needs no finalizer in Lua. */
   TIDE_INLINE_BYTES = 32
@@ -18,7 +24,7 @@ typedef enum tide_device { TIDE_CPU = 0, TIDE_CUDA = 1 } tide_device;
 enum {
   TIDE_TENSOR_INLINE = 1,  /* data lives in inline_data (storage is NULL) */
   TIDE_TENSOR_SYMBOLIC = 2 /* a value of a graph being traced: no data; inline_data.sym names it,
-                              and dims may be -1 (unknown until the graph runs) */
+                              dims may be -1 and ndim TIDE_UNKNOWN_RANK (unknown until the graph runs) */
 };
 
 /* A refcounted buffer; opaque. Views of one buffer share it. */
@@ -27,6 +33,26 @@ typedef struct tide_storage tide_storage;
 /* Called once when the last reference to wrapped memory goes away. */
 typedef void (*tide_free_fn)(void *ctx, void *data);
 
+#ifdef TIDE_FFI
+/* Lua's view of the header (bindings/gen_cdef.sh makes the FFI declarations
+ * from these headers with TIDE_FFI set). Kernels trust the header, so Lua may
+ * read it but never write it: every field is const (LuaJIT refuses
+ * `x.nelem = 0` with "attempt to write to constant location"), data is an
+ * untyped const pointer, and the arrays are opaque blocks of the same size:
+ * bindings/tide/binding.lua gives tide_ffi_dims a metatype whose reads are
+ * bounds-checked, so a tensor is no way to reach memory outside its header.
+ * The layout must match the C view below (tests check both against fixed
+ * offsets: tests/c/test_tensor.c, tests/spec/binding/header_spec.lua). */
+#  define TIDE_LUA_RO const
+#  define TIDE_PAD4 int32_t : 32;
+#  define TIDE_PAD32 TIDE_PAD4 TIDE_PAD4 TIDE_PAD4 TIDE_PAD4 TIDE_PAD4 TIDE_PAD4 TIDE_PAD4 TIDE_PAD4
+typedef struct tide_ffi_dims { TIDE_PAD32 TIDE_PAD32 } tide_ffi_dims; /* int64_t[TIDE_MAX_DIMS] */
+#  define TIDE_DIMS_FIELD(name) const tide_ffi_dims name
+#else
+#  define TIDE_LUA_RO
+#  define TIDE_DIMS_FIELD(name) int64_t name[TIDE_MAX_DIMS]
+#endif
+
 /* A tensor header. Field names avoid `shape`/`dtype`/`size` so that the Lua
  * face can offer those names as properties and methods.
  *   data     address of element 0 (already offset into the storage)
@@ -34,20 +60,24 @@ typedef void (*tide_free_fn)(void *ctx, void *data);
  * A header with TIDE_TENSOR_INLINE points into itself: never copy one by value;
  * use tide_tensor_share() to make another reference. */
 typedef struct tide_tensor {
-  void *data;
-  tide_storage *storage;
-  int64_t dims[TIDE_MAX_DIMS];
-  int64_t strides[TIDE_MAX_DIMS];
-  int64_t nelem;
-  int32_t ndim;
-  int32_t dt;           /* tide_dtype */
-  int32_t dev;          /* tide_device */
-  uint32_t flags;
+  TIDE_LUA_RO void *TIDE_LUA_RO data;
+  tide_storage *TIDE_LUA_RO storage;
+  TIDE_DIMS_FIELD(dims);
+  TIDE_DIMS_FIELD(strides);
+  TIDE_LUA_RO int64_t nelem;
+  TIDE_LUA_RO int32_t ndim;
+  TIDE_LUA_RO int32_t dt;           /* tide_dtype */
+  TIDE_LUA_RO int32_t dev;          /* tide_device */
+  TIDE_LUA_RO uint32_t flags;
   union {
+#ifdef TIDE_FFI
+    struct { TIDE_PAD32 }; /* the inline bytes, opaque to Lua */
+#else
     unsigned char bytes[TIDE_INLINE_BYTES];
     int64_t i64_;
     double f64_;
-    struct { uint64_t graph_id; int32_t node; int32_t index; } sym; /* TIDE_TENSOR_SYMBOLIC */
+#endif
+    struct { TIDE_LUA_RO uint64_t graph_id; TIDE_LUA_RO int32_t node; TIDE_LUA_RO int32_t index; } sym; /* TIDE_TENSOR_SYMBOLIC */
   } inline_data;
 } tide_tensor;
 
@@ -60,7 +90,10 @@ TIDE_API tide_status tide_tensor_init(tide_tensor *t, int dtype, int ndim, const
 TIDE_API tide_status tide_tensor_init_heap(tide_tensor *t, int dtype, int ndim, const int64_t *dims);
 /* Make the blank header `t` a zero-copy tensor over memory the caller owns.
  * `strides` NULL means contiguous. `free_fn(ctx, data)` runs when the last
- * reference goes (free_fn may be NULL). */
+ * reference goes (free_fn may be NULL). TIDE_BOOL memory is used as it is
+ * (zero-copy cannot normalize it): every kernel and reader takes any nonzero
+ * byte as true (casts give 1, reductions and logic ops see true, printing
+ * shows true); tide itself only ever writes 0 and 1. */
 TIDE_API tide_status tide_tensor_wrap(tide_tensor *t, void *data, int dtype, int ndim,
                                       const int64_t *dims, const int64_t *strides,
                                       tide_free_fn free_fn, void *ctx);

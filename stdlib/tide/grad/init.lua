@@ -4,9 +4,9 @@
 -- differentiable. node: { op, attrs (a copy of the op's tide_attrs), inputs,
 -- outputs }. needs[input] is true for the inputs whose gradient the tape
 -- uses (nil: all): a fn may skip the others' work (a constant's gradient).
-local core = require "tide.core"
+local binding = require "tide.binding"
 local registry = require "tide.grad.registry"
-local ffi, C = core.ffi, core.C
+local ffi, C = binding.ffi, binding.C
 
 local M = { register = registry.register }
 local fns = registry.fns
@@ -14,18 +14,23 @@ local fns = registry.fns
 -- The gradients of a recorded node's inputs, given its outputs' gradients
 -- (dys[k] is nil where an output got none) and the inputs that need one.
 function M.backward(node, dys, needs)
-  if node.grad_fn then return node.grad_fn(dys) end
+  if node.grad_fn then return node.grad_fn(dys, needs) end -- (a custom node may skip unneeded work too)
   local fn = fns[node.op]
   if not fn then
-    core.error("GradientTape:gradient: no gradient is defined for op '" .. ffi.string(C.tide_op_name(node.op)) .. "'")
+    binding.error("GradientTape:gradient: no gradient is defined for op '" .. ffi.string(C.tide_op_name(node.op)) .. "'")
   end
   return fn(node, dys, needs)
 end
 
 -- The families register themselves when loaded.
-for _, family in ipairs { "math", "reduce", "ordering", "shape", "linalg", "nn", "conv" } do
-  local name = "tide.grad." .. family
-  if package.searchpath(name, package.path) then require(name) end
-end
+require "tide.grad.math"
+require "tide.grad.reduce"
+require "tide.grad.ordering"
+require "tide.grad.shape"
+require "tide.grad.linalg"
+require "tide.grad.nn"
+require "tide.grad.conv"
+require "tide.grad.index"
+require "tide.grad.segment"
 
 return M

@@ -5,6 +5,8 @@ local util = require "tide.grad.util"
 local m = require "tide.ops.math"
 local create = require "tide.ops.create"
 local dtype = require "tide.dtype"
+local tensor = require "tide.tensor"
+local C = require("tide.binding").C
 local unbroadcast = util.unbroadcast
 
 local reg = grad.register
@@ -46,20 +48,26 @@ unary("softplus", function(x, _, dy) return m.mul(dy, m.sigmoid(x)) end)
 unary("erf", function(x, _, dy)
   return m.mul(dy, m.mul(m.exp(m.neg(m.square(x))), 2 / math.sqrt(math.pi)))
 end)
+unary("erfc", function(x, _, dy)
+  return m.mul(dy, m.mul(m.exp(m.neg(m.square(x))), -2 / math.sqrt(math.pi)))
+end)
+-- tan: dy * sec(x)^2, as TF's _TanGrad.
+unary("tan", function(x, _, dy) return m.mul(dy, m.square(m.reciprocal(m.cos(x)))) end)
 
 local INV_SQRT_2PI, SQRT1_2, SQRT_2_OVER_PI = 1 / math.sqrt(2 * math.pi), math.sqrt(0.5), math.sqrt(2 / math.pi)
+-- gelu in the forms the kernel computes, so the negative tail keeps its
+-- digits (1 + erf and 1 + tanh round to 0 there).
 unary("gelu", function(x, _, dy, node)
-  if bit.band(node.attrs.flags, require("tide.core").C.TIDE_ATTR_APPROXIMATE) ~= 0 then
-    -- y = 0.5x(1 + tanh(u)), u = c(x + 0.044715x^3)
+  if bit.band(node.attrs.flags, C.TIDE_ATTR_APPROXIMATE) ~= 0 then
+    -- y = x s, s = sigmoid(2u), u = c(x + 0.044715x^3): dy (s + 2 x s (1 - s) u')
     local x2 = m.square(x)
-    local u = m.mul(m.add(x, m.mul(m.mul(x2, x), 0.044715)), SQRT_2_OVER_PI)
-    local t = m.tanh(u)
-    local du = m.mul(m.add(m.mul(x2, 3 * 0.044715), 1), SQRT_2_OVER_PI)
-    local d = m.add(m.mul(m.add(t, 1), 0.5), m.mul(m.mul(m.mul(x, 0.5), m.sub(1, m.square(t))), du))
-    return m.mul(dy, d)
+    local z = m.mul(m.add(x, m.mul(m.mul(x2, x), 0.044715)), 2 * SQRT_2_OVER_PI)
+    local s, rest = m.sigmoid(z), m.sigmoid(m.neg(z)) -- 1 - s, without cancelling
+    local dz = m.mul(m.add(m.mul(x2, 3 * 0.044715), 1), 2 * SQRT_2_OVER_PI)
+    return m.mul(dy, m.add(s, m.mul(m.mul(m.mul(x, s), rest), dz)))
   end
-  -- y = x * Phi(x): dy * (Phi(x) + x * phi(x))
-  local cdf = m.mul(m.add(m.erf(m.mul(x, SQRT1_2)), 1), 0.5)
+  -- y = x * Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2: dy * (Phi(x) + x * phi(x))
+  local cdf = m.mul(m.erfc(m.mul(x, -SQRT1_2)), 0.5)
   local pdf = m.mul(m.exp(m.mul(m.square(x), -0.5)), INV_SQRT_2PI)
   return m.mul(dy, m.add(cdf, m.mul(x, pdf)))
 end)
@@ -91,8 +99,26 @@ binary("div", function(a, b, dy, _, na, nb)
   return na and m.div(dy, b), nb and m.neg(m.div(m.mul(dy, a), m.square(b)))
 end)
 binary("mod", function(a, b, dy, _, _, nb) return dy, nb and m.neg(m.mul(dy, m.floordiv(a, b))) end)
+-- An exponent known now (one eager element: x ^ 2, x ^ 0.5): its value.
+local function constant_exponent(b)
+  if b.nelem ~= 1 or tensor.is_symbolic(b) then return nil end
+  return tensor.item(b)
+end
+
+-- pow: dy * b * a^(b - 1), but for the exponents where a cheaper form gives
+-- the same values: 2 -> 2a (pow(a, 1) is a), 1 -> dy (pow(a, 0) is 1, NaN
+-- included), 0.5 -> 0.5 / y as sqrt's gradient (y = pow(a, 0.5): +inf at
+-- a = 0 and -0, as pow(a, -0.5) gives). Each stays differentiable.
+local function pow_da(a, b, dy, y)
+  local e = constant_exponent(b)
+  if e == 2 then return m.mul(dy, m.mul(a, 2)) end
+  if e == 1 then return dy end
+  if e == 0.5 then return m.div(m.mul(dy, 0.5), y) end
+  return m.mul(m.mul(dy, b), m.pow(a, m.sub(b, 1)))
+end
+
 binary("pow", function(a, b, dy, y, na, nb)
-  local da = na and m.mul(m.mul(dy, b), m.pow(a, m.sub(b, 1)))
+  local da = na and pow_da(a, b, dy, y)
   if not nb then return da end
   -- d/db a^b = a^b log(a), taken as 0 where a <= 0 (as TF).
   local positive = m.greater(a, 0)
@@ -107,6 +133,31 @@ end)
 binary("minimum", function(a, b, dy, _, na, nb)
   local first = m.less_equal(a, b)
   return na and m.where(first, dy, 0), nb and m.where(first, 0, dy)
+end)
+
+-- divide_no_nan: TF's _DivNoNanGrad, 0 wherever y == 0.
+binary("div_no_nan", function(a, b, dy, _, na, nb)
+  return na and m.divide_no_nan(dy, b), nb and m.mul(dy, m.divide_no_nan(m.divide_no_nan(m.neg(a), b), b))
+end)
+binary("squared_difference", function(a, b, dy, _, _, nb)
+  local da = m.mul(m.mul(dy, 2), m.sub(a, b))
+  return da, nb and m.neg(da)
+end)
+-- atan2(y, x): dy * x / (x^2 + y^2) for y, -dy * y / (x^2 + y^2) for x.
+binary("atan2", function(a, b, dy, _, na, nb)
+  local zinv = m.reciprocal(m.add(m.square(a), m.square(b)))
+  return na and m.mul(m.mul(dy, b), zinv), nb and m.mul(m.mul(dy, m.neg(a)), zinv)
+end)
+-- xlogy, xlog1py, xdivy: TF's gradients, which stay 0 (not NaN) where x == 0.
+local function nonzero(a) return m.cast(m.not_equal(a, 0), dtype.names[a.dt]) end
+binary("xlogy", function(a, b, dy, _, na, nb)
+  return na and m.mul(m.xlogy(nonzero(a), b), dy), nb and m.mul(m.xdivy(a, b), dy)
+end)
+binary("xlog1py", function(a, b, dy, _, na, nb)
+  return na and m.mul(m.xlog1py(nonzero(a), b), dy), nb and m.mul(m.xdivy(a, m.add(b, 1)), dy)
+end)
+binary("xdivy", function(a, b, dy, _, na, nb)
+  return na and m.mul(m.xdivy(nonzero(a), b), dy), nb and m.mul(m.xdivy(m.neg(a), m.square(b)), dy)
 end)
 
 reg("where", function(node, dys, needs)

@@ -9,10 +9,11 @@ local nn = require "tide.ops.nn"
 
 local reg = grad.register
 
--- The op's axis, non-negative.
+-- The op's axis, non-negative when the rank is known (else as given: the
+-- reduction normalizes it when the graph runs).
 local function axis_of(node)
   local ax, nd = node.attrs.axis, node.inputs[1].ndim
-  return ax < 0 and ax + nd or ax
+  return (ax < 0 and nd >= 0) and ax + nd or ax
 end
 
 -- softmax: dx = y * (dy - sum(dy * y, axis)). Written with y, an output the
@@ -39,7 +40,7 @@ reg("sparse_softmax_cross_entropy", function(node, dys)
   local dloss, dbp = dys[1], dys[2]
   local g
   if dloss then
-    g = m.mul(node.outputs[2], shape.reshape(dloss, { tonumber(logits.dims[0]), 1 }))
+    g = m.mul(node.outputs[2], shape.expand_dims(dloss, 1)) -- [B] -> [B, 1], B known or not
   end
   if dbp then
     local s = nn.softmax(logits, -1)

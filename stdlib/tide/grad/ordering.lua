@@ -7,8 +7,8 @@ local shape = require "tide.ops.shape"
 local reduce = require "tide.ops.reduce"
 local create = require "tide.ops.create"
 local scatter = require "tide.ops.scatter"
-local core = require "tide.core"
-local C = core.C
+local binding = require "tide.binding"
+local C = binding.C
 
 local reg = grad.register
 
@@ -33,6 +33,9 @@ end)
 -- positions idx (an int tensor shaped like dy) says they came from.
 local function scatter_last(x, idx, dy)
   local nd = x.ndim
+  if nd < 0 then -- an unknown rank: counted from the end (batch_dims from indices' rank, axis from x's)
+    return scatter.scatter_add(create.zeros_like(x), idx, dy, { axis = -1, batch_dims = -1 })
+  end
   return scatter.scatter_add(create.zeros_like(x), idx, dy, { axis = nd - 1, batch_dims = nd - 1 })
 end
 
@@ -52,8 +55,15 @@ reg("sort", function(node, dys)
   local a = node.attrs
   local nd = x.ndim
   if nd == 0 then return dy end
-  local ax = a.axis < 0 and a.axis + nd or a.axis
   local dir = bit.band(a.flags, C.TIDE_ATTR_DESCENDING) ~= 0 and "DESCENDING" or "ASCENDING"
+  if nd < 0 then
+    if a.axis ~= -1 then
+      util.error("GradientTape:gradient: sort's gradient along an axis other than -1 moves that axis last, " ..
+        "which needs the input's rank while tracing; it is unknown (a TensorSpec of shape nil)")
+    end
+    return scatter_last(x, reduce.argsort(x, -1, dir), dy)
+  end
+  local ax = a.axis < 0 and a.axis + nd or a.axis
   local perm = reduce.argsort(x, ax, dir)
   if ax == nd - 1 then return scatter_last(x, perm, dy) end
   local swap = {}

@@ -5,9 +5,10 @@ local util = require "tide.grad.util"
 local m = require "tide.ops.math"
 local shape = require "tide.ops.shape"
 local reduce = require "tide.ops.reduce"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 local dtype = require "tide.dtype"
-local core = require "tide.core"
-local C = core.C
+local binding = require "tide.binding"
+local C = binding.C
 
 local reg = grad.register
 
@@ -27,11 +28,26 @@ local function reduced_axes(node)
   return axes
 end
 
+-- The node's axes as given (nil: all), for reductions that run on x's
+-- rank when the graph runs (an unknown rank normalizes them then).
+local function axes_as_given(node)
+  local a = node.attrs
+  if a.nints == 0 then return nil end
+  local axes = {}
+  for i = 0, a.nints - 1 do axes[i + 1] = tonumber(a.ints[i]) end
+  return axes
+end
+
 -- dy (shaped like the reduction's output) with the reduced axes put back as
 -- size-1 dims, ready to broadcast against the input.
 local function keepdims_view(node, dy)
   if bit.band(node.attrs.flags, C.TIDE_ATTR_KEEPDIMS) ~= 0 then return dy end
   local x = node.inputs[1]
+  if x.ndim < 0 then -- an unknown rank: a full reduction's scalar broadcasts as it is, else TF's ReducedShape
+    local axes = axes_as_given(node)
+    if axes == nil then return dy end
+    return shape.reshape(dy, dynamic_shape.reduced_shape(x, axes))
+  end
   local dims = util.dims(x)
   if not util.all_known(dims) then -- a reshape could not name the unknown dims: put the axes back one by one
     local axes = reduced_axes(node)
@@ -43,22 +59,31 @@ local function keepdims_view(node, dy)
   return shape.reshape(dy, dims)
 end
 
--- The number of elements each output summarizes.
-local function count(node)
+-- The number of elements each output summarizes (at least 1): a Lua number,
+-- or, when a reduced dim or the rank is unknown until the graph runs, a 0-d
+-- tensor of dtype dt: size(x) / size(y), as TF's _safe_shape_div.
+local function count(node, dt)
   local x = node.inputs[1]
   local n = 1
-  for _, ax in ipairs(reduced_axes(node)) do n = n * tonumber(x.dims[ax]) end
-  return n
+  if x.ndim >= 0 then
+    for _, ax in ipairs(reduced_axes(node)) do
+      local d = tonumber(x.dims[ax])
+      if d < 0 then n = nil break end
+      n = n * d
+    end
+    if n then return math.max(n, 1) end
+  end
+  local nx = dynamic_shape.num_elements(x, "int64")
+  local ny = m.maximum(dynamic_shape.num_elements(node.outputs[1], "int64"), 1)
+  return m.cast(m.floordiv(nx, ny), dtype.names[dt])
 end
 
--- dy broadcast back to the input's shape (a 0-d input's dy is already its shape).
+-- dy broadcast back to the input's shape (a 0-d input's dy is already its
+-- shape; with None dims, x's shape when the graph runs).
 local function expand(node, dy)
   local x = node.inputs[1]
   if x.ndim == 0 then return dy end
-  if not util.all_known(util.dims(x)) then -- dims known only at run time: broadcast by adding zeros like x
-    return m.add(keepdims_view(node, dy), util.zeros_of(x))
-  end
-  return shape.broadcast_to(keepdims_view(node, dy), util.dims(x))
+  return util.broadcast_like(keepdims_view(node, dy), x)
 end
 
 reg("sum", function(node, dys)
@@ -66,7 +91,7 @@ reg("sum", function(node, dys)
 end)
 
 reg("mean", function(node, dys)
-  return m.div(expand(node, dys[1]), math.max(count(node), 1))
+  return m.div(expand(node, dys[1]), count(node, dys[1].dt))
 end)
 
 -- max/min: the gradient is shared equally by the elements equal to the
@@ -77,7 +102,9 @@ local function min_or_max(node, dys)
   local y = keepdims_view(node, node.outputs[1])
   local dy = keepdims_view(node, dys[1])
   local hit = m.cast(m.equal(x, y), dtype.names[x.dt])
-  local n = reduce.reduce_sum(hit, reduced_axes(node), true)
+  local axes -- nil: all of an unknown rank
+  if x.ndim >= 0 then axes = reduced_axes(node) else axes = axes_as_given(node) end
+  local n = reduce.reduce_sum(hit, axes, true)
   return m.mul(m.div(hit, n), dy)
 end
 reg("max", min_or_max)
@@ -88,30 +115,44 @@ reg("min", min_or_max)
 -- _ProdGrad): the reduced axes move to the front and flatten into one.
 reg("prod", function(node, dys)
   local x = node.inputs[1]
+  if x.ndim < 0 then
+    util.error("GradientTape:gradient: reduce_prod's gradient moves the reduced axes to the front, which needs " ..
+      "the input's rank while tracing; it is unknown (a TensorSpec of shape nil): give the input_signature a rank")
+  end
   local g = expand(node, dys[1])
   local axes = reduced_axes(node)
   if #axes == 0 then return g end -- a 0-d input: prod(x) = x
   local nd, xd = x.ndim, util.dims(x)
   local is_reduced, perm = {}, {}
+  -- the sizes of the two groups; -1 when a None dim is in it
   local rn, on = 1, 1
+  local function times(n, d) return (n < 0 or d < 0) and -1 or n * d end
   for _, ax in ipairs(axes) do
     if not is_reduced[ax] then
       is_reduced[ax] = true
       perm[#perm + 1] = ax
-      rn = rn * xd[ax + 1]
+      rn = times(rn, xd[ax + 1])
     end
   end
+  local k = #perm
   for d = 0, nd - 1 do
     if not is_reduced[d] then
       perm[#perm + 1] = d
-      on = on * xd[d + 1]
+      on = times(on, xd[d + 1])
     end
   end
   local permuted = shape.transpose(x, perm)
-  local flat = shape.reshape(permuted, { rn, on })
+  local flat
+  if rn >= 0 or on >= 0 then -- one -1 is enough for reshape
+    flat = shape.reshape(permuted, { rn, on })
+  else -- None dims on both sides: the two products when the graph runs
+    local s = dynamic_shape.shape(permuted)
+    flat = shape.reshape(permuted, shape.stack { reduce.reduce_prod(s:slice { { 0, k } }),
+      reduce.reduce_prod(s:slice { { k, nd } }) })
+  end
   local left = reduce.cumprod(flat, 0, true, false)
   local right = reduce.cumprod(flat, 0, true, true)
-  local others = shape.reshape(m.mul(left, right), util.dims(permuted))
+  local others = util.reshape_like(m.mul(left, right), permuted)
   local inverse = {}
   for i, p in ipairs(perm) do inverse[p + 1] = i - 1 end
   return m.mul(g, shape.transpose(others, inverse))
@@ -138,6 +179,26 @@ reg("cumprod", function(node, dys)
   local out = reduce.cumsum(m.mul(y, dys[1]), a.axis, exclusive, not reverse)
   local zero = m.equal(x, 0)
   return m.where(zero, 0, m.div(out, m.where(zero, 1, x)))
+end)
+
+-- cumulative_logsumexp: dx_i = sum over the y_j that include x_i of
+-- dy_j exp(x_i - y_j), as TF's _CumulativeLogsumexpGrad computes it: a
+-- cumulative_logsumexp the other way of log|dy| - y, split by the sign of dy
+-- so the logs exist. Where y is -inf (every term so far -inf) it reads 0:
+-- those outputs reach only x that are -inf, whose terms are then 0, where
+-- TF's give NaN (-inf - -inf).
+reg("cumulative_logsumexp", function(node, dys)
+  local a = node.attrs
+  local x, y, dy = node.inputs[1], node.outputs[1], dys[1]
+  local exclusive = bit.band(a.flags, C.TIDE_ATTR_EXCLUSIVE) ~= 0
+  local reverse = bit.band(a.flags, C.TIDE_ATTR_REVERSE) ~= 0
+  local ysafe = m.where(m.equal(y, -math.huge), 0, y)
+  local function part(mask, magnitude)
+    local logg = m.where(mask, m.log(m.where(mask, magnitude, 1)), -math.huge)
+    local s = reduce.cumulative_logsumexp(m.sub(logg, ysafe), a.axis, exclusive, not reverse)
+    return m.exp(m.add(s, x))
+  end
+  return m.sub(part(m.greater(dy, 0), dy), part(m.less(dy, 0), m.neg(dy)))
 end)
 
 return {}

@@ -1,7 +1,7 @@
 -- stdlib/tide/grad/registry.lua — the table of op gradients by op code; the
 -- family files (grad/math.lua, ...) fill it through register().
-local core = require "tide.core"
-local C = core.C
+local binding = require "tide.binding"
+local C = binding.C
 
 local M = { fns = {} }
 

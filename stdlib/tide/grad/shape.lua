@@ -6,24 +6,24 @@ local shape = require "tide.ops.shape"
 
 local reg = grad.register
 
--- reshape, squeeze, expand_dims: the same elements in the input's shape.
+-- reshape, squeeze, expand_dims: the same elements in the input's shape
+-- (with None dims, its shape when the graph runs).
 local function back_to_input_shape(node, dys)
-  local x = node.inputs[1]
-  local d = util.dims(x)
-  if not util.all_known(d) then d = require("tide.ops.dynamic_shape").shape(x) end -- None dims: sized at run time
-  return shape.reshape(dys[1], d)
+  return util.reshape_like(dys[1], node.inputs[1])
 end
 reg("reshape", back_to_input_shape)
 reg("squeeze", back_to_input_shape)
 reg("expand_dims", back_to_input_shape)
 
--- transpose: the inverse permutation.
+-- transpose: the inverse permutation (the reverse of all dims is its own;
+-- a perm names the rank even when the input's is unknown).
 reg("transpose", function(node, dys)
   local a, nd = node.attrs, node.inputs[1].ndim
   local perm = {}
   if a.nints == 0 then
-    for i = 1, nd do perm[i] = nd - i end
+    return shape.transpose(dys[1])
   else
+    nd = a.nints
     for i = 0, nd - 1 do
       local p = tonumber(a.ints[i])
       perm[i + 1] = p < 0 and p + nd or p
@@ -37,6 +37,11 @@ end)
 -- broadcast_to: sum over the broadcast dims.
 reg("broadcast_to", function(node, dys)
   return util.unbroadcast(dys[1], node.inputs[1])
+end)
+
+-- sum_to (the gradients' unbroadcast with None dims): its transpose, broadcast_to.
+reg("sum_to", function(node, dys)
+  return util.broadcast_like(dys[1], node.inputs[1])
 end)
 
 return {}

@@ -1,13 +1,13 @@
 -- stdlib/tide/ops/create.lua — making tensors from nothing: zeros, ones, fill,
 -- full, *_like, range, linspace, eye, and from_buffer (copies or zero-copy views
 -- of C memory). These are tide.<name> functions, not methods.
-local core = require "tide.core"
-local eager = require "tide.eager"
+local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local shape_arg = require("tide.ops.dynamic_shape").arg
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local floor = math.floor
 
@@ -29,25 +29,26 @@ end
 local function scalar_arg(op, what, v)
   v = convert.unvariable(v)
   if istype(Tensor, v) then
-    if v.nelem ~= 1 then core.error(string.format("%s: %s must be a scalar, got a tensor of %d elements", op, what,
+    if v.nelem ~= 1 then binding.error(string.format("%s: %s must be a scalar, got a tensor of %d elements", op, what,
         tonumber(v.nelem))) end
     return v:item(), v.dt
   end
   local tv = type(v)
   if tv ~= "number" and tv ~= "boolean" then
-    core.error(string.format("%s: %s must be a number, got %s", op, what, tv))
+    binding.error(string.format("%s: %s must be a number, got %s", op, what, tv))
   end
   return v, value_dtype(v)
 end
 
 -- Run FILL: shape (Lua list), value (number or boolean), dtype code; or,
--- with `dyn` (a traced shape tensor), FILL taking that as its shape input.
+-- with `dyn` (a traced shape tensor), FILL taking that as its shape input
+-- (then `shape`, when given, is what is known of it, -1 for a None dim).
 local function run_fill(shape, value, dt, dyn)
-  local a = eager.attrs()
-  if shape then eager.set_ints(a, shape, "fill") end
+  local a = dispatch.attrs()
+  if shape then dispatch.set_ints(a, shape, "fill") end
   a.scalars[0] = type(value) == "boolean" and (value and 1 or 0) or value
   a.dtype = dt
-  return eager.run(FILL, a, dyn and { dyn } or {}, 1)
+  return dispatch.run(FILL, a, dyn and { dyn } or {}, 1)
 end
 
 -- zeros(shape, dtype="float32") as tf.zeros; shape may be tide.shape(x).
@@ -70,7 +71,7 @@ local function filler(name)
   return function(dims, value, ...)
     local o = args.parse(name, { "dtype" }, ...)
     local shape, dyn = shape_arg(name, dims)
-    if value == nil then core.error(name .. ": value is required") end
+    if value == nil then binding.error(name .. ": value is required") end
     local v, dt = scalar_arg(name, "value", value)
     return run_fill(shape, v, o.dtype and dtype.code(o.dtype, name) or dt, dyn)
   end
@@ -84,21 +85,21 @@ M.full = filler("full")
 -- zeros_like/ones_like: `value` in x's shape, in x's dtype unless one is given.
 local function like(op, x, value, ...)
   local o = args.parse(op, { "dtype" }, ...)
-  if x == nil then core.error(op .. ": expects a tensor") end
+  if x == nil then binding.error(op .. ": expects a tensor") end
   x = convert.arg(x, op)
-  local shape, unknown = {}, false
+  local shape, unknown = {}, x.ndim < 0 -- an unknown rank: the shape comes when the graph runs
   for i = 0, x.ndim - 1 do
     shape[i + 1] = tonumber(x.dims[i])
     unknown = unknown or shape[i + 1] < 0
   end
   local dt = o.dtype and dtype.code(o.dtype, op) or x.dt
   if not unknown then return run_fill(shape, value, dt) end
-  -- A traced x with unknown (None) dims: FILL needs its shape now, so take it
-  -- from x when the graph runs instead: where(x == x, v, v) has x's shape and
-  -- is v everywhere (NaN == NaN is false, but both branches are v).
-  local v = run_fill({}, value, dt)
-  local same = eager.run(C.TIDE_OP_EQUAL, nil, { x, x }, 1)
-  return eager.run(C.TIDE_OP_WHERE, nil, { same, v, v }, 1)
+  -- A traced x with unknown (None) dims: FILL takes x's shape when the graph
+  -- runs; its ints keep the dims known now (-1 the others), so the result
+  -- is as well shaped as x while tracing.
+  local a = dispatch.attrs()
+  a.dtype = C.TIDE_INT64
+  return run_fill(shape, value, dt, dispatch.run1(C.TIDE_OP_SHAPE, a, x))
 end
 
 -- zeros_like(x, dtype=nil): zeros of x's shape and dtype (or the one given).
@@ -112,7 +113,7 @@ function M.ones_like(x, ...) return like("ones_like", x, 1, ...) end
 -- (int64 when one is large), else float32; tensor arguments bring theirs.
 function M.range(start, ...)
   local o = args.parse("range", { "limit", "delta", "dtype" }, ...)
-  if start == nil then core.error("range: start (or limit) is required") end
+  if start == nil then binding.error("range: start (or limit) is required") end
   local limit, delta = o.limit, o.delta
   if limit == nil then start, limit = 0, start end
   if delta == nil then delta = 1 end
@@ -129,12 +130,12 @@ function M.range(start, ...)
     for _, x in ipairs { dl, dd } do
       if (order[x] or 0) > (order[dt] or 0) then dt = x end
     end
-    if dt == BOOL then core.error("range: start, limit and delta must be numbers, got booleans") end
+    if dt == BOOL then binding.error("range: start, limit and delta must be numbers, got booleans") end
   end
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.scalars[0], a.scalars[1], a.scalars[2] = s, l, d
   a.dtype = dt
-  return eager.run(RANGE, a, {}, 1)
+  return dispatch.run(RANGE, a, {}, 1)
 end
 
 -- linspace(start, stop, num, {dtype}) as tf.linspace: num evenly spaced
@@ -143,30 +144,30 @@ function M.linspace(start, stop, num, ...)
   local o = args.parse("linspace", { "dtype" }, ...)
   local s, ds = scalar_arg("linspace", "start", start)
   local e = scalar_arg("linspace", "stop", stop)
-  if num == nil then core.error("linspace: num is required") end
+  if num == nil then binding.error("linspace: num is required") end
   args.int("linspace", "num", num)
   local dt = o.dtype and dtype.code(o.dtype, "linspace") or (istype(Tensor, start) and ds or F32)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.ints[0] = num
   a.nints = 1
   a.scalars[0], a.scalars[1] = s, e
   a.dtype = dt
-  return eager.run(LINSPACE, a, {}, 1)
+  return dispatch.run(LINSPACE, a, {}, 1)
 end
 
 -- eye(num_rows, num_columns=nil, {dtype="float32"}) as tf.eye (batch_shape
 -- is not supported yet).
 function M.eye(num_rows, ...)
   local o = args.parse("eye", { "num_columns", "batch_shape", "dtype" }, ...)
-  if o.batch_shape ~= nil then core.error("eye: batch_shape is not supported yet") end
-  if num_rows == nil then core.error("eye: num_rows is required") end
+  if o.batch_shape ~= nil then binding.error("eye: batch_shape is not supported yet") end
+  if num_rows == nil then binding.error("eye: num_rows is required") end
   args.int("eye", "num_rows", num_rows)
   local cols = o.num_columns == nil and num_rows or args.int("eye", "num_columns", o.num_columns)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.ints[0], a.ints[1] = num_rows, cols
   a.nints = 2
   a.dtype = dtype.code(o.dtype or "float32", "eye")
-  return eager.run(EYE, a, {}, 1)
+  return dispatch.run(EYE, a, {}, 1)
 end
 
 local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
@@ -176,6 +177,8 @@ local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
 -- copy=true copies the bytes; copy=false makes a zero-copy view of a cdata
 -- pointer that keeps `owner` (default: the pointer's cdata) alive until the
 -- last view of it is gone. A string cannot be viewed (strings are immutable).
+-- A bool copy maps every nonzero byte to 1 (true), as TF and numpy read them;
+-- a zero-copy bool view keeps the bytes, and every op reads nonzero as true.
 function M.from_buffer(ptr, shape, ...)
   local o = args.parse("from_buffer", { "dtype", "copy", "owner" }, ...)
   local list, n = args.shape("from_buffer", shape)
@@ -185,40 +188,47 @@ function M.from_buffer(ptr, shape, ...)
   local tp = type(ptr)
   if tp == "string" then
     if not copy then
-      core.error("from_buffer: copy=false needs a cdata pointer; a Lua string is immutable (use copy=true)")
+      binding.error("from_buffer: copy=false needs a cdata pointer; a Lua string is immutable (use copy=true)")
     end
     if #ptr < nbytes then
-      core.error(string.format("from_buffer: the string has %d bytes but shape and dtype need %d", #ptr, nbytes))
+      binding.error(string.format("from_buffer: the string has %d bytes but shape and dtype need %d", #ptr, nbytes))
     end
   elseif tp == "cdata" and not istype(Tensor, ptr) then
     local ct = tostring(ffi.typeof(ptr))
     if ct:find("%[") then -- an array knows its size
       local size = ffi.sizeof(ptr)
       if size and size < nbytes then
-        core.error(string.format("from_buffer: the array has %d bytes but shape and dtype need %d", size, nbytes))
+        binding.error(string.format("from_buffer: the array has %d bytes but shape and dtype need %d", size, nbytes))
       end
     elseif not ct:find("%*") then
-      core.error("from_buffer: expected a cdata pointer or array, got " .. ct)
+      binding.error("from_buffer: expected a cdata pointer or array, got " .. ct)
     end
-    if ptr == nil and nbytes > 0 then core.error("from_buffer: the pointer is NULL") end
+    if ptr == nil and nbytes > 0 then binding.error("from_buffer: the pointer is NULL") end
   else
-    core.error("from_buffer: expected a cdata pointer or a Lua string, got " .. tp)
+    binding.error("from_buffer: expected a cdata pointer or a Lua string, got " .. tp)
   end
   if copy then
     local t = convert.empty(dt, list, "from_buffer")
-    if nbytes > 0 then ffi.copy(t.data, ptr, nbytes) end
+    if nbytes > 0 then ffi.copy(ffi.cast("void *", t.data), ptr, nbytes) end
+    if dt == C.TIDE_BOOL then -- any nonzero byte is true (TF, numpy): a copy holds 0 and 1 only
+      local p = ffi.cast("uint8_t *", t.data)
+      for i = 0, n - 1 do
+        if p[i] > 1 then p[i] = 1 end
+      end
+      binding.keep_alive(t)
+    end
     return t
   end
   for i = 1, #list do dims_buf[i - 1] = list[i] end
   local owner = o.owner
   if owner == nil then owner = ptr end
-  local token = core.hold_owner(owner)
+  local token = binding.hold_owner(owner)
   local t = Tensor()
   if C.tide_tensor_wrap(t, ffi.cast("void *", ptr), dt, #list, dims_buf, nil, C.tide_release_token, token) ~= 0 then
     C.tide_release_token(token, nil) -- let the owner go again
-    core.raise()
+    binding.raise()
   end
-  return core.track(t)
+  return binding.track(t)
 end
 
 return M

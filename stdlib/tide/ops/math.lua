@@ -1,12 +1,12 @@
 -- stdlib/tide/ops/math.lua — elementwise ops: arithmetic, comparisons and
 -- logic with numpy broadcasting, unary math and activations, where, clip,
 -- cast. Each is tide.<name>(...) and a method x:<name>(...).
-local core = require "tide.core"
-local eager = require "tide.eager"
+local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
 local M = {}
@@ -18,8 +18,11 @@ local BINARY = {
   equal = C.TIDE_OP_EQUAL, not_equal = C.TIDE_OP_NOT_EQUAL, less = C.TIDE_OP_LESS,
   less_equal = C.TIDE_OP_LESS_EQUAL, greater = C.TIDE_OP_GREATER, greater_equal = C.TIDE_OP_GREATER_EQUAL,
   logical_and = C.TIDE_OP_LOGICAL_AND, logical_or = C.TIDE_OP_LOGICAL_OR, logical_xor = C.TIDE_OP_LOGICAL_XOR,
+  truncatediv = C.TIDE_OP_TRUNCATEDIV, truncatemod = C.TIDE_OP_TRUNCATEMOD, divide_no_nan = C.TIDE_OP_DIV_NO_NAN,
+  squared_difference = C.TIDE_OP_SQUARED_DIFFERENCE, atan2 = C.TIDE_OP_ATAN2, xlogy = C.TIDE_OP_XLOGY,
+  xlog1py = C.TIDE_OP_XLOG1PY, xdivy = C.TIDE_OP_XDIVY,
 }
-for name, op in pairs(BINARY) do M[name] = eager.binary(name, op) end
+for name, op in pairs(BINARY) do M[name] = dispatch.binary(name, op) end
 
 local UNARY = {
   neg = C.TIDE_OP_NEG, abs = C.TIDE_OP_ABS, sign = C.TIDE_OP_SIGN, square = C.TIDE_OP_SQUARE,
@@ -28,26 +31,29 @@ local UNARY = {
   sin = C.TIDE_OP_SIN, cos = C.TIDE_OP_COS, tanh = C.TIDE_OP_TANH, sigmoid = C.TIDE_OP_SIGMOID,
   elu = C.TIDE_OP_ELU, selu = C.TIDE_OP_SELU, softplus = C.TIDE_OP_SOFTPLUS, erf = C.TIDE_OP_ERF,
   floor = C.TIDE_OP_FLOOR, ceil = C.TIDE_OP_CEIL, round = C.TIDE_OP_ROUND, isnan = C.TIDE_OP_ISNAN,
-  isfinite = C.TIDE_OP_ISFINITE, logical_not = C.TIDE_OP_LOGICAL_NOT,
+  isfinite = C.TIDE_OP_ISFINITE, logical_not = C.TIDE_OP_LOGICAL_NOT, tan = C.TIDE_OP_TAN, erfc = C.TIDE_OP_ERFC,
+  isinf = C.TIDE_OP_ISINF,
 }
-for name, op in pairs(UNARY) do M[name] = eager.unary(name, op) end
+for name, op in pairs(UNARY) do M[name] = dispatch.unary(name, op) end
 
 -- gelu(x, {approximate=false}): the erf form, or the tanh approximation.
 function M.gelu(x, ...)
   local o = args.parse("gelu", { "approximate" }, ...)
   x = convert.arg(x, "gelu")
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   if args.bool("gelu", "approximate", o.approximate, false) then a.flags = C.TIDE_ATTR_APPROXIMATE end
-  return eager.run1(C.TIDE_OP_GELU, a, x)
+  return dispatch.run1(C.TIDE_OP_GELU, a, x)
 end
 
--- leaky_relu(x, alpha=0.2) as tf.nn.leaky_relu.
+-- leaky_relu(x, alpha=0.2) as tf.nn.leaky_relu: integer inputs become
+-- float32 first, as TF converts them.
 function M.leaky_relu(x, ...)
   local o = args.parse("leaky_relu", { "alpha" }, ...)
   x = convert.arg(x, "leaky_relu")
-  local a = eager.attrs()
+  if dtype.is_int[tonumber(x.dt)] then x = M.cast(x, "float32") end
+  local a = dispatch.attrs()
   a.scalars[0] = o.alpha == nil and 0.2 or args.number("leaky_relu", "alpha", o.alpha)
-  return eager.run1(C.TIDE_OP_LEAKY_RELU, a, x)
+  return dispatch.run1(C.TIDE_OP_LEAKY_RELU, a, x)
 end
 
 -- cast(x, dtype): a new tensor of that dtype (x itself if it already is).
@@ -55,23 +61,47 @@ function M.cast(x, dt)
   x = convert.arg(x, "cast")
   local code = dtype.code(dt, "cast")
   if code == x.dt then return x end
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.dtype = code
-  return eager.run1(C.TIDE_OP_CAST, a, x)
+  return dispatch.run1(C.TIDE_OP_CAST, a, x)
+end
+
+-- Reject non-float inputs of the float-only compositions, naming the op.
+local function check_float(op, x)
+  if not dtype.is_float[tonumber(x.dt)] then
+    binding.error(string.format("%s: x must be a float tensor (float32, float64, float16 or bfloat16), got %s " ..
+      "(use :cast(\"float32\"))", op, dtype.names[tonumber(x.dt)]))
+  end
+end
+
+-- rint(x): the nearest integer, halves to even (round's rule), for floats
+-- only as tf.math.rint; no gradient.
+function M.rint(x)
+  x = convert.arg(x, "rint")
+  check_float("rint", x)
+  return M.round(x)
+end
+
+-- log_sigmoid(x) = -softplus(-x), as TF computes it: no overflow at either
+-- end (log_sigmoid(-100) is -100, log_sigmoid(100) is -3.7e-44 in float64).
+function M.log_sigmoid(x)
+  x = convert.arg(x, "log_sigmoid")
+  check_float("log_sigmoid", x)
+  return M.neg(M.softplus(M.neg(x)))
 end
 
 local WHERE, CLIP = C.TIDE_OP_WHERE, C.TIDE_OP_CLIP
 
 -- where(cond, x, y): x where cond is true, else y (all broadcast together).
+-- where(cond), as tf.where(cond): the int64 [N, rank] coordinates of cond's
+-- true (nonzero) elements, row-major; N is known when the op runs.
 function M.where(cond, x, y)
-  if x == nil and y == nil then
-    core.error("where: the one-argument form (indices of true values) is not supported yet; " ..
-      "pass x and y")
-  end
+  if cond == nil then binding.error("where: cond is nil; expected a tensor") end
   cond = convert.arg(cond, "where", 1)
+  if x == nil and y == nil then return dispatch.run1(C.TIDE_OP_WHERE_INDICES, nil, cond) end
   if not istype(Tensor, x) then x = convert.coerce(x, y, "where", 2) end
   if not istype(Tensor, y) then y = convert.coerce(y, x, "where", 3) end
-  return eager.run(WHERE, nil, { cond, x, y })
+  return dispatch.run(WHERE, nil, { cond, x, y })
 end
 
 -- clip_by_value(t, lo, hi): values below lo become lo, above hi become hi.
@@ -79,7 +109,7 @@ function M.clip_by_value(t, lo, hi)
   t = convert.arg(t, "clip_by_value", 1)
   lo = convert.coerce(lo, t, "clip_by_value", 2)
   hi = convert.coerce(hi, t, "clip_by_value", 3)
-  return eager.run(CLIP, nil, { t, lo, hi })
+  return dispatch.run(CLIP, nil, { t, lo, hi })
 end
 
 -- Short comparison names for methods: a:lt(b) reads like a < b.
@@ -87,5 +117,7 @@ M.lt, M.le, M.gt, M.ge, M.eq, M.ne = M.less, M.less_equal, M.greater, M.greater_
 -- TF's other spellings.
 M.subtract, M.multiply, M.divide, M.truediv, M.negative = M.sub, M.mul, M.div, M.div, M.neg
 M.floormod, M.floor_divide = M.mod, M.floordiv
+M.is_nan, M.is_finite, M.is_inf = M.isnan, M.isfinite, M.isinf
+M.div_no_nan = M.divide_no_nan
 
 return M

@@ -1,13 +1,13 @@
 -- stdlib/tide/ops/nn_conv.lua — convolutions and pooling as tf.nn has them
 -- (NHWC images, HWIO filters): conv1d/2d, conv2d_transpose, depthwise, pools.
-local core = require "tide.core"
-local eager = require "tide.eager"
+local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local args = require "tide.args"
 local shape = require "tide.ops.shape"
 local reduce = require "tide.ops.reduce"
-local ffi = core.ffi
-local C, Tensor = core.C, core.Tensor
+local ffi = binding.ffi
+local C, Tensor = binding.C, binding.Tensor
 local istype = ffi.istype
 
 local M = {}
@@ -16,13 +16,14 @@ local CONV2D, CONV2D_BP_INPUT, CONV2D_BP_FILTER = C.TIDE_OP_CONV2D, C.TIDE_OP_CO
   C.TIDE_OP_CONV2D_BACKPROP_FILTER
 local DEPTHWISE, DEPTHWISE_BP_INPUT, DEPTHWISE_BP_FILTER = C.TIDE_OP_DEPTHWISE_CONV2D,
   C.TIDE_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT, C.TIDE_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER
-local MAX_POOL, MAX_POOL_GRAD = C.TIDE_OP_MAX_POOL2D, C.TIDE_OP_MAX_POOL2D_GRAD
+local MAX_POOL, MAX_POOL_GRAD, MAX_POOL_GRAD_GRAD = C.TIDE_OP_MAX_POOL2D, C.TIDE_OP_MAX_POOL2D_GRAD,
+  C.TIDE_OP_MAX_POOL2D_GRAD_GRAD
 local AVG_POOL, AVG_POOL_GRAD = C.TIDE_OP_AVG_POOL2D, C.TIDE_OP_AVG_POOL2D_GRAD
 local VALID, SAME, EXPLICIT = 0, 1, 2
 local attrs_size = ffi.sizeof("tide_attrs")
 
 -- Raise "op: <formatted message>" at the user's line.
-local function fail(op, fmt, ...) core.error(op .. ": " .. string.format(fmt, ...)) end
+local function fail(op, fmt, ...) binding.error(op .. ": " .. string.format(fmt, ...)) end
 
 -- A required tensor argument (tables and numbers convert; `like` lends its dtype).
 local function tensor_arg(v, op, what, pos, like)
@@ -99,7 +100,7 @@ end
 
 -- The conv attrs (ops.def): strides, dilations, pads, mode, and the shape a backprop op makes.
 local function conv_attrs(strides, dilations, mode, pads, dims)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.ints[0], a.ints[1], a.ints[2], a.ints[3] = strides[1], strides[2], dilations[1], dilations[2]
   for i = 1, 4 do a.ints[3 + i] = pads[i] end
   if dims then
@@ -138,7 +139,7 @@ function M.conv2d(input, filters, ...)
   local o = args.parse("conv2d", CONV_OPTS, ...)
   input = tensor_arg(input, "conv2d", "input", 1)
   filters = tensor_arg(filters, "conv2d", "filters", 2, input)
-  return eager.run(CONV2D, conv_options("conv2d", o), { input, filters })
+  return dispatch.run(CONV2D, conv_options("conv2d", o), { input, filters })
 end
 
 -- conv1d(input, filters, stride=1, padding="SAME", data_format="NWC", dilations=1)
@@ -149,8 +150,11 @@ function M.conv1d(input, filters, ...)
   check_format(op, o.data_format, "NWC")
   input = tensor_arg(input, op, "input", 1)
   filters = tensor_arg(filters, op, "filters", 2, input)
-  if input.ndim ~= 3 then fail(op, "input must be 3-D [batch, width, channels], got shape %s", tostring(input.shape)) end
-  if filters.ndim ~= 3 then
+  -- (an unknown rank passes: the conv2d it becomes checks 3-D + 1 = 4-D when the graph runs)
+  if input.ndim >= 0 and input.ndim ~= 3 then
+    fail(op, "input must be 3-D [batch, width, channels], got shape %s", tostring(input.shape))
+  end
+  if filters.ndim >= 0 and filters.ndim ~= 3 then
     fail(op, "filters must be 3-D [width, in_channels, out_channels], got shape %s", tostring(filters.shape))
   end
   local function one(what, v)
@@ -175,7 +179,7 @@ function M.conv1d(input, filters, ...)
   local mode, pads = padding(op, pad, "SAME", true)
   -- The views first: every op call rewrites the shared attrs block.
   local x4, f4 = shape.expand_dims(input, 1), shape.expand_dims(filters, 0)
-  local y = eager.run(CONV2D, conv_attrs({ 1, s }, { 1, d }, mode, pads), { x4, f4 })
+  local y = dispatch.run(CONV2D, conv_attrs({ 1, s }, { 1, d }, mode, pads), { x4, f4 })
   return shape.squeeze(y, { 1 })
 end
 
@@ -188,7 +192,7 @@ local function backprop_input_op(op, code, fname)
     local sizes = shape4(op, "input_sizes", input_sizes)
     out_backprop = tensor_arg(out_backprop, op, "out_backprop", 3)
     filters = tensor_arg(filters, op, fname, 2, out_backprop)
-    return eager.run(code, conv_options(op, o, sizes), { out_backprop, filters })
+    return dispatch.run(code, conv_options(op, o, sizes), { out_backprop, filters })
   end
 end
 
@@ -200,7 +204,7 @@ local function backprop_filter_op(op, code)
     local sizes = shape4(op, "filter_sizes", filter_sizes)
     input = tensor_arg(input, op, "input", 1)
     out_backprop = tensor_arg(out_backprop, op, "out_backprop", 3, input)
-    return eager.run(code, conv_options(op, o, sizes), { input, out_backprop })
+    return dispatch.run(code, conv_options(op, o, sizes), { input, out_backprop })
   end
 end
 
@@ -221,17 +225,18 @@ function M.conv2d_transpose(input, filters, output_shape, ...)
   input = tensor_arg(input, op, "input", 1)
   filters = tensor_arg(filters, op, "filters", 2, input)
   local sizes = shape4(op, "output_shape", output_shape)
-  if filters.ndim == 4 and input.ndim == 4 then
+  if filters.ndim == 4 and input.ndim == 4 then -- (None dims, -1 here, are checked when the graph runs)
     local fs = filters.shape
-    if fs[4] ~= input.shape[4] then
+    local f_in, f_out, in_c = tonumber(filters.dims[3]), tonumber(filters.dims[2]), tonumber(input.dims[3])
+    if f_in >= 0 and in_c >= 0 and f_in ~= in_c then
       fail(op, "input has %d channel(s) but filters %s expect %d (filters are [height, width, out, in])",
-        input.shape[4], tostring(fs), fs[4])
+        in_c, tostring(fs), f_in)
     end
-    if sizes[4] ~= fs[3] then
-      fail(op, "output_shape has %d channel(s) but filters %s make %d", sizes[4], tostring(fs), fs[3])
+    if f_out >= 0 and sizes[4] ~= f_out then
+      fail(op, "output_shape has %d channel(s) but filters %s make %d", sizes[4], tostring(fs), f_out)
     end
   end
-  return eager.run(CONV2D_BP_INPUT, conv_options(op, o, sizes), { input, filters })
+  return dispatch.run(CONV2D_BP_INPUT, conv_options(op, o, sizes), { input, filters })
 end
 
 -- depthwise_conv2d(input, filter, strides=1, padding="SAME", data_format, dilations)
@@ -242,7 +247,7 @@ function M.depthwise_conv2d(input, filter, ...)
   local o = args.parse(op, CONV_OPTS, ...)
   input = tensor_arg(input, op, "input", 1)
   filter = tensor_arg(filter, op, "filter", 2, input)
-  return eager.run(DEPTHWISE, conv_options(op, o), { input, filter })
+  return dispatch.run(DEPTHWISE, conv_options(op, o), { input, filter })
 end
 
 -- depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding, ...)
@@ -261,7 +266,7 @@ local function pool_attrs(op, ksize, o)
   local k = positive_pair(op, "ksize", ksize)
   local s = positive_pair(op, "strides", o.strides, { k[1], k[2] })
   local mode = padding(op, o.padding, "VALID", false)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.ints[0], a.ints[1], a.ints[2], a.ints[3] = k[1], k[2], s[1], s[2]
   a.nints = 4
   a.m = mode
@@ -275,7 +280,7 @@ local POOL_OPTS = { "strides", "padding", "data_format" }
 function M.max_pool2d(input, ksize, ...)
   local o = args.parse("max_pool2d", POOL_OPTS, ...)
   input = tensor_arg(input, "max_pool2d", "input", 1)
-  return eager.run(MAX_POOL, pool_attrs("max_pool2d", ksize, o), { input })
+  return dispatch.run(MAX_POOL, pool_attrs("max_pool2d", ksize, o), { input })
 end
 
 -- avg_pool2d(input, ksize, strides=ksize, padding="VALID", data_format="NHWC") as
@@ -283,7 +288,7 @@ end
 function M.avg_pool2d(input, ksize, ...)
   local o = args.parse("avg_pool2d", POOL_OPTS, ...)
   input = tensor_arg(input, "avg_pool2d", "input", 1)
-  return eager.run(AVG_POOL, pool_attrs("avg_pool2d", ksize, o), { input })
+  return dispatch.run(AVG_POOL, pool_attrs("avg_pool2d", ksize, o), { input })
 end
 
 -- A global pool: fn (reduce_mean or reduce_max) over height and width of a 4-D input.
@@ -291,7 +296,7 @@ local function global_pool(op, fn, input, ...)
   local o = args.parse(op, { "keepdims", "data_format" }, ...)
   check_format(op, o.data_format, "NHWC")
   input = tensor_arg(input, op, "input", 1)
-  if input.ndim ~= 4 then
+  if input.ndim >= 0 and input.ndim ~= 4 then -- an unknown rank: the reduction checks axes 1, 2 when the graph runs
     fail(op, "input must be 4-D [batch, height, width, channels], got shape %s", tostring(input.shape))
   end
   return fn(input, { 1, 2 }, args.bool(op, "keepdims", o.keepdims, false))
@@ -309,23 +314,36 @@ function M.global_max_pool2d(input, ...) return global_pool("global_max_pool2d",
 local raw = {}
 M.raw = raw
 
--- Run `op` on inputs with attrs copied from `src` (a node's attrs); `dims`, when
--- given, is the shape a backprop op produces.
-function raw.run(op, src, inputs, dims)
-  local a = eager.attrs()
+-- Run `op` on inputs with attrs copied from `src` (a node's attrs); `like`,
+-- when given, is the tensor whose shape a backprop op produces: its dims, and
+-- with None dims also tide.shape(like) as a third input, read when the graph runs.
+function raw.run(op, src, inputs, like)
+  local shape_of
+  if like then
+    for i = 0, 3 do
+      if like.dims[i] < 0 then
+        local sa = dispatch.attrs()
+        sa.dtype = C.TIDE_INT64
+        shape_of = dispatch.run1(C.TIDE_OP_SHAPE, sa, like)
+        inputs = { inputs[1], inputs[2], shape_of }
+        break
+      end
+    end
+  end
+  local a = dispatch.attrs()
   ffi.copy(a, src, attrs_size)
-  if dims then
-    for i = 1, 4 do a.ints[7 + i] = dims[i] end
+  if like then
+    for i = 0, 3 do a.ints[8 + i] = like.dims[i] end
     a.nints = 12
   end
-  return eager.run(op, a, inputs)
+  return dispatch.run(op, a, inputs)
 end
 
 raw.ops = {
   conv2d = CONV2D, conv2d_backprop_input = CONV2D_BP_INPUT, conv2d_backprop_filter = CONV2D_BP_FILTER,
   depthwise_conv2d = DEPTHWISE, depthwise_conv2d_backprop_input = DEPTHWISE_BP_INPUT,
   depthwise_conv2d_backprop_filter = DEPTHWISE_BP_FILTER, max_pool2d = MAX_POOL, max_pool2d_grad = MAX_POOL_GRAD,
-  avg_pool2d = AVG_POOL, avg_pool2d_grad = AVG_POOL_GRAD,
+  max_pool2d_grad_grad = MAX_POOL_GRAD_GRAD, avg_pool2d = AVG_POOL, avg_pool2d_grad = AVG_POOL_GRAD,
 }
 
 return M

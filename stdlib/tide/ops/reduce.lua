@@ -1,17 +1,18 @@
 -- stdlib/tide/ops/reduce.lua — reductions (reduce_sum ... reduce_all, with short
--- names sum ... all), their composites (logsumexp, variance, std), argmax/argmin,
--- cumsum/cumprod, sort/argsort and top_k, as TF 2 spells them.
-local core = require "tide.core"
-local eager = require "tide.eager"
+-- names sum ... all), their composites (logsumexp, variance, std, euclidean_norm,
+-- count_nonzero), argmax/argmin, the scans (cumsum, cumprod,
+-- cumulative_logsumexp), sort/argsort and top_k, as TF 2 spells them.
+local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local math_ops = require "tide.ops.math"
-local C = core.C
+local C = binding.C
 
 local M = {}
 
-local stop_gradient -- tide.tape's, loaded on first use (tape loads the gradients, which load this)
+local stop_gradient = require("tide.tape_recorder").stop_gradient
 
 local KEEPDIMS, EXCLUSIVE, REVERSE, DESCENDING =
   C.TIDE_ATTR_KEEPDIMS, C.TIDE_ATTR_EXCLUSIVE, C.TIDE_ATTR_REVERSE, C.TIDE_ATTR_DESCENDING
@@ -19,7 +20,7 @@ local KEEPDIMS, EXCLUSIVE, REVERSE, DESCENDING =
 -- Reject non-float inputs of the float-only composites, naming the op.
 local function check_float(op, x)
   if not dtype.is_float[tonumber(x.dt)] then
-    core.error(string.format("%s: input must be a float tensor, got %s (use :cast(\"float32\"))", op,
+    binding.error(string.format("%s: input must be a float tensor, got %s (use :cast(\"float32\"))", op,
       dtype.names[tonumber(x.dt)]))
   end
 end
@@ -40,10 +41,10 @@ local function reducer(name, op)
     -- TF: an empty axis list reduces nothing. The C op reads "no axes" as all
     -- axes, so the input passes through unchanged here.
     if axes and #axes == 0 then return x end
-    local a = eager.attrs()
-    if axes then eager.set_ints(a, axes, name) end
+    local a = dispatch.attrs()
+    if axes then dispatch.set_ints(a, axes, name) end
     if keep then a.flags = KEEPDIMS end
-    return eager.run1(op, a, x)
+    return dispatch.run1(op, a, x)
   end
 end
 
@@ -67,7 +68,6 @@ function M.reduce_logsumexp(x, ...)
   check_float("reduce_logsumexp", x)
   local keep = args.bool("reduce_logsumexp", "keepdims", o.keepdims, false)
   local axis = o.axis
-  stop_gradient = stop_gradient or require("tide.tape").stop_gradient
   local raw = M.reduce_max(stop_gradient(x), axis, true)
   local shift = math_ops.where(math_ops.isfinite(raw), raw, 0)
   local total = M.reduce_sum(math_ops.exp(math_ops.sub(x, shift)), axis, keep)
@@ -99,6 +99,56 @@ function M.reduce_std(x, ...)
   return math_ops.sqrt(M.reduce_variance(x, o.axis, args.bool("reduce_std", "keepdims", o.keepdims, false)))
 end
 
+-- Check a composite's axes before its parts run, so that an error names the
+-- composite (not the reduce_sum inside it); the parts check them again.
+local function check_axes(op, x, axis)
+  local axes = args.int_list(op, "axis", axis)
+  local nd = x.ndim
+  if not axes or nd < 0 then return end
+  local seen = {}
+  for _, a in ipairs(axes) do
+    if a < -nd or a >= nd then
+      binding.error(string.format("%s: axis %d is out of range for a tensor of rank %d (valid: %d to %d)", op, a, nd,
+        -nd, nd - 1))
+    end
+    local d = a < 0 and a + nd or a
+    if seen[d] then binding.error(string.format("%s: axis %d is repeated", op, a)) end
+    seen[d] = true
+  end
+end
+
+-- reduce_euclidean_norm(x, axis, keepdims): sqrt(sum(x^2)), as TF computes
+-- it (no rescaling: squares overflow and underflow as TF's do). Integer
+-- inputs give integers as TF's: squares and sums wrap in the dtype, the root
+-- truncates, and a sum that wrapped negative gives 0.
+function M.reduce_euclidean_norm(x, ...)
+  local o = args.parse("reduce_euclidean_norm", AXIS_ARGS, ...)
+  x = convert.arg(x, "reduce_euclidean_norm")
+  local keep = args.bool("reduce_euclidean_norm", "keepdims", o.keepdims, false)
+  local dt = tonumber(x.dt)
+  if dt == C.TIDE_BOOL then
+    binding.error("reduce_euclidean_norm: input must be a numeric tensor (not bool), got bool")
+  end
+  check_axes("reduce_euclidean_norm", x, o.axis)
+  local total = M.reduce_sum(math_ops.square(x), o.axis, keep)
+  if dtype.is_float[dt] then return math_ops.sqrt(total) end
+  return math_ops.cast(math_ops.sqrt(math_ops.cast(total, "float64")), dtype.names[dt])
+end
+
+-- count_nonzero(input, axis, keepdims, dtype="int64"): how many elements are
+-- not zero (not false for bool; NaN counts, -0.0 does not), as TF's.
+function M.count_nonzero(x, ...)
+  local o = args.parse("count_nonzero", { "axis", "keepdims", "dtype", lists = { axis = true } }, ...)
+  x = convert.arg(x, "count_nonzero")
+  local keep = args.bool("count_nonzero", "keepdims", o.keepdims, false)
+  local out = dtype.names[dtype.code(o.dtype == nil and "int64" or o.dtype, "count_nonzero")]
+  check_axes("count_nonzero", x, o.axis)
+  local zero = 0
+  if tonumber(x.dt) == C.TIDE_BOOL then zero = false end
+  local counts = M.reduce_sum(math_ops.cast(math_ops.not_equal(x, zero), "int64"), o.axis, keep)
+  return math_ops.cast(counts, out)
+end
+
 -- Short names, also the method forms: x:sum{axis=0, keepdims=true}.
 M.sum, M.mean, M.max, M.min, M.prod = M.reduce_sum, M.reduce_mean, M.reduce_max, M.reduce_min, M.reduce_prod
 M.any, M.all = M.reduce_any, M.reduce_all
@@ -114,10 +164,10 @@ local function argreducer(name, op)
     x = convert.arg(x, name)
     local axis = o.axis == nil and 0 or args.int(name, "axis", o.axis)
     local dt = dtype.code(o.output_type == nil and "int64" or o.output_type, name)
-    local a = eager.attrs()
+    local a = dispatch.attrs()
     a.axis = axis
     a.dtype = dt
-    return eager.run1(op, a, x)
+    return dispatch.run1(op, a, x)
   end
 end
 
@@ -136,15 +186,18 @@ local function scanner(name, op)
     local flags = 0
     if args.bool(name, "exclusive", o.exclusive, false) then flags = flags + EXCLUSIVE end
     if args.bool(name, "reverse", o.reverse, false) then flags = flags + REVERSE end
-    local a = eager.attrs()
+    local a = dispatch.attrs()
     a.axis = axis
     a.flags = flags
-    return eager.run1(op, a, x)
+    return dispatch.run1(op, a, x)
   end
 end
 
 M.cumsum = scanner("cumsum", C.TIDE_OP_CUMSUM)
 M.cumprod = scanner("cumprod", C.TIDE_OP_CUMPROD)
+-- cumulative_logsumexp(x, axis=0, exclusive=false, reverse=false): the log of
+-- cumsum(exp(x)) without overflow or early underflow (float dtypes).
+M.cumulative_logsumexp = scanner("cumulative_logsumexp", C.TIDE_OP_CUMULATIVE_LOGSUMEXP)
 
 ---------------------------------------------------------------------------
 -- sort / argsort (values, axis=-1, direction="ASCENDING"); top_k
@@ -154,7 +207,7 @@ M.cumprod = scanner("cumprod", C.TIDE_OP_CUMPROD)
 local function descending(op, direction)
   if direction == nil or direction == "ASCENDING" then return false end
   if direction == "DESCENDING" then return true end
-  core.error(string.format("%s: direction must be \"ASCENDING\" or \"DESCENDING\", got %s", op, tostring(direction)))
+  binding.error(string.format("%s: direction must be \"ASCENDING\" or \"DESCENDING\", got %s", op, tostring(direction)))
 end
 
 -- sort(values, axis=-1, direction): the values sorted along axis. NaN sorts
@@ -164,10 +217,10 @@ function M.sort(values, ...)
   local o = args.parse("sort", { "axis", "direction" }, ...)
   values = convert.arg(values, "sort")
   local axis = o.axis == nil and -1 or args.int("sort", "axis", o.axis)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.axis = axis
   if descending("sort", o.direction) then a.flags = DESCENDING end
-  return eager.run1(C.TIDE_OP_SORT, a, values)
+  return dispatch.run1(C.TIDE_OP_SORT, a, values)
 end
 
 -- argsort(values, axis=-1, direction, stable=false): int32 indices that sort
@@ -177,11 +230,11 @@ function M.argsort(values, ...)
   values = convert.arg(values, "argsort")
   local axis = o.axis == nil and -1 or args.int("argsort", "axis", o.axis)
   args.bool("argsort", "stable", o.stable, false)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.axis = axis
   a.dtype = C.TIDE_INT32
   if descending("argsort", o.direction) then a.flags = DESCENDING end
-  return eager.run1(C.TIDE_OP_ARGSORT, a, values)
+  return dispatch.run1(C.TIDE_OP_ARGSORT, a, values)
 end
 
 -- top_k(input, k=1, sorted=true, index_type="int32"): the k largest entries
@@ -195,11 +248,11 @@ function M.top_k(input, ...)
   args.bool("top_k", "sorted", o.sorted, true)
   local itype = o.index_type == nil and C.TIDE_INT32 or dtype.code(o.index_type, "top_k")
   if itype ~= C.TIDE_INT32 and itype ~= C.TIDE_INT64 then
-    core.error(string.format("top_k: index_type must be int32 or int64, got %s", dtype.names[itype]))
+    binding.error(string.format("top_k: index_type must be int32 or int64, got %s", dtype.names[itype]))
   end
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.n = k
-  local values, indices = eager.run(C.TIDE_OP_TOP_K, a, { input }, 2)
+  local values, indices = dispatch.run(C.TIDE_OP_TOP_K, a, { input }, 2)
   if itype == C.TIDE_INT64 then indices = math_ops.cast(indices, "int64") end
   return values, indices
 end

@@ -1,11 +1,11 @@
 -- stdlib/tide/ops/scatter.lua — scatter_add, the inverse of gather: adds
 -- blocks of updates into a copy of base at index positions along an axis.
-local core = require "tide.core"
-local eager = require "tide.eager"
+local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
 local args = require "tide.args"
 local tensor = require "tide.tensor"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
 local M = {}
@@ -28,18 +28,18 @@ end
 -- defaults to batch_dims as in tf.gather.
 function M.scatter_add(base, indices, updates, ...)
   local o = args.parse("scatter_add", { "axis", "batch_dims" }, ...)
-  if base == nil then core.error("scatter_add: base is nil; expected a tensor") end
-  if indices == nil then core.error("scatter_add: indices is nil; expected integer indices") end
-  if updates == nil then core.error("scatter_add: updates is nil; expected a tensor") end
+  if base == nil then binding.error("scatter_add: base is nil; expected a tensor") end
+  if indices == nil then binding.error("scatter_add: indices is nil; expected integer indices") end
+  if updates == nil then binding.error("scatter_add: updates is nil; expected a tensor") end
   base = convert.arg(base, "scatter_add", 1)
   indices = convert.arg(indices, "scatter_add", 2)
   -- Lua numbers and tables of updates take base's dtype.
   if not istype(Tensor, updates) then updates = convert.coerce(updates, base, "scatter_add", 3) end
   local bd = int_opt("batch_dims", o.batch_dims, 0)
-  local a = eager.attrs()
+  local a = dispatch.attrs()
   a.axis = int_opt("axis", o.axis, bd)
   a.n = bd
-  return eager.run(SCATTER_ADD, a, { base, indices, updates })
+  return dispatch.run(SCATTER_ADD, a, { base, indices, updates })
 end
 
 return M

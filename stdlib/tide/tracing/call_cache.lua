@@ -1,8 +1,8 @@
 -- stdlib/tide/tracing/call_cache.lua — the call cache of Functions and
 -- concrete functions: a trie over the arguments' trace types, no strings built.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local T = require "tide.tracing.trace_type"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local band = bit.band
 local ids, identity, table_kind, is_list, sorted_keys = T.ids, T.identity, T.table_kind, T.is_list, T.sorted_keys
@@ -82,6 +82,9 @@ walk = function(node, x, slots, create)
     return step(node, x, create)
   elseif tx == "nil" then
     return step(node, "Z", create)
+  elseif tx == "userdata" and T.is_variable(x) then
+    node = step(node, "V", create); if node == nil then return nil end
+    return step(node, ids[x] or identity(x), create)
   elseif tx == "table" then
     local mt = getmetatable(x)
     if mt == nil then return walk_table(node, x, slots, create) end
@@ -103,9 +106,21 @@ walk = function(node, x, slots, create)
   return step(node, ids[x] or identity(x), create)
 end
 
--- The trie leaf for n arguments, or nil; fills `slots` with their tensors.
-local function lookup(trie, slots, n, ...)
-  local node = trie[n]
+local LIMIT = 4096 -- leaves a cache makes before it starts over (a function called with many shapes)
+
+-- A call cache: the trie's root and the leaves made since it started over.
+function M.new()
+  return { root = {}, size = 0 }
+end
+
+-- Forget every call (a new concrete function may fit cached calls better).
+function M.clear(cache)
+  cache.root, cache.size = {}, 0
+end
+
+-- The leaf for n arguments, or nil; fills `slots` with their tensors.
+function M.lookup(cache, slots, n, ...)
+  local node = cache.root[n]
   for i = 1, n do
     if node == nil then return nil end
     node = walk(node, (select(i, ...)), slots, false)
@@ -113,14 +128,14 @@ local function lookup(trie, slots, n, ...)
   return node
 end
 
--- The trie leaf for n arguments, made if missing.
-local function insert(trie, n, ...)
-  local node = step(trie, n, true)
+-- The leaf for n arguments, made if missing (the cache starts over first once
+-- it has made more than LIMIT leaves); the caller stores what the call selects in it.
+function M.remember(cache, n, ...)
+  if cache.size > LIMIT then M.clear(cache) end
+  cache.size = cache.size + 1
+  local node = step(cache.root, n, true)
   for i = 1, n do node = walk(node, (select(i, ...)), nil, true) end
   return node
 end
-
-local TRIE_LIMIT = 4096 -- leaves kept per trie before it starts over (many shapes)
-M.lookup, M.insert, M.TRIE_LIMIT = lookup, insert, TRIE_LIMIT
 
 return M

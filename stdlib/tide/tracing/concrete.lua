@@ -1,22 +1,21 @@
 -- stdlib/tide/tracing/concrete.lua — ConcreteFunction (one traced graph with
 -- its argument and result templates: calling, checking, signatures) and Graph.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local class = require "tide.class"
-local context = require "tide.tracing.context"
+local context = require "tide.trace_context"
 local spec = require "tide.tracing.spec"
-local record = require "tide.record"
+local recorder = require "tide.tape_recorder"
 local T = require "tide.tracing.trace_type"
 local cache = require "tide.tracing.call_cache"
-local gradient = require "tide.tracing.gradient"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local band = bit.band
-local pack, unpack = record.pack, unpack or table.unpack
+local pack, unpack = recorder.pack, unpack or table.unpack
 local None, TensorSpec = spec.None, spec.TensorSpec
 local dims_text = spec.dims_text
 local list_template, rebuild, has_tensor, lua_repr = T.list_template, T.rebuild, T.has_tensor, T.lua_repr
 local fits, first_difference, describe = T.fits, T.first_difference, T.describe
 local arg_count, arg_name, where = T.arg_count, T.arg_name, T.where
-local lookup, insert, TRIE_LIMIT = cache.lookup, cache.insert, cache.TRIE_LIMIT
+local lookup, remember = cache.lookup, cache.remember
 
 -- One instance per Lua state (busted clears package.loaded between spec
 -- files): Functions made before a reload keep making
@@ -34,6 +33,18 @@ M.ConcreteFunction, M.Graph = ConcreteFunction, Graph
 
 local SYMBOLIC = C.TIDE_TENSOR_SYMBOLIC
 local cstack = context.stack
+
+-- A tape recording outside a traced call sees the call as one node, whose
+-- backward is itself a traced Function: tracing/gradient.lua makes it, sits
+-- above this module and function.lua, and sets these when loaded.
+local tape_call = {
+  records = function()
+    error("tide.tracing.concrete: tide.tracing.gradient was not loaded (a tape records a traced call)", 2)
+  end,
+}
+
+-- records(cf, slots): true when this call must become a node; call(cf, slots): run it as one.
+function M.set_tape_call(records, call) tape_call.records, tape_call.call = records, call end
 
 ---------------------------------------------------------------------------
 -- Pretty signatures (TF's ConcreteFunction.pretty_printed_signature)
@@ -132,13 +143,12 @@ function ConcreteFunction:__init(fn, graph, arg_template, nslots, out_template, 
   self.variables = variables     -- TF's cf.variables and cf.trainable_variables
   local trainable = {}
   for _, v in ipairs(variables) do
-    if rawget(v, "trainable") then trainable[#trainable + 1] = v end
+    if v.trainable then trainable[#trainable + 1] = v end
   end
   self.trainable_variables = trainable
   self._in = ffi.new("const tide_tensor *[?]", math.max(nslots, 1))
   self._outs = ffi.new("tide_tensor *[?]", math.max(#outs, 1))
-  self._accept = {}              -- call trie: argument types known to fit
-  self._accepted = 0
+  self._accept = cache.new()     -- call cache: argument types known to fit
   -- The results are the graph's outputs in order (no tables, no Lua values):
   -- _run_flat can return them without rebuilding.
   local flat = out_template.n == #outs
@@ -159,7 +169,7 @@ end
 -- Run the graph on the flat list of eager tensors; returns fn's results.
 -- While a tape records, the call may become one node of it (gradient.lua).
 function ConcreteFunction:_run_flat(slots)
-  if record.active and gradient.records(self, slots) then return gradient.call(self, slots) end
+  if recorder.active and tape_call.records(self, slots) then return tape_call.call(self, slots) end
   local n, nout = self._nin, self._nout
   local ins, outs = self._in, self._outs
   if self._flat_out and nout == 1 then
@@ -167,8 +177,8 @@ function ConcreteFunction:_run_flat(slots)
     outs[0] = t
     for i = 1, n do ins[i - 1] = slots[i] end
     local rc = C.tide_graph_run(self._g, n, ins, 1, outs)
-    if rc ~= 0 then core.raise() end
-    return core.finish(t)
+    if rc ~= 0 then binding.raise() end
+    return binding.finish(t)
   end
   return self:_results(self:_run_outputs(slots))
 end
@@ -185,8 +195,8 @@ function ConcreteFunction:_run_outputs(slots)
   end
   for i = 1, n do ins[i - 1] = slots[i] end
   local rc = C.tide_graph_run(self._g, n, ins, nout, outs)
-  if rc ~= 0 then core.raise() end
-  for i = 1, nout do core.finish(results[i]) end
+  if rc ~= 0 then binding.raise() end
+  for i = 1, nout do binding.finish(results[i]) end
   return results
 end
 
@@ -235,17 +245,15 @@ function ConcreteFunction:__call(...)
   local actual = list_template(n, slots, ...)
   local why = mismatch(fn, self._args, actual, true)
   if why then
-    core.error(string.format("ConcreteFunction %s: %s", self:_summary(), why))
+    binding.error(string.format("ConcreteFunction %s: %s", self:_summary(), why))
   end
   for _, s in ipairs(slots) do
     if band(s.flags, SYMBOLIC) ~= 0 then
-      core.error(string.format("ConcreteFunction %s: an argument is a symbolic tensor; call the Function " ..
+      binding.error(string.format("ConcreteFunction %s: an argument is a symbolic tensor; call the Function " ..
         "(not one of its concrete functions) inside another trace", self:_summary()))
     end
   end
-  if self._accepted > TRIE_LIMIT then self._accept, self._accepted = {}, 0 end
-  insert(self._accept, n, ...).ok = true
-  self._accepted = self._accepted + 1
+  remember(self._accept, n, ...).ok = true
   return self:_run_flat(slots)
 end
 
@@ -262,7 +270,7 @@ function ConcreteFunction:_inline(n, ...)
     end
   end
   local why = mismatch(self.function_, self._args, actual, true)
-  if why then core.error(string.format("ConcreteFunction %s: %s", self:_summary(), why)) end
+  if why then binding.error(string.format("ConcreteFunction %s: %s", self:_summary(), why)) end
   local a = pack(...)
   for i, item in ipairs(self._args.items) do
     if a[i] == nil and item.kind == "value" then a[i] = item.value end

@@ -3,23 +3,26 @@
 -- Eagerly they run as plain Lua; while a function is traced they become COND
 -- and WHILE nodes whose branches and bodies are subgraphs that run in C
 -- (graph/control.c).
-local core = require "tide.core"
+local binding = require "tide.binding"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local convert = require "tide.convert"
-local context = require "tide.tracing.context"
+local context = require "tide.trace_context"
+local scope = require "tide.scope"
 local spec = require "tide.tracing.spec"
 local values = require "tide.tracing.values"
-local record = require "tide.record"
+local recorder = require "tide.tape_recorder"
 local tensor = require "tide.tensor"
 local format = require "tide.format"
+local tensor_shape = require "tide.tensor_shape"
 local math_ops = require "tide.ops.math"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local unpack = unpack or table.unpack
-local pack = record.pack
+local pack = recorder.pack
 local None = spec.None
 local is_tensor, symbolic, tracing = values.is_tensor, values.symbolic, values.tracing
 local is_variable, read_variable = values.is_variable, values.read_variable
+local variable = require "tide.variable"
 local dims_of, dims_text, type_text = values.dims_of, values.dims_text, values.type_text
 local count_arg = values.count_arg
 local tensor_array = require "tide.tracing.tensor_array"
@@ -27,7 +30,9 @@ local tensor_array = require "tide.tracing.tensor_array"
 local M = {}
 
 local BOOL, I32 = C.TIDE_BOOL, C.TIDE_INT32
-local MAX_VALUES = 64 -- loop variables, captures and results a node takes (graph/control.c)
+-- Traces of a loop's cond and body at most while its loop variables' shapes
+-- settle (a trace that changes a shape traces again).
+local MAX_BODY_TRACES = 64
 
 ---------------------------------------------------------------------------
 -- Tracing subgraphs
@@ -35,11 +40,11 @@ local MAX_VALUES = 64 -- loop variables, captures and results a node takes (grap
 
 local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
 
--- A symbolic input of g with dtype code dt and dims (-1 unknown).
+-- A symbolic input of g with dtype code dt and dims (-1 unknown; nil: an unknown rank).
 local function graph_input(g, dt, dims)
-  for i, d in ipairs(dims) do dims_buf[i - 1] = d end
+  for i, d in ipairs(dims or {}) do dims_buf[i - 1] = d end
   local t = Tensor()
-  if C.tide_graph_input(g, dt, #dims, dims_buf, t) ~= 0 then core.raise() end
+  if C.tide_graph_input(g, dt, dims and #dims or C.TIDE_UNKNOWN_RANK, dims_buf, t) ~= 0 then binding.raise() end
   return t
 end
 
@@ -52,7 +57,7 @@ end
 local function tape_stand_ins(used)
   used.var_of = used.var_of or {}
   local stand_ins = {}
-  for i, tape in ipairs(record.tapes) do
+  for i, tape in ipairs(recorder.tapes) do
     local tracked = setmetatable({}, { __index = tape._tracked })
     stand_ins[i] = {
       _paused = tape._paused,
@@ -74,11 +79,19 @@ local function tape_stand_ins(used)
   return stand_ins
 end
 
-local control_grad -- tide.tracing.control_grad, loaded when a tape first needs it
-local function grads()
-  control_grad = control_grad or require "tide.tracing.control_grad"
-  return control_grad
-end
+-- The gradients of COND and WHILE nodes (tracing/control_grad.lua) are built
+-- with cond and while_loop themselves: that module sits above this one and
+-- sets itself here when loaded (tide's init loads it).
+local control_grad = setmetatable({}, { __index = function(_, k)
+  error("tide.tracing.control: tide.tracing.control_grad was not loaded (" .. tostring(k) .. " is needed)", 2)
+end })
+
+function M.set_gradients(module) control_grad = module end
+
+-- The graph being built before g began is built again (a way out of
+-- trace_sub; looked up now: a way out must not allocate).
+local tide_graph_abandon = C.tide_graph_abandon
+local function abandon_graph(g) tide_graph_abandon(g) end
 
 -- Trace fn into a new graph built on top of the current one: descs
 -- ({dt=, dims=} each) become its inputs, handed to make_args to build fn's
@@ -86,26 +99,68 @@ end
 -- results (packed). Lua side effects in fn happen now, once. Tracked
 -- tensors of recording tapes that fn uses are appended to `used`.
 local function trace_sub(name, fn, descs, make_args, used)
-  local g = ffi.gc(C.tide_graph_new(name), C.tide_graph_free)
-  if g == nil then core.raise() end
-  if C.tide_graph_begin(g) ~= 0 then core.raise() end
+  local g = C.tide_graph_new(name)
+  if g == nil then binding.raise() end
+  g = ffi.gc(g, C.tide_graph_free)
   local outer = context.current()
-  -- the branch belongs to the same traced function: its variables and first-trace flag
-  local ctx = setmetatable({ graph = g }, { __index = outer or { variables = {}, first = true } })
-  context.push(ctx)
-  -- Tapes do not follow ops into subgraphs: their values exist only inside the node.
-  local was_recording, tapes = record.active, record.tapes
-  if was_recording then record.tapes = tape_stand_ins(used) end
-  local res = pack(pcall(function()
+  -- the branch belongs to the same traced function: its variables and
+  -- first-trace flag; the variables it reads are noted in used.reads too
+  local outer_vars = outer and outer.variables or {}
+  local reads = used.reads or {}
+  used.reads = reads
+  local vars = setmetatable({}, { __newindex = function(t, k, v)
+    rawset(t, k, v)
+    outer_vars[k] = v
+    reads[k] = true
+  end })
+  local ctx = setmetatable({ graph = g, variables = vars }, { __index = outer or { first = true } })
+  -- Every way out (tide.scope) gives back the tapes, the graph being built
+  -- and the traces in progress that were there before.
+  local mark = scope.enter()
+  scope.push(recorder.restore, recorder.tapes)
+  scope.push(abandon_graph, g)
+  scope.push(context.restore, #context.stack)
+  local res = pack(scope.call("a tide.cond branch or tide.while_loop body being traced (tide.trace)", mark, function()
+    if C.tide_graph_begin(g) ~= 0 then binding.raise() end
+    context.push(ctx)
+    -- Tapes do not follow ops into subgraphs: their values exist only inside the node.
+    if recorder.active then recorder.tapes = tape_stand_ins(used) end
     local ins = {}
     for i, d in ipairs(descs) do ins[i] = graph_input(g, d.dt, d.dims) end
     return fn(make_args(ins))
   end))
-  record.tapes, record.active = tapes, was_recording
-  context.pop(ctx)
-  C.tide_graph_end(g)
-  if not res[1] then error(res[2], 0) end
-  return g, pack(unpack(res, 2, res.n))
+  return g, res
+end
+
+-- A cond or while node owns its subgraphs once made. Their finalizers go
+-- before the call and come back only when it fails: an error between the
+-- two (a debug hook, an interrupt) then leaks a graph instead of freeing
+-- one that a node still owns.
+local tide_graph_free = C.tide_graph_free
+local function disown(sub)
+  ffi.gc(sub, nil)
+  return sub
+end
+local function adopt(status, a, b)
+  if status == 0 then return true end
+  ffi.gc(a, tide_graph_free)
+  ffi.gc(b, tide_graph_free)
+  return false
+end
+
+-- The variable's tensor (what graphs name it by).
+local variable_handle = convert.variable_handle
+
+-- While tapes record: a read, in the graph being built and just before the
+-- node, of each variable the node's subgraphs read (used.reads), so that a
+-- gradient running them again reads these values (pinned, graph/split.c)
+-- rather than the variables when the gradient runs.
+local function pinned_reads(used)
+  local pins = {}
+  for v in pairs(used.reads or {}) do
+    pins[#pins + 1] = { handle = variable_handle(v), read = variable.traced_read(v) }
+  end
+  return pins
 end
 
 -- Set g's outputs to the tensors in list.
@@ -113,7 +168,7 @@ local function set_outputs(g, list)
   local n = #list
   local arr = ffi.new("const tide_tensor *[?]", math.max(n, 1))
   for i, t in ipairs(list) do arr[i - 1] = t end
-  if C.tide_graph_set_outputs(g, n, arr) ~= 0 then core.raise() end
+  if C.tide_graph_set_outputs(g, n, arr) ~= 0 then binding.raise() end
 end
 
 -- n blank headers for a node's results, and the array C fills.
@@ -142,8 +197,8 @@ local function structure(x)
   if is_tensor(x) then return { kind = "tensor", t = x } end
   local tx = type(x)
   if tx == "number" or tx == "boolean" then return { kind = "number", v = x } end
+  if is_variable(x) then return { kind = "tensor", t = read_variable(x) } end
   if tx == "table" then
-    if is_variable(x) then return { kind = "tensor", t = read_variable(x) } end
     if is_ta(x) then return { kind = "ta", ta = x } end
     if getmetatable(x) == nil then
       local keys = {}
@@ -267,14 +322,14 @@ local function truth(v, op, what)
   if type(v) == "boolean" then return v end
   if is_variable(v) then v = read_variable(v) end
   if not is_tensor(v) then
-    core.error(string.format("%s: %s must be a bool tensor or a Lua boolean, got %s", op, what, type(v)))
+    binding.error(string.format("%s: %s must be a bool tensor or a Lua boolean, got %s", op, what, type(v)))
   end
   if v.dt ~= BOOL then
-    core.error(string.format("%s: %s must be a bool tensor, got %s (compare first, e.g. x:gt(0), or :cast(\"bool\"))",
+    binding.error(string.format("%s: %s must be a bool tensor, got %s (compare first, e.g. x:gt(0), or :cast(\"bool\"))",
       op, what, type_text(v)))
   end
   if not symbolic(v) and v.nelem ~= 1 then
-    core.error(string.format("%s: %s must have one element, got shape %s", op, what, dims_text(dims_of(v))))
+    binding.error(string.format("%s: %s must have one element, got shape %s", op, what, dims_text(dims_of(v))))
   end
   return tensor.item(v)
 end
@@ -285,12 +340,12 @@ local function flag_tensor(v, op, what)
   if type(v) == "boolean" then return convert.tensor(v) end
   if is_variable(v) then v = read_variable(v) end
   if not is_tensor(v) or v.dt ~= BOOL then
-    core.error(string.format("%s: %s a bool tensor or a Lua boolean, got %s", op, what,
+    binding.error(string.format("%s: %s a bool tensor or a Lua boolean, got %s", op, what,
       is_tensor(v) and type_text(v) or type(v)))
   end
-  for _, d in ipairs(dims_of(v)) do
+  for _, d in ipairs(dims_of(v) or {}) do -- an unknown rank: one element is checked when it runs
     if d ~= 1 and d ~= -1 then
-      core.error(string.format("%s: %s a one-element bool tensor, got shape %s", op, what, dims_text(dims_of(v))))
+      binding.error(string.format("%s: %s a one-element bool tensor, got shape %s", op, what, dims_text(dims_of(v))))
     end
   end
   return v
@@ -308,27 +363,27 @@ local ta_leaves, ta_from = tensor_array.leaves, tensor_array.from_buffer -- Tens
 -- takes its dtype); a dim the branches disagree on becomes unknown (None).
 function M.cond(pred, true_fn, false_fn, ...)
   args.parse("cond", { "name" }, ...)
-  if pred == nil then core.error("cond: pred is nil; expected a bool tensor or a Lua boolean") end
-  if type(true_fn) ~= "function" then core.error("cond: true_fn must be a function, got " .. type(true_fn)) end
-  if type(false_fn) ~= "function" then core.error("cond: false_fn must be a function, got " .. type(false_fn)) end
+  if pred == nil then binding.error("cond: pred is nil; expected a bool tensor or a Lua boolean") end
+  if type(true_fn) ~= "function" then binding.error("cond: true_fn must be a function, got " .. type(true_fn)) end
+  if type(false_fn) ~= "function" then binding.error("cond: false_fn must be a function, got " .. type(false_fn)) end
   if is_variable(pred) then pred = read_variable(pred) end
   if type(pred) == "boolean" or not tracing() then
     if truth(pred, "cond", "pred") then return true_fn() end
     return false_fn()
   end
-  if not is_tensor(pred) then core.error("cond: pred must be a bool tensor or a Lua boolean, got " .. type(pred)) end
+  if not is_tensor(pred) then binding.error("cond: pred must be a bool tensor or a Lua boolean, got " .. type(pred)) end
   pred = flag_tensor(pred, "cond", "pred must be")
   local g = C.tide_graph_building()
   local none = function() end
   local used = {}
-  local saved = record.active and grads().snapshot { true_fn, false_fn } -- for a gradient that runs them again
+  local saved = recorder.active and control_grad.snapshot { true_fn, false_fn } -- for a gradient that runs them again
   local tg, tres = trace_sub("cond_true", true_fn, {}, none, used)
   local fg, fres = trace_sub("cond_false", false_fn, {}, none, used)
   local ts, fs = list_structure(tres), list_structure(fres)
   local tflat, fflat = {}, {}
   local function fail(path, why)
     local where = #path == 0 and "their results" or path_text("result", path)
-    core.error(string.format("cond: true_fn and false_fn must return the same structure and dtypes; %s: %s " ..
+    binding.error(string.format("cond: true_fn and false_fn must return the same structure and dtypes; %s: %s " ..
       "(true_fn returned %s, false_fn returned %s)", where, why, describe(ts), describe(fs)))
   end
   zip(ts, fs, {}, function(a, b, path)
@@ -353,22 +408,18 @@ function M.cond(pred, true_fn, false_fn, ...)
     if ta_.dt ~= tb.dt then
       fail(path, string.format("the dtypes differ (%s and %s)", dtype.names[ta_.dt], dtype.names[tb.dt]))
     end
-    if ta_.ndim ~= tb.ndim then
-      fail(path, string.format("the ranks differ (shapes %s and %s)", dims_text(dims_of(ta_)), dims_text(dims_of(tb))))
-    end
+    -- ranks that differ give a result of unknown rank (TF's cond)
     tflat[#tflat + 1], fflat[#fflat + 1] = ta_, tb
   end, fail)
   local n = #tflat
-  if n > MAX_VALUES then core.error(string.format("cond: %d results (at most %d tensors)", n, MAX_VALUES)) end
   set_outputs(tg, tflat)
   set_outputs(fg, fflat)
+  local pins = #used > 0 and recorder.active and pinned_reads(used)
   local outs, arr = result_headers(n)
-  if C.tide_graph_cond(g, pred, tg, fg, n, arr) ~= 0 then core.raise() end
-  ffi.gc(tg, nil) -- the node owns its branches now
-  ffi.gc(fg, nil)
-  for i = 1, n do core.finish(outs[i]) end
-  if #used > 0 and record.active then
-    grads().cond(used, outs, { pred = pred, true_fn = true_fn, false_fn = false_fn, saved = saved,
+  if not adopt(C.tide_graph_cond(g, pred, disown(tg), disown(fg), n, arr), tg, fg) then binding.raise() end
+  for i = 1, n do binding.finish(outs[i]) end
+  if #used > 0 and recorder.active then
+    control_grad.cond(used, outs, { pred = pred, true_fn = true_fn, false_fn = false_fn, saved = saved, pins = pins,
       flatten = function(res) -- a branch's results (packed) lined up with outs
         return flat_like(ts, list_structure(res), function(leaf) return leaf.has_buffer end)
       end })
@@ -405,7 +456,7 @@ local function invariant_list(o)
   local si = o.shape_invariants
   if si == nil then return nil end
   if type(si) ~= "table" then
-    core.error("while_loop: shape_invariants must be a list with a shape (or nil) per loop variable")
+    binding.error("while_loop: shape_invariants must be a list with a shape (or nil) per loop variable")
   end
   return si
 end
@@ -434,17 +485,18 @@ end
 -- (TF asks for shape_invariants instead). shape_invariants = {shape or nil
 -- per loop variable} (lists with tide.None) fixes a variable's shape up
 -- front; then a body that breaks it is an error, as in TF. dtypes and ranks
--- must not change. maximum_iterations (a number or a tensor) bounds the
--- number of iterations.
+-- must not change, unless a variable's invariant is tide.Shape.unknown()
+-- (TF's TensorShape(None)) or it enters with an unknown rank: then any shape
+-- goes. maximum_iterations (a number or a tensor) bounds the number of iterations.
 function M.while_loop(cond_fn, body_fn, loop_vars, ...)
   local o = args.parse("while_loop", { "shape_invariants", "parallel_iterations", "back_prop", "swap_memory",
     "maximum_iterations", "name" }, ...)
-  if type(cond_fn) ~= "function" then core.error("while_loop: cond must be a function, got " .. type(cond_fn)) end
-  if type(body_fn) ~= "function" then core.error("while_loop: body must be a function, got " .. type(body_fn)) end
-  if loop_vars == nil then core.error("while_loop: loop_vars is nil; expected a list of tensors") end
+  if type(cond_fn) ~= "function" then binding.error("while_loop: cond must be a function, got " .. type(cond_fn)) end
+  if type(body_fn) ~= "function" then binding.error("while_loop: body must be a function, got " .. type(body_fn)) end
+  if loop_vars == nil then binding.error("while_loop: loop_vars is nil; expected a list of tensors") end
   local single = type(loop_vars) ~= "table" or getmetatable(loop_vars) ~= nil
   local vars = single and pack(loop_vars) or pack(unpack(loop_vars, 1, #loop_vars))
-  if vars.n == 0 then core.error("while_loop: loop_vars is empty; a loop needs at least one loop variable") end
+  if vars.n == 0 then binding.error("while_loop: loop_vars is empty; a loop needs at least one loop variable") end
   local max = o.maximum_iterations
   if is_variable(max) then max = read_variable(max) end
   if max ~= nil and not (is_tensor(max) and symbolic(max)) then max = count_arg("while_loop", "maximum_iterations", max) end
@@ -489,7 +541,7 @@ function eager_while(cond_fn, body_fn, vars, max)
     if not truth(cond_fn(unpack(vars, 1, n)), "while_loop", "cond") then break end
     local res = body_results(pack(body_fn(unpack(vars, 1, n))), n, first)
     if res.n ~= n then
-      core.error(string.format("while_loop: body returned %d value(s) but there are %d loop variables", res.n, n))
+      binding.error(string.format("while_loop: body returned %d value(s) but there are %d loop variables", res.n, n))
     end
     vars = res
     i = i + 1
@@ -502,19 +554,21 @@ end
 local function invariant_desc(t, shape, path)
   local dims = dims_of(t)
   if shape == nil then return { dt = t.dt, dims = dims } end
+  -- TF's TensorShape(None): any shape, of any rank (tide.Shape.unknown(), or x.shape of an unknown rank)
+  if tensor_shape.is_unknown_rank(shape) then return { dt = t.dt, dims = nil, fixed = true } end
   if type(shape) ~= "table" then
-    core.error(string.format("while_loop: the shape invariant of %s must be a list of sizes and tide.None",
+    binding.error(string.format("while_loop: the shape invariant of %s must be a list of sizes and tide.None",
       path_text("loop variable", path)))
   end
   local inv = {}
   local n = shape.n or #shape
   for i = 1, n do inv[i] = (shape[i] == None or shape[i] == -1) and -1 or shape[i] end
-  local ok = #inv == #dims
-  for i = 1, #inv do
+  local ok = dims == nil or #inv == #dims -- a value of unknown rank may fit it: checked when the loop runs
+  for i = 1, dims and #inv or 0 do
     if ok and inv[i] ~= -1 and dims[i] ~= -1 and inv[i] ~= dims[i] then ok = false end
   end
   if not ok then
-    core.error(string.format("while_loop: %s enters the loop with shape %s, which does not fit its shape " ..
+    binding.error(string.format("while_loop: %s enters the loop with shape %s, which does not fit its shape " ..
       "invariant %s", path_text("loop variable", path), dims_text(dims), dims_text(inv)))
   end
   return { dt = t.dt, dims = inv, fixed = true }
@@ -564,23 +618,22 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
     return unpack(r, 1, n)
   end
   local used = {}
-  local saved = record.active and grads().snapshot { cond_fn, body_fn } -- for a gradient that runs them again
-  for _ = 1, 64 do
+  local saved = recorder.active and control_grad.snapshot { cond_fn, body_fn } -- for a gradient that runs them again
+  for _ = 1, MAX_BODY_TRACES do
     local flat, descs = init_leaves()
-    if #flat > MAX_VALUES then core.error(string.format("while_loop: %d loop tensors (at most %d)", #flat, MAX_VALUES)) end
     local cg, cres = trace_sub("while_cond", cond_fn, descs, make_args, used)
-    if cres.n ~= 1 then core.error(string.format("while_loop: cond must return one value, got %d", cres.n)) end
+    if cres.n ~= 1 then binding.error(string.format("while_loop: cond must return one value, got %d", cres.n)) end
     local flag = flag_tensor(cres[1], "while_loop", "cond must give")
     local bg, bres = trace_sub("while_body", body_fn, descs, make_args, used)
     bres = body_results(bres, n, first)
     if bres.n ~= n then
-      core.error(string.format("while_loop: body returned %d value(s) but there are %d loop variables", bres.n, n))
+      binding.error(string.format("while_loop: body returned %d value(s) but there are %d loop variables", bres.n, n))
     end
     local outs = list_structure(bres)
     local retrace = false
     local oflat = {}
     local function fail(path, why)
-      core.error(string.format("while_loop: the body must return its loop variables in the structure they came " ..
+      binding.error(string.format("while_loop: the body must return its loop variables in the structure they came " ..
         "in; %s: %s (they came in as %s, the body returned %s)",
         #path == 0 and "the loop variables" or path_text("loop variable", path), why, describe(ins), describe(outs)))
     end
@@ -603,18 +656,23 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
       local t = b.t or number_tensor(b.v, a.t.dt)
       local d = a.desc
       if t.dt ~= d.dt then
-        core.error(string.format("while_loop: %s enters the loop as %s but the body returns %s (dtypes must not " ..
+        binding.error(string.format("while_loop: %s enters the loop as %s but the body returns %s (dtypes must not " ..
           "change; cast one of them)", where, dtype.names[d.dt], dtype.names[t.dt]))
       end
       local od = dims_of(t)
-      if #od ~= #d.dims then
-        core.error(string.format("while_loop: %s enters the loop with shape %s but the body returns shape %s " ..
-          "(its rank must not change)", where, dims_text(d.dims), dims_text(od)))
+      if d.dims == nil then -- a loop variable of unknown rank takes any shape
+        oflat[#oflat + 1] = t
+        return
+      end
+      if od == nil or #od ~= #d.dims then
+        binding.error(string.format("while_loop: %s enters the loop with shape %s but the body returns shape %s " ..
+          "(its rank must not change: give it the shape invariant tide.Shape.unknown() to let it)", where,
+          dims_text(d.dims), dims_text(od)))
       end
       for i, v in ipairs(od) do
         if d.dims[i] ~= -1 and v ~= d.dims[i] then
           if d.fixed then
-            core.error(string.format("while_loop: %s has shape %s after an iteration, which does not fit its shape " ..
+            binding.error(string.format("while_loop: %s has shape %s after an iteration, which does not fit its shape " ..
               "invariant %s", where, dims_text(od), dims_text(d.dims)))
           end
           d.dims[i] = -1 -- TF's shape invariant with this dim unknown
@@ -628,21 +686,19 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
       set_outputs(bg, oflat)
       local arr_in = ffi.new("const tide_tensor *[?]", math.max(#flat, 1))
       for i, t in ipairs(flat) do arr_in[i - 1] = t end
+      local pins = recorder.active and pinned_reads(used)
       local results, arr = result_headers(#flat)
-      if C.tide_graph_while(g, #flat, arr_in, cg, bg, max, arr) ~= 0 then core.raise() end
-      ffi.gc(cg, nil) -- the node owns them now
-      ffi.gc(bg, nil)
-      for i = 1, #flat do core.finish(results[i]) end
-      if record.active then
+      if not adopt(C.tide_graph_while(g, #flat, arr_in, disown(cg), disown(bg), max, arr), cg, bg) then
+        binding.raise()
+      end
+      for i = 1, #flat do binding.finish(results[i]) end
+      if recorder.active then
         local function ta_slot(leaf) return rawget(leaf.ta, "_buffer") and true or false end
-        grads().while_loop(used, flat, results, { descs = descs, max = max, saved = saved,
-          cond_flat = function(syms) -- cond on flat loop tensors
-            return flag_tensor(cond_fn(make_args(syms)), "while_loop", "cond must give")
-          end,
+        control_grad.while_loop(used, flat, results, { saved = saved, pins = pins,
           body_flat = function(syms) -- body on flat loop tensors, giving them back flat
             local r = body_results(pack(body_fn(make_args(syms))), n, first)
             if r.n ~= n then
-              core.error(string.format("while_loop: body returned %d value(s) but there are %d loop variables", r.n, n))
+              binding.error(string.format("while_loop: body returned %d value(s) but there are %d loop variables", r.n, n))
             end
             return flat_like(ins, list_structure(r), ta_slot)
           end })
@@ -653,8 +709,10 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
       return unpack(res, 1, n)
     end
   end
-  core.error("while_loop: the loop variables' shapes did not settle after 64 traces")
+  binding.error(string.format("while_loop: the loop variables' shapes did not settle after %d traces",
+    MAX_BODY_TRACES))
 end
+tensor_array.set_while_loop(M.while_loop) -- a dynamic_size array grows at a run-time index with it
 
 ---------------------------------------------------------------------------
 -- tide.for_range
@@ -684,12 +742,12 @@ function M.for_range(...)
   for i = 1, argv.n do
     if type(argv[i]) == "function" then fpos = i break end
   end
-  if not fpos then core.error("for_range: expected a body function after the range bounds") end
+  if not fpos then binding.error("for_range: expected a body function after the range bounds") end
   if fpos < 2 or fpos > 4 then
-    core.error("for_range: expected 1 to 3 range bounds before the body function (limit | start, limit | " ..
+    binding.error("for_range: expected 1 to 3 range bounds before the body function (limit | start, limit | " ..
       "start, limit, delta), got " .. (fpos - 1))
   end
-  if argv.n > fpos + 1 then core.error("for_range: expected only loop_vars after the body function") end
+  if argv.n > fpos + 1 then binding.error("for_range: expected only loop_vars after the body function") end
   local start, limit, delta
   if fpos == 2 then start, limit, delta = 0, argv[1], 1
   elseif fpos == 3 then start, limit, delta = argv[1], argv[2], 1
@@ -697,19 +755,19 @@ function M.for_range(...)
   local body_fn, loop_vars = argv[fpos], argv[fpos + 1]
   if loop_vars == nil then loop_vars = {} end
   if type(loop_vars) ~= "table" or getmetatable(loop_vars) ~= nil then
-    core.error("for_range: loop_vars must be a Lua list (use {x} for one variable)")
+    binding.error("for_range: loop_vars must be a Lua list (use {x} for one variable)")
   end
   local bounds = { start, limit, delta }
   local names = { "start", "limit", "delta" }
   for i = 1, 3 do
     local b = bounds[i]
     if is_variable(b) then b = read_variable(b) bounds[i] = b end
-    if b == nil then core.error("for_range: " .. names[i] .. " is nil") end
+    if b == nil then binding.error("for_range: " .. names[i] .. " is nil") end
     if not is_tensor(b) and type(b) ~= "number" then
-      core.error(string.format("for_range: %s must be a number or a scalar tensor, got %s", names[i], type(b)))
+      binding.error(string.format("for_range: %s must be a number or a scalar tensor, got %s", names[i], type(b)))
     end
     if is_tensor(b) and not symbolic(b) and b.nelem ~= 1 then
-      core.error(string.format("for_range: %s must be a scalar, got shape %s", names[i], dims_text(dims_of(b))))
+      binding.error(string.format("for_range: %s must be a scalar, got shape %s", names[i], dims_text(dims_of(b))))
     end
   end
   local dt = range_dtype(bounds)
@@ -717,7 +775,7 @@ function M.for_range(...)
   for i = 1, 3 do
     local b = bounds[i]
     if is_tensor(b) and b.dt ~= dt then
-      core.error(string.format("for_range: %s is %s but the range is %s (cast it)", names[i], dtype.names[b.dt], dname))
+      binding.error(string.format("for_range: %s is %s but the range is %s (cast it)", names[i], dtype.names[b.dt], dname))
     end
   end
   local n = #loop_vars
@@ -725,7 +783,7 @@ function M.for_range(...)
   local function call_body(i, ...)
     local r = body_results(pack(body_fn(i, ...)), n, first)
     if r.n ~= n then
-      core.error(string.format("for_range: body returned %d value(s) but there are %d loop variables", r.n, n))
+      binding.error(string.format("for_range: body returned %d value(s) but there are %d loop variables", r.n, n))
     end
     return unpack(r, 1, n)
   end
@@ -739,7 +797,7 @@ function M.for_range(...)
       bounds[i] = is_tensor(b) and tensor.item(b) or b
     end
     local s, l, d = bounds[1], bounds[2], bounds[3]
-    if d == 0 then core.error("for_range: delta must not be 0") end
+    if d == 0 then binding.error("for_range: delta must not be 0") end
     local vars = pack(unpack(loop_vars, 1, n))
     local k = 0
     while true do
@@ -752,7 +810,7 @@ function M.for_range(...)
   end
   local tb = {}
   for i = 1, 3 do tb[i] = is_tensor(bounds[i]) and bounds[i] or convert.tensor(bounds[i], dname, "for_range") end
-  if type(delta) == "number" and delta == 0 then core.error("for_range: delta must not be 0") end
+  if type(delta) == "number" and delta == 0 then binding.error("for_range: delta must not be 0") end
   local s, l, d = tb[1], tb[2], tb[3]
   local function in_range(i)
     if type(delta) == "number" then

@@ -1,7 +1,7 @@
 -- stdlib/tide/tracing/control_grad.lua — gradients through traced COND and
 -- WHILE nodes, as TF 2 computes them: a cond's gradient is a cond on the
--- same predicate whose branches give each branch's VJP; a loop's gradient
--- replays the loop to stack each iteration's loop variables, then runs a
+-- same predicate whose branches give each branch's VJP; a loop keeps each
+-- iteration's loop variables as it runs (stacked), and its gradient is a
 -- loop backwards over them applying the body's VJP.
 --
 -- A VJP is taken the way recompute_grad does: inside the gradient's own
@@ -10,23 +10,26 @@
 -- the gradient of sum(out * dy). The gradients are tide ops in subgraphs
 -- traced by tide.cond and tide.while_loop themselves, so an outer tape
 -- records them (a cond's gradient can be differentiated again).
-local core = require "tide.core"
-local record = require "tide.record"
+local binding = require "tide.binding"
+local recorder = require "tide.tape_recorder"
 local dtype = require "tide.dtype"
 local convert = require "tide.convert"
 local math_ops = require "tide.ops.math"
 local shape_ops = require "tide.ops.shape"
 local reduce = require "tide.ops.reduce"
 local create = require "tide.ops.create"
+local context = require "tide.trace_context"
+local scope = require "tide.scope"
+local GradientTape = require("tide.tape").GradientTape
 local spec = require "tide.tracing.spec"
+local tensor_shape = require "tide.tensor_shape"
 local values = require "tide.tracing.values"
-local pack, unpack = record.pack, unpack or table.unpack
+local control = require "tide.tracing.control"
+local pack, unpack = recorder.pack, unpack or table.unpack
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 
 local M = {}
 
-local MAX_VALUES = 64 -- values a COND or WHILE node takes (graph/control.c)
-
-local function control() return require "tide.tracing.control" end
 
 -- The upvalues of Lua functions fns (and of the Lua functions among them,
 -- a few levels deep), as {fn, index, value} each: taken before a branch or
@@ -51,23 +54,31 @@ function M.snapshot(fns)
   return saved
 end
 
--- f(...) run again for a gradient, with the upvalues of snapshot `saved`
--- put back meanwhile, and the trace context saying so (replay): variable
--- updates in it record nothing (the forward node made them).
-local function replay(saved, f, ...)
-  local context = require "tide.tracing.context"
-  local now = {}
-  for k, u in ipairs(saved) do
-    now[k] = select(2, debug.getupvalue(u[1], u[2]))
-    debug.setupvalue(u[1], u[2], u[3])
+-- Set the upvalues that snapshot `saved` lists to `values` (a replay's way
+-- out: what they held before it).
+local function put_upvalues(saved, values)
+  for k = #saved, 1, -1 do debug.setupvalue(saved[k][1], saved[k][2], values[k]) end
+end
+
+-- f(...) run again for a gradient, with the upvalues of snapshot info.saved
+-- put back meanwhile, the variables it reads pinned to what the forward node
+-- read (info.pins: reads made just before it), and the trace context saying
+-- so (replay): variable updates in it record nothing (the forward node made
+-- them).
+local function replay(info, f, ...)
+  local saved = info.saved
+  local g = C.tide_graph_building()
+  for _, p in ipairs(info.pins or {}) do
+    if C.tide_graph_pin_variable(g, p.handle, p.read) ~= 0 then binding.raise() end
   end
-  local ctx = setmetatable({ replay = true }, { __index = context.current() })
-  context.push(ctx)
-  local res = pack(pcall(f, ...))
-  context.pop(ctx)
-  for k = #saved, 1, -1 do debug.setupvalue(saved[k][1], saved[k][2], now[k]) end
-  if not res[1] then error(res[2], 0) end
-  return unpack(res, 2, res.n)
+  local now = {}
+  for k, u in ipairs(saved) do now[k] = select(2, debug.getupvalue(u[1], u[2])) end
+  local mark = scope.enter() -- every way out puts the upvalues and the traces back (tide.scope)
+  scope.push(put_upvalues, saved, now)
+  scope.push(context.restore, #context.stack)
+  for _, u in ipairs(saved) do debug.setupvalue(u[1], u[2], u[3]) end
+  context.push(setmetatable({ replay = true }, { __index = context.current() }))
+  return scope.call("a branch run again for its gradient", mark, f, ...)
 end
 
 local function is_float(t) return t and dtype.is_float[t.dt] or false end
@@ -92,15 +103,15 @@ end
 
 -- Zeros shaped like a source (a variable's are a constant of its shape).
 local function zero_of(src)
-  if src.var then return create.zeros_like(rawget(src.var, "_handle")) end
-  return values.zeros_of(src.t)
+  if src.var then return create.zeros_like(convert.variable_handle(src.var)) end
+  return create.zeros_like(src.t)
 end
 
 -- The VJP of fn at the sources: fn() returns a flat list (with n) of
 -- tensors or nils lined up with dys; returns, per source in watch, the
 -- gradient of sum over k of sum(out_k * dy_k), zeros where none flows.
 local function vjp(fn, dys, watch)
-  local tape = require("tide.tape").GradientTape { watch_accessed_variables = false }
+  local tape = GradientTape { watch_accessed_variables = false }
   for _, s in ipairs(watch) do tape:watch(s.var or s.t) end
   local total = tape:run(function() -- the product too: the tape must see it
     local outs, sum = fn(), nil
@@ -127,27 +138,28 @@ end
 
 -- A COND node was built with outputs outs while tapes recorded; used lists
 -- what its branches took from them. info: pred, true_fn, false_fn, saved
--- (a snapshot of them), and flatten(packed branch results) -> list lined
--- up with outs.
+-- (a snapshot of them), pins (see replay), and flatten(packed branch
+-- results) -> list lined up with outs.
 function M.cond(used, outs, info)
   local srcs = sources(used)
-  if #srcs > MAX_VALUES then return end -- too many to differentiate in one node; the tape sees no path
   local inputs = {}
   for i, s in ipairs(srcs) do inputs[i] = s.key end
-  record.custom(inputs, outs, function(dys)
+  recorder.custom(inputs, outs, function(dys)
     local function branch(fn)
       return function()
-        local gs = vjp(function() return info.flatten(pack(replay(info.saved, fn))) end, dys, srcs)
+        local gs = vjp(function() return info.flatten(pack(replay(info, fn))) end, dys, srcs)
         return unpack(gs, 1, #srcs)
       end
     end
-    return control().cond(info.pred, branch(info.true_fn), branch(info.false_fn))
+    return control.cond(info.pred, branch(info.true_fn), branch(info.false_fn))
   end)
 end
 
 -- Shape invariants from a loop variable's desc dims (-1 unknown), with
--- `lead` (a dim or tide.None) in front when given.
+-- `lead` (a dim or tide.None) in front when given; dims nil (an unknown rank)
+-- gives the invariant of unknown rank (stacked or not).
 local function invariant(dims, lead)
+  if dims == nil then return tensor_shape.unknown() end
   local s = {}
   if lead then s[1] = lead end
   for _, d in ipairs(dims) do s[#s + 1] = d == -1 and spec.None or d end
@@ -157,9 +169,14 @@ end
 
 -- A WHILE node over flat loop tensors was built with outputs results while
 -- tapes recorded; used lists what cond and body took from them. info:
--- descs (the loop tensors' {dt=, dims=}), max (-1: no bound), saved (a
--- snapshot of cond and body),
--- cond_flat(tensors) -> flag and body_flat(tensors) -> flat list.
+-- saved (a snapshot of cond and body), pins (see replay) and
+-- body_flat(tensors) -> flat list.
+-- The node is made to keep its iteration count and each iteration's loop
+-- tensors (stacked as it runs, in O(N): graph/while_stack.c, TF's
+-- accumulators); the gradient is a loop from the last iteration down to the
+-- first that applies the body's VJP at the loop tensors row j of the stacks
+-- hold. The stacks are outputs of the node too, so a gradient that reached
+-- them (a second order: the backward loop reads them) flows back as well.
 function M.while_loop(used, flat, results, info)
   local srcs = sources(used)
   local nf = #flat
@@ -167,45 +184,35 @@ function M.while_loop(used, flat, results, info)
   for k = 1, nf do
     if is_float(flat[k]) then floats[#floats + 1] = k end
   end
-  -- the replay carries a counter, the loop tensors and their stacks; the
-  -- backward loop a counter, the float ones' gradients and the sources'
-  if 1 + 2 * nf > MAX_VALUES or 1 + #floats + #srcs > MAX_VALUES then return end
   local inputs = {}
   for k = 1, nf do inputs[k] = flat[k] end
   for i, s in ipairs(srcs) do inputs[nf + i] = s.key end
-  record.custom(inputs, results, function(dys)
-    local ctl = control()
-    -- 1. Replay the loop, stacking the loop tensors: row j of stack k is
-    -- loop tensor k as iteration j got it (row count: the last one out).
-    local init, inv = { convert.tensor(0, "int32") }, { {} }
-    for k = 1, nf do
-      init[1 + k] = flat[k]
-      init[1 + nf + k] = shape_ops.expand_dims(flat[k], 0)
-      inv[1 + k] = invariant(info.descs[k].dims)
-      inv[1 + nf + k] = invariant(info.descs[k].dims, spec.None)
-    end
-    local fwd = pack(ctl.while_loop(function(_, ...)
-      return replay(info.saved, info.cond_flat, { ... })
-    end, function(i, ...)
-      local a = { ... }
-      local vars = { unpack(a, 1, nf) }
-      local new = replay(info.saved, info.body_flat, vars)
-      local out = { math_ops.add(i, 1) }
-      for k = 1, nf do
-        out[1 + k] = new[k]
-        out[1 + nf + k] = shape_ops.concat({ a[nf + k], shape_ops.expand_dims(new[k], 0) }, 0)
-      end
-      return unpack(out, 1, 1 + 2 * nf)
-    end, init, { maximum_iterations = info.max >= 0 and info.max or nil, shape_invariants = inv }))
-    local count = fwd[1]
-    local stacks = { unpack(fwd, 2 + nf, 1 + 2 * nf) }
-
-    -- 2. Run the body's VJP for j = count-1 down to 0.
+  local count, stacks = Tensor(), {}
+  local arr = ffi.new("tide_tensor *[?]", nf)
+  for k = 1, nf do
+    stacks[k] = Tensor()
+    arr[k - 1] = stacks[k]
+  end
+  local why
+  if C.tide_graph_while_stack(C.tide_graph_building(), results[1], count, nf, arr) ~= 0 then
+    why = select(2, pcall(binding.raise)) -- e.g. a loop tensor of the highest rank: its stack cannot be made
+  end
+  if why then -- a gradient through the loop says why when it is asked for
+    recorder.custom(inputs, results, function() error(why, 0) end)
+    return
+  end
+  binding.finish(count)
+  for k = 1, nf do binding.finish(stacks[k]) end
+  local outputs = {}
+  for k = 1, nf do outputs[k], outputs[nf + k] = results[k], stacks[k] end
+  recorder.custom(inputs, outputs, function(dys)
+    -- Run the body's VJP for j = count-1 down to 0; the gradients carried
+    -- are those of the loop tensors as iteration j+1 got them.
     local binit = { math_ops.sub(count, 1) }
-    for i, k in ipairs(floats) do binit[1 + i] = dys[k] or values.zeros_of(results[k]) end
+    for i, k in ipairs(floats) do binit[1 + i] = dys[k] or create.zeros_like(results[k]) end
     for i, s in ipairs(srcs) do binit[1 + #floats + i] = zero_of(s) end
     local nb = #binit
-    local back = pack(ctl.while_loop(function(j) return math_ops.greater_equal(j, 0) end, function(j, ...)
+    local back = pack(control.while_loop(function(j) return math_ops.greater_equal(j, 0) end, function(j, ...)
       local a = { ... }
       local state, watch, seeds = {}, {}, {}
       for k = 1, nf do state[k] = shape_ops.gather(stacks[k], j) end
@@ -214,9 +221,12 @@ function M.while_loop(used, flat, results, info)
         seeds[k] = a[i]
       end
       for _, s in ipairs(srcs) do watch[#watch + 1] = s end
-      local gs = vjp(function() return replay(info.saved, info.body_flat, state) end, seeds, watch)
+      local gs = vjp(function() return replay(info, info.body_flat, state) end, seeds, watch)
       local out = { math_ops.sub(j, 1) }
-      for i = 1, #floats do out[1 + i] = gs[i] end
+      for i, k in ipairs(floats) do
+        local d = dys[nf + k] -- a gradient that reached row j of the stack itself
+        out[1 + i] = d and math_ops.add(gs[i], shape_ops.gather(d, j)) or gs[i]
+      end
       for i = 1, #srcs do
         out[1 + #floats + i] = math_ops.add(a[#floats + i], gs[#floats + i])
       end
@@ -229,5 +239,7 @@ function M.while_loop(used, flat, results, info)
     return unpack(res, 1, nf + #srcs)
   end)
 end
+
+control.set_gradients(M) -- cond and while_loop call these when a tape records
 
 return M

@@ -5,28 +5,29 @@
 -- watches for retracing and says why it happens (DESIGN §5).
 -- Trace types live in trace_type.lua, the call cache in call_cache.lua,
 -- graphs in concrete.lua, the warning in retracing.lua.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local class = require "tide.class"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
-local context = require "tide.tracing.context"
+local context = require "tide.trace_context"
+local scope = require "tide.scope"
 local spec = require "tide.tracing.spec"
-local record = require "tide.record"
+local recorder = require "tide.tape_recorder"
 local T = require "tide.tracing.trace_type"
 local cache = require "tide.tracing.call_cache"
 local concrete = require "tide.tracing.concrete"
 local retracing = require "tide.tracing.retracing"
 local signature = require "tide.tracing.input_signature"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local band = bit.band
-local pack, unpack = record.pack, unpack or table.unpack
+local pack, unpack = recorder.pack, unpack or table.unpack
 local None = spec.None
-local list_template, template_of, key_of, rebuild, has_tensor = T.list_template, T.template_of, T.key_of, T.rebuild,
-  T.has_tensor
+local list_template, key_of, rebuild, has_tensor = T.list_template, T.key_of, T.rebuild, T.has_tensor
 local fits, common_supertype, sub_path, where, arg_count = T.fits, T.common_supertype, T.sub_path, T.where, T.arg_count
-local lookup, insert, TRIE_LIMIT = cache.lookup, cache.insert, cache.TRIE_LIMIT
+local lookup, remember = cache.lookup, cache.remember
 local ConcreteFunction, output_template = concrete.ConcreteFunction, concrete.output_template
+local signature_text = concrete.signature_text
 local proto_of, detector_for = retracing.proto_of, retracing.detector_for
 local called_with_tracing, called_without_tracing = retracing.called_with_tracing, retracing.called_without_tracing
 local conform, signature_mismatch, apply_spec_dims = signature.conform, signature.signature_mismatch,
@@ -41,20 +42,11 @@ if registry[REGISTRY_KEY] then return registry[REGISTRY_KEY] end
 
 local M = {
   eager = false,   -- tide.config.run_functions_eagerly
-  retracing = retracing.settings, -- { enabled, threshold, window }: tide.config.set_retracing_warning
 }
 registry[REGISTRY_KEY] = M
--- M.last_warning reads the retracing module's (it is set where the warning is written).
-setmetatable(M, { __index = function(_, k) if k == "last_warning" then return retracing.last_warning end end })
 
 local Function = class("Function")
-M.Function, M.ConcreteFunction, M.Graph = Function, ConcreteFunction, concrete.Graph
-
--- The parts, under the names this module has always exported.
-M.identity, M.template_of, M.list_template, M.key_of = T.identity, template_of, list_template, key_of
-M.fits, M.common_supertype, M.rebuild, M.describe = fits, common_supertype, rebuild, T.describe
-M.first_difference, M.signature_text = T.first_difference, concrete.signature_text
-M.set_retracing_warning, M.get_retracing_warning = retracing.set_retracing_warning, retracing.get_retracing_warning
+M.Function = Function
 
 local SYMBOLIC = C.TIDE_TENSOR_SYMBOLIC
 local cstack = context.stack
@@ -108,12 +100,12 @@ end
 
 -- tide.trace(fn, {input_signature=, reduce_retracing=false, name=})
 function Function:__init(fn, ...)
-  if type(fn) ~= "function" then core.error("trace: expected a function, got " .. type(fn)) end
+  if type(fn) ~= "function" then binding.error("trace: expected a function, got " .. type(fn)) end
   local o = args.parse("trace", { "input_signature", "reduce_retracing", "name" }, ...)
   self.fn = fn
   self.python_function = fn -- TF's name for it
   local info = debug.getinfo(fn, "Su")
-  if o.name ~= nil and type(o.name) ~= "string" then core.error("trace: name must be a string, got " .. type(o.name)) end
+  if o.name ~= nil and type(o.name) ~= "string" then binding.error("trace: name must be a string, got " .. type(o.name)) end
   self.name = o.name or infer_name(fn, info)
   self._defined = info.short_src .. ":" .. (info.linedefined or 0)
   self._nparams = info.nparams or 0
@@ -129,8 +121,7 @@ function Function:__init(fn, ...)
     self._nsig = #sig
   end
   self._concrete = {}   -- ConcreteFunctions, oldest first
-  self._trie = {}       -- call cache: argument types -> the ConcreteFunction they select
-  self._trie_size = 0
+  self._calls = cache.new() -- call cache: argument types -> the ConcreteFunction they select
   self._traces = 0
   self._active = {}     -- trace types of this function's traces and inlined calls in progress
   self._detector = detector_for(fn)
@@ -141,28 +132,48 @@ function Function:_signature_template(n, ...)
   return signature.template(self, n, ...)
 end
 
+-- Refuse to trace fn for argument template t (key: key_of(t)) while a trace
+-- with the same argument types is in progress: recursion would never end.
+function Function:_check_recursion(key, t)
+  if self._active[key] then
+    binding.error(string.format("trace: %s calls itself with the same argument types (%s) while it is being " ..
+      "traced: recursion on tensor arguments cannot be traced (the trace would never end); use tide.while_loop, " ..
+      "or recurse on Lua values (each value traces its own graph)", self.name, signature_text(t)))
+  end
+end
+
+-- The ways out of a trace (tide.scope runs them on every one): the
+-- Function no longer traces for these argument types, and the C side
+-- builds the graph it built before.
+local function clear_active(active, key) active[key] = nil end
+local tide_graph_abandon = C.tide_graph_abandon -- looked up now: a way out must not allocate
+local function abandon_graph(g) tide_graph_abandon(g) end
+local TRACED = "a traced function (tide.trace)"
+
 -- Build a ConcreteFunction for the arguments' template (tensors may carry None dims).
 function Function:_trace(target, nslots)
   local key = key_of(target)
-  if self._active[key] then
-    core.error(string.format("trace: %s calls itself with the same argument types (%s) while it is being traced: " ..
-      "recursion on tensor arguments cannot be traced (the trace would never end); use tide.while_loop, or " ..
-      "recurse on Lua values (each value traces its own graph)", self.name, M.signature_text(target)))
-  end
-  local g = ffi.gc(C.tide_graph_new(self.name), C.tide_graph_free)
-  if C.tide_graph_begin(g) ~= 0 then core.raise() end
+  self:_check_recursion(key, target)
+  local g = C.tide_graph_new(self.name)
+  if g == nil then binding.raise() end
+  g = ffi.gc(g, C.tide_graph_free)
   local ctx = { graph = g, fn = self, variables = {}, first = self._traces == 0 }
-  local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
-  local pushed = false
-  self._active[key] = true
-  local res = pack(pcall(function()
+  local mark = scope.enter()
+  scope.push(clear_active, self._active, key)
+  scope.push(abandon_graph, g)
+  scope.push(context.restore, #cstack)
+  local results = pack(scope.call(TRACED, mark, function()
+    self._active[key] = true
+    if C.tide_graph_begin(g) ~= 0 then binding.raise() end
+    local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
     local placeholders = {}
     local function make_placeholders(t)
       if t.kind == "tensor" then
-        local dims = t.dims or {}
-        for i, d in ipairs(dims) do dims_buf[i - 1] = d == None and -1 or d end
+        local dims = t.dims -- nil: an unknown rank (TensorSpec(nil), or reduce_retracing over several ranks)
+        local ndim = dims and #dims or C.TIDE_UNKNOWN_RANK
+        for i, d in ipairs(dims or {}) do dims_buf[i - 1] = d == None and -1 or d end
         local sym = Tensor()
-        if C.tide_graph_input(g, dtype.codes[t.dtype], #dims, dims_buf, sym) ~= 0 then core.raise() end
+        if C.tide_graph_input(g, dtype.codes[t.dtype], ndim, dims_buf, sym) ~= 0 then binding.raise() end
         placeholders[t.slot] = sym
       elseif t.kind == "table" then
         for _, item in ipairs(t.items) do make_placeholders(item) end
@@ -171,23 +182,17 @@ function Function:_trace(target, nslots)
     make_placeholders(target)
     local call_args = rebuild(target, placeholders)
     context.push(ctx)
-    pushed = true
     -- Tapes recording outside see the call as one node (gradient.lua), not
     -- the trace's symbolic ops; a tape made inside fn records as usual.
-    return record.paused(self.fn, unpack(call_args, 1, target.n))
+    -- run_traced marks where the trace starts on the stack (user_line).
+    return recorder.paused_as(TRACED, context.run_traced, self.fn, unpack(call_args, 1, target.n))
   end))
-  if pushed then context.pop(ctx) end
-  self._active[key] = nil
-  C.tide_graph_end(g)
-  if not res[1] then error(res[2], 0) end
-  local results = { n = res.n - 1 }
-  for i = 2, res.n do results[i - 1] = res[i] end
   local out_template, outs = output_template(results)
   local n_out = #outs
   local arr = ffi.new("const tide_tensor *[?]", math.max(n_out, 1))
   for i, t in ipairs(outs) do arr[i - 1] = t end
-  if C.tide_graph_set_outputs(g, n_out, arr) ~= 0 then core.raise() end
-  if C.tide_graph_finalize(g, PASSES) ~= 0 then core.raise() end
+  if C.tide_graph_set_outputs(g, n_out, arr) ~= 0 then binding.raise() end
+  if C.tide_graph_finalize(g, PASSES) ~= 0 then binding.raise() end
   self._traces = self._traces + 1
   local vars = {}
   for v in pairs(ctx.variables) do vars[#vars + 1] = v end
@@ -213,7 +218,7 @@ function Function:_concrete_for(actual, nslots)
   end
   local cf = self:_trace(target, nslots)
   self._concrete[#self._concrete + 1] = cf
-  self._trie, self._trie_size = {}, 0 -- a new concrete function may be more specific for cached calls
+  cache.clear(self._calls) -- a new concrete function may be more specific for cached calls
   return cf, true
 end
 
@@ -228,14 +233,15 @@ function Function:_inline(...)
   end
   local t = list_template(n, nil, unpack(a, 1, n))
   local key = key_of(t)
-  if self._active[key] then
-    core.error(string.format("trace: %s calls itself with the same argument types (%s) while it is being traced: " ..
-      "recursion on tensor arguments cannot be traced (the trace would never end); use tide.while_loop, or " ..
-      "recurse on Lua values (each value traces its own graph)", self.name, M.signature_text(t)))
-  end
+  self:_check_recursion(key, t)
+  -- Inside the trace's own boundary (which refuses yields), a plain pcall:
+  -- three frames a level, so traced calls nest thousands deep. The undo
+  -- entry clears the marker if this way out fails (the trace's unwinds it).
+  local mark = scope.enter()
+  scope.push(clear_active, self._active, key)
   self._active[key] = true
   local res = pack(pcall(self.fn, unpack(a, 1, n)))
-  self._active[key] = nil
+  scope.unwind(mark)
   if not res[1] then error(res[2], 0) end
   return unpack(res, 2, res.n)
 end
@@ -268,14 +274,12 @@ function Function:_call_slow(n, ...)
           if path then break end
         end
       end
-      core.error(string.format("%s: %s is a symbolic tensor of a traced function, used outside its trace; " ..
+      binding.error(string.format("%s: %s is a symbolic tensor of a traced function, used outside its trace; " ..
         "return it from that function instead of keeping it", self.name, where(self, path or "#1")))
     end
   end
   local cf, traced = self:_concrete_for(actual, #slots)
-  if self._trie_size > TRIE_LIMIT then self._trie, self._trie_size = {}, 0 end
-  insert(self._trie, n, ...).cf = cf
-  self._trie_size = self._trie_size + 1
+  remember(self._calls, n, ...).cf = cf
   if traced then called_with_tracing(self, self._detector, actual)
   else called_without_tracing(self._detector) end
   return cf:_run_flat(slots)
@@ -286,6 +290,19 @@ function Function:_conformed(...)
   local a = pack(...)
   for i = 1, self._nsig do a[i] = conform(self._sig[i], a[i]) end
   return a
+end
+
+-- A call of n arguments: the concrete function the call cache remembers for
+-- their types, or the slow way.
+local function call_cached(self, n, ...)
+  local slots = {}
+  local node = lookup(self._calls, slots, n, ...)
+  local cf = node and node.cf
+  if cf then
+    called_without_tracing(self._detector)
+    return cf:_run_flat(slots)
+  end
+  return self:_call_slow(n, ...)
 end
 
 function Function:__call(...)
@@ -303,28 +320,15 @@ function Function:__call(...)
     end
     if nargs > n then return self:_call_slow(n, ...) end
   end
-  local slots = {}
-  local node = lookup(self._trie, slots, n, ...)
-  local cf = node and node.cf
-  if cf then
-    called_without_tracing(self._detector)
-    return cf:_run_flat(slots)
-  end
-  return self:_call_slow(n, ...)
+  return call_cached(self, n, ...)
 end
 
 -- A call whose arguments were converted for the input_signature.
 function Function:_call_conformed(n, ...)
   if select("#", ...) > n then return self:_call_slow(n, ...) end
-  local slots = {}
-  local node = lookup(self._trie, slots, n, ...)
-  local cf = node and node.cf
-  if cf then
-    called_without_tracing(self._detector)
-    return cf:_run_flat(slots)
-  end
-  return self:_call_slow(n, ...)
+  return call_cached(self, n, ...)
 end
+
 
 -- f:get_concrete_function(args... or TensorSpecs...): the concrete function
 -- those arguments select (tracing if needed), without running it. With an
@@ -333,7 +337,6 @@ function Function:get_concrete_function(...)
   local nargs = select("#", ...)
   local slots, actual
   if self._sig and nargs == 0 then
-    signature.check_ranks(self)
     slots = {}
     actual = T.spec_template(self._nsig, slots, unpack(self._sig, 1, self._nsig))
   else
@@ -346,21 +349,12 @@ function Function:get_concrete_function(...)
     end
     slots = {}
     actual = T.spec_template(n, slots, unpack(a, 1, n))
-    local function check_specs(t, path)
-      if t.kind == "tensor" and t.from_spec and t.dims == nil then
-        core.error(string.format("get_concrete_function: %s is a TensorSpec of unknown rank; a tide graph " ..
-          "needs ranks (use tide.None for unknown dims: tide.TensorSpec({tide.None, 3}))", where(self, path)))
-      elseif t.kind == "table" then
-        for j, sub in ipairs(t.items) do check_specs(sub, sub_path(path, t.keys[j])) end
-      end
-    end
-    for i, item in ipairs(actual.items) do check_specs(item, "#" .. i) end
     if self._sig then
       local why
       for i = 1, self._nsig do
         why = signature_mismatch(self, self._sig[i], actual.items[i], "#" .. i)
         if why then
-          core.error(string.format("get_concrete_function: the arguments of %s do not match its input_signature: %s",
+          binding.error(string.format("get_concrete_function: the arguments of %s do not match its input_signature: %s",
             self.name, why))
         end
         apply_spec_dims(self._sig[i], actual.items[i])

@@ -1,11 +1,11 @@
 -- stdlib/tide/tracing/input_signature.lua — a Function's input_signature:
 -- checking it, converting Lua values for its specs, and matching calls to it.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local dtype = require "tide.dtype"
 local convert = require "tide.convert"
 local spec = require "tide.tracing.spec"
 local T = require "tide.tracing.trace_type"
-local ffi, Tensor = core.ffi, core.Tensor
+local ffi, Tensor = binding.ffi, binding.Tensor
 local istype = ffi.istype
 local None = spec.None
 local dims_text = spec.dims_text
@@ -22,7 +22,7 @@ local M = {}
 local function convert_for(v, sp)
   local tv = type(v)
   if istype(Tensor, v) then return v end
-  if tv == "table" and T.is_variable(v) then return convert.arg(v, "trace") end
+  if T.is_variable(v) then return convert.arg(v, "trace") end
   if tv ~= "number" and tv ~= "boolean" and not (tv == "table" and getmetatable(v) == nil) then return v end
   local ok, t = pcall(convert.tensor, v, nil, "trace")
   if not ok then return v end
@@ -57,7 +57,7 @@ local function signature_mismatch(fn, s, a, path)
     if a.dtype ~= s.dtype then
       return string.format("%s is %s where the signature has dtype %s", at, describe(a), s.dtype)
     end
-    if s.shape then
+    if s.shape and a.dims then -- a symbolic tensor of unknown rank (a call inside a trace) is compatible
       if #a.dims ~= #s.shape then
         return string.format("%s is %s where the signature has rank %d", at, describe(a), #s.shape)
       end
@@ -90,8 +90,8 @@ local function signature_mismatch(fn, s, a, path)
   return nil
 end
 
--- Give the template the signature's dims (all None for a spec of unknown
--- rank: one trace per rank, since a tide graph needs ranks) and names.
+-- Give the template the signature's dims (nil for a spec of unknown rank:
+-- one trace takes tensors of every rank) and names.
 local function apply_spec_dims(s, a)
   if spec.is_spec(s) then
     if s.shape then
@@ -99,9 +99,7 @@ local function apply_spec_dims(s, a)
       for i, d in ipairs(s.shape) do dims[i] = d end
       a.dims = dims
     else
-      local dims = {}
-      for i = 1, #a.dims do dims[i] = None end
-      a.dims = dims
+      a.dims = nil
     end
     a.name = s.name
     return
@@ -114,22 +112,22 @@ M.conform, M.signature_mismatch, M.apply_spec_dims = conform, signature_mismatch
 -- tables of them), no longer than fn's parameter list.
 function M.check(fn, sig)
   if type(sig) ~= "table" or getmetatable(sig) ~= nil then
-    core.error("trace: input_signature must be a list of tide.TensorSpec, got " .. safe_tostring(sig))
+    binding.error("trace: input_signature must be a list of tide.TensorSpec, got " .. safe_tostring(sig))
   end
   local function check(s, path)
     if spec.is_spec(s) then return end
     if type(s) ~= "table" or getmetatable(s) ~= nil then
-      core.error(string.format("trace: input_signature entry %s is %s, not a tide.TensorSpec (or a table of them)",
+      binding.error(string.format("trace: input_signature entry %s is %s, not a tide.TensorSpec (or a table of them)",
         path, safe_tostring(s)))
     end
     for k, v in pairs(s) do check(v, path .. "[" .. lua_repr(k) .. "]") end
   end
   for i = 1, #sig do check(sig[i], tostring(i)) end
   for k in pairs(sig) do
-    if type(k) ~= "number" then core.error("trace: input_signature must be a list (got the key " .. lua_repr(k) .. ")") end
+    if type(k) ~= "number" then binding.error("trace: input_signature must be a list (got the key " .. lua_repr(k) .. ")") end
   end
   if not fn._vararg and #sig > fn._nparams then
-    core.error(string.format("trace: input_signature has %d specs but the function takes %d argument%s", #sig,
+    binding.error(string.format("trace: input_signature has %d specs but the function takes %d argument%s", #sig,
       fn._nparams, fn._nparams == 1 and "" or "s"))
   end
 end
@@ -169,30 +167,11 @@ function M.template(fn, n, ...)
     for i, s in ipairs(sig) do
       want[i] = arg_name(fn, i) .. ": " .. (spec.is_spec(s) and tostring(s) or lua_repr(s))
     end
-    core.error(string.format("trace: the arguments of %s do not match its input_signature: %s\n  inputs: (%s)\n" ..
+    binding.error(string.format("trace: the arguments of %s do not match its input_signature: %s\n  inputs: (%s)\n" ..
       "  input_signature: (%s)", fn.name, why, table.concat(inputs, ", "), table.concat(want, ", ")))
   end
   for i = 1, #sig do apply_spec_dims(sig[i], actual.items[i]) end
   return actual, slots
-end
-
--- get_concrete_function() with no arguments traces the signature itself:
--- every spec needs a rank.
-function M.check_ranks(fn)
-  for i, s in ipairs(fn._sig) do
-    local function check(x)
-      if spec.is_spec(x) then
-        if x.shape == nil then
-          core.error(string.format("get_concrete_function: the input_signature of %s has a TensorSpec of " ..
-            "unknown rank (argument %d); a tide graph needs ranks: pass a tensor or a TensorSpec with a shape",
-            fn.name, i))
-        end
-      else
-        for _, v in pairs(x) do check(v) end
-      end
-    end
-    check(s)
-  end
 end
 
 return M

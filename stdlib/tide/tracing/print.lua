@@ -1,9 +1,10 @@
 -- stdlib/tide/tracing/print.lua — tide.print (TF's tf.print): prints tensors
 -- and Lua values separated by spaces, now when eager and at every run of a
 -- traced function (a print node), in one format for both.
-local core = require "tide.core"
-local context = require "tide.tracing.context"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local binding = require "tide.binding"
+local context = require "tide.trace_context"
+local variable = require "tide.variable"
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 
 local M = {}
@@ -16,7 +17,6 @@ function M.print(...)
   local pieces, tensors = {}, {}
   for i = 1, n do
     local v = select(i, ...)
-    local variable = require "tide.variable"
     if variable.is_variable(v) then v = variable.read(v) end
     if istype(Tensor, v) then
       tensors[#tensors + 1] = v
@@ -35,13 +35,15 @@ function M.print(...)
   else
     for _, t in ipairs(tensors) do
       if context.is_symbolic(t) then
-        core.error("print: a symbolic tensor of a traced function is used outside its trace")
+        binding.error("print: a symbolic tensor of a traced function is used outside its trace")
       end
     end
     rc = C.tide_print(text, #tensors, arr)
   end
-  for _, t in ipairs(tensors) do core.keep_alive(t) end
-  if rc ~= 0 then core.raise() end
+  for _, t in ipairs(tensors) do -- symbolic ones hold no data (and nelem -1 with a None dim or an unknown rank)
+    if not context.is_symbolic(t) then binding.keep_alive(t) end
+  end
+  if rc ~= 0 then binding.raise() end
 end
 
 return M

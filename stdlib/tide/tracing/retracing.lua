@@ -1,7 +1,7 @@
 -- stdlib/tide/tracing/retracing.lua — TF's frequent-retracing detector, with
 -- reasons: which argument changed between traces and what to do about it.
-local core = require "tide.core"
-local context = require "tide.tracing.context"
+local binding = require "tide.binding"
+local context = require "tide.trace_context"
 local T = require "tide.tracing.trace_type"
 local first_difference, describe, where = T.first_difference, T.describe, T.where
 
@@ -63,6 +63,11 @@ local function detector_for(fn)
   return d
 end
 
+-- A detector's counters are updated a field at a time, and an error can
+-- cut in between (an interrupt, a debug hook): a queue slot read as nil
+-- counts 0, so a cut leaves a count off by one, never a detector that fails
+-- every later call.
+
 -- TF's called_without_tracing.
 local function called_without_tracing(d)
   local t = d.tail
@@ -71,7 +76,7 @@ local function called_without_tracing(d)
     d.tail = t
     d.q[t] = 0
   end
-  d.q[t] = d.q[t] + 1
+  d.q[t] = (d.q[t] or 0) + 1
   d.calls = d.calls + 1
 end
 
@@ -102,8 +107,9 @@ local function retrace_reason(fnobj, d, prev, last)
       suggest[#suggest + 1] = "pass reduce_retracing=true so that dims that change become tide.None, or give " ..
         "an input_signature with tide.None for the dims that vary"
     elseif why == "rank" then
-      suggest[#suggest + 1] = "give an input_signature whose TensorSpec has shape nil (one trace per rank), or " ..
-        "reshape to one rank before the call"
+      suggest[#suggest + 1] = "pass reduce_retracing=true so that a rank that changes becomes unknown, give an " ..
+        "input_signature whose TensorSpec has shape nil (one trace for every rank), or reshape to one rank before " ..
+        "the call"
     elseif why == "dtype" then
       suggest[#suggest + 1] = "cast to one dtype before the call, or give an input_signature (every call is then " ..
         "checked against it)"
@@ -144,8 +150,8 @@ local function called_with_tracing(fnobj, d, args_template)
   q[d.tail] = 1
   d.prev, d.last = d.last, { fn = fnobj, args = args_template }
   local cfg = M.settings
-  while d.tail >= d.head and d.calls - q[d.head] > cfg.window do
-    d.calls = d.calls - q[d.head]
+  while d.tail >= d.head and d.calls - (q[d.head] or 0) > cfg.window do
+    d.calls = d.calls - (q[d.head] or 0)
     q[d.head] = nil
     d.head = d.head + 1
   end
@@ -173,24 +179,24 @@ function M.set_retracing_warning(opts)
     return
   end
   if type(opts) ~= "table" then
-    core.error("set_retracing_warning: expected {threshold=, window=} or a boolean, got " .. type(opts))
+    binding.error("set_retracing_warning: expected {threshold=, window=} or a boolean, got " .. type(opts))
   end
   local threshold = opts.threshold == nil and cfg.threshold or opts.threshold
   local window = opts.window == nil and cfg.window or opts.window
   for k in pairs(opts) do
     if k ~= "threshold" and k ~= "window" and k ~= "enabled" then
-      core.error("set_retracing_warning: unknown option '" .. tostring(k) .. "' (expected: threshold, window, enabled)")
+      binding.error("set_retracing_warning: unknown option '" .. tostring(k) .. "' (expected: threshold, window, enabled)")
     end
   end
   local function check(name, v)
     if type(v) ~= "number" or v < 1 or v ~= math.floor(v) then
-      core.error(string.format("set_retracing_warning: %s must be a positive integer, got %s", name, tostring(v)))
+      binding.error(string.format("set_retracing_warning: %s must be a positive integer, got %s", name, tostring(v)))
     end
   end
   check("threshold", threshold)
   check("window", window)
   if threshold > window then
-    core.error(string.format("set_retracing_warning: threshold (%d) must be at most window (%d)", threshold, window))
+    binding.error(string.format("set_retracing_warning: threshold (%d) must be at most window (%d)", threshold, window))
   end
   cfg.threshold, cfg.window = threshold, window
   if opts.enabled ~= nil then cfg.enabled = opts.enabled and true or false end

@@ -1,8 +1,9 @@
 -- stdlib/tide/tracing/spec.lua — tide.None and tide.TensorSpec: the shapes and
 -- dtypes a traced function accepts (TF's tf.TensorSpec, with nil for an unknown rank).
-local core = require "tide.core"
+local binding = require "tide.binding"
 local class = require "tide.class"
 local dtype = require "tide.dtype"
+local tensor_shape = require "tide.tensor_shape"
 
 local REGISTRY_KEY = "tide.tracing.spec"
 local registry = debug.getregistry()
@@ -11,8 +12,8 @@ if registry[REGISTRY_KEY] then return registry[REGISTRY_KEY] end
 local M = {}
 registry[REGISTRY_KEY] = M
 
--- tide.None: an unknown dimension in a TensorSpec or a symbolic tensor's shape.
-M.None = setmetatable({}, { __tostring = function() return "None" end, __name = "tide.None" })
+-- tide.None: an unknown dimension in a TensorSpec (tensor_shape owns it).
+M.None = tensor_shape.None
 local None = M.None
 
 local TensorSpec = class("TensorSpec")
@@ -21,9 +22,9 @@ M.TensorSpec = TensorSpec
 -- A shape (a list of sizes and tide.None or -1, a tide.Shape, or nil for an
 -- unknown rank) as a fresh Lua list, or an error naming `what`.
 local function normalize_shape(shape, what)
-  if shape == nil then return nil end
+  if tensor_shape.is_unknown_rank(shape) then return nil end -- nil, or x.shape of an unknown rank
   if type(shape) ~= "table" then
-    core.error(string.format("%s: shape must be a list of sizes and tide.None (or nil for any rank), got %s",
+    binding.error(string.format("%s: shape must be a list of sizes and tide.None (or nil for any rank), got %s",
       what, type(shape)))
   end
   local dims = {}
@@ -32,9 +33,9 @@ local function normalize_shape(shape, what)
     local d = shape[i]
     if d == None or d == -1 then dims[i] = None
     elseif type(d) == "number" and d >= 0 and d == math.floor(d) then dims[i] = d
-    else core.error(string.format("%s: dimension %d must be a size or tide.None, got %s", what, i, tostring(d))) end
+    else binding.error(string.format("%s: dimension %d must be a size or tide.None, got %s", what, i, tostring(d))) end
   end
-  if #dims > 8 then core.error(string.format("%s: rank %d is more than tide supports", what, #dims)) end
+  if #dims > 8 then binding.error(string.format("%s: rank %d is more than tide supports", what, #dims)) end
   return dims
 end
 M.normalize_shape = normalize_shape
@@ -47,7 +48,7 @@ function TensorSpec:__init(shape, dt, name)
      (shape.shape ~= nil or shape.dtype ~= nil or shape.name ~= nil) then
     for k in pairs(shape) do
       if k ~= "shape" and k ~= "dtype" and k ~= "name" then
-        core.error("TensorSpec: unknown option '" .. tostring(k) .. "' (expected: shape, dtype, name)")
+        binding.error("TensorSpec: unknown option '" .. tostring(k) .. "' (expected: shape, dtype, name)")
       end
     end
     shape, dt, name = shape.shape, shape.dtype, shape.name
@@ -57,14 +58,14 @@ function TensorSpec:__init(shape, dt, name)
   self.shape = normalize_shape(shape, "TensorSpec")
   self.dtype = dtype.names[dtype.code(dt or "float32", "TensorSpec")]
   if name ~= nil and type(name) ~= "string" then
-    core.error("TensorSpec: name must be a string, got " .. type(name))
+    binding.error("TensorSpec: name must be a string, got " .. type(name))
   end
   self.name = name
 end
 
 -- TF's TensorShape text: "(2, None)", "(3,)", "()", or "<unknown>".
 local function dims_text(dims)
-  if dims == nil then return "<unknown>" end
+  if tensor_shape.is_unknown_rank(dims) then return "<unknown>" end
   local parts = {}
   for i, d in ipairs(dims) do parts[i] = tostring(d) end
   if #parts == 1 then return "(" .. parts[1] .. ",)" end
@@ -90,7 +91,8 @@ end
 -- The spec of tensor t (TF's TensorSpec.from_tensor); unknown dims of a
 -- symbolic tensor are tide.None.
 function TensorSpec.from_tensor(t, name)
-  if not core.istensor(t) then core.error("TensorSpec.from_tensor: expected a tensor, got " .. type(t)) end
+  if not binding.istensor(t) then binding.error("TensorSpec.from_tensor: expected a tensor, got " .. type(t)) end
+  if t.ndim < 0 then return TensorSpec(nil, dtype.names[t.dt], name) end -- a traced tensor of unknown rank
   local dims = {}
   for i = 0, t.ndim - 1 do
     local d = tonumber(t.dims[i])
@@ -103,7 +105,7 @@ end
 function TensorSpec:accepts(dt, dims)
   if dt ~= self.dtype then return false end
   if self.shape == nil then return true end
-  if #dims ~= #self.shape then return false end
+  if dims == nil or #dims ~= #self.shape then return false end
   for i, d in ipairs(self.shape) do
     if d ~= None and d ~= dims[i] then return false end
   end
@@ -115,7 +117,7 @@ end
 -- TensorSpec.is_compatible_with).
 function TensorSpec:is_compatible_with(x)
   local dt, dims
-  if core.istensor(x) then x = TensorSpec.from_tensor(x) end
+  if binding.istensor(x) then x = TensorSpec.from_tensor(x) end
   if not class.is_instance(x, TensorSpec) then return false end
   dt, dims = x.dtype, x.shape
   if dt ~= self.dtype then return false end

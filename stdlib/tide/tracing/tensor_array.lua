@@ -1,7 +1,7 @@
 -- stdlib/tide/tracing/tensor_array.lua — tide.TensorArray (TF 2's
 -- tf.TensorArray), eager and traced alike; carried through tide.cond and
 -- tide.while_loop (tracing/control.lua) as its one buffer tensor.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local class = require "tide.class"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
@@ -9,6 +9,7 @@ local convert = require "tide.convert"
 local spec = require "tide.tracing.spec"
 local values = require "tide.tracing.values"
 local tensor = require "tide.tensor"
+local tensor_shape = require "tide.tensor_shape"
 local format = require "tide.format"
 local math_ops = require "tide.ops.math"
 local shape_ops = require "tide.ops.shape"
@@ -16,15 +17,24 @@ local create = require "tide.ops.create"
 local reduce = require "tide.ops.reduce"
 local update = require "tide.ops.update"
 local scatter = require "tide.ops.scatter"
-local C = core.C
+local C = binding.C
 local unpack = unpack or table.unpack
 local None = spec.None
 local is_tensor, symbolic, tracing = values.is_tensor, values.symbolic, values.tracing
 local is_variable, read_variable = values.is_variable, values.read_variable
 local dims_of, dims_text = values.dims_of, values.dims_text
-local all_known, zeros_of, count_arg = values.all_known, values.zeros_of, values.count_arg
+local all_known, count_arg = values.all_known, values.count_arg
 
 local M = {}
+
+-- tide.while_loop, which grows a dynamic_size array at an index known only at
+-- run time: tracing/control.lua carries TensorArrays through its loops, so it
+-- sits above this module and sets it when loaded.
+local while_loop = function()
+  error("tide.tracing.tensor_array: tide.tracing.control was not loaded (while_loop is needed)", 2)
+end
+
+function M.set_while_loop(fn) while_loop = fn end
 
 local I32 = C.TIDE_INT32
 
@@ -45,13 +55,13 @@ function M.is_ta(x) return getmetatable(x) == TensorArray end
 -- An element shape from a list of sizes and tide.None (or -1), or nil.
 local function element_shape_arg(v)
   if v == nil then return nil end
-  if type(v) ~= "table" then core.error("TensorArray: element_shape must be a list of sizes and tide.None") end
+  if type(v) ~= "table" then binding.error("TensorArray: element_shape must be a list of sizes and tide.None") end
   local out = {}
   for i = 1, (v.n or #v) do
     local d = v[i]
     if d == None or d == -1 then out[i] = -1
     elseif type(d) == "number" and d >= 0 and d == math.floor(d) then out[i] = d
-    else core.error(string.format("TensorArray: element_shape entry %d must be a size or tide.None, got %s", i,
+    else binding.error(string.format("TensorArray: element_shape entry %d must be a size or tide.None, got %s", i,
       tostring(d))) end
   end
   return out
@@ -74,7 +84,7 @@ end
 local function shape_list(dims)
   local s = {}
   for i, d in ipairs(dims) do s[i] = d == -1 and None or d end
-  return setmetatable(s, tensor.Shape)
+  return setmetatable(s, tensor_shape.Shape)
 end
 
 -- TensorArray(dtype, {size=, dynamic_size=false, clear_after_read=,
@@ -84,9 +94,9 @@ end
 function TensorArray:__init(dt, ...)
   local o = args.parse("TensorArray", { "size", "dynamic_size", "clear_after_read", "tensor_array_name", "handle",
     "flow", "infer_shape", "element_shape", "colocate_with_first_write_call", "name" }, ...)
-  if dt == nil then core.error("TensorArray: dtype is required") end
+  if dt == nil then binding.error("TensorArray: dtype is required") end
   local code = dtype.code(dt, "TensorArray")
-  if o.handle ~= nil or o.flow ~= nil then core.error("TensorArray: handle and flow are not supported") end
+  if o.handle ~= nil or o.flow ~= nil then binding.error("TensorArray: handle and flow are not supported") end
   self.dtype = dtype.names[code]
   self._dt = code
   self.dynamic_size = args.bool("TensorArray", "dynamic_size", o.dynamic_size, false)
@@ -95,11 +105,11 @@ function TensorArray:__init(dt, ...)
   local size = o.size
   if is_variable(size) then size = read_variable(size) end
   if size == nil then
-    core.error("TensorArray: size is required (size=0, dynamic_size=true makes an array that grows)")
+    binding.error("TensorArray: size is required (size=0, dynamic_size=true makes an array that grows)")
   end
   if is_tensor(size) and symbolic(size) then
     if size.dt ~= I32 and size.dt ~= C.TIDE_INT64 then
-      core.error("TensorArray: size must be an integer, got a " .. dtype.names[size.dt] .. " tensor")
+      binding.error("TensorArray: size must be an integer, got a " .. dtype.names[size.dt] .. " tensor")
     end
     self._size = 0
     self.dynamic_size = true
@@ -159,19 +169,19 @@ end
 
 -- Integer index from a Lua number or an eager tensor, or a symbolic scalar.
 local function index_arg(op, i)
-  if i == nil then core.error(op .. ": index is nil") end
+  if i == nil then binding.error(op .. ": index is nil") end
   if is_variable(i) then i = read_variable(i) end
   if is_tensor(i) then
     if i.dt ~= I32 and i.dt ~= C.TIDE_INT64 then
-      core.error(string.format("%s: index must be an integer, got a %s tensor", op, dtype.names[i.dt]))
+      binding.error(string.format("%s: index must be an integer, got a %s tensor", op, dtype.names[i.dt]))
     end
     if symbolic(i) then
-      for _, d in ipairs(dims_of(i)) do
-        if d ~= 1 and d ~= -1 then core.error(op .. ": index must be a scalar, got shape " .. dims_text(dims_of(i))) end
+      for _, d in ipairs(dims_of(i) or {}) do -- an unknown rank: one element is checked when it runs
+        if d ~= 1 and d ~= -1 then binding.error(op .. ": index must be a scalar, got shape " .. dims_text(dims_of(i))) end
       end
       return nil, shape_ops.reshape(i, {})
     end
-    if i.nelem ~= 1 then core.error(op .. ": index must be a scalar, got shape " .. dims_text(dims_of(i))) end
+    if i.nelem ~= 1 then binding.error(op .. ": index must be a scalar, got shape " .. dims_text(dims_of(i))) end
     i = tensor.item(i)
   end
   local k = args.int(op, "index", i)
@@ -199,17 +209,22 @@ end
 
 -- A zeros element-shaped like value, as one row [1, ...].
 local function zero_row(value)
-  return shape_ops.expand_dims(zeros_of(value), 0)
+  return shape_ops.expand_dims(create.zeros_like(value), 0)
 end
 
 -- Checked value for write: a tensor of the array's dtype, element shape fitting.
 function TensorArray:_value(op, value)
-  if value == nil then core.error(op .. ": value is nil") end
+  if value == nil then binding.error(op .. ": value is nil") end
   if is_variable(value) then value = read_variable(value) end
   if not is_tensor(value) then value = convert.tensor(value, self.dtype, op) end
   if value.dt ~= self._dt then
-    core.error(string.format("%s: the TensorArray holds %s but the value is %s (cast it)", op, self.dtype,
+    binding.error(string.format("%s: the TensorArray holds %s but the value is %s (cast it)", op, self.dtype,
       dtype.names[value.dt]))
+  end
+  if value.ndim < 0 then -- its elements live in one buffer [size, element dims...]
+    binding.error(string.format("%s: the value's rank is unknown until the traced function runs (a TensorSpec of " ..
+      "shape nil), and a TensorArray keeps its elements in one buffer of known rank; give the value a rank " ..
+      "(tide.None for unknown dims)", op))
   end
   return value
 end
@@ -219,7 +234,7 @@ function TensorArray:_element_after(op, dims)
   local es = rawget(self, "_element_shape")
   local merged = merge_shapes(es, dims)
   if es and not merged then
-    core.error(string.format("%s: the value has shape %s but the TensorArray's elements have shape %s", op,
+    binding.error(string.format("%s: the value has shape %s but the TensorArray's elements have shape %s", op,
       dims_text(dims), dims_text(es)))
   end
   if not self._infer_shape then return es end
@@ -247,18 +262,18 @@ function TensorArray:write(index, value)
     end
   end
   if b.ndim - 1 ~= value.ndim then
-    core.error(string.format("%s: the value has shape %s but the TensorArray's elements have shape %s", op,
+    binding.error(string.format("%s: the value has shape %s but the TensorArray's elements have shape %s", op,
       dims_text(dims_of(value)), dims_text({ unpack(dims_of(b), 2) })))
   end
   local rows = tonumber(b.dims[0])
   local exact = true -- the buffer's elements have value's shape (else a write broadcasts them to it)
   for i = 1, value.ndim do exact = exact and tonumber(b.dims[i]) == tonumber(value.dims[i - 1]) end
   if k then
-    if k < 0 then core.error(string.format("%s: index %d is negative", op, k)) end
+    if k < 0 then binding.error(string.format("%s: index %d is negative", op, k)) end
     if rows >= 0 and exact then
       if k >= rows then
         if not self.dynamic_size then
-          core.error(string.format("%s: index %d is out of range: the TensorArray has size %d and is not " ..
+          binding.error(string.format("%s: index %d is out of range: the TensorArray has size %d and is not " ..
             "dynamic_size", op, k, rows))
         end
         local pads = { { 0, k + 1 - rows } }
@@ -268,7 +283,7 @@ function TensorArray:write(index, value)
       return self:_with(update.slice_update(b, { k }, value), es)
     end
     if rows >= 0 and k >= rows and not self.dynamic_size then
-      core.error(string.format("%s: index %d is out of range: the TensorArray has size %d and is not " ..
+      binding.error(string.format("%s: index %d is out of range: the TensorArray has size %d and is not " ..
         "dynamic_size", op, k, rows))
     end
     kt = convert.tensor(k, "int32")
@@ -277,7 +292,7 @@ function TensorArray:write(index, value)
   if self.dynamic_size then
     local need = math_ops.add(math_ops.cast(kt, "int32"), 1)
     local row = zero_row(value)
-    b = require("tide.tracing.control").while_loop(function(x) return math_ops.less(row_count(x), need) end,
+    b = while_loop(function(x) return math_ops.less(row_count(x), need) end,
       function(x) return shape_ops.concat({ x, row }, 0) end, b)
   end
   -- scatter_add checks the index against the rows at run time
@@ -296,15 +311,15 @@ function TensorArray:read(index)
   if b == nil then
     local es = rawget(self, "_element_shape")
     if k and k >= self._size and not self.dynamic_size then
-      core.error(string.format("%s: index %d is out of range: the TensorArray has size %d", op, k, self._size))
+      binding.error(string.format("%s: index %d is out of range: the TensorArray has size %d", op, k, self._size))
     end
     if es and all_known(es) then return create.zeros(es, { dtype = self.dtype }) end
-    core.error(op .. ": nothing was written to the TensorArray and its element shape is unknown")
+    binding.error(op .. ": nothing was written to the TensorArray and its element shape is unknown")
   end
   local rows = tonumber(b.dims[0])
   if k and rows >= 0 then
     if k < 0 or k >= rows then
-      core.error(string.format("%s: index %d is out of range: the TensorArray has size %d", op, k, rows))
+      binding.error(string.format("%s: index %d is out of range: the TensorArray has size %d", op, k, rows))
     end
     return b[k]
   end
@@ -321,19 +336,19 @@ function TensorArray:stack()
     for i, d in ipairs(es) do dims[i + 1] = d end
     return create.zeros(dims, { dtype = self.dtype })
   end
-  core.error("TensorArray.stack: nothing was written and the element shape is unknown (give element_shape)")
+  binding.error("TensorArray.stack: nothing was written and the element shape is unknown (give element_shape)")
 end
 
 -- gather(indices): the elements at indices, stacked.
 function TensorArray:gather(indices)
-  if indices == nil then core.error("TensorArray.gather: indices is nil") end
+  if indices == nil then binding.error("TensorArray.gather: indices is nil") end
   return shape_ops.gather(self:stack(), indices)
 end
 
 -- concat(): the elements joined along their first dim.
 function TensorArray:concat()
   local b = self:stack()
-  if b.ndim < 2 then core.error("TensorArray.concat: the elements must have rank at least 1") end
+  if b.ndim < 2 then binding.error("TensorArray.concat: the elements must have rank at least 1") end
   local dims = dims_of(b)
   local shape = { -1 }
   for i = 3, #dims do shape[#shape + 1] = dims[i] end
@@ -344,13 +359,13 @@ end
 function TensorArray:unstack(value)
   local op = "TensorArray.unstack"
   value = self:_value(op, value)
-  if value.ndim < 1 then core.error(op .. ": value must have rank at least 1, got a scalar") end
+  if value.ndim < 1 then binding.error(op .. ": value must have rank at least 1, got a scalar") end
   local dims = dims_of(value)
   local es = self:_element_after(op, { unpack(dims, 2) })
   local n = dims[1]
   if n >= 0 and not self.dynamic_size then
     if n > self._size then
-      core.error(string.format("%s: value has %d rows but the TensorArray has size %d and is not dynamic_size", op,
+      binding.error(string.format("%s: value has %d rows but the TensorArray has size %d and is not dynamic_size", op,
         n, self._size))
     end
     if n < self._size then -- the rows after value's stay zeros
@@ -365,13 +380,13 @@ end
 -- scatter(indices, value): a new TensorArray with element indices[j] = value[j].
 function TensorArray:scatter(indices, value)
   local op = "TensorArray.scatter"
-  if indices == nil then core.error(op .. ": indices is nil") end
+  if indices == nil then binding.error(op .. ": indices is nil") end
   value = self:_value(op, value)
   local idx = is_tensor(indices) and indices or convert.tensor(indices, "int32", op)
-  if idx.ndim ~= 1 then core.error(op .. ": indices must be a list (rank 1)") end
+  if idx.ndim ~= 1 then binding.error(op .. ": indices must be a list (rank 1)") end
   local ta = self
   local n = tonumber(idx.dims[0])
-  if n < 0 then core.error(op .. ": the number of indices must be known when tracing") end
+  if n < 0 then binding.error(op .. ": the number of indices must be known when tracing") end
   for j = 0, n - 1 do
     local i = symbolic(idx) and shape_ops.gather(idx, convert.tensor(j, "int32")) or idx[j]
     ta = ta:write(i, shape_ops.gather(value, convert.tensor(j, "int32")))
@@ -394,7 +409,7 @@ TensorArray.__index = function(ta, k)
   end
   local m = TensorArray[k]
   if m == nil and type(k) == "string" and k:sub(1, 1) ~= "_" then
-    core.error("TensorArray has no method or property '" .. k .. "'")
+    binding.error("TensorArray has no method or property '" .. k .. "'")
   end
   return m
 end

@@ -1,15 +1,16 @@
 -- stdlib/tide/tracing/trace_type.lua — trace types: a call's arguments as
 -- templates (tensors as dtype and dims, Lua values kept), how two compare
 -- (fits, common supertype, first difference) and how they read in messages.
-local core = require "tide.core"
+local binding = require "tide.binding"
 local dtype = require "tide.dtype"
-local tensor = require "tide.tensor"
+local tensor_shape = require "tide.tensor_shape"
+local is_variable = require("tide.variable").is_variable
 local spec = require "tide.tracing.spec"
-local ffi, C, Tensor = core.ffi, core.C, core.Tensor
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local band = bit.band
 local None = spec.None
-local Shape = tensor.Shape
+local Shape = tensor_shape.Shape
 local dims_text = spec.dims_text
 
 -- One instance per Lua state (busted clears package.loaded between spec
@@ -24,18 +25,8 @@ registry[REGISTRY_KEY] = M
 
 local SYMBOLIC = C.TIDE_TENSOR_SYMBOLIC
 
-local is_variable -- set lazily (tide.variable requires tide.tracing.context, not this module)
-local function variable_module()
-  local v = require "tide.variable"
-  is_variable = v.is_variable
-  return v
-end
-
 -- True when x is a tide.Variable.
-function M.is_variable(x)
-  if is_variable == nil then variable_module() end
-  return is_variable(x)
-end
+M.is_variable = is_variable
 
 ---------------------------------------------------------------------------
 -- Identity and kinds of objects
@@ -63,7 +54,6 @@ local mt_kinds = setmetatable({}, { __mode = "k" })
 local function table_kind(x, mt)
   local k = mt_kinds[mt]
   if k then return k end
-  if is_variable == nil then variable_module() end
   if type(mt) ~= "table" then k = OBJECT -- a protected metatable (__metatable)
   elseif mt == Shape then k = SHAPE
   elseif is_variable(x) then k = VARIABLE
@@ -126,10 +116,12 @@ M.table_kind, M.sorted_keys, M.is_list = table_kind, sorted_keys, is_list
 --   { kind = "tensor", slot, dtype, dims, name } | { kind = "value", value } |
 --   { kind = "variable", var } | { kind = "object", obj, key, typed } |
 --   { kind = "table", array, keys, items, n }
--- dims is a list of sizes and None, or nil for an unknown rank (only from a
--- TensorSpec). With slots == nil, tensors are described but get no slot.
+-- dims is a list of sizes and None, or nil for an unknown rank (a TensorSpec
+-- of shape nil, a traced tensor of unknown rank, or reduce_retracing over
+-- tensors of several ranks). With slots == nil, tensors are described but get no slot.
 
 local function tensor_dims(t)
+  if t.ndim < 0 then return nil end -- a symbolic tensor of unknown rank
   local d = {}
   for i = 0, t.ndim - 1 do
     local v = tonumber(t.dims[i])
@@ -168,6 +160,8 @@ template_of = function(x, slots)
     return { kind = "tensor", slot = #slots, dtype = x.dtype, dims = x.shape, name = x.name, from_spec = true }
   elseif tx == "nil" or tx == "number" or tx == "string" or tx == "boolean" then
     return { kind = "value", value = x }
+  elseif is_variable(x) then -- a userdata
+    return { kind = "variable", var = x }
   elseif tx == "table" then
     local mt = getmetatable(x)
     if mt == nil then return table_template(x, slots) end
@@ -256,15 +250,17 @@ end
 M.fits = fits
 
 -- TF's most specific common supertype of two trace types (reduce_retracing):
--- the same structure and Lua values, tensors of one dtype and rank whose
--- differing dims become None; nil when there is none. (TF would relax
--- differing ranks to an unknown rank; a tide graph needs ranks, so those
--- have no common supertype and trace separately.) Slots come from `a`.
+-- the same structure and Lua values, tensors of one dtype whose differing
+-- dims become None, and whose differing ranks an unknown rank (dims nil);
+-- nil when there is none. Slots come from `a`.
 local function common_supertype(a, b)
   if a.kind ~= b.kind then return nil end
   local k = a.kind
   if k == "tensor" then
-    if a.dtype ~= b.dtype or a.dims == nil or b.dims == nil or #a.dims ~= #b.dims then return nil end
+    if a.dtype ~= b.dtype then return nil end
+    if a.dims == nil or b.dims == nil or #a.dims ~= #b.dims then
+      return { kind = "tensor", slot = a.slot, dtype = a.dtype, dims = nil, name = a.name, from_spec = a.from_spec }
+    end
     local dims = {}
     for i, d in ipairs(a.dims) do dims[i] = (d == b.dims[i]) and d or None end
     return { kind = "tensor", slot = a.slot, dtype = a.dtype, dims = dims, name = a.name, from_spec = a.from_spec }
@@ -311,8 +307,8 @@ end
 local function lua_repr(v, depth)
   local tv = type(v)
   if tv == "string" then return string.format("%q", v) end
-  if tv == "table" and is_variable and is_variable(v) then
-    return string.format("<tide.Variable '%s'>", tostring(rawget(v, "name")))
+  if is_variable(v) then
+    return string.format("<tide.Variable '%s'>", tostring(v.name))
   end
   if tv ~= "table" or getmetatable(v) ~= nil then return safe_tostring(v) end
   depth = (depth or 0) + 1
@@ -346,7 +342,7 @@ local function describe(t)
     if tv == "cdata" then return "the 64-bit integer " .. tostring(v) end
     return "the Lua " .. tv .. " " .. tostring(v)
   elseif k == "variable" then
-    return "the Variable '" .. tostring(rawget(t.var, "name")) .. "'"
+    return "the Variable '" .. tostring(t.var.name) .. "'"
   elseif k == "object" then
     if t.key:sub(1, 1) == "P" then return "the shape " .. t.key:sub(2) end
     return "the object " .. safe_tostring(t.obj)

@@ -1,0 +1,246 @@
+-- bindings/tide/binding.lua — the seam between the C engine and Lua: declares
+-- the C API (from the generated tide.cdef), loads libtide, defines the tensor
+-- metatype, raises C errors as Lua errors at the user's line, and paces the
+-- collector by the bytes C has allocated (LuaJIT cannot see them).
+local ffi = require "ffi"
+
+-- One instance per Lua state, even when package.loaded is cleared (busted
+-- does that between spec files): the C declarations and the metatype can be
+-- made only once, and every copy of the library must share them.
+local REGISTRY_KEY = "tide.binding"
+local registry = debug.getregistry()
+if registry[REGISTRY_KEY] then return registry[REGISTRY_KEY] end
+
+ffi.cdef(require "tide.cdef")
+
+local M = {}
+registry[REGISTRY_KEY] = M
+
+---------------------------------------------------------------------------
+-- Loading the library
+---------------------------------------------------------------------------
+
+local function this_dir()
+  local src = debug.getinfo(1, "S").source
+  return src:sub(1, 1) == "@" and src:sub(2):match("^(.*)/[^/]*$") or "."
+end
+
+-- The folder of the generated tide.cdef module on package.path, or nil.
+local function cdef_dir()
+  local path = package.searchpath("tide.cdef", package.path)
+  return path and path:match("^(.*)/[^/]*$")
+end
+
+-- Inside the tide program (or any host linked with libtide) the symbols are
+-- already global; elsewhere find the library next to the Lua files.
+local function load_library()
+  if pcall(function() return ffi.C.tide_version end) then return ffi.C end
+  local tried = {}
+  local function try(path)
+    if not path then return nil end
+    tried[#tried + 1] = path
+    local ok, lib = pcall(ffi.load, path)
+    return ok and lib or nil
+  end
+  local host = package.loaded["tide.host"]
+  local cdir = cdef_dir()
+  local lib = try(os.getenv("TIDE_LIB")) or try(host and host.lib)
+    or try(cdir and cdir .. "/../../libtide.so")                -- build/lua/tide -> build
+    or try(cdir and cdir .. "/../../../../lib/libtide.so")      -- share/tide/lua/tide -> lib
+    or try("tide")
+  if not lib then
+    error("tide: cannot find libtide.so (tried " .. table.concat(tried, ", ") ..
+      "); build it with `make` or set TIDE_LIB", 0)
+  end
+  return lib
+end
+
+local C = load_library()
+M.C = C
+M.ffi = ffi
+
+---------------------------------------------------------------------------
+-- Errors: raised at the first frame outside tide's own Lua files
+---------------------------------------------------------------------------
+
+local internal_prefixes = { "@" .. this_dir() .. "/" }
+
+-- Lets the standard library register its folder as internal too.
+function M.add_internal_dir(dir)
+  internal_prefixes[#internal_prefixes + 1] = "@" .. dir .. "/"
+end
+
+-- True when a chunk's source is one of tide's own files.
+-- True for chunks loaded from tide's own folders.
+local function is_internal(source)
+  for i = 1, #internal_prefixes do
+    local p = internal_prefixes[i]
+    if source:sub(1, #p) == p then return true end
+  end
+  return false
+end
+
+M.is_internal = is_internal
+
+-- The error() level of the nearest caller outside tide (counted from the
+-- function that calls user_level's caller).
+local function user_level()
+  local level = 3
+  while true do
+    local info = debug.getinfo(level, "S")
+    if not info then return 1 end
+    if info.what ~= "C" and not is_internal(info.source) then return level - 1 end
+    level = level + 1
+  end
+end
+
+-- Raise `msg` as a Lua error located at the user's line.
+function M.error(msg)
+  error(msg, user_level())
+end
+
+-- Raise the C engine's last error.
+function M.raise()
+  error(ffi.string(C.tide_last_error()), user_level())
+end
+
+---------------------------------------------------------------------------
+-- Memory: finalizers for heap tensors and a collector paced by C bytes
+---------------------------------------------------------------------------
+
+local stats = C.tide_memory_stats_get()
+-- When C bytes allocated since the last collection pass `step`, collect.
+-- A collection costs time in proportion to the Lua heap (it never scans C
+-- memory), so the step is a multiple of the Lua heap, and at least MIN_STEP:
+-- small enough that freed temporaries are reused while still in the caches.
+local MIN_STEP = 4 * 1024 * 1024
+local HEAP_FACTOR = 4
+local step = MIN_STEP
+local owners = {}        -- token -> Lua object kept alive for a zero-copy tensor
+local next_token = 1
+
+-- Let go of the owners whose wrapped storages C has released.
+local function drain_tokens()
+  while true do
+    local tok = tonumber(C.tide_released_token_pop())
+    if tok < 0 then break end
+    owners[tok] = nil
+  end
+end
+
+-- A full collection, so finalizers give dead tensors' memory back to C.
+function M.collect()
+  collectgarbage("collect")
+  C.tide_memory_mark_collected()
+  step = math.max(MIN_STEP, HEAP_FACTOR * 1024 * collectgarbage("count"))
+  drain_tokens()
+end
+
+local release = C.tide_tensor_release
+
+-- Give a tensor that owns a storage its finalizer, and collect if C memory
+-- has run ahead. Inline (small) tensors never come here.
+function M.track(t)
+  ffi.gc(t, release)
+  if stats.since_collect > step then M.collect() end
+  return t
+end
+
+-- A tensor C just filled in: tracked (finalizer, collector pacing) when it
+-- holds a storage; inline ones need nothing; symbolic ones (a trace is
+-- recording) are handed to M.on_symbolic, which notes where they were made.
+local SYMBOLIC = C.TIDE_TENSOR_SYMBOLIC
+M.on_symbolic = function() end
+function M.finish(t)
+  if t.storage ~= nil then
+    M.track(t)
+  elseif bit.band(t.flags, SYMBOLIC) ~= 0 then
+    M.on_symbolic(t)
+  end
+  return t
+end
+
+-- Keep `owner` alive until C drops the storage wrapping its memory.
+function M.hold_owner(owner)
+  drain_tokens()
+  local tok = next_token
+  next_token = next_token + 1
+  owners[tok] = owner
+  return ffi.cast("void *", tok)
+end
+
+M.memory_stats = stats
+
+-- Use `t` here so it stays alive up to this point. A pointer taken from a
+-- tensor (t.data) does not keep the tensor alive: code that reads through
+-- one calls this after its last read. (A guard on a field load, which the
+-- JIT can neither drop nor hoist past the reads.)
+function M.keep_alive(t)
+  if t.nelem < 0 then error("tide: corrupt tensor header", 2) end
+end
+
+---------------------------------------------------------------------------
+-- The tensor metatype
+---------------------------------------------------------------------------
+
+-- Filled by the standard library: methods (x:sum()), properties (x.shape),
+-- and the implementations the operators forward to.
+M.methods = {}
+M.properties = {}
+M.impl = {}
+
+local methods, properties, impl = M.methods, M.properties, M.impl
+
+-- x.dims[i] and x.strides[i] (0-based). Lua's view of the header makes the
+-- arrays opaque (tide/tensor.h): reads come through here, bounds-checked,
+-- as Lua numbers; writes are refused, since kernels trust the header.
+local MAX_DIMS = C.TIDE_MAX_DIMS
+local dims_ptr = ffi.typeof("const int64_t *")
+local cast = ffi.cast
+ffi.metatype("tide_ffi_dims", {
+  __index = function(d, i)
+    if type(i) ~= "number" or not (i >= 0 and i < MAX_DIMS) or i % 1 ~= 0 then
+      M.error(string.format("tensor dims and strides are indexed by an integer in [0, %d), got %s", MAX_DIMS,
+        tostring(i)))
+    end
+    return tonumber(cast(dims_ptr, d)[i])
+  end,
+  __newindex = function()
+    M.error("a tensor's dims and strides are read-only (the engine trusts them); make a new tensor with " ..
+      "reshape, transpose or slice")
+  end,
+})
+
+local mt = {
+  __index = function(t, k)
+    local m = methods[k]
+    if m ~= nil then return m end
+    local p = properties[k]
+    if p ~= nil then return p(t) end
+    if type(k) == "number" then return impl.index(t, k) end
+    M.error("tensor has no method or property '" .. tostring(k) .. "'")
+  end,
+  __newindex = function(t, k, v)
+    if type(k) == "number" then return impl.setindex(t, k, v) end
+    M.error("cannot set '" .. tostring(k) .. "' on a tensor (tensors have no writable fields)")
+  end,
+  __add = function(a, b) return impl.add(a, b) end,
+  __sub = function(a, b) return impl.sub(a, b) end,
+  __mul = function(a, b) return impl.mul(a, b) end,
+  __div = function(a, b) return impl.div(a, b) end,
+  __mod = function(a, b) return impl.mod(a, b) end,
+  __pow = function(a, b) return impl.pow(a, b) end,
+  __unm = function(a) return impl.neg(a) end,
+  __eq = function(a, b) return impl.eq(a, b) end,
+  __lt = function(a, b) return impl.lt(a, b) end,
+  __le = function(a, b) return impl.le(a, b) end,
+  __len = function(t) return impl.len(t) end,
+  __tostring = function(t) return impl.tostring(t) end,
+  __concat = function(a, b) return tostring(a) .. tostring(b) end,
+}
+
+M.Tensor = ffi.metatype("tide_tensor", mt)
+-- True when x is a tide tensor.
+M.istensor = function(x) return ffi.istype(M.Tensor, x) end
+
+return M

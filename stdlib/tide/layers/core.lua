@@ -1,0 +1,440 @@
+-- stdlib/tide/layers/core.lua — Keras's core layers: Input/InputLayer,
+-- Dense, Activation, Dropout, Flatten, Reshape, Permute, Lambda, Embedding.
+-- B = batch; shapes are NHWC-style, the batch dim first.
+local binding = require "tide.binding"
+local dtype = require "tide.dtype"
+local convert = require "tide.convert"
+local tensor_shape = require "tide.tensor_shape"
+local linalg = require "tide.ops.linalg"
+local shape_ops = require "tide.ops.shape"
+local nn = require "tide.ops.nn"
+local dynamic_shape = require "tide.ops.dynamic_shape"
+local initializers = require "tide.initializers"
+local regularizers = require "tide.regularizers"
+local activations = require "tide.activations"
+local layer = require "tide.layers.layer"
+local keras_tensor = require "tide.layers.keras_tensor"
+
+local Layer, who = layer.Layer, layer.who
+local None = tensor_shape.None
+
+local M = {}
+
+-- A positive integer option, or an error naming the layer and the option.
+local function positive_int(self, what, v)
+  if type(v) ~= "number" or v ~= math.floor(v) or v <= 0 then
+    binding.error(string.format("%s: %s must be a positive integer, got %s", getmetatable(self).__name, what,
+      tostring(v)))
+  end
+  return v
+end
+
+local function boolean(self, what, v, default)
+  if v == nil then return default end
+  if type(v) ~= "boolean" then
+    binding.error(string.format("%s: %s must be true or false, got %s", getmetatable(self).__name, what, tostring(v)))
+  end
+  return v
+end
+
+---------------------------------------------------------------------------
+-- InputLayer and Input
+---------------------------------------------------------------------------
+
+-- InputLayer{shape=, batch_size=, dtype=, name=}: the layer a model's
+-- inputs come from; its `output` is the KerasTensor Input returns.
+local InputLayer = Layer:extend("InputLayer")
+M.InputLayer = InputLayer
+function InputLayer:init(...)
+  local o = self:_kwargs({ "shape", "batch_size", "batch_shape" }, ...)
+  local dims
+  if o.batch_shape ~= nil then
+    dims = {}
+    for i, d in ipairs(o.batch_shape) do dims[i] = d end
+  else
+    local shape = o.shape
+    if type(shape) == "number" then shape = { shape } end
+    if type(shape) ~= "table" then
+      binding.error("InputLayer: shape is required, a list of dims without the batch (e.g. {784}), got " ..
+        type(shape))
+    end
+    dims = { o.batch_size == nil and None or o.batch_size }
+    for i = 1, #shape do dims[i + 1] = shape[i] end
+  end
+  for i, d in ipairs(dims) do
+    if d == -1 or d == nil then dims[i] = None end
+    if dims[i] ~= None and (type(dims[i]) ~= "number" or dims[i] < 0 or dims[i] ~= math.floor(dims[i])) then
+      binding.error(string.format("InputLayer: dims must be non-negative integers or tide.None, got %s at %d",
+        tostring(dims[i]), i - 1))
+    end
+  end
+  self.batch_shape = dims
+  self.built = true
+  self.output = keras_tensor.KerasTensor(dims, self.dtype, self.name, { layer = self })
+end
+function InputLayer:call(x) return x end
+function InputLayer:get_config()
+  local c = Layer.get_config(self)
+  c.batch_shape = self.batch_shape
+  return c
+end
+
+-- tide.layers.Input{shape = {784}, batch_size = nil, dtype = "float32",
+-- name = nil} (Keras's keras.Input): a KerasTensor of shape (None, 784)
+-- whose node.layer is the InputLayer.
+function M.Input(...)
+  return InputLayer(...).output
+end
+
+---------------------------------------------------------------------------
+-- Dense
+---------------------------------------------------------------------------
+
+-- Dense{units, activation=nil, use_bias=true, kernel_initializer=
+-- "glorot_uniform", bias_initializer="zeros", kernel_regularizer=nil,
+-- bias_regularizer=nil}: activation(inputs @ kernel + bias), kernel [in, units]
+-- over the last axis of an input of rank >= 2 ([B, ..., in] -> [B, ..., units]).
+local Dense = Layer:extend("Dense")
+M.Dense = Dense
+function Dense:init(...)
+  local o = self:_kwargs({ "units", "activation", "use_bias", "kernel_initializer", "bias_initializer",
+    "kernel_regularizer", "bias_regularizer" }, ...)
+  self.units = positive_int(self, "units", o.units)
+  self.activation = activations.get(o.activation, "Dense: activation")
+  self.use_bias = boolean(self, "use_bias", o.use_bias, true)
+  self.kernel_initializer = initializers.get(o.kernel_initializer or "glorot_uniform", "Dense: kernel_initializer")
+  self.bias_initializer = initializers.get(o.bias_initializer or "zeros", "Dense: bias_initializer")
+  self.kernel_regularizer = regularizers.get(o.kernel_regularizer, "Dense: kernel_regularizer")
+  self.bias_regularizer = regularizers.get(o.bias_regularizer, "Dense: bias_regularizer")
+  self.input_spec = { min_ndim = 2 }
+end
+function Dense:build(input_shape)
+  local in_dim = input_shape and input_shape[#input_shape]
+  if type(in_dim) ~= "number" then
+    binding.error(string.format("%s: the last dimension of the input must be known to build the kernel, got shape %s",
+      who(self), input_shape and layer.shape_text(input_shape) or "of unknown rank"))
+  end
+  self.kernel = self:add_weight { name = "kernel", shape = { in_dim, self.units },
+    initializer = self.kernel_initializer, regularizer = self.kernel_regularizer }
+  if self.use_bias then
+    self.bias = self:add_weight { name = "bias", shape = { self.units }, initializer = self.bias_initializer,
+      regularizer = self.bias_regularizer }
+  end
+  self.input_spec = { min_ndim = 2, axes = { [-1] = in_dim } }
+end
+function Dense:call(x)
+  local y = linalg.matmul(x, self.kernel)
+  if self.bias then y = y + self.bias end
+  return self.activation(y)
+end
+function Dense:get_config()
+  local c = Layer.get_config(self)
+  c.units = self.units
+  c.activation = activations.serialize(self.activation)
+  c.use_bias = self.use_bias
+  c.kernel_initializer = initializers.serialize(self.kernel_initializer)
+  c.bias_initializer = initializers.serialize(self.bias_initializer)
+  c.kernel_regularizer = regularizers.serialize(self.kernel_regularizer)
+  c.bias_regularizer = regularizers.serialize(self.bias_regularizer)
+  return c
+end
+
+---------------------------------------------------------------------------
+-- Activation
+---------------------------------------------------------------------------
+
+-- Activation{activation}: the activation (a name or a function) applied.
+local Activation = Layer:extend("Activation")
+M.Activation = Activation
+function Activation:init(...)
+  local o = self:_kwargs({ "activation" }, ...)
+  if o.activation == nil then binding.error("Activation: activation is required (a name such as \"relu\", or a function)") end
+  self.activation = activations.get(o.activation, "Activation: activation")
+end
+function Activation:call(x) return self.activation(x) end
+function Activation:get_config()
+  local c = Layer.get_config(self)
+  c.activation = activations.serialize(self.activation)
+  return c
+end
+
+---------------------------------------------------------------------------
+-- Dropout
+---------------------------------------------------------------------------
+
+-- Dropout{rate, noise_shape=nil, seed=nil}: in training, zeroes each
+-- element with probability rate and scales the rest by 1 / (1 - rate)
+-- (Keras's inverted dropout); the identity otherwise (a direct call infers).
+-- noise_shape may hold tide.None for the input's own dims.
+local Dropout = Layer:extend("Dropout")
+M.Dropout = Dropout
+function Dropout:init(...)
+  local o = self:_kwargs({ "rate", "noise_shape", "seed" }, ...)
+  local rate = o.rate
+  if type(rate) ~= "number" or rate < 0 or rate >= 1 then
+    binding.error(string.format("Dropout: rate must be a number in [0, 1), got %s", tostring(rate)))
+  end
+  self.rate = rate
+  if o.noise_shape ~= nil and type(o.noise_shape) ~= "table" then
+    binding.error("Dropout: noise_shape must be a list of dims (tide.None for the input's), got " ..
+      type(o.noise_shape))
+  end
+  self.noise_shape = o.noise_shape
+  if o.seed ~= nil and (type(o.seed) ~= "number" or o.seed ~= math.floor(o.seed)) then
+    binding.error("Dropout: seed must be an integer, got " .. tostring(o.seed))
+  end
+  self.seed = o.seed
+end
+function Dropout:call(x, opts)
+  if not opts.training or self.rate == 0 then return x end
+  local noise_shape
+  if self.noise_shape then
+    noise_shape = {}
+    local shape = x.shape
+    for i = 1, #self.noise_shape do
+      local d = self.noise_shape[i]
+      if d == None or d == nil then d = shape[i] end
+      if d == None then
+        binding.error(string.format("%s: noise_shape dim %d follows the input's, which is unknown (None) here; " ..
+          "give it a size", who(self), i - 1))
+      end
+      noise_shape[i] = d
+    end
+  end
+  return nn.dropout(x, self.rate, { noise_shape = noise_shape, seed = self.seed })
+end
+function Dropout:get_config()
+  local c = Layer.get_config(self)
+  c.rate, c.noise_shape, c.seed = self.rate, self.noise_shape, self.seed
+  return c
+end
+
+---------------------------------------------------------------------------
+-- Flatten, Reshape, Permute
+---------------------------------------------------------------------------
+
+-- The product of dims (nil when one is unknown).
+local function product(dims, from, to)
+  local n = 1
+  for i = from, to do
+    if type(dims[i]) ~= "number" then return nil end
+    n = n * dims[i]
+  end
+  return n
+end
+
+-- Flatten{data_format="channels_last"}: [B, d1, d2, ...] -> [B, d1 * d2 * ...]
+-- ([B] -> [B, 1]); channels_first puts the channels last first, as Keras.
+local Flatten = Layer:extend("Flatten")
+M.Flatten = Flatten
+function Flatten:init(...)
+  local o = self:_kwargs({ "data_format" }, ...)
+  local f = o.data_format or "channels_last"
+  if f ~= "channels_last" and f ~= "channels_first" then
+    binding.error("Flatten: data_format must be \"channels_last\" or \"channels_first\", got " .. tostring(f))
+  end
+  self.data_format = f
+  self.input_spec = { min_ndim = 1 }
+end
+function Flatten:call(x)
+  local shape = x.shape
+  local rank = #shape
+  if self.data_format == "channels_first" and rank > 2 then
+    local perm = { 0 }
+    for i = 2, rank - 1 do perm[#perm + 1] = i end
+    perm[#perm + 1] = 1
+    x = shape_ops.transpose(x, perm)
+    shape = x.shape
+  end
+  local rest = product(shape, 2, rank)
+  local batch = shape[1]
+  if rest and batch ~= None then return shape_ops.reshape(x, { batch, rest }) end
+  if rest and rest > 0 then return shape_ops.reshape(x, { -1, rest }) end
+  if batch ~= None then return shape_ops.reshape(x, { batch, -1 }) end
+  local dyn = dynamic_shape.shape(x) -- the batch size when the graph runs
+  return shape_ops.reshape(x, shape_ops.stack({ dyn[0], convert.tensor(-1, "int32") }))
+end
+function Flatten:get_config()
+  local c = Layer.get_config(self)
+  c.data_format = self.data_format
+  return c
+end
+
+-- Reshape{target_shape}: [B, ...] -> [B, target_shape...]; one target dim may be -1.
+local Reshape = Layer:extend("Reshape")
+M.Reshape = Reshape
+-- A plain list of dims as the only argument: Reshape({4, -1}) as Keras's Reshape((4, -1)).
+local function dims_only(...)
+  local t = ...
+  if select("#", ...) ~= 1 or type(t) ~= "table" or #t == 0 then return nil end
+  for k, v in pairs(t) do
+    if type(k) ~= "number" or type(v) ~= "number" then return nil end
+  end
+  return t
+end
+
+function Reshape:init(...)
+  local list = dims_only(...)
+  local o = list and { target_shape = list } or self:_kwargs({ "target_shape" }, ...)
+  local t = o.target_shape
+  if type(t) ~= "table" then
+    binding.error("Reshape: target_shape must be a list of dims (without the batch), got " .. type(t))
+  end
+  local unknown = 0
+  for i, d in ipairs(t) do
+    if d == -1 or d == None then unknown = unknown + 1
+    elseif type(d) ~= "number" or d < 0 or d ~= math.floor(d) then
+      binding.error(string.format("Reshape: target_shape dims must be non-negative integers or -1, got %s at %d",
+        tostring(d), i - 1))
+    end
+  end
+  if unknown > 1 then binding.error("Reshape: target_shape can have at most one unknown (-1) dim") end
+  local copy = {}
+  for i, d in ipairs(t) do copy[i] = d == None and -1 or d end
+  self.target_shape = copy
+end
+function Reshape:call(x)
+  local shape = x.shape
+  local target = { shape[1] == None and -1 or shape[1] }
+  local has_unknown = false
+  for i, d in ipairs(self.target_shape) do
+    target[i + 1] = d
+    if d == -1 then has_unknown = true end
+  end
+  if has_unknown and shape[1] == None then -- two unknowns: resolve the target's from the known dims
+    local rest, known = product(shape, 2, #shape), 1
+    if not rest then -- the batch size from the graph at run time, the -1 resolved by reshape
+      local parts = { dynamic_shape.shape(x)[0] }
+      for i, d in ipairs(self.target_shape) do parts[i + 1] = convert.tensor(d, "int32") end
+      return shape_ops.reshape(x, shape_ops.stack(parts))
+    end
+    for _, d in ipairs(self.target_shape) do if d ~= -1 then known = known * d end end
+    if known == 0 or rest % known ~= 0 then
+      binding.error(string.format("%s: cannot reshape an input of shape %s to %s", who(self), tostring(shape),
+        layer.shape_text(self.target_shape)))
+    end
+    for i, d in ipairs(self.target_shape) do target[i + 1] = d == -1 and rest / known or d end
+  end
+  return shape_ops.reshape(x, target)
+end
+function Reshape:get_config()
+  local c = Layer.get_config(self)
+  c.target_shape = self.target_shape
+  return c
+end
+
+-- Permute{dims}: reorders the non-batch dims; dims is a permutation of
+-- 1..rank-1 (1-based over the dims after the batch, as Keras).
+local Permute = Layer:extend("Permute")
+M.Permute = Permute
+function Permute:init(...)
+  local list = dims_only(...)
+  local o = list and { dims = list } or self:_kwargs({ "dims" }, ...)
+  local dims = o.dims
+  if type(dims) ~= "table" or #dims == 0 then
+    binding.error("Permute: dims must be a permutation of 1..n (the dims after the batch), got " .. tostring(dims))
+  end
+  local seen = {}
+  for _, d in ipairs(dims) do
+    if type(d) ~= "number" or d < 1 or d > #dims or seen[d] then
+      binding.error(string.format("Permute: dims must be a permutation of 1..%d (the batch dim 0 stays first), got {%s}",
+        #dims, table.concat(dims, ", ")))
+    end
+    seen[d] = true
+  end
+  self.dims = dims
+  self.input_spec = { ndim = #dims + 1 }
+end
+function Permute:call(x)
+  local perm = { 0 }
+  for i, d in ipairs(self.dims) do perm[i + 1] = d end
+  return shape_ops.transpose(x, perm)
+end
+function Permute:get_config()
+  local c = Layer.get_config(self)
+  c.dims = self.dims
+  return c
+end
+
+---------------------------------------------------------------------------
+-- Lambda
+---------------------------------------------------------------------------
+
+-- Lambda{fn, arguments=nil} (Keras's function= is also taken, as ["function"]):
+-- fn(inputs, arguments) as a layer. Variables the function closes over are
+-- not tracked (as Keras warns): keep weights in a Layer.
+local Lambda = Layer:extend("Lambda")
+M.Lambda = Lambda
+function Lambda:init(...)
+  local o = self:_kwargs({ "function", "arguments", "output_shape" }, ...)
+  local fn = o["function"]
+  if type(fn) ~= "function" and not (type(fn) == "table" and getmetatable(fn) and getmetatable(fn).__call) then
+    binding.error("Lambda: expects a function, e.g. tide.layers.Lambda{function(x) return x * 2 end}, got " ..
+      type(fn))
+  end
+  self.fn = fn
+  self.arguments = o.arguments
+  self.output_shape = o.output_shape
+end
+function Lambda:call(x, opts)
+  if self.arguments ~= nil then return self.fn(x, self.arguments) end
+  return self.fn(x)
+end
+function Lambda:get_config()
+  local c = Layer.get_config(self)
+  c["function"], c.arguments, c.output_shape = self.fn, self.arguments, self.output_shape
+  return c
+end
+
+---------------------------------------------------------------------------
+-- Embedding
+---------------------------------------------------------------------------
+
+-- Embedding{input_dim, output_dim, embeddings_initializer="uniform"
+-- (RandomUniform(-0.05, 0.05)), embeddings_regularizer=nil}: integer ids
+-- [B, ...] -> [B, ..., output_dim], rows of embeddings [input_dim, output_dim].
+-- Float ids are cast to int32, as Keras. mask_zero=true is not supported
+-- (tide's layers carry no masks yet).
+local Embedding = Layer:extend("Embedding")
+M.Embedding = Embedding
+function Embedding:init(...)
+  local o = self:_kwargs({ "input_dim", "output_dim", "embeddings_initializer", "embeddings_regularizer",
+    "mask_zero" }, ...)
+  self.input_dim = positive_int(self, "input_dim", o.input_dim)
+  self.output_dim = positive_int(self, "output_dim", o.output_dim)
+  self.embeddings_initializer = initializers.get(o.embeddings_initializer or "uniform",
+    "Embedding: embeddings_initializer")
+  self.embeddings_regularizer = regularizers.get(o.embeddings_regularizer, "Embedding: embeddings_regularizer")
+  if o.mask_zero then
+    binding.error("Embedding: mask_zero=true is not supported yet (tide's layers carry no masks); mask the padding " ..
+      "in your loss instead")
+  end
+  self.mask_zero = false
+end
+function Embedding:build()
+  self.embeddings = self:add_weight { name = "embeddings", shape = { self.input_dim, self.output_dim },
+    initializer = self.embeddings_initializer, regularizer = self.embeddings_regularizer }
+end
+-- Ids stay integers (no autocast): a Lua table becomes an int32 tensor.
+function Embedding:_convert_input(x)
+  if type(x) == "table" and not keras_tensor.is(x) and not keras_tensor.any(x) then
+    return convert.tensor(x, "int32", "Embedding")
+  end
+  return x
+end
+function Embedding:call(ids)
+  if not binding.istensor(ids) then
+    binding.error(string.format("%s: expects a tensor of ids, got %s", who(self), type(ids)))
+  end
+  if not dtype.is_int[ids.dt] then ids = ids:cast("int32") end -- float ids, as Keras
+  return shape_ops.gather(self.embeddings, ids)
+end
+function Embedding:get_config()
+  local c = Layer.get_config(self)
+  c.input_dim, c.output_dim, c.mask_zero = self.input_dim, self.output_dim, self.mask_zero
+  c.embeddings_initializer = initializers.serialize(self.embeddings_initializer)
+  c.embeddings_regularizer = regularizers.serialize(self.embeddings_regularizer)
+  return c
+end
+
+return M

@@ -1,0 +1,27 @@
+-- stdlib/tide/layers/init.lua — tide.layers: the Layer base, Input, and the
+-- Keras layers, one file per family (core, merge, normalization, conv, pooling).
+local layer = require "tide.layers.layer"
+local keras_tensor = require "tide.layers.keras_tensor"
+
+local M = {
+  Layer = layer.Layer,
+  KerasTensor = keras_tensor.KerasTensor,
+  is_layer = layer.is_layer,
+  is_keras_tensor = keras_tensor.is,
+}
+
+-- Forget the automatic names handed out so far (dense, dense_1, ...), as
+-- Keras's clear_session does for names.
+M.clear_session = layer.reset_names
+
+for _, family in ipairs {
+  require "tide.layers.core",           -- Input, Dense, Activation, Dropout, Flatten, Reshape, Permute, Lambda, Embedding
+  require "tide.layers.merge",          -- Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate
+  require "tide.layers.normalization",  -- BatchNormalization, LayerNormalization
+  require "tide.layers.conv",           -- Conv1D, Conv2D
+  require "tide.layers.pooling",        -- Max/AveragePooling2D, Global*Pooling2D, ZeroPadding2D, UpSampling2D
+} do
+  for name, value in pairs(family) do M[name] = value end
+end
+
+return M

@@ -1,0 +1,145 @@
+-- stdlib/tide/layers/keras_tensor.lua — KerasTensor: a symbolic value of a
+-- model being defined (shape with None, dtype, and the call that made it).
+--
+-- tide.layers.Input{shape = {28, 28}} gives one (its shape (None, 28, 28)).
+-- Calling a layer on KerasTensors builds the layer for their shapes,
+-- computes its output shapes and dtypes by tracing its call once over
+-- TensorSpecs (nothing runs), and returns KerasTensors whose `node` names
+-- the layer, its inputs and call options: the graph a functional model walks.
+--   kt.shape   a tide.Shape (tide.None where unknown, the batch dim first)
+--   kt.dtype   the dtype name
+--   kt.name    a name (Input's, or the layer's)
+--   kt.node    { layer = the layer called, inputs = the KerasTensor structure
+--               it was given (nil for Input), opts = its call options,
+--               outputs = what the call returned }
+--   kt.index   the position of kt in node.outputs when the call returned a
+--              list (nil for a single output)
+local binding = require "tide.binding"
+local class = require "tide.class"
+local dtype = require "tide.dtype"
+local tensor_shape = require "tide.tensor_shape"
+local tracing = require "tide.tracing.function"
+local spec = require "tide.tracing.spec"
+local retracing = require "tide.tracing.retracing"
+
+local None = tensor_shape.None
+
+local M = {}
+
+local KerasTensor = class("KerasTensor")
+M.KerasTensor = KerasTensor
+
+-- KerasTensor(shape, dtype, name, node, index): shape a list of dims with tide.None.
+function KerasTensor:__init(shape, dt, name, node, index)
+  local dims = {}
+  for i = 1, #shape do dims[i] = shape[i] end
+  self.shape = setmetatable(dims, tensor_shape.Shape)
+  self.dtype = dtype.names[dtype.code(dt or "float32", "KerasTensor")]
+  self.ndim = #dims
+  self.name = name
+  self.node = node
+  self.index = index
+end
+
+KerasTensor.__tostring = function(kt)
+  return string.format("<KerasTensor shape=%s, dtype=%s, name=%s>", tostring(kt.shape), kt.dtype, tostring(kt.name))
+end
+
+local function is(x) return class.is_instance(x, KerasTensor) end
+M.is = is
+
+-- True when the structure x holds a KerasTensor.
+function M.any(x)
+  if is(x) then return true end
+  if type(x) ~= "table" or getmetatable(x) ~= nil then return false end
+  for _, v in pairs(x) do
+    if M.any(v) then return true end
+  end
+  return false
+end
+
+-- The keys of a plain table in a fixed order: the list part, then the rest sorted.
+local function ordered_keys(t)
+  local keys, n = {}, #t
+  for i = 1, n do keys[i] = i end
+  local others = {}
+  for k in pairs(t) do
+    if not (type(k) == "number" and k >= 1 and k <= n and k == math.floor(k)) then others[#others + 1] = k end
+  end
+  table.sort(others, function(a, b) return tostring(a) < tostring(b) end)
+  for _, k in ipairs(others) do keys[#keys + 1] = k end
+  return keys
+end
+
+-- The leaves (KerasTensors) of a structure, in a fixed order.
+local function leaves(x, out)
+  out = out or {}
+  if is(x) then out[#out + 1] = x
+  elseif type(x) == "table" and getmetatable(x) == nil then
+    for _, k in ipairs(ordered_keys(x)) do leaves(x[k], out) end
+  end
+  return out
+end
+M.leaves = leaves
+
+-- The structure x with its leaves replaced, in leaves' order, by values[pos...].
+local function replace(x, values, pos)
+  if is(x) then
+    pos.i = pos.i + 1
+    return values[pos.i]
+  elseif type(x) == "table" and getmetatable(x) == nil then
+    local out = {}
+    for _, k in ipairs(ordered_keys(x)) do out[k] = replace(x[k], values, pos) end
+    return out
+  end
+  return x
+end
+
+-- layer(inputs) where inputs holds KerasTensors: build the layer for their
+-- shapes, trace its call over specs of them (training as opts says, else
+-- nil) and return KerasTensors of the results' shapes and dtypes.
+function M.symbolic_call(layer, inputs, opts)
+  layer:_maybe_build(inputs)
+  local ins = leaves(inputs)
+  local sig = {}
+  for i, kt in ipairs(ins) do sig[i] = spec.TensorSpec(kt.shape:as_list(), kt.dtype) end
+  local call_opts = {}
+  for k, v in pairs(opts) do call_opts[k] = v end
+  local fn = function(...)
+    local structure = replace(inputs, { ... }, { i = 0 })
+    return layer:call(structure, call_opts)
+  end
+  -- one trace per layer call while a model is defined: not a retracing problem
+  local cfg = retracing.settings
+  local was = cfg.enabled
+  cfg.enabled = false
+  local ok, cf = pcall(function()
+    return tracing.trace(fn, { input_signature = sig, name = layer.name }):get_concrete_function()
+  end)
+  cfg.enabled = was
+  layer:_clear_losses() -- losses added while tracing belong to no run
+  if not ok then error(cf, 0) end
+  local result = cf.structured_outputs[1]
+  local node = { layer = layer, inputs = inputs, opts = opts }
+  local function to_keras(t, index)
+    if binding.istensor(t) then
+      local s = t.shape
+      local dims = s.rank and s:as_list() or nil
+      if dims == nil then
+        binding.error(string.format("%s: its output has an unknown rank; a model needs known ranks", layer.name))
+      end
+      return KerasTensor(dims, t.dtype, layer.name, node, index)
+    elseif type(t) == "table" then
+      local out = {}
+      for k, v in pairs(t) do out[k] = to_keras(v, k) end
+      return out
+    end
+    return t
+  end
+  local outputs = to_keras(result, nil)
+  node.outputs = outputs
+  return outputs
+end
+
+M.None = None
+return M

@@ -1,0 +1,113 @@
+-- stdlib/tide/regularizers.lua — tide.regularizers (Keras 3's): weight
+-- penalties L1, L2, L1L2 as callable objects reg(w) -> scalar tensor.
+--   tide.regularizers.l2(0.01)   tide.regularizers.l1_l2{l1 = 1e-5, l2 = 1e-4}
+local binding = require "tide.binding"
+local class = require "tide.class"
+local math_ops = require "tide.ops.math"
+local reduce = require "tide.ops.reduce"
+local create = require "tide.ops.create"
+local ikw = require("tide.initializers.base").kwargs
+
+local M = {}
+
+local Regularizer = class("Regularizer")
+M.Regularizer = Regularizer
+
+local function define(name)
+  local cls = class(name, Regularizer)
+  cls.__call = function(self, x)
+    if x == nil then binding.error(name .. ": expects a weight (a tensor or Variable), got nil") end
+    return self:penalty(x)
+  end
+  cls.__tostring = function(self) return string.format("<tide.regularizers.%s>", name) end
+  return cls
+end
+
+-- A non-negative float factor (Keras's validate_float_arg).
+local function factor(name, what, v, default)
+  if v == nil then return default end
+  if type(v) ~= "number" or v ~= v or v < 0 or v == math.huge then
+    binding.error(string.format("%s: %s must be a non-negative number, got %s", name, what, tostring(v)))
+  end
+  return v
+end
+
+function Regularizer:get_config() return {} end
+function Regularizer.from_config(cls, config)
+  local copy = {}
+  for k, v in pairs(config or {}) do copy[k] = v end
+  return cls(copy)
+end
+
+-- L1{l1=0.01}: l1 * sum(|w|).
+local L1 = define("L1")
+M.L1 = L1
+function L1:__init(...)
+  self.l1 = factor("L1", "l1", ikw("L1", { "l1" }, ...).l1, 0.01)
+end
+function L1:penalty(x) return reduce.reduce_sum(math_ops.abs(x)) * self.l1 end
+function L1:get_config() return { l1 = self.l1 } end
+
+-- L2{l2=0.01}: l2 * sum(w^2) (no 1/2, unlike tf.nn.l2_loss).
+local L2 = define("L2")
+M.L2 = L2
+function L2:__init(...)
+  self.l2 = factor("L2", "l2", ikw("L2", { "l2" }, ...).l2, 0.01)
+end
+function L2:penalty(x) return reduce.reduce_sum(math_ops.square(x)) * self.l2 end
+function L2:get_config() return { l2 = self.l2 } end
+
+-- L1L2{l1=0, l2=0}: both penalties summed (the terms whose factor is 0 are left out).
+local L1L2 = define("L1L2")
+M.L1L2 = L1L2
+function L1L2:__init(...)
+  local o = ikw("L1L2", { "l1", "l2" }, ...)
+  self.l1 = factor("L1L2", "l1", o.l1, 0.0)
+  self.l2 = factor("L1L2", "l2", o.l2, 0.0)
+end
+function L1L2:penalty(x)
+  local r = create.zeros({}, x.dtype)
+  if self.l1 ~= 0 then r = r + reduce.reduce_sum(math_ops.abs(x)) * self.l1 end
+  if self.l2 ~= 0 then r = r + reduce.reduce_sum(math_ops.square(x)) * self.l2 end
+  return r
+end
+function L1L2:get_config() return { l1 = self.l1, l2 = self.l2 } end
+
+-- Keras's snake_case names are the classes themselves.
+M.l1, M.l2, M.l1_l2 = L1, L2, L1L2
+local by_name = { L1 = L1, L2 = L2, L1L2 = L1L2, l1 = L1, l2 = L2, l1_l2 = L1L2 }
+
+function M.is_regularizer(x) return class.is_instance(x, Regularizer) end
+
+-- A regularizer from a name ("l2": the default factor), a config table
+-- {class_name=, config=}, a regularizer, or a function(w) -> scalar; nil stays nil.
+function M.get(identifier, what)
+  what = what or "regularizer"
+  if identifier == nil or M.is_regularizer(identifier) or type(identifier) == "function" then return identifier end
+  if type(identifier) == "string" then
+    local cls = by_name[identifier]
+    if not cls then
+      binding.error(string.format("%s: unknown regularizer '%s' (known: l1, l2, l1_l2)", what, identifier))
+    end
+    return cls()
+  end
+  if type(identifier) == "table" and getmetatable(identifier) == nil and identifier.class_name then
+    local cls = by_name[identifier.class_name]
+    if not cls then
+      binding.error(string.format("%s: unknown regularizer class '%s'", what, tostring(identifier.class_name)))
+    end
+    return cls:from_config(identifier.config)
+  end
+  binding.error(string.format("%s: expected a regularizer name, object, config table or function, got %s", what,
+    type(identifier)))
+end
+
+-- {class_name=, config=} for a regularizer; a function stays itself.
+function M.serialize(reg)
+  if reg == nil or type(reg) == "function" then return reg end
+  return { class_name = getmetatable(reg).__name, config = reg:get_config() }
+end
+
+M.deserialize = M.get
+
+return M

@@ -1,0 +1,196 @@
+-- The op registry as a whole: every row is reachable from Lua and runs, and
+-- every op refuses a dtype outside its signature with a message naming it.
+local tide = require "tide"
+local binding = require "tide.binding"
+local h = require "helpers"
+local ffi, C = binding.ffi, binding.C
+
+local f32 = function(v) return tide.tensor(v, "float32") end
+local m = f32{{1, 2, 3}, {4, 5, 6}}
+local ints = tide.tensor{{1, 2, 3}, {4, 5, 6}}
+
+-- One call per registry row, through the public Lua API.
+local calls = {
+  neg = function() return tide.neg(m) end, abs = function() return tide.abs(m) end,
+  sign = function() return tide.sign(m) end, square = function() return tide.square(m) end,
+  relu = function() return tide.relu(m) end, exp = function() return tide.exp(m) end,
+  expm1 = function() return tide.expm1(m) end, log = function() return tide.log(m) end,
+  log1p = function() return tide.log1p(m) end, sqrt = function() return tide.sqrt(m) end,
+  rsqrt = function() return tide.rsqrt(m) end, reciprocal = function() return tide.reciprocal(m) end,
+  sin = function() return tide.sin(m) end, cos = function() return tide.cos(m) end,
+  tanh = function() return tide.tanh(m) end, sigmoid = function() return tide.sigmoid(m) end,
+  elu = function() return tide.nn.elu(m) end, selu = function() return tide.nn.selu(m) end,
+  gelu = function() return tide.nn.gelu(m) end, leaky_relu = function() return tide.nn.leaky_relu(m) end,
+  softplus = function() return tide.nn.softplus(m) end, erf = function() return tide.erf(m) end,
+  floor = function() return tide.floor(m) end, ceil = function() return tide.ceil(m) end,
+  round = function() return tide.round(m) end, isnan = function() return tide.isnan(m) end,
+  isfinite = function() return tide.isfinite(m) end, logical_not = function() return tide.logical_not(m:gt(2)) end,
+  cast = function() return m:cast("int32") end, copy = function() return tide.contiguous(m:transpose()) end,
+  add = function() return m + m end, sub = function() return m - m end, mul = function() return m * m end,
+  div = function() return m / m end, floordiv = function() return tide.floordiv(m, m) end,
+  mod = function() return m % m end, pow = function() return m ^ m end,
+  maximum = function() return tide.maximum(m, 2) end, minimum = function() return tide.minimum(m, 2) end,
+  equal = function() return tide.equal(m, 2) end, not_equal = function() return tide.not_equal(m, 2) end,
+  less = function() return m:lt(2) end, less_equal = function() return m:le(2) end,
+  greater = function() return m:gt(2) end, greater_equal = function() return m:ge(2) end,
+  logical_and = function() return tide.logical_and(m:gt(1), m:lt(5)) end,
+  logical_or = function() return tide.logical_or(m:gt(1), m:lt(5)) end,
+  logical_xor = function() return tide.logical_xor(m:gt(1), m:lt(5)) end,
+  where = function() return tide.where(m:gt(2), m, 0) end,
+  clip_by_value = function() return tide.clip_by_value(m, 2, 4) end,
+  sum = function() return tide.reduce_sum(m, 0) end, mean = function() return tide.reduce_mean(m, 1) end,
+  max = function() return tide.reduce_max(m) end, min = function() return tide.reduce_min(m) end,
+  prod = function() return tide.reduce_prod(m) end, any = function() return tide.reduce_any(m:gt(2)) end,
+  all = function() return tide.reduce_all(m:gt(2)) end, argmax = function() return tide.argmax(m, 1) end,
+  argmin = function() return tide.argmin(m, 1) end, cumsum = function() return tide.cumsum(m, 1) end,
+  cumprod = function() return tide.cumprod(m, 1) end, sort = function() return tide.sort(m) end,
+  argsort = function() return tide.argsort(m) end, top_k = function() return tide.top_k(m, 2) end,
+  matmul = function() return tide.matmul(m, m:transpose()) end,
+  reshape = function() return m:reshape{3, 2} end, transpose = function() return m:transpose() end,
+  slice = function() return m:slice{{}, {1, 3}} end, broadcast_to = function() return tide.broadcast_to(m, {2, 2, 3}) end,
+  squeeze = function() return tide.squeeze(m:reshape{1, 6}) end, expand_dims = function() return tide.expand_dims(m, 0) end,
+  concat = function() return tide.concat({m, m}, 0) end, tile = function() return tide.tile(m, {2, 1}) end,
+  pad = function() return tide.pad(m, {{1, 1}, {0, 0}}) end, gather = function() return tide.gather(m, {1, 0}) end,
+  one_hot = function() return tide.one_hot(tide.tensor{0, 2}, 3) end, reverse = function() return tide.reverse(m, {1}) end,
+  shape = function() return tide.shape(m) end, size = function() return tide.num_elements(m) end,
+  fill = function() return tide.fill({2, 2}, 7) end, range = function() return tide.range(5) end,
+  linspace = function() return tide.linspace(0, 1, 5) end, eye = function() return tide.eye(3) end,
+  random_uniform = function() return tide.random.uniform({4}) end,
+  random_normal = function() return tide.random.normal({4}) end,
+  truncated_normal = function() return tide.random.truncated_normal({4}) end,
+  random_shuffle = function() return tide.random.shuffle(ints) end,
+  scatter_add = function() return tide.scatter_add(m, { 1, 1 }, m) end,
+  slice_update = function() return tide.slice_update(m, {0}, {7, 8, 9}) end,
+  tan = function() return tide.tan(m) end, erfc = function() return tide.erfc(m) end,
+  isinf = function() return tide.is_inf(m) end, invert = function() return tide.bitwise.invert(ints) end,
+  truncatediv = function() return tide.truncatediv(ints, 2) end, truncatemod = function() return tide.truncatemod(m, 2) end,
+  div_no_nan = function() return tide.divide_no_nan(m, 0) end,
+  squared_difference = function() return tide.squared_difference(m, 2) end,
+  atan2 = function() return tide.atan2(m, m) end, xlogy = function() return tide.xlogy(m, m) end,
+  xlog1py = function() return tide.xlog1py(m, m) end, xdivy = function() return tide.xdivy(m, m) end,
+  bitwise_and = function() return tide.bitwise.bitwise_and(ints, 6) end,
+  bitwise_or = function() return tide.bitwise.bitwise_or(ints, 6) end,
+  bitwise_xor = function() return tide.bitwise.bitwise_xor(ints, 6) end,
+  left_shift = function() return tide.bitwise.left_shift(ints, 2) end,
+  right_shift = function() return tide.bitwise.right_shift(ints, 1) end,
+  cumulative_logsumexp = function() return tide.cumulative_logsumexp(m, 1) end,
+  softmax = function() return tide.nn.softmax(m) end, log_softmax = function() return tide.nn.log_softmax(m, 0) end,
+  sparse_softmax_cross_entropy = function() return tide.nn.sparse_softmax_cross_entropy_with_logits({2, 0}, m) end,
+  gather_nd = function() return tide.gather_nd(m, {{1, 2}, {0, 0}}) end,
+  tensor_scatter_nd_add = function() return tide.tensor_scatter_nd_add(m, {{1, 2}}, {5}) end,
+  tensor_scatter_nd_update = function() return tide.tensor_scatter_nd_update(m, {{0}}, {{7, 8, 9}}) end,
+  where_indices = function() return tide.where(m:gt(2)) end,
+  unique = function() return tide.unique(tide.tensor{3, 1, 3}) end,
+  segment_sum = function() return tide.segment_sum(m, {0, 0}) end,
+  segment_mean = function() return tide.segment_mean(m, {0, 1}) end,
+  segment_max = function() return tide.segment_max(m, {0, 0}) end,
+  segment_min = function() return tide.segment_min(m, {1, 1}) end,
+  segment_prod = function() return tide.segment_prod(m, {0, 2}) end,
+  unsorted_segment_sum = function() return tide.unsorted_segment_sum(m, {1, 0}, 2) end,
+  unsorted_segment_max = function() return tide.unsorted_segment_max(m, {1, 1}, 3) end,
+  unsorted_segment_min = function() return tide.unsorted_segment_min(m, {0, -1}, 1) end,
+  unsorted_segment_prod = function() return tide.unsorted_segment_prod(m, {0, 0}, 1) end,
+}
+
+-- Convolutions and pooling (tide.ops.nn_conv; tide.nn.* exports them).
+do
+  local nn = require "tide.ops.nn_conv"
+  local img, filt = tide.ones { 1, 4, 4, 2 }, tide.ones { 3, 3, 2, 3 }
+  local dy = tide.ones { 1, 4, 4, 3 }
+  calls.conv2d = function() return nn.conv2d(img, filt) end
+  calls.conv2d_backprop_input = function() return nn.conv2d_backprop_input({ 1, 4, 4, 2 }, filt, dy) end
+  calls.conv2d_backprop_filter = function() return nn.conv2d_backprop_filter(img, { 3, 3, 2, 3 }, dy) end
+  local dwf, dwy = tide.ones { 3, 3, 2, 2 }, tide.ones { 1, 4, 4, 4 }
+  calls.depthwise_conv2d = function() return nn.depthwise_conv2d(img, dwf) end
+  calls.depthwise_conv2d_backprop_input = function()
+    return nn.depthwise_conv2d_backprop_input({ 1, 4, 4, 2 }, dwf, dwy)
+  end
+  calls.depthwise_conv2d_backprop_filter = function()
+    return nn.depthwise_conv2d_backprop_filter(img, { 3, 3, 2, 2 }, dwy)
+  end
+  calls.max_pool2d = function() return nn.max_pool2d(img, 2) end
+  calls.avg_pool2d = function() return nn.avg_pool2d(img, 2) end
+  local function pool_attrs() -- 2x2 windows, stride 2, VALID
+    local a = ffi.new("tide_attrs")
+    a.ints[0], a.ints[1], a.ints[2], a.ints[3], a.nints = 2, 2, 2, 2, 4
+    return a
+  end
+  calls.max_pool2d_grad = function()
+    return nn.raw.run(C.TIDE_OP_MAX_POOL2D_GRAD, pool_attrs(), { img, nn.max_pool2d(img, 2), tide.ones { 1, 2, 2, 2 } })
+  end
+  calls.max_pool2d_grad_grad = function()
+    return nn.raw.run(C.TIDE_OP_MAX_POOL2D_GRAD_GRAD, pool_attrs(), { img, nn.max_pool2d(img, 2), img })
+  end
+  calls.avg_pool2d_grad = function()
+    return nn.raw.run(C.TIDE_OP_AVG_POOL2D_GRAD, pool_attrs(), { img, tide.ones { 1, 2, 2, 2 } })
+  end
+end
+
+-- sum_to has no public entry: gradients run it (tide.grad.util's unbroadcast with None dims).
+calls.sum_to = function()
+  local a = ffi.new("tide_attrs")
+  a.ints[0], a.nints = 3, 1
+  return require("tide.dispatch").run_view(C.TIDE_OP_SUM_TO, a, m)
+end
+
+describe("the op registry", function()
+  local nops = tonumber(C.TIDE_NUM_OPS)
+
+  it("has unique names that look up to their codes", function()
+    local seen = {}
+    for op = 0, nops - 1 do
+      local name = ffi.string(C.tide_op_name(op))
+      assert.is_nil(seen[name], "duplicate op name " .. name)
+      seen[name] = true
+      assert.are.equal(op, C.tide_op_lookup(name))
+    end
+    assert.are.equal(-1, C.tide_op_lookup("no_such_op"))
+  end)
+
+  it("reaches every op from Lua, and each one runs", function()
+    for op = 0, nops - 1 do
+      local name = ffi.string(C.tide_op_name(op))
+      local call = calls[name]
+      assert.is_not_nil(call, "no Lua call covers registry op '" .. name .. "'")
+      local r = call()
+      assert.is_true(tide.is_tensor(r), name .. " did not return a tensor")
+    end
+  end)
+
+  it("has a gradient for every op not flagged TIDE_OPF_NO_GRAD", function()
+    local grads = require("tide.grad.registry").fns
+    for op = 0, nops - 1 do
+      local name = ffi.string(C.tide_op_name(op))
+      local nograd = bit.band(C.tide_op_flags(op), C.TIDE_OPF_NO_GRAD) ~= 0
+      if not nograd then
+        assert.is_not_nil(grads[op], "op '" .. name .. "' has no gradient (register one in stdlib/tide/grad/)")
+      end
+    end
+  end)
+
+  it("rejects a dtype outside each op's signature, naming the op", function()
+    local bool = tide.tensor{true, false}
+    local word = ffi.new("const tide_tensor *[3]")
+    local out = ffi.new("tide_tensor[2]")
+    local outs = ffi.new("tide_tensor *[2]", out, out + 1)
+    local checked = 0
+    for op = 0, nops - 1 do
+      local nin = C.tide_op_num_inputs(op)
+      local mask = C.tide_op_dtypes(op)
+      local name = ffi.string(C.tide_op_name(op))
+      if nin >= 1 and nin <= 2 and bit.band(mask, bit.lshift(1, C.TIDE_BOOL)) == 0 then
+        for i = 0, nin - 1 do word[i] = bool end
+        local attrs = ffi.new("tide_attrs")
+        attrs.dtype = C.TIDE_INT32
+        attrs.n = 1
+        local rc = C.tide_op_run(op, attrs, nin, word, C.tide_op_num_outputs(op), outs)
+        assert.are_not.equal(0, rc, name .. " accepted a bool input")
+        local msg = ffi.string(C.tide_last_error())
+        assert.truthy(msg:find(name, 1, true), name .. ": message does not name the op: " .. msg)
+        checked = checked + 1
+      end
+    end
+    assert.is_true(checked > 40)
+    h.errors("must be", function() return tide.exp(bool) end)
+  end)
+end)

@@ -1,0 +1,48 @@
+-- tests/support/helpers.lua — small assertions shared by specs:
+--   local h = require "helpers"
+--   h.close(actual_table_or_tensor, expected_table, tol)
+--   h.errors("substring of the message", fn, ...)
+local M = {}
+
+local function flatten(v, out)
+  out = out or {}
+  if type(v) == "table" then
+    for i = 1, #v do flatten(v[i], out) end
+  else
+    out[#out + 1] = v
+  end
+  return out
+end
+
+-- Values of a tensor (or nested table) as a flat Lua list.
+function M.values(v)
+  if type(v) == "cdata" then v = v:totable() end
+  return flatten(v)
+end
+
+-- Assert elementwise |a - b| <= tol (+ tol * |b|); NaN matches NaN.
+function M.close(actual, expected, tol)
+  tol = tol or 1e-6
+  local a, e = M.values(actual), M.values(expected)
+  assert(#a == #e, string.format("expected %d values, got %d", #e, #a))
+  for i = 1, #a do
+    local x, y = a[i], e[i]
+    local ok
+    if type(y) == "boolean" then ok = x == y
+    elseif y ~= y then ok = x ~= x
+    elseif y == math.huge or y == -math.huge then ok = x == y
+    else ok = math.abs(x - y) <= tol + tol * math.abs(y) end
+    assert(ok, string.format("value %d: expected %s, got %s", i, tostring(y), tostring(x)))
+  end
+end
+
+-- Assert fn(...) raises an error whose message contains `needle` (plain text).
+function M.errors(needle, fn, ...)
+  local ok, err = pcall(fn, ...)
+  assert(not ok, "expected an error containing '" .. needle .. "', but the call succeeded")
+  err = tostring(err)
+  assert(err:find(needle, 1, true), "expected an error containing '" .. needle .. "', got: " .. err)
+  return err
+end
+
+return M

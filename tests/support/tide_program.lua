@@ -1,0 +1,56 @@
+-- tests/support/tide_program.lua — for specs that run the built tide program: its
+-- path, shell quoting, files, a private temporary folder, and shell runs
+-- that capture exit status, stdout and stderr.
+require "tide" -- sets package.loaded["tide.host"]
+
+local M = {}
+
+M.build = package.loaded["tide.host"].lib:match("^(.*)/[^/]*$")
+M.path = M.build .. "/tide"
+
+function M.quote(s)
+  return "'" .. tostring(s):gsub("'", [['\'']]) .. "'"
+end
+
+-- The file's bytes, or nil when it cannot be opened.
+function M.read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+function M.write_file(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+-- A new folder /tmp/tide_<tag>_XXXXXX.
+function M.make_tmpdir(tag)
+  local p = io.popen("mktemp -d /tmp/tide_" .. tag .. "_XXXXXX")
+  local dir = p:read("*l")
+  p:close()
+  assert(dir and #dir > 0, "mktemp failed")
+  return dir
+end
+
+-- Remove a folder make_tmpdir made (nothing else).
+function M.remove_tmpdir(dir)
+  if dir and dir:match("^/tmp/tide_") then os.execute("rm -rf " .. M.quote(dir)) end
+end
+
+-- Run a shell command line with stdin_text as its input, through files in
+-- dir; returns exit status, stdout, stderr.
+function M.sh(dir, cmdline, stdin_text)
+  local input = dir .. "/stdin.txt"
+  M.write_file(input, stdin_text or "")
+  local out, err = dir .. "/stdout.txt", dir .. "/stderr.txt"
+  local p = io.popen("(" .. cmdline .. ") <" .. input .. " >" .. out .. " 2>" .. err .. "; echo $?")
+  local rc = tonumber(p:read("*a"):match("%d+"))
+  p:close()
+  return rc, M.read_file(out) or "", M.read_file(err) or ""
+end
+
+return M

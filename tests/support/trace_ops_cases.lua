@@ -1,0 +1,718 @@
+-- tests/support/trace_ops_cases.lua — the calls tests/spec/tracing/ops_spec.lua makes of
+-- every deterministic registry op, each with its eager inputs, so that one
+-- spec can run them eagerly, traced, traced with unknown (None) dims, and
+-- traced with unknown ranks (values, and a tape's gradients inside the trace).
+--
+-- M.cases[op name](add) calls add(label, fn, inputs, opts) once per case:
+--   fn      a Lua function of the inputs (tensors), returning tensors
+--   opts    approx = true    compare with a dtype's tolerance (the summation
+--                            order of a reduction, matmul or conv may differ)
+--           none = false     skip the None-dims trace (the op needs known dims)
+--           signature = {...} the input_signature of the None-dims trace (default:
+--                            every dim None), for ops that need some dims known
+--           rank_signature = {...} the input_signature of the unknown-rank trace
+--                            (default: TensorSpec(nil) for every input)
+--           rank_error = "..." the op refuses an unknown rank: the error says this
+--           grad_rank_error = "..." its gradient refuses one: the error says this
+--           node = "name"    the graph node expected (default: the op's name;
+--                            false: none, as creation ops fold to constants)
+-- The random ops are checked apart (their draws are not comparable eagerly).
+local tide = require "tide"
+local binding = require "tide.binding"
+local dtype = require "tide.dtype"
+local dispatch = require "tide.dispatch"
+local ffi, C = binding.ffi, binding.C
+
+local M = {}
+
+M.DTYPES = { "float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool" }
+local FLOATS = { float32 = true, float64 = true, float16 = true, bfloat16 = true }
+
+-- The dtype names op `name` accepts for its data inputs (from the registry).
+function M.dtypes_of(name)
+  local mask = C.tide_op_dtypes(C.tide_op_lookup(name))
+  local out = {}
+  for _, dt in ipairs(M.DTYPES) do
+    if bit.band(mask, bit.lshift(1, dtype.codes[dt])) ~= 0 then out[#out + 1] = dt end
+  end
+  return out
+end
+
+-- A deterministic tensor of `shape` and dtype `dt` with distinct values.
+-- kind nil: signed (|v| <= 10); "pos": in [1, 10]; "small": 0..3.
+function M.data(shape, dt, kind)
+  dt = dt or "float32"
+  local n = 1
+  for _, d in ipairs(shape) do n = n * d end
+  if n == 0 then return tide.zeros(shape, dt) end
+  local flat = {}
+  for i = 1, n do
+    local v = math.sin(i * 1.7) * 10
+    if kind == "pos" then v = 1 + math.abs(v) * 0.9
+    elseif kind == "small" then v = (i * 7) % 4 end
+    if dt == "bool" then v = math.sin(i * 1.7) > 0
+    elseif not FLOATS[dt] then
+      v = math.floor(v)
+      if dt == "uint8" then v = math.abs(v) end
+    end
+    flat[i] = v
+  end
+  return tide.tensor(flat, dt):reshape(shape)
+end
+local data = M.data
+
+-- A non-contiguous tensor of `shape` (2-D): the transpose of a [c, r] one.
+local function strided(shape, dt, kind)
+  return data({ shape[2], shape[1] }, dt, kind):transpose()
+end
+
+-- Floats that unary ops treat specially: NaN, infinities, zeros, halves.
+local function specials(dt)
+  return tide.tensor({ 0 / 0, 1 / 0, -1 / 0, 0, -0.0, 0.5, -1.5, 2.5 }, dt)
+end
+
+M.cases = {}
+local cases = M.cases
+
+---------------------------------------------------------------------------
+-- Elementwise
+---------------------------------------------------------------------------
+
+local UNARY = {
+  "neg", "abs", "sign", "square", "relu", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "reciprocal",
+  "sin", "cos", "tanh", "sigmoid", "erf", "floor", "ceil", "round", "isnan", "isfinite", "logical_not",
+  "tan", "erfc", "isinf",
+}
+for _, name in ipairs(UNARY) do
+  cases[name] = function(add)
+    local fn = function(x) return tide[name](x) end
+    for _, dt in ipairs(M.dtypes_of(name)) do
+      add(dt, fn, { data({ 2, 3 }, dt) })
+      add(dt .. " strided", fn, { strided({ 2, 3 }, dt) })
+      add(dt .. " 0-d", fn, { data({}, dt) })
+      add(dt .. " empty", fn, { data({ 0, 3 }, dt) })
+      if FLOATS[dt] then add(dt .. " specials", fn, { specials(dt) }) end
+    end
+  end
+end
+
+cases.invert = function(add)
+  for _, dt in ipairs(M.dtypes_of("invert")) do
+    add(dt, tide.bitwise.invert, { data({ 2, 3 }, dt) })
+    add(dt .. " strided", tide.bitwise.invert, { strided({ 2, 3 }, dt) })
+    add(dt .. " 0-d", tide.bitwise.invert, { data({}, dt) })
+    add(dt .. " empty", tide.bitwise.invert, { data({ 0, 3 }, dt) })
+  end
+end
+
+for _, name in ipairs { "elu", "selu", "softplus" } do
+  cases[name] = function(add)
+    for _, dt in ipairs(M.dtypes_of(name)) do
+      add(dt, tide.nn[name], { data({ 2, 3 }, dt) })
+      add(dt .. " specials", tide.nn[name], { specials(dt) })
+    end
+  end
+end
+
+cases.gelu = function(add)
+  for _, dt in ipairs(M.dtypes_of("gelu")) do
+    add(dt, tide.nn.gelu, { strided({ 2, 3 }, dt) })
+    add(dt .. " approximate", function(x) return tide.nn.gelu(x, { approximate = true }) end, { data({ 2, 3 }, dt) })
+  end
+end
+
+cases.leaky_relu = function(add)
+  for _, dt in ipairs(M.dtypes_of("leaky_relu")) do
+    add(dt, tide.nn.leaky_relu, { data({ 2, 3 }, dt) })
+    add(dt .. " alpha", function(x) return tide.nn.leaky_relu(x, { alpha = 0.5 }) end, { strided({ 2, 3 }, dt) })
+  end
+end
+
+cases.cast = function(add)
+  for _, from in ipairs(M.DTYPES) do
+    for _, to in ipairs(M.DTYPES) do
+      if from ~= to then
+        local x = from == "uint8" and data({ 2, 3 }, from) or data({ 2, 3 }, from, from ~= "bool" and "pos" or nil)
+        add(from .. "->" .. to, function(t) return t:cast(to) end, { x })
+      end
+    end
+    if FLOATS[from] then add(from .. "->int32 strided", function(t) return t:cast("int32") end, { strided({ 2, 3 }, from) }) end
+  end
+end
+
+cases.copy = function(add)
+  for _, dt in ipairs(M.DTYPES) do
+    add(dt, function(x) return tide.contiguous(x:transpose()) end, { data({ 2, 3 }, dt) })
+  end
+end
+
+-- Binary ops: the second operand's kind keeps ints away from zero divisors
+-- and huge powers.
+local BINARY = {
+  add = false, sub = false, mul = false, div = "pos", floordiv = "pos", mod = "pos", pow = "small",
+  maximum = false, minimum = false, equal = false, not_equal = false, less = false, less_equal = false,
+  greater = false, greater_equal = false, logical_and = false, logical_or = false, logical_xor = false,
+  truncatediv = "pos", truncatemod = "pos", div_no_nan = false, squared_difference = false, atan2 = false,
+  xlogy = "pos", xlog1py = "pos", xdivy = "pos",
+  bitwise_and = false, bitwise_or = false, bitwise_xor = false, left_shift = "small", right_shift = "small",
+}
+for name, kind in pairs(BINARY) do
+  cases[name] = function(add)
+    local f = tide.bitwise[name] or tide[name]
+    local fn = function(a, b) return f(a, b) end
+    kind = kind or nil
+    for _, dt in ipairs(M.dtypes_of(name)) do
+      add(dt, fn, { data({ 2, 3 }, dt), data({ 2, 3 }, dt, kind) })
+      add(dt .. " broadcast [2,3] [3]", fn, { data({ 2, 3 }, dt), data({ 3 }, dt, kind) })
+      add(dt .. " broadcast [2,1] [1,3]", fn, { data({ 2, 1 }, dt), data({ 1, 3 }, dt, kind) })
+      add(dt .. " 0-d", fn, { data({ 2, 3 }, dt), data({}, dt, kind) })
+      add(dt .. " strided", fn, { strided({ 2, 3 }, dt), data({ 2, 3 }, dt, kind) })
+      add(dt .. " empty", fn, { data({ 0, 3 }, dt), data({ 3 }, dt, kind) })
+      if dt ~= "bool" then
+        add(dt .. " number", function(a) return f(a, 2) end, { data({ 2, 3 }, dt) })
+      end
+    end
+  end
+end
+
+cases.where = function(add)
+  for _, dt in ipairs(M.dtypes_of("where")) do
+    add(dt, tide.where, { data({ 2, 3 }, "bool"), data({ 2, 3 }, dt), data({ 2, 3 }, dt, "pos") })
+    add(dt .. " broadcast", tide.where, { data({ 2, 1 }, "bool"), strided({ 2, 3 }, dt), data({ 3 }, dt, "pos") })
+  end
+end
+
+cases.clip_by_value = function(add)
+  for _, dt in ipairs(M.dtypes_of("clip_by_value")) do
+    add(dt .. " numbers", function(x) return tide.clip_by_value(x, 2, 5) end, { data({ 2, 3 }, dt) })
+    local lo, hi = tide.tensor({ 1, 2, 3 }, dt), tide.tensor(6, dt)
+    add(dt .. " tensors", tide.clip_by_value, { strided({ 2, 3 }, dt), lo, hi })
+  end
+end
+
+---------------------------------------------------------------------------
+-- Reductions, scans, ordering, matmul
+---------------------------------------------------------------------------
+
+local REDUCE = { sum = "reduce_sum", mean = "reduce_mean", max = "reduce_max", min = "reduce_min",
+                 prod = "reduce_prod", any = "reduce_any", all = "reduce_all" }
+for name, fname in pairs(REDUCE) do
+  cases[name] = function(add)
+    local f = tide[fname]
+    for _, dt in ipairs(M.dtypes_of(name)) do
+      local kind = name == "prod" and "small" or nil
+      local x = data({ 3, 4 }, dt, kind)
+      -- reduce_prod's gradient moves axes by the rank
+      local err = name == "prod" and "reduce_prod's gradient moves the reduced axes to the front" or nil
+      local function o() return { approx = true, grad_rank_error = err } end
+      add(dt .. " all", function(t) return f(t) end, { x }, o())
+      add(dt .. " axis 0", function(t) return f(t, 0) end, { x }, o())
+      add(dt .. " axis -1 keepdims", function(t) return f(t, -1, { keepdims = true }) end, { x }, o())
+      add(dt .. " strided axis 1", function(t) return f(t, 1) end, { strided({ 3, 4 }, dt, kind) }, o())
+      add(dt .. " 3-d axes {0,2}", function(t) return f(t, { 0, 2 }) end, { data({ 2, 3, 2 }, dt, kind) }, o())
+      add(dt .. " 3-d axes {-1,0}", function(t) return f(t, { -1, 0 }) end, { data({ 2, 3, 2 }, dt, kind) }, o())
+      add(dt .. " empty axis 0", function(t) return f(t, 0) end, { data({ 0, 3 }, dt) }, o())
+    end
+  end
+end
+
+for _, name in ipairs { "argmax", "argmin" } do
+  cases[name] = function(add)
+    for _, dt in ipairs(M.dtypes_of(name)) do
+      add(dt .. " axis 0", function(t) return tide[name](t, 0) end, { data({ 3, 4 }, dt) })
+      add(dt .. " axis 1 int32", function(t) return tide[name](t, 1, { output_type = "int32" }) end,
+        { strided({ 3, 4 }, dt) })
+    end
+  end
+end
+
+for _, name in ipairs { "cumsum", "cumprod" } do
+  cases[name] = function(add)
+    for _, dt in ipairs(M.dtypes_of(name)) do
+      local x = data({ 3, 4 }, dt, name == "cumprod" and "small" or nil)
+      add(dt .. " axis 0", function(t) return tide[name](t, 0) end, { x }, { approx = true })
+      add(dt .. " axis 1 exclusive reverse", function(t)
+        return tide[name](t, 1, { exclusive = true, reverse = true })
+      end, { x }, { approx = true })
+      add(dt .. " strided", function(t) return tide[name](t, 1) end, { strided({ 3, 4 }, dt, "small") },
+        { approx = true })
+    end
+  end
+end
+
+cases.cumulative_logsumexp = function(add)
+  local f = tide.cumulative_logsumexp
+  for _, dt in ipairs(M.dtypes_of("cumulative_logsumexp")) do
+    local x = data({ 3, 4 }, dt)
+    add(dt .. " axis 0", function(t) return f(t, 0) end, { x }, { approx = true })
+    add(dt .. " axis 1 exclusive reverse", function(t) return f(t, 1, { exclusive = true, reverse = true }) end,
+      { x }, { approx = true })
+    add(dt .. " strided 3-d middle axis", function(t) return f(t, -2) end,
+      { data({ 2, 4, 3 }, dt):transpose { 0, 2, 1 } }, { approx = true })
+    add(dt .. " specials", function(t) return f(t, 0, { reverse = true }) end, { specials(dt) })
+    add(dt .. " empty", function(t) return f(t, 1) end, { data({ 0, 3 }, dt) })
+  end
+end
+
+for _, name in ipairs { "sort", "argsort" } do
+  cases[name] = function(add)
+    for _, dt in ipairs(M.dtypes_of(name)) do
+      add(dt, function(t) return tide[name](t) end, { data({ 3, 4 }, dt, "small") }) -- ties: stable order
+      add(dt .. " axis 0 descending", function(t) return tide[name](t, 0, "DESCENDING") end,
+        { strided({ 3, 4 }, dt) }, { grad_rank_error = "sort's gradient along an axis other than -1" })
+      if FLOATS[dt] then add(dt .. " specials", function(t) return tide[name](t) end, { specials(dt) }) end
+    end
+  end
+end
+
+cases.top_k = function(add)
+  for _, dt in ipairs(M.dtypes_of("top_k")) do
+    add(dt, function(t) return tide.top_k(t, 2) end, { data({ 3, 4 }, dt, "small") })
+    add(dt .. " int64 strided", function(t) return tide.top_k(t, { k = 3, index_type = "int64" }) end,
+      { strided({ 3, 4 }, dt) })
+  end
+end
+
+cases.matmul = function(add)
+  for _, dt in ipairs(M.dtypes_of("matmul")) do
+    local kind = FLOATS[dt] and nil or "small"
+    add(dt, tide.matmul, { data({ 2, 3 }, dt, kind), data({ 3, 4 }, dt, kind) }, { approx = true })
+    add(dt .. " transpose_b", function(a, b) return tide.matmul(a, b, { transpose_b = true }) end,
+      { data({ 2, 3 }, dt, kind), data({ 4, 3 }, dt, kind) }, { approx = true })
+    add(dt .. " batch broadcast", tide.matmul, { data({ 2, 2, 3 }, dt, kind), data({ 3, 4 }, dt, kind) },
+      { approx = true })
+    add(dt .. " strided", tide.matmul, { strided({ 2, 3 }, dt, kind), strided({ 3, 4 }, dt, kind) },
+      { approx = true })
+    add(dt .. " vector", tide.matmul, { data({ 2, 3 }, dt, kind), data({ 3 }, dt, kind) }, { approx = true })
+    add(dt .. " vector, matrix", tide.matmul, { data({ 2 }, dt, kind), data({ 2, 3 }, dt, kind) }, { approx = true })
+    add(dt .. " vectors", tide.matmul, { data({ 3 }, dt, kind), data({ 3 }, dt, kind) }, { approx = true })
+  end
+end
+
+---------------------------------------------------------------------------
+-- Views and shape ops
+---------------------------------------------------------------------------
+
+-- Shape ops take every dtype: each case runs for each.
+local function every_dtype(name, list)
+  cases[name] = function(add)
+    for _, dt in ipairs(M.DTYPES) do
+      for _, c in ipairs(list) do add(dt .. " " .. c[1], c[2], c[3](dt), c[4]) end
+    end
+  end
+end
+
+local function x23(dt) return { data({ 2, 3 }, dt) } end
+local function s23(dt) return { strided({ 2, 3 }, dt) } end
+
+every_dtype("reshape", {
+  { "[-1]", function(x) return x:reshape(-1) end, x23 },
+  { "[3,2] strided", function(x) return x:reshape { 3, 2 } end, s23 },
+  { "[1,-1,2]", function(x) return x:reshape { 1, -1, 2 } end, x23 },
+})
+every_dtype("transpose", {
+  { "default", function(x) return x:transpose() end, x23 },
+  { "3-d perm", function(x) return tide.transpose(x, { 1, 2, 0 }) end, function(dt) return { data({ 2, 3, 2 }, dt) } end },
+})
+every_dtype("slice", {
+  { "columns", function(x) return x:slice { {}, { 1, 3 } } end, x23 },
+  { "index", function(x) return x[1] end, s23 },
+  { "reversed", function(x) return x:slice { { nil, nil, -1 } } end, x23 },
+  { "stepped", function(x) return x:slice { {}, { 0, 3, 2 } } end, s23 },
+})
+every_dtype("broadcast_to", {
+  { "[2,2,3]", function(x) return tide.broadcast_to(x, { 2, 2, 3 }) end, x23 },
+  { "[1,3]->[4,3]", function(x) return tide.broadcast_to(x, { 4, 3 }) end,
+    function(dt) return { data({ 1, 3 }, dt) } end },
+})
+every_dtype("squeeze", {
+  { "axis", function(x) return tide.squeeze(x, 0) end, function(dt) return { data({ 1, 3 }, dt) } end },
+  -- without axes and with None dims: an unknown rank until it runs (TF's rule)
+  { "all", function(x) return tide.squeeze(x) end, function(dt) return { data({ 1, 3, 1 }, dt) } end },
+})
+every_dtype("expand_dims", {
+  { "0", function(x) return tide.expand_dims(x, 0) end, x23 },
+  { "-1 strided", function(x) return tide.expand_dims(x, -1) end, s23 },
+})
+every_dtype("concat", {
+  { "axis 0", function(a, b) return tide.concat({ a, b }, 0) end,
+    function(dt) return { data({ 2, 3 }, dt), strided({ 1, 3 }, dt) } end },
+  { "axis 1, three", function(a, b, c) return tide.concat({ a, b, c }, 1) end,
+    function(dt) return { data({ 2, 1 }, dt), s23(dt)[1], data({ 2, 2 }, dt) } end },
+})
+every_dtype("tile", {
+  { "[2,1]", function(x) return tide.tile(x, { 2, 1 }) end, x23 },
+  { "[1,3] strided", function(x) return tide.tile(x, { 1, 3 }) end, s23 },
+})
+every_dtype("pad", {
+  { "constant", function(x) return tide.pad(x, { { 1, 1 }, { 0, 2 } }) end, x23 },
+  { "strided", function(x) return tide.pad(x, { { 0, 1 }, { 1, 0 } }) end, s23 },
+})
+every_dtype("gather", {
+  { "axis 0", function(x, i) return tide.gather(x, i) end,
+    function(dt) return { data({ 3, 2 }, dt), tide.tensor { 2, 0, 2 } } end },
+  { "axis 1 int64", function(x, i) return tide.gather(x, i, { axis = 1 }) end,
+    function(dt) return { strided({ 2, 3 }, dt), tide.tensor({ { 1, 0 }, { 2, 2 } }, "int64") } end },
+  { "batch_dims 1", function(x, i) return tide.gather(x, i, { batch_dims = 1 }) end,
+    function(dt) return { data({ 2, 3 }, dt), tide.tensor { { 2, 0 }, { 1, 1 } } } end },
+})
+every_dtype("reverse", {
+  { "axis 1", function(x) return tide.reverse(x, { 1 }) end, x23 },
+  { "both strided", function(x) return tide.reverse(x, { 0, 1 }) end, s23 },
+})
+
+-- the target shape as a tensor (an input of the reshape node)
+for name, list in pairs {
+  reshape = { { "to shape of y", function(x, y) return tide.reshape(x, tide.shape(y)) end,
+    function(dt) return { data({ 2, 3 }, dt), data({ 3, 1, 2 }) } end } },
+  broadcast_to = { { "to shape of y", function(x, y) return tide.broadcast_to(x, tide.shape(y)) end,
+    function(dt) return { data({ 1, 3 }, dt), data({ 2, 4, 3 }) } end } },
+} do
+  local by_list = cases[name]
+  cases[name] = function(add)
+    by_list(add)
+    for _, dt in ipairs(M.DTYPES) do
+      for _, c in ipairs(list) do add(dt .. " " .. c[1], c[2], c[3](dt), c[4]) end
+    end
+  end
+end
+-- sum_to (gradients' unbroadcast; no public entry): a target list, or a
+-- shape tensor whose values a None-dims trace knows only when it runs.
+local function sum_to(x, target)
+  local dispatch = require "tide.dispatch"
+  local a = ffi.new("tide_attrs")
+  if tide.is_tensor(target) then return dispatch.run(C.TIDE_OP_SUM_TO, a, { dispatch.promote(x), target }) end
+  for i, d in ipairs(target) do a.ints[i - 1] = d end
+  a.nints = #target
+  return dispatch.run_view(C.TIDE_OP_SUM_TO, a, x)
+end
+cases.sum_to = function(add)
+  for _, dt in ipairs(M.dtypes_of("sum_to")) do
+    add(dt .. " [2,3]->[3]", function(x) return sum_to(x, { 3 }) end, x23(dt), { approx = true })
+    add(dt .. " [2,3]->[2,1] strided", function(x) return sum_to(x, { 2, 1 }) end, s23(dt), { approx = true })
+    add(dt .. " [2,3]->[2,3]", function(x) return sum_to(x, { 2, 3 }) end, s23(dt))
+    add(dt .. " [1,2,3]->[2,3]", function(x) return sum_to(x, { 2, 3 }) end, { data({ 1, 2, 3 }, dt) })
+    add(dt .. " [2,3]->[]", function(x) return sum_to(x, {}) end, x23(dt), { approx = true })
+    add(dt .. " to shape of y [1,3]", function(x, y) return sum_to(x, tide.shape(y)) end,
+      { data({ 2, 3 }, dt), data({ 1, 3 }) }, { approx = true })
+    add(dt .. " to shape of y [2,3]", function(x, y) return sum_to(x, tide.shape(y)) end,
+      { strided({ 2, 3 }, dt), data({ 2, 3 }) })
+    local function like(x, y) return sum_to(x, tide.shape(y)) end -- y's rank too unknown while tracing
+    add(dt .. " to shape of y: leading and stretched dims", like, { data({ 2, 3, 4 }, dt), data({ 3, 1 }, dt) },
+      { approx = true })
+    add(dt .. " to shape of y: leading 1s dropped (a view)", like, { data({ 1, 1, 3 }, dt), data({ 3 }, dt) })
+    add(dt .. " to shape of y: a scalar", like, { data({ 2, 3 }, dt), data({}, dt) }, { approx = true })
+    add(dt .. " to shape of y: empty", like, { data({ 0, 3 }, dt), data({ 1, 3 }, dt) })
+  end
+end
+
+-- shapes as tensors: constants when the dims are known (no node), computed with None dims
+for name, fn in pairs { shape = tide.shape, size = tide.num_elements } do
+  cases[name] = function(add)
+    for _, dt in ipairs(M.DTYPES) do
+      add(dt .. " 2-d", function(x) return fn(x) end, x23(dt), { node = false })
+      add(dt .. " int64 strided", function(x) return fn(x, { out_type = "int64" }) end, s23(dt), { node = false })
+    end
+    add("0-d", function(x) return fn(x) end, { data({}, "float32") }, { node = false })
+    add("empty", function(x) return fn(x) end, { data({ 4, 0, 2 }, "int32") }, { node = false })
+  end
+end
+
+cases.one_hot = function(add)
+  for _, dt in ipairs(M.dtypes_of("one_hot")) do
+    local idx = tide.tensor({ 0, 2, 3, 1 }, dt) -- 3 is outside depth 3: a row of off_value
+    add(dt, function(i) return tide.one_hot(i, 3) end, { idx })
+    add(dt .. " on/off axis 0 int32", function(i)
+      return tide.one_hot(i, { depth = 3, on_value = 5, off_value = -1, axis = 0, dtype = "int32" })
+    end, { idx:reshape { 2, 2 } })
+  end
+end
+
+cases.slice_update = function(add)
+  for _, dt in ipairs(M.DTYPES) do
+    add(dt .. " row", function(x, u) return tide.slice_update(x, { 0 }, u) end, { data({ 3, 3 }, dt), data({ 3 }, dt, "pos") })
+    add(dt .. " block strided", function(x, u) return tide.slice_update(x, { { 1, 3 }, { 0, 2 } }, u) end,
+      { strided({ 3, 3 }, dt), data({ 2, 2 }, dt, "pos") })
+  end
+end
+
+cases.scatter_add = function(add)
+  for _, dt in ipairs(M.dtypes_of("scatter_add")) do
+    add(dt, tide.scatter_add, { data({ 4, 3 }, dt), tide.tensor { 1, 1, 3 }, data({ 3, 3 }, dt, "small") },
+      { approx = true })
+    add(dt .. " axis 1 strided", function(b, i, u) return tide.scatter_add(b, i, u, { axis = 1 }) end,
+      { strided({ 2, 3 }, dt), tide.tensor({ 0, 2 }, "int64"), data({ 2, 2 }, dt, "small") }, { approx = true })
+  end
+end
+
+---------------------------------------------------------------------------
+-- Creation (no inputs: folded to constants)
+---------------------------------------------------------------------------
+
+local function creation(name, list)
+  cases[name] = function(add)
+    for _, c in ipairs(list) do add(c[1], c[2], {}, { node = false, none = false }) end
+  end
+end
+local fill_cases = {}
+for _, dt in ipairs(M.DTYPES) do
+  fill_cases[#fill_cases + 1] = { dt, function() return tide.fill({ 2, 3 }, dt == "bool" or 3, { dtype = dt }) end }
+end
+creation("fill", fill_cases)
+do -- fill from a shape tensor: a constant with known dims (folded), the shape input with None dims
+  local by_value = cases.fill
+  cases.fill = function(add)
+    by_value(add)
+    for _, dt in ipairs { "float32", "int64", "bool" } do
+      add(dt .. " shape of x", function(x) return tide.fill(tide.shape(x), dt == "bool" or 3, { dtype = dt }) end,
+        { data({ 2, 3 }) }, { node = false })
+      add(dt .. " zeros of an empty x", function(x) return tide.zeros(tide.shape(x, { out_type = "int64" }), dt) end,
+        { data({ 0, 3 }) }, { node = false })
+    end
+  end
+end
+creation("range", {
+  { "int", function() return tide.range(5) end },
+  { "float step", function() return tide.range(1, 2, 0.25) end },
+  { "negative delta int64", function() return tide.range(10, 0, -3, { dtype = "int64" }) end },
+})
+creation("linspace", {
+  { "float32", function() return tide.linspace(0, 1, 5) end },
+  { "float64", function() return tide.linspace(-1, 3, 7, { dtype = "float64" }) end },
+})
+creation("eye", {
+  { "square", function() return tide.eye(3) end },
+  { "int32 3x4", function() return tide.eye(3, { num_columns = 4, dtype = "int32" }) end },
+})
+
+---------------------------------------------------------------------------
+-- Neural-network ops
+---------------------------------------------------------------------------
+
+local nnc = require "tide.ops.nn_conv"
+
+-- Pool attrs as max_pool2d's gradient records them: k x k windows, stride s, VALID.
+local function pool_attrs(k, s)
+  local a = ffi.new("tide_attrs")
+  a.ints[0], a.ints[1], a.ints[2], a.ints[3], a.nints = k, k, s, s, 4
+  return a
+end
+
+local CONV = {
+  conv2d = function(dt)
+    return {
+      { "same", function(x, f) return nnc.conv2d(x, f, 1, "SAME") end, { data({ 2, 5, 5, 2 }, dt), data({ 3, 3, 2, 3 }, dt) } },
+      { "valid stride 2", function(x, f) return nnc.conv2d(x, f, 2, "VALID") end,
+        { data({ 1, 6, 5, 2 }, dt), data({ 3, 2, 2, 4 }, dt) } },
+      { "dilated", function(x, f) return nnc.conv2d(x, f, { strides = 1, padding = "SAME", dilations = 2 }) end,
+        { data({ 1, 6, 6, 1 }, dt), data({ 2, 2, 1, 2 }, dt) } },
+    }
+  end,
+  conv2d_backprop_input = function(dt)
+    return {
+      { "same", function(f, dy) return nnc.conv2d_backprop_input({ 2, 5, 5, 2 }, f, dy) end,
+        { data({ 3, 3, 2, 3 }, dt), data({ 2, 5, 5, 3 }, dt) } },
+      { "valid stride 2", function(f, dy) return nnc.conv2d_backprop_input({ 1, 6, 5, 2 }, f, dy, 2, "VALID") end,
+        { data({ 3, 2, 2, 4 }, dt), data({ 1, 2, 2, 4 }, dt) } },
+    }
+  end,
+  conv2d_backprop_filter = function(dt)
+    return {
+      { "same", function(x, dy) return nnc.conv2d_backprop_filter(x, { 3, 3, 2, 3 }, dy) end,
+        { data({ 2, 5, 5, 2 }, dt), data({ 2, 5, 5, 3 }, dt) } },
+      { "valid stride 2", function(x, dy) return nnc.conv2d_backprop_filter(x, { 3, 2, 2, 4 }, dy, 2, "VALID") end,
+        { data({ 1, 6, 5, 2 }, dt), data({ 1, 2, 2, 4 }, dt) } },
+    }
+  end,
+  depthwise_conv2d = function(dt)
+    return {
+      { "same", function(x, f) return nnc.depthwise_conv2d(x, f) end, { data({ 2, 4, 4, 2 }, dt), data({ 3, 3, 2, 2 }, dt) } },
+      { "valid stride 2", function(x, f) return nnc.depthwise_conv2d(x, f, 2, "VALID") end,
+        { data({ 1, 5, 5, 3 }, dt), data({ 2, 2, 3, 1 }, dt) } },
+    }
+  end,
+  depthwise_conv2d_backprop_input = function(dt)
+    return {
+      { "same", function(f, dy) return nnc.depthwise_conv2d_backprop_input({ 2, 4, 4, 2 }, f, dy) end,
+        { data({ 3, 3, 2, 2 }, dt), data({ 2, 4, 4, 4 }, dt) } },
+    }
+  end,
+  depthwise_conv2d_backprop_filter = function(dt)
+    return {
+      { "same", function(x, dy) return nnc.depthwise_conv2d_backprop_filter(x, { 3, 3, 2, 2 }, dy) end,
+        { data({ 2, 4, 4, 2 }, dt), data({ 2, 4, 4, 4 }, dt) } },
+    }
+  end,
+  max_pool2d = function(dt)
+    return {
+      { "2", function(x) return nnc.max_pool2d(x, 2) end, { data({ 2, 4, 4, 2 }, dt) } },
+      { "3 stride 2 same", function(x) return nnc.max_pool2d(x, 3, { strides = 2, padding = "SAME" }) end,
+        { data({ 1, 5, 5, 3 }, dt) } },
+    }
+  end,
+  avg_pool2d = function(dt)
+    return {
+      { "2", function(x) return nnc.avg_pool2d(x, 2) end, { data({ 2, 4, 4, 2 }, dt) } },
+      { "3 stride 2 same", function(x) return nnc.avg_pool2d(x, 3, { strides = 2, padding = "SAME" }) end,
+        { data({ 1, 5, 5, 3 }, dt) } },
+    }
+  end,
+  -- The pool gradients have no public entry: their gradient functions run
+  -- them with the forward node's attrs, as here.
+  max_pool2d_grad = function(dt)
+    return {
+      { "2", function(x, y, dy) return nnc.raw.run(C.TIDE_OP_MAX_POOL2D_GRAD, pool_attrs(2, 2), { x, y, dy }) end,
+        { data({ 2, 4, 4, 2 }, dt), nnc.max_pool2d(data({ 2, 4, 4, 2 }, dt), 2), data({ 2, 2, 2, 2 }, dt) } },
+    }
+  end,
+  max_pool2d_grad_grad = function(dt)
+    local function tied(shape) return tide.round(data(shape, "float32") / 4):cast(dt) end -- ties in windows
+    return {
+      { "2", function(x, y, g) return nnc.raw.run(C.TIDE_OP_MAX_POOL2D_GRAD_GRAD, pool_attrs(2, 2), { x, y, g }) end,
+        { tied({ 2, 4, 4, 2 }), nnc.max_pool2d(tied({ 2, 4, 4, 2 }), 2), data({ 2, 4, 4, 2 }, dt) } },
+      { "3 stride 1 same", function(x, y, g)
+          local a = pool_attrs(3, 1)
+          a.m = 1
+          return nnc.raw.run(C.TIDE_OP_MAX_POOL2D_GRAD_GRAD, a, { x, y, g })
+        end,
+        { tied({ 1, 5, 4, 3 }), nnc.max_pool2d(tied({ 1, 5, 4, 3 }), 3, 1, "SAME"), data({ 1, 5, 4, 3 }, dt) } },
+    }
+  end,
+  avg_pool2d_grad = function(dt)
+    return {
+      { "2", function(x, dy) return nnc.raw.run(C.TIDE_OP_AVG_POOL2D_GRAD, pool_attrs(2, 2), { x, dy }) end,
+        { data({ 2, 4, 4, 2 }, dt), data({ 2, 2, 2, 2 }, dt) } },
+    }
+  end,
+  softmax = function(dt)
+    return {
+      { "last", tide.nn.softmax, { data({ 2, 3 }, dt) } },
+      { "axis 0 strided", function(x) return tide.nn.softmax(x, 0) end, { strided({ 2, 3 }, dt) } },
+    }
+  end,
+  log_softmax = function(dt)
+    return {
+      { "last", tide.nn.log_softmax, { data({ 2, 3 }, dt) } },
+      { "axis 0 strided", function(x) return tide.nn.log_softmax(x, 0) end, { strided({ 2, 3 }, dt) } },
+    }
+  end,
+  sparse_softmax_cross_entropy = function(dt)
+    return {
+      { "int32", tide.nn.sparse_softmax_cross_entropy_with_logits, { tide.tensor { 2, 0 }, data({ 2, 3 }, dt) } },
+      { "int64 strided", tide.nn.sparse_softmax_cross_entropy_with_logits,
+        { tide.tensor({ 1, 0, 1 }, "int64"), strided({ 3, 2 }, dt) } },
+    }
+  end,
+}
+---------------------------------------------------------------------------
+-- Index-driven ops (tide.ops.index, tide.ops.segment): several size their
+-- results at run time (where, unique, sorted segments), so traced results
+-- have None dims until the graph runs.
+---------------------------------------------------------------------------
+
+-- A signature of the inputs' dtypes with every dim None but the listed ones
+-- (keep[i] = true: input i keeps its last dim, as an index depth must be known).
+local function none_but_last(inputs, keep)
+  local sig = {}
+  for i, x in ipairs(inputs) do
+    local dims = {}
+    for d = 1, x.ndim do dims[d] = (keep[i] and d == x.ndim) and x.shape[d] or tide.None end
+    sig[i] = tide.TensorSpec(dims, x.dtype)
+  end
+  return sig
+end
+
+-- Add a case whose None-dims trace keeps the index depth (the last dim of
+-- input `k`) known.
+local function add_nd(add, label, fn, inputs, k, opts)
+  opts = opts or {}
+  opts.signature = none_but_last(inputs, { [k] = true })
+  add(label, fn, inputs, opts)
+end
+
+cases.gather_nd = function(add)
+  for _, dt in ipairs(M.dtypes_of("gather_nd")) do
+    add_nd(add, dt .. " elements", tide.gather_nd, { data({ 3, 2 }, dt), tide.tensor { { 2, 1 }, { 0, 0 }, { 2, 1 } } }, 2)
+    add_nd(add, dt .. " rows int64 strided", tide.gather_nd,
+      { strided({ 2, 3 }, dt), tide.tensor({ { 1 }, { 0 }, { 1 } }, "int64") }, 2)
+    add_nd(add, dt .. " batch_dims 1", function(p, i) return tide.gather_nd(p, i, { batch_dims = 1 }) end,
+      { data({ 2, 3, 2 }, dt), tide.tensor { { { 1 }, { 0 } }, { { 2 }, { 2 } } } }, 2)
+    add_nd(add, dt .. " K=0", tide.gather_nd, { data({ 2, 2 }, dt), tide.zeros({ 3, 0 }, "int32") }, 2)
+    add_nd(add, dt .. " empty indices", tide.gather_nd, { data({ 3, 2 }, dt), tide.zeros({ 0, 2 }, "int32") }, 2)
+  end
+end
+
+for _, name in ipairs { "tensor_scatter_nd_add", "tensor_scatter_nd_update" } do
+  cases[name] = function(add)
+    local fn = tide[name]
+    for _, dt in ipairs(M.dtypes_of(name)) do
+      add_nd(add, dt .. " rows, repeated", fn,
+        { data({ 4, 3 }, dt), tide.tensor { { 1 }, { 1 }, { 3 } }, data({ 3, 3 }, dt, "small") }, 2)
+      add_nd(add, dt .. " elements int64 strided", fn,
+        { strided({ 2, 3 }, dt), tide.tensor({ { 0, 2 }, { 1, 1 } }, "int64"), data({ 2 }, dt, "small") }, 2)
+      add_nd(add, dt .. " batch_dims 1", function(t, i, u) return fn(t, i, u, { batch_dims = 1 }) end,
+        { data({ 2, 3 }, dt), tide.tensor { { { 2 }, { 0 } }, { { 1 }, { 1 } } }, data({ 2, 2 }, dt, "small") }, 2)
+      add_nd(add, dt .. " no indices", fn, { data({ 3 }, dt), tide.zeros({ 0, 1 }, "int32"), data({ 0 }, dt) }, 2)
+    end
+  end
+end
+
+cases.where_indices = function(add)
+  local where = function(c) return tide.where(c) end
+  for _, dt in ipairs(M.dtypes_of("where_indices")) do
+    add(dt, where, { data({ 2, 3 }, dt, "small") }, { node = "where_indices" })
+    add(dt .. " strided", where, { strided({ 3, 2 }, dt, "small") }, { node = "where_indices" })
+    add(dt .. " 3-d", where, { data({ 2, 1, 3 }, dt) }, { node = "where_indices" })
+    add(dt .. " empty", where, { data({ 0, 3 }, dt) }, { node = "where_indices" })
+    if FLOATS[dt] then add(dt .. " specials", where, { specials(dt) }, { node = "where_indices" }) end
+  end
+end
+
+cases.unique = function(add)
+  for _, dt in ipairs(M.dtypes_of("unique")) do
+    add(dt, function(x) return tide.unique(x) end, { data({ 7 }, dt, "small") })
+    add(dt .. " int64 idx, strided", function(x) return tide.unique(x, { out_idx = "int64" }) end,
+      { data({ 12 }, dt, "small"):slice { { 0, 12, 2 } } })
+    add(dt .. " empty", function(x) return tide.unique(x) end, { data({ 0 }, dt) })
+    if FLOATS[dt] then add(dt .. " specials", function(x) return tide.unique(x) end, { specials(dt) }) end
+  end
+end
+
+for _, kind in ipairs { "sum", "mean", "max", "min", "prod" } do
+  local sorted, unsorted = "segment_" .. kind, "unsorted_segment_" .. kind
+  cases[sorted] = function(add)
+    local fn = tide[sorted]
+    for _, dt in ipairs(M.dtypes_of(sorted)) do
+      add(dt .. " with an empty segment", fn, { data({ 5, 2 }, dt), tide.tensor { 0, 0, 2, 2, 3 } })
+      add(dt .. " int64 ids strided", fn, { strided({ 4, 3 }, dt), tide.tensor({ 1, 1, 1, 4 }, "int64") })
+      add(dt .. " 1-d", fn, { data({ 4 }, dt), tide.tensor { 0, 1, 1, 1 } })
+      add(dt .. " empty", fn, { data({ 0, 2 }, dt), tide.zeros({ 0 }, "int32") })
+    end
+  end
+  if kind ~= "mean" then
+    cases[unsorted] = function(add)
+      local fn = tide[unsorted]
+      for _, dt in ipairs(M.dtypes_of(unsorted)) do
+        add(dt .. " dropped row, empty segment", function(x, i) return fn(x, i, 4) end,
+          { data({ 4, 2 }, dt), tide.tensor { 1, -1, 1, 0 } })
+        add(dt .. " prefix ids int64, strided", function(x, i) return fn(x, i, 3) end,
+          { strided({ 3, 2 }, dt), tide.tensor({ { 2, 0 }, { 0, 2 }, { -1, 1 } }, "int64") })
+        add(dt .. " num_segments a traced tensor", fn, { data({ 3 }, dt), tide.tensor { 0, 0, 2 }, tide.tensor(5) })
+        add(dt .. " no segments", function(x, i) return fn(x, i, 0) end, { data({ 2 }, dt), tide.tensor { -1, -1 } })
+      end
+    end
+  end
+end
+
+for name, make in pairs(CONV) do
+  -- The convolutions' gradients give the backprop ops an input's or filter's
+  -- rank as attributes, known while tracing; an unknown rank has none.
+  local grad_error = name:find("conv", 1, true) and "'s gradient needs the rank of its" or nil
+  cases[name] = function(add)
+    for _, dt in ipairs(M.dtypes_of(name)) do
+      for _, c in ipairs(make(dt)) do add(dt .. " " .. c[1], c[2], c[3], { approx = true, grad_rank_error = grad_error }) end
+    end
+  end
+end
+
+return M

@@ -1,0 +1,36 @@
+#!/bin/sh
+# tools/check_build_deps.sh — what `make` needs before it compiles anything.
+# Prints nothing when all is there; else one line naming what is missing and
+# the command that installs it. Usage: tools/check_build_deps.sh [CC]
+cc=${1:-cc}
+missing=""
+packages=""
+
+# need WHAT PACKAGE: WHAT is missing; the Debian PACKAGE brings it.
+need() {
+  missing="${missing:+$missing, }$1"
+  packages="$packages $2"
+}
+
+# True when the compiler finds the header <$1>.
+has_header() {
+  printf '#include <%s>\n' "$1" | "$cc" -E -x c - >/dev/null 2>&1
+}
+
+if ! command -v "$cc" >/dev/null 2>&1; then
+  need "a C compiler ($cc)" build-essential
+fi
+if ! command -v pkg-config >/dev/null 2>&1; then
+  need "pkg-config (it finds LuaJIT and OpenBLAS)" pkg-config
+else
+  pkg-config --exists luajit || need "LuaJIT (pkg-config luajit)" libluajit-5.1-dev
+  # Without OpenBLAS's own flags a system cblas.h is used and fails on `blasint`.
+  pkg-config --exists openblas || need "OpenBLAS (pkg-config openblas)" libopenblas-dev
+fi
+if command -v "$cc" >/dev/null 2>&1; then
+  has_header dnnl.h || need "oneDNN (dnnl.h)" libdnnl-dev
+  has_header readline/readline.h || need "readline (readline/readline.h)" libreadline-dev
+fi
+
+[ -z "$missing" ] && exit 0
+echo "tide cannot build: missing $missing. Install what is missing with 'make deps' as root (it runs tools/deps.sh), or: apt-get install$packages"
