@@ -3,12 +3,21 @@
 
 PREFIX ?= /usr/local
 CC ?= cc
-OPT ?= -O3 -march=native
+# The instruction set the library is built for. The default runs on any
+# x86-64-v2 CPU (SSE4.2, POPCNT: every x86-64 CPU since 2009); `make
+# OPT=-march=native` builds for this machine only (and may die with SIGILL
+# on an older one). The hot loops are chosen at run time anyway (below).
+# Objects do not record the flags they were built with: `make clean` after
+# changing OPT.
+ARCH := $(shell uname -m)
+OPT_DEFAULT := $(if $(filter x86_64,$(ARCH)),-march=x86-64-v2,)
+OPT ?= $(OPT_DEFAULT)
+OPTLEVEL := -O3
 
 ifeq ($(SANITIZE),1)
 BUILD ?= build-asan
 SAN := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined,float-cast-overflow -fno-omit-frame-pointer
-OPT := -O1 -march=native
+OPTLEVEL := -O1
 else
 BUILD ?= build
 SAN :=
@@ -33,17 +42,40 @@ BLAS_LIBS = $(shell pkg-config --libs openblas)
 
 CFLAGS_BASE := -std=c11 -g -Wall -Wextra -fwrapv -fPIC -pthread -fvisibility=hidden \
   -D_GNU_SOURCE -Ikernels/include $(SAN)
-CFLAGS_ENGINE = $(CFLAGS_BASE) $(OPT) $(BLAS_CFLAGS)
+# The engine never reads errno or the floating-point exception flags after
+# math, so GCC may vectorize loops with conditional float work (selects, as
+# in kernels/cpu/vmath.h) and sqrt; neither flag changes any result.
+MATHFLAGS := -fno-math-errno -fno-trapping-math
+CFLAGS_ENGINE = $(CFLAGS_BASE) $(OPTLEVEL) $(OPT) $(MATHFLAGS) $(BLAS_CFLAGS)
 CFLAGS_HOST = $(CFLAGS_BASE) -O2 $(LUAJIT_CFLAGS)
 LDFLAGS_SAN := $(SAN)
 RPATH := -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,'$$ORIGIN/../lib'
 
+# Run-time instruction-set dispatch (kernels/cpu/simd.h tells the whole story).
+# Each file of SIMD_SRC is compiled once per level of SIMD_LEVELS, with that
+# level's -march and -DTIDE_SIMD_LEVEL=<level>, so TIDE_SIMD(name) gives each
+# copy of its entry points its own name; the baseline copy also gets
+# -DTIDE_SIMD_ONCE and holds the code that must exist once (op kernels, the
+# wrappers that call through tide_simd). To give a file's hot loops AVX2 and
+# AVX-512 variants: add it here and its entry points to kernels/cpu/simd.def.
+SIMD_SRC := kernels/cpu/binary.c kernels/cpu/unary.c kernels/cpu/ternary.c kernels/cpu/cast.c kernels/cpu/reduce.c \
+  kernels/cpu/fused_f32.c
+ifeq ($(ARCH),x86_64)
+SIMD_LEVELS := avx2 avx512
+else
+SIMD_LEVELS :=
+CFLAGS_SIMD_ONLY := -DTIDE_SIMD_BASELINE_ONLY
+endif
+SIMD_FLAGS_avx2 := -march=x86-64-v3
+SIMD_FLAGS_avx512 := -march=x86-64-v4
+
 ENGINE_SRC := $(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c)
-ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o)
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o) \
+  $(foreach l,$(SIMD_LEVELS),$(SIMD_SRC:%.c=$(BUILD)/obj/%.$(l).o))
 VM_OBJ := $(BUILD)/obj/vm/vm.o
 # The program on top: cli -> repl -> vm -> kernels; libtidevm has no REPL (nor readline).
 PROGRAM_OBJ := $(BUILD)/obj/cli/main.o $(BUILD)/obj/repl/repl.o
-HEADERS := $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def kernels/core/*.h kernels/cpu/*.h kernels/graph/*.h)
+HEADERS := $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def kernels/core/*.h kernels/cpu/*.h kernels/cpu/*.def kernels/graph/*.h)
 HOST_HEADERS := $(wildcard vm/*.h repl/*.h)
 CTEST_SRC := $(wildcard tests/c/test_*.c)
 CTEST_BIN := $(CTEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
@@ -62,7 +94,16 @@ deps:
 
 $(BUILD)/obj/kernels/%.o: kernels/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ENGINE) -c $< -o $@
+	$(CC) $(CFLAGS_ENGINE) $(if $(filter $<,$(SIMD_SRC)),-DTIDE_SIMD_LEVEL=baseline -DTIDE_SIMD_ONCE,) \
+	  $(CFLAGS_SIMD_ONLY) -c $< -o $@
+
+# The other levels of SIMD_SRC: the level's -march comes after OPT, so it wins.
+define simd_level_rule
+$$(SIMD_SRC:%.c=$$(BUILD)/obj/%.$(1).o): $$(BUILD)/obj/%.$(1).o: %.c $$(HEADERS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_ENGINE) $$(SIMD_FLAGS_$(1)) -DTIDE_SIMD_LEVEL=$(1) -c $$< -o $$@
+endef
+$(foreach l,$(SIMD_LEVELS),$(eval $(call simd_level_rule,$(l))))
 
 $(BUILD)/obj/vm/%.o $(BUILD)/obj/repl/%.o $(BUILD)/obj/cli/%.o: $(HEADERS) $(HOST_HEADERS)
 $(BUILD)/obj/%.o: %.c
@@ -91,9 +132,13 @@ $(BUILD)/examples/embed: examples/embed.c $(VMLIB) $(CDEF) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(LUAJIT_CFLAGS) -O2 -o $@ $< -L$(BUILD) -ltidevm -ltide $(LUAJIT_LIBS) -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 
+# tests/c/test_simd.c scans the objects for instructions beyond the baseline
+# when the build is the default portable one.
+CTEST_DEFS := $(if $(and $(filter x86_64,$(ARCH)),$(filter "$(OPT_DEFAULT)","$(OPT)")),-DTIDE_CHECK_BASELINE_OBJECTS,)
+
 $(BUILD)/tests/%: tests/c/%.c tests/c/check.h tests/c/util.h tests/c/graph_util.h $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -O1 -o $@ $< -L$(BUILD) -ltide -lm $(RPATH) -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
+	$(CC) $(CFLAGS_BASE) $(CTEST_DEFS) -O1 -o $@ $< -L$(BUILD) -ltide -lm $(RPATH) -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 
 ctests: $(CTEST_BIN)
 

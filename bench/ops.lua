@@ -2,8 +2,6 @@
 -- (medians of several runs). bench/ops_torch.py runs the same work in PyTorch;
 -- bench/run.sh runs both and prints the ratios.
 local tide = require "tide"
-local binding = require "tide.binding"
-local ffi = require "ffi"
 
 local timing = dofile(arg[0]:match("^(.-)[^/]*$") .. "timing.lua")
 local measure, emit = timing.measure, timing.emit
@@ -50,40 +48,12 @@ do
   emit("sum_10m", n * 4 / t / 1e9, "GB/s")
 end
 
--- matmul, and the same product through OpenBLAS's cblas_sgemm directly,
--- timed in alternating rounds so that both see the same machine state.
-do
-  ffi.cdef [[ void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha,
-                               const float *a, int lda, const float *b, int ldb, float beta,
-                               float *c, int ldc); ]]
-  local ok, blas = pcall(ffi.load, "openblas")
-  for _, n in ipairs { 256, 1024, 2048 } do
-    local a, b = tide.random.uniform({n, n}), tide.random.uniform({n, n})
-    local c
-    local iters = n == 256 and 50 or (n == 1024 and 5 or 2)
-    local flops = 2 * n * n * n
-    local function via_tide() c = tide.matmul(a, b) end
-    if not ok then
-      emit("matmul_" .. n, flops / measure(via_tide, iters, 5) / 1e9, "GFLOP/s")
-    else
-      local out = ffi.new("float[?]", n * n)
-      local pa, pb = ffi.cast("const float *", a.data), ffi.cast("const float *", b.data)
-      -- (via_tide keeps a and b alive while `direct` reads through raw pointers)
-      local function direct() blas.cblas_sgemm(101, 111, 111, n, n, n, 1, pa, n, pb, n, 0, out, n) end
-      local mine, theirs = {}, {}
-      for r = 1, 7 do
-        mine[r] = measure(via_tide, iters, 1)
-        theirs[r] = measure(direct, iters, 1)
-      end
-      table.sort(mine)
-      table.sort(theirs)
-      local t, tb = mine[4], theirs[4]
-      emit("matmul_" .. n, flops / t / 1e9, "GFLOP/s")
-      emit("sgemm_direct_" .. n, flops / tb / 1e9, "GFLOP/s")
-      emit("matmul_share_of_sgemm_" .. n, 100 * tb / t, "%")
-      -- pa and pb are raw pointers: a and b must outlive the collections measure() runs.
-      binding.keep_alive(a)
-      binding.keep_alive(b)
-    end
-  end
+-- matmul (OpenBLAS's own sgemm on the same products is bench/ops_openblas.lua,
+-- run in a process of its own: its threads spin after each call and would
+-- slow whatever runs next in this one).
+for _, n in ipairs { 256, 1024, 2048 } do
+  local a, b = tide.random.uniform({n, n}), tide.random.uniform({n, n})
+  local iters = n == 256 and 50 or (n == 1024 and 5 or 2)
+  local t = measure(function() return tide.matmul(a, b) end, iters, 7)
+  emit("matmul_" .. n, 2 * n * n * n / t / 1e9, "GFLOP/s")
 end

@@ -1,8 +1,21 @@
 #!/bin/sh
-# bench/run.sh — `make bench`: measures tide's ops, convolutions and traced functions and the same work in
-# PyTorch (Debian's python3-torch, OMP_WAIT_POLICY=PASSIVE, tide's thread
-# count) in one run, plus the machine's memory bandwidth, and prints
-# `name: value unit` lines with ratios.
+# bench/run.sh — `make bench`: measures tide's ops, convolutions and traced
+# functions and the same work in its peers in one run, plus the machine's
+# memory bandwidth, and prints `name: value unit` lines with tide's speed
+# ratio to each peer (above 1: tide is faster).
+#
+# Peers, all at tide's thread count T (TIDE_NUM_THREADS, default: the cores):
+#   openblas OpenBLAS's sgemm called directly (the floor for tide's matmul)
+#   torch    Debian's python3-torch, OMP_WAIT_POLICY=PASSIVE (its OpenMP
+#            threads sleep between ops instead of spinning against tide's
+#            measurements), OMP_NUM_THREADS=T and torch.set_num_threads(T)
+#   jax      JAX from bench/.venv, XLA_FLAGS intra_op_parallelism_threads=T
+#   tf       TensorFlow 2 (tensorflow-cpu) from bench/.venv, intra- and
+#   tf-xla   inter-op pools of T threads; tf-xla compiles with jit_compile=True
+# bench/venv.sh makes bench/.venv from PyPI when missing (TIDE_BENCH_VENV=DIR
+# uses another); without it the JAX and TensorFlow columns are left out.
+# A section's JAX/TF work is bench/<section>_peers.py PEER (PEER: jax, tf or
+# tf-xla), printing the names its tide script prints.
 set -eu
 BUILD=${BUILD:-build}
 threads=${TIDE_NUM_THREADS:-$(nproc)}
@@ -10,53 +23,78 @@ export TIDE_NUM_THREADS=$threads
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
+peer_py=$(bench/venv.sh) || peer_py=""
+
+# section NAME: bench/NAME.lua, then (when they exist) bench/NAME_openblas.lua,
+# bench/NAME_torch.py and bench/NAME_peers.py for each venv peer, each in a
+# process of its own, then the lines with ratios.
+section() {
+  "$BUILD/tide" "bench/$1.lua" >"$out/$1.tide"
+  set -- "$1" "$out/$1.tide"
+  if [ -f "bench/$1_openblas.lua" ]; then
+    "$BUILD/tide" "bench/$1_openblas.lua" >"$out/$1.openblas"
+    set -- "$@" "$out/$1.openblas" openblas
+  fi
+  if [ -f "bench/$1_torch.py" ]; then
+    OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 "bench/$1_torch.py" >"$out/$1.torch" ||
+      echo "# bench/$1_torch.py failed" >&2
+    set -- "$@" "$out/$1.torch" torch
+  fi
+  if [ -n "$peer_py" ] && [ -f "bench/$1_peers.py" ]; then
+    for p in jax tf tf-xla; do
+      "$peer_py" "bench/$1_peers.py" "$p" >"$out/$1.$p" 2>"$out/$1.$p.err" ||
+        { echo "# bench/$1_peers.py $p failed:" >&2; tail -n 3 "$out/$1.$p.err" >&2; }
+      set -- "$@" "$out/$1.$p" "$p"
+    done
+  fi
+  shift
+  "$BUILD/tide" bench/compare.lua "$@"
+}
+
 cc -O3 -march=native -fopenmp bench/triad.c -o "$out/triad"
 echo "# machine"
 OMP_NUM_THREADS=$threads OMP_PROC_BIND=true "$out/triad" | tee "$out/triad.txt"
+bw=$(sed -n 's/^triad.bandwidth: \([0-9.]*\) GB\/s$/\1/p' "$out/triad.txt")
 
-echo "# tide ops vs PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)') (threads: $threads)"
-"$BUILD/tide" bench/ops.lua >"$out/tide.txt"
-OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 bench/ops_torch.py >"$out/torch.txt"
-"$BUILD/tide" bench/compare.lua "$out/tide.txt" "$out/torch.txt" torch
+# share NAME FILE: NAME's GB/s in FILE as a share of the machine's bandwidth.
+share() {
+  v=$(sed -n "s/^$1: \\([0-9.e+-]*\\) GB\\/s\$/\\1/p" "$2")
+  if [ -n "$v" ] && [ -n "$bw" ]; then
+    awk -v n="$1" -v v="$v" -v b="$bw" 'BEGIN { printf "%s_share_of_triad: %.1f %%\n", n, 100 * v / b }'
+  fi
+}
+
+echo "# tide ops vs PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)'), JAX and TensorFlow (threads: $threads)"
+section ops
+share fma_10m "$out/ops.tide"
+share sum_10m "$out/ops.tide"
+
+echo "# the hot loops at each instruction set this CPU runs (baseline: a portable build without dispatch)"
+"$BUILD/tide" bench/isa.lua
 
 echo "# autodiff vs PyTorch autograd"
-"$BUILD/tide" bench/autodiff.lua >"$out/tide_ad.txt"
-OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 bench/autodiff_torch.py >"$out/torch_ad.txt"
-"$BUILD/tide" bench/compare.lua "$out/tide_ad.txt" "$out/torch_ad.txt" torch
-
-# Shares of the machine's bandwidth for the bandwidth-bound work.
-bw=$(sed -n 's/^triad.bandwidth: \([0-9.]*\) GB\/s$/\1/p' "$out/triad.txt")
-for name in fma_10m sum_10m; do
-  v=$(sed -n "s/^$name: \\([0-9.e+-]*\\) GB\\/s\$/\\1/p" "$out/tide.txt")
-  [ -n "$v" ] && [ -n "$bw" ] && awk -v n="$name" -v v="$v" -v b="$bw" \
-    'BEGIN { printf "%s_share_of_triad: %.1f %%\n", n, 100 * v / b }'
-done
+section autodiff
 
 echo "# tide conv2d and pooling vs PyTorch (Fashion-MNIST-sized batches of 128; threads: $threads)"
-"$BUILD/tide" bench/conv.lua >"$out/conv.txt"
-OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 bench/conv_torch.py >"$out/conv_torch.txt"
-"$BUILD/tide" bench/compare.lua "$out/conv.txt" "$out/conv_torch.txt" torch
+section conv
 
 echo "# index-driven ops (gather_nd, scatters, where, boolean_mask, unique, segments) vs PyTorch (threads: $threads)"
-"$BUILD/tide" bench/index.lua >"$out/index.txt"
-OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 bench/index_torch.py >"$out/index_torch.txt" 2>/dev/null
-"$BUILD/tide" bench/compare.lua "$out/index.txt" "$out/index_torch.txt" torch
+section index
 
 echo "# tide.trace vs PyTorch eager and TorchScript (lstm50_traced and chain10_10m_fused: torch.jit.script; threads: $threads)"
-"$BUILD/tide" bench/trace.lua >"$out/trace.txt"
-OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 bench/trace_torch.py >"$out/trace_torch.txt"
-"$BUILD/tide" bench/compare.lua "$out/trace.txt" "$out/trace_torch.txt" torch
-# jax.jit on the same work, with the Python of a venv that has jax (JAX_PYTHON, e.g. /work/venv-tf/bin/python).
-if [ -n "${JAX_PYTHON:-}" ]; then
+section trace
+# jax.jit on the same work (bench/trace_jax.py), with the bench venv's Python (or JAX_PYTHON's).
+jax_py=${JAX_PYTHON:-$peer_py}
+if [ -n "$jax_py" ]; then
   echo "# tide.trace vs jax.jit (threads: $threads)"
-  "$JAX_PYTHON" bench/trace_jax.py 2>/dev/null >"$out/trace_jax.txt"
-  "$BUILD/tide" bench/compare.lua "$out/trace.txt" "$out/trace_jax.txt" jax | grep -e '| jax'
+  "$jax_py" bench/trace_jax.py 2>/dev/null >"$out/trace.jax"
+  "$BUILD/tide" bench/compare.lua "$out/trace.tide" "$out/trace.jax" jax | grep -e '| jax'
 fi
 # The 10M chain against the in-memory triad, the 1M one against the triad on 1M floats (in cache).
 bw1m=$(sed -n 's/^triad_1m.bandwidth: \([0-9.]*\) GB\/s$/\1/p' "$out/triad.txt")
 for pair in "10m $bw" "1m $bw1m"; do
   set -- $pair
-  v=$(sed -n "s/^chain10_$1_fused: \\([0-9.e+-]*\\) GB\\/s\$/\\1/p" "$out/trace.txt")
+  v=$(sed -n "s/^chain10_$1_fused: \\([0-9.e+-]*\\) GB\\/s\$/\\1/p" "$out/trace.tide")
   if [ -n "$v" ] && [ -n "${2:-}" ]; then
     awk -v n="$1" -v v="$v" -v b="$2" 'BEGIN { printf "chain10_%s_fused_share_of_triad: %.1f %%\n", n, 100 * v / b }'
   fi

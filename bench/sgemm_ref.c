@@ -7,8 +7,10 @@
  *      -Wl,-rpath,'$ORIGIN' -lm
  * Run: build/sgemm_ref [threads] [sizes...]   (default: all cores; 256 1024 2048)
  * Each figure is the median of 7 runs; a run repeats the product until it
- * lasts at least 0.2 s. The two contenders alternate run by run, so drift in
- * clock speed touches both. tide's time includes allocating its output. */
+ * lasts at least 0.2 s. tide runs every size first, then OpenBLAS (at the
+ * same thread count): OpenBLAS's threads spin for a while after each call
+ * and would slow tide's pool if the two alternated. tide's time includes
+ * allocating its output. */
 #include "tide/tide.h"
 
 #include <cblas.h>
@@ -72,48 +74,55 @@ int main(int argc, char **argv) {
     nsizes = 0;
     for (int i = 2; i < argc && nsizes < 16; i++) sizes[nsizes++] = atoi(argv[i]);
   }
-  if (tide_set_num_threads(threads) != TIDE_OK) { /* OpenBLAS gets the same count */
+  if (tide_set_num_threads(threads) != TIDE_OK) {
     fprintf(stderr, "%s\n", tide_last_error());
     return 1;
   }
   printf("sgemm_threads: %d threads\n", threads);
-  for (int s = 0; s < nsizes; s++) {
-    ctx x;
-    memset(&x, 0, sizeof x);
-    int n = x.n = sizes[s];
-    size_t count = (size_t)n * (size_t)n;
-    x.a = aligned_alloc(64, count * sizeof(float));
-    x.b = aligned_alloc(64, count * sizeof(float));
-    x.c = aligned_alloc(64, count * sizeof(float));
-    if (!x.a || !x.b || !x.c) return 1;
-    srand(1);
-    for (size_t i = 0; i < count; i++) {
-      x.a[i] = (float)rand() / (float)RAND_MAX - 0.5f;
-      x.b[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+  static ctx xs[16];
+  double gt[16];
+  for (int pass = 0; pass < 2; pass++) { /* 0: tide, 1: OpenBLAS */
+    if (pass == 1) openblas_set_num_threads(threads);
+    for (int s = 0; s < nsizes; s++) {
+      ctx *x = &xs[s];
+      int n = sizes[s];
+      size_t count = (size_t)n * (size_t)n;
+      if (pass == 0) {
+        memset(x, 0, sizeof *x);
+        x->n = n;
+        x->a = aligned_alloc(64, count * sizeof(float));
+        x->b = aligned_alloc(64, count * sizeof(float));
+        x->c = aligned_alloc(64, count * sizeof(float));
+        if (!x->a || !x->b || !x->c) return 1;
+        srand(1);
+        for (size_t i = 0; i < count; i++) {
+          x->a[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+          x->b[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+        }
+        int64_t dims[2] = {n, n};
+        if (tide_tensor_wrap(&x->ta, x->a, TIDE_FLOAT32, 2, dims, NULL, NULL, NULL) ||
+            tide_tensor_wrap(&x->tb, x->b, TIDE_FLOAT32, 2, dims, NULL, NULL, NULL))
+          return 1;
+      }
+      int (*fn)(ctx *) = pass == 0 ? run_tide : run_blas;
+      /* Warm up (threads, buffers, page faults), then size the runs. */
+      double once = time_run(fn, x, 2);
+      int reps = (int)(MIN_RUN_S / (once > 1e-9 ? once : 1e-9)) + 1;
+      double t[RUNS];
+      for (int r = 0; r < RUNS; r++) t[r] = time_run(fn, x, reps);
+      qsort(t, RUNS, sizeof *t, cmp_double);
+      double g = 2.0 * (double)n * (double)n * (double)n / t[RUNS / 2] * 1e-9;
+      if (pass == 0) {
+        gt[s] = g;
+        printf("sgemm_tide_%d: %.1f GFLOP/s\n", n, g);
+      } else {
+        printf("sgemm_blas_%d: %.1f GFLOP/s\n", n, g);
+        printf("sgemm_tide_vs_blas_%d: %.1f %%\n", n, 100.0 * gt[s] / g);
+        tide_tensor_release(&x->ta);
+        tide_tensor_release(&x->tb);
+        free(x->a), free(x->b), free(x->c);
+      }
     }
-    int64_t dims[2] = {n, n};
-    if (tide_tensor_wrap(&x.ta, x.a, TIDE_FLOAT32, 2, dims, NULL, NULL, NULL) ||
-        tide_tensor_wrap(&x.tb, x.b, TIDE_FLOAT32, 2, dims, NULL, NULL, NULL))
-      return 1;
-    /* Warm up both (threads, buffers, page faults), then size the runs. */
-    double once = time_run(run_blas, &x, 2);
-    time_run(run_tide, &x, 2);
-    int reps = (int)(MIN_RUN_S / (once > 1e-9 ? once : 1e-9)) + 1;
-    double tb[RUNS], tt[RUNS];
-    for (int r = 0; r < RUNS; r++) {
-      tb[r] = time_run(run_blas, &x, reps);
-      tt[r] = time_run(run_tide, &x, reps);
-    }
-    qsort(tb, RUNS, sizeof *tb, cmp_double);
-    qsort(tt, RUNS, sizeof *tt, cmp_double);
-    double flop = 2.0 * (double)n * (double)n * (double)n;
-    double gb = flop / tb[RUNS / 2] * 1e-9, gt = flop / tt[RUNS / 2] * 1e-9;
-    printf("sgemm_blas_%d: %.1f GFLOP/s\n", n, gb);
-    printf("sgemm_tide_%d: %.1f GFLOP/s\n", n, gt);
-    printf("sgemm_tide_vs_blas_%d: %.1f %%\n", n, 100.0 * gt / gb);
-    tide_tensor_release(&x.ta);
-    tide_tensor_release(&x.tb);
-    free(x.a), free(x.b), free(x.c);
   }
   return 0;
 }

@@ -1,26 +1,10 @@
-"""bench/torch_timing.py — what every bench/*_torch.py peer times with, the
-same way bench/timing.lua does for tide: PyTorch set to tide's thread count,
-the median seconds per call over several runs, and `name: value unit` lines."""
-import os
-import statistics
-import time
-
+"""bench/torch_timing.py — what every bench/*_torch.py peer times with: PyTorch
+set to tide's thread count, and bench/peer_timing.py's median timing and
+output lines."""
 import torch
 
-torch.set_num_threads(int(os.environ.get("TIDE_NUM_THREADS", os.cpu_count() or 1)))
+from peer_timing import emit, measure, threads
 
+torch.set_num_threads(threads())
 
-def measure(fn, iters, runs=7):
-    """Median seconds per call of fn over `runs` timings of `iters` calls, after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            fn()
-        times.append((time.perf_counter() - t0) / iters)
-    return statistics.median(times)
-
-
-def emit(name, value, unit):
-    print(f"{name}: {value:.4g} {unit}", flush=True)
+__all__ = ["emit", "measure"]

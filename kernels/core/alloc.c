@@ -8,6 +8,9 @@
  * CACHED_MIN bytes and up are rounded to size classes (four per power of two,
  * at most 25% waste), freed onto per-class LIFO lists (the most recently used,
  * warmest block is reused first) while the cache stays under its limit.
+ * Smaller blocks (the results of small eager ops) are rounded to 64 bytes
+ * and cached the same way: glibc's aligned_alloc splits a larger chunk for
+ * every such block, which cost as much as a small op's whole kernel.
  * Blocks of LARGE bytes and up are mapped directly; from HUGE up they are
  * 2 MiB aligned and advised to use transparent huge pages. */
 #include "internal.h"
@@ -31,11 +34,22 @@ typedef struct free_block {
   struct free_block *next;
 } free_block;
 
+/* Small blocks: classes of 64-byte steps below CACHED_MIN. */
+enum { SMALL_STEP = TIDE_ALIGNMENT, NSMALL = CACHED_MIN / SMALL_STEP };
+
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static free_block *free_lists[NCLASSES];
+static free_block *small_lists[NSMALL];
 static int64_t cache_limit = (int64_t)1 << 30;
 
 static size_t round_to(size_t n, size_t step) { return (n + step - 1) / step * step; }
+
+/* The small class of n < CACHED_MIN bytes (0 counts as 1) and its rounded size. */
+static inline int small_class(size_t n, size_t *size) {
+  size_t rounded = round_to(n ? n : 1, SMALL_STEP);
+  *size = rounded;
+  return (int)(rounded / SMALL_STEP) - 1;
+}
 
 /* The size class of n >= CACHED_MIN: its index and its rounded size. */
 static int size_class(size_t n, size_t *size) {
@@ -99,7 +113,16 @@ void *tide_alloc(size_t nbytes) {
       p = b ? (void *)b : system_alloc(size);
     }
   } else {
-    p = aligned_alloc(TIDE_ALIGNMENT, round_to(nbytes ? nbytes : 1, TIDE_ALIGNMENT));
+    size_t size;
+    int cls = small_class(nbytes, &size);
+    pthread_mutex_lock(&cache_lock);
+    free_block *b = small_lists[cls];
+    if (b) {
+      small_lists[cls] = b->next;
+      stats.cached -= (int64_t)size;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    p = b ? (void *)b : aligned_alloc(TIDE_ALIGNMENT, size);
   }
   if (!p) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "out of memory: cannot allocate %zu bytes", nbytes);
@@ -112,22 +135,23 @@ void *tide_alloc(size_t nbytes) {
 void tide_free(void *ptr, size_t nbytes) {
   if (!ptr) return;
   __atomic_sub_fetch(&stats.current, (int64_t)nbytes, __ATOMIC_RELAXED);
-  if (nbytes < CACHED_MIN) {
-    free(ptr);
-    return;
-  }
+  bool small = nbytes < CACHED_MIN;
   size_t size;
-  int cls = size_class(nbytes, &size);
+  int cls = small ? small_class(nbytes, &size) : size_class(nbytes, &size);
+  free_block **list = small ? &small_lists[cls] : &free_lists[cls];
   pthread_mutex_lock(&cache_lock);
   bool keep = stats.cached + (int64_t)size <= cache_limit;
   if (keep) {
     free_block *b = ptr;
-    b->next = free_lists[cls];
-    free_lists[cls] = b;
+    b->next = *list;
+    *list = b;
     stats.cached += (int64_t)size;
   }
   pthread_mutex_unlock(&cache_lock);
-  if (!keep) system_free(ptr, size);
+  if (!keep) {
+    if (small) free(ptr);
+    else system_free(ptr, size);
+  }
 }
 
 const tide_memory_stats *tide_memory_stats_get(void) { return &stats; }
@@ -156,6 +180,13 @@ void tide_memory_release_cache(void) {
       system_free(b, size);
     }
     free_lists[cls] = NULL;
+  }
+  for (int cls = 0; cls < NSMALL; cls++) {
+    for (free_block *b = small_lists[cls], *next; b; b = next) {
+      next = b->next;
+      free(b);
+    }
+    small_lists[cls] = NULL;
   }
   stats.cached = 0;
   pthread_mutex_unlock(&cache_lock);

@@ -1,12 +1,9 @@
-/* core/runtime.c — process-wide settings: the version string, the thread
- * count shared by the pool and OpenBLAS, and the interrupt flag. */
+/* core/runtime.c — process-wide settings: the version string, the pool's
+ * thread count, and the interrupt flag. */
 #include "internal.h"
 #include "parallel.h"
 
 #include <signal.h>
-
-/* OpenBLAS's own setter; declared here to keep cblas.h out of the core. */
-void openblas_set_num_threads(int num_threads);
 
 void tide_parallel_set_threads(int n);
 
@@ -14,8 +11,7 @@ const char *tide_version(void) { return "0.1.0"; }
 
 tide_status tide_set_num_threads(int n) {
   if (n < 1) return TIDE_FAIL(TIDE_ERR_VALUE, "set_num_threads: n must be at least 1 (got %d)", n);
-  tide_parallel_set_threads(n);
-  openblas_set_num_threads(n);
+  tide_parallel_set_threads(n); /* OpenBLAS and oneDNN run inside the pool's tasks, on one thread each (cpu/gemm.c) */
   return TIDE_OK;
 }
 

@@ -1,37 +1,64 @@
-/* core/threads.c — a small fork-join thread pool: the caller and the workers
- * claim chunks of a range with an atomic counter. Workers spin briefly after
- * a job (back-to-back ops then start without a wake-up syscall), then sleep. */
+/* core/threads.c — a small fork-join thread pool: each participant starts on
+ * its own slice of a range and then helps with the others', chunk by chunk. */
 #include "internal.h"
 #include "parallel.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
+
+/* How work is split, and why.
+ * - The range is cut into one region per participant (the caller is one),
+ *   and each region into a few chunks. A participant claims chunks of its own
+ *   region first (an atomic counter per region), so with even progress each
+ *   thread walks the same part of memory call after call (its own cache),
+ *   then claims chunks of the other regions. A thread that is descheduled
+ *   (another program busy on its core) or wakes late holds up at most the
+ *   chunk it is running: the others take the rest of its region.
+ * - The caller never waits long with its core busy: once its claims run out
+ *   it spins briefly for a helper still running a chunk, then sleeps. Its
+ *   core then goes idle, and the scheduler moves a helper that was
+ *   preempted there, instead of leaving it queued behind the other program.
+ * - Workers spin for a moment after a job, so back-to-back ops start with no
+ *   wake-up syscall, then sleep. */
 
 enum {
   MAX_THREADS = 256,
-  SPIN_ROUNDS = 20000  /* pauses a worker waits for the next job before sleeping (~50 us) */
+  MAX_REGIONS = 64,        /* threads beyond this share regions */
+  CHUNKS_PER_REGION = 4,   /* finer chunks balance better but cost an atomic each */
+  WORKER_SPIN_NS = 50000,  /* a worker's wait for the next job before it sleeps */
+  CALLER_SPIN_NS = 20000   /* the caller's wait for helpers before it sleeps */
 };
+
+/* A region's next chunk start and end, alone on a cache line (claims from
+ * two threads must not contend on a neighbour's line). */
+typedef struct __attribute__((aligned(64))) region {
+  int64_t next; /* atomic */
+  int64_t end;
+} region;
 
 typedef struct job {
   tide_range_fn fn;
   void *ctx;
-  int64_t n, chunk;
-  int64_t next;     /* atomic: next chunk start */
-  int64_t pending;  /* atomic: chunks not finished */
-  int users;        /* workers holding a pointer to this job (under the lock) */
+  int64_t chunk;
+  int nregions;
+  int slots;               /* atomic: participants so far (the caller is slot 0) */
+  int max_slots;           /* the thread count when the job began: more never help */
+  region *regions;
 } job;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t done = PTHREAD_COND_INITIALIZER;
-static pthread_t workers[MAX_THREADS];
-static int nworkers;            /* started workers */
-static int nthreads;            /* configured: workers + caller */
-static int sleepers;            /* workers waiting on `wake` (under the lock) */
-static uint64_t generation;     /* atomic; bumped for each job */
-static job *current;
+static int nworkers;          /* started workers (written under the lock) */
+static int nthreads;          /* configured: workers + caller */
+static int sleepers;          /* atomic: workers asleep or about to sleep on `wake` */
+static uint64_t generation;   /* atomic; bumped for each job */
+static job *current;          /* atomic: the job open to workers, or NULL */
+static int busy;              /* atomic: workers that may be reading `current`'s job */
+static int caller_waiting;    /* atomic: the caller sleeps on `done` */
 static _Thread_local int in_pool;
 
 static inline void cpu_relax(void) {
@@ -42,14 +69,38 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-/* Claim and run chunks of j until none is left (the caller and workers alike). */
-static void run_chunks(job *j) {
-  for (;;) {
-    int64_t begin = __atomic_fetch_add(&j->next, j->chunk, __ATOMIC_RELAXED);
-    if (begin >= j->n) return;
-    int64_t end = begin + j->chunk < j->n ? begin + j->chunk : j->n;
-    j->fn(j->ctx, begin, end);
-    __atomic_sub_fetch(&j->pending, 1, __ATOMIC_ACQ_REL);
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Spin until *word != value or about `ns` pass; true when it changed. */
+static bool spin_while_equal64(const uint64_t *word, uint64_t value, int64_t ns) {
+  int64_t deadline = 0;
+  for (int i = 1;; i++) {
+    if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != value) return true;
+    cpu_relax();
+    if ((i & 31) == 0) { /* a clock read costs ~20 ns: not on every turn */
+      int64_t t = now_ns();
+      if (!deadline) deadline = t + ns;
+      else if (t >= deadline) return false;
+    }
+  }
+}
+
+/* Claim and run chunks: of region `first` first, then of the others in turn. */
+static void run_chunks(job *j, int first) {
+  int nr = j->nregions;
+  for (int k = 0; k < nr; k++) {
+    region *r = &j->regions[(first + k) % nr];
+    for (;;) {
+      if (__atomic_load_n(&r->next, __ATOMIC_RELAXED) >= r->end) break;
+      int64_t begin = __atomic_fetch_add(&r->next, j->chunk, __ATOMIC_RELAXED);
+      if (begin >= r->end) break;
+      int64_t end = begin + j->chunk < r->end ? begin + j->chunk : r->end;
+      j->fn(j->ctx, begin, end);
+    }
   }
 }
 
@@ -59,26 +110,29 @@ static void *worker_main(void *arg) {
   in_pool = 1;
   uint64_t seen = 0;
   for (;;) {
-    for (int i = 0; i < SPIN_ROUNDS && __atomic_load_n(&generation, __ATOMIC_ACQUIRE) == seen; i++) cpu_relax();
-    pthread_mutex_lock(&lock);
-    while (__atomic_load_n(&generation, __ATOMIC_ACQUIRE) == seen) {
-      sleepers++;
-      pthread_cond_wait(&wake, &lock);
-      sleepers--;
+    if (!spin_while_equal64(&generation, seen, WORKER_SPIN_NS)) {
+      /* Count as a sleeper before the last look at `generation`; a caller
+       * bumps it before it reads `sleepers`: one of the two sees the other. */
+      pthread_mutex_lock(&lock);
+      __atomic_add_fetch(&sleepers, 1, __ATOMIC_SEQ_CST);
+      while (__atomic_load_n(&generation, __ATOMIC_SEQ_CST) == seen) pthread_cond_wait(&wake, &lock);
+      __atomic_sub_fetch(&sleepers, 1, __ATOMIC_SEQ_CST);
+      pthread_mutex_unlock(&lock);
     }
     seen = __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
-    job *j = current;
-    if (!j) {
-      pthread_mutex_unlock(&lock);
-      continue;
+    /* Announce first, then look: the caller clears `current` before it
+     * waits for `busy` to drain, so a job seen here is still alive. */
+    __atomic_add_fetch(&busy, 1, __ATOMIC_SEQ_CST);
+    job *j = __atomic_load_n(&current, __ATOMIC_SEQ_CST);
+    if (j) {
+      int slot = __atomic_fetch_add(&j->slots, 1, __ATOMIC_RELAXED);
+      if (slot < j->max_slots) run_chunks(j, slot % j->nregions); /* workers left from a larger count sit out */
     }
-    j->users++;
-    pthread_mutex_unlock(&lock);
-    run_chunks(j);
-    pthread_mutex_lock(&lock);
-    /* The caller may free the job (it lives on its stack) once users is 0. */
-    if (--j->users == 0) pthread_cond_broadcast(&done);
-    pthread_mutex_unlock(&lock);
+    if (__atomic_sub_fetch(&busy, 1, __ATOMIC_SEQ_CST) == 0 && __atomic_load_n(&caller_waiting, __ATOMIC_SEQ_CST)) {
+      pthread_mutex_lock(&lock);
+      pthread_cond_broadcast(&done);
+      pthread_mutex_unlock(&lock);
+    }
   }
   return NULL;
 }
@@ -86,7 +140,7 @@ static void *worker_main(void *arg) {
 /* TIDE_NUM_THREADS when set, else the online cores (at most MAX_THREADS). */
 static int default_threads(void) {
   const char *env = getenv("TIDE_NUM_THREADS");
-  if (env && atoi(env) > 0) return atoi(env);
+  if (env && atoi(env) > 0) return atoi(env) < MAX_THREADS ? atoi(env) : MAX_THREADS;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (int)(n < MAX_THREADS ? n : MAX_THREADS) : 1;
 }
@@ -105,9 +159,10 @@ int tide_parallel_threads(void) {
 /* Start workers up to the configured count (called with the lock held). */
 static void ensure_workers(int want) {
   while (nworkers < want - 1 && nworkers < MAX_THREADS) {
-    if (pthread_create(&workers[nworkers], NULL, worker_main, NULL) != 0) break;
-    pthread_detach(workers[nworkers]);
-    nworkers++;
+    pthread_t t;
+    if (pthread_create(&t, NULL, worker_main, NULL) != 0) break;
+    pthread_detach(t);
+    __atomic_store_n(&nworkers, nworkers + 1, __ATOMIC_RELAXED);
   }
 }
 
@@ -117,50 +172,72 @@ void tide_parallel_set_threads(int n) {
   __atomic_store_n(&nthreads, n, __ATOMIC_RELAXED);
 }
 
+/* Wait until no worker can still be reading the finished job (`current` is
+ * already cleared): spin a little, then sleep so this core can go idle. */
+static void wait_for_helpers(void) {
+  if (!__atomic_load_n(&busy, __ATOMIC_SEQ_CST)) return;
+  int64_t deadline = 0;
+  for (int i = 1; __atomic_load_n(&busy, __ATOMIC_SEQ_CST); i++) {
+    cpu_relax();
+    if ((i & 31) == 0) {
+      int64_t t = now_ns();
+      if (!deadline) deadline = t + CALLER_SPIN_NS;
+      else if (t >= deadline) break;
+    }
+  }
+  pthread_mutex_lock(&lock);
+  __atomic_store_n(&caller_waiting, 1, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(&busy, __ATOMIC_SEQ_CST)) pthread_cond_wait(&done, &lock);
+  __atomic_store_n(&caller_waiting, 0, __ATOMIC_SEQ_CST);
+  pthread_mutex_unlock(&lock);
+}
+
 void tide_parallel_for(int64_t n, int64_t grain, tide_range_fn fn, void *ctx) {
   if (n <= 0) return;
+  if (grain < 1) grain = 1;
   int threads = tide_parallel_threads();
-  if (in_pool || threads <= 1 || n <= grain) {
+  if (in_pool || threads <= 1 || n < 2 * grain) {
     fn(ctx, 0, n);
     return;
   }
-  int64_t parts = n / (grain > 0 ? grain : 1);
-  if (parts > threads) parts = threads;
-  if (parts < 2) {
-    fn(ctx, 0, n);
-    return;
+  /* Regions of at least a grain; chunks of at least half a grain. */
+  int64_t parts = n / grain;
+  int nregions = (int)(parts < threads ? parts : threads);
+  if (nregions > MAX_REGIONS) nregions = MAX_REGIONS;
+  int64_t per_region = (n + nregions - 1) / nregions;
+  int64_t chunk = (per_region + CHUNKS_PER_REGION - 1) / CHUNKS_PER_REGION;
+  if (chunk < (grain + 1) / 2) chunk = (grain + 1) / 2;
+  region regions[MAX_REGIONS];
+  for (int r = 0; r < nregions; r++) {
+    regions[r].next = per_region * r < n ? per_region * r : n;
+    regions[r].end = per_region * (r + 1) < n ? per_region * (r + 1) : n;
   }
-  job j = {fn, ctx, n, (n + parts - 1) / parts, 0, 0, 0};
-  j.pending = (n + j.chunk - 1) / j.chunk;
+  job j = {fn, ctx, chunk, nregions, 1, threads, regions};
 
-  pthread_mutex_lock(&lock);
-  ensure_workers(threads);
-  if (nworkers == 0 || current) { /* no workers, or another thread's job runs: go alone */
-    pthread_mutex_unlock(&lock);
+  /* One job at a time: a second thread calling in meanwhile runs alone. */
+  job *expected = NULL;
+  if (!__atomic_compare_exchange_n(&current, &expected, &j, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
     fn(ctx, 0, n);
     return;
   }
-  current = &j;
-  __atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE);
-  if (sleepers) pthread_cond_broadcast(&wake);
-  pthread_mutex_unlock(&lock);
+  /* Workers spinning on `generation` see the job with no lock or syscall;
+   * sleeping ones need the signal. */
+  __atomic_add_fetch(&generation, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&nworkers, __ATOMIC_RELAXED) < threads - 1) {
+    pthread_mutex_lock(&lock);
+    ensure_workers(threads);
+    pthread_mutex_unlock(&lock);
+  }
+  if (__atomic_load_n(&sleepers, __ATOMIC_SEQ_CST)) {
+    pthread_mutex_lock(&lock);
+    pthread_cond_broadcast(&wake);
+    pthread_mutex_unlock(&lock);
+  }
 
   in_pool = 1;
-  run_chunks(&j);
+  run_chunks(&j, 0);
   in_pool = 0;
-
-  /* Chunks are even, so the others finish close behind: spin, then sleep. */
-  for (int i = 0; i < SPIN_ROUNDS * 10 && __atomic_load_n(&j.pending, __ATOMIC_ACQUIRE); i++) cpu_relax();
-  pthread_mutex_lock(&lock);
-  current = NULL; /* late wakers must not pick up a finished job */
-  while (__atomic_load_n(&j.pending, __ATOMIC_ACQUIRE) || j.users) {
-    if (!__atomic_load_n(&j.pending, __ATOMIC_ACQUIRE) && j.users) {
-      pthread_cond_wait(&done, &lock); /* a worker is still detaching */
-      continue;
-    }
-    pthread_mutex_unlock(&lock);
-    sched_yield();
-    pthread_mutex_lock(&lock);
-  }
-  pthread_mutex_unlock(&lock);
+  /* Every chunk is claimed: no new helper may join, then wait out those in it. */
+  __atomic_store_n(&current, NULL, __ATOMIC_SEQ_CST);
+  wait_for_helpers();
 }

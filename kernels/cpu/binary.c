@@ -1,7 +1,8 @@
 /* cpu/binary.c — elementwise ops of two broadcast inputs: arithmetic,
  * comparisons, logic and tf.bitwise. Integer division by zero and negative integer
- * powers are reported as errors, as TensorFlow does on CPU. */
-#include "iter.h"
+ * powers are reported as errors, as TensorFlow does on CPU. The loops are
+ * built once per instruction set; the kernel once (see simd.h). */
+#include "simd.h"
 #include "elementwise.h"
 #include "../core/parallel.h"
 #include "../core/registry.h"
@@ -215,7 +216,7 @@ BIN_LOOP(logical_xor_b, uint8_t, uint8_t, (x != 0) ^ (y != 0))
 
 #define PICK(NAME) TIDE_RETURN_NUM_LOOP(NAME, dt)
 
-tide_loop_fn tide_binary_loop(int op, int dt) {
+tide_loop_fn TIDE_SIMD(binary_loop)(int op, int dt) {
   switch (op) {
   case TIDE_OP_ADD: PICK(add);
   case TIDE_OP_SUB: PICK(sub);
@@ -252,6 +253,22 @@ tide_loop_fn tide_binary_loop(int op, int dt) {
   }
 }
 
+#ifdef TIDE_SIMD_ONCE /* ---- the kernel, in the baseline build only ---------------------------------- */
+
+tide_loop_fn tide_binary_loop(int op, int dt) { return tide_simd.binary_loop(op, dt); }
+
+/* Whether the flat loop can walk t as an operand of an n-element contiguous
+ * output, and its byte stride *s: one element broadcasts (stride 0); n
+ * contiguous elements (then t has the output's shape) walk along. */
+static inline bool flat_operand(const tide_tensor *t, int64_t n, int64_t *s) {
+  if (t->nelem == 1) {
+    *s = 0;
+    return true;
+  }
+  *s = (int64_t)tide_dtype_size_unchecked(t->dt);
+  return t->nelem == n && tide_tensor_is_contiguous(t);
+}
+
 tide_status tide_cpu_binary(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
                             int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(attrs), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
@@ -260,15 +277,12 @@ tide_status tide_cpu_binary(const tide_op_def *def, const tide_attrs *attrs, int
   tide_binary_ctx ctx = {0};
   tide_tensor *o = out[0];
   const tide_tensor *a = in[0], *b = in[1];
+  int64_t s[3] = {(int64_t)tide_dtype_size_unchecked(o->dt), 0, 0};
   tide_status st;
-  if (o->nelem == a->nelem && o->nelem == b->nelem && o->nelem <= 4096 && !tide_is_half(a->dt) &&
-      tide_tensor_is_contiguous(a) && tide_tensor_is_contiguous(b)) {
-    /* Small same-shape contiguous inputs: one row, no iterator set-up. */
+  if (!tide_is_half(a->dt) && flat_operand(a, o->nelem, &s[1]) && flat_operand(b, o->nelem, &s[2])) {
+    /* Same-shape contiguous inputs, or scalars: one flat row, no iterator set-up. */
     char *p[3] = {o->data, a->data, b->data};
-    int64_t s[3] = {(int64_t)tide_dtype_size_unchecked(o->dt), (int64_t)tide_dtype_size_unchecked(a->dt),
-                    (int64_t)tide_dtype_size_unchecked(b->dt)};
-    loop(o->nelem, p, s, &ctx);
-    st = TIDE_OK;
+    st = tide_run_flat(loop, 3, p, s, o->nelem, TIDE_GRAIN_CHEAP, &ctx);
   } else {
     tide_iter it;
     st = tide_iter_build(&it, def->name, o, 2, in);
@@ -281,8 +295,10 @@ tide_status tide_cpu_binary(const tide_op_def *def, const tide_attrs *attrs, int
 }
 
 tide_status tide_binary_check(const char *op, int bad) {
-  if (bad & BAD_DIV_ZERO) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: integer division by zero", op);
-  if (bad & BAD_NEG_POW)
+  if (bad & TIDE_BINARY_DIV_ZERO) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: integer division by zero", op);
+  if (bad & TIDE_BINARY_NEG_POW)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: integers to negative integer powers are not allowed (cast to float)", op);
   return TIDE_OK;
 }
+
+#endif /* TIDE_SIMD_ONCE */

@@ -1,8 +1,9 @@
 /* cpu/cast.c — dtype conversion between every pair of dtypes (float to int
  * truncates toward zero and saturates, NaN becomes 0; anything to bool is
  * x != 0; a bool's nonzero byte is 1), the copy op, and tide_tensor_copy_into
- * (how `x[i] = v` writes). */
-#include "iter.h"
+ * (how `x[i] = v` writes). The loops are built once per instruction set; the
+ * rest once (see simd.h). */
+#include "simd.h"
 #include "elementwise.h"
 #include "../core/registry.h"
 
@@ -44,9 +45,6 @@ CASTS_FROM(i32, int32_t, 0, x)
 CASTS_FROM(i64, int64_t, 0, x)
 CASTS_FROM(b, uint8_t, 0, x != 0)
 
-/* Halves travel as float32 through the engine's conversion blocks. */
-static int compute_type(int dt) { return tide_is_half(dt) ? TIDE_FLOAT32 : dt; }
-
 #define ROW(SUF)                                                                          \
   { [TIDE_FLOAT32] = cast_##SUF##_f32, [TIDE_FLOAT64] = cast_##SUF##_f64,                 \
     [TIDE_INT8] = cast_##SUF##_i8, [TIDE_UINT8] = cast_##SUF##_u8,                        \
@@ -59,17 +57,24 @@ static const tide_loop_fn cast_table[TIDE_NUM_DTYPES][TIDE_NUM_DTYPES] = {
   [TIDE_BOOL] = ROW(b),
 };
 
+tide_loop_fn TIDE_SIMD(cast_loop)(int from, int to) { return cast_table[from][to]; }
+
+#ifdef TIDE_SIMD_ONCE /* ---- the kernels, in the baseline build only --------------------------------- */
+
+/* Halves travel as float32 through the engine's conversion blocks. */
+static int compute_type(int dt) { return tide_is_half(dt) ? TIDE_FLOAT32 : dt; }
+
 tide_loop_fn tide_cast_loop(int from, int to) {
   from = compute_type(from), to = compute_type(to);
   if (from == to) return tide_copy_loop(tide_dtype_size_unchecked(from));
-  return cast_table[from][to];
+  return tide_simd.cast_loop(from, to);
 }
 
 tide_status tide_cpu_cast(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
                           int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(attrs), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
   if (in[0]->dt == out[0]->dt) return tide_copy_strided(def->name, out[0], in[0]);
-  tide_loop_fn loop = cast_table[compute_type(in[0]->dt)][compute_type(out[0]->dt)];
+  tide_loop_fn loop = tide_simd.cast_loop(compute_type(in[0]->dt), compute_type(out[0]->dt));
   if (!loop) return TIDE_FAIL(TIDE_ERR_INTERNAL, "%s: no loop from %s to %s", def->name,
                               tide_dtype_name(in[0]->dt), tide_dtype_name(out[0]->dt));
   tide_iter it;
@@ -148,3 +153,5 @@ tide_status tide_tensor_assign(tide_tensor *var, const tide_tensor *value) {
   }
   return tide_tensor_copy_into(var, value);
 }
+
+#endif /* TIDE_SIMD_ONCE */

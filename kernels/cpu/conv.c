@@ -1,27 +1,20 @@
 /* cpu/conv.c — conv2d, depthwise_conv2d and their backprop kernels: operands made
- * contiguous (halves as float32), float32 through oneDNN, else im2col + OpenBLAS GEMM. */
+ * contiguous (halves as float32), float32 through oneDNN, else im2col + GEMM (cpu/gemm.c). */
 #include "conv.h"
 #include "iter.h"
 #include "../core/linalg.h"
 #include "../core/parallel.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <string.h>
 
 /* Patch matrices are built a few images at a time so that one stays in cache-sized memory. */
 enum { COL_BYTES = 16 << 20 };
 
-/* C = op(A) * op(B) + beta * C, row-major, in float32 or float64. */
+/* C = op(A) * op(B) + beta * C, row-major, in float32 or float64 (over the pool when large). */
 static void gemm(int dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
                  const void *b, int64_t ldb, double beta, void *c, int64_t ldc) {
-  enum CBLAS_TRANSPOSE A = ta ? CblasTrans : CblasNoTrans, B = tb ? CblasTrans : CblasNoTrans;
-  if (dt == TIDE_FLOAT32)
-    cblas_sgemm(CblasRowMajor, A, B, (blasint)m, (blasint)n, (blasint)k, 1.0f, a, (blasint)lda, b, (blasint)ldb,
-                (float)beta, c, (blasint)ldc);
-  else
-    cblas_dgemm(CblasRowMajor, A, B, (blasint)m, (blasint)n, (blasint)k, 1.0, a, (blasint)lda, b, (blasint)ldb,
-                beta, c, (blasint)ldc);
+  tide_cpu_gemm(dt, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 
 /* ---- im2col + GEMM ---------------------------------------------------------------------- */
@@ -110,7 +103,6 @@ static tide_status im2col_conv(const char *op, tide_conv_pass pass, const tide_c
   char *col = colbytes ? tide_alloc(colbytes) : NULL;
   if (colbytes && !col)
     return TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory for a %zu-byte patch buffer", op, colbytes);
-  tide_blas_sync_threads();
   if (pass == TIDE_CONV_BWD_DATA) memset(x, 0, (size_t)(g->n * g->h * g->w * g->c) * es);
   for (int64_t first = 0; first < g->n; first += imgs) {
     int64_t nimg = g->n - first < imgs ? g->n - first : imgs, rows = nimg * per;

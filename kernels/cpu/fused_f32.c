@@ -1,14 +1,12 @@
 /* cpu/fused_f32.c — the float32 fused engine's hot loops: per strip of 8
  * SIMD vectors (or 2, for short runs and tails), one pass over the program
- * with the strip held in registers. Compiled once per ISA (see
- * cpu/fused_f32.h); depends only on vmath.h. */
+ * with the strip held in registers. Compiled once per instruction set (the
+ * Makefile's SIMD_SRC, cpu/simd.h); depends only on vmath.h. */
 #include "fused_f32.h"
 #include "elementwise.h"
+#include "simd.h"
 #include "vmath.h"
 
-#ifndef TIDE_FUSED_F32_ISA
-#define TIDE_FUSED_F32_ISA native
-#endif
 #define STR2(x) #x
 #define STR(x) STR2(x)
 
@@ -108,5 +106,6 @@ static inline tide_vf v_clip(tide_vf x, tide_vf lo, tide_vf hi) {
 #define ACC_DECL tide_vf acc0 = ZERO, acc1 = ZERO;
 #include "fused_f32_loop.h"
 
-#define KERNEL_NAME TIDE_FUSED_F32_CAT(tide_fused_f32_, TIDE_FUSED_F32_ISA)
-const tide_fused_f32_kernel KERNEL_NAME = {STR(TIDE_FUSED_F32_ISA), STRIP, run8, SHORT, run2};
+/* This level's kernel (simd.def's fused_f32_kernel). */
+static const tide_fused_f32_kernel kernel = {STR(TIDE_SIMD_LEVEL), STRIP, run8, SHORT, run2};
+const tide_fused_f32_kernel *TIDE_SIMD(fused_f32_kernel)(void) { return &kernel; }

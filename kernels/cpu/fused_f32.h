@@ -87,21 +87,8 @@ typedef struct tide_fused_f32_kernel {
   tide_fused_f32_fn run_short;
 } tide_fused_f32_kernel;
 
-/* Per-ISA builds: cpu/fused_f32.c compiled with -DTIDE_FUSED_F32_ISA=NAME
- * defines tide_fused_f32_NAME with the vectors of the -m flags it was
- * compiled with. The Makefile's build compiles it once (NAME native, its
- * OPT flags). A portable build compiles it three times, e.g.
- *   -march=x86-64 -DTIDE_FUSED_F32_ISA=sse2
- *   -march=haswell -DTIDE_FUSED_F32_ISA=avx2
- *   -march=skylake-avx512 -DTIDE_FUSED_F32_ISA=avx512
- * and everything else with -DTIDE_FUSED_F32_VARIANTS: cpu/fused_run.c then
- * picks the best the machine runs, once (f32_kernel()). */
-#define TIDE_FUSED_F32_CAT2(a, b) a##b
-#define TIDE_FUSED_F32_CAT(a, b) TIDE_FUSED_F32_CAT2(a, b)
-#ifdef TIDE_FUSED_F32_VARIANTS
-extern const tide_fused_f32_kernel tide_fused_f32_sse2, tide_fused_f32_avx2, tide_fused_f32_avx512;
-#else
-extern const tide_fused_f32_kernel tide_fused_f32_native;
-#endif
+/* cpu/fused_f32.c is compiled once per instruction set (cpu/simd.h): the
+ * kernel this CPU runs best is tide_simd.fused_f32_kernel(). */
+
 
 #endif

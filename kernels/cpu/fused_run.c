@@ -2,6 +2,7 @@
  * float32 one (strips through the register program, blocks across the pool)
  * and the generic one (the registry's typed loops over L1 blocks). */
 #include "fused_cpu.h"
+#include "simd.h"
 #include "../core/parallel.h"
 
 #include <stdlib.h>
@@ -155,25 +156,8 @@ tide_status fused_cpu_run_generic(const tide_fused *f, const cpu_prog *cp, const
 
 /* ---- running: the float32 engine -------------------------------------------------------- */
 
-/* The float32 kernel for this machine: the one the build has (the
- * Makefile's flags), or in a per-ISA build (fused_f32.h) the best one this
- * CPU runs, chosen at first use. */
-static const tide_fused_f32_kernel *f32_kernel(void) {
-#ifdef TIDE_FUSED_F32_VARIANTS
-  static const tide_fused_f32_kernel *best;
-  const tide_fused_f32_kernel *k = __atomic_load_n(&best, __ATOMIC_ACQUIRE);
-  if (!k) {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) k = &tide_fused_f32_avx512;
-    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) k = &tide_fused_f32_avx2;
-    else k = &tide_fused_f32_sse2;
-    __atomic_store_n(&best, k, __ATOMIC_RELEASE);
-  }
-  return k;
-#else
-  return &tide_fused_f32_native;
-#endif
-}
+/* The float32 kernel for this machine: the best instruction set it runs (cpu/simd.h). */
+static const tide_fused_f32_kernel *f32_kernel(void) { return tide_simd.fused_f32_kernel(); }
 
 enum { IN_CONTIG, IN_SPLAT, IN_GATHER };
 

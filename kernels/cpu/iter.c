@@ -181,6 +181,48 @@ tide_status tide_iter_run(tide_iter *it, tide_loop_fn loop, void *ctx) {
   return TIDE_OK;
 }
 
+typedef struct flat_ctx {
+  tide_loop_fn loop;
+  int nops;
+  char *p[TIDE_ITER_MAX_OPS];
+  int64_t s[TIDE_ITER_MAX_OPS];
+  void *ctx;
+} flat_ctx;
+
+/* Parallel pieces of a flat row are whole blocks of this many elements, so
+ * threads never write into one cache line together. */
+enum { FLAT_BLOCK = 64 };
+
+static void flat_blocks(void *arg, int64_t b0, int64_t b1) {
+  const flat_ctx *f = arg;
+  int64_t begin = b0 * FLAT_BLOCK, end = b1 * FLAT_BLOCK;
+  char *p[TIDE_ITER_MAX_OPS];
+  for (int k = 0; k < f->nops; k++) p[k] = f->p[k] + begin * f->s[k];
+  f->loop(end - begin, p, f->s, f->ctx);
+}
+
+tide_status tide_run_flat(tide_loop_fn loop, int nops, char **p, const int64_t *s, int64_t n, int64_t grain,
+                          void *ctx) {
+  if (n < 2 * grain || tide_parallel_threads() < 2) {
+    loop(n, p, s, ctx);
+    return TIDE_OK;
+  }
+  flat_ctx f = {loop, nops, {0}, {0}, ctx};
+  for (int k = 0; k < nops; k++) f.p[k] = p[k], f.s[k] = s[k];
+  int64_t whole = n / FLAT_BLOCK, rest = n - whole * FLAT_BLOCK;
+  tide_parallel_for(whole, (grain + FLAT_BLOCK - 1) / FLAT_BLOCK, flat_blocks, &f);
+  if (rest) { /* the tail that does not fill a block */
+    char *q[TIDE_ITER_MAX_OPS];
+    for (int k = 0; k < nops; k++) q[k] = p[k] + whole * FLAT_BLOCK * s[k];
+    loop(rest, q, s, ctx);
+  }
+  if (tide_interrupt_pending()) {
+    tide_interrupt_clear();
+    return TIDE_FAIL(TIDE_ERR_INTERRUPTED, "interrupted");
+  }
+  return TIDE_OK;
+}
+
 /* ---- strided copy, by element size ------------------------------------------ */
 
 #define COPY_LOOP(NAME, T)                                                        \

@@ -32,6 +32,11 @@ void tide_iter_init_raw(tide_iter *it, int ndim, const int64_t *dims);
 void tide_iter_add_raw(tide_iter *it, void *data, int dtype, const int64_t *elem_strides);
 /* Run `loop` over every element, in parallel when large. */
 tide_status tide_iter_run(tide_iter *it, tide_loop_fn loop, void *ctx);
+/* Run `loop` over n elements of one flat row (nops operands at p with byte
+ * strides s, as an inner loop gets them), split across the pool when n
+ * reaches `grain`: the path for contiguous operands, with no iterator. */
+tide_status tide_run_flat(tide_loop_fn loop, int nops, char **p, const int64_t *s, int64_t n, int64_t grain,
+                          void *ctx);
 
 /* `return NAME##_f32` ... `NAME##_i64`: the typed loop of a numeric op for
  * compute dtype dt (halves run the float32 loop through conversion blocks). */

@@ -1,16 +1,17 @@
-/* cpu/matmul.c — matmul on the CPU: OpenBLAS sgemm/dgemm for float32/float64
- * (halves through float32), an i-k-j loop for integers; numpy batch broadcasting. */
+/* cpu/matmul.c — matmul on the CPU: float32/float64 through tide_cpu_gemm
+ * (cpu/gemm.c: OpenBLAS for small products, tiles over the pool for large
+ * ones), halves through float32, an i-k-j loop for integers; numpy batch
+ * broadcasting. */
 #include "iter.h"
 #include "../core/linalg.h"
 #include "../core/parallel.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <string.h>
 
-/* OpenBLAS runs a product of at most this many multiply-adds (M*N*K) on one
- * thread (interface/gemm.c: SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD);
- * a batch of such products goes faster spread over the pool, one per thread. */
+/* Products of at most this many multiply-adds (M*N*K) run on one thread
+ * (cpu/gemm.c); a batch of them goes faster spread over the pool, one
+ * product per task. */
 enum { SMALL_GEMM_MNK = 65536 * 4, BATCH_GRAIN_MNK = 65536 };
 
 /* One operand seen as batches of logical matrices (rows x cols):
@@ -105,54 +106,45 @@ static void fold_batches(mm_plan *p) {
   p->nbatch = 1;
 }
 
-/* ---- float32 / float64 through BLAS ------------------------------------------------ */
+/* ---- float32 / float64 through tide_cpu_gemm ---------------------------------------- */
 
-static void gemm_batch(const mm_plan *p, int64_t bi) {
+/* Batch bi's operands and output. */
+static void batch_args(const mm_plan *p, int64_t bi, const char **A, const char **B, char **C) {
   int64_t es = (int64_t)tide_dtype_size_unchecked(p->dt);
-  const char *A = p->a.data + batch_offset(p, &p->a, bi) * es;
-  const char *B = p->b.data + batch_offset(p, &p->b, bi) * es;
-  char *C = p->c + bi * p->m * p->n * es;
-  enum CBLAS_TRANSPOSE ta = p->a.trans ? CblasTrans : CblasNoTrans, tb = p->b.trans ? CblasTrans : CblasNoTrans;
-  if (p->dt == TIDE_FLOAT32)
-    cblas_sgemm(CblasRowMajor, ta, tb, (blasint)p->m, (blasint)p->n, (blasint)p->k, 1.0f, (const float *)A,
-                (blasint)p->a.ld, (const float *)B, (blasint)p->b.ld, 0.0f, (float *)C, (blasint)p->n);
-  else
-    cblas_dgemm(CblasRowMajor, ta, tb, (blasint)p->m, (blasint)p->n, (blasint)p->k, 1.0, (const double *)A,
-                (blasint)p->a.ld, (const double *)B, (blasint)p->b.ld, 0.0, (double *)C, (blasint)p->n);
+  *A = p->a.data + batch_offset(p, &p->a, bi) * es;
+  *B = p->b.data + batch_offset(p, &p->b, bi) * es;
+  *C = p->c + bi * p->m * p->n * es;
 }
 
-/* Batches [begin, end) of a BLAS matmul, one GEMM call each. */
-static void gemm_batches(void *arg, int64_t begin, int64_t end) {
-  for (int64_t bi = begin; bi < end; bi++) gemm_batch(arg, bi);
-}
-
-/* OpenBLAS's threads follow the pool's count, even when it came from TIDE_NUM_THREADS. */
-void tide_blas_sync_threads(void) {
-  static int synced;
-  int n = tide_parallel_threads();
-  if (__atomic_load_n(&synced, __ATOMIC_RELAXED) != n) {
-    openblas_set_num_threads(n);
-    __atomic_store_n(&synced, n, __ATOMIC_RELAXED);
+/* Batches [begin, end) of a small-product plan, each on this thread alone. */
+static void gemm_small_batches(void *arg, int64_t begin, int64_t end) {
+  const mm_plan *p = arg;
+  for (int64_t bi = begin; bi < end; bi++) {
+    const char *A, *B;
+    char *C;
+    batch_args(p, bi, &A, &B, &C);
+    tide_cpu_gemm_serial(p->dt, p->a.trans, p->b.trans, p->m, p->n, p->k, A, p->a.ld, B, p->b.ld, 0.0, C, p->n);
   }
 }
 
-/* Run a float32/float64 plan through BLAS: one tall GEMM when batches fold, else one per batch. */
+/* Run a float32/float64 plan: one tall product when batches fold; many small
+ * products spread over the pool; else one (tiled) product per batch. */
 static tide_status run_blas(const char *op, mm_plan *p) {
   if (p->m > INT_MAX || p->n > INT_MAX || p->k > INT_MAX)
     return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: a dimension exceeds BLAS's limit of %d (M=%lld, N=%lld, K=%lld)",
                      op, INT_MAX, (long long)p->m, (long long)p->n, (long long)p->k);
   fold_batches(p);
-  tide_blas_sync_threads();
   double mnk = (double)p->m * (double)p->n * (double)p->k;
-  /* Concurrent calls each take one of OpenBLAS's per-thread buffers: never
-   * run more of them than its thread count (it clamps that to its build's limit). */
-  int blas_threads = openblas_get_num_threads();
-  if (p->nbatch > 1 && mnk <= SMALL_GEMM_MNK && tide_parallel_threads() > 1 && blas_threads > 1) {
+  if (p->nbatch > 1 && mnk <= SMALL_GEMM_MNK && tide_parallel_threads() > 1) {
     int64_t grain = (int64_t)(BATCH_GRAIN_MNK / (mnk > 1 ? mnk : 1)) + 1;
-    int64_t least = (p->nbatch + blas_threads - 1) / blas_threads;
-    tide_parallel_for(p->nbatch, grain > least ? grain : least, gemm_batches, p);
-  } else {
-    gemm_batches(p, 0, p->nbatch);
+    tide_parallel_for(p->nbatch, grain, gemm_small_batches, p);
+    return TIDE_OK;
+  }
+  for (int64_t bi = 0; bi < p->nbatch; bi++) {
+    const char *A, *B;
+    char *C;
+    batch_args(p, bi, &A, &B, &C);
+    tide_cpu_gemm(p->dt, p->a.trans, p->b.trans, p->m, p->n, p->k, A, p->a.ld, B, p->b.ld, 0.0, C, p->n);
   }
   return TIDE_OK;
 }

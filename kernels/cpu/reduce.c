@@ -32,7 +32,7 @@
  *    stored and then combined in chunk order. A sum gives the same bits with
  *    one thread or sixty-four. */
 #include "reduce.h"
-#include "iter.h"
+#include "simd.h"
 #include "../core/parallel.h"
 
 #include <math.h>
@@ -50,8 +50,6 @@ enum {
   HROWS = 2,      /* half rows converted per column block */
   MAX_UNITS = 64  /* COL: strips x chunks when the rows of few strips are cut */
 };
-/* Reduced elements per partial when one output's reduction is split. */
-static const int64_t CHUNK = 65536;
 
 typedef enum { K_SUM, K_PROD, K_MAX, K_MIN } kind;
 
@@ -304,8 +302,15 @@ ISTORE(store_bool, uint8_t, (uint8_t)(v != 0))
 
 #define KTAB(PFX, SUF) {PFX##_sum_##SUF, PFX##_prod_##SUF, PFX##_max_##SUF, PFX##_min_##SUF}
 
-/* The row and column kernels for input dtype dt (bool reads as uint8). */
-static void pick_kernels(int dt, kind k, row_fn *row, col_fn *col, store_fn *store) {
+/* A reduction's kernels, as simd.def's reduce_kernels picks them. */
+struct tide_reduce_kernels {
+  row_fn row;
+  col_fn col;
+  store_fn store;
+};
+
+/* The row and column kernels of kind k for input dtype dt (bool reads as uint8). */
+void TIDE_SIMD(reduce_kernels)(int dt, int k, struct tide_reduce_kernels *out) {
   static const row_fn rows[][4] = {KTAB(row, f32), KTAB(row, f64), KTAB(row, f16), KTAB(row, bf16),
                                    KTAB(row, i8),  KTAB(row, u8),  KTAB(row, i32), KTAB(row, i64),
                                    KTAB(row, u8)};
@@ -314,10 +319,16 @@ static void pick_kernels(int dt, kind k, row_fn *row, col_fn *col, store_fn *sto
                                    KTAB(col, u8)};
   static const store_fn stores[] = {store_f32, store_f64, store_f16, store_bf16, store_i8,
                                     store_u8,  store_i32, store_i64, store_bool};
-  *row = rows[dt][k];
-  *col = cols[dt][k];
-  *store = stores[dt];
+  out->row = rows[dt][k];
+  out->col = cols[dt][k];
+  out->store = stores[dt];
 }
+
+#ifdef TIDE_SIMD_ONCE /* ---- the planner and the kernel, in the baseline build only ------------------ */
+
+/* Reduced elements per partial when one output's reduction is split. */
+static const int64_t CHUNK = 65536;
+
 
 /* ---- the plan ------------------------------------------------------------------- */
 
@@ -554,7 +565,9 @@ tide_status tide_cpu_reduce(const tide_op_def *def, const tide_attrs *attrs, int
   P.mean = def->id == TIDE_OP_MEAN;
   P.dt = x->dt;
   P.isfloat = tide_dtype_is_float(x->dt);
-  pick_kernels(x->dt, P.k, &P.row, &P.col, &P.store);
+  struct tide_reduce_kernels ks;
+  tide_simd.reduce_kernels(x->dt, P.k, &ks);
+  P.row = ks.row, P.col = ks.col, P.store = ks.store;
   int64_t osz = (int64_t)tide_dtype_size_unchecked(y->dt);
 
   if (x->nelem == 0) { /* empty reductions give the identity (mean: NaN / 0) */
@@ -632,3 +645,5 @@ tide_status tide_cpu_reduce(const tide_op_def *def, const tide_attrs *attrs, int
   }
   return TIDE_OK;
 }
+
+#endif /* TIDE_SIMD_ONCE */

@@ -1,7 +1,9 @@
 /* cpu/unary.c — elementwise ops of one input (neg ... logical_not): typed
- * inner loops for the strided engine; halves compute through float32. */
-#include "iter.h"
+ * inner loops for the strided engine; halves compute through float32. The
+ * loops are built once per instruction set; the kernel once (see simd.h). */
+#include "simd.h"
 #include "elementwise.h"
+#include "vmath.h"
 #include "../core/parallel.h"
 #include "../core/registry.h"
 
@@ -52,7 +54,9 @@ NUM_OP(sign, x > 0 ? (T)1 : (x < 0 ? (T)-1 : x), (x > 0) - (x < 0))
 NUM_OP(square, x * x, x * x)
 NUM_OP(relu, x < 0 ? (T)0 : x, x < 0 ? 0 : x)
 NUM_OP(round, rint(x), x)
-FLOAT_OP(exp, exp(x))
+/* float32 exp, tanh and sigmoid vectorize (vmath.h); float64 calls libm. */
+UN_LOOP(exp_f32, float, float, tide_vm_expf(x))
+UN_LOOP(exp_f64, double, double, exp(x))
 FLOAT_OP(expm1, expm1(x))
 FLOAT_OP(log, log(x))
 FLOAT_OP(log1p, log1p(x))
@@ -61,8 +65,10 @@ FLOAT_OP(rsqrt, (T)1 / sqrt(x))
 FLOAT_OP(reciprocal, (T)1 / x)
 FLOAT_OP(sin, sin(x))
 FLOAT_OP(cos, cos(x))
-FLOAT_OP(tanh, tanh(x))
-FLOAT_OP(sigmoid, x >= 0 ? (T)1 / ((T)1 + exp(-x)) : exp(x) / ((T)1 + exp(x)))
+UN_LOOP(tanh_f32, float, float, tide_vm_tanhf(x))
+UN_LOOP(tanh_f64, double, double, tanh(x))
+UN_LOOP(sigmoid_f32, float, float, tide_vm_sigmoidf(x))
+UN_LOOP(sigmoid_f64, double, double, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
 FLOAT_OP(elu, x > 0 ? x : expm1(x))
 FLOAT_OP(selu, (T)SELU_SCALE * (x > 0 ? x : (T)SELU_ALPHA * expm1(x)))
 /* gelu's tanh approximation 0.5 x (1 + tanh(u)): as written (TF's) where
@@ -104,7 +110,7 @@ INT_OP(invert, ~x)
 #define PICK_FLOAT(NAME) return dt == TIDE_FLOAT64 ? NAME##_f64 : NAME##_f32
 #define PICK_NUM(NAME) TIDE_RETURN_NUM_LOOP(NAME, dt)
 
-tide_loop_fn tide_unary_loop(int op, int dt) {
+tide_loop_fn TIDE_SIMD(unary_loop)(int op, int dt) {
   switch (op) {
   case TIDE_OP_NEG: PICK_NUM(neg);
   case TIDE_OP_ABS: PICK_NUM(abs);
@@ -142,15 +148,31 @@ tide_loop_fn tide_unary_loop(int op, int dt) {
   }
 }
 
+#ifdef TIDE_SIMD_ONCE /* ---- the kernel, in the baseline build only ---------------------------------- */
+
+tide_loop_fn tide_unary_loop(int op, int dt) { return tide_simd.unary_loop(op, dt); }
+
 tide_status tide_cpu_unary(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
                            int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
   tide_loop_fn loop = tide_unary_loop(def->id, in[0]->dt);
   if (!loop) return TIDE_FAIL(TIDE_ERR_INTERNAL, "%s: no CPU loop", def->name);
+  /* Transcendental work pays for threads sooner. */
+  bool cheap = def->id == TIDE_OP_NEG || def->id == TIDE_OP_ABS || def->id == TIDE_OP_SQUARE || def->id == TIDE_OP_RELU;
+  int64_t grain = cheap ? TIDE_GRAIN_CHEAP : TIDE_GRAIN_COSTLY;
+  const tide_tensor *x = in[0];
+  tide_tensor *o = out[0];
+  if (!tide_is_half(x->dt) && x->nelem == o->nelem && tide_tensor_is_contiguous(x)) {
+    /* Contiguous input: one flat row, no iterator set-up. */
+    char *p[2] = {o->data, x->data};
+    int64_t s[2] = {(int64_t)tide_dtype_size_unchecked(o->dt), (int64_t)tide_dtype_size_unchecked(x->dt)};
+    return tide_run_flat(loop, 2, p, s, o->nelem, grain, (void *)attrs);
+  }
   tide_iter it;
-  tide_status st = tide_iter_build(&it, def->name, out[0], 1, in);
+  tide_status st = tide_iter_build(&it, def->name, o, 1, in);
   if (st) return st;
-  if (def->id != TIDE_OP_NEG && def->id != TIDE_OP_ABS && def->id != TIDE_OP_SQUARE && def->id != TIDE_OP_RELU)
-    it.grain = TIDE_GRAIN_COSTLY; /* transcendental work pays for threads sooner */
+  it.grain = grain;
   return tide_iter_run(&it, loop, (void *)attrs);
 }
+
+#endif /* TIDE_SIMD_ONCE */

@@ -135,6 +135,14 @@ function impl.index(t, i)
   return dispatch.run_view(SLICE, a, t)
 end
 
+-- Mark dim `dim` of slice attrs `a` whole (step 1, begin and end masked);
+-- returns the new mask. (A function of its own, not a closure inside
+-- parse_slice_spec: creating a closure aborts LuaJIT's traces.)
+local function full_dim(a, dim, mask)
+  a.ints[3 * dim + 2] = 1
+  return bit.bor(mask, bit.lshift(1, dim), bit.lshift(1, dim + 8))
+end
+
 -- Parse a slice spec (see M.slice) for a tensor of rank nd into the attrs
 -- `a` (SLICE's layout: ints, n = shrink mask, m = begin/end masks). Returns
 -- the output positions of the tide.newaxis entries, in order. Errors name `op`.
@@ -171,14 +179,10 @@ function M.parse_slice_spec(op, nd, spec, a)
   local newaxes = {}     -- output positions of inserted dims
   local out_pos = 0
   local shrink, mask = 0, 0
-  local function full(dim)
-    a.ints[3 * dim + 2] = 1
-    mask = bit.bor(mask, bit.lshift(1, dim), bit.lshift(1, dim + 8))
-  end
   for k = 1, n do
     local e = spec[k]
     if e == "..." then
-      for _ = 1, nd - used do full(d); d = d + 1; out_pos = out_pos + 1 end
+      for _ = 1, nd - used do mask = full_dim(a, d, mask); d = d + 1; out_pos = out_pos + 1 end
     elseif e == M.newaxis then
       newaxes[#newaxes + 1] = out_pos
       out_pos = out_pos + 1
@@ -206,7 +210,7 @@ function M.parse_slice_spec(op, nd, spec, a)
     end
   end
   if nd < 0 then nd = d end -- the leading dims named; SLICE takes the rest whole
-  while d < nd do full(d); d = d + 1 end
+  while d < nd do mask = full_dim(a, d, mask); d = d + 1 end
   a.nints = 3 * nd
   a.n = shrink
   a.m = mask

@@ -69,15 +69,16 @@ static void test_allocator(void) {
   CHECK(s->current == cur0);
 }
 
-/* Freed blocks of 16 KiB and up are cached for reuse (counted in `cached`), and
- * given back by tide_memory_release_cache and by a cache limit of 0. */
+/* Freed blocks are cached for reuse (counted in `cached`), small ones in
+ * 64-byte classes, and given back by tide_memory_release_cache and by a
+ * cache limit of 0. */
 static void test_block_cache(void) {
   const tide_memory_stats *s = tide_memory_stats_get();
   tide_memory_release_cache();
   CHECK(s->cached == 0);
   int64_t cur0 = s->current;
-  size_t sizes[] = {16 << 10, 100000, 3 << 20, 9 << 20};
-  for (int i = 0; i < 4; i++) {
+  size_t sizes[] = {0, 1, 64, 65, 576, (16 << 10) - 1, 16 << 10, 100000, 3 << 20, 9 << 20};
+  for (int i = 0; i < 10; i++) {
     void *p = tide_alloc(sizes[i]);
     CHECK(p != NULL);
     if (!p) continue;
@@ -86,8 +87,16 @@ static void test_block_cache(void) {
     CHECK(s->cached >= (int64_t)sizes[i]);
     void *q = tide_alloc(sizes[i]); /* the warm block comes back */
     CHECK(q == p);
+    CHECK(((uintptr_t)q & (TIDE_ALIGNMENT - 1)) == 0);
     tide_free(q, sizes[i]);
   }
+  /* A block of another small class is not handed out for this one. */
+  void *a = tide_alloc(100), *b = tide_alloc(200);
+  CHECK(a && b && a != b);
+  tide_free(a, 100);
+  void *c = tide_alloc(200);
+  CHECK(c != a);
+  tide_free(b, 200), tide_free(c, 200);
   CHECK(s->current == cur0);
   CHECK(s->cached > 0);
   tide_memory_release_cache();

@@ -259,7 +259,23 @@ describe("tide.config", function()
       function() tide.config.set_memory_cache_limit(-1) end)
   end)
 
-  it("reports memory held by tensors and releases the large-block cache", function()
+  it("names the instruction set of the hot loops, and caps it", function()
+    local best = tide.config.cpu_isa()
+    assert.is_truthy(({ baseline = true, avx2 = true, avx512 = true })[best])
+    local x = tide.random.uniform({1000})
+    local want = tide.tanh(x * 3 + 1):totable()
+    tide.config.set_max_cpu_isa("baseline")
+    assert.are.equal("baseline", tide.config.cpu_isa())
+    assert.are.same(want, tide.tanh(x * 3 + 1):totable()) -- the same bits at every level
+    tide.config.set_max_cpu_isa("avx512")
+    assert.are.equal(best, tide.config.cpu_isa())
+    h.errors("set_max_cpu_isa: unknown instruction set 'sse9' (valid: baseline, avx2, avx512)",
+      function() tide.config.set_max_cpu_isa("sse9") end)
+    h.errors("set_max_cpu_isa: name must be", function() tide.config.set_max_cpu_isa(2) end)
+    assert.are.equal(best, tide.config.cpu_isa())
+  end)
+
+  it("reports memory held by tensors and releases the block cache", function()
     tide.config.release_memory()
     local before = tide.config.memory_info()
     local t = {}

@@ -157,6 +157,39 @@ describe("matmul", function()
     tide.config.set_num_threads(saved)
   end)
 
+  it("cuts large products into tiles over the pool (any layout, any thread count)", function()
+    -- Above 64^3 multiply-adds a product is cut into tiles of C, one BLAS
+    -- call each (oneDNN for float32, OpenBLAS for float64): odd sizes leave
+    -- short last tiles; flags, views and batches move each tile's corner.
+    -- The reference is the float64 product on one thread, which is not cut.
+    tide.random.set_seed(7)
+    local function u(shape) return tide.random.uniform(shape, {minval = -1, maxval = 1}) end
+    local a, b = u{300, 70}, u{70, 517}
+    local batched, bs = u{3, 129, 70}, u{3, 70, 260}
+    local wide = u{400, 600}
+    local cases = {
+      {a, b}, {T(a), b, {transpose_a = true}}, {a, T(b), {transpose_b = true}}, {T(b), T(a)},
+      {batched, bs}, {batched, b}, {wide:slice{{0, 300}, {10, 80}}, b},
+    }
+    local saved = tide.config.get_num_threads()
+    tide.config.set_num_threads(1)
+    local want = {}
+    for i, c in ipairs(cases) do want[i] = tide.matmul(c[1]:cast("float64"), c[2]:cast("float64"), c[3]) end
+    for _, threads in ipairs {2, 3} do
+      tide.config.set_num_threads(threads)
+      for i, c in ipairs(cases) do
+        for _, dt in ipairs {"float32", "float64"} do
+          local got = tide.matmul(c[1]:cast(dt), c[2]:cast(dt), c[3])
+          assert.are.same(want[i].shape, got.shape)
+          local err = tide.reduce_max(tide.abs(got:cast("float64") - want[i])):item()
+          assert(err < (dt == "float32" and 1e-4 or 1e-12),
+            string.format("case %d, %s, %d threads: largest error %g", i, dt, threads, err))
+        end
+      end
+    end
+    tide.config.set_num_threads(saved)
+  end)
+
   it("treats 1-D operands as vectors and drops their dim", function()
     local v = tide.matmul(f32{1, 2, 3}, f32(B))
     assert.are.same({2}, v.shape)

@@ -1,0 +1,116 @@
+/* cpu/gemm.c — the one float32/float64 GEMM of the CPU kernels (matmul, the
+ * im2col convolutions): which library runs a product, and how it is split.
+ *
+ * - Small products (up to SMALL_MNK multiply-adds) run on the calling thread
+ *   through OpenBLAS, whose small-matrix kernels beat oneDNN's set-up there.
+ * - Larger ones are cut into tiles of C over tide's pool, about four per
+ *   thread (so a thread that another program slows down takes fewer), each
+ *   tile one call on its thread alone: oneDNN's sgemm for float32 (5-20%
+ *   faster than OpenBLAS's on one thread from 128^3 up, on 2-core Xeon and
+ *   EPYC machines), OpenBLAS's dgemm for float64.
+ * - OpenBLAS is kept at one thread and oneDNN's OpenMP at one thread per
+ *   caller: their own thread pools never start, so no second pool spins on
+ *   the cores after a product (OpenBLAS's threads spin ~0.1 s after each
+ *   call) while tide's pool wants them. */
+#include "../core/linalg.h"
+#include "../core/parallel.h"
+
+#include <cblas.h>
+#include <dnnl.h>
+
+/* OpenBLAS runs a product of at most this many multiply-adds (M*N*K) on one
+ * thread (interface/gemm.c: SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD). */
+enum { SMALL_MNK = 65536 * 4 };
+
+/* A tile is at least this many rows and columns: thinner tiles repack the
+ * other operand too often (tiles of 128x128 and up lose under 5% to whole
+ * products on one thread). */
+enum { MIN_TILE = 128, TILES_PER_THREAD = 4 };
+
+/* libgomp's setter, from libdnnl's own dependency (weak: without it float32
+ * goes to OpenBLAS, since oneDNN would start OpenMP threads in each tile). */
+extern void omp_set_num_threads(int n) __attribute__((weak));
+
+void tide_blas_single_thread(void) {
+  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+}
+
+/* One product on the calling thread alone. */
+static void gemm_here(int dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+                      const void *b, int64_t ldb, double beta, void *c, int64_t ldc) {
+  double mnk = (double)m * (double)n * (double)k;
+  if (dt == TIDE_FLOAT32 && mnk > SMALL_MNK && omp_set_num_threads) {
+    omp_set_num_threads(1);
+    dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, (float)beta, c, ldc);
+    return;
+  }
+  enum CBLAS_TRANSPOSE A = ta ? CblasTrans : CblasNoTrans, B = tb ? CblasTrans : CblasNoTrans;
+  if (dt == TIDE_FLOAT32)
+    cblas_sgemm(CblasRowMajor, A, B, (blasint)m, (blasint)n, (blasint)k, 1.0f, a, (blasint)lda, b, (blasint)ldb,
+                (float)beta, c, (blasint)ldc);
+  else
+    cblas_dgemm(CblasRowMajor, A, B, (blasint)m, (blasint)n, (blasint)k, 1.0, a, (blasint)lda, b, (blasint)ldb,
+                beta, c, (blasint)ldc);
+}
+
+typedef struct gemm_job {
+  int dt;
+  bool ta, tb;
+  int64_t m, n, k, lda, ldb, ldc;
+  const char *a, *b;
+  char *c;
+  double beta;
+  int64_t rows, cols, tn; /* tile size, and tiles along N */
+} gemm_job;
+
+static void gemm_tiles(void *arg, int64_t t0, int64_t t1) {
+  const gemm_job *j = arg;
+  int64_t es = (int64_t)tide_dtype_size_unchecked(j->dt);
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t r0 = t / j->tn * j->rows, c0 = t % j->tn * j->cols;
+    int64_t mr = j->m - r0 < j->rows ? j->m - r0 : j->rows, nc = j->n - c0 < j->cols ? j->n - c0 : j->cols;
+    /* op(A)'s rows r0.. and op(B)'s columns c0.., in BLAS's row-major layouts */
+    const char *A = j->a + (j->ta ? r0 : r0 * j->lda) * es;
+    const char *B = j->b + (j->tb ? c0 * j->ldb : c0) * es;
+    char *C = j->c + (r0 * j->ldc + c0) * es;
+    gemm_here(j->dt, j->ta, j->tb, mr, nc, j->k, A, j->lda, B, j->ldb, j->beta, C, j->ldc);
+  }
+}
+
+/* Tile sizes for about `want` tiles of at least MIN_TILE rows and columns:
+ * the longer side is halved first (square tiles repack least), and tile
+ * columns are whole 64-byte lines. */
+static void plan_tiles(gemm_job *j, int64_t want) {
+  int64_t rows = j->m, cols = j->n;
+  for (;;) {
+    int64_t tm = (j->m + rows - 1) / rows, tn = (j->n + cols - 1) / cols;
+    if (tm * tn >= want) break;
+    bool halve_cols = cols / 2 >= MIN_TILE && (cols >= rows || rows / 2 < MIN_TILE);
+    if (halve_cols) cols = ((cols + 1) / 2 + 15) / 16 * 16;
+    else if (rows / 2 >= MIN_TILE) rows = (rows + 1) / 2;
+    else break;
+  }
+  j->rows = rows, j->cols = cols;
+  j->tn = (j->n + cols - 1) / cols;
+}
+
+void tide_cpu_gemm_serial(int dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+                          const void *b, int64_t ldb, double beta, void *c, int64_t ldc) {
+  tide_blas_single_thread();
+  gemm_here(dt, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
+void tide_cpu_gemm(int dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+                   const void *b, int64_t ldb, double beta, void *c, int64_t ldc) {
+  tide_blas_single_thread();
+  int threads = tide_parallel_threads();
+  double mnk = (double)m * (double)n * (double)k;
+  if (threads < 2 || mnk <= SMALL_MNK) {
+    gemm_here(dt, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  gemm_job j = {dt, ta, tb, m, n, k, lda, ldb, ldc, a, b, c, beta, 0, 0, 0};
+  plan_tiles(&j, (int64_t)TILES_PER_THREAD * threads);
+  int64_t tiles = (m + j.rows - 1) / j.rows * j.tn;
+  tide_parallel_for(tiles, 1, gemm_tiles, &j);
+}
