@@ -177,6 +177,8 @@ function RNN:build(input_shape)
   local step_shape = { input_shape[1] }
   for i = 3, #input_shape do step_shape[#step_shape + 1] = input_shape[i] end
   build_sub(self.cell, step_shape)
+  local f = input_shape[#input_shape]
+  if #input_shape == 3 and type(f) == "number" then self.input_spec = { ndim = 3, axes = { [-1] = f } } end
 end
 
 -- Zero states for a batch (a number, or a scalar tensor when the batch is
@@ -374,6 +376,7 @@ end
 function Bidirectional:build(input_shape)
   build_sub(self.forward_layer, input_shape)
   build_sub(self.backward_layer, input_shape)
+  self.input_spec = self.forward_layer.input_spec
 end
 
 -- bidi(x, {initial_state=, training=}): initial_state holds the forward
