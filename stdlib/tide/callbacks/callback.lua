@@ -33,6 +33,13 @@ M.HOOKS = { "on_train_begin", "on_train_end", "on_epoch_begin", "on_epoch_end", 
   "on_predict_begin", "on_predict_end", "on_predict_batch_begin", "on_predict_batch_end" }
 for _, hook in ipairs(M.HOOKS) do Callback[hook] = function() end end
 
+-- The optimizer's learning rate now, as a Lua number.
+function M.learning_rate(opt)
+  local lr = opt.learning_rate
+  if type(lr) == "table" and lr.read_value then lr = lr:read_value() end
+  return lr:item()
+end
+
 local function is_callback(x) return class.is_instance(x, Callback) end
 M.is_callback = is_callback
 

@@ -16,6 +16,7 @@ local tracking = require "tide.layers.tracking"
 local graph = require "tide.models.graph"
 local summary = require "tide.models.summary"
 local training = require "tide.models.training"
+local safetensors = require "tide.models.safetensors"
 
 local Layer = layer_mod.Layer
 local is_kt = keras_tensor.is
@@ -205,6 +206,59 @@ end
 -- summary{line_length=, print_fn=}: the table Keras 3 prints.
 function Model:summary(opts)
   return summary.print_summary(self, opts)
+end
+
+-- The weights under their file names: "<position>/<variable name>", so that
+-- a file loads by position into a model of the same structure whose layers
+-- were named differently (as Keras's weights files load by structure).
+local function named_weights(self)
+  local out = {}
+  for i, v in ipairs(self.weights) do out[i] = { string.format("%d/%s", i - 1, v.name), v } end
+  return out
+end
+
+-- save_weights(path): every weight in one safetensors file (written to a
+-- temporary name, then renamed).
+function Model:save_weights(path)
+  if type(path) ~= "string" then binding.error(layer_mod.who(self) .. ": save_weights expects a file path") end
+  if not rawget(self, "built") or #self.weights == 0 then
+    binding.error(layer_mod.who(self) .. ": save_weights: the model has no weights yet (build it or call it once)")
+  end
+  local entries = {}
+  for i, e in ipairs(named_weights(self)) do entries[i] = { e[1], e[2]:read_value() } end
+  safetensors.save(path, entries, { format = "tide", model = self.name })
+end
+
+-- load_weights(path): weights from save_weights' file; every name, shape
+-- and dtype must match (nothing is set otherwise).
+function Model:load_weights(path)
+  local tensors = safetensors.load(path)
+  local by_position, count = {}, 0
+  for key, t in pairs(tensors) do
+    local pos = tonumber(key:match("^(%d+)/"))
+    if pos == nil then
+      binding.error(string.format("%s: load_weights: '%s' holds '%s', which is not a tide weights file's name " ..
+        "(<position>/<name>)", layer_mod.who(self), path, key))
+    end
+    by_position[pos + 1] = t
+    count = count + 1
+  end
+  local ws = self.weights
+  if count ~= #ws then
+    binding.error(string.format("%s: load_weights: '%s' holds %d weights, but the model has %d", layer_mod.who(self),
+      path, count, #ws))
+  end
+  for i, v in ipairs(ws) do
+    local t = by_position[i]
+    if t == nil then
+      binding.error(string.format("%s: load_weights: '%s' has no weight at position %d", layer_mod.who(self), path, i - 1))
+    end
+    if t.dtype ~= v.dtype then
+      binding.error(string.format("%s: load_weights: weight %d ('%s') is %s in '%s' but %s in the model",
+        layer_mod.who(self), i - 1, v.name, t.dtype, path, v.dtype))
+    end
+  end
+  self:set_weights(by_position)
 end
 
 function Model:get_config()
