@@ -186,6 +186,20 @@ describe("traced steps", function()
   end)
 end)
 
+describe("steps_per_epoch", function()
+  it("takes that many batches per epoch, continuing through the data; a short pass ends the epoch", function()
+    local m = tide.Sequential { tide.Input { shape = { 4 } }, L.Dense { 1 } }
+    m:compile { optimizer = "sgd", loss = "mse" }
+    local x, y = tide.random.normal { 40, 4 }, tide.random.normal { 40, 1 }
+    local hist = m:fit(x, y, { batch_size = 4, epochs = 3, steps_per_epoch = 3, verbose = 0 })
+    assert.are.equal(9, m.optimizer.iterations:item())
+    assert.are.equal(3, #hist.history.loss)
+    -- 10 batches a pass: epoch 1 runs 6, epoch 2 runs the 4 left (with a warning), epoch 3 starts a new pass
+    m:fit(x, y, { batch_size = 4, epochs = 3, steps_per_epoch = 6, verbose = 0 })
+    assert.are.equal(9 + 6 + 4 + 6, m.optimizer.iterations:item())
+  end)
+end)
+
 describe("training errors", function()
   it("names what to change", function()
     L.clear_session()
