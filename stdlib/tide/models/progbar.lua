@@ -2,33 +2,15 @@
 -- with \r on a terminal, only the finished line when stdout is not one,
 -- and verbose 2's one summary line per epoch:
 --   469/469 [==============================] - 2s 4ms/step - loss: 0.5100 - accuracy: 0.8200
-local ffi = require("tide.binding").ffi
-
-pcall(ffi.cdef, "int isatty(int fd);")
+local C = require("tide.binding").C
 
 local M = {}
 
 -- True when file descriptor fd (1: stdout) is a terminal.
-function M.isatty(fd)
-  local ok, r = pcall(function() return ffi.C.isatty(fd or 1) end)
-  return ok and r == 1
-end
+function M.isatty(fd) return C.tide_is_terminal(fd or 1) == 1 end
 
-local clock = os.clock
-do -- wall-clock time: clock_gettime(CLOCK_MONOTONIC)
-  local ok = pcall(ffi.cdef, [[
-    struct tide_progbar_timespec { long tv_sec; long tv_nsec; };
-    int clock_gettime(int clk_id, struct tide_progbar_timespec *tp);
-  ]])
-  local ts = ffi.new("struct tide_progbar_timespec")
-  if ok or pcall(ffi.sizeof, "struct tide_progbar_timespec") then
-    clock = function()
-      ffi.C.clock_gettime(1, ts)
-      return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) * 1e-9
-    end
-  end
-end
-M.now = clock
+-- Seconds on a monotonic clock.
+M.now = C.tide_monotonic_seconds
 
 local Progbar = {}
 Progbar.__index = Progbar
@@ -46,7 +28,7 @@ function M.new(opts)
   if opts.dynamic == nil then self.dynamic = M.isatty(1) else self.dynamic = opts.dynamic end
   self.write = opts.write or function(s) io.stdout:write(s); io.stdout:flush() end
   self.values, self.order = {}, {}
-  self.start = clock()
+  self.start = M.now()
   self.last_update = 0
   self.total_width = 0
   self.seen = 0
@@ -83,7 +65,7 @@ function Progbar:update(current, values, finalize)
     self.values[k] = v
   end
   self.seen = current
-  local now = clock()
+  local now = M.now()
   local elapsed = now - self.start
   local per_unit = current > 0 and elapsed / current or 0
   if self.verbose == 1 then
