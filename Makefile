@@ -152,6 +152,7 @@ test: deps
 demo: deps
 	@$(MAKE) --no-print-directory all
 	$(PROGRAM) examples/tour.lua
+	$(PROGRAM) examples/fashion_mnist_mlp.lua
 
 bench: deps
 	@tools/deps.sh bench

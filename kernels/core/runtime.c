@@ -4,6 +4,8 @@
 #include "parallel.h"
 
 #include <signal.h>
+#include <time.h>
+#include <unistd.h>
 
 void tide_parallel_set_threads(int n);
 
@@ -24,3 +26,11 @@ void tide_request_interrupt(void) { interrupt_requested = 1; }
 bool tide_interrupt_pending(void) { return interrupt_requested != 0; }
 
 void tide_interrupt_clear(void) { interrupt_requested = 0; }
+
+double tide_monotonic_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int tide_is_terminal(int fd) { return isatty(fd) == 1; }

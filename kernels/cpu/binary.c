@@ -1,6 +1,6 @@
 /* cpu/binary.c — elementwise ops of two broadcast inputs: arithmetic,
- * comparisons, logic and tf.bitwise. Integer division by zero and negative
- * integer powers are reported as errors, as TensorFlow does on CPU. The loops are
+ * comparisons, logic and tf.bitwise. Integer division by zero and negative integer
+ * powers are reported as errors, as TensorFlow does on CPU. The loops are
  * built once per instruction set; the kernel once (see simd.h). */
 #include "simd.h"
 #include "elementwise.h"

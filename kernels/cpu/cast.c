@@ -1,7 +1,8 @@
 /* cpu/cast.c — dtype conversion between every pair of dtypes (float to int
  * truncates toward zero and saturates, NaN becomes 0; anything to bool is
- * x != 0; a bool's nonzero byte is 1), the copy op, and tide_tensor_copy_into (how `x[i] = v` writes).
- * The loops are built once per instruction set; the rest once (see simd.h). */
+ * x != 0; a bool's nonzero byte is 1), the copy op, and tide_tensor_copy_into
+ * (how `x[i] = v` writes). The loops are built once per instruction set; the
+ * rest once (see simd.h). */
 #include "simd.h"
 #include "elementwise.h"
 #include "../core/registry.h"

@@ -1,10 +1,10 @@
 /* cpu/fused_f32.c — the float32 fused engine's hot loops: per strip of 8
  * SIMD vectors (or 2, for short runs and tails), one pass over the program
- * with the strip held in registers. Compiled once per instruction set
- * (simd.h); depends only on vmath.h. */
+ * with the strip held in registers. Compiled once per instruction set (the
+ * Makefile's SIMD_SRC, cpu/simd.h); depends only on vmath.h. */
 #include "fused_f32.h"
-#include "simd.h"
 #include "elementwise.h"
+#include "simd.h"
 #include "vmath.h"
 
 #define STR2(x) #x
@@ -106,6 +106,6 @@ static inline tide_vf v_clip(tide_vf x, tide_vf lo, tide_vf hi) {
 #define ACC_DECL tide_vf acc0 = ZERO, acc1 = ZERO;
 #include "fused_f32_loop.h"
 
+/* This level's kernel (simd.def's fused_f32_kernel). */
 static const tide_fused_f32_kernel kernel = {STR(TIDE_SIMD_LEVEL), STRIP, run8, SHORT, run2};
-
-const struct tide_fused_f32_kernel *TIDE_SIMD(fused_f32_kernel)(void) { return &kernel; }
+const tide_fused_f32_kernel *TIDE_SIMD(fused_f32_kernel)(void) { return &kernel; }

@@ -87,8 +87,8 @@ typedef struct tide_fused_f32_kernel {
   tide_fused_f32_fn run_short;
 } tide_fused_f32_kernel;
 
-/* The kernel is built once per instruction set (cpu/fused_f32.c is one of
- * the Makefile's SIMD_SRC); cpu/fused_run.c runs the one simd.h chose:
- * tide_simd.fused_f32_kernel(). */
+/* cpu/fused_f32.c is compiled once per instruction set (cpu/simd.h): the
+ * kernel this CPU runs best is tide_simd.fused_f32_kernel(). */
+
 
 #endif

@@ -156,7 +156,7 @@ tide_status fused_cpu_run_generic(const tide_fused *f, const cpu_prog *cp, const
 
 /* ---- running: the float32 engine -------------------------------------------------------- */
 
-/* The float32 kernel of the instruction set in use (simd.h). */
+/* The float32 kernel for this machine: the best instruction set it runs (cpu/simd.h). */
 static const tide_fused_f32_kernel *f32_kernel(void) { return tide_simd.fused_f32_kernel(); }
 
 enum { IN_CONTIG, IN_SPLAT, IN_GATHER };

@@ -3,19 +3,20 @@
  *
  * How it works.
  * - The library is built for the baseline (the Makefile's OPT, x86-64-v2 by
- *   default). Files named *_simd.c are compiled once more per level: with
- *   -march=x86-64-v3 (AVX2, FMA) and -march=x86-64-v4 (AVX-512), each time
- *   with -DTIDE_SIMD_LEVEL=baseline|avx2|avx512.
- * - Inside a *_simd.c file the loops are static; its entry points are named
+ *   default). The files of the Makefile's SIMD_SRC are compiled once more
+ *   per level: with -march=x86-64-v3 (AVX2, FMA) and -march=x86-64-v4
+ *   (AVX-512), each time with -DTIDE_SIMD_LEVEL=baseline|avx2|avx512; the
+ *   baseline copy also gets -DTIDE_SIMD_ONCE for what must exist once.
+ * - Inside such a file the loops are static; its entry points are named
  *   with TIDE_SIMD(name), which appends the level: binary_loop_avx2 and so on.
  * - simd.def lists those entry points. simd.c declares every variant from
  *   it, detects the CPU once at start-up (__builtin_cpu_supports, capped by
  *   the TIDE_MAX_CPU_ISA environment variable or tide_set_max_cpu_isa) and
  *   fills the table `tide_simd` with the best variant of each.
  * - Callers go through the table: tide_simd.binary_loop(op, dt).
- * To add a loop family (a fused kernel, a CUDA backend's host loop): write
- * kernels/<dir>/<name>_simd.c with TIDE_SIMD() entry points, add a line to
- * simd.def, call through tide_simd. No Makefile change is needed. */
+ * To add a loop family: give its file TIDE_SIMD() entry points (and its
+ * once-only code under TIDE_SIMD_ONCE), add it to SIMD_SRC and a line to
+ * simd.def, and call through tide_simd. */
 #ifndef TIDE_CPU_SIMD_H
 #define TIDE_CPU_SIMD_H
 
@@ -39,7 +40,7 @@ typedef enum tide_isa {
 /* The reduce family's kernel set for an input dtype and a reduction kind
  * (cpu/reduce_simd.c); the types are reduce_kernels.h's. */
 struct tide_reduce_kernels;
-/* The float32 fused engine's loops (cpu/fused_f32.h). */
+/* The float32 fused engine's kernels (cpu/fused_f32.h). */
 struct tide_fused_f32_kernel;
 
 /* One pointer per entry point of simd.def, set to the chosen level's variant. */

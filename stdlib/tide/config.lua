@@ -1,5 +1,6 @@
 -- stdlib/tide/config.lua — process-wide settings (tide.config): threads, the
--- CPU instruction set, memory statistics, and tide.trace's retracing warning and eager switch.
+-- CPU instruction set, memory statistics, and tide.trace's retracing warning
+-- and eager switch.
 local binding = require "tide.binding"
 local tracing = require "tide.tracing.function"
 local retracing = require "tide.tracing.retracing"

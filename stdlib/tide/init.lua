@@ -146,5 +146,12 @@ tide.losses = require "tide.losses"
 tide.metrics = require "tide.metrics"
 tide.optimizers = require "tide.optimizers"
 
+-- Keras models (Sequential, functional, subclassed; compile/fit) and callbacks.
+tide.models = require "tide.models"
+tide.callbacks = require "tide.callbacks"
+tide.Model = tide.models.Model
+tide.Sequential = tide.models.Sequential
+tide.Input = tide.layers.Input
+
 registry["tide"] = tide
 return tide

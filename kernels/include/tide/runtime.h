@@ -1,6 +1,7 @@
 /* tide/runtime.h — process-wide settings: version, the CPU thread pool (the
  * only one: OpenBLAS and oneDNN run inside its tasks), the CPU instruction
- * set, and interrupting long kernels. */
+ * set, interrupting long kernels, and the clock and terminal test the Lua
+ * library uses. */
 #ifndef TIDE_RUNTIME_H
 #define TIDE_RUNTIME_H
 #include "tide/export.h"
@@ -21,5 +22,11 @@ TIDE_API tide_status tide_set_max_cpu_isa(const char *name);
 /* Ask running kernels to stop (from a signal handler too): they return
  * TIDE_ERR_INTERRUPTED at their next check. The next op clears the request. */
 TIDE_API void tide_request_interrupt(void);
+/* Seconds on a monotonic clock (elapsed times: progress bars, benchmarks).
+ * In C so that Lua code need not declare libc's clock_gettime or isatty in
+ * the FFI's one global namespace, where a user's own declaration would clash. */
+TIDE_API double tide_monotonic_seconds(void);
+/* 1 when file descriptor fd is a terminal (a progress bar redraws in place), else 0. */
+TIDE_API int tide_is_terminal(int fd);
 
 #endif

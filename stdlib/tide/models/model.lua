@@ -1,0 +1,271 @@
+-- stdlib/tide/models/model.lua — tide.Model: a Layer that groups layers, made
+-- three ways as in Keras 3: functional (tide.Model{inputs=, outputs=}),
+-- subclassed (tide.Model:extend("M") with init and call), or Sequential
+-- (sequential.lua). Training (compile, fit, ...) comes from training.lua.
+--
+--   local x = tide.Input{shape = {784}}
+--   local y = tide.layers.Dense{10}(tide.layers.Dense{64, activation = "relu"}(x))
+--   local model = tide.Model{inputs = x, outputs = y}
+local binding = require "tide.binding"
+local class = require "tide.class"
+local layer_mod = require "tide.layers.layer"
+local keras_tensor = require "tide.layers.keras_tensor"
+local core = require "tide.layers.core"
+local tensor_shape = require "tide.tensor_shape"
+local tracking = require "tide.layers.tracking"
+local graph = require "tide.models.graph"
+local summary = require "tide.models.summary"
+local training = require "tide.models.training"
+local safetensors = require "tide.models.safetensors"
+
+local Layer = layer_mod.Layer
+local is_kt = keras_tensor.is
+
+local M = {}
+
+local Model = Layer:extend("Model")
+M.Model = Model
+
+local function is_model(x) return class.is_instance(x, Model) end
+M.is_model = is_model
+
+-- Properties a model adds to a layer's (read through Model's __index).
+local GETTERS = {}
+
+local layer_index, layer_newindex = Layer.__index, Layer.__newindex
+
+local function model_index(self, k)
+  local get = GETTERS[k]
+  if get then return get(self) end
+  return layer_index(self, k)
+end
+
+local function model_newindex(self, k, v)
+  if GETTERS[k] and k ~= "trainable" then
+    binding.error(string.format("%s: '%s' is read-only", layer_mod.who(self), tostring(k)))
+  end
+  return layer_newindex(self, k, v)
+end
+
+local function install(cls)
+  cls.__index = model_index
+  cls.__newindex = model_newindex
+end
+install(Model)
+
+-- Model:extend("Name"): a subclass; define init(opts) (make the layers,
+-- assign them to fields) and call(inputs, opts) (training = opts.training).
+function Model.extend(parent, name)
+  local cls = Layer.extend(parent, name)
+  install(cls)
+  return cls
+end
+
+---------------------------------------------------------------------------
+-- Functional construction
+---------------------------------------------------------------------------
+
+local function kt_list(x, what)
+  if x == nil then binding.error(string.format("Model: %s= is required (KerasTensors from tide.Input and layers)", what)) end
+  if not is_kt(x) and (type(x) ~= "table" or getmetatable(x) ~= nil) then
+    binding.error(string.format("Model: %s must be a KerasTensor or a list/table of them (from tide.Input and " ..
+      "calling layers on it), got %s", what, type(x)))
+  end
+  local list = keras_tensor.leaves(x)
+  if #list == 0 then
+    binding.error(string.format("Model: %s holds no KerasTensor; make them with tide.Input{shape=} and layers", what))
+  end
+  return list
+end
+
+-- Model{inputs=, outputs=, name=, trainable=}: a functional model (other
+-- options are an error); a subclass's own init replaces this one.
+function Model:init(opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then
+    binding.error("Model: expects an options table {inputs=, outputs=}, got " .. type(opts))
+  end
+  local inputs, outputs = opts.inputs, opts.outputs
+  for k in pairs(opts) do
+    if k ~= "inputs" and k ~= "outputs" then
+      binding.error(string.format("Model: unknown option '%s' (a functional model takes inputs=, outputs=, name=, " ..
+        "trainable=; subclass with tide.Model:extend(\"Name\") for more)", tostring(k)))
+    end
+  end
+  if inputs == nil and outputs == nil then return end -- a bare Model: a subclass-like container
+  local ins, outs = kt_list(inputs, "inputs"), kt_list(outputs, "outputs")
+  for i, kt in ipairs(ins) do
+    if kt.node == nil or kt.node.inputs ~= nil then
+      binding.error(string.format("Model: input %d (%s) is not a tide.Input; a functional model starts from " ..
+        "tide.Input{shape=} tensors", i, tostring(kt)))
+    end
+  end
+  local g = graph.map_graph(ins, outs)
+  rawset(self, "_graph", g)
+  rawset(self, "_inputs_struct", inputs)
+  rawset(self, "_outputs_struct", outputs)
+  rawset(self, "inputs", ins)
+  rawset(self, "outputs", outs)
+  self._layers = g.operations -- tracked: the model owns its layers' weights
+  rawset(self, "built", true)
+end
+
+function Model:is_functional() return rawget(self, "_graph") ~= nil end
+
+-- The layers below the model: the functional graph's operations (Input
+-- layers included), a Sequential's list, or a subclass's tracked sub-layers.
+function GETTERS.layers(self)
+  local list = rawget(self, "_layers")
+  local out = {}
+  if list then
+    for i, l in ipairs(list) do out[i] = l end
+    return out
+  end
+  local _, subs = tracking.owned(self, rawget(self, "_tracking"), layer_mod.is_layer)
+  return subs
+end
+
+-- Names of the values fit/evaluate report (loss first, then the metrics).
+function GETTERS.metrics_names(self)
+  local out = {}
+  for _, m in ipairs(self.metrics) do out[#out + 1] = m.name end
+  return out
+end
+
+function GETTERS.metrics(self) return training.metrics(self) end
+
+---------------------------------------------------------------------------
+-- Building and calling
+---------------------------------------------------------------------------
+
+-- KerasTensors for a shape structure (a list of dims with the batch first,
+-- or a list of such lists).
+local function inputs_for_shape(shape)
+  if type(shape) ~= "table" then
+    binding.error("Model:build: input_shape must be a list of dims with the batch first, e.g. {tide.None, 784}")
+  end
+  if type(shape[1]) == "table" and shape[1] ~= tensor_shape.None then
+    local out = {}
+    for i, s in ipairs(shape) do out[i] = inputs_for_shape(s) end
+    return out
+  end
+  return core.Input { batch_shape = shape }
+end
+M.inputs_for_shape = inputs_for_shape
+
+-- build(input_shape): a functional model is built when made; a subclassed
+-- model runs its call once over symbolic inputs of that shape, which
+-- builds every layer it uses.
+function Model:build(input_shape)
+  if rawget(self, "_graph") or input_shape == nil then return end
+  rawset(self, "built", true) -- symbolic_call must not build again
+  local ok, err = pcall(keras_tensor.symbolic_call, self, inputs_for_shape(input_shape), {})
+  if not ok then
+    rawset(self, "built", false)
+    error(err, 0)
+  end
+end
+
+-- A subclassed model builds its layers by running them; a class that
+-- defines its own build gets it called, as a layer's.
+function Model:_maybe_build(inputs)
+  if rawget(self, "built") then return end
+  if getmetatable(self).build ~= Model.build then return Layer._maybe_build(self, inputs) end
+  rawset(self, "built", true)
+end
+
+function Model:call(inputs, opts)
+  local g = rawget(self, "_graph")
+  if g == nil then
+    binding.error(string.format("%s: a model made by subclassing must define call(inputs, opts)", layer_mod.who(self)))
+  end
+  local flat = graph.flatten_like(rawget(self, "_inputs_struct"), inputs, layer_mod.who(self))
+  return graph.run(g, self.inputs, flat, rawget(self, "_outputs_struct"))
+end
+
+-- The layer called `name`, or the one at `index` (0-based, as Keras).
+function Model:get_layer(name, index)
+  if type(name) == "table" and getmetatable(name) == nil then name, index = name.name, name.index end
+  local list = self.layers
+  if index ~= nil then
+    if list[index + 1] == nil then
+      binding.error(string.format("%s: get_layer: index %d is out of range (the model has %d layers)",
+        layer_mod.who(self), index, #list))
+    end
+    return list[index + 1]
+  end
+  for _, l in ipairs(list) do
+    if l.name == name then return l end
+  end
+  local names = {}
+  for i, l in ipairs(list) do names[i] = l.name end
+  binding.error(string.format("%s: no layer named '%s' (layers: %s)", layer_mod.who(self), tostring(name),
+    table.concat(names, ", ")))
+end
+
+-- summary{line_length=, print_fn=}: the table Keras 3 prints.
+function Model:summary(opts)
+  return summary.print_summary(self, opts)
+end
+
+-- The weights under their file names: "<position>/<variable name>", so that
+-- a file loads by position into a model of the same structure whose layers
+-- were named differently (as Keras's weights files load by structure).
+local function named_weights(self)
+  local out = {}
+  for i, v in ipairs(self.weights) do out[i] = { string.format("%d/%s", i - 1, v.name), v } end
+  return out
+end
+
+-- save_weights(path): every weight in one safetensors file (written to a
+-- temporary name, then renamed).
+function Model:save_weights(path)
+  if type(path) ~= "string" then binding.error(layer_mod.who(self) .. ": save_weights expects a file path") end
+  if not rawget(self, "built") or #self.weights == 0 then
+    binding.error(layer_mod.who(self) .. ": save_weights: the model has no weights yet (build it or call it once)")
+  end
+  local entries = {}
+  for i, e in ipairs(named_weights(self)) do entries[i] = { e[1], e[2]:read_value() } end
+  safetensors.save(path, entries, { format = "tide", model = self.name })
+end
+
+-- load_weights(path): weights from save_weights' file; every name, shape
+-- and dtype must match (nothing is set otherwise).
+function Model:load_weights(path)
+  local tensors = safetensors.load(path)
+  local by_position, count = {}, 0
+  for key, t in pairs(tensors) do
+    local pos = tonumber(key:match("^(%d+)/"))
+    if pos == nil then
+      binding.error(string.format("%s: load_weights: '%s' holds '%s', which is not a tide weights file's name " ..
+        "(<position>/<name>)", layer_mod.who(self), path, key))
+    end
+    by_position[pos + 1] = t
+    count = count + 1
+  end
+  local ws = self.weights
+  if count ~= #ws then
+    binding.error(string.format("%s: load_weights: '%s' holds %d weights, but the model has %d", layer_mod.who(self),
+      path, count, #ws))
+  end
+  for i, v in ipairs(ws) do
+    local t = by_position[i]
+    if t == nil then
+      binding.error(string.format("%s: load_weights: '%s' has no weight at position %d", layer_mod.who(self), path, i - 1))
+    end
+    if t.dtype ~= v.dtype then
+      binding.error(string.format("%s: load_weights: weight %d ('%s') is %s in '%s' but %s in the model",
+        layer_mod.who(self), i - 1, v.name, t.dtype, path, v.dtype))
+    end
+  end
+  self:set_weights(by_position)
+end
+
+function Model:get_config()
+  local c = Layer.get_config(self)
+  return c
+end
+
+training.install(Model, GETTERS)
+
+return M

@@ -1,0 +1,734 @@
+-- stdlib/tide/models/training.lua — a model's compile, fit, evaluate and
+-- predict (Keras 3's Trainer): losses and metrics resolved from names, the
+-- train/test/predict steps as traced functions (one trace each: their input
+-- signature has a None batch dim), batches, callbacks and the History.
+-- Installed on tide.Model by model.lua.
+local binding = require "tide.binding"
+local dtype = require "tide.dtype"
+local convert = require "tide.convert"
+local tensor_shape = require "tide.tensor_shape"
+local math_ops = require "tide.ops.math"
+local shape_ops = require "tide.ops.shape"
+local dynamic_shape = require "tide.ops.dynamic_shape"
+local tape_mod = require "tide.tape"
+local tracing = require "tide.tracing.function"
+local spec = require "tide.tracing.spec"
+local retracing = require "tide.tracing.retracing"
+local losses = require "tide.losses"
+local losses_base = require "tide.losses.base"
+local metrics_mod = require "tide.metrics"
+local optimizers = require "tide.optimizers"
+local keras_tensor = require "tide.layers.keras_tensor"
+local layer_mod = require "tide.layers.layer"
+local data = require "tide.models.data"
+local callbacks_mod = require "tide.callbacks.callback"
+
+local None = tensor_shape.None
+local istensor = binding.istensor
+local fmt = string.format
+
+local M = {}
+
+local function who(self) return layer_mod.who(self) end
+
+-- Options tables: keys checked against the known ones.
+local function options(what, opts, known)
+  if opts == nil then return {} end
+  if type(opts) ~= "table" or getmetatable(opts) ~= nil then
+    binding.error(fmt("%s: expects an options table, got %s", what, type(opts)))
+  end
+  for k in pairs(opts) do
+    if not known[k] then
+      local names = {}
+      for n in pairs(known) do names[#names + 1] = n end
+      table.sort(names)
+      binding.error(fmt("%s: unknown option '%s' (known: %s)", what, tostring(k), table.concat(names, ", ")))
+    end
+  end
+  return opts
+end
+
+local function set(list)
+  local s = {}
+  for _, k in ipairs(list) do s[k] = true end
+  return s
+end
+
+---------------------------------------------------------------------------
+-- compile
+---------------------------------------------------------------------------
+
+local COMPILE = set { "optimizer", "loss", "metrics", "loss_weights", "run_eagerly", "weighted_metrics",
+  "steps_per_execution", "jit_compile", "auto_scale_loss" }
+
+-- A loss identifier as compile keeps it: a Loss, or a function (reduced by
+-- sum_over_batch_size as Keras's LossFunctionWrapper).
+local function get_loss(self, identifier)
+  if identifier == nil then return nil end
+  local ok, loss = pcall(losses.get, identifier)
+  if not ok then
+    binding.error(fmt("%s: compile: %s", who(self), (tostring(loss):gsub("^.-tide%.losses%.get: ", ""))))
+  end
+  return loss
+end
+
+-- compile{optimizer="rmsprop", loss=, metrics=, loss_weights=, run_eagerly=false}.
+local function compile(self, opts)
+  opts = options(who(self) .. ": compile", opts, COMPILE)
+  local ok, opt = pcall(optimizers.get, opts.optimizer == nil and "rmsprop" or opts.optimizer)
+  if not ok then binding.error(fmt("%s: compile: %s", who(self), (tostring(opt):gsub("^.-tide%.optimizers%.get: ", "")))) end
+  local loss_id = opts.loss
+  local loss_list
+  if type(loss_id) == "table" and getmetatable(loss_id) == nil then
+    loss_list = {}
+    for k, v in pairs(loss_id) do loss_list[k] = get_loss(self, v) end
+  else
+    loss_list = get_loss(self, loss_id)
+  end
+  if opts.run_eagerly ~= nil and type(opts.run_eagerly) ~= "boolean" then
+    binding.error(fmt("%s: compile: run_eagerly must be true or false, got %s", who(self), tostring(opts.run_eagerly)))
+  end
+  local metric_ids = opts.metrics or {}
+  if type(metric_ids) ~= "table" or getmetatable(metric_ids) ~= nil then metric_ids = { metric_ids } end
+  local weighted_ids = opts.weighted_metrics or {}
+  if type(weighted_ids) ~= "table" or getmetatable(weighted_ids) ~= nil then weighted_ids = { weighted_ids } end
+  local lw = opts.loss_weights
+  if lw ~= nil and type(lw) ~= "table" and type(lw) ~= "number" then
+    binding.error(fmt("%s: compile: loss_weights must be a list or a table by output name, got %s", who(self), type(lw)))
+  end
+  rawset(self, "optimizer", opt)
+  rawset(self, "loss", loss_id)
+  rawset(self, "_loss_objects", loss_list)
+  rawset(self, "_loss_weights", lw)
+  rawset(self, "_metric_ids", metric_ids)
+  rawset(self, "_weighted_metric_ids", weighted_ids)
+  rawset(self, "_compiled_metrics", nil) -- made at the first batch, when shapes are known
+  rawset(self, "_metric_entries", nil)
+  rawset(self, "_loss_tracker", metrics_mod.Mean { name = "loss" })
+  rawset(self, "run_eagerly", opts.run_eagerly == true)
+  rawset(self, "compiled", true)
+  rawset(self, "_functions", {})
+  rawset(self, "stop_training", false)
+end
+
+local function require_compiled(self, what)
+  if not rawget(self, "compiled") then
+    binding.error(fmt("%s: you must call compile{optimizer=, loss=} before %s", who(self), what))
+  end
+end
+
+-- The model's outputs as a list, and their names (output layers' names).
+local function output_list(y_pred)
+  if istensor(y_pred) then return { y_pred } end
+  return data.flatten(y_pred, "outputs").leaves
+end
+
+local function output_names(self, n)
+  local names = {}
+  local outs = rawget(self, "outputs")
+  local stack = rawget(self, "_layers")
+  if outs == nil and n == 1 and stack and stack[#stack] and getmetatable(self).add then
+    return { stack[#stack].name } -- a Sequential: its last layer
+  end
+  for i = 1, n do
+    local kt = outs and outs[i]
+    names[i] = kt and kt.node and kt.node.layer and kt.node.layer.name or ("output_" .. i)
+  end
+  return names
+end
+
+-- The entry of a per-output option (a single value, a list, or a table by output name).
+local function per_output(value, i, name, n)
+  if type(value) ~= "table" or getmetatable(value) ~= nil then return value end
+  if value[name] ~= nil then return value[name] end
+  if n == 1 and value[1] == nil and next(value) ~= nil then return nil end
+  return value[i]
+end
+
+local function loss_name(loss)
+  if type(loss) == "table" then return loss.name or "loss" end
+  return "loss"
+end
+
+local function shape_text(dims)
+  return layer_mod.shape_text(dims)
+end
+
+-- Clear errors for labels that cannot fit the loss and the output.
+local function check_labels(self, loss, y_true, y_pred, name)
+  local ts, ps = y_true.shape, y_pred.shape
+  if ts.rank == nil or ps.rank == nil then return end
+  local t, p = ts:as_list(), ps:as_list()
+  local sparse = false
+  for _, cls in ipairs { losses.SparseCategoricalCrossentropy } do
+    if getmetatable(loss) == cls then sparse = true end
+  end
+  if loss == losses.sparse_categorical_crossentropy then sparse = true end
+  local function fail(why)
+    binding.error(fmt("%s: the labels for output '%s' have shape %s, which does not fit the output's shape %s: %s",
+      who(self), name, shape_text(t), shape_text(p), why))
+  end
+  if sparse then
+    local ok = (#t == #p - 1) or (#t == #p and t[#t] == 1)
+    if not ok then
+      fail("sparse categorical crossentropy takes class indices of shape " .. shape_text({ unpack(p, 1, #p - 1) }) .. "; for one-hot labels use categorical_crossentropy")
+    end
+  elseif #t == #p then
+    for i = 2, #t do
+      if t[i] ~= None and p[i] ~= None and t[i] ~= p[i] and t[i] ~= 1 and p[i] ~= 1 then
+        fail(fmt("dim %d differs (%s against %s)", i - 1, tostring(t[i]), tostring(p[i])))
+      end
+    end
+  elseif #t ~= #p - 1 or p[#p] ~= 1 then
+    if not (#t == #p + 1 and t[#t] == 1) then
+      fail("the ranks differ; give labels of the output's shape (one-hot labels for categorical losses, or " ..
+        "sparse_categorical_crossentropy for class indices)")
+    end
+  end
+end
+
+-- The metric identifiers for output i (of n, named name) in `ids`: a
+-- list for every output, a table by output name, or a list of lists.
+local function ids_for_output(ids, i, name, n)
+  if n > 1 then
+    if ids[name] ~= nil then ids = ids[name]
+    elseif type(ids[1]) == "table" and getmetatable(ids[1]) == nil then ids = ids[i] end
+  end
+  if ids == nil then return {} end
+  if type(ids) ~= "table" or getmetatable(ids) ~= nil then return { ids } end
+  return ids
+end
+
+-- The compiled metrics, made once the outputs' and targets' shapes are
+-- known: entries { metric, output = k, weighted = bool } (metrics= ignore
+-- sample weights, weighted_metrics= use them, as Keras 3).
+local function build_metrics(self, ys, preds)
+  if rawget(self, "_compiled_metrics") then return end
+  local entries, list = {}, {}
+  local n = #preds
+  local names = output_names(self, n)
+  for _, group in ipairs { { rawget(self, "_metric_ids"), false }, { rawget(self, "_weighted_metric_ids"), true } } do
+    for i = 1, n do
+      local loss = per_output(rawget(self, "_loss_objects"), i, names[i], n)
+      for _, id in ipairs(ids_for_output(group[1], i, names[i], n)) do
+        local ok, m = pcall(metrics_mod.resolve, id, loss, preds[i].shape, ys[i] and ys[i].shape)
+        if not ok then binding.error(fmt("%s: compile: %s", who(self), tostring(m))) end
+        if n > 1 and (type(id) == "string" or metrics_mod.is_deferred(id)) then m.name = names[i] .. "_" .. m.name end
+        if group[2] and type(id) == "string" then m.name = "weighted_" .. m.name end
+        entries[#entries + 1] = { metric = m, output = i, weighted = group[2] }
+        list[#list + 1] = m
+      end
+    end
+  end
+  rawset(self, "_metric_entries", entries)
+  rawset(self, "_compiled_metrics", list)
+end
+
+function M.metrics(self)
+  local out = {}
+  local tracker = rawget(self, "_loss_tracker")
+  if tracker then out[1] = tracker end
+  for _, m in ipairs(rawget(self, "_compiled_metrics") or {}) do out[#out + 1] = m end
+  return out
+end
+
+-- compute_loss(x, y, y_pred, sample_weight): the compiled losses (weighted
+-- per output) plus the model's regularization losses; the loss tracker is
+-- updated with it, weighted by the batch size (Keras 3).
+local function compute_loss(self, x, y, y_pred, sample_weight)
+  local preds = output_list(y_pred)
+  local ys = y == nil and {} or (istensor(y) and { y } or data.flatten(y, "y").leaves)
+  local n = #preds
+  local names = output_names(self, n)
+  local loss_objects = rawget(self, "_loss_objects")
+  local total
+  if loss_objects ~= nil then
+    if #ys ~= n then
+      binding.error(fmt("%s: the model has %d output(s) but %d target array(s) were given", who(self), n, #ys))
+    end
+    for i = 1, n do
+      local loss = per_output(loss_objects, i, names[i], n)
+      if loss ~= nil then
+        check_labels(self, loss, ys[i], preds[i], names[i])
+        local value
+        if type(loss) == "function" then
+          value = losses_base.reduce_weighted_values(names[i], loss(ys[i], preds[i]), sample_weight, nil,
+            "sum_over_batch_size")
+        else
+          value = loss(ys[i], preds[i], sample_weight)
+        end
+        local w = per_output(rawget(self, "_loss_weights"), i, names[i], n)
+        if w ~= nil then value = value * w end
+        total = total and (total + value) or value
+      end
+    end
+  end
+  for _, l in ipairs(self.losses) do
+    l = math_ops.cast(l, total and total.dtype or "float32")
+    total = total and (total + l) or l
+  end
+  if total == nil then
+    binding.error(fmt("%s: no loss to train on: give compile a loss= (or add losses in call with add_loss)", who(self)))
+  end
+  local first = x
+  while type(first) == "table" and not istensor(first) do
+    local _, v = next(first)
+    first = v
+  end
+  local batch = dynamic_shape.shape(first)[0]
+  rawget(self, "_loss_tracker"):update_state(total, math_ops.cast(batch, "float32"))
+  return total
+end
+
+-- compute_metrics(x, y, y_pred, sample_weight): update the compiled metrics,
+-- return get_metrics_result().
+local function compute_metrics(self, x, y, y_pred, sample_weight)
+  local preds = output_list(y_pred)
+  local ys = y == nil and {} or (istensor(y) and { y } or data.flatten(y, "y").leaves)
+  build_metrics(self, ys, preds)
+  for _, e in ipairs(rawget(self, "_metric_entries")) do
+    e.metric:update_state(ys[e.output], preds[e.output], e.weighted and sample_weight or nil)
+  end
+  return self:get_metrics_result()
+end
+
+local function get_metrics_result(self)
+  local out = {}
+  for _, m in ipairs(self.metrics) do out[m.name] = m:result() end
+  return out
+end
+
+local function reset_metrics(self)
+  for _, m in ipairs(self.metrics) do m:reset_state() end
+end
+
+---------------------------------------------------------------------------
+-- Steps
+---------------------------------------------------------------------------
+
+-- train_step(data): data = {x, y, sample_weight}; one optimizer step, returns
+-- the metrics' results by name.
+local function train_step(self, batch)
+  local x, y, sw = batch[1], batch[2], batch[3]
+  local vars = self.trainable_weights
+  local tape = tape_mod.GradientTape()
+  local y_pred, loss = tape:run(function()
+    local p = self(x, { training = true })
+    return p, self:compute_loss(x, y, p, sw)
+  end)
+  if #vars > 0 then
+    local grads = tape:gradient(loss, vars)
+    self.optimizer:apply(grads, vars)
+  end
+  return self:compute_metrics(x, y, y_pred, sw)
+end
+
+local function test_step(self, batch)
+  local x, y, sw = batch[1], batch[2], batch[3]
+  local y_pred = self(x, { training = false })
+  self:compute_loss(x, y, y_pred, sw)
+  return self:compute_metrics(x, y, y_pred, sw)
+end
+
+local function predict_step(self, batch)
+  return self(batch[1], { training = false })
+end
+
+-- A key naming the trainable variables now: a change (model.trainable =
+-- false, a layer frozen) makes fit build its train function again.
+local variable_ids, next_id = setmetatable({}, { __mode = "k" }), 0
+local function trainable_key(self)
+  local parts = {}
+  for i, v in ipairs(self.trainable_weights) do
+    local id = variable_ids[v]
+    if id == nil then
+      next_id = next_id + 1
+      id = next_id
+      variable_ids[v] = id
+    end
+    parts[i] = id
+  end
+  return table.concat(parts, ",")
+end
+
+local function spec_for(t)
+  local dims = t.shape:as_list()
+  dims[1] = None
+  return spec.TensorSpec(dims, t.dtype)
+end
+
+-- The step function for `kind` ("train", "test", "predict") over batches
+-- shaped like the given flat groups: traced once with a None batch dim
+-- (kept on the model), or the plain Lua step under run_eagerly.
+local function step_function(self, kind, x, y, sw)
+  local fns = rawget(self, "_functions")
+  if fns == nil then fns = {}; rawset(self, "_functions", fns) end
+  local eager = rawget(self, "run_eagerly") == true
+  local nx, ny = #x.leaves, y and #y.leaves or 0
+  local key = kind .. (y and ":y" or "") .. (sw and ":w" or "") .. (eager and ":eager" or "")
+  if kind == "train" then
+    local tk = trainable_key(self)
+    if rawget(self, "_trainable_key") ~= tk then
+      for k in pairs(fns) do if k:sub(1, 5) == "train" then fns[k] = nil end end
+      rawset(self, "_trainable_key", tk)
+    end
+  end
+  local f = fns[key]
+  if f then return f end
+  local xt, yt = x.template, y and y.template
+  local step = kind == "train" and "train_step" or kind == "test" and "test_step" or "predict_step"
+  local fn = function(...)
+    local args = { ... }
+    local bx = data.rebuild(xt, args, 0)
+    local by = yt and data.rebuild(yt, args, nx) or nil
+    local bw = sw and args[nx + ny + 1] or nil
+    return self[step](self, { bx, by, bw })
+  end
+  if not eager then
+    local sig = {}
+    for _, t in ipairs(x.leaves) do sig[#sig + 1] = spec_for(t) end
+    for _, t in ipairs(y and y.leaves or {}) do sig[#sig + 1] = spec_for(t) end
+    if sw then sig[#sig + 1] = spec.TensorSpec({ None }, "float32") end
+    f = tracing.trace(fn, { input_signature = sig, name = kind .. "_function" })
+    -- its own retracing detector: every model makes a new closure of fn,
+    -- which a detector shared by the Lua function would count as retracing
+    f._detector = retracing.new_detector()
+  else
+    f = fn
+  end
+  fns[key] = f
+  return f
+end
+M.step_function = step_function
+
+-- Make the weights (a first eager call on a batch, when the model has never
+-- run) and the optimizer's slots before a step is traced.
+local function prepare(self, xb, training)
+  if not rawget(self, "built") or not rawget(self, "_has_run") then
+    self(data.rebuild(xb.template, xb.leaves, 0), { training = false })
+    rawset(self, "_has_run", true)
+  end
+  if training then self.optimizer:build(self.trainable_weights) end
+end
+
+-- Logs as Lua numbers.
+local function numbers(logs)
+  local out = {}
+  for k, v in pairs(logs or {}) do
+    if istensor(v) then out[k] = v:item() else out[k] = v end
+  end
+  return out
+end
+
+local function call_step(f, xb, yb, wb)
+  local args = {}
+  for _, t in ipairs(xb.leaves) do args[#args + 1] = t end
+  if yb then for _, t in ipairs(yb.leaves) do args[#args + 1] = t end end
+  if wb then args[#args + 1] = wb end
+  return f(unpack(args))
+end
+
+local function as_weights(sw, n, what)
+  if sw == nil then return nil end
+  if not istensor(sw) then sw = convert.tensor(sw, "float32", what) end
+  if sw.dtype ~= "float32" then sw = math_ops.cast(sw, "float32") end
+  if sw.ndim ~= 1 or sw.shape[1] ~= n then
+    binding.error(fmt("%s: sample_weight must have shape (%d,) (one weight per sample), got %s", what, n,
+      tostring(sw.shape)))
+  end
+  return sw
+end
+
+local function positive_int(what, name, v, default)
+  if v == nil then return default end
+  if type(v) ~= "number" or v ~= math.floor(v) or v < 1 then
+    binding.error(fmt("%s: %s must be a positive integer, got %s", what, name, tostring(v)))
+  end
+  return v
+end
+
+---------------------------------------------------------------------------
+-- evaluate
+---------------------------------------------------------------------------
+
+local EVALUATE = set { "batch_size", "verbose", "sample_weight", "steps", "callbacks", "return_dict" }
+
+-- The core of evaluate on flat groups; returns the logs (numbers).
+local function run_evaluate(self, x, y, sw, n, batch_size, steps, cbs)
+  local total_steps = math.ceil(n / batch_size)
+  if steps then total_steps = math.min(steps, total_steps) end
+  reset_metrics(self)
+  cbs:on_test_begin()
+  local logs = {}
+  for step = 0, total_steps - 1 do
+    local a, b = step * batch_size, math.min(n, (step + 1) * batch_size)
+    local xb, yb = data.batch(x, a, b), data.batch(y, a, b)
+    local wb = sw and sw:slice { { a, b } } or nil
+    cbs:on_test_batch_begin(step)
+    prepare(self, xb, false)
+    local f = step_function(self, "test", xb, yb, wb)
+    logs = numbers(call_step(f, xb, yb, wb))
+    cbs:on_test_batch_end(step, logs)
+  end
+  if total_steps == 0 then logs = numbers(get_metrics_result(self)) end
+  cbs:on_test_end(logs)
+  return logs
+end
+
+local function prepare_xy(self, what, x, y, sample_weight)
+  if x == nil then binding.error(fmt("%s: %s: x is nil; pass the input data", who(self), what)) end
+  local xd = data.flatten(x, what .. ": x")
+  local yd = y ~= nil and data.flatten(y, what .. ": y") or nil
+  local n = data.sample_count { { data = xd, what = "x" }, { data = yd, what = "y" } }
+  local sw = as_weights(sample_weight, n, who(self) .. ": " .. what)
+  return xd, yd, sw, n
+end
+
+-- evaluate(x, y, {batch_size=32, verbose=1, sample_weight=, steps=,
+-- callbacks=, return_dict=false}): the loss and metrics over the data; a
+-- number when there is only the loss, else a list in metrics_names' order
+-- (or a table by name with return_dict).
+local function evaluate(self, x, y, opts)
+  opts = options(who(self) .. ": evaluate", opts, EVALUATE)
+  require_compiled(self, "evaluate")
+  local xd, yd, sw, n = prepare_xy(self, "evaluate", x, y, opts.sample_weight)
+  local batch_size = positive_int("evaluate", "batch_size", opts.batch_size, 32)
+  local verbose = opts.verbose == nil and 1 or opts.verbose
+  local steps = math.ceil(n / batch_size)
+  if opts.steps then steps = math.min(positive_int("evaluate", "steps", opts.steps), steps) end
+  local cbs = callbacks_mod.CallbackList(opts.callbacks, { add_progbar = verbose ~= 0, model = self,
+    verbose = verbose, epochs = 1, steps = steps })
+  local logs = run_evaluate(self, xd, yd, sw, n, batch_size, opts.steps, cbs)
+  if opts.return_dict then return logs end
+  local names = self.metrics_names
+  if #names == 1 then return logs[names[1]] end
+  local out = {}
+  for i, k in ipairs(names) do out[i] = logs[k] end
+  return out
+end
+
+---------------------------------------------------------------------------
+-- fit
+---------------------------------------------------------------------------
+
+local FIT = set { "batch_size", "epochs", "verbose", "callbacks", "validation_split", "validation_data", "shuffle",
+  "initial_epoch", "steps_per_epoch", "class_weight", "sample_weight", "validation_batch_size", "validation_steps",
+  "validation_freq" }
+
+-- fit(x, y, {batch_size=32, epochs=1, verbose=1, callbacks=, validation_split=0,
+-- validation_data=, shuffle=true, initial_epoch=0, steps_per_epoch=,
+-- class_weight=, sample_weight=}) -> History.
+local function fit(self, x, y, opts)
+  opts = options(who(self) .. ": fit", opts, FIT)
+  require_compiled(self, "fit")
+  local what = who(self) .. ": fit"
+  local xd, yd, sw, n = prepare_xy(self, "fit", x, y, opts.sample_weight)
+  if yd == nil and rawget(self, "_loss_objects") ~= nil then
+    binding.error(fmt("%s: y is nil, but the model was compiled with a loss; pass the targets", what))
+  end
+  if opts.class_weight ~= nil then
+    if sw then
+      binding.error(fmt("%s: class_weight and sample_weight cannot be given together (as Keras); fold the class " ..
+        "weights into sample_weight", what))
+    end
+    sw = data.class_weights(opts.class_weight, yd, what)
+  end
+  local batch_size = positive_int("fit", "batch_size", opts.batch_size, 32)
+  local epochs = positive_int("fit", "epochs", opts.epochs, 1)
+  local initial_epoch = opts.initial_epoch or 0
+  if type(initial_epoch) ~= "number" or initial_epoch < 0 or initial_epoch ~= math.floor(initial_epoch) then
+    binding.error(fmt("%s: initial_epoch must be a non-negative integer, got %s", what, tostring(initial_epoch)))
+  end
+  local verbose = opts.verbose == nil and 1 or opts.verbose
+  if verbose ~= 0 and verbose ~= 1 and verbose ~= 2 and verbose ~= "auto" then
+    binding.error(fmt("%s: verbose must be 0, 1 or 2, got %s", what, tostring(verbose)))
+  end
+  if verbose == "auto" then verbose = 1 end
+  local shuffle = opts.shuffle ~= false
+  -- validation data
+  local vx, vy, vw, vn
+  if opts.validation_data ~= nil then
+    local vd = opts.validation_data
+    if type(vd) ~= "table" or getmetatable(vd) ~= nil or vd[1] == nil then
+      binding.error(fmt("%s: validation_data must be {x_val, y_val} or {x_val, y_val, sample_weight_val}", what))
+    end
+    vx, vy, vw, vn = prepare_xy(self, "fit: validation_data", vd[1], vd[2], vd[3])
+  elseif opts.validation_split ~= nil and opts.validation_split ~= 0 then
+    local f = opts.validation_split
+    if type(f) ~= "number" or f <= 0 or f >= 1 then
+      binding.error(fmt("%s: validation_split must be a number in (0, 1), got %s", what, tostring(f)))
+    end
+    local at
+    xd, vx, at = data.split(xd, n, f)
+    if yd then yd, vy = data.split(yd, n, f) end
+    if sw then vw = sw:slice { { at, n } }; sw = sw:slice { { 0, at } } end
+    vn = n - at
+    n = at
+  end
+  local batches = math.ceil(n / batch_size)
+  local steps = opts.steps_per_epoch and positive_int("fit", "steps_per_epoch", opts.steps_per_epoch) or batches
+  local cbs = callbacks_mod.CallbackList(opts.callbacks, { add_history = true, add_progbar = verbose ~= 0,
+    model = self, verbose = verbose, epochs = epochs, steps = steps })
+  rawset(self, "stop_training", false)
+  cbs:on_train_begin()
+  local perm, cursor = nil, batches -- cursor: the next batch of the current pass
+  local epoch_logs = {}
+  local val_bs = opts.validation_batch_size or batch_size
+  for epoch = initial_epoch, epochs - 1 do
+    reset_metrics(self)
+    cbs:on_epoch_begin(epoch)
+    local logs = {}
+    local ran = 0
+    if not opts.steps_per_epoch then cursor = batches end -- each epoch is one pass
+    for step = 0, steps - 1 do
+      if cursor >= batches then
+        if opts.steps_per_epoch and step > 0 then
+          io.stderr:write(fmt("Warning: fit: your input ran out of data in epoch %d after %d of %d steps " ..
+            "(steps_per_epoch=%d, %d batches of %d samples); the epoch ends here. Give steps_per_epoch <= %d.\n",
+            epoch + 1, step, steps, steps, batches, batch_size, batches))
+          break
+        end
+        perm, cursor = data.permutation(n, shuffle), 0
+      end
+      local a, b = cursor * batch_size, math.min(n, (cursor + 1) * batch_size)
+      cursor = cursor + 1
+      local xb, yb = data.batch(xd, a, b, perm), data.batch(yd, a, b, perm)
+      local wb = sw and (perm and shape_ops.gather(sw, perm:slice { { a, b } }) or sw:slice { { a, b } }) or nil
+      cbs:on_train_batch_begin(step)
+      prepare(self, xb, true)
+      local f = step_function(self, "train", xb, yb, wb)
+      logs = numbers(call_step(f, xb, yb, wb))
+      ran = ran + 1
+      cbs:on_train_batch_end(step, logs)
+      if rawget(self, "stop_training") then break end
+    end
+    epoch_logs = {}
+    for k, v in pairs(logs) do epoch_logs[k] = v end
+    local freq = opts.validation_freq or 1
+    if vx and (epoch + 1) % freq == 0 then
+      local vcbs = callbacks_mod.CallbackList(nil, { model = self, verbose = 0, epochs = 1, steps = 0 })
+      local vlogs = run_evaluate(self, vx, vy, vw, vn, val_bs, opts.validation_steps, vcbs)
+      for k, v in pairs(vlogs) do epoch_logs["val_" .. k] = v end
+    end
+    cbs:on_epoch_end(epoch, epoch_logs)
+    if rawget(self, "stop_training") then break end
+  end
+  cbs:on_train_end(epoch_logs)
+  return rawget(self, "history")
+end
+
+---------------------------------------------------------------------------
+-- predict and the *_on_batch forms
+---------------------------------------------------------------------------
+
+local PREDICT = set { "batch_size", "verbose", "steps", "callbacks" }
+
+-- Join the batches' outputs (each a tensor or a structure) along axis 0.
+local function concat_outputs(outs)
+  local first = outs[1]
+  if istensor(first) then
+    if #outs == 1 then return first end
+    return shape_ops.concat(outs, 0)
+  end
+  local joined = {}
+  for k in pairs(first) do
+    local parts = {}
+    for i, o in ipairs(outs) do parts[i] = o[k] end
+    joined[k] = concat_outputs(parts)
+  end
+  return joined
+end
+
+-- predict(x, {batch_size=32, verbose=0, steps=, callbacks=}): the outputs for
+-- every sample (the last partial batch included), joined.
+local function predict(self, x, opts)
+  opts = options(who(self) .. ": predict", opts, PREDICT)
+  if x == nil then binding.error(fmt("%s: predict: x is nil; pass the input data", who(self))) end
+  local xd = data.flatten(x, "predict: x")
+  local n = data.sample_count { { data = xd, what = "x" } }
+  local batch_size = positive_int("predict", "batch_size", opts.batch_size, 32)
+  local steps = math.ceil(n / batch_size)
+  if opts.steps then steps = math.min(positive_int("predict", "steps", opts.steps), steps) end
+  local verbose = opts.verbose == nil and 0 or opts.verbose
+  local cbs = callbacks_mod.CallbackList(opts.callbacks, { add_progbar = verbose ~= 0, model = self,
+    verbose = verbose, epochs = 1, steps = steps })
+  cbs:on_predict_begin()
+  local outs = {}
+  for step = 0, steps - 1 do
+    local a, b = step * batch_size, math.min(n, (step + 1) * batch_size)
+    local xb = data.batch(xd, a, b)
+    cbs:on_predict_batch_begin(step)
+    prepare(self, xb, false)
+    local f = step_function(self, "predict", xb, nil, nil)
+    outs[#outs + 1] = call_step(f, xb, nil, nil)
+    cbs:on_predict_batch_end(step, { outputs = outs[#outs] })
+  end
+  cbs:on_predict_end()
+  if #outs == 0 then binding.error(fmt("%s: predict: x holds no samples", who(self))) end
+  return concat_outputs(outs)
+end
+
+local function on_batch_logs(self, logs, return_dict)
+  if return_dict then return logs end
+  local names = self.metrics_names
+  if #names == 1 then return logs[names[1]] end
+  local out = {}
+  for i, k in ipairs(names) do out[i] = logs[k] end
+  return out
+end
+
+local ON_BATCH = set { "sample_weight", "class_weight", "return_dict" }
+
+-- train_on_batch(x, y, {sample_weight=, class_weight=, return_dict=false}):
+-- one step; the batch's loss and metrics (metrics are reset first, so the
+-- values are this batch's, as Keras's reset_metrics=True).
+local function train_on_batch(self, x, y, opts)
+  opts = options(who(self) .. ": train_on_batch", opts, ON_BATCH)
+  require_compiled(self, "train_on_batch")
+  local xd, yd, sw = prepare_xy(self, "train_on_batch", x, y, opts.sample_weight)
+  if opts.class_weight then
+    local cw = data.class_weights(opts.class_weight, yd, who(self) .. ": train_on_batch")
+    sw = sw and sw * cw or cw
+  end
+  reset_metrics(self)
+  prepare(self, xd, true)
+  local f = step_function(self, "train", xd, yd, sw)
+  return on_batch_logs(self, numbers(call_step(f, xd, yd, sw)), opts.return_dict)
+end
+
+local function test_on_batch(self, x, y, opts)
+  opts = options(who(self) .. ": test_on_batch", opts, set { "sample_weight", "return_dict" })
+  require_compiled(self, "test_on_batch")
+  local xd, yd, sw = prepare_xy(self, "test_on_batch", x, y, opts.sample_weight)
+  reset_metrics(self)
+  prepare(self, xd, false)
+  local f = step_function(self, "test", xd, yd, sw)
+  return on_batch_logs(self, numbers(call_step(f, xd, yd, sw)), opts.return_dict)
+end
+
+local function predict_on_batch(self, x)
+  local xd = data.flatten(x, "predict_on_batch: x")
+  prepare(self, xd, false)
+  local f = step_function(self, "predict", xd, nil, nil)
+  return call_step(f, xd, nil, nil)
+end
+
+-- Install the training methods on the Model class.
+function M.install(Model)
+  Model.compile = compile
+  Model.fit = fit
+  Model.evaluate = evaluate
+  Model.predict = predict
+  Model.train_on_batch = train_on_batch
+  Model.test_on_batch = test_on_batch
+  Model.predict_on_batch = predict_on_batch
+  Model.train_step = train_step
+  Model.test_step = test_step
+  Model.predict_step = predict_step
+  Model.compute_loss = compute_loss
+  Model.compute_metrics = compute_metrics
+  Model.get_metrics_result = get_metrics_result
+  Model.reset_metrics = reset_metrics
+end
+
+return M

@@ -1,0 +1,39 @@
+-- tests/spec/models/idx_spec.lua — the examples' IDX reader
+-- (tide.models.idx): plain and gzipped files, Debian's Fashion-MNIST labels, and the errors for a missing, foreign or truncated file.
+require "tide"
+local idx = require "tide.models.idx"
+local h = require "helpers"
+
+local function write(path, bytes)
+  local f = io.open(path, "wb")
+  f:write(bytes)
+  f:close()
+end
+
+describe("read_idx", function()
+  local path = os.tmpname()
+  after_each(function() os.remove(path); os.remove(path .. ".gz") end)
+
+  it("reads a plain and a gzipped IDX file into a uint8 tensor", function()
+    write(path, "\0\0\8\2\0\0\0\2\0\0\0\3" .. string.char(1, 2, 3, 4, 5, 255))
+    local t = idx.read_idx(path)
+    assert.are.equal("uint8", t.dtype)
+    assert.are.same({ { 1, 2, 3 }, { 4, 5, 255 } }, t:totable())
+    os.execute("gzip -kf " .. path)
+    assert.are.same({ { 1, 2, 3 }, { 4, 5, 255 } }, idx.read_idx(path .. ".gz"):totable())
+  end)
+
+  it("reads Debian's Fashion-MNIST test labels (tools/deps.sh installs them)", function()
+    local t = idx.read_idx("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz")
+    assert.are.same({ 10000 }, t.shape:as_list())
+    assert.are.equal(9, t:totable()[1]) -- the first test image is an ankle boot
+  end)
+
+  it("names what is wrong", function()
+    h.errors("cannot read '/nonexistent/x'", idx.read_idx, "/nonexistent/x")
+    write(path, "PK\3\4junk")
+    h.errors("is not an IDX file of unsigned bytes", idx.read_idx, path)
+    write(path, "\0\0\8\1\0\0\0\5" .. "abc")
+    h.errors("holds 3 bytes of data, but its header says 5", idx.read_idx, path)
+  end)
+end)
