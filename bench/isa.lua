@@ -33,6 +33,14 @@ case("add_100k", "GB/s", function(t) return 3 * 4e5 / t / 1e9 end, function() re
 case("sum_100k", "GB/s", function(t) return 4e5 / t / 1e9 end, function() return tide.reduce_sum(ka) end, 2000)
 case("max_100k", "GB/s", function(t) return 4e5 / t / 1e9 end, function() return tide.reduce_max(ka) end, 2000)
 case("cast_100k_to_int32", "GB/s", function(t) return 8e5 / t / 1e9 end, function() return ka:cast("int32") end, 2000)
+case("exp_100k", "GB/s", function(t) return 8e5 / t / 1e9 end, function() return tide.exp(ka) end, 2000)
+-- The fused engine: a traced 10-op chain on 100k floats (one fused node).
+local chain = tide.trace(function(x)
+  local y = tide.relu(x * 1.5 + 0.5) - 0.25
+  y = tide.minimum(tide.abs(y * x), 4) + x
+  return tide.square(tide.tanh(y) * 0.5)
+end)
+case("chain10_100k_fused", "GB/s", function(t) return 8e5 / t / 1e9 end, function() return chain(ka) end, 2000)
 -- Memory-bound work (10M float32 = 40 MB per operand).
 local ma, mb = tide.random.uniform({10000000}), tide.random.uniform({10000000})
 case("add_10m", "GB/s", function(t) return 3 * 4e7 / t / 1e9 end, function() return ma + mb end, 5)

@@ -13,7 +13,9 @@
 #   tf       TensorFlow 2 (tensorflow-cpu) from bench/.venv, intra- and
 #   tf-xla   inter-op pools of T threads; tf-xla compiles with jit_compile=True
 # bench/venv.sh makes bench/.venv from PyPI when missing (TIDE_BENCH_VENV=DIR
-# uses another); without it the JAX and TensorFlow columns are left out.
+# uses another venv, PEERS_PYTHON=PATH another python that has jax and
+# tensorflow, e.g. /work/venv-tf/bin/python; JAX_PYTHON is read as the same);
+# without one the JAX and TensorFlow columns are left out.
 # A section's JAX/TF work is bench/<section>_peers.py PEER (PEER: jax, tf or
 # tf-xla), printing the names its tide script prints.
 set -eu
@@ -23,7 +25,8 @@ export TIDE_NUM_THREADS=$threads
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-peer_py=$(bench/venv.sh) || peer_py=""
+peer_py=${PEERS_PYTHON:-${JAX_PYTHON:-}}
+[ -n "$peer_py" ] || peer_py=$(bench/venv.sh) || peer_py=""
 
 # section NAME: bench/NAME.lua, then (when they exist) bench/NAME_openblas.lua,
 # bench/NAME_torch.py and bench/NAME_peers.py for each venv peer, each in a
@@ -36,8 +39,8 @@ section() {
     set -- "$@" "$out/$1.openblas" openblas
   fi
   if [ -f "bench/$1_torch.py" ]; then
-    OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 "bench/$1_torch.py" >"$out/$1.torch" ||
-      echo "# bench/$1_torch.py failed" >&2
+    OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 "bench/$1_torch.py" >"$out/$1.torch" \
+      2>"$out/$1.torch.err" || { echo "# bench/$1_torch.py failed:" >&2; tail -n 3 "$out/$1.torch.err" >&2; }
     set -- "$@" "$out/$1.torch" torch
   fi
   if [ -n "$peer_py" ] && [ -f "bench/$1_peers.py" ]; then
@@ -56,11 +59,13 @@ echo "# machine"
 OMP_NUM_THREADS=$threads OMP_PROC_BIND=true "$out/triad" | tee "$out/triad.txt"
 bw=$(sed -n 's/^triad.bandwidth: \([0-9.]*\) GB\/s$/\1/p' "$out/triad.txt")
 
-# share NAME FILE: NAME's GB/s in FILE as a share of the machine's bandwidth.
+# share NAME FILE [BW]: NAME's GB/s in FILE as a share of bandwidth BW (GB/s;
+# default: the in-memory triad's).
 share() {
   v=$(sed -n "s/^$1: \\([0-9.e+-]*\\) GB\\/s\$/\\1/p" "$2")
-  if [ -n "$v" ] && [ -n "$bw" ]; then
-    awk -v n="$1" -v v="$v" -v b="$bw" 'BEGIN { printf "%s_share_of_triad: %.1f %%\n", n, 100 * v / b }'
+  b=${3:-$bw}
+  if [ -n "$v" ] && [ -n "$b" ]; then
+    awk -v n="$1" -v v="$v" -v b="$b" 'BEGIN { printf "%s_share_of_triad: %.1f %%\n", n, 100 * v / b }'
   fi
 }
 
@@ -81,24 +86,12 @@ section conv
 echo "# index-driven ops (gather_nd, scatters, where, boolean_mask, unique, segments) vs PyTorch (threads: $threads)"
 section index
 
-echo "# tide.trace vs PyTorch eager and TorchScript (lstm50_traced and chain10_10m_fused: torch.jit.script; threads: $threads)"
+echo "# tide.trace vs PyTorch eager and TorchScript (the *_traced and *_fused lines: torch.jit.script), jax.jit and tf.function (threads: $threads)"
 section trace
-# jax.jit on the same work (bench/trace_jax.py), with the bench venv's Python (or JAX_PYTHON's).
-jax_py=${JAX_PYTHON:-$peer_py}
-if [ -n "$jax_py" ]; then
-  echo "# tide.trace vs jax.jit (threads: $threads)"
-  "$jax_py" bench/trace_jax.py 2>/dev/null >"$out/trace.jax"
-  "$BUILD/tide" bench/compare.lua "$out/trace.tide" "$out/trace.jax" jax | grep -e '| jax'
-fi
 # The 10M chain against the in-memory triad, the 1M one against the triad on 1M floats (in cache).
 bw1m=$(sed -n 's/^triad_1m.bandwidth: \([0-9.]*\) GB\/s$/\1/p' "$out/triad.txt")
-for pair in "10m $bw" "1m $bw1m"; do
-  set -- $pair
-  v=$(sed -n "s/^chain10_$1_fused: \\([0-9.e+-]*\\) GB\\/s\$/\\1/p" "$out/trace.tide")
-  if [ -n "$v" ] && [ -n "${2:-}" ]; then
-    awk -v n="$1" -v v="$v" -v b="$2" 'BEGIN { printf "chain10_%s_fused_share_of_triad: %.1f %%\n", n, 100 * v / b }'
-  fi
-done
+share chain10_10m_fused "$out/trace.tide"
+share chain10_1m_fused "$out/trace.tide" "$bw1m"
 
 echo "# building graphs as they grow: traced functions nested 100-3,000 deep, 8k-100k Lua-number constants, 32k Variable reads; fixed costs of tape:run and a traced call (tide only)"
 "$BUILD/tide" bench/trace_build.lua

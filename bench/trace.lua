@@ -2,8 +2,8 @@
 -- hidden 32, input 32) unrolled 50 steps, traced and eager; a 10-op
 -- elementwise chain on 1M float32 (in cache) and 10M (in memory), traced (one
 -- fused node) and eager; and what a trace costs. bench/trace_torch.py runs
--- the same work in PyTorch (eager and TorchScript), bench/trace_jax.py under
--- jax.jit, with the same names; bench/run.sh prints them side by side.
+-- the same work in PyTorch (eager and TorchScript), bench/trace_peers.py in JAX and TensorFlow
+-- (jax.jit, tf.function), with the same names; bench/run.sh prints them side by side.
 local tide = require "tide"
 
 local timing = dofile(arg[0]:match("^(.-)[^/]*$") .. "timing.lua")

@@ -111,9 +111,14 @@ end
 local stats = C.tide_memory_stats_get()
 -- When C bytes allocated since the last collection pass `step`, collect.
 -- A collection costs time in proportion to the Lua heap (it never scans C
--- memory), so the step is a multiple of the Lua heap, and at least MIN_STEP:
--- small enough that freed temporaries are reused while still in the caches.
-local MIN_STEP = 4 * 1024 * 1024
+-- memory: ~290 us for the 1.6 MB that `require "tide"` loads), so the step
+-- is a multiple of the Lua heap, and at least MIN_STEP. A small step reuses
+-- freed temporaries while they are still in the caches but collects often;
+-- a large one writes every result to memory long out of the caches. On a
+-- 2-core Xeon (2 MB of L2 a core), eager `a + b` on 10,000 floats took 4.1
+-- us at 4 MB, 2.6-2.8 at 16, 2.4-2.7 at 32, 2.5-2.6 at 64 and 3.9 at 128
+-- (1e5 floats: 40, 25, 21, 23 us; 1e6: 387, 285, 250, 246 us).
+local MIN_STEP = 32 * 1024 * 1024
 local HEAP_FACTOR = 4
 local step = MIN_STEP
 local owners = {}        -- token -> Lua object kept alive for a zero-copy tensor
@@ -128,12 +133,27 @@ local function drain_tokens()
   end
 end
 
--- A full collection, so finalizers give dead tensors' memory back to C.
-function M.collect()
-  collectgarbage("collect")
+-- After a collection: count from zero again, size the next step, drop owners.
+local function collected()
   C.tide_memory_mark_collected()
   step = math.max(MIN_STEP, HEAP_FACTOR * 1024 * collectgarbage("count"))
   drain_tokens()
+end
+
+-- A full collection, so finalizers give dead tensors' memory back to C.
+function M.collect()
+  collectgarbage("collect")
+  collected()
+end
+
+-- The paced collection: the collector's cycle run to its end. When one is
+-- under way (LuaJIT's own pacing started it) this finishes it, where
+-- "collect" would first finish it and then run a whole new one: a quarter
+-- less time per `a + b` on 10,000 floats at a 4 MB step. What died after
+-- the cycle marked its objects goes at the next one.
+local function pace()
+  collectgarbage("step", 1048576) -- KB: more than any heap, so the cycle ends
+  collected()
 end
 
 local release = C.tide_tensor_release
@@ -142,7 +162,7 @@ local release = C.tide_tensor_release
 -- has run ahead. Inline (small) tensors never come here.
 function M.track(t)
   ffi.gc(t, release)
-  if stats.since_collect > step then M.collect() end
+  if stats.since_collect > step then pace() end
   return t
 end
 

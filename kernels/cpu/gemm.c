@@ -3,7 +3,7 @@
  *
  * - Small products (up to SMALL_MNK multiply-adds) run on the calling thread
  *   through OpenBLAS, whose small-matrix kernels beat oneDNN's set-up there.
- * - Larger ones are cut into tiles of C over tide's pool, about four per
+ * - Larger ones are cut into tiles of C over tide's pool, about two per
  *   thread (so a thread that another program slows down takes fewer), each
  *   tile one call on its thread alone: oneDNN's sgemm for float32 (5-20%
  *   faster than OpenBLAS's on one thread from 128^3 up, on 2-core Xeon and
@@ -24,8 +24,13 @@ enum { SMALL_MNK = 65536 * 4 };
 
 /* A tile is at least this many rows and columns: thinner tiles repack the
  * other operand too often (tiles of 128x128 and up lose under 5% to whole
- * products on one thread). */
-enum { MIN_TILE = 128, TILES_PER_THREAD = 4 };
+ * products on one thread). Each tile repacks its panels of A and B, so
+ * fewer tiles are faster when both cores are free: on the 2-core Xeon,
+ * medians of 5 alternating rounds in GFLOP/s at 1, 2 and 4 tiles a thread:
+ * 1024^3 408/405/384, 128x1024x1024 363/354/332, 2048^3 427/422/420; with
+ * another program busy on one core all were within noise (~200; 2048^3
+ * 215/234/258). Two a thread keeps most of both. */
+enum { MIN_TILE = 128, TILES_PER_THREAD = 2 };
 
 /* libgomp's setter, from libdnnl's own dependency (weak: without it float32
  * goes to OpenBLAS, since oneDNN would start OpenMP threads in each tile). */

@@ -54,8 +54,33 @@ NUM_OP(sign, x > 0 ? (T)1 : (x < 0 ? (T)-1 : x), (x > 0) - (x < 0))
 NUM_OP(square, x * x, x * x)
 NUM_OP(relu, x < 0 ? (T)0 : x, x < 0 ? 0 : x)
 NUM_OP(round, rint(x), x)
-/* float32 exp, tanh and sigmoid vectorize (vmath.h); float64 calls libm. */
-UN_LOOP(exp_f32, float, float, tide_vm_expf(x))
+/* float32 exp, tanh and sigmoid through vmath.h's vector forms (glibc's
+ * expf/tanhf are scalar calls of ~60-100 instructions; an LSTM cell spent
+ * more time in them than in its matmuls). The fused engine uses the same
+ * functions, so a fused node and the eager op give the same bits. A short
+ * tail or a strided run goes through one padded vector: every element gets
+ * the lane computation whatever its position. float64 calls libm. */
+#define VEC_F32_LOOP(NAME, VFN)                                                      \
+  static void NAME(int64_t n, char **p, const int64_t *s, void *ctx) {               \
+    (void)ctx;                                                                       \
+    enum { L = TIDE_VF_LANES };                                                      \
+    int64_t i = 0;                                                                   \
+    if (s[0] == 4 && s[1] == 4) {                                                    \
+      float *o = (float *)p[0];                                                      \
+      const float *a = (const float *)p[1];                                          \
+      for (; i + L <= n; i += L) tide_vstore(o + i, VFN(tide_vload(a + i)));         \
+    }                                                                                \
+    for (; i < n; i += L) {                                                          \
+      float lanes[L] = {0};                                                          \
+      int64_t m = n - i < L ? n - i : L;                                             \
+      for (int64_t j = 0; j < m; j++) lanes[j] = *(const float *)(p[1] + (i + j) * s[1]); \
+      tide_vstore(lanes, VFN(tide_vload(lanes)));                                    \
+      for (int64_t j = 0; j < m; j++) *(float *)(p[0] + (i + j) * s[0]) = lanes[j];  \
+    }                                                                                \
+  }
+VEC_F32_LOOP(exp_f32, tide_vexp)
+VEC_F32_LOOP(tanh_f32, tide_vtanh)
+VEC_F32_LOOP(sigmoid_f32, tide_vsigmoid)
 UN_LOOP(exp_f64, double, double, exp(x))
 FLOAT_OP(expm1, expm1(x))
 FLOAT_OP(log, log(x))
@@ -65,9 +90,7 @@ FLOAT_OP(rsqrt, (T)1 / sqrt(x))
 FLOAT_OP(reciprocal, (T)1 / x)
 FLOAT_OP(sin, sin(x))
 FLOAT_OP(cos, cos(x))
-UN_LOOP(tanh_f32, float, float, tide_vm_tanhf(x))
 UN_LOOP(tanh_f64, double, double, tanh(x))
-UN_LOOP(sigmoid_f32, float, float, tide_vm_sigmoidf(x))
 UN_LOOP(sigmoid_f64, double, double, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
 FLOAT_OP(elu, x > 0 ? x : expm1(x))
 FLOAT_OP(selu, (T)SELU_SCALE * (x > 0 ? x : (T)SELU_ALPHA * expm1(x)))

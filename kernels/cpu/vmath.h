@@ -1,15 +1,6 @@
-/* cpu/vmath.h — float32 exp, sigmoid and tanh without libm calls, in two
- * forms of one algorithm (Cephes' reductions and polynomials):
- *  - on SIMD vectors of the width the file is compiled for (AVX-512: 16
- *    lanes, AVX: 8, else 4), with their loads, stores, rounding and square
- *    root: the fused kernel's registers (cpu/fused_f32.c), using FMA where
- *    the ISA has it;
- *  - on scalars written for the vectorizer (no branches, no FMA: the same
- *    bits at every level of simd.h): the unary kernels' loops (cpu/unary.c).
- * Why: glibc's expf/tanhf are scalar calls of ~60-100 instructions each; an
- * LSTM cell's activations spent more time there than in its matmuls.
- * tests/c/test_vmath.c measures the scalar form's error against libm,
- * tests/c/test_fused.c the vector form's (through fused nodes). */
+/* cpu/vmath.h — float32 SIMD vectors of the width the file is compiled for
+ * (AVX-512: 16 lanes, AVX: 8, else 4), their loads, stores, rounding and
+ * square root, and vector exp, sigmoid and tanh (within a few ulp of libm). */
 #ifndef TIDE_CPU_VMATH_H
 #define TIDE_CPU_VMATH_H
 
@@ -17,7 +8,12 @@
  * that includes it: a kernel compiled once per ISA gets that ISA's vectors.
  * The exact operations (+ - * /, sqrt, rint, floor, ceil, compares, selects)
  * give the same bits as the scalar C loops; exp, sigmoid and tanh are
- * polynomial approximations (tests/c/test_vmath.c measures their error). */
+ * polynomial approximations (tests/c/test_vmath.c measures their error at
+ * every level) and the one float32 form of those ops: the unary kernels
+ * (cpu/unary.c) and the fused engine (cpu/fused_f32.c) both call them, so
+ * a fused node and the eager op agree bit for bit. They use FMA where the
+ * level has it (about a quarter faster), so levels may differ in the last
+ * bit (tests/c/test_simd.c allows 2 ulp there and nowhere else). */
 
 #include <stdint.h>
 #include <string.h>
@@ -186,78 +182,6 @@ static inline tide_vf tide_vtanh(tide_vf x) {
   tide_vf big = tide_vsplat(1.0f) - tide_vsplat(2.0f) / (e + tide_vsplat(1.0f));
   tide_vf t = tide_vselect(a < tide_vsplat(0.625f), small, big);
   return (tide_vf)((tide_vi)t | ((tide_vi)x & sign));
-}
-
-/* ---- the scalar form, for loops the compiler vectorizes ---------------------------------
- * Accuracy (every float32 in wide ranges against double-precision libm): exp
- * within 1.5 ulp, sigmoid within 2.5, tanh within 1.5; NaN, infinities,
- * overflow to inf and underflow to 0 or a denormal as libm. */
-
-static inline float tide_vm_from_bits(int32_t i) {
-  float f;
-  memcpy(&f, &i, sizeof f);
-  return f;
-}
-
-static inline int32_t tide_vm_bits(float f) {
-  int32_t i;
-  memcpy(&i, &f, sizeof i);
-  return i;
-}
-
-/* e^x. Cephes' reduction x = n ln2 + r with |r| <= ln2/2 (ln2 split in two
- * so n ln2_hi is exact), its degree-6 polynomial for e^r, then 2^n applied
- * as two factors, each a normal float, so results that overflow give inf and
- * results below FLT_MIN round to denormals or 0 as one multiply would. */
-static inline float tide_vm_expf(float x) {
-  const float lo = -104.0f, hi = 89.0f; /* beyond: 0 and inf for sure */
-  float xc = x < lo ? lo : x;
-  xc = xc > hi ? hi : xc;
-  xc = x != x ? 0.0f : xc; /* NaN: computed on 0, then given back */
-  /* n = round(x / ln2) by the 1.5 * 2^23 trick: exact for |n| < 2^22 */
-  const float shift = 12582912.0f;
-  float t = xc * 1.44269504088896341f + shift;
-  float n = t - shift;
-  int32_t ni = tide_vm_bits(t) - tide_vm_bits(shift);
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float z = r * r;
-  float p = 1.9875691500E-4f;
-  p = p * r + 1.3981999507E-3f;
-  p = p * r + 8.3334519073E-3f;
-  p = p * r + 4.1665795894E-2f;
-  p = p * r + 1.6666665459E-1f;
-  p = p * r + 5.0000001201E-1f;
-  p = p * z + r + 1.0f;
-  int32_t n1 = ni >> 1, n2 = ni - n1; /* each in [-75, 65]: 2^n1, 2^n2 are normal */
-  float y = p * tide_vm_from_bits((n1 + 127) << 23) * tide_vm_from_bits((n2 + 127) << 23);
-  return x != x ? x : y;
-}
-
-/* 1 / (1 + e^-x), from e = e^-|x| (never overflows): 1/(1+e) for x >= 0 and
- * e/(1+e) below, so small results keep their relative accuracy. */
-static inline float tide_vm_sigmoidf(float x) {
-  float ax = x < 0 ? -x : x;
-  float e = tide_vm_expf(-ax);
-  return (x < 0 ? e : 1.0f) / (1.0f + e);
-}
-
-/* tanh: Cephes' odd polynomial below |x| = 0.625, else 1 - 2/(e^2|x| + 1)
- * with the sign of x (which gives +-1 once e^2|x| overflows). */
-static inline float tide_vm_tanhf(float x) {
-  float ax = x < 0 ? -x : x;
-  float z = x * x;
-  float p = -5.70498872745E-3f;
-  p = p * z + 2.06390887954E-2f;
-  p = p * z - 5.37397155531E-2f;
-  p = p * z + 1.33314422036E-1f;
-  p = p * z - 3.33332819422E-1f;
-  float small = p * z * x + x;
-  float e = tide_vm_expf(ax + ax);
-  float big = 1.0f - 2.0f / (e + 1.0f);
-  big = x < 0 ? -big : big;
-  small = x == 0 ? x : small; /* tanh(-0) is -0 */
-  return ax < 0.625f ? small : big; /* NaN: ax < 0.625 fails, big is NaN */
 }
 
 #endif
