@@ -136,22 +136,34 @@ for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv" } do
   end
 end
 
--- Keras: initializers, activations, regularizers, losses, metrics, optimizers
--- (the training floor) and layers.
-tide.initializers = require "tide.initializers"
-tide.activations = require "tide.activations"
-tide.regularizers = require "tide.regularizers"
-tide.layers = require "tide.layers"
-tide.losses = require "tide.losses"
-tide.metrics = require "tide.metrics"
-tide.optimizers = require "tide.optimizers"
-
--- Keras models (Sequential, functional, subclassed; compile/fit) and callbacks.
-tide.models = require "tide.models"
-tide.callbacks = require "tide.callbacks"
-tide.Model = tide.models.Model
-tide.Sequential = tide.models.Sequential
-tide.Input = tide.layers.Input
+-- Keras (initializers, activations, regularizers, losses, metrics,
+-- optimizers, layers, models, callbacks) loads on first use: a third of
+-- tide's Lua code, kept out of the heap of scripts that only use tensors
+-- (every collection marks the whole heap: a smaller one makes the eager
+-- ops' collections cheaper). tide.layers and the rest read as usual.
+local keras = {
+  initializers = function() return require "tide.initializers" end,
+  activations = function() return require "tide.activations" end,
+  regularizers = function() return require "tide.regularizers" end,
+  layers = function() return require "tide.layers" end,
+  losses = function() return require "tide.losses" end,
+  metrics = function() return require "tide.metrics" end,
+  optimizers = function() return require "tide.optimizers" end,
+  models = function() return require "tide.models" end,
+  callbacks = function() return require "tide.callbacks" end,
+  Model = function() return require("tide.models").Model end,
+  Sequential = function() return require("tide.models").Sequential end,
+  Input = function() return require("tide.layers").Input end,
+}
+setmetatable(tide, {
+  __index = function(t, k)
+    local load = keras[k]
+    if not load then return nil end
+    local v = load()
+    rawset(t, k, v)
+    return v
+  end,
+})
 
 registry["tide"] = tide
 return tide
