@@ -514,6 +514,15 @@ local CONV = {
         { data({ 3, 3, 2, 3 }, dt), data({ 2, 5, 5, 3 }, dt) } },
       { "valid stride 2", function(f, dy) return nnc.conv2d_backprop_input({ 1, 6, 5, 2 }, f, dy, 2, "VALID") end,
         { data({ 3, 2, 2, 4 }, dt), data({ 1, 2, 2, 4 }, dt) } },
+      -- conv2d_transpose whose output_shape is a tensor: with None dims (or an unknown rank) its batch,
+      -- or all of it, is read when the graph runs, the op's shape input
+      { "transpose, batch from tide.shape", function(x, f)
+          return nnc.conv2d_transpose(x, f, { tide.shape(x)[0], 6, 6, 3 }, 2, "SAME")
+        end, { data({ 2, 3, 3, 4 }, dt), data({ 3, 3, 3, 4 }, dt) } },
+      { "transpose, stacked shape valid", function(x, f)
+          return nnc.conv2d_transpose(x, f, tide.stack { tide.shape(x)[0], 5, 4, 2 }, { strides = { 2, 1 },
+            padding = "VALID" })
+        end, { data({ 1, 2, 3, 4 }, dt), data({ 2, 2, 2, 4 }, dt) } },
     }
   end,
   conv2d_backprop_filter = function(dt)

@@ -4,7 +4,7 @@
 -- SeparableConv2D depthwise [kh, kw, in, dm] then pointwise [1, 1, in*dm, filters].
 local binding = require "tide.binding"
 local tensor_shape = require "tide.tensor_shape"
-local shape_ops = require "tide.ops.shape"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 local nn_conv = require "tide.ops.nn_conv"
 local initializers = require "tide.initializers"
 local regularizers = require "tide.regularizers"
@@ -136,34 +136,6 @@ local function deconv_length(n, k, s, d, padding, op)
   return (n - 1) * s + ke % 2 + op
 end
 
--- The transposed convolution from public ops, for a batch known only when a
--- traced function runs (the backprop-input op wants the whole result shape
--- as numbers): dilate x by the strides (zeros between rows and columns), pad
--- it, and correlate with the kernel flipped and its channels swapped.
-local function transpose_by_conv(x, kernel, sizes, self)
-  local k, s, d = self.kernel_size, self.strides, self.dilation_rate
-  local h, w, c = x.shape[2], x.shape[3], x.shape[4]
-  local pads = {}
-  local ins = { h, w }
-  for i = 1, 2 do
-    local ke = (k[i] - 1) * d[i] + 1
-    local before = 0
-    if self.padding == "same" then before = math.floor(math.max((ins[i] - 1) * s[i] + ke - sizes[i], 0) / 2) end
-    local left = ke - 1 - before
-    local right = sizes[i] + before - (ins[i] - 1) * s[i] - 1
-    pads[i] = { left, right }
-  end
-  -- [B, H, W, C] -> [B, H, 1, W, 1, C] -> zeros after each element -> [B, H*sh, W*sw, C]
-  local y = shape_ops.reshape(x, { -1, h, 1, w, 1, c })
-  y = shape_ops.pad(y, { { 0, 0 }, { 0, 0 }, { 0, s[1] - 1 }, { 0, 0 }, { 0, s[2] - 1 }, { 0, 0 } })
-  y = shape_ops.reshape(y, { -1, h * s[1], w * s[2], c })
-  -- the trailing zeros of the last row and column are not part of the dilated input
-  local rows, cols = (h - 1) * s[1] + 1, (w - 1) * s[2] + 1
-  y = shape_ops.pad(y:slice { {}, { 0, rows }, { 0, cols } }, { { 0, 0 }, pads[1], pads[2], { 0, 0 } })
-  local flipped = shape_ops.transpose(shape_ops.reverse(kernel, { 0, 1 }), { 0, 1, 3, 2 })
-  return nn_conv.conv2d(y, flipped, { strides = 1, padding = "VALID", dilations = d })
-end
-
 function Conv2DTranspose:call(x)
   local shape = x.shape:as_list()
   local op = self.output_padding or {}
@@ -177,13 +149,10 @@ function Conv2DTranspose:call(x)
     sizes[i] = deconv_length(n, self.kernel_size[i], self.strides[i], self.dilation_rate[i], self.padding, op[i])
   end
   local kernel = self.kernel:read_value()
-  local y
-  if shape[1] == None then
-    y = transpose_by_conv(x, kernel, sizes, self)
-  else
-    y = nn_conv.conv2d_transpose(x, kernel, { shape[1], sizes[1], sizes[2], self.filters },
-      { strides = self.strides, padding = self.padding:upper(), dilations = self.dilation_rate })
-  end
+  -- a batch known only when a traced function runs is read from x then
+  local batch = shape[1] == None and dynamic_shape.shape(x)[0] or shape[1]
+  local y = nn_conv.conv2d_transpose(x, kernel, { batch, sizes[1], sizes[2], self.filters },
+    { strides = self.strides, padding = self.padding:upper(), dilations = self.dilation_rate })
   return finish(self, y)
 end
 

@@ -17,6 +17,7 @@ local initializers = require "tide.initializers"
 local regularizers = require "tide.regularizers"
 local activations = require "tide.activations"
 local layer = require "tide.layers.layer"
+local recorder = require "tide.tape_recorder"
 
 local Layer, who = layer.Layer, layer.who
 local matmul = linalg.matmul
@@ -175,8 +176,39 @@ function RNNCell:get_config()
   return c
 end
 
--- Split z [B, k*H] into k blocks of H along the last axis.
-local function blocks(z, k) return shape_ops.split(z, k, { axis = -1 }) end
+-- views(x) (a list of views of x, made with the tapes paused) recorded, when
+-- a tape watches x, as one node whose gradient is combine(list of the views'
+-- gradients, zeros for those that got none). A view's own gradient writes it
+-- into zeros of x's whole shape; with one per view, each added into x's
+-- gradient, splitting a [B, T, F] sequence into T steps costs O(T^2).
+-- (The closure lives here, away from the path without a tape, which LuaJIT
+-- then compiles: it does not compile a function that makes a closure.)
+local function record_views(x, parts, combine)
+  recorder.custom({ x }, parts, function(dys)
+    local filled = {}
+    for i = 1, #parts do filled[i] = dys[i] or create.zeros_like(parts[i]) end
+    return combine(filled)
+  end)
+end
+local function one_node_views(x, views, combine)
+  if recorder.active and recorder.any_wanted { x } then
+    local parts = recorder.paused(views, x)
+    record_views(x, parts, combine)
+    return parts
+  end
+  return views(x)
+end
+M.one_node_views = one_node_views
+
+-- Split z [B, k*H] into k blocks of H along the last axis (one gradient node: a concat).
+local splitters = {} -- k -> a function splitting in k, made once
+local function splitter(k)
+  local split = function(x) return shape_ops.split(x, k, { axis = -1 }) end
+  splitters[k] = split
+  return split
+end
+local function concat_last(parts) return shape_ops.concat(parts, -1) end
+local function blocks(z, k) return one_node_views(z, splitters[k] or splitter(k), concat_last) end
 
 ---------------------------------------------------------------------------
 -- SimpleRNNCell: h = activation(x @ kernel + bias + h_prev @ recurrent_kernel)

@@ -6,6 +6,9 @@ local convert = require "tide.convert"
 local args = require "tide.args"
 local shape = require "tide.ops.shape"
 local reduce = require "tide.ops.reduce"
+local math_ops = require "tide.ops.math"
+local tensor = require "tide.tensor"
+local dtype = require "tide.dtype"
 local ffi = binding.ffi
 local C, Tensor = binding.C, binding.Tensor
 local istype = ffi.istype
@@ -216,15 +219,56 @@ M.conv2d_backprop_input = backprop_input_op("conv2d_backprop_input", CONV2D_BP_I
 -- as tf.compat.v1.nn.conv2d_backprop_filter: the gradient of conv2d with respect to its filters.
 M.conv2d_backprop_filter = backprop_filter_op("conv2d_backprop_filter", CONV2D_BP_FILTER)
 
+-- conv2d_transpose's output_shape: 4 numbers, a 1-D int tensor of 4 (traced:
+-- read when the graph runs), or a list of 4 numbers and int scalar tensors
+-- (TF's [tf.shape(x)[0], h, w, c]; its numbers stay known while tracing).
+-- Gives the dims known now (-1 where not) and, when some are not, the shape
+-- tensor the op takes as its third input.
+local function output_shape_arg(op, v)
+  if v == nil then fail(op, "output_shape is required") end
+  if istype(Tensor, v) then
+    if not tensor.is_symbolic(v) then return shape4(op, "output_shape", v), nil end
+    if v.dt ~= C.TIDE_INT32 and v.dt ~= C.TIDE_INT64 then
+      fail(op, "output_shape must be an int32 or int64 tensor, got %s %s", dtype.names[v.dt], tostring(v.shape))
+    end
+    if v.ndim == 0 or v.ndim > 1 or (v.ndim == 1 and v.dims[0] >= 0 and v.dims[0] ~= 4) then
+      fail(op, "output_shape must be a 1-D tensor of 4 entries, got shape %s", tostring(v.shape))
+    end
+    return { -1, -1, -1, -1 }, v
+  end
+  if type(v) ~= "table" then return shape4(op, "output_shape", v), nil end
+  local any_symbolic = false
+  for i = 1, #v do any_symbolic = any_symbolic or (istype(Tensor, v[i]) and tensor.is_symbolic(v[i])) end
+  if not any_symbolic then return shape4(op, "output_shape", v), nil end
+  if #v ~= 4 then fail(op, "output_shape must have 4 entries, got %d", #v) end
+  local dims, parts = {}, {}
+  for i = 1, 4 do
+    local d = v[i]
+    if istype(Tensor, d) and tensor.is_symbolic(d) then
+      if (d.dt ~= C.TIDE_INT32 and d.dt ~= C.TIDE_INT64) or d.ndim > 0 then
+        fail(op, "output_shape entry %d must be an int32 or int64 scalar, got %s %s", i, dtype.names[d.dt],
+          tostring(d.shape))
+      end
+      dims[i], parts[i] = -1, d.dt == C.TIDE_INT32 and d or math_ops.cast(d, "int32")
+    else
+      dims[i] = args.int(op, "output_shape entry " .. i, d)
+      if dims[i] < 0 then fail(op, "output_shape entry %d is negative (%d)", i, dims[i]) end
+      parts[i] = convert.tensor(dims[i], "int32")
+    end
+  end
+  return dims, shape.stack(parts)
+end
+
 -- conv2d_transpose(input, filters, output_shape, strides=1, padding="SAME", data_format, dilations)
 -- as tf.nn.conv2d_transpose: filters [kh, kw, out_channels, in_channels]; the
--- result has output_shape (it picks among the sizes a strided conv2d maps to input's).
+-- result has output_shape (it picks among the sizes a strided conv2d maps to
+-- input's), which may be a tensor (output_shape_arg).
 function M.conv2d_transpose(input, filters, output_shape, ...)
   local op = "conv2d_transpose"
   local o = args.parse(op, CONV_OPTS, ...)
   input = tensor_arg(input, op, "input", 1)
   filters = tensor_arg(filters, op, "filters", 2, input)
-  local sizes = shape4(op, "output_shape", output_shape)
+  local sizes, dyn = output_shape_arg(op, output_shape)
   if filters.ndim == 4 and input.ndim == 4 then -- (None dims, -1 here, are checked when the graph runs)
     local fs = filters.shape
     local f_in, f_out, in_c = tonumber(filters.dims[3]), tonumber(filters.dims[2]), tonumber(input.dims[3])
@@ -232,11 +276,17 @@ function M.conv2d_transpose(input, filters, output_shape, ...)
       fail(op, "input has %d channel(s) but filters %s expect %d (filters are [height, width, out, in])",
         in_c, tostring(fs), f_in)
     end
-    if f_out >= 0 and sizes[4] ~= f_out then
+    if f_out >= 0 and sizes[4] >= 0 and sizes[4] ~= f_out then
       fail(op, "output_shape has %d channel(s) but filters %s make %d", sizes[4], tostring(fs), f_out)
     end
+    -- what the trace knows of a shape read at run time: the batch is input's, the channels the filters'
+    if dyn then
+      if sizes[1] < 0 then sizes[1] = tonumber(input.dims[0]) end
+      if sizes[4] < 0 then sizes[4] = f_out end
+    end
   end
-  return dispatch.run(CONV2D_BP_INPUT, conv_options(op, o, sizes), { input, filters })
+  -- (conv_options last: every op call rewrites the shared attrs block)
+  return dispatch.run(CONV2D_BP_INPUT, conv_options(op, o, sizes), dyn and { input, filters, dyn } or { input, filters })
 end
 
 -- depthwise_conv2d(input, filter, strides=1, padding="SAME", data_format, dilations)

@@ -712,7 +712,6 @@ function traced_while(cond_fn, body_fn, vars, max, invariants)
   binding.error(string.format("while_loop: the loop variables' shapes did not settle after %d traces",
     MAX_BODY_TRACES))
 end
-tensor_array.set_while_loop(M.while_loop) -- a dynamic_size array grows at a run-time index with it
 
 ---------------------------------------------------------------------------
 -- tide.for_range

@@ -10,13 +10,12 @@ local spec = require "tide.tracing.spec"
 local values = require "tide.tracing.values"
 local tensor = require "tide.tensor"
 local tensor_shape = require "tide.tensor_shape"
-local format = require "tide.format"
 local math_ops = require "tide.ops.math"
 local shape_ops = require "tide.ops.shape"
 local create = require "tide.ops.create"
-local reduce = require "tide.ops.reduce"
 local update = require "tide.ops.update"
 local scatter = require "tide.ops.scatter"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 local C = binding.C
 local unpack = unpack or table.unpack
 local None = spec.None
@@ -26,15 +25,6 @@ local dims_of, dims_text = values.dims_of, values.dims_text
 local all_known, count_arg = values.all_known, values.count_arg
 
 local M = {}
-
--- tide.while_loop, which grows a dynamic_size array at an index known only at
--- run time: tracing/control.lua carries TensorArrays through its loops, so it
--- sits above this module and sets it when loaded.
-local while_loop = function()
-  error("tide.tracing.tensor_array: tide.tracing.control was not loaded (while_loop is needed)", 2)
-end
-
-function M.set_while_loop(fn) while_loop = fn end
 
 local I32 = C.TIDE_INT32
 
@@ -89,8 +79,8 @@ end
 
 -- TensorArray(dtype, {size=, dynamic_size=false, clear_after_read=,
 -- element_shape=, infer_shape=true}) as tf.TensorArray. size is a number or
--- a scalar tensor (a symbolic size is known only at run time: the array then
--- starts empty and grows as it is written, like dynamic_size).
+-- a scalar tensor (a symbolic size is known only at run time: the buffer then
+-- has that many rows when the graph runs, and its row count is None here).
 function TensorArray:__init(dt, ...)
   local o = args.parse("TensorArray", { "size", "dynamic_size", "clear_after_read", "tensor_array_name", "handle",
     "flow", "infer_shape", "element_shape", "colocate_with_first_write_call", "name" }, ...)
@@ -112,16 +102,32 @@ function TensorArray:__init(dt, ...)
       binding.error("TensorArray: size must be an integer, got a " .. dtype.names[size.dt] .. " tensor")
     end
     self._size = 0
-    self.dynamic_size = true
+    self._size_t = shape_ops.reshape(math_ops.cast(size, "int32"), { 1 })
   else
     self._size = count_arg("TensorArray", "size", size)
   end
   local es = self._element_shape
-  if es and all_known(es) then
-    local dims = { self._size }
-    for i, d in ipairs(es) do dims[i + 1] = d end
-    self._buffer = create.zeros(dims, { dtype = self.dtype })
+  if es and all_known(es) then self._buffer = self:_zeros(es) end
+end
+
+-- Zeros for a buffer: self's size rows (a number, or the symbolic size) of
+-- elements of shape `dims` (a list whose -1 dims are 1 here: a write
+-- broadcasts them) or `shape` (a value's shape, a 1-D int32 tensor).
+function TensorArray:_zeros(dims, shape)
+  local n = rawget(self, "_size_t")
+  if n == nil and not shape then
+    local d = { self._size }
+    for i, v in ipairs(dims) do d[i + 1] = v < 0 and 1 or v end
+    return create.zeros(d, { dtype = self.dtype })
   end
+  local parts = { n or convert.tensor({ self._size }, "int32") }
+  if shape then parts[2] = shape
+  elseif #dims > 0 then
+    local d = {}
+    for i, v in ipairs(dims) do d[i] = v < 0 and 1 or v end
+    parts[2] = convert.tensor(d, "int32")
+  end
+  return create.zeros(#parts == 1 and n or shape_ops.concat(parts, 0), { dtype = self.dtype })
 end
 
 -- A TensorArray like self with another buffer and element shape.
@@ -137,12 +143,8 @@ end
 -- branch made). An element dim known only at run time is 1 here: the first
 -- write broadcasts it to the value's (writes by a run-time index do).
 function TensorArray:_with_zeros(like)
-  local dims = dims_of(like)
-  local rows = self._buffer and tonumber(self._buffer.dims[0]) or self._size
-  dims[1] = rows
-  for i = 2, #dims do if dims[i] < 0 then dims[i] = 1 end end
   local es = { unpack(dims_of(like), 2) }
-  return self:_with(create.zeros(dims, { dtype = self.dtype }), merge_shapes(self._element_shape, es) or es)
+  return self:_with(self:_zeros(es), merge_shapes(self._element_shape, es) or es)
 end
 
 -- The tensors two TensorArrays carry (for cond branches and loop bodies that
@@ -188,23 +190,13 @@ local function index_arg(op, i)
   return k
 end
 
--- The number of rows of buffer b as an int32 scalar tensor, also when it is
--- known only at run time (there is no shape op: count a row-length vector).
+-- The number of rows of buffer b as an int32 scalar tensor (read when the
+-- graph runs if unknown while tracing), and an int32 vector of that many zeros.
+local function row_count(b) return dynamic_shape.size_along(b, 0) end
 local function row_zeros(b)
-  if tonumber(b.dims[0]) >= 0 then return create.zeros({ tonumber(b.dims[0]) }, { dtype = "int32" }) end
-  local any = math_ops.equal(b, b)
-  if b.ndim > 1 then
-    local axes = {}
-    for i = 1, b.ndim - 1 do axes[i] = i end
-    any = reduce.reduce_any(any, axes)
-  end
-  local zero = convert.tensor(0, "int32")
-  return math_ops.where(any, zero, zero)
-end
-local function row_count(b)
   local rows = tonumber(b.dims[0])
-  if rows >= 0 then return convert.tensor(rows, "int32") end
-  return reduce.reduce_sum(math_ops.add(row_zeros(b), 1))
+  if rows >= 0 then return create.zeros({ rows }, { dtype = "int32" }) end
+  return create.zeros(shape_ops.reshape(row_count(b), { 1 }), { dtype = "int32" })
 end
 
 -- A zeros element-shaped like value, as one row [1, ...].
@@ -250,24 +242,21 @@ function TensorArray:write(index, value)
   local es = self:_element_after(op, dims_of(value))
   local b = rawget(self, "_buffer")
   if b == nil then -- first write: rows of zeros shaped like value
-    local rows = self._size
-    if all_known(dims_of(value)) then
-      local dims = { rows }
-      for i, d in ipairs(dims_of(value)) do dims[i + 1] = d end
-      b = create.zeros(dims, { dtype = self.dtype })
-    else
-      local mult = { rows }
-      for i = 1, value.ndim do mult[i + 1] = 1 end
-      b = shape_ops.tile(zero_row(value), mult)
-    end
+    local dims = dims_of(value)
+    b = all_known(dims) and self:_zeros(dims) or self:_zeros(nil, dynamic_shape.shape(value))
   end
   if b.ndim - 1 ~= value.ndim then
     binding.error(string.format("%s: the value has shape %s but the TensorArray's elements have shape %s", op,
       dims_text(dims_of(value)), dims_text({ unpack(dims_of(b), 2) })))
   end
   local rows = tonumber(b.dims[0])
-  local exact = true -- the buffer's elements have value's shape (else a write broadcasts them to it)
-  for i = 1, value.ndim do exact = exact and tonumber(b.dims[i]) == tonumber(value.dims[i - 1]) end
+  -- exact: the buffer's elements surely have value's shape (else a write broadcasts them to it). A dim
+  -- known only at run time is not sure: a loop's buffer starts as zeros with 1 there (_with_zeros).
+  local exact = true
+  for i = 1, value.ndim do
+    local d = tonumber(value.dims[i - 1])
+    exact = exact and d >= 0 and tonumber(b.dims[i]) == d
+  end
   if k then
     if k < 0 then binding.error(string.format("%s: index %d is negative", op, k)) end
     if rows >= 0 and exact then
@@ -290,10 +279,14 @@ function TensorArray:write(index, value)
   end
   -- index known only at run time: grow if allowed, then replace the row by a mask
   if self.dynamic_size then
+    -- append max(index + 1 - rows, 0) rows of zeros: one concat, no loop (a gradient through a loop
+    -- stacks its variables, which must keep their shape)
     local need = math_ops.add(math_ops.cast(kt, "int32"), 1)
-    local row = zero_row(value)
-    b = while_loop(function(x) return math_ops.less(row_count(x), need) end,
-      function(x) return shape_ops.concat({ x, row }, 0) end, b)
+    local extra = math_ops.maximum(math_ops.subtract(need, row_count(b)), convert.tensor(0, "int32"))
+    local zeros_shape = shape_ops.concat({ shape_ops.reshape(extra, { 1 }), dynamic_shape.shape(value) }, 0)
+    -- a buffer not surely element-shaped like value is broadcast to it first (concat does not broadcast)
+    if not exact then b = math_ops.where(convert.tensor(true, "bool"), b, zero_row(value)) end
+    b = shape_ops.concat({ b, create.zeros(zeros_shape, { dtype = self.dtype }) }, 0)
   end
   -- scatter_add checks the index against the rows at run time
   local hit = scatter.scatter_add(row_zeros(b), shape_ops.reshape(math_ops.cast(kt, "int32"), { 1 }),
@@ -310,7 +303,7 @@ function TensorArray:read(index)
   local b = rawget(self, "_buffer")
   if b == nil then
     local es = rawget(self, "_element_shape")
-    if k and k >= self._size and not self.dynamic_size then
+    if k and k >= self._size and not self.dynamic_size and not rawget(self, "_size_t") then
       binding.error(string.format("%s: index %d is out of range: the TensorArray has size %d", op, k, self._size))
     end
     if es and all_known(es) then return create.zeros(es, { dtype = self.dtype }) end
@@ -363,7 +356,7 @@ function TensorArray:unstack(value)
   local dims = dims_of(value)
   local es = self:_element_after(op, { unpack(dims, 2) })
   local n = dims[1]
-  if n >= 0 and not self.dynamic_size then
+  if n >= 0 and not self.dynamic_size and not rawget(self, "_size_t") then
     if n > self._size then
       binding.error(string.format("%s: value has %d rows but the TensorArray has size %d and is not dynamic_size", op,
         n, self._size))
@@ -398,7 +391,8 @@ end
 function TensorArray:size()
   local b = rawget(self, "_buffer")
   if b then return row_count(b) end
-  return convert.tensor(self._size, "int32")
+  local n = rawget(self, "_size_t")
+  return n and shape_ops.reshape(n, {}) or convert.tensor(self._size, "int32")
 end
 
 -- ta.element_shape: a Shape (tide.None where unknown), or nil when unknown.
@@ -421,7 +415,8 @@ function TensorArray:close() end
 TensorArray.__tostring = function(ta)
   local b = rawget(ta, "_buffer")
   return string.format("<tide.TensorArray %s size=%s element_shape=%s%s>", ta.dtype,
-    b and (tonumber(b.dims[0]) >= 0 and tostring(tonumber(b.dims[0])) or "None") or tostring(ta._size),
+    b and (tonumber(b.dims[0]) >= 0 and tostring(tonumber(b.dims[0])) or "None")
+      or (rawget(ta, "_size_t") and "None" or tostring(ta._size)),
     ta._element_shape and dims_text(ta._element_shape) or "<unknown>", ta.dynamic_size and " dynamic" or "")
 end
 

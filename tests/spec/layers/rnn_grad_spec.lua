@@ -150,4 +150,26 @@ describe("recurrent layers traced and differentiated", function()
       end
     end
   end)
+
+  it("the unrolled loop's gradient takes each time step's and gate block's gradient as one node", function()
+    -- per step, a slice's own gradient writes it into zeros of the whole sequence: T of those
+    -- made the gradient O(T^2); now one stack (time) and one concat (gates) per step
+    local layer = L.LSTM { 3, return_sequences = true }
+    local x = tide.random.normal({ 2, 6, 4 }, { seed = 5 })
+    layer(x)
+    local function grads(v)
+      local tape = tide.GradientTape()
+      tape:watch(v)
+      local l = tape:run(function() return tide.reduce_sum(layer(v) ^ 2) end)
+      local g = tape:gradient(l, { v, layer.cell.kernel, layer.cell.recurrent_kernel })
+      return g[1], g[2], g[3]
+    end
+    local f = tide.trace(grads)
+    local got, eager = { f(x) }, { grads(x) }
+    for i = 1, 3 do h.close(got[i], eager[i], 1e-5) end
+    local text = f:concrete_functions()[1].graph:text()
+    local updates = 0
+    for _ in text:gmatch("= slice_update%(") do updates = updates + 1 end
+    assert.are.equal(0, updates)
+  end)
 end)

@@ -453,6 +453,80 @@ describe("conv2d backprop ops and conv2d_transpose", function()
   end)
 end)
 
+describe("conv2d_transpose with output_shape as a tensor (TF's [tf.shape(x)[0], h, w, c])", function()
+  local x = random({ 2, 3, 3, 4 }, "float64", 51)
+  local w = random({ 3, 3, 5, 4 }, "float64", 52)
+  local o = { strides = 2, padding = "SAME" }
+  local want = nn.conv2d_transpose(x, w, { 2, 6, 6, 5 }, o)
+  local batch_none = { input_signature = { tide.TensorSpec({ tide.None, 3, 3, 4 }, "float64") } }
+
+  it("takes a list with a batch read when the graph runs, a stacked tensor, or a shape computed in the graph", function()
+    h.close(nn.conv2d_transpose(x, w, { tide.shape(x)[0], 6, 6, 5 }, o), want)
+    local forms = {
+      { "list", function(x) return { tide.shape(x)[0], 6, 6, 5 } end, { tide.None, 6, 6, 5 } },
+      { "stack", function(x) return tide.stack { tide.shape(x)[0], 6, 6, 5 } end, { tide.None, tide.None, tide.None, 5 } },
+      { "int64 shape", function(x)
+        return tide.shape(tide.zeros(tide.stack { tide.shape(x)[0], 6, 6, 5 }), { out_type = "int64" })
+      end, { tide.None, tide.None, tide.None, 5 } },
+    }
+    for _, form in ipairs(forms) do
+      local traced_shape
+      local f = tide.trace(function(x)
+        local y = nn.conv2d_transpose(x, w, form[2](x), o)
+        traced_shape = y.shape:as_list()
+        return y
+      end, batch_none)
+      h.close(f(x), want, 1e-12)
+      -- what the trace knows: the list's numbers, the input's batch (None here) and the filters' channels
+      assert.are.same(form[3], traced_shape, form[1])
+      h.close(f(x:slice { { 0, 1 } }), want:slice { { 0, 1 } }, 1e-12)
+      assert.are.equal(1, f:trace_count())
+    end
+  end)
+
+  it("differentiates traced with a None batch as eagerly, and as finite differences", function()
+    local function loss(x, w)
+      return tide.reduce_sum(nn.conv2d_transpose(x, w, tide.stack { tide.shape(x)[0], 6, 6, 5 }, o) ^ 2)
+    end
+    local function grads(x, w)
+      local tape = tide.GradientTape()
+      tape:watch(x)
+      tape:watch(w)
+      local l = tape:run(function() return loss(x, w) end)
+      local g = tape:gradient(l, { x, w })
+      return l, g[1], g[2]
+    end
+    local e = { grads(x, w) }
+    local t = { tide.trace(grads, { input_signature = { tide.TensorSpec({ tide.None, 3, 3, 4 }, "float64"),
+      tide.TensorSpec({ 3, 3, 5, 4 }, "float64") } })(x, w) }
+    for i = 1, 3 do h.close(t[i], e[i], 1e-10) end
+    gc.check(function(a, b) return nn.conv2d_transpose(a, b, tide.stack { tide.shape(a)[0], 6, 6, 5 }, o) end,
+      { x:slice { { 0, 1 } }, w })
+  end)
+
+  it("rejects a shape tensor that is not 4 integers, or disagrees when the graph runs", function()
+    h.errors("conv2d_transpose: output_shape must be an integer tensor, got float32", nn.conv2d_transpose, x, w,
+      tide.tensor({ 2, 6, 6, 5 }, "float32"), o)
+    h.errors("conv2d_transpose: output_shape must have 4 entries, got 3", nn.conv2d_transpose, x, w,
+      tide.tensor { 2, 6, 6 }, o)
+    local function traced(shape_of)
+      return tide.trace(function(x) return nn.conv2d_transpose(x, w, shape_of(x), o) end, batch_none)
+    end
+    h.errors("conv2d_transpose: output_shape must be an int32 or int64 tensor, got float32",
+      traced(function(x) return tide.shape(x):cast("float32") end), x)
+    h.errors("conv2d_transpose: output_shape must be a 1-D tensor of 4 entries, got shape (3,)",
+      traced(function(x) return tide.stack { tide.shape(x)[0], 6, 6 } end), x)
+    h.errors("conv2d_transpose: output_shape must have 4 entries, got 3",
+      traced(function(x) return { tide.shape(x)[0], 6, 6 } end), x)
+    h.errors("conv2d_transpose: output_shape entry 1 must be an int32 or int64 scalar, got float32",
+      traced(function(x) return { tide.shape(x)[0]:cast("float32"), 6, 6, 5 } end), x)
+    h.errors("conv2d_transpose: output_shape has 4 channel(s) but filters (3, 3, 5, 4) make 5",
+      traced(function(x) return { tide.shape(x)[0], 6, 6, 4 } end), x)
+    h.errors("out_backprop has shape [2, 3, 3, 4] but the convolution of that input with these filters gives [2, 4, 4, 4]",
+      traced(function(x) return tide.stack { tide.shape(x)[0], 7, 7, 5 } end), x)
+  end)
+end)
+
 describe("depthwise_conv2d", function()
   it("convolves each channel with its own filters (channel c * multiplier + m)", function()
     local x = tide.tensor({ 1, 10, 2, 20, 3, 30, 4, 40 }, "float32"):reshape { 1, 2, 2, 2 }

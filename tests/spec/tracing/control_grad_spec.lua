@@ -222,6 +222,43 @@ describe("gradients through a traced tide.while_loop", function()
     local xs = f64 { { { 0.1, 0.2 } }, { { -0.3, 0.5 } }, { { 0.7, -0.1 } } }
     check(f, { xs, f64 { { 0.2, -0.4 } } }, 2, { W })
   end)
+
+  it("run an RNN over a TensorArray of symbolic size (time None when traced)", function()
+    local W = tide.Variable(f64 { { 0.5, -0.3 }, { 0.2, 0.4 } })
+    -- element_shape: known dims (a buffer of the size's rows from the start), or a None batch with the
+    -- buffer given whole by unstack (a gradient needs the loop's buffer to keep one shape)
+    local function rnn(x, whole) -- x [batch, time, 2]
+      local xt = tide.transpose(x, { 1, 0, 2 })
+      local n = tide.shape(xt)[0]
+      local ta
+      if whole then
+        ta = tide.TensorArray("float64", { size = n, element_shape = { tide.None, 2 } })
+          :unstack(tide.zeros(tide.stack { n, tide.shape(x)[0], 2 }, { dtype = "float64" }))
+      else
+        ta = tide.TensorArray("float64", { size = n, element_shape = { 2, 2 } })
+      end
+      local out = tide.for_range(n, function(i, ta, hh)
+        local hn = tide.tanh(tide.matmul(hh, W) + tide.gather(xt, i))
+        return ta:write(i, hn), hn
+      end, { ta, tide.gather(xt, 0) * 0 })
+      return out:stack() * f64 { 1, 2 }
+    end
+    local x = f64 { { { 0.1, 0.2 }, { -0.3, 0.5 }, { 0.7, -0.1 } }, { { 0.4, -0.6 }, { 0.2, 0.3 }, { -0.5, 0.1 } } }
+    for _, case in ipairs { { false, { 2, tide.None, 2 } }, { true, { tide.None, tide.None, 2 } } } do
+      local function f(x) return rnn(x, case[1]) end
+      local g = with_grads(f, 1, { W })
+      local e = { g(x) }
+      local tg = tide.trace(g, { input_signature = { tide.TensorSpec(case[2], "float64") } })
+      local t = { tg(x) }
+      for i = 1, #e do h.close(t[i], e[i], 1e-9) end
+      h.close(t[2], numeric(f, { x }, 1), 1e-5)
+      h.close(t[3], numeric(f, { x }, W), 1e-5)
+      local x1 = x:slice { { 0, 2 }, { 0, 2 } } -- another length, same trace
+      local e1, t1 = { g(x1) }, { tg(x1) }
+      for i = 1, #e1 do h.close(t1[i], e1[i], 1e-9) end
+      assert.are.equal(1, tg:trace_count())
+    end
+  end)
 end)
 
 describe("gradients through a traced tide.while_loop of many iterations", function()

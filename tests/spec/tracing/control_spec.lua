@@ -599,6 +599,38 @@ describe("tide.TensorArray", function()
     assert.are.equal(1, g:trace_count())
   end)
 
+  it("grows an array of symbolic size whose elements have a None dim (batch and time unknown when traced)", function()
+    -- the loop starts the buffer as zeros [0, 1, 4]; growing it must broadcast those rows to the value's [2, 4]
+    local function rnn(x) -- x [batch, time, 4]
+      local xt = tide.transpose(x, { 1, 0, 2 })
+      local n = tide.shape(xt)[0]
+      local ta = TensorArray("float32", { size = n, element_shape = { tide.None, 4 } })
+      local st = for_range(n, function(i, ta, s)
+        local s2 = tide.tanh(tide.gather(xt, i) + s * 0.5)
+        return ta:write(i, s2), s2
+      end, { ta, tide.gather(xt, 0) * 0 })
+      return tide.transpose(st:stack(), { 1, 0, 2 })
+    end
+    local x = tide.reshape(tide.range(24), { 2, 3, 4 }):cast("float32") * 0.1
+    local e = same_eager_and_traced(rnn, x)
+    local g = tide.trace(rnn, { input_signature = { tide.TensorSpec({ tide.None, tide.None, 4 }, "float32") } })
+    local t = g(x)
+    assert.are.same({ 2, 3, 4 }, t.shape:as_list())
+    h.close(t, e, 1e-6)
+    h.close(g(x:slice { { 0, 1 }, { 0, 2 } }), rnn(x:slice { { 0, 1 }, { 0, 2 } }), 1e-6)
+    -- a known index inside the loop too (written as a number): its dims are not sure, so it broadcasts
+    local known = tide.trace(function(x)
+      local ta = TensorArray("float32", { size = 2, element_shape = { tide.None, 4 } })
+      local out = for_range(1, function(_, ta) return ta:write(1, x) end, { ta })
+      return out:stack()
+    end, { input_signature = { tide.TensorSpec({ tide.None, 4 }, "float32") } })
+    local r = known(x[0])
+    assert.are.same({ 2, 3, 4 }, r.shape:as_list())
+    h.close(r[1], x[0])
+    h.close(r[0], tide.zeros({ 3, 4 }))
+    assert.are.equal(1, g:trace_count())
+  end)
+
   it("reads at an index known only at run time, checked when the graph runs", function()
     local f = tide.trace(function(i)
       local ta = TensorArray("float32", { size = 3 }):unstack(f32 { 10, 20, 30 })
