@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -156,14 +157,23 @@ int tide_parallel_threads(void) {
   return n;
 }
 
-/* Start workers up to the configured count (called with the lock held). */
+/* Start workers up to the configured count (called with the lock held).
+ * Workers block every asynchronous signal (they inherit the mask at
+ * creation): a process signal (SIGINT for the REPL's Ctrl-C, SIGPROF for
+ * LuaJIT's profiler jit.p) then reaches a thread of the program's own,
+ * never a worker, whose handler would touch the Lua VM from a thread that
+ * does not run it (jit.p corrupted the heap that way). */
 static void ensure_workers(int want) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
   while (nworkers < want - 1 && nworkers < MAX_THREADS) {
     pthread_t t;
     if (pthread_create(&t, NULL, worker_main, NULL) != 0) break;
     pthread_detach(t);
     __atomic_store_n(&nworkers, nworkers + 1, __ATOMIC_RELAXED);
   }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void tide_parallel_set_threads(int n) {

@@ -9,6 +9,7 @@
  * primitive on OpenMP's threads. (Measured on 2 cores against one primitive on
  * OpenMP's threads: the same speed within noise.) */
 #include "conv.h"
+#include "signals.h"
 #include "../core/parallel.h"
 
 #include <dnnl.h>
@@ -204,7 +205,10 @@ static bool execute(dnnl_primitive_t p, int nargs, const int *args, const dnnl_m
     ea[i].arg = args[i];
     ea[i].memory = mem[i];
   }
+  sigset_t held;
+  tide_hold_signals(&held); /* as around oneDNN's sgemm (cpu/signals.h) */
   ok = ok && dnnl_primitive_execute(p, s, nargs, ea) == dnnl_success && dnnl_stream_wait(s) == dnnl_success;
+  tide_release_signals(&held);
   for (int i = 0; i < nargs; i++)
     if (mem[i]) dnnl_memory_destroy(mem[i]);
   return ok;

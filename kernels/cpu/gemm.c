@@ -14,6 +14,7 @@
  *   call) while tide's pool wants them. */
 #include "../core/linalg.h"
 #include "../core/parallel.h"
+#include "signals.h"
 
 #include <cblas.h>
 #include <dnnl.h>
@@ -46,7 +47,10 @@ static void gemm_here(int dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
   double mnk = (double)m * (double)n * (double)k;
   if (dt == TIDE_FLOAT32 && mnk > SMALL_MNK && omp_set_num_threads) {
     omp_set_num_threads(1);
+    sigset_t held;
+    tide_hold_signals(&held); /* a handler inside oneDNN's sgemm corrupts the heap (cpu/signals.h) */
     dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, (float)beta, c, ldc);
+    tide_release_signals(&held);
     return;
   }
   enum CBLAS_TRANSPOSE A = ta ? CblasTrans : CblasNoTrans, B = tb ? CblasTrans : CblasNoTrans;
