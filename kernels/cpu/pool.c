@@ -1,7 +1,11 @@
 /* cpu/pool.c — max_pool2d, avg_pool2d and their gradients by NHWC loops with the
- * channels innermost (they vectorize); halves run through float32. */
+ * channels innermost (they vectorize); halves run through float32. The loops
+ * are built once per instruction set, the kernels once (see simd.h): the max
+ * gradient's scatter to each window's maximum is 4-5x faster with AVX-512's
+ * than at the x86-64-v2 baseline. */
 #include "pool.h"
 #include "iter.h"
+#include "simd.h"
 #include "../core/parallel.h"
 
 #include <math.h>
@@ -94,7 +98,24 @@ POOL_GRAD(max_grad_f64, double, 1, tide_pool_argmax_f64)
 POOL_GRAD(avg_grad_f32, float, 0, tide_pool_argmax_f32)
 POOL_GRAD(avg_grad_f64, double, 0, tide_pool_argmax_f64)
 
-typedef enum { MAX_FWD, AVG_FWD, MAX_GRAD, AVG_GRAD } pool_kind;
+/* This level's loop of a pooling kind (cpu/pool.h's tide_pool_kind) on float32 or float64. */
+tide_range_fn TIDE_SIMD(pool_loop)(int kind, bool f32) {
+  switch (kind) {
+  case TIDE_POOL_MAX_FWD: return f32 ? max_fwd_f32 : max_fwd_f64;
+  case TIDE_POOL_AVG_FWD: return f32 ? avg_fwd_f32 : avg_fwd_f64;
+  case TIDE_POOL_MAX_GRAD: return f32 ? max_grad_f32 : max_grad_f64;
+  default: return f32 ? avg_grad_f32 : avg_grad_f64;
+  }
+}
+
+#ifdef TIDE_SIMD_ONCE /* ---- the kernels, in the baseline build only --------------------------------- */
+
+typedef enum {
+  MAX_FWD = TIDE_POOL_MAX_FWD,
+  AVG_FWD = TIDE_POOL_AVG_FWD,
+  MAX_GRAD = TIDE_POOL_MAX_GRAD,
+  AVG_GRAD = TIDE_POOL_AVG_GRAD
+} pool_kind;
 
 /* Run a pooling op: x is the input, dy the output gradient (gradients only). */
 static tide_status run_pool(const tide_op_def *def, const tide_attrs *a, pool_kind kind, const tide_tensor *x,
@@ -119,10 +140,10 @@ static tide_status run_pool(const tide_op_def *def, const tide_attrs *a, pool_ki
     pool_job j = {&g, px, pdy, po, (g.c + CBLOCK - 1) / CBLOCK};
     int64_t window_work = g.kh * g.kw * g.c;
     if (kind == MAX_FWD || kind == AVG_FWD) {
-      tide_range_fn fn = kind == MAX_FWD ? (f32 ? max_fwd_f32 : max_fwd_f64) : (f32 ? avg_fwd_f32 : avg_fwd_f64);
+      tide_range_fn fn = tide_simd.pool_loop(kind, f32);
       tide_parallel_for(g.n * g.oh, TIDE_GRAIN_CHEAP / (g.ow * window_work + 1) + 1, fn, &j);
     } else {
-      tide_range_fn fn = kind == MAX_GRAD ? (f32 ? max_grad_f32 : max_grad_f64) : (f32 ? avg_grad_f32 : avg_grad_f64);
+      tide_range_fn fn = tide_simd.pool_loop(kind, f32);
       int64_t per_task = g.oh * g.ow * g.kh * g.kw * (g.c < CBLOCK ? g.c : CBLOCK);
       tide_parallel_for(g.n * j.nblk, TIDE_GRAIN_CHEAP / (per_task + 1) + 1, fn, &j);
     }
@@ -156,3 +177,5 @@ tide_status tide_cpu_avg_pool2d_grad(const tide_op_def *def, const tide_attrs *a
   TIDE_UNUSED(ni), TIDE_UNUSED(no);
   return run_pool(def, a, AVG_GRAD, in[0], in[1], out[0]);
 }
+
+#endif /* TIDE_SIMD_ONCE */

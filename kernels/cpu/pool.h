@@ -9,6 +9,9 @@
 enum { TIDE_POOL_CBLOCK = 64 };
 
 /* The window of output (oy, ox) clipped to the image: rows [y0, y1), cols [x0, x1). */
+/* The pooling loops' kinds (cpu/pool.c, simd.def's pool_loop). */
+enum { TIDE_POOL_MAX_FWD, TIDE_POOL_AVG_FWD, TIDE_POOL_MAX_GRAD, TIDE_POOL_AVG_GRAD };
+
 static inline void tide_pool_window(const tide_conv_geom *g, int64_t oy, int64_t ox, int64_t *y0, int64_t *y1,
                                     int64_t *x0, int64_t *x1) {
   int64_t ys = oy * g->sh - g->pt, xs = ox * g->sw - g->pl;

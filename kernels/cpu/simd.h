@@ -21,6 +21,7 @@
 #define TIDE_CPU_SIMD_H
 
 #include "iter.h"
+#include "../core/parallel.h"
 
 /* The levels, lowest first; each needs the ones below it. */
 typedef enum tide_isa {
