@@ -59,7 +59,7 @@ RPATH := -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,'$$ORIGIN/../lib'
 # wrappers that call through tide_simd). To give a file's hot loops AVX2 and
 # AVX-512 variants: add it here and its entry points to kernels/cpu/simd.def.
 SIMD_SRC := kernels/cpu/binary.c kernels/cpu/unary.c kernels/cpu/ternary.c kernels/cpu/cast.c kernels/cpu/reduce.c \
-  kernels/cpu/fused_f32.c kernels/cpu/pool.c
+  kernels/cpu/fused_f32.c kernels/cpu/pool.c kernels/cpu/softmax.c
 ifeq ($(ARCH),x86_64)
 SIMD_LEVELS := avx2 avx512
 else

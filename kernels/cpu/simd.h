@@ -22,6 +22,7 @@
 
 #include "iter.h"
 #include "../core/parallel.h"
+#include "reduce.h"
 
 /* The levels, lowest first; each needs the ones below it. */
 typedef enum tide_isa {

@@ -10,9 +10,11 @@
  *   inner > 1   the axis is an outer one: strips of up to KC columns run side
  *               by side, vectorized over the columns.
  * Rows and strips run in parallel. float32 uses an inlined polynomial exp that
- * the compiler vectorizes; float64 uses libm's exp; halves go through float32. */
+ * the compiler vectorizes; float64 uses libm's exp; halves go through float32.
+ * The loops are built once per instruction set, the kernels once (simd.h). */
 #include "iter.h"
 #include "reduce.h"
+#include "simd.h"
 #include "../core/parallel.h"
 #include "../core/registry.h"
 
@@ -150,15 +152,6 @@ static void sm_strip(void *ctx, const tide_axis_view *v, int64_t o, int64_t j0, 
   }
 }
 
-/* softmax / log_softmax along attrs.axis: exp(x - max) / sum, or (x - max) -
- * log(sum); halves run as float32 and are rounded at the end. */
-tide_status tide_cpu_softmax(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
-                             int n_out, tide_tensor *const *out) {
-  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  bool log_sm = def->id == TIDE_OP_LOG_SOFTMAX;
-  return tide_axis_for_strips(def, attrs->axis, in[0], out[0], KC, TIDE_GRAIN_COSTLY, sm_strip, &log_sm);
-}
-
 /* ---- sparse softmax cross-entropy ------------------------------------------ */
 
 typedef struct xent_ctx {
@@ -188,6 +181,21 @@ static void xent_range(void *ctx, int64_t b0, int64_t b1) {
       ((float *)c->loss)[b] = ls - (x[lab] - m);
     }
   }
+}
+
+/* This level's loops (simd.def): softmax's strips and the cross-entropy's rows. */
+tide_axis_strip_fn TIDE_SIMD(softmax_strip)(void) { return sm_strip; }
+tide_range_fn TIDE_SIMD(xent_rows)(void) { return xent_range; }
+
+#ifdef TIDE_SIMD_ONCE /* ---- the kernels, in the baseline build only --------------------------------- */
+
+/* softmax / log_softmax along attrs.axis: exp(x - max) / sum, or (x - max) -
+ * log(sum); halves run as float32 and are rounded at the end. */
+tide_status tide_cpu_softmax(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
+                             int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  bool log_sm = def->id == TIDE_OP_LOG_SOFTMAX;
+  return tide_axis_for_strips(def, attrs->axis, in[0], out[0], KC, TIDE_GRAIN_COSTLY, tide_simd.softmax_strip(), &log_sm);
 }
 
 /* Labels as int64, each checked against [0, K): TF raises on CPU for one outside. */
@@ -232,7 +240,7 @@ tide_status tide_cpu_sparse_xent(const tide_op_def *def, const tide_attrs *attrs
   if (!st) {
     xent_ctx c = {v.x, loss32 ? (char *)loss32 : out[0]->data, v.y, lab, v.dt == TIDE_FLOAT64, k};
     int64_t grain = TIDE_GRAIN_COSTLY / k;
-    tide_parallel_for(nb, grain > 0 ? grain : 1, xent_range, &c);
+    tide_parallel_for(nb, grain > 0 ? grain : 1, tide_simd.xent_rows(), &c);
     if (loss32) tide_float_to_halves(logits->dt, nb, loss32, out[0]->data, 2);
   }
   tide_axis_close(&v, !st);
@@ -240,3 +248,5 @@ tide_status tide_cpu_sparse_xent(const tide_op_def *def, const tide_attrs *attrs
   free(lab);
   return st;
 }
+
+#endif /* TIDE_SIMD_ONCE */
