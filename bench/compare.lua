@@ -2,7 +2,8 @@
 -- tide's lines, each followed by every peer's figure for the same name and
 -- tide's speed ratio to it (above 1: tide is faster):
 --   add_1: 0.08 us  | torch 0.71 us 8.9x | jax 8.5 us 106x
--- For times (us, ms) lower is better; for rates (GB/s, GFLOP/s) higher is.
+-- For times (us, ms) and memory (MiB) lower is better; for rates (GB/s,
+-- GFLOP/s) and accuracies higher is.
 -- A missing or empty peer file adds nothing (that peer did not run).
 local tide_file = arg[1]
 
@@ -27,9 +28,10 @@ for i = 2, #arg, 2 do
   peers[#peers + 1] = { name = arg[i + 1] or "peer", lines = read(arg[i]) }
 end
 
--- Times (us, ms, us/op ...) are better lower; rates (GB/s, img/s) higher.
-local TIME_UNITS = { us = true, ms = true, s = true, ns = true }
-local function lower_better(unit) return TIME_UNITS[unit:match("^[^/]+")] == true end
+-- Times (us, ms, us/op ...) and memory (MiB) are better lower; rates (GB/s,
+-- img/s) and accuracies higher.
+local LOWER_UNITS = { us = true, ms = true, s = true, ns = true, MiB = true }
+local function lower_better(unit) return LOWER_UNITS[unit:match("^[^/]+")] == true end
 
 for _, name in ipairs(order) do
   local m = mine[name]

@@ -93,6 +93,9 @@ bw1m=$(sed -n 's/^triad_1m.bandwidth: \([0-9.]*\) GB\/s$/\1/p' "$out/triad.txt")
 share chain10_10m_fused "$out/trace.tide"
 share chain10_1m_fused "$out/trace.tide" "$bw1m"
 
+echo "# Keras training on Fashion-MNIST (bench/train.lua): one epoch of fit (batch 128, Adam 1e-3), test accuracy, predict per image, peak RSS; an MLP and a CNN, each in a process of its own, vs PyTorch eager and Keras on TF, TF+XLA and JAX (threads: $threads)"
+section train
+
 echo "# building graphs as they grow: traced functions nested 100-3,000 deep, 8k-100k Lua-number constants, 32k Variable reads; fixed costs of tape:run and a traced call (tide only)"
 "$BUILD/tide" bench/trace_build.lua
 

@@ -2,10 +2,13 @@
 -- Fashion-MNIST (Debian's dataset-fashion-mnist), 5 epochs with a
 -- validation split, then the test accuracy.
 --   build/tide examples/fashion_mnist_mlp.lua
+-- TIDE_EXAMPLE_SUBSET=N trains one epoch on the first N images and tests on
+-- the first N (tests/sh/test_examples.sh runs it so).
 local tide = require "tide"
 local read_idx = require("tide.models.idx").read_idx
 
 local DIR = os.getenv("FASHION_MNIST_DIR") or "/usr/share/datasets/fashion-mnist"
+local SUBSET = tonumber(os.getenv("TIDE_EXAMPLE_SUBSET") or "")
 
 local function load(name)
   local path = DIR .. "/" .. name .. ".gz"
@@ -15,7 +18,9 @@ local function load(name)
       "(apt-get install dataset-fashion-mnist) or set FASHION_MNIST_DIR", path), 0)
   end
   f:close()
-  return read_idx(path)
+  local t = read_idx(path)
+  if SUBSET then t = t:slice { { 0, math.min(SUBSET, t.shape[1]) } } end
+  return t
 end
 
 local function images(name) return tide.cast(load(name), "float32"):reshape { -1, 784 } / 255 end
@@ -44,7 +49,7 @@ function Timer:on_epoch_begin() self.start = now() end
 function Timer:on_epoch_end() self.times = self.times or {}; self.times[#self.times + 1] = now() - self.start end
 local timer = Timer()
 
-model:fit(x_train, y_train, { epochs = 5, batch_size = 128, validation_split = 0.1, callbacks = { timer } })
+model:fit(x_train, y_train, { epochs = SUBSET and 1 or 5, batch_size = 128, validation_split = 0.1, callbacks = { timer } })
 local loss, accuracy = unpack(model:evaluate(x_test, y_test, { batch_size = 256, verbose = 0 }))
 local sum = 0
 for _, t in ipairs(timer.times) do sum = sum + t end

@@ -572,6 +572,7 @@ local function fit(self, x, y, opts)
   rawset(self, "stop_training", false)
   cbs:on_train_begin()
   local perm, cursor = nil, batches -- cursor: the next batch of the current pass
+  local train_function
   local epoch_logs = {}
   local val_bs = opts.validation_batch_size or batch_size
   for epoch = initial_epoch, epochs - 1 do
@@ -595,9 +596,14 @@ local function fit(self, x, y, opts)
       local xb, yb = data.batch(xd, a, b, perm), data.batch(yd, a, b, perm)
       local wb = sw and (perm and shape_ops.gather(sw, perm:slice { { a, b } }) or sw:slice { { a, b } }) or nil
       cbs:on_train_batch_begin(step)
-      prepare(self, xb, true)
-      local f = step_function(self, "train", xb, yb, wb)
-      logs = numbers(call_step(f, xb, yb, wb))
+      if train_function == nil then
+        -- once per fit, as Keras's make_train_function: the weights,
+        -- slots and trace are fixed for the run (trainable changes apply
+        -- at the next fit), and a step pays for no lookups
+        prepare(self, xb, true)
+        train_function = step_function(self, "train", xb, yb, wb)
+      end
+      logs = numbers(call_step(train_function, xb, yb, wb))
       ran = ran + 1
       cbs:on_train_batch_end(step, logs)
       if rawget(self, "stop_training") then break end

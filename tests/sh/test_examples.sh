@@ -1,0 +1,50 @@
+#!/bin/sh
+# tests/sh/test_examples.sh — the Keras examples still run: each trains one
+# epoch on 2,000 Fashion-MNIST images (TIDE_EXAMPLE_SUBSET) and must print a
+# test accuracy well above chance (0.1), and each names Debian's package
+# dataset-fashion-mnist when the data is missing. Run by tests/run.sh from the
+# repository root (BUILD names the build folder); `make test` installs the data.
+set -u
+BUILD=${BUILD:-build}
+# Lua programs: the Lua collector exits without freeing everything (as tests/run.sh).
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+MIN_ACCURACY=0.3 # one epoch on 2,000 images gives 0.6-0.75; an untrained model 0.1
+passed=0
+failed=0
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+fail() {
+  printf 'FAIL %s\n' "$1"
+  sed 's/^/  | /' "$out" | tail -n 15
+  failed=$((failed + 1))
+}
+
+for example in fashion_mnist_mlp fashion_mnist_cnn custom_loop; do
+  script=examples/$example.lua
+  TIDE_EXAMPLE_SUBSET=2000 "$BUILD/tide" "$script" >"$out" 2>&1
+  rc=$?
+  accuracy=$(sed -n 's/^test accuracy: \([0-9.]*\)$/\1/p' "$out" | tail -n 1)
+  if [ "$rc" -ne 0 ]; then
+    fail "$script exited with $rc"
+  elif [ -z "$accuracy" ]; then
+    fail "$script printed no 'test accuracy: X' line"
+  elif ! awk -v a="$accuracy" -v m="$MIN_ACCURACY" 'BEGIN { exit !(a > m) }'; then
+    fail "$script: test accuracy $accuracy after one epoch on 2,000 images, expected above $MIN_ACCURACY"
+  else
+    passed=$((passed + 1))
+  fi
+
+  FASHION_MNIST_DIR=/nonexistent/fashion-mnist "$BUILD/tide" "$script" >"$out" 2>&1
+  rc=$?
+  if [ "$rc" -eq 0 ]; then
+    fail "$script succeeded without its data"
+  elif ! grep -q "/nonexistent/fashion-mnist/.* is missing; install Debian's package dataset-fashion-mnist" "$out"; then
+    fail "$script without its data: no message naming the missing file and dataset-fashion-mnist"
+  else
+    passed=$((passed + 1))
+  fi
+done
+
+echo "sh examples: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
