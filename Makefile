@@ -39,6 +39,8 @@ LUAJIT_CFLAGS = $(shell pkg-config --cflags luajit)
 LUAJIT_LIBS = $(shell pkg-config --libs luajit)
 BLAS_CFLAGS = $(shell pkg-config --cflags openblas)
 BLAS_LIBS = $(shell pkg-config --libs openblas)
+# File formats (kernels/io): JSON, protocol buffers, zlib, PNG, JPEG.
+IO_LIBS = -lcjson -lprotobuf-c -lz -lpng -ljpeg
 
 CFLAGS_BASE := -std=c11 -g -Wall -Wextra -fwrapv -fPIC -pthread -fvisibility=hidden \
   -D_GNU_SOURCE -Ikernels/include $(SAN)
@@ -46,7 +48,7 @@ CFLAGS_BASE := -std=c11 -g -Wall -Wextra -fwrapv -fPIC -pthread -fvisibility=hid
 # math, so GCC may vectorize loops with conditional float work (selects, as
 # in kernels/cpu/vmath.h) and sqrt; neither flag changes any result.
 MATHFLAGS := -fno-math-errno -fno-trapping-math
-CFLAGS_ENGINE = $(CFLAGS_BASE) $(OPTLEVEL) $(OPT) $(MATHFLAGS) $(BLAS_CFLAGS)
+CFLAGS_ENGINE = $(CFLAGS_BASE) $(OPTLEVEL) $(OPT) $(MATHFLAGS) $(BLAS_CFLAGS) -I$(BUILD)/gen
 CFLAGS_HOST = $(CFLAGS_BASE) -O2 $(LUAJIT_CFLAGS)
 LDFLAGS_SAN := $(SAN)
 RPATH := -Wl,-rpath,'$$ORIGIN' -Wl,-rpath,'$$ORIGIN/../lib'
@@ -69,13 +71,23 @@ endif
 SIMD_FLAGS_avx2 := -march=x86-64-v3
 SIMD_FLAGS_avx512 := -march=x86-64-v4
 
-ENGINE_SRC := $(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c)
-ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o) \
+# Protocol buffer schemas (TF's Example, Event, ...: the subset tide reads and
+# writes) compiled by protoc-c into $(BUILD)/gen/tide_proto/, one object each.
+PROTO_SRC := $(wildcard kernels/io/proto/*.proto)
+PROTO_GEN := $(BUILD)/gen/tide_proto
+PROTO_C := $(PROTO_SRC:kernels/io/proto/%.proto=$(PROTO_GEN)/%.pb-c.c)
+PROTO_H := $(PROTO_C:.c=.h)
+PROTO_OBJ := $(PROTO_C:%.c=%.o)
+.SECONDARY: $(PROTO_C) $(PROTO_H)
+
+ENGINE_SRC := $(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c kernels/io/*.c kernels/data/*.c)
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o) $(PROTO_OBJ) \
   $(foreach l,$(SIMD_LEVELS),$(SIMD_SRC:%.c=$(BUILD)/obj/%.$(l).o))
 VM_OBJ := $(BUILD)/obj/vm/vm.o
 # The program on top: cli -> repl -> vm -> kernels; libtidevm has no REPL (nor readline).
 PROGRAM_OBJ := $(BUILD)/obj/cli/main.o $(BUILD)/obj/repl/repl.o
-HEADERS := $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def kernels/core/*.h kernels/cpu/*.h kernels/cpu/*.def kernels/graph/*.h)
+HEADERS := $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def kernels/core/*.h kernels/cpu/*.h kernels/cpu/*.def kernels/graph/*.h \
+  kernels/io/*.h kernels/data/*.h)
 HOST_HEADERS := $(wildcard vm/*.h repl/*.h)
 CTEST_SRC := $(wildcard tests/c/test_*.c)
 CTEST_BIN := $(CTEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
@@ -92,10 +104,18 @@ all: $(LIB) $(VMLIB) $(PROGRAM) $(CDEF) $(EXAMPLES)
 deps:
 	@tools/deps.sh
 
-$(BUILD)/obj/kernels/%.o: kernels/%.c $(HEADERS)
+$(BUILD)/obj/kernels/%.o: kernels/%.c $(HEADERS) | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ENGINE) $(if $(filter $<,$(SIMD_SRC)),-DTIDE_SIMD_LEVEL=baseline -DTIDE_SIMD_ONCE,) \
 	  $(CFLAGS_SIMD_ONLY) -c $< -o $@
+
+$(PROTO_GEN)/%.pb-c.c $(PROTO_GEN)/%.pb-c.h: kernels/io/proto/%.proto
+	@mkdir -p $(PROTO_GEN)
+	protoc-c --proto_path=kernels/io/proto --c_out=$(PROTO_GEN) $<
+
+# Generated code: its own warnings are protoc-c's business, not ours.
+$(PROTO_GEN)/%.pb-c.o: $(PROTO_GEN)/%.pb-c.c $(PROTO_H)
+	$(CC) $(CFLAGS_ENGINE) -w -c $< -o $@
 
 # The other levels of SIMD_SRC: the level's -march comes after OPT, so it wins.
 define simd_level_rule
@@ -111,7 +131,7 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CFLAGS_HOST) -c $< -o $@
 
 $(LIB): $(ENGINE_OBJ)
-	$(CC) -shared -o $@ $^ $(BLAS_LIBS) -ldnnl -lm -pthread $(LDFLAGS_SAN)
+	$(CC) -shared -o $@ $^ $(BLAS_LIBS) -ldnnl $(IO_LIBS) -lm -pthread $(LDFLAGS_SAN)
 
 $(VMLIB): $(VM_OBJ) $(LIB)
 	$(CC) -shared -o $@ $(VM_OBJ) -L$(BUILD) -ltide $(LUAJIT_LIBS) -ldl -lm $(RPATH) $(LDFLAGS_SAN)

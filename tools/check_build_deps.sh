@@ -30,6 +30,14 @@ fi
 if command -v "$cc" >/dev/null 2>&1; then
   has_header dnnl.h || need "oneDNN (dnnl.h)" libdnnl-dev
   has_header readline/readline.h || need "readline (readline/readline.h)" libreadline-dev
+  has_header zlib.h || need "zlib (zlib.h)" zlib1g-dev
+  has_header cjson/cJSON.h || need "cJSON (cjson/cJSON.h)" libcjson-dev
+  has_header protobuf-c/protobuf-c.h || need "protobuf-c (protobuf-c/protobuf-c.h)" libprotobuf-c-dev
+  has_header png.h || need "libpng (png.h)" libpng-dev
+  has_header jpeglib.h || need "libjpeg-turbo (jpeglib.h)" libjpeg62-turbo-dev
+fi
+if ! command -v protoc-c >/dev/null 2>&1; then
+  need "the protobuf-c compiler (protoc-c)" protobuf-c-compiler
 fi
 
 [ -z "$missing" ] && exit 0
