@@ -1,6 +1,7 @@
 -- stdlib/tide/optimizers/schedules.lua — learning-rate schedules (Keras 3's
 -- keras.optimizers.schedules): ExponentialDecay, PiecewiseConstantDecay,
--- InverseTimeDecay, CosineDecay (with warmup). A schedule is called with the
+-- InverseTimeDecay, PolynomialDecay, CosineDecay (with warmup) and
+-- CosineDecayRestarts (SGDR). A schedule is called with the
 -- step (an optimizer's iterations Variable, a tensor or a Lua number) and
 -- gives a float32 0-d tensor, made of ops, so a traced step that reads it
 -- follows iterations without tracing again.
@@ -154,6 +155,53 @@ define("CosineDecay", {
   local warm = (target - initial) * (step / warmup_steps) + initial
   local decayed = cosine(self, step - warmup_steps, target)
   return where(math_ops.less(step, warmup_steps), warm, decayed)
+end)
+
+-- (initial - end) * (1 - step / decay_steps) ^ power + end, the step held at
+-- decay_steps; with cycle, decay_steps grows to the first multiple of itself
+-- at or past the step (1x at step 0), so the decay starts again.
+define("PolynomialDecay", {
+  { "initial_learning_rate", nil, "number", required = true }, { "decay_steps", nil, "number", required = true },
+  { "end_learning_rate", 0.0001, "number" }, { "power", 1.0, "number" }, { "cycle", false, "bool" },
+  { "name", "PolynomialDecay", "string" },
+}, check_decay_steps, function(self, step)
+  step = cast(step, "float32")
+  local decay_steps = f32(self.decay_steps)
+  if self.cycle then
+    local multiplier = where(math_ops.equal(step, 0), f32(1), math_ops.ceil(step / self.decay_steps))
+    decay_steps = decay_steps * multiplier
+  else
+    step = minimum(step, decay_steps)
+  end
+  local p = step / decay_steps
+  local initial, final = f32(self.initial_learning_rate), f32(self.end_learning_rate)
+  return (initial - final) * math_ops.pow(1 - p, f32(self.power)) + final
+end)
+
+-- Keras 3's CosineDecayRestarts (SGDR, Loshchilov & Hutter): cosine decays
+-- over first_decay_steps, then over t_mul times as many steps each restart,
+-- each starting from m_mul times the previous restart's rate.
+define("CosineDecayRestarts", {
+  { "initial_learning_rate", nil, "number", required = true },
+  { "first_decay_steps", nil, "number", required = true },
+  { "t_mul", 2.0, "number" }, { "m_mul", 1.0, "number" }, { "alpha", 0.0, "number" },
+  { "name", "SGDRDecay", "string" },
+}, function(self) check_decay_steps(self, "first_decay_steps") end, function(self, step)
+  local completed = cast(step, "float32") / f32(self.first_decay_steps)
+  local t_mul = f32(self.t_mul)
+  local i_restart
+  if self.t_mul == 1 then
+    i_restart = math_ops.floor(completed)
+    completed = completed - i_restart
+  else
+    -- Restart i begins after first_decay_steps * (1 - t_mul^i) / (1 - t_mul) steps.
+    i_restart = math_ops.floor(math_ops.log(1 - completed * (1 - t_mul)) / math_ops.log(t_mul))
+    local sum_r = (1 - math_ops.pow(t_mul, i_restart)) / (1 - t_mul)
+    completed = (completed - sum_r) / math_ops.pow(t_mul, i_restart)
+  end
+  local m_fac = math_ops.pow(f32(self.m_mul), i_restart)
+  local cosine_decayed = m_fac * (math_ops.cos(completed * math.pi) + 1) * 0.5
+  return f32(self.initial_learning_rate) * (cosine_decayed * (1 - self.alpha) + self.alpha)
 end)
 
 -- Keras's serialize: { class_name = "ExponentialDecay", config = {...} }.

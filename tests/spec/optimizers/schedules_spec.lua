@@ -51,6 +51,10 @@ describe("schedules", function()
       S.PiecewiseConstantDecay({ 1, 2 }, { 3, 2, 1 }):get_config())
     assert.are.same({ initial_learning_rate = 1, decay_steps = 5, alpha = 0, name = "CosineDecay",
                       warmup_steps = 0 }, S.CosineDecay(1, 5):get_config())
+    assert.are.same({ initial_learning_rate = 1, decay_steps = 5, end_learning_rate = 0.0001, power = 1,
+                      cycle = false, name = "PolynomialDecay" }, S.PolynomialDecay(1, 5):get_config())
+    assert.are.same({ initial_learning_rate = 1, first_decay_steps = 5, t_mul = 2, m_mul = 1, alpha = 0,
+                      name = "SGDRDecay" }, S.CosineDecayRestarts(1, 5):get_config())
   end)
 
   it("serialize and deserialize (and from_config) give the same schedule", function()
@@ -86,8 +90,11 @@ describe("schedules", function()
     h.errors("PiecewiseConstantDecay: values[2] must be a number", S.PiecewiseConstantDecay, { 1 }, { 1, "x" })
     h.errors("ExponentialDecay: the step must be a tensor, a Variable or a number, got the string \"3\"",
       S.ExponentialDecay(0.1, 1, 0.5), "3")
-    h.errors("schedules.deserialize: unknown schedule 'Linear' (known: CosineDecay, ExponentialDecay, " ..
-      "InverseTimeDecay, PiecewiseConstantDecay)", S.deserialize, { class_name = "Linear", config = {} })
+    h.errors("PolynomialDecay: decay_steps must be > 0, got 0", S.PolynomialDecay, 0.1, 0)
+    h.errors("CosineDecayRestarts: first_decay_steps must be > 0, got 0", S.CosineDecayRestarts, 0.1, 0)
+    h.errors("PolynomialDecay: cycle must be true or false, got 1", S.PolynomialDecay, 0.1, 2, 0.01, 1, 1)
+    h.errors("schedules.deserialize: unknown schedule 'Linear' (known: CosineDecay, CosineDecayRestarts, " ..
+      "ExponentialDecay, InverseTimeDecay, PiecewiseConstantDecay, PolynomialDecay)", S.deserialize, { class_name = "Linear", config = {} })
     h.errors("schedules.serialize: expects a schedule", S.serialize, function() end)
   end)
 end)
