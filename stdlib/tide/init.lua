@@ -136,7 +136,7 @@ for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv" } do
   end
 end
 
--- Keras (initializers, activations, regularizers, losses, metrics,
+-- Keras (initializers, activations, regularizers, constraints, losses, metrics,
 -- optimizers, layers, models, callbacks) loads on first use: a third of
 -- tide's Lua code, kept out of the heap of scripts that only use tensors
 -- (every collection marks the whole heap: a smaller one makes the eager
@@ -145,6 +145,7 @@ local keras = {
   initializers = function() return require "tide.initializers" end,
   activations = function() return require "tide.activations" end,
   regularizers = function() return require "tide.regularizers" end,
+  constraints = function() return require "tide.constraints" end,
   layers = function() return require "tide.layers" end,
   losses = function() return require "tide.losses" end,
   metrics = function() return require "tide.metrics" end,

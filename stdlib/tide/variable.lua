@@ -99,13 +99,25 @@ end
 -- Tell convert how to turn a Variable into the tensor an op should use.
 convert.set_variable_reader(is_variable, M.read, M.read_value, handle)
 
--- tide.Variable(initial, {name=, trainable=true, dtype=}): initial is a
+-- A constraint: nil, or something callable (a function, or an object
+-- whose metatable has __call, as tide.constraints.*).
+local function check_constraint(x)
+  if x == nil or type(x) == "function" then return x end
+  local mt = (type(x) == "table" or type(x) == "userdata") and getmetatable(x)
+  if mt and mt.__call then return x end
+  binding.error("Variable: constraint must be a function of the variable's value (as tide.constraints.*) or nil, " ..
+    "got " .. type(x))
+end
+
+-- tide.Variable(initial, {name=, trainable=true, dtype=, constraint=}):
+-- constraint (TF's: a projection optimizers apply after each update) is a
+-- function of the value returning the constrained value. initial is a
 -- tensor, a Lua number or nested table (float32 unless dtype says otherwise:
 -- Lua cannot tell 3.0 from 3, and variables are almost always trained),
 -- or a function returning one of those.
 -- (Called on a new userdata by tide.Variable(...), below.)
 function Variable:__init(initial, ...)
-  local o = args.parse("Variable", { "name", "trainable", "dtype" }, ...)
+  local o = args.parse("Variable", { "name", "trainable", "dtype", "constraint" }, ...)
   local ctx = context.current()
   if ctx and not ctx.first then
     binding.error(string.format("Variable: a tide.Variable is created while %s is traced again (at %s); create " ..
@@ -136,7 +148,8 @@ function Variable:__init(initial, ...)
   if C.tide_tensor_copy_into(h, value) ~= 0 then binding.raise() end
   if C.tide_tensor_mark_variable(h) ~= 0 then binding.raise() end -- reads share it: writes go through v
   state[self] = { handle = h, name = o.name == nil and "Variable" or tostring(o.name),
-                  trainable = args.bool("Variable", "trainable", o.trainable, true) }
+                  trainable = args.bool("Variable", "trainable", o.trainable, true),
+                  constraint = check_constraint(o.constraint) }
 end
 
 -- tide.Variable(...) makes the userdata and initializes it.
@@ -150,6 +163,7 @@ end
 local properties = {
   name = function(v) return state[v].name end,
   trainable = function(v) return state[v].trainable end,
+  constraint = function(v) return state[v].constraint end,
   dtype = function(v) return dtype.names[handle(v).dt] end,
   shape = function(v) return handle(v).shape end,
   ndim = function(v) return handle(v).ndim end,
@@ -296,6 +310,8 @@ vmt.__newindex = function(v, k, x)
       rec.name = tostring(x)
     elseif k == "trainable" then
       rec.trainable = args.bool("Variable", "trainable", x, rec.trainable)
+    elseif k == "constraint" then
+      rec.constraint = check_constraint(x)
     elseif rawget(Variable, k) ~= nil or properties[k] then
       binding.error(string.format("Variable: cannot set '%s' (a method or a property of the value)", tostring(k)))
     else -- a field of the user's own, in v's environment (never the globals it starts with)

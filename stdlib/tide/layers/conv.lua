@@ -6,6 +6,7 @@ local shape_ops = require "tide.ops.shape"
 local nn_conv = require "tide.ops.nn_conv"
 local initializers = require "tide.initializers"
 local regularizers = require "tide.regularizers"
+local constraints = require "tide.constraints"
 local activations = require "tide.activations"
 local layer = require "tide.layers.layer"
 
@@ -38,7 +39,8 @@ local function conv_class(name, rank)
   local cls = Layer:extend(name)
   function cls:init(...)
     local o = self:_kwargs({ "filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate", "groups",
-      "activation", "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer", "bias_regularizer" }, ...)
+      "activation", "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer", "bias_regularizer",
+      "kernel_constraint", "bias_constraint" }, ...)
     if type(o.filters) ~= "number" or o.filters <= 0 or o.filters ~= math.floor(o.filters) then
       binding.error(string.format("%s: filters must be a positive integer, got %s", name, tostring(o.filters)))
     end
@@ -79,7 +81,9 @@ local function conv_class(name, rank)
     self.kernel_initializer = initializers.get(o.kernel_initializer or "glorot_uniform", name .. ": kernel_initializer")
     self.bias_initializer = initializers.get(o.bias_initializer or "zeros", name .. ": bias_initializer")
     self.kernel_regularizer = regularizers.get(o.kernel_regularizer, name .. ": kernel_regularizer")
+    self.kernel_constraint = constraints.get(o.kernel_constraint, name .. ": kernel_constraint")
     self.bias_regularizer = regularizers.get(o.bias_regularizer, name .. ": bias_regularizer")
+    self.bias_constraint = constraints.get(o.bias_constraint, name .. ": bias_constraint")
     self.input_spec = { ndim = rank + 2 }
   end
   function cls:build(input_shape)
@@ -92,10 +96,10 @@ local function conv_class(name, rank)
     for i = 1, rank do kshape[i] = self.kernel_size[i] end
     kshape[rank + 1], kshape[rank + 2] = c, self.filters
     self.kernel = self:add_weight { name = "kernel", shape = kshape, initializer = self.kernel_initializer,
-      regularizer = self.kernel_regularizer }
+      regularizer = self.kernel_regularizer, constraint = self.kernel_constraint }
     if self.use_bias then
       self.bias = self:add_weight { name = "bias", shape = { self.filters }, initializer = self.bias_initializer,
-        regularizer = self.bias_regularizer }
+        regularizer = self.bias_regularizer, constraint = self.bias_constraint }
     end
     self.input_spec = { ndim = rank + 2, axes = { [-1] = c } }
   end
@@ -125,7 +129,9 @@ local function conv_class(name, rank)
     c.kernel_initializer = initializers.serialize(self.kernel_initializer)
     c.bias_initializer = initializers.serialize(self.bias_initializer)
     c.kernel_regularizer = regularizers.serialize(self.kernel_regularizer)
+    c.kernel_constraint = constraints.serialize(self.kernel_constraint)
     c.bias_regularizer = regularizers.serialize(self.bias_regularizer)
+    c.bias_constraint = constraints.serialize(self.bias_constraint)
     return c
   end
   M[name] = cls

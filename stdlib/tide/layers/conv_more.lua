@@ -8,6 +8,7 @@ local dynamic_shape = require "tide.ops.dynamic_shape"
 local nn_conv = require "tide.ops.nn_conv"
 local initializers = require "tide.initializers"
 local regularizers = require "tide.regularizers"
+local constraints = require "tide.constraints"
 local activations = require "tide.activations"
 local layer = require "tide.layers.layer"
 local conv = require "tide.layers.conv"
@@ -47,6 +48,7 @@ local function common(self, cls, o)
   self.use_bias = bool_opt(cls, "use_bias", o.use_bias)
   self.bias_initializer = initializers.get(o.bias_initializer or "zeros", cls .. ": bias_initializer")
   self.bias_regularizer = regularizers.get(o.bias_regularizer, cls .. ": bias_regularizer")
+  self.bias_constraint = constraints.get(o.bias_constraint, cls .. ": bias_constraint")
   self.input_spec = { ndim = 4 }
 end
 
@@ -56,6 +58,7 @@ local function common_config(self, c)
   c.activation = activations.serialize(self.activation)
   c.bias_initializer = initializers.serialize(self.bias_initializer)
   c.bias_regularizer = regularizers.serialize(self.bias_regularizer)
+  c.bias_constraint = constraints.serialize(self.bias_constraint)
   return c
 end
 
@@ -87,7 +90,7 @@ function Conv2DTranspose:init(...)
   local cls = "Conv2DTranspose"
   local o = self:_kwargs({ "filters", "kernel_size", "strides", "padding", "output_padding", "data_format",
     "dilation_rate", "activation", "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer",
-    "bias_regularizer" }, ...)
+    "bias_regularizer", "kernel_constraint", "bias_constraint" }, ...)
   if type(o.filters) ~= "number" or o.filters <= 0 or o.filters ~= math.floor(o.filters) then
     binding.error(string.format("%s: filters must be a positive integer, got %s", cls, tostring(o.filters)))
   end
@@ -112,16 +115,17 @@ function Conv2DTranspose:init(...)
   end
   self.kernel_initializer = initializers.get(o.kernel_initializer or "glorot_uniform", cls .. ": kernel_initializer")
   self.kernel_regularizer = regularizers.get(o.kernel_regularizer, cls .. ": kernel_regularizer")
+  self.kernel_constraint = constraints.get(o.kernel_constraint, cls .. ": kernel_constraint")
 end
 
 function Conv2DTranspose:build(input_shape)
   local c = channels(self, input_shape)
   local k = self.kernel_size
   self.kernel = self:add_weight { name = "kernel", shape = { k[1], k[2], self.filters, c },
-    initializer = self.kernel_initializer, regularizer = self.kernel_regularizer }
+    initializer = self.kernel_initializer, regularizer = self.kernel_regularizer, constraint = self.kernel_constraint }
   if self.use_bias then
     self.bias = self:add_weight { name = "bias", shape = { self.filters }, initializer = self.bias_initializer,
-      regularizer = self.bias_regularizer }
+      regularizer = self.bias_regularizer, constraint = self.bias_constraint }
   end
   self.input_spec = { ndim = 4, axes = { [-1] = c } }
 end
@@ -161,6 +165,7 @@ function Conv2DTranspose:get_config()
   c.filters, c.output_padding = self.filters, self.output_padding
   c.kernel_initializer = initializers.serialize(self.kernel_initializer)
   c.kernel_regularizer = regularizers.serialize(self.kernel_regularizer)
+  c.kernel_constraint = constraints.serialize(self.kernel_constraint)
   return c
 end
 
@@ -192,22 +197,24 @@ function DepthwiseConv2D:init(...)
   local cls = "DepthwiseConv2D"
   local o = self:_kwargs({ "kernel_size", "strides", "padding", "depth_multiplier", "data_format", "dilation_rate",
     "activation", "use_bias", "depthwise_initializer", "bias_initializer", "depthwise_regularizer",
-    "bias_regularizer" }, ...)
+    "bias_regularizer", "depthwise_constraint", "bias_constraint" }, ...)
   common(self, cls, o)
   self.depth_multiplier = depth_multiplier(cls, o.depth_multiplier)
   self.depthwise_initializer = initializers.get(o.depthwise_initializer or "glorot_uniform",
     cls .. ": depthwise_initializer")
   self.depthwise_regularizer = regularizers.get(o.depthwise_regularizer, cls .. ": depthwise_regularizer")
+  self.depthwise_constraint = constraints.get(o.depthwise_constraint, cls .. ": depthwise_constraint")
 end
 
 function DepthwiseConv2D:build(input_shape)
   local c = channels(self, input_shape)
   local k = self.kernel_size
   self.kernel = self:add_weight { name = "kernel", shape = { k[1], k[2], c, self.depth_multiplier },
-    initializer = self.depthwise_initializer, regularizer = self.depthwise_regularizer }
+    initializer = self.depthwise_initializer, regularizer = self.depthwise_regularizer,
+    constraint = self.depthwise_constraint }
   if self.use_bias then
     self.bias = self:add_weight { name = "bias", shape = { c * self.depth_multiplier },
-      initializer = self.bias_initializer, regularizer = self.bias_regularizer }
+      initializer = self.bias_initializer, regularizer = self.bias_regularizer, constraint = self.bias_constraint }
   end
   self.input_spec = { ndim = 4, axes = { [-1] = c } }
 end
@@ -219,6 +226,7 @@ function DepthwiseConv2D:get_config()
   c.depth_multiplier = self.depth_multiplier
   c.depthwise_initializer = initializers.serialize(self.depthwise_initializer)
   c.depthwise_regularizer = regularizers.serialize(self.depthwise_regularizer)
+  c.depthwise_constraint = constraints.serialize(self.depthwise_constraint)
   return c
 end
 
@@ -234,7 +242,8 @@ function SeparableConv2D:init(...)
   local cls = "SeparableConv2D"
   local o = self:_kwargs({ "filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate",
     "depth_multiplier", "activation", "use_bias", "depthwise_initializer", "pointwise_initializer",
-    "bias_initializer", "depthwise_regularizer", "pointwise_regularizer", "bias_regularizer" }, ...)
+    "bias_initializer", "depthwise_regularizer", "pointwise_regularizer", "bias_regularizer", "depthwise_constraint",
+    "pointwise_constraint", "bias_constraint" }, ...)
   if type(o.filters) ~= "number" or o.filters <= 0 or o.filters ~= math.floor(o.filters) then
     binding.error(string.format("%s: filters must be a positive integer, got %s", cls, tostring(o.filters)))
   end
@@ -246,19 +255,23 @@ function SeparableConv2D:init(...)
   self.pointwise_initializer = initializers.get(o.pointwise_initializer or "glorot_uniform",
     cls .. ": pointwise_initializer")
   self.depthwise_regularizer = regularizers.get(o.depthwise_regularizer, cls .. ": depthwise_regularizer")
+  self.depthwise_constraint = constraints.get(o.depthwise_constraint, cls .. ": depthwise_constraint")
   self.pointwise_regularizer = regularizers.get(o.pointwise_regularizer, cls .. ": pointwise_regularizer")
+  self.pointwise_constraint = constraints.get(o.pointwise_constraint, cls .. ": pointwise_constraint")
 end
 
 function SeparableConv2D:build(input_shape)
   local c = channels(self, input_shape)
   local k, dm = self.kernel_size, self.depth_multiplier
   self.depthwise_kernel = self:add_weight { name = "depthwise_kernel", shape = { k[1], k[2], c, dm },
-    initializer = self.depthwise_initializer, regularizer = self.depthwise_regularizer }
+    initializer = self.depthwise_initializer, regularizer = self.depthwise_regularizer,
+    constraint = self.depthwise_constraint }
   self.pointwise_kernel = self:add_weight { name = "pointwise_kernel", shape = { 1, 1, c * dm, self.filters },
-    initializer = self.pointwise_initializer, regularizer = self.pointwise_regularizer }
+    initializer = self.pointwise_initializer, regularizer = self.pointwise_regularizer,
+    constraint = self.pointwise_constraint }
   if self.use_bias then
     self.bias = self:add_weight { name = "bias", shape = { self.filters }, initializer = self.bias_initializer,
-      regularizer = self.bias_regularizer }
+      regularizer = self.bias_regularizer, constraint = self.bias_constraint }
   end
   self.input_spec = { ndim = 4, axes = { [-1] = c } }
 end
@@ -274,7 +287,9 @@ function SeparableConv2D:get_config()
   c.depthwise_initializer = initializers.serialize(self.depthwise_initializer)
   c.pointwise_initializer = initializers.serialize(self.pointwise_initializer)
   c.depthwise_regularizer = regularizers.serialize(self.depthwise_regularizer)
+  c.depthwise_constraint = constraints.serialize(self.depthwise_constraint)
   c.pointwise_regularizer = regularizers.serialize(self.pointwise_regularizer)
+  c.pointwise_constraint = constraints.serialize(self.pointwise_constraint)
   return c
 end
 

@@ -11,6 +11,7 @@ local nn = require "tide.ops.nn"
 local dynamic_shape = require "tide.ops.dynamic_shape"
 local initializers = require "tide.initializers"
 local regularizers = require "tide.regularizers"
+local constraints = require "tide.constraints"
 local activations = require "tide.activations"
 local layer = require "tide.layers.layer"
 local keras_tensor = require "tide.layers.keras_tensor"
@@ -98,14 +99,16 @@ local Dense = Layer:extend("Dense")
 M.Dense = Dense
 function Dense:init(...)
   local o = self:_kwargs({ "units", "activation", "use_bias", "kernel_initializer", "bias_initializer",
-    "kernel_regularizer", "bias_regularizer" }, ...)
+    "kernel_regularizer", "kernel_constraint", "bias_regularizer", "bias_constraint" }, ...)
   self.units = positive_int(self, "units", o.units)
   self.activation = activations.get(o.activation, "Dense: activation")
   self.use_bias = boolean(self, "use_bias", o.use_bias, true)
   self.kernel_initializer = initializers.get(o.kernel_initializer or "glorot_uniform", "Dense: kernel_initializer")
   self.bias_initializer = initializers.get(o.bias_initializer or "zeros", "Dense: bias_initializer")
   self.kernel_regularizer = regularizers.get(o.kernel_regularizer, "Dense: kernel_regularizer")
+  self.kernel_constraint = constraints.get(o.kernel_constraint, "Dense: kernel_constraint")
   self.bias_regularizer = regularizers.get(o.bias_regularizer, "Dense: bias_regularizer")
+  self.bias_constraint = constraints.get(o.bias_constraint, "Dense: bias_constraint")
   self.input_spec = { min_ndim = 2 }
 end
 function Dense:build(input_shape)
@@ -115,10 +118,10 @@ function Dense:build(input_shape)
       who(self), input_shape and layer.shape_text(input_shape) or "of unknown rank"))
   end
   self.kernel = self:add_weight { name = "kernel", shape = { in_dim, self.units },
-    initializer = self.kernel_initializer, regularizer = self.kernel_regularizer }
+    initializer = self.kernel_initializer, regularizer = self.kernel_regularizer, constraint = self.kernel_constraint }
   if self.use_bias then
     self.bias = self:add_weight { name = "bias", shape = { self.units }, initializer = self.bias_initializer,
-      regularizer = self.bias_regularizer }
+      regularizer = self.bias_regularizer, constraint = self.bias_constraint }
   end
   self.input_spec = { min_ndim = 2, axes = { [-1] = in_dim } }
 end
@@ -135,7 +138,9 @@ function Dense:get_config()
   c.kernel_initializer = initializers.serialize(self.kernel_initializer)
   c.bias_initializer = initializers.serialize(self.bias_initializer)
   c.kernel_regularizer = regularizers.serialize(self.kernel_regularizer)
+  c.kernel_constraint = constraints.serialize(self.kernel_constraint)
   c.bias_regularizer = regularizers.serialize(self.bias_regularizer)
+  c.bias_constraint = constraints.serialize(self.bias_constraint)
   return c
 end
 
@@ -399,12 +404,13 @@ local Embedding = Layer:extend("Embedding")
 M.Embedding = Embedding
 function Embedding:init(...)
   local o = self:_kwargs({ "input_dim", "output_dim", "embeddings_initializer", "embeddings_regularizer",
-    "mask_zero" }, ...)
+    "embeddings_constraint", "mask_zero" }, ...)
   self.input_dim = positive_int(self, "input_dim", o.input_dim)
   self.output_dim = positive_int(self, "output_dim", o.output_dim)
   self.embeddings_initializer = initializers.get(o.embeddings_initializer or "uniform",
     "Embedding: embeddings_initializer")
   self.embeddings_regularizer = regularizers.get(o.embeddings_regularizer, "Embedding: embeddings_regularizer")
+  self.embeddings_constraint = constraints.get(o.embeddings_constraint, "Embedding: embeddings_constraint")
   if o.mask_zero then
     binding.error("Embedding: mask_zero=true is not supported yet (tide's layers carry no masks); mask the padding " ..
       "in your loss instead")
@@ -413,7 +419,8 @@ function Embedding:init(...)
 end
 function Embedding:build()
   self.embeddings = self:add_weight { name = "embeddings", shape = { self.input_dim, self.output_dim },
-    initializer = self.embeddings_initializer, regularizer = self.embeddings_regularizer }
+    initializer = self.embeddings_initializer, regularizer = self.embeddings_regularizer,
+    constraint = self.embeddings_constraint }
 end
 -- Ids stay integers (no autocast): a Lua table becomes an int32 tensor.
 function Embedding:_convert_input(x)
@@ -434,6 +441,7 @@ function Embedding:get_config()
   c.input_dim, c.output_dim, c.mask_zero = self.input_dim, self.output_dim, self.mask_zero
   c.embeddings_initializer = initializers.serialize(self.embeddings_initializer)
   c.embeddings_regularizer = regularizers.serialize(self.embeddings_regularizer)
+  c.embeddings_constraint = constraints.serialize(self.embeddings_constraint)
   return c
 end
 

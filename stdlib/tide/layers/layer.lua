@@ -18,6 +18,7 @@ local variable = require "tide.variable"
 local tensor_shape = require "tide.tensor_shape"
 local initializers = require "tide.initializers"
 local regularizers = require "tide.regularizers"
+local constraints = require "tide.constraints"
 local init_scope = require "tide.initializers.init_scope"
 local kwargs = require("tide.initializers.base").kwargs
 local tracking = require "tide.layers.tracking"
@@ -300,12 +301,14 @@ end
 M.shape_text = shape_text
 
 -- add_weight{shape=, initializer=, dtype=, trainable=true, regularizer=,
--- name=}: a new Variable this layer tracks (Keras's order: shape,
+-- constraint=, name=}: a new Variable (constraint: what optimizers project
+-- it with after each update, as the Variable's own constraint) this layer tracks (Keras's order: shape,
 -- initializer, dtype may also come by position). The initializer defaults
 -- to "glorot_uniform" for float dtypes and "zeros" otherwise; it runs
 -- eagerly even when the layer is built inside tide.trace.
 function Layer:add_weight(...)
-  local o = kwargs("add_weight", { "shape", "initializer", "dtype", "trainable", "regularizer", "name" }, ...)
+  local o = kwargs("add_weight", { "shape", "initializer", "dtype", "trainable", "regularizer", "constraint", "name" },
+    ...)
   local wname = o.name
   if wname == nil then wname = "variable" end
   if type(wname) ~= "string" then
@@ -333,10 +336,12 @@ function Layer:add_weight(...)
   local trainable = o.trainable
   if trainable == nil then trainable = true end
   local reg = regularizers.get(o.regularizer, who(self) .. ": add_weight '" .. wname .. "'")
+  local con = constraints.get(o.constraint, who(self) .. ": add_weight '" .. wname .. "'")
   local v = init_scope.run(function()
     local value = init(dims, dt)
     if not istype(Tensor, value) then value = convert.tensor(value, dt, "add_weight") end
-    return variable.Variable(value, { name = rawget(self, "name") .. "/" .. wname, trainable = trainable, dtype = dt })
+    return variable.Variable(value, { name = rawget(self, "name") .. "/" .. wname, trainable = trainable, dtype = dt,
+      constraint = con })
   end)
   local t = rawget(self, "_tracking")
   tracking.sight(t, v)

@@ -6,6 +6,7 @@ local tensor_shape = require "tide.tensor_shape"
 local nn = require "tide.ops.nn"
 local initializers = require "tide.initializers"
 local regularizers = require "tide.regularizers"
+local constraints = require "tide.constraints"
 local layer = require "tide.layers.layer"
 
 local Layer, who = layer.Layer, layer.who
@@ -56,7 +57,8 @@ local BatchNormalization = Layer:extend("BatchNormalization")
 M.BatchNormalization = BatchNormalization
 function BatchNormalization:init(...)
   local o = self:_kwargs({ "axis", "momentum", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer",
-    "moving_mean_initializer", "moving_variance_initializer", "beta_regularizer", "gamma_regularizer" }, ...)
+    "moving_mean_initializer", "moving_variance_initializer", "beta_regularizer", "gamma_regularizer",
+    "beta_constraint", "gamma_constraint" }, ...)
   local axis = o.axis == nil and -1 or o.axis
   if type(axis) ~= "number" or axis ~= math.floor(axis) then
     binding.error("BatchNormalization: axis must be an integer, got " .. tostring(axis))
@@ -73,7 +75,9 @@ function BatchNormalization:init(...)
   self.moving_variance_initializer = initializers.get(o.moving_variance_initializer or "ones",
     n .. "moving_variance_initializer")
   self.beta_regularizer = regularizers.get(o.beta_regularizer, n .. "beta_regularizer")
+  self.beta_constraint = constraints.get(o.beta_constraint, n .. "beta_constraint")
   self.gamma_regularizer = regularizers.get(o.gamma_regularizer, n .. "gamma_regularizer")
+  self.gamma_constraint = constraints.get(o.gamma_constraint, n .. "gamma_constraint")
 end
 function BatchNormalization:build(input_shape)
   local rank = input_shape and #input_shape
@@ -86,11 +90,11 @@ function BatchNormalization:build(input_shape)
   end
   if self.scale then
     self.gamma = self:add_weight { name = "gamma", shape = { c }, initializer = self.gamma_initializer,
-      regularizer = self.gamma_regularizer }
+      regularizer = self.gamma_regularizer, constraint = self.gamma_constraint }
   end
   if self.center then
     self.beta = self:add_weight { name = "beta", shape = { c }, initializer = self.beta_initializer,
-      regularizer = self.beta_regularizer }
+      regularizer = self.beta_regularizer, constraint = self.beta_constraint }
   end
   self.moving_mean = self:add_weight { name = "moving_mean", shape = { c }, initializer = self.moving_mean_initializer,
     trainable = false }
@@ -118,7 +122,9 @@ function BatchNormalization:get_config()
   c.moving_mean_initializer = initializers.serialize(self.moving_mean_initializer)
   c.moving_variance_initializer = initializers.serialize(self.moving_variance_initializer)
   c.beta_regularizer = regularizers.serialize(self.beta_regularizer)
+  c.beta_constraint = constraints.serialize(self.beta_constraint)
   c.gamma_regularizer = regularizers.serialize(self.gamma_regularizer)
+  c.gamma_constraint = constraints.serialize(self.gamma_constraint)
   return c
 end
 
@@ -134,7 +140,7 @@ local LayerNormalization = Layer:extend("LayerNormalization")
 M.LayerNormalization = LayerNormalization
 function LayerNormalization:init(...)
   local o = self:_kwargs({ "axis", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer",
-    "beta_regularizer", "gamma_regularizer" }, ...)
+    "beta_regularizer", "beta_constraint", "gamma_regularizer", "gamma_constraint" }, ...)
   local axis = o.axis == nil and -1 or o.axis
   local list = type(axis) == "table" and axis or { axis }
   for _, a in ipairs(list) do
@@ -150,7 +156,9 @@ function LayerNormalization:init(...)
   self.beta_initializer = initializers.get(o.beta_initializer or "zeros", n .. "beta_initializer")
   self.gamma_initializer = initializers.get(o.gamma_initializer or "ones", n .. "gamma_initializer")
   self.beta_regularizer = regularizers.get(o.beta_regularizer, n .. "beta_regularizer")
+  self.beta_constraint = constraints.get(o.beta_constraint, n .. "beta_constraint")
   self.gamma_regularizer = regularizers.get(o.gamma_regularizer, n .. "gamma_regularizer")
+  self.gamma_constraint = constraints.get(o.gamma_constraint, n .. "gamma_constraint")
 end
 function LayerNormalization:build(input_shape)
   local rank = input_shape and #input_shape
@@ -171,11 +179,11 @@ function LayerNormalization:build(input_shape)
   self._axes = resolved
   if self.scale then
     self.gamma = self:add_weight { name = "gamma", shape = shape, initializer = self.gamma_initializer,
-      regularizer = self.gamma_regularizer }
+      regularizer = self.gamma_regularizer, constraint = self.gamma_constraint }
   end
   if self.center then
     self.beta = self:add_weight { name = "beta", shape = shape, initializer = self.beta_initializer,
-      regularizer = self.beta_regularizer }
+      regularizer = self.beta_regularizer, constraint = self.beta_constraint }
   end
 end
 function LayerNormalization:call(x)
@@ -187,7 +195,9 @@ function LayerNormalization:get_config()
   c.beta_initializer = initializers.serialize(self.beta_initializer)
   c.gamma_initializer = initializers.serialize(self.gamma_initializer)
   c.beta_regularizer = regularizers.serialize(self.beta_regularizer)
+  c.beta_constraint = constraints.serialize(self.beta_constraint)
   c.gamma_regularizer = regularizers.serialize(self.gamma_regularizer)
+  c.gamma_constraint = constraints.serialize(self.gamma_constraint)
   return c
 end
 

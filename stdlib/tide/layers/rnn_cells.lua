@@ -15,6 +15,7 @@ local shape_ops = require "tide.ops.shape"
 local create = require "tide.ops.create"
 local initializers = require "tide.initializers"
 local regularizers = require "tide.regularizers"
+local constraints = require "tide.constraints"
 local activations = require "tide.activations"
 local layer = require "tide.layers.layer"
 local recorder = require "tide.tape_recorder"
@@ -62,11 +63,11 @@ function RNNCell:_init_cell(o, gates, defaults)
     name .. ": recurrent_initializer")
   self.bias_initializer = initializers.get(o.bias_initializer or "zeros", name .. ": bias_initializer")
   self.kernel_regularizer = regularizers.get(o.kernel_regularizer, name .. ": kernel_regularizer")
+  self.kernel_constraint = constraints.get(o.kernel_constraint, name .. ": kernel_constraint")
   self.recurrent_regularizer = regularizers.get(o.recurrent_regularizer, name .. ": recurrent_regularizer")
+  self.recurrent_constraint = constraints.get(o.recurrent_constraint, name .. ": recurrent_constraint")
   self.bias_regularizer = regularizers.get(o.bias_regularizer, name .. ": bias_regularizer")
-  for _, k in ipairs { "kernel_constraint", "recurrent_constraint", "bias_constraint" } do
-    if o[k] ~= nil then binding.error(string.format("%s: %s is not supported yet", name, k)) end
-  end
+  self.bias_constraint = constraints.get(o.bias_constraint, name .. ": bias_constraint")
   for _, k in ipairs { "dropout", "recurrent_dropout" } do
     local v = o[k] or 0
     if type(v) ~= "number" then binding.error(string.format("%s: %s must be a number, got %s", name, k, type(v))) end
@@ -91,12 +92,13 @@ function RNNCell:build(input_shape)
   end
   local gates, units = self.gates, self.units
   self.kernel = self:add_weight { name = "kernel", shape = { f, gates * units }, initializer = self.kernel_initializer,
-    regularizer = self.kernel_regularizer }
+    regularizer = self.kernel_regularizer, constraint = self.kernel_constraint }
   self.recurrent_kernel = self:add_weight { name = "recurrent_kernel", shape = { units, gates * units },
-    initializer = self.recurrent_initializer, regularizer = self.recurrent_regularizer }
+    initializer = self.recurrent_initializer, regularizer = self.recurrent_regularizer,
+    constraint = self.recurrent_constraint }
   if self.use_bias then
     self.bias = self:add_weight { name = "bias", shape = self:_bias_shape(), initializer = self:_bias_init(),
-      regularizer = self.bias_regularizer }
+      regularizer = self.bias_regularizer, constraint = self.bias_constraint }
   end
 end
 
@@ -170,8 +172,11 @@ function RNNCell:get_config()
   c.recurrent_initializer = initializers.serialize(self.recurrent_initializer)
   c.bias_initializer = initializers.serialize(self.bias_initializer)
   c.kernel_regularizer = regularizers.serialize(self.kernel_regularizer)
+  c.kernel_constraint = constraints.serialize(self.kernel_constraint)
   c.recurrent_regularizer = regularizers.serialize(self.recurrent_regularizer)
+  c.recurrent_constraint = constraints.serialize(self.recurrent_constraint)
   c.bias_regularizer = regularizers.serialize(self.bias_regularizer)
+  c.bias_constraint = constraints.serialize(self.bias_constraint)
   c.dropout, c.recurrent_dropout, c.seed = self.dropout, self.recurrent_dropout, self.seed
   return c
 end

@@ -441,6 +441,12 @@ local function update(self, gs, vs)
   for i, v in ipairs(vs) do
     update_step(self, cast(gs[i], v.dtype), v, cast(lr, v.dtype), self._slots[v])
   end
+  -- Keras 3 (and TF's Variable(constraint=)): each updated variable is
+  -- projected by its constraint after the step.
+  for _, v in ipairs(vs) do
+    local c = v.constraint
+    if c then v:assign(c(v)) end
+  end
   self.iterations:assign_add(1)
 end
 
