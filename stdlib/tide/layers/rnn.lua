@@ -233,8 +233,10 @@ function RNN:call(x, opts)
   local training = opts.training
   local step, seq
   if cell.input_projection and cell.step then -- built-in cells: x @ kernel for all steps at once
-    seq = cell:input_projection(x)
-    step = function(p, s) return cell:step(p, s, training) end
+    local masks = cell:dropout_masks(x, states[1], training)
+    local rec_masks = masks and masks.recurrent
+    seq = cell:input_projection(x, masks)
+    step = function(p, s) return cell:step(p, s, rec_masks) end
   else
     seq = x
     step = function(xt, s)

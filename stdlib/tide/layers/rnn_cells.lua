@@ -13,6 +13,7 @@ local binding = require "tide.binding"
 local linalg = require "tide.ops.linalg"
 local shape_ops = require "tide.ops.shape"
 local create = require "tide.ops.create"
+local nn = require "tide.ops.nn"
 local initializers = require "tide.initializers"
 local regularizers = require "tide.regularizers"
 local constraints = require "tide.constraints"
@@ -71,12 +72,7 @@ function RNNCell:_init_cell(o, gates, defaults)
   for _, k in ipairs { "dropout", "recurrent_dropout" } do
     local v = o[k] or 0
     if type(v) ~= "number" then binding.error(string.format("%s: %s must be a number, got %s", name, k, type(v))) end
-    v = math.min(1, math.max(0, v)) -- Keras clips to [0, 1]
-    if v > 0 then
-      binding.error(string.format("%s: %s > 0 is not supported yet (got %s); use dropout=0 and recurrent_dropout=0 " ..
-        "(a Dropout layer before the RNN drops inputs)", name, k, tostring(o[k])))
-    end
-    self[k] = v
+    self[k] = math.min(1, math.max(0, v)) -- Keras clips to [0, 1]
   end
   self.seed = o.seed
   self.state_size = defaults.state_size(units)
@@ -105,10 +101,49 @@ end
 function RNNCell:_bias_shape() return { self.gates * self.units } end
 function RNNCell:_bias_init() return self.bias_initializer end
 
+-- Keras's DropoutRNNCell: dropout masks drawn once per call over a
+-- sequence and used at every time step, only while training and for a rate
+-- in (0, 1) (Keras applies none at 0 or 1): {input = masks [B, F],
+-- recurrent = masks [B, H]}, each one mask or, with implementation 1, one
+-- per gate (Keras switches LSTM and GRU to implementation 1 when
+-- recurrent_dropout is set); nil when nothing is dropped. x is the input
+-- sequence [B, T, F] or one step [B, F], h the first state [B, H].
+local function active(rate) return rate > 0 and rate < 1 end
+function RNNCell:dropout_masks(x, h, training)
+  if not training then return nil end
+  local d, rd = active(self.dropout), active(self.recurrent_dropout)
+  if not (d or rd) then return nil end
+  local x_step = x.ndim == 3 and shape_ops.gather(x, 0, { axis = 1 }) or x
+  local n = self.implementation == 1 and self.gates or 1
+  local function draw(like, rate)
+    local ones, ms = create.ones_like(like), {}
+    for i = 1, n do ms[i] = nn.dropout(ones, rate, { seed = self.seed }) end
+    return ms
+  end
+  return { input = d and draw(x_step, self.dropout) or nil, recurrent = rd and draw(h, self.recurrent_dropout) or nil }
+end
+
+-- a @ w, or with per-gate masks ms (a [B, D] each) the gates' blocks of w
+-- (column blocks of H) applied to a * ms[g] and joined: Keras's
+-- implementation 1. One mask multiplies a once. `a` may be [B, T, D].
+local function masked_matmul(a, w, ms)
+  if not ms then return matmul(a, w) end
+  local function masked(m)
+    if a.ndim == 3 then m = shape_ops.expand_dims(m, 1) end
+    return a * m
+  end
+  if #ms == 1 then return matmul(masked(ms[1]), w) end
+  local ws = shape_ops.split(w, #ms, { axis = -1 })
+  local parts = {}
+  for g = 1, #ms do parts[g] = matmul(masked(ms[g]), ws[g]) end
+  return shape_ops.concat(parts, -1)
+end
+
 -- x @ kernel (+ the input bias): for one step [B, F] or for every step at
--- once [B, T, F] (matmul broadcasts the kernel over the batch dims).
-function RNNCell:input_projection(x)
-  local z = matmul(x, self.kernel)
+-- once [B, T, F] (matmul broadcasts the kernel over the batch dims); masks
+-- from dropout_masks drop inputs first.
+function RNNCell:input_projection(x, masks)
+  local z = masked_matmul(x, self.kernel, masks and masks.input)
   local b = self:_input_bias()
   if b then z = z + b end
   return z
@@ -143,7 +178,8 @@ function RNNCell:_call(x, opts)
   local conv = {}
   for i, s in ipairs(states) do conv[i] = self:_convert_input(s) end
   self:_maybe_build(x)
-  return self:step(self:input_projection(x), conv, opts.training)
+  local masks = self:dropout_masks(x, conv[1], opts.training)
+  return self:step(self:input_projection(x, masks), conv, masks and masks.recurrent)
 end
 
 -- Zero states for a batch of batch_size (a number, or a scalar int tensor
@@ -230,8 +266,9 @@ function SimpleRNNCell:init(...)
   self:_init_cell(o, 1, { state_size = function(u) return u end })
 end
 
-function SimpleRNNCell:step(xz, states)
-  local h = self.activation(xz + matmul(states[1], self.recurrent_kernel))
+-- step(xz, states, recurrent_masks): one step on the input's projection.
+function SimpleRNNCell:step(xz, states, rec_masks)
+  local h = self.activation(xz + masked_matmul(states[1], self.recurrent_kernel, rec_masks))
   return h, { h }
 end
 
@@ -240,6 +277,17 @@ end
 --   z = x @ kernel + h_prev @ recurrent_kernel + bias
 --   c = f * c_prev + i * activation(z_c);  h = o * activation(c)
 ---------------------------------------------------------------------------
+
+-- Keras's implementation option (1: a matmul per gate, 2: one for all);
+-- recurrent dropout needs 1 (a mask per gate), as Keras sets it.
+local function implementation(o, recurrent_dropout)
+  local impl = o.implementation or 2
+  if impl ~= 1 and impl ~= 2 then
+    binding.error("implementation must be 1 or 2, got " .. tostring(o.implementation))
+  end
+  if recurrent_dropout ~= 0 then impl = 1 end
+  return impl
+end
 
 local LSTMCell = RNNCell:extend("LSTMCell")
 M.LSTMCell = LSTMCell
@@ -252,7 +300,7 @@ function LSTMCell:init(...)
     binding.error("LSTMCell: unit_forget_bias must be true or false, got " .. tostring(o.unit_forget_bias))
   end
   self.unit_forget_bias = o.unit_forget_bias ~= false
-  self.implementation = o.implementation or 2
+  self.implementation = implementation(o, self.recurrent_dropout)
 end
 
 -- With unit_forget_bias, the forget gate's block starts at one (Keras).
@@ -264,8 +312,8 @@ function LSTMCell:_bias_init()
   end
 end
 
-function LSTMCell:step(xz, states)
-  local z = xz + matmul(states[1], self.recurrent_kernel)
+function LSTMCell:step(xz, states, rec_masks)
+  local z = xz + masked_matmul(states[1], self.recurrent_kernel, rec_masks)
   local g = blocks(z, 4)
   local ra, act = self.recurrent_activation, self.activation
   local i, f, o = ra(g[1]), ra(g[2]), ra(g[4])
@@ -298,7 +346,7 @@ function GRUCell:init(...)
     binding.error("GRUCell: reset_after must be true or false, got " .. tostring(o.reset_after))
   end
   self.reset_after = o.reset_after ~= false
-  self.implementation = o.implementation or 2
+  self.implementation = implementation(o, self.recurrent_dropout)
 end
 
 function GRUCell:_bias_shape()
@@ -312,14 +360,14 @@ function GRUCell:_input_bias()
   return self.bias
 end
 
-function GRUCell:step(xz, states)
+function GRUCell:step(xz, states, rec_masks)
   local h_prev = states[1]
   local units = self.units
   local x = blocks(xz, 3)
   local ra = self.recurrent_activation
   local z, r, hh
   if self.reset_after then
-    local inner = matmul(h_prev, self.recurrent_kernel)
+    local inner = masked_matmul(h_prev, self.recurrent_kernel, rec_masks)
     if self.bias then inner = inner + self.bias:read_value()[1] end
     local rec = blocks(inner, 3)
     z = ra(x[1] + rec[1])
@@ -327,10 +375,12 @@ function GRUCell:step(xz, states)
     hh = self.activation(x[3] + r * rec[3])
   else
     local rk = self.recurrent_kernel:read_value()
-    local rec = blocks(matmul(h_prev, rk:slice { {}, { 0, 2 * units } }), 2)
+    local zr_masks = rec_masks and { rec_masks[1], rec_masks[2] }
+    local rec = blocks(masked_matmul(h_prev, rk:slice { {}, { 0, 2 * units } }, zr_masks), 2)
     z = ra(x[1] + rec[1])
     r = ra(x[2] + rec[2])
-    hh = self.activation(x[3] + matmul(r * h_prev, rk:slice { {}, { 2 * units } }))
+    local h_h = rec_masks and h_prev * rec_masks[3] or h_prev
+    hh = self.activation(x[3] + matmul(r * h_h, rk:slice { {}, { 2 * units } }))
   end
   local h = z * h_prev + (1 - z) * hh
   return h, { h }
