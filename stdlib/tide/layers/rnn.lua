@@ -25,6 +25,8 @@ local values = require "tide.tracing.values"
 local control = require "tide.tracing.control"
 local tensor_array = require "tide.tracing.tensor_array"
 local layer = require "tide.layers.layer"
+local init_scope = require "tide.initializers.init_scope"
+local variable = require "tide.variable"
 local cells = require "tide.layers.rnn_cells"
 
 local Layer, who = layer.Layer, layer.who
@@ -141,11 +143,7 @@ local function init_rnn(self, o)
   self.go_backwards = boolean(cls, "go_backwards", o.go_backwards, false)
   self.unroll = boolean(cls, "unroll", o.unroll, false)
   self.zero_output_for_mask = boolean(cls, "zero_output_for_mask", o.zero_output_for_mask, false)
-  if boolean(cls, "stateful", o.stateful, false) then
-    binding.error(string.format("%s: stateful=true is not supported: tide keeps no states between calls; carry them " ..
-      "yourself with return_state=true and the initial_state= option of the next call", cls))
-  end
-  self.stateful = false
+  self.stateful = boolean(cls, "stateful", o.stateful, false)
   self.input_spec = { ndim = 3 }
 end
 
@@ -187,7 +185,33 @@ function RNN:build(input_shape)
   build_sub(self.cell, step_shape)
   local f = input_shape[#input_shape]
   if #input_shape == 3 and type(f) == "number" then self.input_spec = { ndim = 3, axes = { [-1] = f } } end
+  if self.stateful then
+    if rawget(self, "states") then return self:reset_state() end
+    local b = input_shape[1]
+    if type(b) ~= "number" then
+      binding.error(string.format("%s: with stateful=true the batch size must be static, got input shape %s; give " ..
+        "it with tide.Input{shape=..., batch_size=N} (or batch_shape=)", who(self), layer.shape_text(input_shape)))
+    end
+    -- Keras's state variables: not weights (not trained, not saved with them).
+    local states = init_scope.run(function()
+      local out = {}
+      for i, size in ipairs(state_sizes(self.cell)) do
+        out[i] = variable.Variable(create.zeros({ b, size }, { dtype = self.cell.dtype }),
+          { name = rawget(self, "name") .. "/rnn_state", trainable = false })
+      end
+      return out
+    end)
+    rawset(self, "states", states)
+  end
 end
+
+-- Keras's reset_state (and reset_states): a stateful layer's states back to zeros.
+function RNN:reset_state()
+  local states = rawget(self, "states")
+  if not states then return end
+  for _, v in ipairs(states) do v:assign(create.zeros_like(v)) end
+end
+RNN.reset_states = RNN.reset_state
 
 -- Zero states for a batch (a number, or a scalar tensor when the batch is
 -- known only at run time).
@@ -229,7 +253,19 @@ end
 function RNN:call(x, opts)
   if opts.mask ~= nil then binding.error(string.format("%s: masks are not supported yet", who(self))) end
   local cell = self.cell
-  local states = initial_states(self, x, opts.initial_state)
+  local kept = rawget(self, "states")
+  local states
+  if kept and opts.initial_state == nil then -- stateful: start where the last call ended
+    local expected, got = kept[1].shape[1], x.shape[1]
+    if got ~= None and got ~= expected then
+      binding.error(string.format("%s: a stateful RNN's batch size is fixed at %d (its states), got an input of " ..
+        "shape %s", who(self), expected, tostring(x.shape)))
+    end
+    states = {}
+    for i, v in ipairs(kept) do states[i] = v:read_value() end
+  else
+    states = initial_states(self, x, opts.initial_state)
+  end
   local training = opts.training
   local step, seq
   if cell.input_projection and cell.step then -- built-in cells: x @ kernel for all steps at once
@@ -247,6 +283,9 @@ function RNN:call(x, opts)
   end
   local output_size = cell.output_size or state_sizes(cell)[1]
   local last, outputs, final = recur(self, step, seq, states, output_size)
+  if kept then
+    for i, v in ipairs(kept) do v:assign(final[i]) end
+  end
   local output = self.return_sequences and outputs or last
   if not self.return_state then return output end
   local out = { output }

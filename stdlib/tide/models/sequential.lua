@@ -43,6 +43,8 @@ function Sequential:init(opts)
   self:_maybe_rebuild()
 end
 
+local build
+
 -- The input's batch shape, when known: from an Input, an InputLayer, or
 -- input_shape= on the first layer.
 local function known_input_shape(self)
@@ -57,12 +59,14 @@ local function known_input_shape(self)
   end
 end
 
--- Build now when the input shape is known (Keras's _maybe_rebuild).
+-- Build now when the input shape is known (Keras's _maybe_rebuild); a
+-- batch size given to the Input (tide.Input{shape=, batch_size=}) is kept,
+-- as a stateful RNN needs it.
 function Sequential:_maybe_rebuild()
   local shape = known_input_shape(self)
   if shape and #rawget(self, "_layers") > 0 then
     rawset(self, "built", false)
-    self:build(shape)
+    build(self, shape, true)
   end
 end
 
@@ -106,16 +110,17 @@ function Sequential:pop()
   return l
 end
 
--- build(input_shape): run the layers over a symbolic input of that shape
--- (batch first), which builds them and records their output shapes.
-function Sequential:build(input_shape)
+-- Run the layers over a symbolic input of input_shape (batch first), which
+-- builds them and records their output shapes; the batch dim is None
+-- (any batch size) unless keep_batch.
+build = function(self, input_shape, keep_batch)
   if rawget(self, "built") then return end
   if type(input_shape) ~= "table" then
     binding.error("Sequential:build: input_shape must be a list of dims with the batch first, e.g. {tide.None, 784}")
   end
   local dims = {}
   for i, d in ipairs(input_shape) do dims[i] = d end
-  if #dims > 0 and input_shape[1] ~= None then dims[1] = None end -- any batch size
+  if #dims > 0 and input_shape[1] ~= None and not keep_batch then dims[1] = None end -- any batch size
   local list = rawget(self, "_layers")
   if #list == 0 then
     binding.error("Sequential: the model has no layers; add some before building or calling it")
@@ -130,6 +135,10 @@ function Sequential:build(input_shape)
   rawset(self, "_input_batch_shape", rawget(self, "_input_batch_shape") or dims)
   rawset(self, "built", true)
 end
+
+-- build(input_shape): build the layers for inputs of that shape (batch
+-- first; any batch size).
+function Sequential:build(input_shape) return build(self, input_shape, false) end
 
 function Sequential:_maybe_build(inputs)
   if rawget(self, "built") then return end

@@ -10,8 +10,6 @@ describe("recurrent layers: API and errors", function()
   local x = tide.random.normal { 2, 4, 3 }
 
   it("refuse bad options with errors that name the fix", function()
-    h.errors("stateful=true is not supported", function() L.LSTM { 4, stateful = true } end)
-    h.errors("initial_state= option", function() L.GRU { 4, stateful = true } end)
     h.errors("units must be a positive integer", function() L.LSTM { 0 } end)
     h.errors("LSTM: units must be a positive integer", function() L.LSTM { "four" } end)
     h.errors("return_sequences must be true or false", function() L.SimpleRNN { 4, return_sequences = 1 } end)
