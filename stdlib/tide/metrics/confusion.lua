@@ -5,6 +5,7 @@ local ffi = require "ffi"
 local common = require "tide.losses.common"
 local convert = require "tide.convert"
 local base = require "tide.metrics.base"
+local init_scope = require "tide.initializers.init_scope"
 
 local ops = common.ops
 local EPS = common.EPSILON
@@ -12,6 +13,8 @@ local NEG_INF = -1e10 -- Keras's stand-in for -inf when filtering the top k
 local M = {}
 
 local function f32(x) return tonumber(ffi.new("float", x)) end
+
+local update_multi_label -- below
 
 -- Keras's parse_init_thresholds: a number or a list in [0, 1], or the default.
 local function parse_thresholds(op, thresholds, default)
@@ -54,6 +57,59 @@ local function filter_top_k(op, x, k)
   return x * mask + NEG_INF * (1 - mask)
 end
 
+-- Keras's multi_label counting: y_true and y_pred [batch, labels]; the
+-- counts per threshold and label ([thresholds, labels] Variables), each
+-- label's column counted on its own.
+update_multi_label = function(op, vars, y_true, y_pred, sw, thresholds, evenly, with_epsilon)
+  local dt = "float32"
+  if y_pred.shape.rank ~= 2 then
+    common.error(string.format("%s: with multi_label, y_pred must be 2-D (samples, labels), got shape %s", op,
+      tostring(y_pred.shape)))
+  end
+  local w = sw ~= nil and ops.broadcast_to(sw, ops.shape(y_pred)) or nil
+  local num = #thresholds
+  local label = ops.cast(ops.cast(y_true, "bool"), dt)
+  if evenly then
+    -- bucketed as in the single-label path, with label l's buckets at l * num.. (one segment sum)
+    local wt = w or 1
+    local n_labels = y_pred.shape[2]
+    local true_labels, false_labels = ops.reshape(label * wt, { -1 }), ops.reshape((1 - label) * wt, { -1 })
+    local bucket = ops.ceil(ops.clip_by_value(y_pred, 0, 1) * (num - 1)) - 1
+    if with_epsilon then bucket = ops.relu(bucket) end
+    local offset = ops.cast(ops.range(0, n_labels), dt) * num
+    bucket = ops.reshape(ops.cast(bucket + offset, "int32"), { -1 })
+    local function counts(values)
+      local per = ops.reshape(ops.unsorted_segment_sum(values, bucket, num * n_labels), { n_labels, num })
+      return ops.transpose(ops.cumsum(per, 1, false, true)) -- [num, labels]
+    end
+    local tp, fp = counts(true_labels), counts(false_labels)
+    local pos = ops.reduce_sum(label * wt, 0)
+    local neg = ops.reduce_sum((1 - label) * wt, 0)
+    if vars.tp then vars.tp:assign_add(tp) end
+    if vars.fp then vars.fp:assign_add(fp) end
+    if vars.tn then vars.tn:assign_add(neg - fp) end
+    if vars.fn then vars.fn:assign_add(pos - tp) end
+    return
+  end
+  -- every prediction against every threshold: [thresholds, batch, labels], summed over the batch
+  local pred = ops.expand_dims(y_pred, 0)
+  local label_pos = ops.expand_dims(ops.cast(y_true, "bool"), 0)
+  local thr = ops.reshape(convert.tensor(thresholds, dt, op), { num, 1, 1 })
+  local pred_pos = ops.greater(pred, thr)
+  local wx = w and ops.expand_dims(w, 0)
+  local function add(var, lab, predicted)
+    if not var then return end
+    local both = ops.logical_and(lab, predicted)
+    local counted = wx and ops.where(both, wx, 0) or ops.cast(both, dt)
+    var:assign_add(ops.reduce_sum(counted, 1))
+  end
+  add(vars.tp, label_pos, pred_pos)
+  local pred_neg, label_neg = ops.logical_not(pred_pos), ops.logical_not(label_pos)
+  add(vars.fp, label_neg, pred_pos)
+  add(vars.tn, label_neg, pred_neg)
+  add(vars.fn, label_pos, pred_neg)
+end
+
 -- Keras's update_confusion_matrix_variables (one label per prediction): adds
 -- to vars.tp/fp/tn/fn (Variables of one entry per threshold) the weighted counts
 -- of predictions above each threshold.
@@ -80,6 +136,7 @@ function M.update_confusion(op, vars, y_true, y_pred, thresholds, o)
     y_true = ops.gather(y_true, { o.class_id }, { axis = -1 })
     y_pred = ops.gather(y_pred, { o.class_id }, { axis = -1 })
   end
+  if o.multi_label then return update_multi_label(op, vars, y_true, y_pred, sw, thresholds, o.evenly, with_epsilon) end
   local weights
   if sw ~= nil then weights = ops.reshape(ops.broadcast_to(sw, ops.shape(y_pred)), { -1 }) end
   if o.label_weights ~= nil then
@@ -221,28 +278,55 @@ function AUC:__init(opts)
   end
   self:_init_base(op, o.name, o.dtype)
   self.multi_label = o.multi_label ~= nil and common.want_bool(op, "multi_label", o.multi_label)
-  if self.multi_label then
-    common.error("AUC: multi_label=true is not supported yet (tide counts one label per prediction)")
-  end
   if o.num_labels ~= nil then
-    common.error("AUC: num_labels is needed only when multi_label is true")
+    if not self.multi_label then common.error("AUC: num_labels is needed only when multi_label is true") end
+    self.num_labels = common.want_int(op, "num_labels", o.num_labels, 1)
   end
   if o.label_weights ~= nil then
     self.label_weights = common.like_input(op, "label_weights", o.label_weights, "float32")
   end
   self.from_logits = o.from_logits ~= nil and common.want_bool(op, "from_logits", o.from_logits)
-  local n = self.num_thresholds
-  self.true_positives = self:add_variable({ n }, "true_positives", "float32")
-  self.false_positives = self:add_variable({ n }, "false_positives", "float32")
-  self.true_negatives = self:add_variable({ n }, "true_negatives", "float32")
-  self.false_negatives = self:add_variable({ n }, "false_negatives", "float32")
+  -- multi_label: counts per threshold and label, made when the label count
+  -- is known (num_labels, or y_pred's last dim at the first update), as Keras
+  if not self.multi_label or self.num_labels then self:_build_counts() end
+end
+
+function AUC:_build_counts()
+  local shape = { self.num_thresholds, self.multi_label and self.num_labels or nil }
+  init_scope.run(function()
+    self.true_positives = self:add_variable(shape, "true_positives", "float32")
+    self.false_positives = self:add_variable(shape, "false_positives", "float32")
+    self.true_negatives = self:add_variable(shape, "true_negatives", "float32")
+    self.false_negatives = self:add_variable(shape, "false_negatives", "float32")
+  end)
 end
 
 function AUC:update_state(y_true, y_pred, sample_weight)
   if self.from_logits then y_pred = ops.sigmoid(common.float_input(self.name, "y_pred", y_pred)) end
+  if not self.true_positives then
+    local p = common.float_input(self.name, "y_pred", y_pred)
+    local labels = p.shape.rank == 2 and p.shape[2] or nil
+    if type(labels) ~= "number" then
+      common.error(string.format("AUC: with multi_label, y_pred must be 2-D (samples, labels) with the label count " ..
+        "known, got shape %s (or give num_labels=)", tostring(p.shape)))
+    end
+    self.num_labels = labels
+    self:_build_counts()
+  end
   M.update_confusion(self.name, { tp = self.true_positives, fp = self.false_positives, tn = self.true_negatives,
     fn = self.false_negatives }, y_true, y_pred, self.thresholds, {
-    evenly = self._evenly, sample_weight = sample_weight, label_weights = self.label_weights })
+    evenly = self._evenly, sample_weight = sample_weight, multi_label = self.multi_label,
+    -- Keras: with multi_label, label_weights weigh the labels' AUCs, not the counts
+    label_weights = not self.multi_label and self.label_weights or nil })
+end
+
+-- With multi_label, each label's AUC (the sums over thresholds, axis 0)
+-- averaged, weighted by label_weights when given; else the one sum.
+function AUC:_reduce_labels(per_threshold)
+  local by_label = ops.reduce_sum(per_threshold, 0)
+  if not self.multi_label then return by_label end
+  if not self.label_weights then return ops.reduce_mean(by_label) end
+  return ops.divide_no_nan(ops.reduce_sum(by_label * self.label_weights), ops.reduce_sum(self.label_weights))
 end
 
 -- Keras's interpolate_pr_auc: the PR curve integrated with precision
@@ -260,10 +344,11 @@ function AUC:_interpolate_pr_auc(tp, fp, fn)
     ops.divide_no_nan(head(p), ops.maximum(tail(p), 0)), ops.ones_like(tail(p)))
   local increment = ops.divide_no_nan(prec_slope * (dtp + intercept * ops.log(safe_p_ratio)),
     ops.maximum(tail(tp) + tail(fn), 0))
-  return ops.reduce_sum(increment)
+  return self:_reduce_labels(increment)
 end
 
 function AUC:result()
+  if not self.true_positives then return ops.zeros({}, "float32") end -- multi_label before any update
   local tp, fp = self.true_positives:read_value(), self.false_positives:read_value()
   local tn, fn = self.true_negatives:read_value(), self.false_negatives:read_value()
   if self.curve == "PR" and self.summation_method == "interpolation" then
@@ -294,13 +379,13 @@ function AUC:result()
   else
     heights = ops.maximum(y0, y1)
   end
-  return ops.reduce_sum((x:slice { { 0, n - 1 } } - x:slice { { 1, n } }) * heights)
+  return self:_reduce_labels((x:slice { { 0, n - 1 } } - x:slice { { 1, n } }) * heights)
 end
 
 function AUC:get_config()
   local c = base.Metric.get_config(self)
   c.num_thresholds, c.curve, c.summation_method = self.num_thresholds, self.curve, self.summation_method
-  c.multi_label, c.from_logits = self.multi_label, self.from_logits
+  c.multi_label, c.from_logits, c.num_labels = self.multi_label, self.from_logits, self.num_labels
   c.label_weights = self.label_weights and self.label_weights:totable() or nil
   if self._init_from_thresholds then
     c.thresholds = {}
