@@ -619,6 +619,8 @@ local function fit(self, x, y, opts)
     cbs:on_epoch_end(epoch, epoch_logs)
     if rawget(self, "stop_training") then break end
   end
+  -- Keras: an optimizer with use_ema leaves its averages in the weights
+  if epochs > 0 then rawget(self, "optimizer"):finalize_variable_values(self.trainable_weights) end
   cbs:on_train_end(epoch_logs)
   return rawget(self, "history")
 end

@@ -91,6 +91,12 @@ M.CHECKS = {
     end
     return v
   end,
+  count = function(cls, k, v) -- an integer >= 1
+    if type(v) ~= "number" or v ~= math.floor(v) or v < 1 then
+      binding.error(fmt("%s: %s must be an integer >= 1 or nil, got %s", cls, k, describe(v)))
+    end
+    return v
+  end,
   bool = function(cls, k, v)
     if type(v) ~= "boolean" then binding.error(fmt("%s: %s must be true or false, got %s", cls, k, describe(v))) end
     return v

@@ -156,7 +156,8 @@ Optimizer.__newindex = newindex
 -- The arguments every optimizer takes after its own (Keras's base).
 local BASE = {
   { "weight_decay", nil, "nonneg" }, { "clipnorm", nil, "nonneg" }, { "clipvalue", nil, "nonneg" },
-  { "global_clipnorm", nil, "nonneg" }, { "loss_scale_factor", nil, "positive" }, { "name", nil, "string" },
+  { "global_clipnorm", nil, "nonneg" }, { "use_ema", false, "bool" }, { "ema_momentum", 0.99, "unit" },
+  { "ema_overwrite_frequency", nil, "count" }, { "loss_scale_factor", nil, "positive" }, { "name", nil, "string" },
 }
 
 -- A new optimizer class. spec: learning_rate (the default), params (a list
@@ -301,10 +302,15 @@ function Optimizer:build(var_list)
     self._slots[v] = {}
     self._trainable[#self._trainable + 1] = v
   end
-  for _, group in ipairs(spec.slots and spec.slots(self) or {}) do
+  -- Keras's base build comes first: with use_ema, an "average" per variable
+  local groups = {}
+  if self.use_ema then groups[1] = { "average" } end
+  for _, group in ipairs(spec.slots and spec.slots(self) or {}) do groups[#groups + 1] = group end
+  for _, group in ipairs(groups) do
     for _, v in ipairs(fresh) do
       for _, slot in ipairs(group) do
-        self._slots[v][slot] = self:add_variable_from_reference(v, slot, spec.slot_init and spec.slot_init(self, slot))
+        local init = slot ~= "average" and spec.slot_init and spec.slot_init(self, slot) or nil
+        self._slots[v][slot] = self:add_variable_from_reference(v, slot, init)
       end
     end
   end
@@ -420,6 +426,38 @@ local function warn_missing(self, names)
   io.stderr:write(msg)
 end
 
+local update_averages
+
+-- use_ema (Keras's): each built variable's moving average, its "average"
+-- slot, follows it after the update (the first step copies it); every
+-- ema_overwrite_frequency steps the variables take their averages.
+local function overwrite_with_averages(self, vars, when)
+  for _, v in ipairs(vars) do
+    local avg = self._slots[v] and self._slots[v].average
+    if avg then v:assign(when and where(when, avg, v) or avg) end
+  end
+end
+
+update_averages = function(self)
+  local not_first = math_ops.not_equal(self.iterations, 0)
+  for _, v in ipairs(self._trainable) do
+    local avg = self._slots[v].average
+    local momentum = cast(not_first, v.dtype) * self.ema_momentum
+    avg:assign(momentum * avg + (1 - momentum) * v)
+  end
+  local every = self.ema_overwrite_frequency
+  if every then
+    local due = math_ops.equal(math_ops.mod(self.iterations + 1, every), 0)
+    overwrite_with_averages(self, self._trainable, due)
+  end
+end
+
+-- Keras's finalize_variable_values(var_list) (fit calls it at its end):
+-- with use_ema, the variables take their moving averages.
+function Optimizer:finalize_variable_values(var_list)
+  if self.use_ema then overwrite_with_averages(self, var_list or self._trainable) end
+end
+
 -- The step itself, on checked gradients gs[i] for variables vs[i]: scaling,
 -- clipping, weight decay, each variable's update, iterations + 1.
 local function update(self, gs, vs)
@@ -441,6 +479,7 @@ local function update(self, gs, vs)
   for i, v in ipairs(vs) do
     update_step(self, cast(gs[i], v.dtype), v, cast(lr, v.dtype), self._slots[v])
   end
+  if self.use_ema then update_averages(self) end
   -- Keras 3 (and TF's Variable(constraint=)): each updated variable is
   -- projected by its constraint after the step.
   for _, v in ipairs(vs) do

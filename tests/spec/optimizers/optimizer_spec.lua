@@ -266,7 +266,12 @@ describe("optimizer errors", function()
       { clipnorm = 1, clipvalue = 1 })
     h.errors("SGD: clipnorm must be a number >= 0, got -1", O.SGD, { clipnorm = -1 })
     h.errors("Adagrad: name must be a string, got 3 (number)", O.Adagrad, { name = 3 })
-    h.errors("SGD: expected at most", O.SGD, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
+    h.errors("SGD: expected at most", O.SGD, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
+    h.errors("SGD: ema_momentum must be a number between 0 and 1, got 1.5", O.SGD, { use_ema = true,
+      ema_momentum = 1.5 })
+    h.errors("Adam: ema_overwrite_frequency must be an integer >= 1 or nil, got 0", O.Adam, { use_ema = true,
+      ema_overwrite_frequency = 0 })
+    h.errors("Adam: use_ema must be true or false, got 1", O.Adam, { use_ema = 1 })
   end)
 
   it("name a gradient whose shape is not its variable's", function()
@@ -298,5 +303,20 @@ describe("optimizer errors", function()
       opt.apply_gradients, opt, w)
     h.errors("SGD: build expects a list of Variables", opt.build, opt, w)
     h.errors("SGD: apply without variables needs a built optimizer", O.SGD().apply, O.SGD(), { f32 { 1 } })
+  end)
+end)
+
+describe("use_ema", function()
+  it("fit leaves the moving averages in the weights at its end (Keras's finalize_variable_values)", function()
+    tide.random.set_seed(4)
+    local model = tide.Sequential { tide.Input { shape = { 3 } }, tide.layers.Dense { 1 } }
+    local opt = tide.optimizers.SGD { learning_rate = 0.1, use_ema = true, ema_momentum = 0.5 }
+    model:compile { optimizer = opt, loss = "mse" }
+    model:fit(tide.random.normal { 16, 3 }, tide.random.normal { 16, 1 }, { epochs = 2, batch_size = 4,
+      verbose = 0, shuffle = false })
+    local kernel = model.layers[1].kernel
+    assert.are.same(kernel:numpy(), opt:get_slot(kernel, "average"):numpy())
+    assert.is_true(opt:get_config().use_ema)
+    assert.are.equal(0.5, opt:get_config().ema_momentum)
   end)
 end)
