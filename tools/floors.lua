@@ -28,7 +28,7 @@ M.FLOORS = {
   { name = "tracing", modules = { "tide.tracing.*" },
     what = "tide.trace, concrete functions, control flow, TensorArray" },
   { name = "training", modules = { "tide.initializers", "tide.initializers.*", "tide.activations", "tide.activations.*",
-      "tide.regularizers", "tide.regularizers.*", "tide.constraints", "tide.losses", "tide.losses.*", "tide.metrics", "tide.metrics.*",
+      "tide.regularizers", "tide.regularizers.*", "tide.constraints", "tide.keras_mask", "tide.losses", "tide.losses.*", "tide.metrics", "tide.metrics.*",
       "tide.optimizers", "tide.optimizers.*" },
     what = "what Keras builds with: initializers, activations, regularizers, constraints, losses, metrics, optimizers and schedules" },
   { name = "layers", modules = { "tide.layers", "tide.layers.*" },

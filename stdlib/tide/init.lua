@@ -146,6 +146,7 @@ local keras = {
   activations = function() return require "tide.activations" end,
   regularizers = function() return require "tide.regularizers" end,
   constraints = function() return require "tide.constraints" end,
+  keras_mask = function() return require "tide.keras_mask" end,
   layers = function() return require "tide.layers" end,
   losses = function() return require "tide.losses" end,
   metrics = function() return require "tide.metrics" end,

@@ -9,6 +9,9 @@ local linalg = require "tide.ops.linalg"
 local shape_ops = require "tide.ops.shape"
 local nn = require "tide.ops.nn"
 local dynamic_shape = require "tide.ops.dynamic_shape"
+local math_ops = require "tide.ops.math"
+local reduce_ops = require "tide.ops.reduce"
+local keras_mask = require "tide.keras_mask"
 local initializers = require "tide.initializers"
 local regularizers = require "tide.regularizers"
 local constraints = require "tide.constraints"
@@ -97,6 +100,7 @@ end
 -- over the last axis of an input of rank >= 2 ([B, ..., in] -> [B, ..., units]).
 local Dense = Layer:extend("Dense")
 M.Dense = Dense
+Dense.supports_masking = true
 function Dense:init(...)
   local o = self:_kwargs({ "units", "activation", "use_bias", "kernel_initializer", "bias_initializer",
     "kernel_regularizer", "kernel_constraint", "bias_regularizer", "bias_constraint" }, ...)
@@ -151,6 +155,7 @@ end
 -- Activation{activation}: the activation (a name or a function) applied.
 local Activation = Layer:extend("Activation")
 M.Activation = Activation
+Activation.supports_masking = true
 function Activation:init(...)
   local o = self:_kwargs({ "activation" }, ...)
   if o.activation == nil then binding.error("Activation: activation is required (a name such as \"relu\", or a function)") end
@@ -173,6 +178,7 @@ end
 -- noise_shape may hold tide.None for the input's own dims.
 local Dropout = Layer:extend("Dropout")
 M.Dropout = Dropout
+Dropout.supports_masking = true
 function Dropout:init(...)
   local o = self:_kwargs({ "rate", "noise_shape", "seed" }, ...)
   local rate = o.rate
@@ -392,14 +398,48 @@ function Lambda:get_config()
 end
 
 ---------------------------------------------------------------------------
+-- Masking
+---------------------------------------------------------------------------
+
+-- Masking{mask_value=0}: time steps [B, T, ...] whose features all equal
+-- mask_value are masked (Keras's): they come out as zeros, and the output
+-- carries the mask of the others, which RNN layers skip and losses ignore.
+local Masking = Layer:extend("Masking")
+M.Masking = Masking
+Masking.supports_masking = true
+function Masking:init(...)
+  local o = self:_kwargs({ "mask_value" }, ...)
+  local v = o.mask_value == nil and 0.0 or o.mask_value
+  if type(v) ~= "number" then
+    binding.error("Masking: mask_value must be a number, got " .. type(v))
+  end
+  self.mask_value = v
+end
+function Masking:compute_mask(x)
+  return reduce_ops.reduce_any(math_ops.not_equal(x, self.mask_value), -1)
+end
+function Masking:call(x)
+  local keep = reduce_ops.reduce_any(math_ops.not_equal(x, self.mask_value), -1, true)
+  local y = x * math_ops.cast(keep, x.dtype)
+  keras_mask.set(y, shape_ops.squeeze(keep, { -1 }))
+  return y
+end
+function Masking:get_config()
+  local c = Layer.get_config(self)
+  c.mask_value = self.mask_value
+  return c
+end
+
+---------------------------------------------------------------------------
 -- Embedding
 ---------------------------------------------------------------------------
 
 -- Embedding{input_dim, output_dim, embeddings_initializer="uniform"
 -- (RandomUniform(-0.05, 0.05)), embeddings_regularizer=nil}: integer ids
 -- [B, ...] -> [B, ..., output_dim], rows of embeddings [input_dim, output_dim].
--- Float ids are cast to int32, as Keras. mask_zero=true is not supported
--- (tide's layers carry no masks yet).
+-- Float ids are cast to int32, as Keras. mask_zero=true: id 0 is padding,
+-- and the output carries the mask ids ~= 0 (Keras's), which RNN layers,
+-- losses and metrics then honour.
 local Embedding = Layer:extend("Embedding")
 M.Embedding = Embedding
 function Embedding:init(...)
@@ -411,11 +451,15 @@ function Embedding:init(...)
     "Embedding: embeddings_initializer")
   self.embeddings_regularizer = regularizers.get(o.embeddings_regularizer, "Embedding: embeddings_regularizer")
   self.embeddings_constraint = constraints.get(o.embeddings_constraint, "Embedding: embeddings_constraint")
-  if o.mask_zero then
-    binding.error("Embedding: mask_zero=true is not supported yet (tide's layers carry no masks); mask the padding " ..
-      "in your loss instead")
+  if o.mask_zero ~= nil and type(o.mask_zero) ~= "boolean" then
+    binding.error("Embedding: mask_zero must be true or false, got " .. tostring(o.mask_zero))
   end
-  self.mask_zero = false
+  self.mask_zero = o.mask_zero == true
+  self.supports_masking = self.mask_zero
+end
+function Embedding:compute_mask(ids)
+  if not self.mask_zero then return nil end
+  return math_ops.not_equal(ids, 0)
 end
 function Embedding:build()
   self.embeddings = self:add_weight { name = "embeddings", shape = { self.input_dim, self.output_dim },

@@ -19,6 +19,7 @@ local tensor_shape = require "tide.tensor_shape"
 local initializers = require "tide.initializers"
 local regularizers = require "tide.regularizers"
 local constraints = require "tide.constraints"
+local keras_mask = require "tide.keras_mask"
 local init_scope = require "tide.initializers.init_scope"
 local kwargs = require("tide.initializers.base").kwargs
 local tracking = require "tide.layers.tracking"
@@ -587,6 +588,38 @@ end
 -- layer(inputs, {training=, ...}): convert the inputs, check input_spec,
 -- build once, call, and record activity-regularizer losses. Other options
 -- are passed to call as they are.
+-- Keras's masks on the way out: a layer that supports masking gives its
+-- outputs compute_mask(inputs, mask) (where the call left them none); one
+-- that does not drops an input's mask, saying so once.
+local mask_warned = setmetatable({}, { __mode = "k" })
+local function set_output_masks(self, inputs, outputs, input_mask)
+  if not self.supports_masking then
+    if input_mask ~= nil and not mask_warned[self] then
+      mask_warned[self] = true
+      io.stderr:write(string.format("tide: warning: %s was passed an input with a mask attached to it, but it " ..
+        "does not support masking: the layers after it will not see the mask\n", who(self)))
+    end
+    return
+  end
+  local out_mask = self:compute_mask(inputs, input_mask)
+  if out_mask == nil then return end
+  if istype(Tensor, outputs) then
+    if keras_mask.get(outputs) == nil and istype(Tensor, out_mask) then keras_mask.set(outputs, out_mask) end
+  elseif type(outputs) == "table" and type(out_mask) == "table" then
+    for i, y in ipairs(outputs) do
+      if keras_mask.get(y) == nil and istype(Tensor, out_mask[i]) then keras_mask.set(y, out_mask[i]) end
+    end
+  end
+end
+
+-- Keras's compute_mask(inputs, previous_mask): the mask of the outputs (for
+-- a layer with supports_masking; default: the input's, unchanged).
+function Layer:compute_mask(inputs, mask) return mask end
+
+-- Keras's supports_masking: false unless a layer says so (then its call
+-- takes opts.mask and its outputs carry compute_mask's mask).
+Layer.supports_masking = false
+
 function Layer:_call(inputs, opts, ...)
   if select("#", ...) > 0 then
     binding.error(string.format("%s: a layer takes (inputs, {options}); pass several inputs as one list {a, b}",
@@ -612,6 +645,12 @@ function Layer:_call(inputs, opts, ...)
   if keras_tensor.any(inputs) then return keras_tensor.symbolic_call(self, inputs, opts or {}) end
   local call_opts = {}
   for k, v in pairs(opts or {}) do call_opts[k] = v end
+  -- Keras's masks: the inputs' mask goes to call as opts.mask (unless given)
+  local input_mask = call_opts.mask
+  if input_mask == nil then
+    input_mask = keras_mask.of(inputs)
+    call_opts.mask = input_mask
+  end
   local training = resolve_training(call_opts.training)
   call_opts.training = training
   local outer = call_context
@@ -628,6 +667,7 @@ function Layer:_call(inputs, opts, ...)
     outer.training = saved
   end
   if not ok then error(outputs, 0) end
+  if outputs ~= nil then set_output_masks(self, inputs, outputs, input_mask) end
   local ar = rawget(self, "activity_regularizer")
   if ar and outputs ~= nil then
     local outs = istype(Tensor, outputs) and { outputs } or outputs

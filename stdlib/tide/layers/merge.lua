@@ -5,6 +5,9 @@ local binding = require "tide.binding"
 local tensor_shape = require "tide.tensor_shape"
 local math_ops = require "tide.ops.math"
 local shape_ops = require "tide.ops.shape"
+local create = require "tide.ops.create"
+local reduce_ops = require "tide.ops.reduce"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 local layer = require "tide.layers.layer"
 
 local Layer, who = layer.Layer, layer.who
@@ -29,8 +32,23 @@ end
 
 -- Elementwise merges: check at build that the shapes broadcast (dims equal,
 -- 1 or unknown, aligned at the end), as Keras's Merge.build.
+-- Keras 3's Merge.compute_mask: the inputs' masks or-ed; none unless
+-- every input has one.
+local function merge_masks(_, inputs, masks)
+  if masks == nil then return nil end
+  local out
+  for i = 1, #inputs do
+    local m = masks[i]
+    if m == nil then return nil end
+    out = out and math_ops.logical_or(out, m) or m
+  end
+  return out
+end
+
 local function elementwise(name, min, max, combine)
   local cls = Layer:extend(name)
+  cls.supports_masking = true
+  cls.compute_mask = merge_masks
   function cls:init(...) self:_kwargs({}, ...) end
   function cls:build(shapes)
     if type(shapes) ~= "table" or type(shapes[1]) ~= "table" or #shapes < min then
@@ -97,6 +115,23 @@ end)
 -- Concatenate{axis=-1}: the inputs joined along axis; the other dims must match.
 local Concatenate = Layer:extend("Concatenate")
 M.Concatenate = Concatenate
+Concatenate.supports_masking = true
+-- Keras's: the inputs' masks (all true for an unmasked one, widened to the
+-- input's rank) joined along axis, then any over the last axis.
+function Concatenate:compute_mask(inputs, masks)
+  if masks == nil then return nil end
+  local parts = {}
+  for i, x in ipairs(inputs) do
+    local m = masks[i]
+    if m == nil then
+      m = math_ops.cast(create.ones_like(x), "bool")
+    elseif m.ndim < x.ndim then
+      m = shape_ops.broadcast_to(shape_ops.expand_dims(m, -1), dynamic_shape.shape(x))
+    end
+    parts[i] = m
+  end
+  return reduce_ops.reduce_any(shape_ops.concat(parts, self.axis), -1)
+end
 function Concatenate:init(...)
   local o = self:_kwargs({ "axis" }, ...)
   local axis = o.axis == nil and -1 or o.axis

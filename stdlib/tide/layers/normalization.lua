@@ -55,6 +55,7 @@ end
 -- moving statistics.
 local BatchNormalization = Layer:extend("BatchNormalization")
 M.BatchNormalization = BatchNormalization
+BatchNormalization.supports_masking = true
 function BatchNormalization:init(...)
   local o = self:_kwargs({ "axis", "momentum", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer",
     "moving_mean_initializer", "moving_variance_initializer", "beta_regularizer", "gamma_regularizer",
@@ -138,6 +139,7 @@ end
 -- list), then * gamma + beta (shaped like those axes' dims). Weights: gamma, beta.
 local LayerNormalization = Layer:extend("LayerNormalization")
 M.LayerNormalization = LayerNormalization
+LayerNormalization.supports_masking = true
 function LayerNormalization:init(...)
   local o = self:_kwargs({ "axis", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer",
     "beta_regularizer", "beta_constraint", "gamma_regularizer", "gamma_constraint" }, ...)

@@ -67,14 +67,29 @@ end
 local function unstack_time(seq) return shape_ops.unstack(seq, { axis = 1 }) end
 local function stack_time(steps) return shape_ops.stack(steps, { axis = 1 }) end
 
+-- Keras's masked step (its backend's rnn): where step t is masked (m_t
+-- [B, 1] false), the output repeats the previous one (zeros at first) and
+-- the states stay as they were.
+local function masked(m, out, prev, new_states, states)
+  out = math_ops.where(m, out, prev)
+  local kept = {}
+  for i, s in ipairs(new_states) do kept[i] = math_ops.where(m, s, states[i]) end
+  return out, kept
+end
+
 -- A Lua loop over the known time steps of seq [B, T, ...] (eager, or
--- unrolled into a trace): step(x_t, states) -> output, states.
-local function lua_loop(step, seq, states, go_backwards, return_sequences)
+-- unrolled into a trace): step(x_t, states) -> output, states. mask: nil or
+-- [B, T] bool (see `masked`).
+local function lua_loop(step, seq, states, go_backwards, return_sequences, mask)
   local T = seq.shape[2]
   local xs = cells.one_node_views(seq, unstack_time, stack_time) -- (under a tape: one node, not T slices)
+  local ms = mask and shape_ops.unstack(shape_ops.expand_dims(mask, -1), { axis = 1 })
   local outs, out = {}, nil
   for k = 1, T do
-    out, states = step(xs[go_backwards and T - k + 1 or k], states)
+    local t = go_backwards and T - k + 1 or k
+    local y, ns = step(xs[t], states)
+    if ms then y, ns = masked(ms[t], y, out or create.zeros_like(y), ns, states) end
+    out, states = y, ns
     outs[k] = out
   end
   return out, return_sequences and shape_ops.stack(outs, { axis = 1 }) or nil, states
@@ -83,26 +98,36 @@ end
 -- tide.while_loop over the time steps of seq, for a time dim known only when
 -- the traced function runs. The sequence of outputs rides in a TensorArray
 -- (only when it is returned).
-local function while_loop(step, seq, states, go_backwards, return_sequences, output_size)
+local function while_loop(step, seq, states, go_backwards, return_sequences, output_size, mask)
   local perm = { 1, 0 }
   for i = 2, seq.ndim - 1 do perm[#perm + 1] = i end
   local xt = shape_ops.transpose(seq, perm) -- [T, B, ...]
   if go_backwards then xt = shape_ops.reverse(xt, { 0 }) end
+  local mt -- [T, B, 1], in the order the steps run
+  if mask then
+    mt = shape_ops.expand_dims(shape_ops.transpose(mask, { 1, 0 }), -1)
+    if go_backwards then mt = shape_ops.reverse(mt, { 0 }) end
+  end
   local n = dynamic_shape.shape(xt)[0]
   local last = batch_zeros(seq, output_size, seq.dtype)
   local i0 = create.zeros({}, { dtype = n.dtype })
   local function cond(i) return math_ops.less(i, n) end
+  local function run_step(i, s, prev)
+    local out, ns = step(shape_ops.gather(xt, i), s)
+    if mt then out, ns = masked(shape_ops.gather(mt, i), out, prev, ns, s) end
+    return out, ns
+  end
   if not return_sequences then
-    local _, final_states, final_last = control.while_loop(cond, function(i, s)
-      local out, ns = step(shape_ops.gather(xt, i), s)
+    local _, final_states, final_last = control.while_loop(cond, function(i, s, prev)
+      local out, ns = run_step(i, s, prev)
       return math_ops.add(i, 1), ns, out
     end, { i0, states, last })
     return final_last, nil, final_states
   end
   local zeros_tb = shape_ops.stack({ n, dynamic_shape.shape(seq)[0], create.fill({}, output_size, { dtype = n.dtype }) })
   local ta = tensor_array.TensorArray(seq.dtype, { size = n }):unstack(create.zeros(zeros_tb, { dtype = seq.dtype }))
-  local _, final_states, final_last, final_ta = control.while_loop(cond, function(i, s, _, acc)
-    local out, ns = step(shape_ops.gather(xt, i), s)
+  local _, final_states, final_last, final_ta = control.while_loop(cond, function(i, s, prev, acc)
+    local out, ns = run_step(i, s, prev)
     return math_ops.add(i, 1), ns, out, acc:write(i, out)
   end, { i0, states, last, ta })
   local outputs = shape_ops.transpose(final_ta:stack(), { 1, 0, 2 }) -- [T, B, out] -> [B, T, out]
@@ -111,19 +136,35 @@ end
 
 -- Run the recurrence over seq: last output, the sequence of outputs (or
 -- nil), the final states.
-local function recur(self, step, seq, states, output_size)
+local function recur(self, step, seq, states, output_size, mask)
   local T = seq.shape[2]
   if T == 0 then
     binding.error(string.format("%s: the input has no time steps (shape %s)", who(self), tostring(seq.shape)))
   end
+  local last, outputs, final
   if T ~= None and (not values.tracing() or self.unroll or self._loop ~= "while") then
-    return lua_loop(step, seq, states, self.go_backwards, self.return_sequences)
+    last, outputs, final = lua_loop(step, seq, states, self.go_backwards, self.return_sequences, mask)
+  else
+    if T == None and self.unroll then
+      binding.error(string.format("%s: unroll=true needs a known time dim, got shape %s", who(self),
+        tostring(seq.shape)))
+    end
+    last, outputs, final = while_loop(step, seq, states, self.go_backwards, self.return_sequences, output_size, mask)
   end
-  if T == None and self.unroll then
-    binding.error(string.format("%s: unroll=true needs a known time dim, got shape %s", who(self),
-      tostring(seq.shape)))
+  if mask and self.zero_output_for_mask then
+    -- Keras's backend: each output (in the order the steps ran) zeroed
+    -- where its step is masked; the last output where the last step run is
+    local m = shape_ops.expand_dims(mask, -1)
+    local at = 0
+    if not self.go_backwards then
+      at = mask.shape[2] ~= None and mask.shape[2] - 1 or dynamic_shape.shape(mask)[1] - 1
+    end
+    local last_m = shape_ops.gather(m, at, { axis = 1 })
+    last = math_ops.where(last_m, last, create.zeros_like(last))
+    if self.go_backwards then m = shape_ops.reverse(m, { 1 }) end
+    if outputs then outputs = math_ops.where(m, outputs, create.zeros_like(outputs)) end
   end
-  return while_loop(step, seq, states, self.go_backwards, self.return_sequences, output_size)
+  return last, outputs, final
 end
 
 ---------------------------------------------------------------------------
@@ -250,8 +291,33 @@ end
 -- rnn(x, {initial_state=, training=}): the last output [B, H] (or every
 -- output [B, T, H] with return_sequences); with return_state, the list
 -- {output, state...}.
+-- Keras's masks: the sequence's mask [B, T] (from Embedding{mask_zero=true}
+-- or Masking) skips the masked steps; with return_sequences the output
+-- carries it on.
+RNN.supports_masking = true
+function RNN:compute_mask(_, mask)
+  if type(mask) == "table" then mask = mask[1] end
+  local out = self.return_sequences and mask or nil
+  if not self.return_state then return out end
+  return { out }
+end
+
+-- The call's mask, checked: [B, T] bool.
+local function sequence_mask(self, x, mask)
+  if mask == nil then return nil end
+  if type(mask) == "table" and not binding.istensor(mask) then mask = mask[1] end
+  if mask == nil then return nil end
+  mask = self:_convert_input(mask)
+  if mask.dtype ~= "bool" then mask = math_ops.cast(mask, "bool") end
+  if mask.ndim ~= 2 then
+    binding.error(string.format("%s: the mask must be [batch, time] for an input of shape %s, got shape %s",
+      who(self), tostring(x.shape), tostring(mask.shape)))
+  end
+  return mask
+end
+
 function RNN:call(x, opts)
-  if opts.mask ~= nil then binding.error(string.format("%s: masks are not supported yet", who(self))) end
+  local mask = sequence_mask(self, x, opts.mask)
   local cell = self.cell
   local kept = rawget(self, "states")
   local states
@@ -282,7 +348,7 @@ function RNN:call(x, opts)
     end
   end
   local output_size = cell.output_size or state_sizes(cell)[1]
-  local last, outputs, final = recur(self, step, seq, states, output_size)
+  local last, outputs, final = recur(self, step, seq, states, output_size, mask)
   if kept then
     for i, v in ipairs(kept) do v:assign(final[i]) end
   end
@@ -418,6 +484,9 @@ function Bidirectional:init(...)
   end
   self.merge_mode = mode
   self.return_sequences, self.return_state = f.return_sequences, f.return_state
+  -- Keras: masked steps of a returned sequence come out as zeros (not the
+  -- previous output), so the two directions line up
+  f.zero_output_for_mask, b.zero_output_for_mask = f.return_sequences, b.return_sequences
   self.stateful = false
   self.input_spec = { ndim = 3 }
 end
@@ -441,8 +510,10 @@ function Bidirectional:call(x, opts)
     local half = #s / 2
     fs, bs = { unpack(s, 1, half) }, { unpack(s, half + 1) }
   end
-  local y = self.forward_layer(x, { initial_state = fs, training = opts.training })
-  local y_rev = self.backward_layer(x, { initial_state = bs, training = opts.training })
+  local mask = opts.mask
+  if type(mask) == "table" and not binding.istensor(mask) then mask = mask[1] end
+  local y = self.forward_layer(x, { initial_state = fs, training = opts.training, mask = mask })
+  local y_rev = self.backward_layer(x, { initial_state = bs, training = opts.training, mask = mask })
   local states = {}
   if self.return_state then
     for i = 2, #y do states[#states + 1] = y[i] end
@@ -460,6 +531,17 @@ function Bidirectional:call(x, opts)
   local out = mode and { output } or output
   for _, s in ipairs(states) do out[#out + 1] = s end
   return out
+end
+
+-- Keras's: with return_sequences the outputs carry the input's mask.
+Bidirectional.supports_masking = true
+function Bidirectional:compute_mask(_, mask)
+  if type(mask) == "table" then mask = mask[1] end
+  local out = self.return_sequences and mask or nil
+  local outs = self.merge_mode and out or { out, out }
+  if not self.return_state then return outs end
+  if self.merge_mode then return { out } end
+  return outs
 end
 
 function Bidirectional:get_config()

@@ -1,6 +1,7 @@
 -- stdlib/tide/losses/base.lua — the Loss base class (Keras 3's): reductions,
 -- sample weights and masks, and the factory that wraps a loss function as a class.
 local common = require "tide.losses.common"
+local keras_mask = require "tide.keras_mask"
 
 local ops = common.ops
 local M = {}
@@ -93,8 +94,10 @@ end
 -- float tensor of the loss's dtype (y_pred's own when dtype is nil).
 function Loss:__call(y_true, y_pred, sample_weight)
   local op = self.name or self.__name
+  local in_mask = keras_mask.get(y_pred) -- y_pred's Keras mask (padded time steps) weighs its entries 0
   y_pred = common.float_input(op, "y_pred", y_pred, self.dtype)
   local values, mask = self:call(y_true, y_pred)
+  if in_mask ~= nil then mask = mask ~= nil and ops.logical_and(in_mask, mask) or in_mask end
   return M.reduce_weighted_values(op, values, sample_weight, mask, self.reduction)
 end
 

@@ -2,6 +2,7 @@
 -- non-trainable Variables, so a traced step updates it without tracing again;
 -- Mean, Sum, and MeanMetricWrapper (the mean of a function's values).
 local common = require "tide.losses.common"
+local keras_mask = require "tide.keras_mask"
 local losses_base = require "tide.losses.base"
 local variable = require "tide.variable"
 
@@ -180,6 +181,14 @@ function M.wrapper(spec)
   function cls:update_state(y_true, y_pred, sample_weight)
     local p = {}
     for _, q in ipairs(spec.params) do p[q[1]] = self[q[1]] end
+    -- Keras's MeanMetricWrapper: y_pred's mask (padded time steps) weighs 0
+    local in_mask = keras_mask.get(y_pred)
+    if in_mask ~= nil then
+      if sample_weight ~= nil then
+        sample_weight = common.like_input(self.name, "sample_weight", sample_weight, self.dtype)
+      end
+      sample_weight = losses_base.apply_mask(sample_weight, in_mask, self.dtype, "sum")
+    end
     local values, mask = spec.impl(self.name, y_true, y_pred, p, spec.align)
     -- Keras folds a mask of the values (ignore_class) into the weights only when
     -- there are weights: unweighted, the masked entries count as zeros in the mean.

@@ -24,6 +24,9 @@ local is_kt = keras_tensor.is
 local M = {}
 
 local Model = Layer:extend("Model")
+-- The layers inside a model set their outputs' masks; the model keeps them.
+Model.supports_masking = true
+function Model:compute_mask() return nil end
 M.Model = Model
 
 local function is_model(x) return class.is_instance(x, Model) end

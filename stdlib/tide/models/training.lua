@@ -18,6 +18,7 @@ local losses = require "tide.losses"
 local losses_base = require "tide.losses.base"
 local metrics_mod = require "tide.metrics"
 local optimizers = require "tide.optimizers"
+local keras_mask = require "tide.keras_mask"
 local keras_tensor = require "tide.layers.keras_tensor"
 local layer_mod = require "tide.layers.layer"
 local data = require "tide.models.data"
@@ -252,8 +253,8 @@ local function compute_loss(self, x, y, y_pred, sample_weight)
         check_labels(self, loss, ys[i], preds[i], names[i])
         local value
         if type(loss) == "function" then
-          value = losses_base.reduce_weighted_values(names[i], loss(ys[i], preds[i]), sample_weight, nil,
-            "sum_over_batch_size")
+          value = losses_base.reduce_weighted_values(names[i], loss(ys[i], preds[i]), sample_weight,
+            keras_mask.get(preds[i]), "sum_over_batch_size")
         else
           value = loss(ys[i], preds[i], sample_weight)
         end

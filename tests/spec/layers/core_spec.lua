@@ -103,7 +103,7 @@ describe("tide.layers", function()
     local c = e:get_config()
     assert.are.same({ 1000, 50, false, "RandomUniform" }, { c.input_dim, c.output_dim, c.mask_zero,
       c.embeddings_initializer.class_name })
-    h.errors("mask_zero=true is not supported", L.Embedding, { 3, 2, mask_zero = true })
+    h.errors("Embedding: mask_zero must be true or false, got 1", L.Embedding, { 4, 2, mask_zero = 1 })
     h.errors("Embedding: input_dim must be a positive integer", L.Embedding, { 0, 2 })
     h.errors("Embedding: output_dim must be a positive integer", L.Embedding, { 3 })
     h.errors("gather", e, { 1000 }) -- an id out of range
