@@ -442,6 +442,8 @@ end
 -- losses and metrics then honour.
 local Embedding = Layer:extend("Embedding")
 M.Embedding = Embedding
+-- input_dim is Embedding's vocabulary size, not the base's input shape
+Embedding._own_options = { input_dim = true }
 function Embedding:init(...)
   local o = self:_kwargs({ "input_dim", "output_dim", "embeddings_initializer", "embeddings_regularizer",
     "embeddings_constraint", "mask_zero" }, ...)

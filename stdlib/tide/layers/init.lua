@@ -8,6 +8,8 @@ local M = {
   KerasTensor = keras_tensor.KerasTensor,
   is_layer = layer.is_layer,
   is_keras_tensor = keras_tensor.is,
+  serialize = layer.serialize,     -- {class_name=, config=}, as Keras's
+  deserialize = layer.deserialize, -- (spec, custom_objects): the layer again
 }
 
 -- Forget the automatic names handed out so far (dense, dense_1, ...), as
@@ -15,7 +17,8 @@ local M = {
 M.clear_session = layer.reset_names
 
 for _, family in ipairs {
-  require "tide.layers.core",           -- Input, Dense, Activation, Dropout, Flatten, Reshape, Permute, Lambda, Embedding
+  require "tide.layers.core",           -- Input, Dense, Activation, Dropout, Flatten, Reshape, Permute, Lambda, Masking,
+                                        -- Embedding
   require "tide.layers.merge",          -- Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate
   require "tide.layers.normalization",  -- BatchNormalization, LayerNormalization
   require "tide.layers.conv",           -- Conv1D, Conv2D

@@ -117,12 +117,19 @@ install_metamethods(Layer)
 -- Layer:extend(name): a subclass (of Layer or of any layer class) whose
 -- instances are made by Cls{...}; define init(opts), build(input_shape) and
 -- call(inputs, opts) on it.
+-- Layer classes by name, for configs (Keras's serialization registry):
+-- every class made with extend, the first of a name kept (tide's own load
+-- first; a user's class that reuses a name is found through custom_objects).
+local registry = {}
+M.registry = registry
+
 function Layer.extend(parent, name)
   if type(name) ~= "string" or name == "" then
     binding.error("Layer:extend: the class needs a name, e.g. tide.layers.Layer:extend(\"MyLayer\")")
   end
   local cls = class(name, parent)
   install_metamethods(cls)
+  if registry[name] == nil then registry[name] = cls end
   return cls
 end
 
@@ -232,8 +239,9 @@ function Layer:__init(...)
   local last = argv[n]
   if type(last) == "table" and getmetatable(last) == nil and not convert.is_variable(last) then
     local rest = {}
+    local own = getmetatable(self)._own_options -- a class's options that share a base key's name
     for k, v in pairs(last) do
-      if BASE_KEYS[k] then base[k] = v else rest[k] = v end
+      if BASE_KEYS[k] and not (own and own[k]) then base[k] = v else rest[k] = v end
     end
     argv[n] = rest
     rawset(self, "_init_opts", rest) -- what get_config returns for a layer that defines none
@@ -418,6 +426,32 @@ function Layer:get_config()
   local ar = rawget(self, "activity_regularizer")
   if ar then config.activity_regularizer = regularizers.serialize(ar) end
   return config
+end
+
+-- Keras's serialize: {class_name = "Dense", config = layer:get_config()}.
+function M.serialize(l)
+  if not is_layer(l) then
+    binding.error(string.format("layers.serialize: expects a layer, got %s", type(l)))
+  end
+  return { class_name = getmetatable(l).__name, config = l:get_config() }
+end
+
+-- Keras's deserialize: the layer serialize described (a layer is returned
+-- as it is). Classes come from custom_objects (name -> class) first, then
+-- from the classes made with extend.
+function M.deserialize(spec, custom_objects)
+  if is_layer(spec) then return spec end
+  if type(spec) ~= "table" or type(spec.class_name) ~= "string" then
+    binding.error(string.format("layers.deserialize: expects {class_name = ..., config = {...}}, got %s",
+      type(spec) == "table" and "a table without class_name" or type(spec)))
+  end
+  local name = spec.class_name
+  local cls = custom_objects and custom_objects[name] or registry[name]
+  if cls == nil then
+    binding.error(string.format("layers.deserialize: unknown layer class '%s': pass it as custom_objects = " ..
+      "{%s = %s} (or define it with tide.layers.Layer:extend(\"%s\") before loading)", name, name, name, name))
+  end
+  return cls:from_config(spec.config or {}, custom_objects)
 end
 
 -- Cls:from_config(config): a new layer from get_config's table.

@@ -367,15 +367,15 @@ end
 function RNN:get_config()
   local c = rnn_config(self, Layer.get_config(self))
   local cell = self.cell
-  c.cell = { class = getmetatable(cell), config = cell:get_config() }
+  c.cell = layer.serialize(cell)
   return c
 end
 
-function RNN.from_config(cls, config)
+function RNN.from_config(cls, config, custom_objects)
   local copy = {}
   for k, v in pairs(config) do copy[k] = v end
-  if type(copy.cell) == "table" and copy.cell.class then
-    copy.cell = copy.cell.class:from_config(copy.cell.config)
+  if type(copy.cell) == "table" and copy.cell.class_name then
+    copy.cell = layer.deserialize(copy.cell, custom_objects)
   end
   return cls(copy)
 end
@@ -547,17 +547,17 @@ end
 function Bidirectional:get_config()
   local c = Layer.get_config(self)
   c.merge_mode = self.merge_mode
-  c.layer = { class = getmetatable(self.forward_layer), config = self.forward_layer:get_config() }
-  c.backward_layer = { class = getmetatable(self.backward_layer), config = self.backward_layer:get_config() }
+  c.layer = layer.serialize(self.forward_layer)
+  c.backward_layer = layer.serialize(self.backward_layer)
   return c
 end
 
-function Bidirectional.from_config(cls, config)
+function Bidirectional.from_config(cls, config, custom_objects)
   local copy = {}
   for k, v in pairs(config) do copy[k] = v end
   for _, k in ipairs { "layer", "backward_layer" } do
     local v = copy[k]
-    if type(v) == "table" and v.class then copy[k] = v.class:from_config(v.config) end
+    if type(v) == "table" and v.class_name then copy[k] = layer.deserialize(v, custom_objects) end
   end
   return cls(copy)
 end

@@ -14,6 +14,7 @@ local core = require "tide.layers.core"
 local tensor_shape = require "tide.tensor_shape"
 local tracking = require "tide.layers.tracking"
 local graph = require "tide.models.graph"
+local config_mod = require "tide.models.config"
 local summary = require "tide.models.summary"
 local training = require "tide.models.training"
 local safetensors = require "tide.models.safetensors"
@@ -264,9 +265,21 @@ function Model:load_weights(path)
   self:set_weights(by_position)
 end
 
+-- Keras's get_config: a functional model's graph of layer configs
+-- (models/config.lua); a subclass defines its own (the options its init
+-- takes), as in Keras, or gets the base layer's.
 function Model:get_config()
-  local c = Layer.get_config(self)
-  return c
+  if rawget(self, "_graph") then return config_mod.functional_config(self) end
+  return Layer.get_config(self)
+end
+
+-- Cls:from_config(config, custom_objects): a functional model's config
+-- rebuilds the graph (fresh weights); a subclass's config goes to its init.
+function Model.from_config(cls, config, custom_objects)
+  if cls == Model and type(config) == "table" and config.layers ~= nil then
+    return config_mod.functional_from_config(Model, config, custom_objects)
+  end
+  return Layer.from_config(cls, config)
 end
 
 training.install(Model, GETTERS)

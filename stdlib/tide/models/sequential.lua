@@ -21,6 +21,8 @@ local None = tensor_shape.None
 
 local M = {}
 
+local config_mod = require "tide.models.config"
+
 local Sequential = Model:extend("Sequential")
 M.Sequential = Sequential
 
@@ -78,11 +80,15 @@ function Sequential:add(layer, rebuild)
       binding.error("Sequential: a KerasTensor may only come first, from tide.Input{shape=}; add layers after it")
     end
     rawset(self, "_input_batch_shape", layer.shape:as_list())
+    rawset(self, "_input_dtype", layer.dtype)
+    rawset(self, "_input_name", node.layer and node.layer.name)
   elseif class.is_instance(layer, core.InputLayer) then
     if #rawget(self, "_layers") > 0 then
       binding.error("Sequential: an InputLayer may only come first")
     end
     rawset(self, "_input_batch_shape", layer.batch_shape)
+    rawset(self, "_input_dtype", layer.dtype)
+    rawset(self, "_input_name", layer.name)
   elseif layer_mod.is_layer(layer) then
     local list = self._layers
     for _, l in ipairs(list) do
@@ -157,5 +163,13 @@ end
 
 -- The KerasTensor a layer produced when the model was built (for summary).
 function Sequential:_layer_output(l) return rawget(self, "_output_shapes")[l] end
+
+-- Keras's get_config: the input (when known) and every layer's config.
+function Sequential:get_config() return config_mod.sequential_config(self) end
+
+-- Sequential:from_config(config, custom_objects): the same layers, fresh weights.
+function Sequential.from_config(cls, config, custom_objects)
+  return config_mod.sequential_from_config(cls, config, custom_objects)
+end
 
 return M
