@@ -13,5 +13,6 @@
 #include "tide/runtime.h"
 #include "tide/graph.h"
 #include "tide/records.h"
+#include "tide/summary.h"
 
 #endif
