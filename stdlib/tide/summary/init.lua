@@ -56,7 +56,8 @@ function SummaryWriter:as_default(fn, opts)
   state.writer = self
   if step ~= nil then state.step = step end
   local r = pack(pcall(fn))
-  state.writer, state.step = prev_writer, prev_step
+  state.writer = prev_writer
+  if step ~= nil then state.step = prev_step end -- as TF: the step comes back only when one was given
   if not self.closed then self:flush() end
   if not r[1] then error(r[2], 0) end
   return unpack(r, 2, r.n)
@@ -230,12 +231,11 @@ end
 -- The shape and row-major flat list of a Lua string or nested table of strings.
 local function string_table(data, name)
   if type(data) == "string" then return {}, { data } end
-  local shape, flat = {}, {}
+  local shape, flat, leaf_depth = {}, {}, nil
+  local function ragged() binding.error(fmt("summary.text '%s': the nested table of strings is ragged", name)) end
   local function walk(node, depth)
     if type(node) == "string" then
-      if depth ~= #shape + 1 then
-        binding.error(fmt("summary.text '%s': the nested table of strings is ragged", name))
-      end
+      if leaf_depth == nil then leaf_depth = depth elseif depth ~= leaf_depth then ragged() end
       flat[#flat + 1] = node
       return
     end
@@ -243,13 +243,11 @@ local function string_table(data, name)
       binding.error(fmt("summary.text '%s': data must be a string or a nested table of strings, found %s", name,
         type(node)))
     end
+    if leaf_depth ~= nil and depth >= leaf_depth then ragged() end
     if shape[depth] == nil then
-      if depth ~= #shape + 1 then
-        binding.error(fmt("summary.text '%s': the nested table of strings is ragged", name))
-      end
       shape[depth] = #node
     elseif shape[depth] ~= #node then
-      binding.error(fmt("summary.text '%s': the nested table of strings is ragged", name))
+      ragged()
     end
     for i = 1, #node do walk(node[i], depth + 1) end
   end
