@@ -108,6 +108,18 @@ function M.should_record_summaries()
   return state.writer ~= nil and recording()
 end
 
+-- For tide.callbacks.TensorBoard, which (as Keras) makes a writer, a step
+-- and a record_if condition the defaults around each batch: set them and
+-- return what to restore with _pop_default.
+function M._push_default(writer, step, condition)
+  local saved = { state.writer, state.step, state.record_if }
+  state.writer, state.step, state.record_if = writer, step, condition
+  return saved
+end
+function M._pop_default(saved)
+  state.writer, state.step, state.record_if = saved[1], saved[2], saved[3]
+end
+
 M.experimental = {}
 
 -- experimental.set_step(step): the step of summaries given none (a number,
