@@ -191,3 +191,11 @@ install: all
 
 clean:
 	rm -rf build build-asan
+
+# make interop: the live round trips with TensorFlow and TensorBoard (a venv
+# with tensorflow-cpu and tensorboard: INTEROP_PYTHON); not part of make test.
+# A double-colon rule, so each area adds its own check.
+INTEROP_PYTHON ?= /work/venv-tf/bin/python
+.PHONY: interop
+interop:: all
+	$(INTEROP_PYTHON) tests/interop/summary_check.py $(PROGRAM)

@@ -101,3 +101,6 @@ echo "# building graphs as they grow: traced functions nested 100-3,000 deep, 8k
 
 echo "# gradients through traced code: a tape outside a traced MLP step; a traced while_loop's gradient vs its iterations"
 "$BUILD/tide" bench/autodiff_trace.lua
+
+echo "# tide.summary: what a summary call costs the training loop (the writer queues; its thread writes)"
+"$BUILD/tide" bench/summary.lua

@@ -27,6 +27,8 @@ M.FLOORS = {
     what = "gradients of the ops, Variables, GradientTape" },
   { name = "tracing", modules = { "tide.tracing.*" },
     what = "tide.trace, concrete functions, control flow, TensorArray" },
+  { name = "summary", modules = { "tide.summary", "tide.summary.*" },
+    what = "TensorBoard event files: file writers, scalar/histogram/text/image summaries" },
   { name = "training", modules = { "tide.initializers", "tide.initializers.*", "tide.activations", "tide.activations.*",
       "tide.regularizers", "tide.regularizers.*", "tide.constraints", "tide.keras_mask", "tide.losses", "tide.losses.*", "tide.metrics", "tide.metrics.*",
       "tide.optimizers", "tide.optimizers.*" },

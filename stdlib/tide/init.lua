@@ -157,6 +157,8 @@ local keras = {
   Sequential = function() return require("tide.models").Sequential end,
   Input = function() return require("tide.layers").Input end,
 }
+-- TensorBoard logs (tf.summary), also on first use.
+keras.summary = function() return require "tide.summary" end
 setmetatable(tide, {
   __index = function(t, k)
     local load = keras[k]

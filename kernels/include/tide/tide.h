@@ -12,5 +12,7 @@
 #include "tide/random.h"
 #include "tide/runtime.h"
 #include "tide/graph.h"
+#include "tide/records.h"
+#include "tide/summary.h"
 
 #endif

@@ -4,6 +4,7 @@ local callback = require "tide.callbacks.callback"
 local monitor = require "tide.callbacks.monitor"
 local checkpoint = require "tide.callbacks.checkpoint"
 local logging = require "tide.callbacks.logging"
+local tensorboard = require "tide.callbacks.tensorboard"
 
 return {
   Callback = callback.Callback,
@@ -17,4 +18,5 @@ return {
   TerminateOnNaN = logging.TerminateOnNaN,
   LearningRateScheduler = logging.LearningRateScheduler,
   LambdaCallback = logging.LambdaCallback,
+  TensorBoard = tensorboard.TensorBoard,
 }

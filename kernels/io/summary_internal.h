@@ -1,0 +1,13 @@
+/* io/summary_internal.h — the seam between the event-file writer (queue,
+ * thread, file) and the summary encoders (Summary.Value of each plugin). */
+#ifndef TIDE_IO_SUMMARY_INTERNAL_H
+#define TIDE_IO_SUMMARY_INTERNAL_H
+
+#include "tide/summary.h"
+#include "tide_proto/event.pb-c.h"
+
+/* Queue one Event (wall time now, `step`, a Summary of the one `value`) on
+ * the writer: encoded and framed now, written by the flusher later. */
+tide_status tide_summary_queue_value(tide_summary_writer *w, int64_t step, const Tensorflow__Summary__Value *value);
+
+#endif

@@ -1,0 +1,336 @@
+-- stdlib/tide/summary/init.lua — tide.summary (TF2's tf.summary): file
+-- writers, the default writer and step, record_if, scalar/histogram/text/image.
+--
+--   local w = tide.summary.create_file_writer("logs/run1")
+--   w:as_default(function()
+--     for step = 0, 99 do tide.summary.scalar("loss", loss_at(step), {step = step}) end
+--   end)
+local binding = require "tide.binding"
+local context = require "tide.trace_context"
+local variable = require "tide.variable"
+local convert = require "tide.convert"
+local math_ops = require "tide.ops.math"
+local shape_ops = require "tide.ops.shape"
+local writer_mod = require "tide.summary.writer"
+local ffi, C = binding.ffi, binding.C
+local istensor = binding.istensor
+
+local M = {}
+local SummaryWriter = writer_mod.SummaryWriter
+M.SummaryWriter = SummaryWriter
+
+-- What TF keeps per thread: the default writer, the default step (a number,
+-- tensor or Variable, read at each summary) and the recording condition.
+local state = { writer = nil, step = nil, record_if = true }
+
+local fmt = string.format
+local pack = function(...) return { n = select("#", ...), ... } end
+
+---------------------------------------------------------------------------
+-- Writers and defaults
+---------------------------------------------------------------------------
+
+-- create_file_writer(logdir, {max_queue=10, flush_millis=120000,
+-- filename_suffix=".v2"}): a writer of a new event file in logdir.
+function M.create_file_writer(logdir, opts)
+  return SummaryWriter(logdir, opts)
+end
+
+local function step_option(opts, what)
+  if opts == nil then return nil end
+  if type(opts) ~= "table" then binding.error(what .. ": the options must be a table, e.g. {step = 0}") end
+  return opts.step
+end
+
+-- writer:as_default(fn, {step=}): runs fn() with this writer (and the step,
+-- when given) as the default, then restores the previous ones and flushes
+-- this writer, also when fn raises (TF's `with writer.as_default(step):`).
+-- Returns fn's results.
+function SummaryWriter:as_default(fn, opts)
+  if type(fn) ~= "function" then
+    binding.error("as_default: pass the function to run with this writer as the default, e.g. " ..
+      "writer:as_default(function() ... end), or call writer:set_as_default()")
+  end
+  local step = step_option(opts, "as_default")
+  local prev_writer, prev_step = state.writer, state.step
+  state.writer = self
+  if step ~= nil then state.step = step end
+  local r = pack(pcall(fn))
+  state.writer = prev_writer
+  if step ~= nil then state.step = prev_step end -- as TF: the step comes back only when one was given
+  if not self.closed then self:flush() end
+  if not r[1] then error(r[2], 0) end
+  return unpack(r, 2, r.n)
+end
+
+-- writer:set_as_default({step=}): this writer is the default from now on.
+function SummaryWriter:set_as_default(opts)
+  local step = step_option(opts, "set_as_default")
+  state.writer = self
+  if step ~= nil then state.step = step end
+end
+
+-- The default writer, or nil.
+function M.get_default_writer() return state.writer end
+
+-- flush({writer=}): flush the given writer, else the default one (if any).
+function M.flush(opts)
+  local w = opts and opts.writer or state.writer
+  if w then w:flush() end
+end
+
+-- record_if(condition, fn): runs fn() with summaries recorded only while
+-- condition holds: a boolean, or a function returning one (asked at each
+-- summary, as Keras's update_freq uses it). Returns fn's results.
+function M.record_if(condition, fn)
+  local tc = type(condition)
+  if tc ~= "boolean" and tc ~= "function" then
+    binding.error("record_if: condition must be a boolean or a function returning one, got " .. tc)
+  end
+  if type(fn) ~= "function" then binding.error("record_if: pass the function to run, e.g. record_if(true, fn)") end
+  local prev = state.record_if
+  state.record_if = condition
+  local r = pack(pcall(fn))
+  state.record_if = prev
+  if not r[1] then error(r[2], 0) end
+  return unpack(r, 2, r.n)
+end
+
+local function recording()
+  local c = state.record_if
+  if type(c) == "function" then c = c() end
+  if istensor(c) then c = c:item() end
+  return c == true
+end
+
+-- should_record_summaries(): a default writer is set and record_if holds.
+function M.should_record_summaries()
+  return state.writer ~= nil and recording()
+end
+
+-- For tide.callbacks.TensorBoard, which (as Keras) makes a writer, a step
+-- and a record_if condition the defaults around each batch: set them and
+-- return what to restore with _pop_default.
+function M._push_default(writer, step, condition)
+  local saved = { state.writer, state.step, state.record_if }
+  state.writer, state.step, state.record_if = writer, step, condition
+  return saved
+end
+function M._pop_default(saved)
+  state.writer, state.step, state.record_if = saved[1], saved[2], saved[3]
+end
+
+M.experimental = {}
+
+-- experimental.set_step(step): the step of summaries given none (a number,
+-- an int tensor or a Variable such as optimizer.iterations, read each time).
+function M.experimental.set_step(step) state.step = step end
+function M.experimental.get_step() return state.step end
+
+---------------------------------------------------------------------------
+-- The checks every summary makes
+---------------------------------------------------------------------------
+
+local function plain_value(v, what, name)
+  if variable.is_variable(v) then v = v:read_value() end
+  if istensor(v) then
+    if context.is_symbolic(v) then
+      binding.error(fmt("summary.%s '%s': the %s is a symbolic tensor of a traced function; summaries are " ..
+        "written eagerly only", what, name, "value"))
+    end
+  end
+  return v
+end
+
+local function resolve_step(step, what, name)
+  if step == nil then step = state.step end
+  if step == nil then
+    binding.error(fmt("summary.%s '%s': no step set; pass {step = ...} or call " ..
+      "tide.summary.experimental.set_step(step) first", what, name))
+  end
+  step = plain_value(step, what, name)
+  if istensor(step) then
+    if step.nelem ~= 1 then binding.error(fmt("summary.%s '%s': the step must be one integer", what, name)) end
+    step = step:item()
+  end
+  if type(step) ~= "number" or step ~= math.floor(step) or step < -2 ^ 63 or step >= 2 ^ 63 then
+    binding.error(fmt("summary.%s '%s': the step must be an integer, got %s", what, name, tostring(step)))
+  end
+  return step
+end
+
+local KNOWN = { step = true, description = true, buckets = true, max_outputs = true, name = true }
+
+-- The writer to use (nil: write nothing, as TF with no default writer or
+-- record_if false), the step and the description, or an error.
+local function begin(what, name, opts)
+  if type(name) ~= "string" or name == "" then
+    binding.error(fmt("summary.%s: the name must be a non-empty string, got %s", what, tostring(name)))
+  end
+  if type(opts) == "number" or istensor(opts) or variable.is_variable(opts) then opts = { step = opts } end
+  opts = opts or {}
+  if type(opts) ~= "table" then binding.error(fmt("summary.%s '%s': the options must be a table", what, name)) end
+  for k in pairs(opts) do
+    if not KNOWN[k] then binding.error(fmt("summary.%s '%s': unknown option '%s'", what, name, tostring(k))) end
+  end
+  local w = state.writer
+  if w == nil or not recording() then return nil, nil, nil, opts end
+  if context.current() ~= nil then
+    binding.error(fmt("summary.%s '%s': summaries cannot be written from inside a traced function yet " ..
+      "(tide.trace records no summary ops); return the value from the traced function and write it after " ..
+      "the call, or run it eagerly with tide.config.run_functions_eagerly(true)", what, name))
+  end
+  local step = resolve_step(opts.step, what, name)
+  local desc = opts.description
+  if desc ~= nil and type(desc) ~= "string" then
+    binding.error(fmt("summary.%s '%s': description must be a string", what, name))
+  end
+  return w:handle("summary." .. what), step, desc, opts
+end
+
+---------------------------------------------------------------------------
+-- The summaries
+---------------------------------------------------------------------------
+
+-- scalar(name, data, {step=, description=}): a float32 scalar for the
+-- scalars dashboard. True when written, false with no default writer.
+function M.scalar(name, data, opts)
+  local w, step, desc = begin("scalar", name, opts)
+  if not w then return false end
+  data = plain_value(data, "scalar", name)
+  local value
+  if type(data) == "number" then
+    value = data
+  elseif type(data) == "boolean" then
+    value = data and 1 or 0
+  elseif istensor(data) then
+    if data.ndim ~= 0 then
+      binding.error(fmt("summary.scalar '%s': data must be a scalar (rank 0), got shape %s", name,
+        tostring(data.shape)))
+    end
+    value = data:item()
+    if type(value) == "boolean" then value = value and 1 or 0 end
+  else
+    binding.error(fmt("summary.scalar '%s': data must be a number or a scalar tensor, got %s", name, type(data)))
+  end
+  if C.tide_summary_write_scalar(w, name, step, value, desc) ~= 0 then binding.raise() end
+  return true
+end
+
+M.DEFAULT_BUCKET_COUNT = 30
+
+-- histogram(name, data, {step=, buckets=30, description=}): TF2's histogram
+-- of every element of data (any shape), for the histograms and
+-- distributions dashboards. NaNs are left out.
+function M.histogram(name, data, opts)
+  local w, step, desc, o = begin("histogram", name, opts)
+  if not w then return false end
+  local buckets = o.buckets == nil and M.DEFAULT_BUCKET_COUNT or o.buckets
+  if type(buckets) ~= "number" or buckets ~= math.floor(buckets) or buckets > 1e7 then
+    binding.error(fmt("summary.histogram '%s': buckets must be an integer, got %s", name, tostring(buckets)))
+  end
+  if buckets < 0 then buckets = 0 end -- as TF: a negative count is zero
+  data = plain_value(data, "histogram", name)
+  if data == nil then binding.error(fmt("summary.histogram '%s': data is nil", name)) end
+  local t = convert.tensor(data, nil, "summary.histogram")
+  t = shape_ops.contiguous(math_ops.cast(t, "float64"))
+  local rc = C.tide_summary_write_histogram(w, name, step, ffi.cast("const double *", t.data), t.nelem, buckets, desc)
+  binding.keep_alive(t)
+  if rc ~= 0 then binding.raise() end
+  return true
+end
+
+-- The shape and row-major flat list of a Lua string or nested table of strings.
+local function string_table(data, name)
+  if type(data) == "string" then return {}, { data } end
+  local shape, flat, leaf_depth = {}, {}, nil
+  local function ragged() binding.error(fmt("summary.text '%s': the nested table of strings is ragged", name)) end
+  local function walk(node, depth)
+    if type(node) == "string" then
+      if leaf_depth == nil then leaf_depth = depth elseif depth ~= leaf_depth then ragged() end
+      flat[#flat + 1] = node
+      return
+    end
+    if type(node) ~= "table" or getmetatable(node) ~= nil then
+      binding.error(fmt("summary.text '%s': data must be a string or a nested table of strings, found %s", name,
+        type(node)))
+    end
+    if leaf_depth ~= nil and depth >= leaf_depth then ragged() end
+    if shape[depth] == nil then
+      shape[depth] = #node
+    elseif shape[depth] ~= #node then
+      ragged()
+    end
+    for i = 1, #node do walk(node[i], depth + 1) end
+  end
+  walk(data, 1)
+  if #shape > 8 then binding.error(fmt("summary.text '%s': at most 8 dimensions", name)) end
+  return shape, flat
+end
+
+-- text(name, data, {step=, description=}): a string, or a nested table of
+-- strings, for the text dashboard (Markdown).
+function M.text(name, data, opts)
+  local w, step, desc = begin("text", name, opts)
+  if not w then return false end
+  local shape, flat = string_table(data, name)
+  local n = #flat
+  local dims = ffi.new("int64_t[?]", math.max(#shape, 1))
+  for i, d in ipairs(shape) do dims[i - 1] = d end
+  local strs = ffi.new("const char *[?]", math.max(n, 1))
+  local lens = ffi.new("size_t[?]", math.max(n, 1))
+  for i, s in ipairs(flat) do
+    strs[i - 1] = s
+    lens[i - 1] = #s
+  end
+  local rc = C.tide_summary_write_text(w, name, step, #shape, dims, strs, lens, desc)
+  local _ = flat -- the strings stay alive until C has copied them
+  if rc ~= 0 then binding.raise() end
+  return true
+end
+
+local FLOATS = { float16 = true, bfloat16 = true, float32 = true, float64 = true }
+
+-- image(name, data, {step=, max_outputs=3, description=}): a [k, h, w, c]
+-- batch (c = 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA), uint8 or float in [0, 1]
+-- (scaled as TF's convert_image_dtype with saturation); the first
+-- max_outputs images go PNG-encoded to the images dashboard.
+function M.image(name, data, opts)
+  local w, step, desc, o = begin("image", name, opts)
+  if not w then return false end
+  local max_outputs = o.max_outputs == nil and 3 or o.max_outputs
+  if type(max_outputs) ~= "number" or max_outputs ~= math.floor(max_outputs) or max_outputs < 0 then
+    binding.error(fmt("summary.image '%s': max_outputs must be an integer >= 0, got %s", name, tostring(max_outputs)))
+  end
+  data = plain_value(data, "image", name)
+  if not istensor(data) then
+    binding.error(fmt("summary.image '%s': data must be a [k, h, w, c] tensor, got %s", name, type(data)))
+  end
+  if data.ndim ~= 4 then
+    binding.error(fmt("summary.image '%s': data must have rank 4 [k, h, w, c], got shape %s", name,
+      tostring(data.shape)))
+  end
+  local sh = data.shape
+  local k = math.min(sh[1], max_outputs)
+  local c = sh[4]
+  if c < 1 or c > 4 then
+    binding.error(fmt("summary.image '%s': images need 1 to 4 channels (gray, gray+alpha, RGB, RGBA), got %d",
+      name, c))
+  end
+  local dt = data.dtype
+  local imgs = data:slice { { 0, k } }
+  if FLOATS[dt] then
+    -- TF's convert_image_dtype(saturate=True): x * 255.5 clamped, truncated
+    imgs = math_ops.cast(math_ops.clip_by_value(math_ops.mul(imgs, 255.5), 0, 255), "uint8")
+  elseif dt ~= "uint8" then
+    binding.error(fmt("summary.image '%s': data must be uint8 or float in [0, 1], got %s (cast it first)", name, dt))
+  end
+  imgs = shape_ops.contiguous(imgs)
+  local rc = C.tide_summary_write_image(w, name, step, ffi.cast("const uint8_t *", imgs.data), k, sh[2], sh[3], c,
+    max_outputs, desc)
+  binding.keep_alive(imgs)
+  if rc ~= 0 then binding.raise() end
+  return true
+end
+
+return M
