@@ -37,6 +37,7 @@ void tide_dataset_free(tide_dataset *ds) {
       free(ds->tensors);
     }
     if (ds->kind == DS_SOURCE && ds->src.free_ctx) ds->src.free_ctx(ds->src.ctx);
+    if (ds->graph) tide_graph_free(ds->graph);
     free(ds);
     ds = input;
   }
@@ -143,6 +144,7 @@ tide_dataset *tide_dataset_map(tide_dataset *in, tide_graph *g, int parallel, in
   tide_dataset *ds = ds_new(DS_MAP, in, 0);
   if (!ds) return NULL;
   ds->ncomp = nout;
+  tide_graph_retain(g); /* a pass's threads may outlive the caller's reference */
   ds->graph = g;
   ds->parallel = parallel == TIDE_DATA_AUTOTUNE ? tide_data_autotune_parallelism() : parallel;
   ds->flag = deterministic != 0;

@@ -223,7 +223,7 @@ static tide_status take_next(dnode *self, tide_tensor *out, int *end) {
 
 static tide_status skip_next(dnode *self, tide_tensor *out, int *end) {
   count_node *c = (count_node *)self;
-  while (c->seen < c->ds->n) {
+  while (c->ds->n < 0 || c->seen < c->ds->n) { /* n < 0: skip everything */
     tide_status st = c->in->ops->next(c->in, out, end);
     if (st || *end) return st;
     delem_release(out, self->ncomp);

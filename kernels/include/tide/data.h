@@ -66,7 +66,8 @@ TIDE_API tide_dataset *tide_dataset_range(int64_t start, int64_t stop, int64_t s
 /* Each element through graph g (finalized; inputs = the element's components,
  * outputs = the new element's). parallel 0: in the consumer's thread;
  * n > 0: n worker threads; TIDE_DATA_AUTOTUNE: the cores. deterministic 0
- * hands out results as they finish. g must outlive every iterator. */
+ * hands out results as they finish. The dataset holds g (tide_graph_retain);
+ * variables g reads must outlive every pass. */
 TIDE_API tide_dataset *tide_dataset_map(tide_dataset *in, tide_graph *g, int parallel, int deterministic);
 /* n elements at a time stacked along a new first dim (the last batch may be
  * smaller unless drop_remainder). */

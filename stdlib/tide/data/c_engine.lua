@@ -75,7 +75,10 @@ function M.open(ds)
   if it == nil then binding.raise() end
   local token = {}
   live[token] = ds
-  local function free(p)
+  local freed = false
+  local function free(p) -- once: the finalizer and close() may both come (lua_close runs every finalizer)
+    if freed then return end
+    freed = true
     C.tide_data_iterator_free(p)
     live[token] = nil
   end
@@ -84,14 +87,14 @@ function M.open(ds)
   local outs = ffi.new("tide_tensor *[?]", n)
   local endp = ffi.new("int[1]")
   local function close()
-    if it ~= nil then
+    if it ~= nil and not freed then
       ffi.gc(it, nil)
       free(it)
       it = nil
     end
   end
   local function nextf()
-    if it == nil then return nil end
+    if it == nil or freed then return nil end
     local flat = {}
     for i = 1, n do
       flat[i] = Tensor()

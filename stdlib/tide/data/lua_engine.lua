@@ -109,9 +109,9 @@ function readers.generator(ds)
   return function()
     local v = it()
     if v == nil then return nil end
-    local t, leaves = structure.flatten(v, "from_generator", dtypes)
-    if not structure.same(t, ds.template) then
-      binding.error(string.format("from_generator: element %d does not have the structure of output_signature", index))
+    local leaves, why = structure.flatten_as(v, ds.template, dtypes, "from_generator")
+    if not leaves then
+      binding.error(string.format("from_generator: element %d does not fit output_signature: %s", index, why))
     end
     for i, x in ipairs(leaves) do
       local s = ds.specs[i]

@@ -79,6 +79,37 @@ function M.flatten(value, what, dtypes)
   return template, leaves
 end
 
+-- flatten_as(value, template, dtypes, what): the components of value read
+-- by a known structure (from_generator's output_signature), so that
+-- {1, {2, 3}} is a scalar and a vector, not one ragged tensor. nil and a
+-- reason when value does not have that structure.
+function M.flatten_as(value, template, dtypes, what)
+  local leaves = {}
+  local function walk(t, v, path)
+    if t.kind == "tensor" then
+      if istensor(v) then leaves[t.index] = v
+      elseif convert.is_variable(v) then leaves[t.index] = convert.unvariable(v)
+      elseif type(v) == "number" or type(v) == "boolean" or (type(v) == "table" and getmetatable(v) == nil) then
+        leaves[t.index] = convert.tensor(v, dtypes[t.index], what)
+      else
+        return path .. " is " .. type(v) .. ", expected a tensor"
+      end
+      return nil
+    end
+    if type(v) ~= "table" or getmetatable(v) ~= nil then return path .. " is " .. type(v) .. ", expected a table" end
+    for i, item in ipairs(t.items) do
+      local key = t.kind == "list" and i or t.keys[i]
+      local why = walk(item, v[key], path .. "[" .. (type(key) == "string" and ("'" .. key .. "'") or key) .. "]")
+      if why then return why end
+    end
+    if t.kind == "list" and #v ~= t.n then return path .. " has " .. #v .. " items, expected " .. t.n end
+    return nil
+  end
+  local why = walk(template, value, "the element")
+  if why then return nil, why end
+  return leaves
+end
+
 -- The value of template with its components from flat[offset + i].
 function M.rebuild(template, flat)
   local k = template.kind
