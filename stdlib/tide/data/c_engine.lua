@@ -1,7 +1,6 @@
 -- stdlib/tide/data/c_engine.lua — datasets whose stages all run in C
 -- (kernels/data): building their tide_dataset descriptions and reading passes.
 local binding = require "tide.binding"
-local dataset = require "tide.data.dataset"
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local M = {}
@@ -111,5 +110,4 @@ function M.open(ds)
   return nextf, close
 end
 
-dataset.set_engines(M, require "tide.data.lua_engine")
 return M

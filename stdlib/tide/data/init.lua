@@ -1,7 +1,7 @@
 -- stdlib/tide/data/init.lua — tide.data: the input pipeline's public table
 -- (Dataset, AUTOTUNE and the cardinality constants), as TF's tf.data.
 local dataset = require "tide.data.dataset"
-require "tide.data.c_engine" -- registers the engines with dataset
+dataset.set_engines(require "tide.data.c_engine", require "tide.data.lua_engine")
 
 local M = {
   Dataset = dataset.Dataset,

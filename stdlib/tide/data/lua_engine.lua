@@ -523,9 +523,7 @@ function readers.interleave(ds)
   end
 end
 
-function readers.c_source(ds)
-  return require("tide.data.c_engine").open(ds)
-end
+readers.c_source = function(ds) return open(ds) end -- a C source runs in C (dataset.open routes it there)
 
 -- A pass over ds run here (inputs that run in C are opened there).
 function M.open_lua(ds)

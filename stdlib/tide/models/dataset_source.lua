@@ -4,7 +4,7 @@
 local binding = require "tide.binding"
 local data = require "tide.models.data"
 local dataset = require "tide.data.dataset"
-require "tide.data.c_engine"
+require "tide.data" -- the engines
 
 local M = {}
 M.is_dataset = dataset.is_dataset
