@@ -19,8 +19,8 @@ class DS(torch.utils.data.Dataset):
     def __getitem__(self, i): return xt[i].float().unsqueeze(-1) / 255, yt[i]
 
 def rate(workers):
-    dl = torch.utils.data.DataLoader(DS(), batch_size=128, shuffle=True, num_workers=workers,
-                                     persistent_workers=workers > 0, prefetch_factor=2 if workers else None)
+    kw = dict(persistent_workers=True, prefetch_factor=2) if workers else {}
+    dl = torch.utils.data.DataLoader(DS(), batch_size=128, shuffle=True, num_workers=workers, **kw)
     times = []
     for _ in range(3):
         t0 = time.perf_counter()
