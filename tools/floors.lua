@@ -10,8 +10,7 @@
 local M = {}
 
 -- Bottom up. A module's floor is the first whose list names it; "x.*" names
--- every module below x. The data pipeline will be a floor between
--- tracing and public too.
+-- every module below x.
 M.FLOORS = {
   { name = "binding", modules = { "tide.cdef", "tide.binding" },
     what = "the FFI seam: C declarations, libtide, the tensor metatype, errors, GC pacing" },
@@ -27,6 +26,8 @@ M.FLOORS = {
     what = "gradients of the ops, Variables, GradientTape" },
   { name = "tracing", modules = { "tide.tracing.*" },
     what = "tide.trace, concrete functions, control flow, TensorArray" },
+  { name = "data", modules = { "tide.data", "tide.data.*", "tide.datasets", "tide.datasets.*", "tide.io.idx" },
+    what = "the input pipeline (tide.data.Dataset over kernels/data), IDX files and the bundled data sets; below models, whose fit takes datasets" },
   { name = "summary", modules = { "tide.summary", "tide.summary.*" },
     what = "TensorBoard event files: file writers, scalar/histogram/text/image summaries" },
   { name = "training", modules = { "tide.initializers", "tide.initializers.*", "tide.activations", "tide.activations.*",

@@ -156,6 +156,8 @@ local keras = {
   Model = function() return require("tide.models").Model end,
   Sequential = function() return require("tide.models").Sequential end,
   Input = function() return require("tide.layers").Input end,
+  data = function() return require "tide.data" end,
+  datasets = function() return require "tide.datasets" end,
 }
 -- TensorBoard logs (tf.summary), also on first use.
 keras.summary = function() return require "tide.summary" end

@@ -14,5 +14,6 @@
 #include "tide/graph.h"
 #include "tide/records.h"
 #include "tide/summary.h"
+#include "tide/data.h"
 
 #endif
