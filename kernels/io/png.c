@@ -105,7 +105,7 @@ static tide_status decode(const char *op, png_ctx *c, int channels, int dtype, t
   int ch = set_transforms(png, info, channels, want16);
   int passes = png_set_interlace_handling(png);
   png_read_update_info(png, info);
-  int64_t sample = want16 ? 2 : 1, row_bytes = (int64_t)width * ch * sample;
+  int64_t sample = want16 && depth > 8 ? 2 : 1, row_bytes = (int64_t)width * ch * sample;
   int64_t decoded = row_bytes * (int64_t)height;
   /* PNG's image data is deflated rows (a filter byte each): deflate expands
    * at most ~1032:1, so a header declaring more than that of the bytes

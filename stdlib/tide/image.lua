@@ -70,10 +70,12 @@ function M.decode_png(contents, ...)
   return dispatch.run(C.TIDE_OP_DECODE_PNG, a, { contents_arg("decode_png", contents) })
 end
 
-local DCT = { [""] = 0, INTEGER_ACCURATE = 0, INTEGER_FAST = 1 }
+-- "" is TF's default: INTEGER_FAST in TF 2.21 (core/lib/jpeg/jpeg_mem.h sets
+-- JDCT_IFAST; tests/fixtures/images shows TF's default pixels are IFAST's).
+local DCT = { [""] = 1, INTEGER_ACCURATE = 0, INTEGER_FAST = 1 }
 
 -- decode_jpeg(contents, {channels=0, ratio=1, dct_method=""}) as
--- tf.io.decode_jpeg with TF's defaults (fancy upsampling, INTEGER_ACCURATE).
+-- tf.io.decode_jpeg with TF's defaults (fancy upsampling; "" = INTEGER_FAST).
 function M.decode_jpeg(contents, ...)
   local o = args.parse("decode_jpeg", { "channels", "ratio", "dct_method" }, ...)
   local a = dispatch.attrs()
