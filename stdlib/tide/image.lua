@@ -277,19 +277,23 @@ end
 local INT_MAX = { [U8] = 255, [I8] = 127, [I32] = 2147483647, [I64] = 2 ^ 63 - 1 }
 local INT_MIN = { [U8] = 0, [I8] = -128, [I32] = -2147483648, [I64] = -2 ^ 63 }
 
--- v rounded to float dtype dt (TF's in_dtype.as_numpy_dtype(v)), then stepped
--- toward zero while it lies outside [lo, hi] (np.nextafter, as saturate_cast).
+-- Significant bits of each float dtype, and float16's largest finite value.
+local MANTISSA = { [F64] = 53, [F32] = 24, [F16] = 11, [BF16] = 8 }
+local F16_MAX = 65504
+
+-- Integer limit v as float dtype dt holds it (TF's in_dtype.as_numpy_dtype(v),
+-- round to nearest), stepped toward zero once when that lies outside [lo, hi]
+-- (np.nextafter, as TF's saturate_cast does).
 local function float_limit(v, dt, lo, hi)
-  local r
-  if dt == F64 then r = v
-  elseif dt == F32 then r = tonumber(ffi.new("float", v))
-  else r = math.abs(v) > 65504 and (v > 0 and 65504 or -65504) or v end -- float16's largest; bfloat16 alike enough here
-  -- the int limits are -2^k or 2^k - 1: only a rounded-up 2^k needs a step
-  if r > hi then
-    local bits = dt == F64 and 53 or dt == F32 and 24 or 11
-    r = r - 2 ^ (math.floor(math.log(r) / math.log(2)) - bits)
+  local bits = MANTISSA[dt]
+  local m, e = math.frexp(v)
+  local r = math.floor(m * 2 ^ bits + 0.5) / 2 ^ bits * 2 ^ e
+  if dt == F16 and math.abs(r) > F16_MAX then return r > 0 and F16_MAX or -F16_MAX end -- inf, stepped
+  if r > hi or r < lo then
+    local _, re = math.frexp(r)
+    local ulp = 2 ^ (re - bits - (math.abs(r) == 2 ^ (re - 1) and 1 or 0)) -- the gap below a power of two is half
+    r = r > 0 and r - ulp or r + ulp
   end
-  if r < lo then r = lo end
   return r
 end
 
