@@ -76,6 +76,7 @@ do -- shapes as tensors: tf.shape, tf.size, tf.rank (x.shape stays the Lua list)
   export({ shape = dyn.shape, num_elements = dyn.num_elements, rank = dyn.rank }, { no_methods = true })
 end
 tide.random = require "tide.random"
+tide.image = require "tide.image" -- tf.image and tf.io's image codecs
 
 -- Autodiff: Variables and GradientTape (TF 2's), gradient control.
 local variable = require "tide.variable"

@@ -169,6 +169,15 @@ static const rcase cases[] = {
     {ROW(LOG_SOFTMAX), A(.axis = -1), IN1(UR(F32)), OUT(F32, R, 0)},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(UR(I32), UR(F32)), OUT(F32, 1, U), OUT1(F32, 2, U, U)},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(UR(I32), D(F32, 2, 4, 3)), OUT(F32, 1, 4), OUT1(F32, 2, 4, 3)},
+    /* ---- images: codecs and resize take the generic rule (an unknown rank out) ---- */
+    {ROW(DECODE_PNG), A(.n = 3, .dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
+    {ROW(DECODE_JPEG), A(.m = 1, .dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
+    {ROW(ENCODE_PNG), A(.dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
+    {ROW(RESIZE_BILINEAR), A(.ints = {3, 4}, .nints = 2, .dtype = F32), IN1(UR(TIDE_UINT8)), OUT(F32, R, 0)},
+    {ROW(RESIZE_NEAREST), A(.ints = {3, 4}, .nints = 2), IN1(UR(I32)), OUT(I32, R, 0)},
+    {ROW(RESIZE_BILINEAR_GRAD), A(.dtype = TIDE_FLOAT64), IN2(UR(F32), UR(TIDE_FLOAT64)), OUT(TIDE_FLOAT64, R, 0)},
+    {ROW(RESIZE_NEAREST_GRAD), A(.dtype = F32), IN2(UR(F32), D(F32, 3, 4, 4, 1)), OUT(F32, R, 0)},
+    {ROW(RESIZE_NEAREST_GRAD), A(.dtype = F32), IN2(UR(I32), UR(F32)), ERR(TIDE_ERR_DTYPE, "must be a float tensor")},
 };
 
 static bool covered[TIDE_NUM_OPS];

@@ -276,6 +276,20 @@ static const icase cases[] = {
     {ROW(SPARSE_SOFTMAX_XENT), IN2(D(I32, 1, 4), D(F32, 2, U, 5)), OUT(1, 4), OUT1(2, 4, 5)},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(D(I32, 1, 3), D(F32, 2, 4, U)), ERR(TIDE_ERR_SHAPE, "same first dimension")},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(D(I32, 1, U), D(F32, 2, U, 0)), ERR(TIDE_ERR_SHAPE, "at least one class")},
+    /* ---- images: decoders size H and W from the file; resize keeps batch and channels ---- */
+    {ROW(DECODE_PNG), A(.n = 0, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(3, U, U, U)},
+    {ROW(DECODE_PNG), A(.n = 4, .dtype = I32), IN1(D(TIDE_UINT8, 1, U)), OUT(3, U, U, 4)},
+    {ROW(DECODE_PNG), A(.n = 2, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), ERR(TIDE_ERR_VALUE, "channels must be 0, 1, 3 or 4")},
+    {ROW(DECODE_JPEG), A(.n = 1, .m = 2, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(3, U, U, 1)},
+    {ROW(DECODE_JPEG), A(.n = 1, .m = 3, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), ERR(TIDE_ERR_VALUE, "ratio must be 1, 2, 4 or 8")},
+    {ROW(ENCODE_PNG), A(.n = -1, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 3, U, U, 3)), OUT(1, U)},
+    {ROW(ENCODE_PNG), A(.n = -1, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 3, U, U, 5)), ERR(TIDE_ERR_SHAPE, "1 to 4 channels")},
+    {ROW(RESIZE_BILINEAR), A(.ints = {3, 4}, .nints = 2, .dtype = F32), IN1(D(TIDE_UINT8, 4, U, U, U, 3)), OUT(4, U, 3, 4, 3)},
+    {ROW(RESIZE_NEAREST), A(.ints = {5, 2}, .nints = 2), IN1(D(F32, 3, U, 7, U)), OUT(3, 5, 2, U)},
+    {ROW(RESIZE_NEAREST), A(.ints = {5, 2}, .nints = 2), IN1(D(F32, 2, U, 7)), ERR(TIDE_ERR_SHAPE, "images must be [height, width, channels]")},
+    {ROW(RESIZE_BILINEAR_GRAD), A(.dtype = F32), IN2(D(F32, 4, U, 3, 4, 2), D(F32, 4, U, U, U, 2)), OUT(4, U, U, U, 2)},
+    {ROW(RESIZE_NEAREST_GRAD), A(.dtype = F32), IN2(D(F32, 3, 3, 4, U), D(F32, 3, 8, 8, 2)), OUT(3, 8, 8, 2)},
+    {ROW(RESIZE_NEAREST_GRAD), A(.dtype = F32), IN2(D(F32, 3, 3, 4, 1), D(F32, 3, 8, 8, 2)), ERR(TIDE_ERR_SHAPE, "must agree in rank, batch and channels")},
 };
 
 /* Make t a symbolic descriptor of d (nelem -1 when a dim is unknown). */

@@ -713,6 +713,54 @@ for _, kind in ipairs { "sum", "mean", "max", "min", "prod" } do
   end
 end
 
+-- tide.image: the codecs read a file's bytes (tests/fixtures/images); the
+-- resize ops' gradient ops run with the attrs their gradients record.
+do
+  local function bytes_of(name)
+    local f = assert(io.open("tests/fixtures/images/" .. name, "rb"))
+    local s = f:read("a")
+    f:close()
+    return tide.from_buffer(s, { #s }, "uint8")
+  end
+  cases.decode_png = function(add)
+    add("rgba", function(b) return tide.image.decode_png(b) end, { bytes_of("rgba.png") })
+    add("16-bit, 3 channels", function(b) return tide.image.decode_png(b, { channels = 3, dtype = "uint16" }) end,
+      { bytes_of("gray16.png") })
+  end
+  cases.decode_jpeg = function(add)
+    add("baseline", function(b) return tide.image.decode_jpeg(b) end, { bytes_of("baseline.jpg") })
+    add("progressive, gray, ratio 2", function(b) return tide.image.decode_jpeg(b, { channels = 1, ratio = 2 }) end,
+      { bytes_of("progressive.jpg") })
+  end
+  cases.encode_png = function(add)
+    add("uint8", function(x) return tide.image.encode_png_tensor(x) end, { data({ 3, 4, 3 }, "uint8") })
+    add("16-bit", function(x) return tide.image.encode_png_tensor(x) end, { data({ 2, 3, 1 }, "int32", "small") })
+  end
+  for _, method in ipairs { "bilinear", "nearest" } do
+    local fwd, bwd = "resize_" .. method, "resize_" .. method .. "_grad"
+    cases[fwd] = function(add)
+      for _, dt in ipairs(M.dtypes_of(fwd)) do
+        local resize = function(x) return tide.image.resize(x, { 3, 7 }, { method = method }) end
+        add(dt, resize, { data({ 2, 4, 5, 2 }, dt) })
+        add(dt .. " 3-d strided", function(x) return tide.image.resize(x, { 6, 2 }, { method = method }) end,
+          { data({ 2, 4, 3 }, dt):transpose { 1, 0, 2 } })
+      end
+    end
+    local op = C["TIDE_OP_" .. bwd:upper()]
+    cases[bwd] = function(add)
+      for _, dt in ipairs(M.dtypes_of(bwd)) do
+        local grad = function(dy, x)
+          local a = dispatch.attrs()
+          a.dtype = x.dt
+          return dispatch.run(op, a, { dy, x })
+        end
+        add(dt, grad, { data({ 2, 3, 7, 2 }, dt), data({ 2, 4, 5, 2 }, dt) },
+          { approx = true, grad_rank_error = "second-order gradient needs dy's height and width" })
+      end
+    end
+  end
+end
+
 for name, make in pairs(CONV) do
   -- The convolutions' gradients give the backprop ops an input's or filter's
   -- rank as attributes, known while tracing; an unknown rank has none.

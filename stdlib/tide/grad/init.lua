@@ -32,5 +32,6 @@ require "tide.grad.nn"
 require "tide.grad.conv"
 require "tide.grad.index"
 require "tide.grad.segment"
+require "tide.grad.image"
 
 return M

@@ -133,6 +133,29 @@ calls.sum_to = function()
   return require("tide.dispatch").run_view(C.TIDE_OP_SUM_TO, a, m)
 end
 
+-- tide.image's ops (tests/spec/image covers them in full).
+do
+  local png = tide.image.encode_png_tensor(tide.zeros({ 2, 3, 1 }, "uint8"))
+  local f = assert(io.open("tests/fixtures/images/gray.jpg", "rb"))
+  local jpg = f:read("a")
+  f:close()
+  local img = tide.ones { 1, 4, 4, 2 }
+  local function grad_op(op)
+    return function()
+      local a = ffi.new("tide_attrs")
+      a.dtype = C.TIDE_FLOAT32
+      return require("tide.dispatch").run(op, a, { tide.ones { 1, 2, 3, 2 }, img })
+    end
+  end
+  calls.decode_png = function() return tide.image.decode_png(png) end
+  calls.decode_jpeg = function() return tide.image.decode_jpeg(jpg) end
+  calls.encode_png = function() return tide.image.encode_png_tensor(tide.zeros({ 2, 2, 3 }, "uint8")) end
+  calls.resize_bilinear = function() return tide.image.resize(img, { 2, 3 }) end
+  calls.resize_nearest = function() return tide.image.resize(img, { 2, 3 }, { method = "nearest" }) end
+  calls.resize_bilinear_grad = grad_op(C.TIDE_OP_RESIZE_BILINEAR_GRAD)
+  calls.resize_nearest_grad = grad_op(C.TIDE_OP_RESIZE_NEAREST_GRAD)
+end
+
 describe("the op registry", function()
   local nops = tonumber(C.TIDE_NUM_OPS)
 

@@ -1,0 +1,49 @@
+/* io/image_io.h — what the image codecs share: the encoded bytes an op reads
+ * (a 1-D uint8 tensor, as one contiguous buffer) and the size limits. */
+#ifndef TIDE_IO_IMAGE_IO_H
+#define TIDE_IO_IMAGE_IO_H
+
+#include "../core/registry.h"
+
+#include <stdlib.h>
+
+/* The most bytes a decoded image may take: TF's JPEG decoder refuses
+ * 2^29 (jpeg_mem.cc), and a hostile header must not make us allocate more. */
+#define TIDE_IMAGE_MAX_BYTES ((int64_t)1 << 29)
+
+/* Encoded bytes: `data` points into the tensor, or into `owned` (a copy made
+ * when the tensor is strided), which the caller frees. */
+typedef struct tide_image_bytes {
+  const unsigned char *data;
+  size_t size;
+  unsigned char *owned;
+} tide_image_bytes;
+
+/* Read the contents input of image op `def`: a 1-D uint8 tensor. */
+static inline tide_status tide_image_bytes_of(const tide_op_def *def, const tide_tensor *t, tide_image_bytes *b) {
+  b->owned = NULL;
+  b->data = NULL;
+  b->size = 0;
+  if (t->dt != TIDE_UINT8 || t->ndim != 1)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: contents must be the encoded bytes as a 1-D uint8 tensor or a Lua string, "
+                     "got a %d-D %s tensor", def->name, t->ndim, tide_dtype_name(t->dt));
+  b->size = (size_t)t->nelem;
+  if (t->nelem == 0 || t->strides[0] == 1) {
+    b->data = t->data;
+    return TIDE_OK;
+  }
+  if (!(b->owned = malloc(b->size))) return TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", def->name);
+  const unsigned char *src = t->data;
+  for (int64_t i = 0; i < t->nelem; i++) b->owned[i] = src[i * t->strides[0]];
+  b->data = b->owned;
+  return TIDE_OK;
+}
+
+/* Infer [H, W, C] with H and W unknown (known when the bytes are decoded)
+ * and C = `channels`, or unknown when 0 (the file's own). */
+static inline void tide_image_infer_hwc(tide_tensor *out, int dtype, int64_t channels) {
+  int64_t dims[3] = {-1, -1, channels > 0 ? channels : -1};
+  tide_tensor_set_contiguous_layout(out, dtype, 3, dims);
+}
+
+#endif
