@@ -112,6 +112,9 @@ static cJSON *spec_json(const tide_tensor *d) {
 typedef struct writer {
   const tide_graph *g;
   const struct writer *parent; /* the enclosing graph's writer (captures name its nodes) */
+  int n_own;                   /* the graph's own inputs; those after them are captures (a finalized
+                                  subgraph takes its captures as inputs: graph/build.c's adopt_sub) */
+  const gvalue *cap_vals;      /* the parent's value each capture input stands for (the owner's inputs) */
   int n_vars;
   tide_tensor *const *handles;
   gdef_tensors *consts;
@@ -152,8 +155,8 @@ static int var_index(const writer *w, const tide_tensor *handle) {
   return -1;
 }
 
-static cJSON *graph_json(const tide_graph *g, const struct writer *parent, int n_vars, tide_tensor *const *handles,
-                         gdef_tensors *consts);
+static cJSON *graph_json(const tide_graph *g, const struct writer *parent, int n_own, const gvalue *cap_vals,
+                         int n_vars, tide_tensor *const *handles, gdef_tensors *consts);
 
 /* Append a node object; returns its index or -1. */
 static int push(writer *w, cJSON *node) {
@@ -252,7 +255,16 @@ static tide_status write_node(writer *w, int i) {
   cJSON_AddStringToObject(o, "kind", KIND_NAMES[n->kind]);
   tide_status st = TIDE_OK;
   switch (n->kind) {
-  case TIDE_NODE_INPUT: cJSON_AddNumberToObject(o, "index", n->input_index); break;
+  case TIDE_NODE_INPUT:
+    if (n->input_index < w->n_own) {
+      cJSON_AddNumberToObject(o, "index", n->input_index);
+    } else if (w->parent && w->cap_vals && n->input_index < w->g->n_inputs) {
+      cJSON_ReplaceItemInObject(o, "kind", cJSON_CreateString("capture"));
+      cJSON_AddItemToObject(o, "of", ref_json(w->parent, w->cap_vals[n->input_index - w->n_own]));
+    } else {
+      st = TIDE_FAIL(TIDE_ERR_INTERNAL, "saved model: input node %d names no input", i);
+    }
+    break;
   case TIDE_NODE_CONST: {
     if (n->value.dt < 0 || n->value.ndim < 0 || (n->value.nelem > 0 && !n->value.data)) {
       st = TIDE_FAIL(TIDE_ERR_INTERNAL, "saved model: constant node %d holds no data", i);
@@ -268,12 +280,8 @@ static tide_status write_node(writer *w, int i) {
     cJSON_AddStringToObject(o, "tensor", name);
     break;
   }
-  case TIDE_NODE_CAPTURE:
-    if (!w->parent || n->capture.node < 0 || n->capture.node >= w->parent->g->nnodes) {
-      st = TIDE_FAIL(TIDE_ERR_INTERNAL, "saved model: capture node %d names no value of an enclosing graph", i);
-      break;
-    }
-    cJSON_AddItemToObject(o, "of", ref_json(w->parent, n->capture));
+  case TIDE_NODE_CAPTURE: /* a finalized graph has none (adopt_sub makes them inputs) */
+    st = TIDE_FAIL(TIDE_ERR_INTERNAL, "saved model: capture node %d in a finalized graph", i);
     break;
   case TIDE_NODE_VARIABLE:
   case TIDE_NODE_ASSIGN: {
@@ -304,8 +312,14 @@ static tide_status write_node(writer *w, int i) {
   case TIDE_NODE_COND: {
     cJSON_AddItemToObject(o, "in", refs_json(w, n->in, 1));
     cJSON_AddNumberToObject(o, "n_out", n->n_out);
-    cJSON *a = graph_json(n->sub[0], w, w->n_vars, w->handles, w->consts);
-    cJSON *b = a ? graph_json(n->sub[1], w, w->n_vars, w->handles, w->consts) : NULL;
+    const tide_graph *ta = n->sub[0], *tb = n->sub[1];
+    if (n->n_in != 1 + ta->n_inputs + tb->n_inputs) {
+      st = TIDE_FAIL(TIDE_ERR_INTERNAL, "saved model: cond node %d has %d inputs for %d captures", i, n->n_in,
+                     ta->n_inputs + tb->n_inputs);
+      break;
+    }
+    cJSON *a = graph_json(ta, w, 0, n->in + 1, w->n_vars, w->handles, w->consts);
+    cJSON *b = a ? graph_json(tb, w, 0, n->in + 1 + ta->n_inputs, w->n_vars, w->handles, w->consts) : NULL;
     if (!a || !b) {
       cJSON_Delete(a);
       st = tide_last_status() ? tide_last_status() : oom();
@@ -320,8 +334,14 @@ static tide_status write_node(writer *w, int i) {
     cJSON_AddItemToObject(o, "in", refs_json(w, n->in, nvars));
     cJSON_AddItemToObject(o, "max_iters", int64_json(n->attrs.n < 0 ? -1 : n->attrs.n));
     if (n->attrs.flags & WHILE_STACKED) cJSON_AddBoolToObject(o, "stacked", 1);
-    cJSON *a = graph_json(n->sub[0], w, w->n_vars, w->handles, w->consts);
-    cJSON *b = a ? graph_json(n->sub[1], w, w->n_vars, w->handles, w->consts) : NULL;
+    const tide_graph *tc = n->sub[0], *tbody = n->sub[1];
+    if (tc->n_inputs < nvars || tbody->n_inputs < nvars || n->n_in != tc->n_inputs + tbody->n_inputs - nvars) {
+      st = TIDE_FAIL(TIDE_ERR_INTERNAL, "saved model: while node %d has %d inputs for its subgraphs' %d and %d", i,
+                     n->n_in, tc->n_inputs, tbody->n_inputs);
+      break;
+    }
+    cJSON *a = graph_json(tc, w, nvars, n->in + nvars, w->n_vars, w->handles, w->consts);
+    cJSON *b = a ? graph_json(tbody, w, nvars, n->in + tc->n_inputs, w->n_vars, w->handles, w->consts) : NULL;
     if (!a || !b) {
       cJSON_Delete(a);
       st = tide_last_status() ? tide_last_status() : oom();
@@ -342,14 +362,14 @@ static tide_status write_node(writer *w, int i) {
   return TIDE_OK;
 }
 
-static cJSON *graph_json(const tide_graph *g, const writer *parent, int n_vars, tide_tensor *const *handles,
-                         gdef_tensors *consts) {
+static cJSON *graph_json(const tide_graph *g, const writer *parent, int n_own, const gvalue *cap_vals,
+                         int n_vars, tide_tensor *const *handles, gdef_tensors *consts) {
   if (!g->finalized) {
     TIDE_FAIL(TIDE_ERR_VALUE, "saved model: graph '%s' is not finalized", g->name ? g->name : "?");
     return NULL;
   }
   tide_clear_error();
-  writer w = {g, parent, n_vars, handles, consts, NULL, 0, NULL, NULL};
+  writer w = {g, parent, n_own, cap_vals, n_vars, handles, consts, NULL, 0, NULL, NULL};
   cJSON *o = cJSON_CreateObject();
   w.first = malloc(((size_t)g->nnodes + 1) * sizeof *w.first);
   w.fused_out = calloc((size_t)g->nnodes + 1, sizeof *w.fused_out);
@@ -358,7 +378,7 @@ static cJSON *graph_json(const tide_graph *g, const writer *parent, int n_vars, 
     for (int i = 0; i < g->nnodes; i++) w.first[i] = -1;
     if (g->name) cJSON_AddStringToObject(o, "name", g->name);
     cJSON *ins = cJSON_AddArrayToObject(o, "inputs");
-    for (int k = 0; ins && k < g->n_inputs; k++) cJSON_AddItemToArray(ins, spec_json(&g->nodes[g->inputs[k]].out[0]));
+    for (int k = 0; ins && k < n_own; k++) cJSON_AddItemToArray(ins, spec_json(&g->nodes[g->inputs[k]].out[0]));
     w.nodes = cJSON_AddArrayToObject(o, "nodes");
     if (!ins || !w.nodes) st = oom();
   }
@@ -385,5 +405,5 @@ cJSON *tide_graph_def_write(const tide_graph *g, int n_vars, tide_tensor *const 
     TIDE_FAIL(TIDE_ERR_VALUE, "saved model: NULL graph");
     return NULL;
   }
-  return graph_json(g, NULL, n_vars, handles, consts);
+  return graph_json(g, NULL, g->n_inputs, NULL, n_vars, handles, consts);
 }

@@ -154,6 +154,7 @@ local keras = {
   Model = function() return require("tide.models").Model end,
   Sequential = function() return require("tide.models").Sequential end,
   Input = function() return require("tide.layers").Input end,
+  saved_model = function() return require "tide.saved_model" end,
 }
 setmetatable(tide, {
   __index = function(t, k)

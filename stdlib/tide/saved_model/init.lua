@@ -259,11 +259,11 @@ function M.load(dir)
     local specs = input_specs(m, k, def)
     local outs = {}
     for i = 0, C.tide_graph_def_num_outputs(def) - 1 do outs[i + 1] = ffi.string(C.tide_saved_model_output_name(m, k, i)) end
-    local vars, model = self.variables, m
-    local fn = Function(function(...)
-      local _ = model -- the definition lives in m
-      return replay.run(def, vars, ...)
-    end, { input_signature = specs, name = name })
+    -- A closure of its own prototype per loaded function: tide.trace counts
+    -- retraces by prototype, and functions of different models are different functions.
+    local make = assert(loadstring("local run, def, vars, model = ... " ..
+      "return function(...) return run(def, vars, ...) end", "=saved_model:" .. name))
+    local fn = Function(make(replay.run, def, self.variables, m), { input_signature = specs, name = name })
     self.functions[name] = fn
     self.signatures[name] = signature(fn, specs, outs)
   end
