@@ -191,3 +191,17 @@ install: all
 
 clean:
 	rm -rf build build-asan
+
+# libFuzzer targets fuzz/fuzz_<name>.c (clang): `make fuzz` runs each for
+# FUZZ_SECONDS (60) and fails on any crash. Linked against the ASan library.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := $(patsubst fuzz/%.c,build-asan/fuzz/%,$(wildcard fuzz/fuzz_*.c))
+build-asan/fuzz/%: fuzz/%.c kernels/graph/def_read.c kernels/graph/def_build.c
+	@$(MAKE) --no-print-directory SANITIZE=1 build-asan/libtide.so
+	@mkdir -p $(@D)
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -Ikernels/include $^ -Lbuild-asan -ltide -lcjson \
+	  -Wl,-rpath,$(CURDIR)/build-asan -o $@
+fuzz: $(FUZZ_TARGETS)
+	@for t in $(FUZZ_TARGETS); do mkdir -p $$t.corpus; \
+	  $$t -max_total_time=$(FUZZ_SECONDS) $$t.corpus || exit 1; done
+.PHONY: fuzz
