@@ -38,6 +38,8 @@ M.FLOORS = {
     what = "the Layer base (weights, tracking, configs) and the Keras layers" },
   { name = "models", modules = { "tide.models", "tide.models.*", "tide.callbacks", "tide.callbacks.*" },
     what = "Sequential, functional and subclassed models, compile/fit/evaluate/predict, callbacks and the progress bar" },
+  { name = "saving", modules = { "tide.saved_model", "tide.saved_model.*" },
+    what = "SavedModel: traced graphs and their variables written and loaded (tide.saved_model)" },
   { name = "public", modules = { "tide", "tide.config" },
     what = "the public table and its settings" },
 }

@@ -159,6 +159,7 @@ local keras = {
   Input = function() return require("tide.layers").Input end,
   data = function() return require "tide.data" end,
   datasets = function() return require "tide.datasets" end,
+  saved_model = function() return require "tide.saved_model" end,
 }
 -- TensorBoard logs (tf.summary), also on first use.
 keras.summary = function() return require "tide.summary" end

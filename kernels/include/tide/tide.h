@@ -15,5 +15,6 @@
 #include "tide/records.h"
 #include "tide/summary.h"
 #include "tide/data.h"
+#include "tide/saved_model.h"
 
 #endif

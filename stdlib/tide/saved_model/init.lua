@@ -1,0 +1,307 @@
+-- stdlib/tide/saved_model/init.lua — tide.saved_model.save/load (TF's
+-- tf.saved_model): traced functions' graphs and their variables written to a
+-- directory by C (kernels/io/saved_model.c) and loaded with no Lua of the
+-- code that made them. A loaded signature replays the checked graph
+-- (replay.lua), so it traces, runs in C, and differentiates as any traced function.
+local binding = require "tide.binding"
+local args = require "tide.args"
+local variable = require "tide.variable"
+local spec = require "tide.tracing.spec"
+local concrete = require "tide.tracing.concrete"
+local Function = require("tide.tracing.function").Function
+local replay = require "tide.saved_model.replay"
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
+local istype = ffi.istype
+local None, TensorSpec = spec.None, spec.TensorSpec
+local ConcreteFunction = concrete.ConcreteFunction
+
+local M = {}
+
+local is_instance = require("tide.class").is_instance
+local unpack = unpack or table.unpack
+local function is_a(x, cls) return is_instance(x, cls) end
+
+-- The concrete function to save for f: a ConcreteFunction as it is, a
+-- Function traced from its input_signature.
+local function concrete_of(f, what)
+  if is_a(f, ConcreteFunction) then return f end
+  if is_a(f, Function) then
+    if not f.input_signature then
+      binding.error(string.format("saved_model.save: %s was traced without an input_signature; give one " ..
+        "(tide.trace(f, {input_signature = {...}})) or pass f:get_concrete_function(...)", what))
+    end
+    return f:get_concrete_function()
+  end
+  binding.error(string.format("saved_model.save: %s is a %s, not a traced function (tide.trace) or a concrete " ..
+    "function", what, type(f)))
+end
+
+-- The names of cf's graph inputs: its TensorSpecs' names, else its
+-- parameters' names (x, y), else input_<k>.
+local function input_names(cf)
+  local names, used = {}, {}
+  local fn = cf.function_
+  local k = 0
+  local function add(name)
+    k = k + 1
+    if not name or used[name] then name = "input_" .. k end
+    while used[name] do name = name .. "_" end
+    used[name] = true
+    names[k] = name
+  end
+  local function walk(item, name)
+    if item.kind == "tensor" then add(item.name or name)
+    elseif item.kind == "table" then
+      for i, sub in ipairs(item.items) do walk(sub, type(item.keys[i]) == "string" and item.keys[i] or nil) end
+    end
+  end
+  for i, item in ipairs(cf._args.items) do walk(item, fn._params and fn._params[i]) end
+  return names
+end
+
+-- The names of cf's outputs as TF names them: a table of named tensors
+-- keeps its keys; anything else is output_0, output_1, ...
+local function output_names(cf)
+  local out, names = cf._out, {}
+  local t = out.items[1]
+  if out.n == 1 and t and t.kind == "table" and not t.array then
+    local ok = true
+    for i, item in ipairs(t.items) do
+      if item.kind ~= "tensor" or type(t.keys[i]) ~= "string" then ok = false else names[item.slot] = t.keys[i] end
+    end
+    if ok and #names == cf._nout then return names end
+    names = {}
+  end
+  for i = 1, cf._nout do names[i] = "output_" .. (i - 1) end
+  return names
+end
+
+local function cstrings(list)
+  local arr = ffi.new("const char *[?]", math.max(#list, 1))
+  for i, s in ipairs(list) do arr[i - 1] = s end
+  return arr
+end
+
+-- The functions to save: {name = cf} from opts.signatures or obj.
+local function signatures_of(obj, sigs)
+  local out = {}
+  if sigs == nil then
+    if is_a(obj, Function) or is_a(obj, ConcreteFunction) then
+      out.serving_default = concrete_of(obj, "the object")
+    elseif type(obj) == "table" and obj.signatures then
+      return signatures_of(nil, obj.signatures)
+    else
+      binding.error("saved_model.save: give signatures = {serving_default = traced_fn, ...} (the object is not a " ..
+        "traced function)")
+    end
+  elseif is_a(sigs, Function) or is_a(sigs, ConcreteFunction) then
+    out.serving_default = concrete_of(sigs, "signatures")
+  elseif type(sigs) == "table" then
+    for name, f in pairs(sigs) do
+      if type(name) ~= "string" then binding.error("saved_model.save: signatures must be named (a table by name)") end
+      out[name] = concrete_of(f, "signature '" .. name .. "'")
+    end
+  else
+    binding.error("saved_model.save: signatures must be a traced function or a table of them by name, got " ..
+      type(sigs))
+  end
+  if next(out) == nil then binding.error("saved_model.save: no signatures to save") end
+  return out
+end
+
+-- Variables to save: every one a signature uses, plus obj's own
+-- (obj.variables), each under a unique name.
+local function variables_of(obj, cfs)
+  local list, seen = {}, {}
+  local function add(v)
+    if variable.is_variable(v) and not seen[v] then
+      seen[v] = true
+      list[#list + 1] = v
+    end
+  end
+  if type(obj) == "table" then
+    local ok, vars = pcall(function() return obj.variables end)
+    if ok and type(vars) == "table" then for _, v in ipairs(vars) do add(v) end end
+  end
+  local names = {}
+  for _, name in ipairs(cfs.order) do for _, v in ipairs(cfs[name].variables) do add(v) end end
+  local used = {}
+  for i, v in ipairs(list) do
+    local base = v.name or "Variable"
+    local name, k = base, 0
+    while used[name] do k = k + 1; name = base .. "_" .. k end
+    used[name] = true
+    names[i] = name
+  end
+  return list, names
+end
+
+-- tide.saved_model.save(obj, dir, {signatures=}): obj a traced function
+-- (with an input_signature), a concrete function, or an object whose
+-- signatures (and variables) opts.signatures names.
+function M.save(obj, dir, ...)
+  local o = args.parse("saved_model.save", { "signatures", "extra" }, ...)
+  if type(dir) ~= "string" or dir == "" then binding.error("saved_model.save: dir must be a path string") end
+  local sigs = signatures_of(obj, o.signatures)
+  local order = {}
+  for name in pairs(sigs) do order[#order + 1] = name end
+  table.sort(order)
+  sigs.order = order
+  local vars, names = variables_of(obj, sigs)
+  local w = C.tide_saved_model_writer_new()
+  if w == nil then binding.raise() end
+  w = ffi.gc(w, C.tide_saved_model_writer_free)
+  for i, v in ipairs(vars) do
+    if C.tide_saved_model_add_variable(w, names[i], variable.handle(v), variable.is_trainable(v) and 1 or 0) ~= 0 then
+      binding.raise()
+    end
+  end
+  for _, name in ipairs(order) do
+    local cf = sigs[name]
+    local ins, outs = input_names(cf), output_names(cf)
+    if C.tide_saved_model_add_function(w, name, cf._g, #ins, cstrings(ins), #outs, cstrings(outs)) ~= 0 then
+      binding.raise()
+    end
+  end
+  if o.extra ~= nil then
+    if type(o.extra) ~= "string" then binding.error("saved_model.save: extra must be a JSON string") end
+    if C.tide_saved_model_set_extra(w, o.extra) ~= 0 then binding.raise() end
+  end
+  if C.tide_saved_model_save(w, dir) ~= 0 then binding.raise() end
+end
+
+---------------------------------------------------------------------------
+-- Loading
+---------------------------------------------------------------------------
+
+local Loaded = {}
+Loaded.__index = Loaded
+
+-- A tensor sharing the C tensor t (kept alive by the model while used).
+local function share(t)
+  local r = Tensor()
+  if C.tide_tensor_share(r, t) ~= 0 then binding.raise() end
+  return binding.finish(r)
+end
+
+local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
+local ndim_buf = ffi.new("int[1]")
+
+-- The input_signature of function k.
+local function input_specs(m, k, def)
+  local specs = {}
+  for i = 0, C.tide_graph_def_num_inputs(def) - 1 do
+    local dt = C.tide_graph_def_input(def, i, ndim_buf, dims_buf)
+    local shape
+    if ndim_buf[0] >= 0 then
+      shape = {}
+      for d = 0, ndim_buf[0] - 1 do
+        local v = tonumber(dims_buf[d])
+        shape[d + 1] = v < 0 and None or v
+      end
+    end
+    local name = ffi.string(C.tide_saved_model_input_name(m, k, i))
+    specs[i + 1] = TensorSpec(shape, ffi.string(C.tide_dtype_name(dt)), name)
+  end
+  return specs
+end
+
+-- fn's results as a table of the outputs by name.
+local function call_with(fn, out_names, ...)
+  local res = { fn(...) }
+  local out = {}
+  for i, name in ipairs(out_names) do out[name] = res[i] end
+  return out
+end
+
+-- A signature: called with the inputs in order (or one table of them by
+-- name, as TF's keyword arguments), gives {output_name = tensor, ...}.
+local function signature(fn, in_specs, out_names)
+  local call = function(...)
+    local n = select("#", ...)
+    local first = ...
+    if n == 1 and type(first) == "table" and not istype(Tensor, first) and not variable.is_variable(first) and
+        #in_specs >= 1 and first[in_specs[1].name] ~= nil then
+      local a = {}
+      for i, s in ipairs(in_specs) do
+        if first[s.name] == nil then binding.error("signature: input '" .. s.name .. "' is missing") end
+        a[i] = first[s.name]
+      end
+      return call_with(fn, out_names, unpack(a, 1, #in_specs))
+    end
+    return call_with(fn, out_names, ...)
+  end
+  return call
+end
+
+-- tide.saved_model.load(dir): an object with signatures (by name), the
+-- functions as traced functions (functions[name]: positional results),
+-- variables and trainable_variables, and extra (the JSON given at save).
+function M.load(dir)
+  if type(dir) ~= "string" or dir == "" then binding.error("saved_model.load: dir must be a path string") end
+  local pm = ffi.new("tide_saved_model *[1]")
+  if C.tide_saved_model_open(dir, pm) ~= 0 then binding.raise() end
+  local m = ffi.gc(pm[0], C.tide_saved_model_free)
+  local self = setmetatable({ _m = m, signatures = {}, functions = {}, variables = {}, trainable_variables = {} },
+    Loaded)
+  for k = 0, C.tide_saved_model_num_variables(m) - 1 do
+    local v = variable.Variable(share(C.tide_saved_model_variable(m, k)),
+      { name = ffi.string(C.tide_saved_model_variable_name(m, k)),
+        trainable = C.tide_saved_model_variable_trainable(m, k) ~= 0 })
+    self.variables[k + 1] = v
+    if variable.is_trainable(v) then self.trainable_variables[#self.trainable_variables + 1] = v end
+  end
+  local extra = C.tide_saved_model_extra(m)
+  self.extra = extra ~= nil and ffi.string(extra) or nil
+  for k = 0, C.tide_saved_model_num_functions(m) - 1 do
+    local name = ffi.string(C.tide_saved_model_function_name(m, k))
+    local def = C.tide_saved_model_function_def(m, k)
+    local specs = input_specs(m, k, def)
+    local outs = {}
+    for i = 0, C.tide_graph_def_num_outputs(def) - 1 do outs[i + 1] = ffi.string(C.tide_saved_model_output_name(m, k, i)) end
+    -- A closure of its own prototype per loaded function: tide.trace counts
+    -- retraces by prototype, and functions of different models are different functions.
+    local make = assert(loadstring("local run, def, vars, model = ... " ..
+      "return function(...) return run(def, vars, ...) end", "=saved_model:" .. name))
+    local fn = Function(make(replay.run, def, self.variables, m), { input_signature = specs, name = name })
+    self.functions[name] = fn
+    self.signatures[name] = signature(fn, specs, outs)
+  end
+  return self
+end
+
+-- Function `name` rebuilt by C alone (kernels/graph/def_build.c), reading
+-- this object's variables: a callable giving the outputs in order. How
+-- tide_model_load runs a SavedModel with no Lua; here for checks.
+function Loaded:c_function(name)
+  local k = C.tide_saved_model_find_function(self._m, name)
+  if k < 0 then binding.error("saved_model: no function named '" .. tostring(name) .. "'") end
+  local n = #self.variables
+  local handles = ffi.new("tide_tensor *[?]", math.max(n, 1))
+  for i, v in ipairs(self.variables) do handles[i - 1] = variable.handle(v) end
+  local pg = ffi.new("tide_graph *[1]")
+  if C.tide_saved_model_build(self._m, k, handles, pg) ~= 0 then binding.raise() end
+  local g = ffi.gc(pg[0], C.tide_graph_free)
+  local nin, nout = C.tide_graph_num_inputs(g), C.tide_graph_num_outputs(g)
+  local vars = self.variables
+  return function(...)
+    local _ = vars -- the graph reads their tensors
+    local ins = ffi.new("const tide_tensor *[?]", math.max(nin, 1))
+    local a = { ... }
+    for i = 1, nin do
+      local x = a[i]
+      if not istype(Tensor, x) then binding.error("saved_model: c_function takes tensors") end
+      ins[i - 1] = x
+    end
+    local outs, res = ffi.new("tide_tensor *[?]", math.max(nout, 1)), {}
+    for i = 1, nout do
+      res[i] = Tensor()
+      outs[i - 1] = res[i]
+    end
+    if C.tide_graph_run(g, nin, ins, nout, outs) ~= 0 then binding.raise() end
+    for i = 1, nout do binding.finish(res[i]) end
+    return unpack(res, 1, nout)
+  end
+end
+
+return M
