@@ -16,5 +16,6 @@
 #include "tide/summary.h"
 #include "tide/data.h"
 #include "tide/saved_model.h"
+#include "tide/json.h"
 
 #endif
