@@ -142,6 +142,14 @@ end
 -- tide's Lua code, kept out of the heap of scripts that only use tensors
 -- (every collection marks the whole heap: a smaller one makes the eager
 -- ops' collections cheaper). tide.layers and the rest read as usual.
+-- tide.models, with model:save and tide.models.load_model handed down by
+-- the saving floor (which sits above models)
+local function keras_models()
+  local models = require "tide.models"
+  require "tide.saved_model.keras"
+  return models
+end
+
 local keras = {
   initializers = function() return require "tide.initializers" end,
   activations = function() return require "tide.activations" end,
@@ -152,10 +160,10 @@ local keras = {
   losses = function() return require "tide.losses" end,
   metrics = function() return require "tide.metrics" end,
   optimizers = function() return require "tide.optimizers" end,
-  models = function() return require "tide.models" end,
+  models = function() return keras_models() end,
   callbacks = function() return require "tide.callbacks" end,
-  Model = function() return require("tide.models").Model end,
-  Sequential = function() return require("tide.models").Sequential end,
+  Model = function() return keras_models().Model end,
+  Sequential = function() return keras_models().Sequential end,
   Input = function() return require("tide.layers").Input end,
   data = function() return require "tide.data" end,
   datasets = function() return require "tide.datasets" end,

@@ -15,6 +15,8 @@ local KEYS = { monitor = true, verbose = true, save_best_only = true, save_weigh
 
 -- ModelCheckpoint(filepath, {monitor="val_loss", verbose=0, save_best_only=false,
 -- save_weights_only=true, mode="auto", save_freq="epoch", initial_value_threshold=nil}).
+-- save_weights_only=false saves the whole model (model:save) as a SavedModel
+-- directory at filepath (Keras saves a .keras file there).
 -- filepath may hold Python-style fields: "ckpt-{epoch:02d}-{val_loss:.2f}.safetensors".
 function ModelCheckpoint:__init(filepath, opts)
   if type(filepath) == "table" and opts == nil then filepath, opts = filepath[1] or filepath.filepath, filepath end
@@ -24,10 +26,12 @@ function ModelCheckpoint:__init(filepath, opts)
   local o = {}
   for k, v in pairs(opts or {}) do if k ~= 1 and k ~= "filepath" then o[k] = v end end
   o = monitor.options("ModelCheckpoint", o, KEYS)
-  if o.save_weights_only == false then
-    binding.error("ModelCheckpoint: tide saves weights only (safetensors) for now; whole-model saving comes with " ..
-      "SavedModel. Leave save_weights_only unset or true")
+  if o.save_weights_only ~= nil and type(o.save_weights_only) ~= "boolean" then
+    binding.error("ModelCheckpoint: save_weights_only must be true or false, got " .. tostring(o.save_weights_only))
   end
+  -- tide's default is weights only (a safetensors file); false saves the
+  -- whole model (model:save: a SavedModel directory at filepath)
+  self.save_weights_only = o.save_weights_only ~= false
   self.filepath = filepath
   self.monitor = o.monitor or "val_loss"
   self.verbose = o.verbose or 0
@@ -78,12 +82,17 @@ function ModelCheckpoint:_save(epoch, logs)
         current, path))
     end
     self.best = current
-    self.model:save_weights(path)
+    self:_write(path)
   else
     local path = self:_path(epoch, logs)
     if self.verbose > 0 then io.stdout:write(string.format("\nEpoch %d: saving model to %s\n", epoch + 1, path)) end
-    self.model:save_weights(path)
+    self:_write(path)
   end
+end
+
+function ModelCheckpoint:_write(path)
+  if self.save_weights_only then return self.model:save_weights(path) end
+  return self.model:save(path)
 end
 
 function ModelCheckpoint:on_epoch_begin(epoch) self.current_epoch = epoch end

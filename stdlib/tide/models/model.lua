@@ -221,6 +221,18 @@ local function named_weights(self)
   return out
 end
 
+-- model:save(dir, {include_optimizer=true}): the whole model as a SavedModel
+-- (serving signature, weights, config, optimizer state); the saving floor
+-- (tide.saved_model.keras, loaded with tide.models through `tide`) sets it.
+local saver
+function M.set_saver(fn) saver = fn end
+function Model:save(dir, opts)
+  if saver == nil then
+    binding.error(layer_mod.who(self) .. ": save needs tide.saved_model; load tide with require \"tide\"")
+  end
+  return saver(self, dir, opts)
+end
+
 -- save_weights(path): every weight in one safetensors file (written to a
 -- temporary name, then renamed).
 function Model:save_weights(path)

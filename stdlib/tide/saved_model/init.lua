@@ -109,15 +109,25 @@ local function signatures_of(obj, sigs)
   return out
 end
 
--- Variables to save: every one a signature uses, plus obj's own
--- (obj.variables), each under a unique name.
-local function variables_of(obj, cfs)
-  local list, seen = {}, {}
+-- Variables to save: the ones given by name ({name, Variable} pairs), then
+-- obj's own (obj.variables) and every one a signature uses, each under a
+-- unique name.
+local function variables_of(obj, cfs, named)
+  local list, seen, given = {}, {}, {}
   local function add(v)
     if variable.is_variable(v) and not seen[v] then
       seen[v] = true
       list[#list + 1] = v
     end
+  end
+  for i, p in ipairs(named or {}) do
+    if type(p) ~= "table" or type(p[1]) ~= "string" or not variable.is_variable(p[2]) then
+      binding.error(string.format("saved_model.save: variables[%d] must be a {name, Variable} pair", i))
+    end
+    if given[p[1]] then binding.error("saved_model.save: two variables are named '" .. p[1] .. "'") end
+    if seen[p[2]] then binding.error("saved_model.save: variables[" .. i .. "] names a Variable given before") end
+    add(p[2])
+    given[p[1]] = true
   end
   if type(obj) == "table" then
     local ok, vars = pcall(function() return obj.variables end)
@@ -126,7 +136,9 @@ local function variables_of(obj, cfs)
   local names = {}
   for _, name in ipairs(cfs.order) do for _, v in ipairs(cfs[name].variables) do add(v) end end
   local used = {}
-  for i, v in ipairs(list) do
+  for i, p in ipairs(named or {}) do used[p[1]] = true; names[i] = p[1] end
+  for i = #(named or {}) + 1, #list do
+    local v = list[i]
     local base = v.name or "Variable"
     local name, k = base, 0
     while used[name] do k = k + 1; name = base .. "_" .. k end
@@ -140,14 +152,14 @@ end
 -- (with an input_signature), a concrete function, or an object whose
 -- signatures (and variables) opts.signatures names.
 function M.save(obj, dir, ...)
-  local o = args.parse("saved_model.save", { "signatures", "extra" }, ...)
+  local o = args.parse("saved_model.save", { "signatures", "extra", "variables" }, ...)
   if type(dir) ~= "string" or dir == "" then binding.error("saved_model.save: dir must be a path string") end
   local sigs = signatures_of(obj, o.signatures)
   local order = {}
   for name in pairs(sigs) do order[#order + 1] = name end
   table.sort(order)
   sigs.order = order
-  local vars, names = variables_of(obj, sigs)
+  local vars, names = variables_of(obj, sigs, o.variables)
   local w = C.tide_saved_model_writer_new()
   if w == nil then binding.raise() end
   w = ffi.gc(w, C.tide_saved_model_writer_free)
