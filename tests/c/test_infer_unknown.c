@@ -7,6 +7,7 @@
 #define F32 TIDE_FLOAT32
 #define I32 TIDE_INT32
 #define BOOL TIDE_BOOL
+#define STR TIDE_STRING
 
 /* A tensor descriptor: dtype, rank and dims (U where unknown). */
 typedef struct desc {
@@ -276,6 +277,27 @@ static const icase cases[] = {
     {ROW(SPARSE_SOFTMAX_XENT), IN2(D(I32, 1, 4), D(F32, 2, U, 5)), OUT(1, 4), OUT1(2, 4, 5)},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(D(I32, 1, 3), D(F32, 2, 4, U)), ERR(TIDE_ERR_SHAPE, "same first dimension")},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(D(I32, 1, U), D(F32, 2, U, 0)), ERR(TIDE_ERR_SHAPE, "at least one class")},
+
+    /* ---- strings: elementwise shapes kept; split's sizes come from the data ---- */
+    {ROW(STRING_LOWER), IN1(D(STR, 2, U, 3)), OUT(2, U, 3)},
+    {ROW(STRING_UPPER), IN1(D(STR, 1, U)), OUT(1, U)},
+    {ROW(STRING_STRIP), IN1(D(STR, 1, U)), OUT(1, U)},
+    {ROW(STRING_LENGTH), IN1(D(STR, 2, 2, U)), OUT(2, 2, U)},
+    {ROW(STRING_TO_NUMBER), A(.dtype = TIDE_FLOAT32), IN1(D(STR, 1, U)), OUT(1, U)},
+    {ROW(AS_STRING), IN1(D(I32, 2, U, 4)), OUT(2, U, 4)},
+    {ROW(STRING_JOIN), IN3(S(STR), D(STR, 2, U, 1), D(STR, 1, 3)), OUT(2, U, 3)},
+    {ROW(STRING_JOIN), IN3(S(STR), D(STR, 1, 2), D(STR, 1, 3)), ERR(TIDE_ERR_SHAPE, "incompatible shapes")},
+    {ROW(STRING_JOIN), IN2(D(STR, 1, U), D(STR, 1, 3)), ERR(TIDE_ERR_VALUE, "the separator must be a scalar string")},
+    {ROW(REDUCE_JOIN), A(.ints = {0}, .nints = 1), IN2(D(STR, 2, U, 3), S(STR)), OUT(1, 3)},
+    {ROW(REDUCE_JOIN), A(.ints = {1}, .nints = 1, .flags = TIDE_ATTR_KEEPDIMS), IN2(D(STR, 2, U, 3), S(STR)), OUT(2, U, 1)},
+    {ROW(SUBSTR), IN3(D(STR, 1, U), S(I32), D(TIDE_INT64, 2, 2, 1)), OUT(2, 2, U)},
+    {ROW(SUBSTR), IN3(D(STR, 1, U), S(F32), S(I32)), ERR(TIDE_ERR_DTYPE, "pos must be int32 or int64, got float32")},
+    {ROW(REGEX_REPLACE), IN3(D(STR, 2, U, 2), S(STR), S(STR)), OUT(2, U, 2)},
+    {ROW(REGEX_REPLACE), IN3(D(STR, 1, U), D(STR, 1, 1), S(STR)), ERR(TIDE_ERR_VALUE, "the pattern must be a scalar")},
+    {ROW(STRING_SPLIT), IN2(D(STR, 1, U), S(STR)), OUT(1, U), OUT1(1, U)},
+    {ROW(STRING_SPLIT), IN2(D(STR, 1, 4), S(STR)), OUT(1, U), OUT1(1, 5)},
+    {ROW(STRING_SPLIT), IN2(S(STR), S(STR)), OUT(1, U), OUT1(1, 2)},
+    {ROW(STRING_SPLIT), IN2(D(STR, 2, U, 2), S(STR)), ERR(TIDE_ERR_SHAPE, "must be a scalar or a vector")},
 };
 
 /* Make t a symbolic descriptor of d (nelem -1 when a dim is unknown). */
