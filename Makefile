@@ -40,7 +40,7 @@ LUAJIT_LIBS = $(shell pkg-config --libs luajit)
 BLAS_CFLAGS = $(shell pkg-config --cflags openblas)
 BLAS_LIBS = $(shell pkg-config --libs openblas)
 # File formats (kernels/io): JSON, protocol buffers, zlib, PNG, JPEG.
-IO_LIBS = -lcjson -lprotobuf-c -lz -lpng -ljpeg
+IO_LIBS = -lcjson -lprotobuf-c -lz -lpng -ljpeg -lpcre2-8
 
 CFLAGS_BASE := -std=c11 -g -Wall -Wextra -fwrapv -fPIC -pthread -fvisibility=hidden \
   -D_GNU_SOURCE -Ikernels/include $(SAN)

@@ -82,6 +82,15 @@ static int stand_in_rank(const tide_op_def *def, const tide_attrs *a, int n_in, 
     return TIDE_MAX_DIMS;
   /* One axis of a result one rank higher. */
   if (f == tide_infer_one_hot || f == tide_infer_expand_dims) return TIDE_MAX_DIMS - 1;
+  /* Strings: elementwise (separators, patterns, rewrites and substr's
+   * positions are scalars or broadcast), so a scalar fits; reduce_join's
+   * separator a scalar, its input a rule below (several axes); split's input
+   * a vector: both outputs are vectors whatever its rank (0 or 1). */
+  if (f == tide_infer_string_map || f == tide_infer_string_join || f == tide_infer_substr ||
+      f == tide_infer_regex_replace)
+    return 0;
+  if (f == tide_infer_reduce_join) return i == 1 ? 0 : -1;
+  if (f == tide_infer_string_split) return i == 0 ? 1 : 0;
   return -1; /* no stand-in: a rule below */
 }
 
@@ -104,6 +113,16 @@ static bool keeps_shape(const tide_op_def *def, const tide_attrs *a, int n_in, c
     return false;
   }
   if (f == tide_infer_segment) return !rank_unknown(in[0]) && (def->n_in == 2 || !rank_unknown(in[1]));
+  if (f == tide_infer_reduce_join) return !rank_unknown(in[0]); /* only the separator's rank was unknown */
+  if (f == tide_infer_string_split) return true;
+  /* Strings: known when the inputs that shape the result are (not a
+   * separator, pattern or rewrite, which must be scalars). */
+  if (f == tide_infer_regex_replace) return !rank_unknown(in[0]);
+  if (f == tide_infer_string_join || f == tide_infer_substr) {
+    for (int k = f == tide_infer_string_join ? 1 : 0; k < n_in; k++)
+      if (rank_unknown(in[k])) return false;
+    return true;
+  }
   return false;
 }
 
@@ -171,6 +190,15 @@ static tide_status written_rule(const tide_op_def *def, const tide_attrs *a, int
       return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: update is %s but x is %s (convert with :cast(\"%s\"))", def->name,
                        tide_dtype_name(in[1]->dt), tide_dtype_name(x->dt), tide_dtype_name(x->dt));
     shape_of_first(x, out[0]);
+    return TIDE_OK;
+  }
+  if (f == tide_infer_reduce_join) { /* as reductions: all axes without keepdims give a scalar */
+    if (x->dt != TIDE_STRING)
+      return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: input must be a string tensor, got %s", def->name, tide_dtype_name(x->dt));
+    if (in[1]->dt != TIDE_STRING || in[1]->ndim > 0)
+      return TIDE_FAIL(TIDE_ERR_VALUE, "%s: the separator must be a scalar string", def->name);
+    if (a->nints == 0 && !(a->flags & TIDE_ATTR_KEEPDIMS)) tide_tensor_set_contiguous_layout(out[0], TIDE_STRING, 0, NULL);
+    else set_unknown_rank(out[0], TIDE_STRING);
     return TIDE_OK;
   }
   if (f == tide_infer_where_indices) { /* [N, rank], both known when it runs */

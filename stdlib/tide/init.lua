@@ -122,6 +122,10 @@ for name, fn in pairs(segment_ops) do tide.math[name] = fn end
 tide.bitwise = {}
 for name, fn in pairs(require "tide.ops.bitwise") do tide.bitwise[name] = fn end
 
+-- tide.strings.* (TF's tf.strings): split, regex_replace, lower, length, to_number, join, ...
+tide.strings = require "tide.ops.strings"
+tide.RaggedTensor = tide.strings.RaggedTensor
+
 -- tide.linalg.* (TF's namespace): matmul and friends.
 tide.linalg = {}
 for name, fn in pairs(linalg_ops) do tide.linalg[name] = fn end

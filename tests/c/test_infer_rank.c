@@ -13,6 +13,7 @@
 #define I32 TIDE_INT32
 #define I64 TIDE_INT64
 #define BOOL TIDE_BOOL
+#define STR TIDE_STRING
 
 /* A descriptor: dtype, rank (R: unknown) and dims (U where unknown). */
 typedef struct desc {
@@ -178,6 +179,25 @@ static const rcase cases[] = {
     {ROW(RESIZE_BILINEAR_GRAD), A(.dtype = TIDE_FLOAT64), IN2(UR(F32), UR(TIDE_FLOAT64)), OUT(TIDE_FLOAT64, R, 0)},
     {ROW(RESIZE_NEAREST_GRAD), A(.dtype = F32), IN2(UR(F32), D(F32, 3, 4, 4, 1)), OUT(F32, R, 0)},
     {ROW(RESIZE_NEAREST_GRAD), A(.dtype = F32), IN2(UR(I32), UR(F32)), ERR(TIDE_ERR_DTYPE, "must be a float tensor")},
+    /* ---- strings: elementwise, with an unknown rank out; split's outputs are vectors ---- */
+    {ROW(STRING_LOWER), IN1(UR(STR)), OUT(STR, R, 0)},
+    {ROW(STRING_UPPER), IN1(UR(F32)), ERR(TIDE_ERR_DTYPE, "string_upper: input must be a string tensor, got float32")},
+    {ROW(STRING_STRIP), IN1(UR(STR)), OUT(STR, R, 0)},
+    {ROW(STRING_LENGTH), IN1(UR(STR)), OUT(I32, R, 0)},
+    {ROW(STRING_TO_NUMBER), A(.dtype = I64), IN1(UR(STR)), OUT(I64, R, 0)},
+    {ROW(STRING_TO_NUMBER), A(.dtype = BOOL), IN1(UR(STR)), ERR(TIDE_ERR_DTYPE, "out_type must be float32")},
+    {ROW(AS_STRING), IN1(UR(F32)), OUT(STR, R, 0)},
+    {ROW(STRING_JOIN), IN3(S(STR), UR(STR), D(STR, 1, 3)), OUT(STR, R, 0)},
+    {ROW(STRING_JOIN), IN2(UR(STR), D(STR, 1, 3)), OUT(STR, 1, 3)}, /* a separator of unknown rank: checked at run */
+    {ROW(REDUCE_JOIN), IN2(UR(STR), S(STR)), OUT(STR, 0, 0)},
+    {ROW(REDUCE_JOIN), A(.ints = {0, -1}, .nints = 2), IN2(UR(STR), S(STR)), OUT(STR, R, 0)},
+    {ROW(REDUCE_JOIN), A(.ints = {1}, .nints = 1), IN2(D(STR, 2, 2, 3), UR(STR)), OUT(STR, 1, 2)},
+    {ROW(REDUCE_JOIN), IN2(UR(STR), D(STR, 1, 1)), ERR(TIDE_ERR_VALUE, "the separator must be a scalar string")},
+    {ROW(SUBSTR), IN3(UR(STR), S(I32), UR(I32)), OUT(STR, R, 0)},
+    {ROW(REGEX_REPLACE), IN3(UR(STR), S(STR), S(STR)), OUT(STR, R, 0)},
+    {ROW(REGEX_REPLACE), IN3(D(STR, 1, 2), UR(STR), S(STR)), OUT(STR, 1, 2)},
+    {ROW(SUBSTR), IN3(D(STR, 1, 2), S(I32), S(I32)), OUT(STR, 1, 2)},
+    {ROW(STRING_SPLIT), IN2(UR(STR), S(STR)), OUT(STR, 1, U), OUT1(I64, 1, U)},
 };
 
 static bool covered[TIDE_NUM_OPS];

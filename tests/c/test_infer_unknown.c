@@ -7,6 +7,7 @@
 #define F32 TIDE_FLOAT32
 #define I32 TIDE_INT32
 #define BOOL TIDE_BOOL
+#define STR TIDE_STRING
 
 /* A tensor descriptor: dtype, rank and dims (U where unknown). */
 typedef struct desc {
@@ -290,6 +291,27 @@ static const icase cases[] = {
     {ROW(RESIZE_BILINEAR_GRAD), A(.dtype = F32), IN2(D(F32, 4, U, 3, 4, 2), D(F32, 4, U, U, U, 2)), OUT(4, U, U, U, 2)},
     {ROW(RESIZE_NEAREST_GRAD), A(.dtype = F32), IN2(D(F32, 3, 3, 4, U), D(F32, 3, 8, 8, 2)), OUT(3, 8, 8, 2)},
     {ROW(RESIZE_NEAREST_GRAD), A(.dtype = F32), IN2(D(F32, 3, 3, 4, 1), D(F32, 3, 8, 8, 2)), ERR(TIDE_ERR_SHAPE, "must agree in rank, batch and channels")},
+
+    /* ---- strings: elementwise shapes kept; split's sizes come from the data ---- */
+    {ROW(STRING_LOWER), IN1(D(STR, 2, U, 3)), OUT(2, U, 3)},
+    {ROW(STRING_UPPER), IN1(D(STR, 1, U)), OUT(1, U)},
+    {ROW(STRING_STRIP), IN1(D(STR, 1, U)), OUT(1, U)},
+    {ROW(STRING_LENGTH), IN1(D(STR, 2, 2, U)), OUT(2, 2, U)},
+    {ROW(STRING_TO_NUMBER), A(.dtype = TIDE_FLOAT32), IN1(D(STR, 1, U)), OUT(1, U)},
+    {ROW(AS_STRING), IN1(D(I32, 2, U, 4)), OUT(2, U, 4)},
+    {ROW(STRING_JOIN), IN3(S(STR), D(STR, 2, U, 1), D(STR, 1, 3)), OUT(2, U, 3)},
+    {ROW(STRING_JOIN), IN3(S(STR), D(STR, 1, 2), D(STR, 1, 3)), ERR(TIDE_ERR_SHAPE, "incompatible shapes")},
+    {ROW(STRING_JOIN), IN2(D(STR, 1, U), D(STR, 1, 3)), ERR(TIDE_ERR_VALUE, "the separator must be a scalar string")},
+    {ROW(REDUCE_JOIN), A(.ints = {0}, .nints = 1), IN2(D(STR, 2, U, 3), S(STR)), OUT(1, 3)},
+    {ROW(REDUCE_JOIN), A(.ints = {1}, .nints = 1, .flags = TIDE_ATTR_KEEPDIMS), IN2(D(STR, 2, U, 3), S(STR)), OUT(2, U, 1)},
+    {ROW(SUBSTR), IN3(D(STR, 1, U), S(I32), D(TIDE_INT64, 2, 2, 1)), OUT(2, 2, U)},
+    {ROW(SUBSTR), IN3(D(STR, 1, U), S(F32), S(I32)), ERR(TIDE_ERR_DTYPE, "pos must be int32 or int64, got float32")},
+    {ROW(REGEX_REPLACE), IN3(D(STR, 2, U, 2), S(STR), S(STR)), OUT(2, U, 2)},
+    {ROW(REGEX_REPLACE), IN3(D(STR, 1, U), D(STR, 1, 1), S(STR)), ERR(TIDE_ERR_VALUE, "the pattern must be a scalar")},
+    {ROW(STRING_SPLIT), IN2(D(STR, 1, U), S(STR)), OUT(1, U), OUT1(1, U)},
+    {ROW(STRING_SPLIT), IN2(D(STR, 1, 4), S(STR)), OUT(1, U), OUT1(1, 5)},
+    {ROW(STRING_SPLIT), IN2(S(STR), S(STR)), OUT(1, U), OUT1(1, 2)},
+    {ROW(STRING_SPLIT), IN2(D(STR, 2, U, 2), S(STR)), ERR(TIDE_ERR_SHAPE, "must be a scalar or a vector")},
 };
 
 /* Make t a symbolic descriptor of d (nelem -1 when a dim is unknown). */

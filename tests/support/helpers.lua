@@ -20,7 +20,7 @@ function M.values(v)
   return flatten(v)
 end
 
--- Assert elementwise |a - b| <= tol (+ tol * |b|); NaN matches NaN.
+-- Assert elementwise |a - b| <= tol (+ tol * |b|); NaN matches NaN; strings must be equal.
 function M.close(actual, expected, tol)
   tol = tol or 1e-6
   local a, e = M.values(actual), M.values(expected)
@@ -28,7 +28,7 @@ function M.close(actual, expected, tol)
   for i = 1, #a do
     local x, y = a[i], e[i]
     local ok
-    if type(y) == "boolean" then ok = x == y
+    if type(y) == "boolean" or type(y) == "string" then ok = x == y
     elseif y ~= y then ok = x ~= x
     elseif y == math.huge or y == -math.huge then ok = x == y
     else ok = math.abs(x - y) <= tol + tol * math.abs(y) end

@@ -772,4 +772,73 @@ for name, make in pairs(CONV) do
   end
 end
 
+-- tide.strings: string tensors in, strings or numbers out (none is differentiable).
+do
+  local S = tide.strings
+  local words = function() return tide.tensor { "Hello World", "  a b\t", "\195\132x", "" } end
+  local grid = function() return tide.tensor { { "ab", "Cd", "e" }, { "F", "", "gH" } } end
+  local strided_words = function() return grid():transpose() end
+  local empty = function() return tide.tensor({}, "string") end
+  local function each_input(name, fn, opts)
+    cases[name] = function(add)
+      add("vector", fn, { words() }, opts)
+      add("2-d strided", fn, { strided_words() }, opts)
+      add("scalar", fn, { tide.tensor "MiXeD  " }, opts)
+      add("empty", fn, { empty() }, opts)
+    end
+  end
+  each_input("string_lower", function(x) return S.lower(x) end)
+  each_input("string_upper", function(x) return S.upper(x) end)
+  each_input("string_strip", function(x) return S.strip(x) end)
+  cases.string_length = function(add)
+    add("bytes", function(x) return S.length(x) end, { words() })
+    add("utf8 strided", function(x) return S.length(x, { unit = "UTF8_CHAR" }) end, { strided_words() })
+    add("empty", function(x) return S.length(x) end, { empty() })
+  end
+  cases.string_to_number = function(add)
+    add("float32", function(x) return S.to_number(x) end, { tide.tensor { " 1.5", "-2e3", "inf" } })
+    add("int64 2-d strided", function(x) return S.to_number(x, { out_type = "int64" }) end,
+      { tide.tensor({ { "1", "2" }, { "-3", "4" } }):transpose() })
+    add("float64 empty", function(x) return S.to_number(x, { out_type = "float64" }) end, { empty() })
+  end
+  cases.as_string = function(add)
+    for _, dt in ipairs { "float32", "float64", "int32", "int64", "bool", "uint8" } do
+      add(dt, function(x) return S.as_string(x) end, { data({ 2, 3 }, dt) })
+    end
+    add("strided", function(x) return S.as_string(x) end, { strided({ 2, 3 }, "float32") })
+  end
+  cases.string_join = function(add)
+    add("two", function(a, b) return S.join({ a, b }, { separator = "-" }) end, { words(), words() })
+    add("broadcast", function(a, b) return S.join({ a, b, a }) end, { grid(), tide.tensor { "x", "y", "z" } })
+    add("one", function(a) return S.join({ a }) end, { strided_words() })
+  end
+  cases.reduce_join = function(add)
+    add("all", function(x) return S.reduce_join(x, { separator = "," }) end, { grid() })
+    add("axis 1 keepdims", function(x) return S.reduce_join(x, { axis = 1, keepdims = true }) end, { grid() })
+    add("axis 0 strided", function(x) return S.reduce_join(x, { axis = 0, separator = "+" }) end, { strided_words() })
+    add("empty", function(x) return S.reduce_join(x, { axis = 0 }) end, { tide.tensor({}, "string"):reshape { 0, 2 } })
+  end
+  cases.substr = function(add)
+    add("bytes", function(x, p, n) return S.substr(x, p, n) end,
+      { tide.tensor { "hello", "world" }, tide.tensor { 1, -2 }, tide.tensor(3) })
+    add("utf8 int64", function(x, p, n) return S.substr(x, p, n, { unit = "UTF8_CHAR" }) end,
+      { tide.tensor { "\195\132\195\150\195\188", "abc" }, tide.tensor(1, "int64"), tide.tensor(1, "int64") })
+  end
+  cases.regex_replace = function(add)
+    add("global", function(x) return S.regex_replace(x, "(o)|a*", "[\\1]") end, { words() })
+    add("first, strided", function(x) return S.regex_replace(x, "[a-z]", "_", { replace_global = false }) end,
+      { strided_words() })
+  end
+  cases.string_split = function(add)
+    -- a scalar gives a tensor, a vector a RaggedTensor: the rank must be known
+    local vec = { rank_error = "split: the rank of the input" }
+    add("scalar whitespace", function(x) return S.split(x) end, { tide.tensor " a  b c " },
+      { rank_error = "split: the rank of the input" })
+    add("vector sep", function(x) local r = S.split(x, ",") return r.values, r.row_splits end,
+      { tide.tensor { "a,b", "", ",c," } }, vec)
+    add("vector maxsplit", function(x) local r = S.split(x, nil, 1) return r.values, r.row_splits end,
+      { tide.tensor { "a b c", "d", "  " } }, vec)
+  end
+end
+
 return M

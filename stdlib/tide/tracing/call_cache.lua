@@ -6,7 +6,7 @@ local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local band = bit.band
 local ids, identity, table_kind, is_list, sorted_keys = T.ids, T.identity, T.table_kind, T.is_list, T.sorted_keys
-local VARIABLE, SHAPE, TYPED = T.VARIABLE, T.SHAPE, T.TYPED
+local VARIABLE, SHAPE, TYPED, COMPOSITE = T.VARIABLE, T.SHAPE, T.TYPED, T.COMPOSITE
 
 local M = {}
 local SYMBOLIC = C.TIDE_TENSOR_SYMBOLIC
@@ -15,6 +15,7 @@ local SYMBOLIC = C.TIDE_TENSOR_SYMBOLIC
 -- and dims; a Lua value by kind ("N", "S", "B", "Z" for nil) and value; a
 -- table by "A"/"M", its size and its elements (maps in key order); objects
 -- by "O"/"V" and id; __tracing_type results by "Y" and their own walk; a
+-- composite (tide.RaggedTensor) by "C", its metatable and its fields; a
 -- tide.Shape by "P" and its dims. Tensors are collected into `slots` (the
 -- graph's inputs) in the same order as template_of numbers them. No strings
 -- are built on a hit, so a cached call costs a few table lookups per argument.
@@ -95,6 +96,10 @@ walk = function(node, x, slots, create)
     elseif k == SHAPE then
       node = step(node, "P", create); if node == nil then return nil end
       return walk_table(node, x, nil, create)
+    elseif k == COMPOSITE then -- its fields as a map's, after its metatable
+      node = step(node, "C", create); if node == nil then return nil end
+      node = step(node, mt, create); if node == nil then return nil end
+      return walk_table(node, x, slots, create)
     end
     node = step(node, k == VARIABLE and "V" or "O", create); if node == nil then return nil end
     return step(node, ids[x] or identity(x), create)

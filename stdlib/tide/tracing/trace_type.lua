@@ -48,8 +48,10 @@ M.identity = identity
 
 -- What a table with a metatable is for tracing, cached per metatable:
 -- a Variable (by identity), a tide.Shape (by value), an object that defines
--- __tracing_type (by the result's trace type), or any other object (by identity).
-local OBJECT, VARIABLE, SHAPE, TYPED = 1, 2, 3, 4
+-- __tracing_type (by the result's trace type), a composite value whose
+-- metatable sets __tracing_composite (its fields traced as a map's, the
+-- metatable kept: tide.RaggedTensor), or any other object (by identity).
+local OBJECT, VARIABLE, SHAPE, TYPED, COMPOSITE = 1, 2, 3, 4, 5
 local mt_kinds = setmetatable({}, { __mode = "k" })
 local function table_kind(x, mt)
   local k = mt_kinds[mt]
@@ -58,6 +60,7 @@ local function table_kind(x, mt)
   elseif mt == Shape then k = SHAPE
   elseif is_variable(x) then k = VARIABLE
   elseif type(mt.__tracing_type) == "function" then k = TYPED
+  elseif mt.__tracing_composite == true then k = COMPOSITE
   else k = OBJECT end
   mt_kinds[mt] = k
   return k
@@ -105,7 +108,7 @@ local function is_list(x)
   return count == n, n
 end
 M.ids = ids
-M.OBJECT, M.VARIABLE, M.SHAPE, M.TYPED = OBJECT, VARIABLE, SHAPE, TYPED
+M.OBJECT, M.VARIABLE, M.SHAPE, M.TYPED, M.COMPOSITE = OBJECT, VARIABLE, SHAPE, TYPED, COMPOSITE
 M.table_kind, M.sorted_keys, M.is_list = table_kind, sorted_keys, is_list
 
 ---------------------------------------------------------------------------
@@ -115,7 +118,7 @@ M.table_kind, M.sorted_keys, M.is_list = table_kind, sorted_keys, is_list
 -- (with dtype and dims), everything else is kept to compare and rebuild.
 --   { kind = "tensor", slot, dtype, dims, name } | { kind = "value", value } |
 --   { kind = "variable", var } | { kind = "object", obj, key, typed } |
---   { kind = "table", array, keys, items, n }
+--   { kind = "table", array, keys, items, n, mt }  (mt: a composite's metatable)
 -- dims is a list of sizes and None, or nil for an unknown rank (a TensorSpec
 -- of shape nil, a traced tensor of unknown rank, or reduce_retracing over
 -- tensors of several ranks). With slots == nil, tensors are described but get no slot.
@@ -171,6 +174,11 @@ template_of = function(x, slots)
       return { kind = "object", obj = x, typed = true, key = "Y" .. key_of(template_of(mt.__tracing_type(x), nil)) }
     end
     if k == SHAPE then return { kind = "object", obj = x, typed = true, key = "P" .. dims_text(x) } end
+    if k == COMPOSITE then
+      local t = table_template(x, slots)
+      t.mt = mt
+      return t
+    end
     return { kind = "object", obj = x, key = "O" .. identity(x) }
   elseif tx == "cdata" and (istype("int64_t", x) or istype("uint64_t", x)) then
     return { kind = "value", value = x }
@@ -206,7 +214,8 @@ key_of = function(t)
   for i, item in ipairs(t.items) do
     parts[i] = t.array and key_of(item) or (key_of(template_of(t.keys[i], nil)) .. "=" .. key_of(item))
   end
-  return (t.array and "[" or "{") .. table.concat(parts, ";") .. (t.array and "]" or "}")
+  local text = (t.array and "[" or "{") .. table.concat(parts, ";") .. (t.array and "]" or "}")
+  return t.mt and "C" .. identity(t.mt) .. text or text
 end
 M.key_of = key_of
 
@@ -237,7 +246,7 @@ local function fits(sig, actual, baked)
   if k == "value" then return same_value(sig.value, actual.value) and 0 or nil end
   if k == "variable" then return rawequal(sig.var, actual.var) and 0 or nil end
   if k == "object" then return sig.key == actual.key and 0 or nil end
-  if sig.array ~= actual.array or #sig.items ~= #actual.items then return nil end
+  if sig.array ~= actual.array or sig.mt ~= actual.mt or #sig.items ~= #actual.items then return nil end
   local total = 0
   for i, item in ipairs(sig.items) do
     if not sig.array and sig.keys[i] ~= actual.keys[i] then return nil end
@@ -266,14 +275,14 @@ local function common_supertype(a, b)
     return { kind = "tensor", slot = a.slot, dtype = a.dtype, dims = dims, name = a.name, from_spec = a.from_spec }
   end
   if k ~= "table" then return fits(a, b) and a or nil end
-  if a.array ~= b.array or #a.items ~= #b.items then return nil end
+  if a.array ~= b.array or a.mt ~= b.mt or #a.items ~= #b.items then return nil end
   local items = {}
   for i, item in ipairs(a.items) do
     if not a.array and a.keys[i] ~= b.keys[i] then return nil end
     items[i] = common_supertype(item, b.items[i])
     if not items[i] then return nil end
   end
-  return { kind = "table", array = a.array, keys = a.keys, items = items, n = a.n }
+  return { kind = "table", array = a.array, keys = a.keys, items = items, n = a.n, mt = a.mt }
 end
 M.common_supertype = common_supertype
 
@@ -286,7 +295,7 @@ local function rebuild(t, tensors)
   if k == "object" then return t.obj end
   local out = {}
   for i, item in ipairs(t.items) do out[t.keys[i]] = rebuild(item, tensors) end
-  return out
+  return t.mt and setmetatable(out, t.mt) or out
 end
 M.rebuild = rebuild
 

@@ -126,6 +126,22 @@ do
   end
 end
 
+-- tide.strings (split of a scalar gives a tensor; of a vector a RaggedTensor).
+do
+  local S, words = tide.strings, tide.tensor { "a B", " c " }
+  calls.string_lower = function() return S.lower(words) end
+  calls.string_upper = function() return S.upper(words) end
+  calls.string_strip = function() return S.strip(words) end
+  calls.string_length = function() return S.length(words) end
+  calls.string_to_number = function() return S.to_number(tide.tensor { "1", "2.5" }) end
+  calls.as_string = function() return S.as_string(m) end
+  calls.string_join = function() return S.join({ words, "!" }) end
+  calls.reduce_join = function() return S.reduce_join(words) end
+  calls.substr = function() return S.substr(words, 0, 1) end
+  calls.regex_replace = function() return S.regex_replace(words, "[a-z]", "x") end
+  calls.string_split = function() return S.split(tide.tensor "a b") end
+end
+
 -- sum_to has no public entry: gradients run it (tide.grad.util's unbroadcast with None dims).
 calls.sum_to = function()
   local a = ffi.new("tide_attrs")

@@ -185,6 +185,26 @@ describe("tracing rules (the tf.function guide)", function()
     assert.are.equal(2, d.n)
   end)
 
+  it("carries a composite value (__tracing_composite) as its fields, in and out", function()
+    local Pair = { __tracing_composite = true }
+    Pair.__index = Pair
+    local function pair(a, b) return setmetatable({ a = a, b = b, tag = "p" }, Pair) end
+    local c = counted(function(p) return pair(p.b * 2, p.a), p.tag end)
+    local r, tag = c.f(pair(f32{ 1, 2 }, f32{ 3 }))
+    assert.are.equal(Pair, getmetatable(r))
+    h.close(r.a, { 6 })
+    h.close(r.b, { 1, 2 })
+    assert.are.equal("p", tag)
+    r = c.f(pair(f32{ 5, 6 }, f32{ 7 })) -- new tensors, same trace type: no retrace
+    h.close(r.a, { 14 })
+    h.close(r.b, { 5, 6 })
+    assert.are.equal(1, c.n)
+    c.f(pair(f32{ 5 }, f32{ 7 })) -- another shape traces again
+    assert.are.equal(2, c.n)
+    c.f(setmetatable({ a = f32{ 5 }, b = f32{ 7 }, tag = "p" }, { __tracing_composite = true, __index = Pair }))
+    assert.are.equal(3, c.n) -- another class
+  end)
+
   it("keys a tide.Shape by value", function()
     local c = counted(function(x, shape) return tide.reshape(x, shape) end)
     local x = f32{ 1, 2, 3, 4 }

@@ -1,0 +1,120 @@
+/* core/infer_strings.c — shape and dtype inference of the string ops
+ * (tide.strings): elementwise maps, join with broadcasting, reduce_join,
+ * substr, regex_replace, and split (whose sizes come from the data). */
+#include "registry.h"
+
+/* A 0-d string input (separator, pattern, rewrite), named in the error. */
+static tide_status scalar_string(const tide_op_def *def, const tide_tensor *t, const char *what) {
+  if (t->dt != TIDE_STRING || t->ndim != 0) {
+    char s[128];
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: %s must be a scalar string, got %s %s", def->name, what,
+                     tide_dtype_name(t->dt), TIDE_SHAPE_STR(s, t));
+  }
+  return TIDE_OK;
+}
+
+tide_status tide_infer_string_map(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                                  int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  const tide_tensor *x = in[0];
+  int dt = TIDE_STRING;
+  if (def->id == TIDE_OP_AS_STRING) {
+    if (x->dt == TIDE_STRING)
+      return TIDE_FAIL(TIDE_ERR_DTYPE, "as_string: the input is already a string tensor");
+  } else if (x->dt != TIDE_STRING) {
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: input must be a string tensor, got %s", def->name, tide_dtype_name(x->dt));
+  }
+  if (def->id == TIDE_OP_STRING_LENGTH) dt = TIDE_INT32;
+  if (def->id == TIDE_OP_STRING_TO_NUMBER) {
+    dt = a->dtype;
+    if (dt != TIDE_FLOAT32 && dt != TIDE_FLOAT64 && dt != TIDE_INT32 && dt != TIDE_INT64)
+      return TIDE_FAIL(TIDE_ERR_DTYPE, "string_to_number: out_type must be float32, float64, int32 or int64, got %s",
+                       tide_dtype_name(dt));
+  }
+  tide_tensor_set_contiguous_layout(out[0], dt, x->ndim, x->dims);
+  return TIDE_OK;
+}
+
+tide_status tide_infer_string_join(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                                   int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(a), TIDE_UNUSED(n_out);
+  if (n_in < 2) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: expects a separator and at least one input", def->name);
+  tide_status st = scalar_string(def, in[0], "the separator");
+  if (st) return st;
+  int nd = 0;
+  int64_t dims[TIDE_MAX_DIMS];
+  for (int k = 1; k < n_in; k++) {
+    if (in[k]->dt != TIDE_STRING)
+      return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: input %d must be a string tensor, got %s", def->name, k,
+                       tide_dtype_name(in[k]->dt));
+    if ((st = tide_broadcast_dims(def->name, nd, dims, in[k]->ndim, in[k]->dims, &nd, dims)) != TIDE_OK) return st;
+  }
+  tide_tensor_set_contiguous_layout(out[0], TIDE_STRING, nd, dims);
+  return TIDE_OK;
+}
+
+tide_status tide_infer_reduce_join(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                                   int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  tide_status st = scalar_string(def, in[1], "the separator");
+  if (st) return st;
+  const tide_tensor *x = in[0];
+  if (x->dt != TIDE_STRING)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: input must be a string tensor, got %s", def->name, tide_dtype_name(x->dt));
+  bool mask[TIDE_MAX_DIMS];
+  if ((st = tide_reduce_axes(def, a, x->ndim, mask)) != TIDE_OK) return st;
+  int nd = 0;
+  int64_t dims[TIDE_MAX_DIMS];
+  for (int d = 0; d < x->ndim; d++)
+    if (!mask[d]) dims[nd++] = x->dims[d];
+    else if (a->flags & TIDE_ATTR_KEEPDIMS) dims[nd++] = 1;
+  tide_tensor_set_contiguous_layout(out[0], TIDE_STRING, nd, dims);
+  return TIDE_OK;
+}
+
+tide_status tide_infer_substr(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                              int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  if (in[0]->dt != TIDE_STRING)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: input must be a string tensor, got %s", def->name, tide_dtype_name(in[0]->dt));
+  for (int k = 1; k < 3; k++)
+    if (in[k]->dt != TIDE_INT32 && in[k]->dt != TIDE_INT64)
+      return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: %s must be int32 or int64, got %s", def->name, k == 1 ? "pos" : "len",
+                       tide_dtype_name(in[k]->dt));
+  int nd;
+  int64_t dims[TIDE_MAX_DIMS];
+  tide_status st = tide_broadcast_dims(def->name, in[0]->ndim, in[0]->dims, in[1]->ndim, in[1]->dims, &nd, dims);
+  if (!st) st = tide_broadcast_dims(def->name, nd, dims, in[2]->ndim, in[2]->dims, &nd, dims);
+  if (!st) tide_tensor_set_contiguous_layout(out[0], TIDE_STRING, nd, dims);
+  return st;
+}
+
+tide_status tide_infer_regex_replace(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                     const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  if (in[0]->dt != TIDE_STRING)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: input must be a string tensor, got %s", def->name, tide_dtype_name(in[0]->dt));
+  tide_status st = scalar_string(def, in[1], "the pattern");
+  if (!st) st = scalar_string(def, in[2], "the rewrite");
+  if (!st) tide_tensor_set_contiguous_layout(out[0], TIDE_STRING, in[0]->ndim, in[0]->dims);
+  return st;
+}
+
+tide_status tide_infer_string_split(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                                    int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  const tide_tensor *x = in[0];
+  if (x->dt != TIDE_STRING)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: input must be a string tensor, got %s", def->name, tide_dtype_name(x->dt));
+  if (x->ndim > 1) {
+    char s[128];
+    return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: input must be a scalar or a vector, got shape %s (reshape it first)",
+                     def->name, TIDE_SHAPE_STR(s, x));
+  }
+  tide_status st = scalar_string(def, in[1], "sep");
+  if (st) return st;
+  int64_t unknown = -1, rows = x->ndim == 0 ? 2 : (x->dims[0] < 0 ? -1 : x->dims[0] + 1);
+  tide_tensor_set_contiguous_layout(out[0], TIDE_STRING, 1, &unknown);
+  tide_tensor_set_contiguous_layout(out[1], TIDE_INT64, 1, &rows);
+  return TIDE_OK;
+}

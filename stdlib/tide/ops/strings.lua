@@ -1,0 +1,227 @@
+-- stdlib/tide/ops/strings.lua — tide.strings (TF's tf.strings): registry ops on
+-- string tensors (split, regex_replace, lower, upper, strip, length,
+-- to_number, as_string, join, reduce_join, substr), and tide.RaggedTensor, the
+-- value split gives for a vector. None is differentiable (NO_GRAD rows).
+local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
+local convert = require "tide.convert"
+local dtype = require "tide.dtype"
+local args = require "tide.args"
+local tensor = require "tide.tensor"
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
+local istype = ffi.istype
+local fmt = string.format
+
+local M = {}
+local STRING = C.TIDE_STRING
+
+-- The string tensor argument `what` of `op` (Lua strings and lists convert).
+local function strings(v, op, what)
+  if v == nil then binding.error(fmt("%s: %s is nil; expected a string tensor", op, what or "the input")) end
+  local t = istype(Tensor, v) and v or convert.tensor(convert.unvariable(v), nil, op)
+  if t.dt ~= STRING then
+    binding.error(fmt("%s: %s must be a string tensor, got %s", op, what or "the input", dtype.names[t.dt]))
+  end
+  return t
+end
+
+-- A 0-d string tensor from a Lua string (separators, patterns), or a scalar string tensor as given.
+local function scalar_string(v, op, what)
+  if type(v) ~= "string" and not istype(Tensor, v) then
+    binding.error(fmt("%s: %s must be a Lua string, got %s", op, what, type(v)))
+  end
+  local t = strings(v, op, what)
+  if t.ndim ~= 0 then binding.error(fmt("%s: %s must be a scalar string", op, what)) end
+  return t
+end
+
+---------------------------------------------------------------------------
+-- RaggedTensor: rows of different lengths, as TF's (values + row_splits)
+---------------------------------------------------------------------------
+
+-- __tracing_composite: tide.trace carries one across a traced function's
+-- arguments and results as its two tensors (TF's CompositeTensor).
+local Ragged = { __tracing_composite = true }
+Ragged.__index = Ragged
+M.RaggedTensor = Ragged
+
+-- tide.RaggedTensor.from_row_splits(values, row_splits): row i is values[row_splits[i]:row_splits[i+1]].
+function Ragged.from_row_splits(values, row_splits)
+  if not istype(Tensor, values) then binding.error("RaggedTensor.from_row_splits: values must be a tensor") end
+  if not istype(Tensor, row_splits) or row_splits.dt ~= C.TIDE_INT64 or row_splits.ndim ~= 1 then
+    binding.error("RaggedTensor.from_row_splits: row_splits must be a 1-D int64 tensor")
+  end
+  return setmetatable({ values = values, row_splits = row_splits }, Ragged)
+end
+
+-- The number of rows (a Lua number: inside tide.trace it must be known).
+function Ragged:nrows()
+  local n = tonumber(self.row_splits.dims[0])
+  if n < 0 then
+    binding.error("RaggedTensor:nrows: the number of rows is unknown while tracing (the input's dims are None)")
+  end
+  return n - 1
+end
+
+-- An error for the eager-only methods inside tide.trace.
+local function eager_only(self, what)
+  if tensor.is_symbolic(self.values) or tensor.is_symbolic(self.row_splits) then
+    binding.error("RaggedTensor:" .. what .. ": runs eagerly only, not inside tide.trace (return the RaggedTensor " ..
+      "from the traced function and call it on the result)")
+  end
+end
+
+-- Nested Lua lists of the rows' values.
+function Ragged:totable()
+  eager_only(self, "totable")
+  local vals, splits, out = self.values:totable(), self.row_splits:totable(), {}
+  for r = 1, #splits - 1 do
+    local row = {}
+    for i = splits[r] + 1, splits[r + 1] do row[#row + 1] = vals[i] end
+    out[r] = row
+  end
+  return out
+end
+
+-- A dense [nrows, longest] tensor, short rows padded with default_value ("" or 0).
+function Ragged:to_tensor(default_value)
+  eager_only(self, "to_tensor")
+  local rows = self:totable()
+  local width = 0
+  for _, r in ipairs(rows) do width = math.max(width, #r) end
+  local fill = default_value
+  if fill == nil then fill = self.values.dt == STRING and "" or 0 end
+  for _, r in ipairs(rows) do for i = #r + 1, width do r[i] = fill end end
+  if width == 0 then return convert.empty(self.values.dt, { #rows, 0 }, "to_tensor") end
+  return convert.tensor(rows, dtype.names[self.values.dt], "to_tensor")
+end
+
+function Ragged:__tostring()
+  return "tide.RaggedTensor(" .. tostring(self.values) .. ", row_splits=" .. tostring(self.row_splits) .. ")"
+end
+
+---------------------------------------------------------------------------
+-- The ops
+---------------------------------------------------------------------------
+
+-- split(input, sep=nil, maxsplit=-1): a scalar gives a 1-D tensor of its
+-- pieces; a vector gives a RaggedTensor (one row per element). sep nil or
+-- "" splits on whitespace runs (TF's rule).
+function M.split(input, ...)
+  local o = args.parse("split", { "sep", "maxsplit" }, ...)
+  local x = strings(input, "split")
+  if x.ndim < 0 then -- a scalar gives a tensor, a vector a RaggedTensor: the rank must be known
+    binding.error("split: the rank of the input must be known (a traced input of unknown rank: give its TensorSpec a shape)")
+  end
+  if x.ndim > 1 then
+    binding.error(fmt("split: the input must be a scalar or a vector, got rank %d (reshape it first)", x.ndim))
+  end
+  local a = dispatch.attrs()
+  local maxsplit = o.maxsplit == nil and -1 or args.int("split", "maxsplit", o.maxsplit)
+  a.n = maxsplit < 0 and 0 or maxsplit + 1
+  local values, splits = dispatch.run(C.TIDE_OP_STRING_SPLIT, a, { x, scalar_string(o.sep or "", "split", "sep") }, 2)
+  if x.ndim == 0 then return values end
+  return Ragged.from_row_splits(values, splits)
+end
+
+-- A one-input op of the family.
+local function map(name, op, set)
+  return function(input, ...)
+    local o = set and args.parse(name, set.keys, ...) or {}
+    local x = strings(input, name)
+    local a = dispatch.attrs()
+    if set then set.fill(a, o) end
+    return dispatch.run(op, a, { x })
+  end
+end
+
+-- lower/upper(input, {encoding=""}): ASCII letters only, as TF's default;
+-- TF's encoding="utf-8" (Unicode case mapping) is not supported.
+local function ascii_only(name)
+  return { keys = { "encoding" }, fill = function(_, o)
+    if o.encoding ~= nil and o.encoding ~= "" then
+      binding.error(fmt("%s: encoding %s is not supported (only ASCII letters change case: leave encoding unset)",
+        name, tostring(o.encoding)))
+    end
+  end }
+end
+M.lower = map("lower", C.TIDE_OP_STRING_LOWER, ascii_only("lower"))
+M.upper = map("upper", C.TIDE_OP_STRING_UPPER, ascii_only("upper"))
+M.strip = map("strip", C.TIDE_OP_STRING_STRIP)
+
+-- A unit option as the ops' attribute n: 0 bytes, 1 UTF-8 characters.
+local function unit_code(op, unit)
+  unit = unit or "BYTE"
+  if unit ~= "BYTE" and unit ~= "UTF8_CHAR" then
+    binding.error(fmt("%s: unit must be \"BYTE\" or \"UTF8_CHAR\", got %s", op, tostring(unit)))
+  end
+  return unit == "UTF8_CHAR" and 1 or 0
+end
+
+-- length(input, {unit="BYTE" | "UTF8_CHAR"}): int32 lengths (UTF8_CHAR counts
+-- the bytes that start a character, so invalid UTF-8 counts too, as TF).
+M.length = map("length", C.TIDE_OP_STRING_LENGTH, { keys = { "unit" }, fill = function(a, o)
+  a.n = unit_code("length", o.unit)
+end })
+
+-- to_number(input, {out_type="float32"}): each whole string parsed; a bad one is an error naming it.
+M.to_number = map("to_number", C.TIDE_OP_STRING_TO_NUMBER, { keys = { "out_type" }, fill = function(a, o)
+  a.dtype = dtype.code(o.out_type or "float32", "to_number")
+end })
+
+-- as_string(x): numbers and bools as strings, as TF's defaults (floats %f).
+function M.as_string(x)
+  if x == nil then binding.error("as_string: the input is nil; expected a tensor") end
+  x = convert.arg(x, "as_string", 1)
+  return dispatch.run(C.TIDE_OP_AS_STRING, dispatch.attrs(), { x })
+end
+
+-- join(inputs, {separator=""}): elementwise concatenation of a list of
+-- string tensors (broadcast), TF's tf.strings.join.
+function M.join(inputs, ...)
+  local o = args.parse("join", { "separator" }, ...)
+  if type(inputs) ~= "table" or istype(Tensor, inputs) then
+    binding.error("join: inputs must be a Lua list of string tensors")
+  end
+  local n = convert.list_length(inputs, "join", "inputs")
+  if n == 0 then binding.error("join: inputs is empty") end
+  local list = { scalar_string(o.separator or "", "join", "separator") }
+  for i = 1, n do list[i + 1] = strings(inputs[i], "join", "input " .. i) end
+  return dispatch.run(C.TIDE_OP_STRING_JOIN, dispatch.attrs(), list)
+end
+
+-- reduce_join(input, {axis=nil, keepdims=false, separator=""}): join along axes (all when nil).
+function M.reduce_join(input, ...)
+  local o = args.parse("reduce_join", { "axis", "keepdims", "separator" }, ...)
+  local x = strings(input, "reduce_join")
+  local a = dispatch.attrs()
+  if o.axis ~= nil then dispatch.set_ints(a, args.int_list("reduce_join", "axis", o.axis), "reduce_join") end
+  if o.keepdims then a.flags = C.TIDE_ATTR_KEEPDIMS end
+  return dispatch.run(C.TIDE_OP_REDUCE_JOIN, a, { x, scalar_string(o.separator or "", "reduce_join", "separator") })
+end
+
+-- substr(input, pos, len, {unit="BYTE" | "UTF8_CHAR"}): units [pos, pos + len)
+-- of each string (pos < 0 counts from the end; len is clipped); pos and len broadcast.
+function M.substr(input, pos, len, ...)
+  local o = args.parse("substr", { "unit" }, ...)
+  local x = strings(input, "substr")
+  if pos == nil or len == nil then binding.error("substr: pos and len are required") end
+  local p = convert.arg(pos, "substr", 2)
+  local l = convert.coerce(len, p, "substr", 3)
+  local a = dispatch.attrs()
+  a.n = unit_code("substr", o.unit)
+  return dispatch.run(C.TIDE_OP_SUBSTR, a, { x, p, l })
+end
+
+-- regex_replace(input, pattern, rewrite, {replace_global=true}): PCRE2 with
+-- TF's rewrite syntax (\1 a group, \0 the match, \\ a backslash).
+function M.regex_replace(input, pattern, rewrite, ...)
+  local o = args.parse("regex_replace", { "replace_global" }, ...)
+  local x = strings(input, "regex_replace")
+  local a = dispatch.attrs()
+  a.n = o.replace_global == false and 0 or 1
+  return dispatch.run(C.TIDE_OP_REGEX_REPLACE, a, { x, scalar_string(pattern, "regex_replace", "pattern"),
+    scalar_string(rewrite, "regex_replace", "rewrite") })
+end
+
+return M
