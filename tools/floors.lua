@@ -37,6 +37,8 @@ M.FLOORS = {
     what = "Sequential, functional and subclassed models, compile/fit/evaluate/predict, callbacks and the progress bar" },
   { name = "public", modules = { "tide", "tide.config" },
     what = "the public table and its settings" },
+  { name = "repl", modules = { "tide.repl", "tide.repl.*" },
+    what = "the REPL's Lua side (completion, printing results, help), loaded only by the tide program's REPL" },
 }
 
 -- Modules that are not files under stdlib/ or bindings/: made at build time.

@@ -157,6 +157,7 @@ local keras = {
   Input = function() return require("tide.layers").Input end,
 }
 setmetatable(tide, {
+  __lazy = keras, -- the names, for the REPL's completion and help (which load nothing)
   __index = function(t, k)
     local load = keras[k]
     if not load then return nil end
