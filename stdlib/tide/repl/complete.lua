@@ -56,7 +56,12 @@ local function names_of(obj, method, add)
       if type(lazy) == "table" then
         for k in pairs(lazy) do add(k) end
       end
-      add_table(rawget(mt, "__index"), depth + 1)
+      local index = rawget(mt, "__index")
+      if type(index) == "table" then
+        add_table(index, depth + 1)
+      elseif type(rawget(mt, "__name")) == "string" then
+        add_table(mt, depth + 1) -- a class whose __index is a function: its methods are its fields
+      end
     end
   end
   if type(obj) == "table" then
@@ -81,7 +86,8 @@ function M.complete(word)
   if not part or (path and path:find(":", 1, true)) then return {} end
   local found, seen = {}, {}
   local function add(k)
-    if type(k) == "string" and k:match("^[%a_][%w_]*$") and k:sub(1, #part) == part and not seen[k] then
+    if type(k) == "string" and k:match("^[%a_][%w_]*$") and k:sub(1, #part) == part and not seen[k]
+        and (k:sub(1, 2) ~= "__" or part:sub(1, 2) == "__") then -- metamethods only when asked for
       seen[k] = true
       found[#found + 1] = k
     end
