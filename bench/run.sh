@@ -101,3 +101,6 @@ echo "# building graphs as they grow: traced functions nested 100-3,000 deep, 8k
 
 echo "# gradients through traced code: a tape outside a traced MLP step; a traced while_loop's gradient vs its iterations"
 "$BUILD/tide" bench/autodiff_trace.lua
+
+echo "# start-up to the first op (tide -e running tide.tensor{1} + 1) vs python3 -c 'import torch' and importing tensorflow (medians of 21 runs)"
+PEERS_PYTHON=${peer_py:-/work/venv-tf/bin/python} "$BUILD/tide" bench/startup.lua
