@@ -328,8 +328,9 @@ static void find_completions(const char *text) {
   free_completions();
   lua_State *L = completion_L;
   int top = lua_gettop(L);
-  lua_getfield(L, LUA_REGISTRYINDEX, "tide.repl");
-  lua_getfield(L, -1, "complete");
+  lua_getfield(L, LUA_REGISTRYINDEX, "tide.repl"); /* nil when tide failed to load */
+  if (lua_istable(L, -1)) lua_getfield(L, -1, "complete");
+  else lua_pushnil(L);
   lua_remove(L, -2);
   lua_pushstring(L, text);
   if (lua_isfunction(L, -2) && lua_pcall(L, 1, 1, 0) == 0 && lua_istable(L, -1)) {
