@@ -167,7 +167,7 @@ static const char *long_value(int argc, char **argv, int *i, const char *name) {
   return NULL;
 }
 
-/* "--threads" and the like: does argv's a name the long option `name`? */
+/* True when the argument a is the long option `name`, as "--name" or "--name=...". */
 static bool is_long(const char *a, const char *name) {
   size_t n = strlen(name);
   return strncmp(a + 2, name, n) == 0 && (a[2 + n] == '\0' || a[2 + n] == '=');
@@ -208,6 +208,7 @@ static bool collect_long(int argc, char **argv, int *i, options *o) {
   return false;
 }
 
+/* An option tide does not know: say so in one line; false. */
 static bool unrecognized(const char *a) {
   usage_error("unrecognized option '%s'", a);
   return false;
