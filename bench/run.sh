@@ -115,3 +115,5 @@ echo "# gradients through traced code: a tape outside a traced MLP step; a trace
 
 echo "# tide.summary: what a summary call costs the training loop (the writer queues; its thread writes)"
 "$BUILD/tide" bench/summary.lua
+echo "# start-up to the first op (tide -e running tide.tensor{1} + 1) vs python3 -c 'import torch' and importing tensorflow (medians of 21 runs)"
+PEERS_PYTHON=${peer_py:-} "$BUILD/tide" bench/startup.lua

@@ -1,7 +1,11 @@
 /* cli/main.c — the `tide` program, with `lua`'s command line: a script (with
- * `arg` and `...` as lua sets them), -e code, -l modules, stdin, or the REPL. */
+ * `arg` and `...` as lua sets them), -e code, -l modules, stdin, or the REPL;
+ * plus tide's own options (--threads, --device, --help). Exit status: 0, 1 when
+ * the code failed, 2 when the command line was wrong or the script is missing. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <errno.h>
+#include <limits.h>
 #include <luajit.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,24 +22,37 @@
 static const char *progname = "tide";
 static lua_State *volatile running_L;
 
-/* Say what was wrong with the command line, then how to use it. */
-static void print_usage(const char *badoption) {
-  if (badoption[1] == 'e' || badoption[1] == 'l')
-    fprintf(stderr, "%s: '%s' needs an argument\n", progname, badoption);
-  else
-    fprintf(stderr, "%s: unrecognized option '%s'\n", progname, badoption);
-  fprintf(stderr,
-          "usage: %s [options] [script [args]]\n"
-          "Available options are:\n"
-          "  -e code   run the string 'code'\n"
-          "  -l name   require library 'name' into global 'name'\n"
-          "  -i        enter the REPL after running the script or -e code\n"
-          "  -v        print the version\n"
-          "  --        stop handling options\n"
-          "  -         run standard input and stop handling options\n"
-          "With no script, -e or -v, tide starts the REPL on a terminal and runs\n"
-          "standard input otherwise.\n",
-          progname);
+/* Exit statuses: the code failed (a Lua error), or the command line did. */
+#define EXIT_CODE_FAILED 1
+#define EXIT_USAGE 2
+
+/* `tide --help`: how to use tide, on stdout. */
+static void print_help(void) {
+  printf("usage: %s [options] [script [args]]\n"
+         "Options:\n"
+         "  -e code          run the string 'code'\n"
+         "  -l name          require library 'name' into global 'name'\n"
+         "  -i               enter the REPL after running the script or -e code\n"
+         "  -v               print the version\n"
+         "  --threads N      use N threads for CPU kernels (default: the machine's cores)\n"
+         "  --device NAME    run ops on NAME: cpu (the only backend built so far)\n"
+         "  --help           print this help\n"
+         "  --               stop handling options\n"
+         "  -                run standard input and stop handling options\n"
+         "With no script, -e or -v, tide starts the REPL on a terminal and runs\n"
+         "standard input otherwise. The script's arguments are in `arg` (arg[0] is\n"
+         "the script, negative indices the interpreter and its options) and `...`.\n"
+         "Exit status: 0, 1 when the code raised an error, 2 for a wrong option or a\n"
+         "missing script. The REPL is described in docs/repl.md.\n",
+         progname);
+  fflush(stdout);
+}
+
+/* A wrong command line: one line on stderr (exit status EXIT_USAGE follows). */
+static void usage_error(const char *fmt, const char *what) {
+  fprintf(stderr, "%s: ", progname);
+  fprintf(stderr, fmt, what);
+  fprintf(stderr, " (%s --help lists the options)\n", progname);
   fflush(stderr);
 }
 
@@ -99,16 +116,21 @@ static void set_arg_table(lua_State *L, char **argv, int argc, int script) {
 }
 
 /* Run the script argv[script] ("-" is standard input unless it follows "--")
- * with the arguments after it as `...`. */
+ * with the arguments after it as `...`. A script that cannot be opened is a
+ * one-line error and EXIT_USAGE; a failure in it, its traceback and EXIT_CODE_FAILED. */
 static int run_script(lua_State *L, char **argv, int argc, int script) {
   const char *name = argv[script];
   if (strcmp(name, "-") == 0 && (script == 0 || strcmp(argv[script - 1], "--") != 0)) name = NULL;
   int status = luaL_loadfile(L, name);
-  if (status != 0) return report(L, status);
+  if (status == LUA_ERRFILE) {
+    report(L, status);
+    return EXIT_USAGE;
+  }
+  if (status != 0) return report(L, status) ? EXIT_CODE_FAILED : 0;
   int nargs = argc - script - 1;
   luaL_checkstack(L, nargs + 3, "too many arguments to script");
   for (int i = script + 1; i < argc; i++) lua_pushstring(L, argv[i]);
-  return report(L, docall(L, nargs, 0));
+  return report(L, docall(L, nargs, 0)) ? EXIT_CODE_FAILED : 0;
 }
 
 /* -e code: run it as the chunk "(command line)". */
@@ -127,48 +149,114 @@ static int run_require(lua_State *L, const char *name) {
   return report(L, status);
 }
 
-/* The options before the script, as lua 5.4's collectargs reads them. */
+/* The options before the script, as lua 5.4's collectargs reads them, and tide's own. */
 typedef struct options {
-  bool has_e, has_v, has_i;
-  int script; /* index of the script in argv, 0 when there is none */
+  bool has_e, has_v, has_i, help;
+  int threads;        /* --threads N, 0 when not given */
+  const char *device; /* --device NAME, NULL when not given */
+  int script;         /* index of the script in argv, 0 when there is none */
 } options;
 
-/* 0 when the command line is well formed, else the index of the bad option. */
-static int collect_args(int argc, char **argv, options *o) {
+/* The value of a long option: "--name=value" or "--name value" (then *i
+ * moves past it); NULL (and a one-line error) when it has none. */
+static const char *long_value(int argc, char **argv, int *i, const char *name) {
+  const char *a = argv[*i] + 2 + strlen(name);
+  if (*a == '=') return a + 1;
+  if (*i + 1 < argc) return argv[++*i];
+  usage_error("'%s' needs a value", argv[*i]);
+  return NULL;
+}
+
+/* True when the argument a is the long option `name`, as "--name" or "--name=...". */
+static bool is_long(const char *a, const char *name) {
+  size_t n = strlen(name);
+  return strncmp(a + 2, name, n) == 0 && (a[2 + n] == '\0' || a[2 + n] == '=');
+}
+
+/* A long option (argv[*i] starts with "--" and has more): true when it is
+ * well formed, else false after a one-line error. */
+static bool collect_long(int argc, char **argv, int *i, options *o) {
+  const char *a = argv[*i];
+  if (strcmp(a, "--help") == 0) {
+    o->help = true;
+    return true;
+  }
+  if (is_long(a, "threads")) {
+    const char *v = long_value(argc, argv, i, "threads");
+    if (!v) return false;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || errno || n < 1 || n > INT_MAX) {
+      usage_error("--threads needs a whole number of threads >= 1, got '%s'", v);
+      return false;
+    }
+    o->threads = (int)n;
+    return true;
+  }
+  if (is_long(a, "device")) {
+    const char *v = long_value(argc, argv, i, "device");
+    if (!v) return false;
+    if (strcmp(v, "cpu") != 0 && strcmp(v, "cuda") != 0) {
+      usage_error("--device must be cpu or cuda, got '%s'", v);
+      return false;
+    }
+    o->device = v;
+    return true;
+  }
+  usage_error("unrecognized option '%s'", a);
+  return false;
+}
+
+/* An option tide does not know: say so in one line; false. */
+static bool unrecognized(const char *a) {
+  usage_error("unrecognized option '%s'", a);
+  return false;
+}
+
+/* True when the command line is well formed (else a one-line error was printed). */
+static bool collect_args(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (a[0] != '-') { /* the script */
       o->script = i;
-      return 0;
+      return true;
     }
     switch (a[1]) {
     case '\0': /* "-": standard input */
       o->script = i;
-      return 0;
-    case '-': /* "--": the next argument is the script, whatever it looks like */
-      if (a[2] != '\0') return i;
+      return true;
+    case '-':
+      if (a[2] != '\0') { /* a long option */
+        if (!collect_long(argc, argv, &i, o)) return false;
+        break;
+      }
+      /* "--": the next argument is the script, whatever it looks like */
       o->script = i + 1 < argc ? i + 1 : 0;
-      return 0;
+      return true;
     case 'i':
-      if (a[2] != '\0') return i;
+      if (a[2] != '\0') return unrecognized(a);
       o->has_i = true;
       break;
     case 'v':
-      if (a[2] != '\0') return i;
+      if (a[2] != '\0') return unrecognized(a);
       o->has_v = true;
       break;
     case 'e':
       o->has_e = true;
       /* fall through */
     case 'l':
-      if (a[2] == '\0' && ++i >= argc) return i - 1; /* "-e" with nothing after it */
+      if (a[2] == '\0' && ++i >= argc) { /* "-e" with nothing after it */
+        usage_error("'%s' needs an argument", a);
+        return false;
+      }
       break;
     default:
-      return i;
+      return unrecognized(a);
     }
   }
-  return 0;
+  return true;
 }
 
 /* Run every -e and -l in order, up to the script; stop at the first error. */
@@ -184,26 +272,35 @@ static int run_args(lua_State *L, char **argv, int n) {
 }
 
 /* The order is lua's: -v, -e/-l in order, the script, then -i's REPL, or the
- * REPL (terminal) or stdin (otherwise) when nothing else was asked for. */
+ * REPL (terminal) or stdin (otherwise) when nothing else was asked for.
+ * --threads and --device apply before any of it runs. */
 int main(int argc, char **argv) {
   if (argc > 0 && argv[0] && argv[0][0]) progname = argv[0];
   options o;
-  int bad = collect_args(argc, argv, &o);
-  if (bad) {
-    print_usage(argv[bad]);
-    return 1;
+  if (!collect_args(argc, argv, &o)) return EXIT_USAGE;
+  if (o.help) {
+    print_help();
+    return EXIT_SUCCESS;
+  }
+  if (o.device && strcmp(o.device, "cuda") == 0) {
+    fprintf(stderr, "%s: --device cuda: this tide has no CUDA backend yet (only cpu is built)\n", progname);
+    return EXIT_USAGE;
+  }
+  if (o.threads && tide_set_num_threads(o.threads) != TIDE_OK) {
+    fprintf(stderr, "%s: --threads %d: %s\n", progname, o.threads, tide_last_error());
+    return EXIT_USAGE;
   }
   if (o.has_v) print_version();
 
   tide_vm *vm = tide_vm_open(NULL);
   if (!vm) {
     fprintf(stderr, "%s: cannot create a Lua state: not enough memory\n", progname);
-    return 1;
+    return EXIT_CODE_FAILED;
   }
   lua_State *L = tide_vm_lua_state(vm);
   set_arg_table(L, argv, argc, o.script);
 
-  int status = run_args(L, argv, o.script ? o.script : argc);
+  int status = run_args(L, argv, o.script ? o.script : argc) ? EXIT_CODE_FAILED : 0;
   if (status == 0 && o.script) status = run_script(L, argv, argc, o.script);
   if (status == 0) {
     if (o.has_i) {
@@ -217,5 +314,5 @@ int main(int argc, char **argv) {
     }
   }
   tide_vm_close(vm);
-  return status == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return status;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <readline/history.h>
@@ -255,16 +256,26 @@ static int compile(lua_State *L, const char *chunk, int *nargs) {
 
 /* ---- running and printing ----------------------------------------------------- */
 
-/* Print every value the chunk returned through the global print, as lua does. */
+/* Print the values the chunk returned (base..top) as tide.repl.show_all
+ * renders them: tensors summarized, tables pretty-printed, tab-separated. */
 static void print_results(lua_State *L, int base) {
   int n = lua_gettop(L) - base;
   if (n <= 0) return;
-  lua_getglobal(L, "print");
+  lua_getfield(L, LUA_REGISTRYINDEX, "tide.repl");
+  if (lua_istable(L, -1)) lua_getfield(L, -1, "show_all");
+  else lua_getglobal(L, "tostring");
+  lua_remove(L, -2);
   lua_insert(L, base + 1);
-  if (tide_vm_pcall(L, n, 0) != 0) {
-    fprintf(stderr, "error calling 'print': %s\n", lua_tostring(L, -1));
+  if (tide_vm_pcall(L, n, 1) != 0 || !lua_isstring(L, -1)) {
+    fprintf(stderr, "error printing the result: %s\n", lua_tostring(L, -1));
     lua_pop(L, 1);
+    return;
   }
+  size_t len;
+  const char *text = lua_tolstring(L, -1, &len);
+  fwrite(text, 1, len, stdout);
+  fputc('\n', stdout);
+  lua_pop(L, 1);
 }
 
 /* After a line that failed, nothing of tide's can still be running: undo
@@ -277,66 +288,29 @@ static void reset_tide_state(lua_State *L) {
 }
 
 /* Run the function under its nargs arguments with Ctrl-C armed. Code typed at
- * the prompt runs in the interpreter (jit.off for that chunk only; functions
- * it defines or calls still compile), so a loop typed there can be stopped:
- * LuaJIT's compiled code never checks hooks. */
+ * the prompt runs in the interpreter (jit.off for that chunk and the
+ * functions it defines; tide's library still compiles), so a loop typed
+ * there, or in a function typed there, can be stopped: LuaJIT's compiled
+ * code never checks hooks. Ops check tide's interrupt flag themselves. */
 static int run_chunk(lua_State *L, int nargs) {
-  luaJIT_setmode(L, lua_gettop(L) - nargs, LUAJIT_MODE_FUNC | LUAJIT_MODE_OFF);
+  luaJIT_setmode(L, lua_gettop(L) - nargs, LUAJIT_MODE_ALLFUNC | LUAJIT_MODE_OFF);
   run_sigints = 0;
+  tide_clear_interrupt(); /* a request left over from the last run is not for this one */
   running_L = L;
+  if (got_sigint) { /* Ctrl-C after Enter, before the run was armed: it is meant for this run */
+    got_sigint = 0;
+    on_sigint(SIGINT);
+  }
   int status = tide_vm_pcall(L, nargs, LUA_MULTRET);
   running_L = NULL;
   lua_sethook(L, NULL, 0, 0);
   run_sigints = 0;
+  tide_clear_interrupt(); /* one that stopped Lua code, not a kernel, is still pending */
   if (status != 0) reset_tide_state(L);
   return status;
 }
 
 /* ---- completion --------------------------------------------------------------- */
-
-/* Given the word before the cursor, the names that complete it: globals and
- * keywords, fields after `a.b.`, and methods after `x:` (tensors included). */
-static const char completer_src[] =
-    "local word = ...\n"
-    "local path, sep, part = word:match('^([%a_][%w_%.:]-)([%.:])([%w_]*)$')\n"
-    "if not path then path, sep, part = nil, '', word:match('^[%a_][%w_]*$') or (word == '' and '') end\n"
-    "if not part then return {} end\n"
-    "local found, seen = {}, {}\n"
-    "local function add(k)\n"
-    "  if type(k) == 'string' and k:match('^[%a_][%w_]*$') and k:sub(1, #part) == part and not seen[k] then\n"
-    "    seen[k] = true; found[#found + 1] = k\n"
-    "  end\n"
-    "end\n"
-    "local obj = _G\n"
-    "if path then\n"
-    "  if path:find(':', 1, true) then return {} end\n"
-    "  for name in path:gmatch('[^%.]+') do\n"
-    "    local ok, v = pcall(function() return obj[name] end)\n"
-    "    if not ok or v == nil then return {} end\n"
-    "    obj = v\n"
-    "  end\n"
-    "else\n"
-    "  for _, k in ipairs{'and','break','do','else','elseif','end','false','for','function','goto','if',\n"
-    "    'in','local','nil','not','or','repeat','return','then','true','until','while'} do add(k) end\n"
-    "end\n"
-    "local function add_table(t, depth)\n"
-    "  if type(t) ~= 'table' or depth > 4 then return end\n"
-    "  for k in pairs(t) do add(k) end\n"
-    "  local mt = getmetatable(t)\n"
-    "  if type(mt) == 'table' then add_table(rawget(mt, '__index'), depth + 1) end\n"
-    "end\n"
-    "if type(obj) == 'table' then add_table(obj, 0)\n"
-    "elseif type(obj) == 'cdata' then\n"
-    "  local binding = package.loaded['tide.binding']\n"
-    "  if binding and binding.istensor(obj) then\n"
-    "    add_table(binding.methods, 0)\n"
-    "    if sep == '.' then add_table(binding.properties, 0) end\n"
-    "  end\n"
-    "elseif type(obj) == 'string' and sep == ':' then add_table(string, 0) end\n"
-    "table.sort(found)\n"
-    "local prefix = path and (path .. sep) or ''\n"
-    "for i = 1, #found do found[i] = prefix .. found[i] end\n"
-    "return found\n";
 
 static char **completion_list;
 static size_t completion_count, completion_next;
@@ -349,12 +323,15 @@ static void free_completions(void) {
   completion_count = completion_next = 0;
 }
 
-/* Fill completion_list from the Lua completer (errors mean no completions). */
+/* Fill completion_list from tide.repl.complete (errors mean no completions). */
 static void find_completions(const char *text) {
   free_completions();
   lua_State *L = completion_L;
   int top = lua_gettop(L);
-  lua_getfield(L, LUA_REGISTRYINDEX, "tide.repl.completer");
+  lua_getfield(L, LUA_REGISTRYINDEX, "tide.repl"); /* nil when tide failed to load */
+  if (lua_istable(L, -1)) lua_getfield(L, -1, "complete");
+  else lua_pushnil(L);
+  lua_remove(L, -2);
   lua_pushstring(L, text);
   if (lua_isfunction(L, -2) && lua_pcall(L, 1, 1, 0) == 0 && lua_istable(L, -1)) {
     size_t n = lua_objlen(L, -1);
@@ -391,6 +368,7 @@ static char **complete(const char *text, int start, int end) {
  * a session that ends by a signal keeps what was typed. */
 static void setup_history(void) {
   using_history();
+  stifle_history(HISTORY_LINES);
   const char *home = getenv("HOME");
   if (!home || !*home) return;
   snprintf(history_path, sizeof history_path, "%s/.tide_history", home);
@@ -398,6 +376,8 @@ static void setup_history(void) {
     FILE *f = fopen(history_path, "a"); /* append_history needs the file to exist */
     if (f) fclose(f);
     else history_path[0] = '\0';
+  } else {
+    history_truncate_file(history_path, HISTORY_LINES); /* capped even when sessions end by a signal */
   }
   if (history_length > 0) {
     HIST_ENTRY *last = history_get(history_base + history_length - 1);
@@ -421,28 +401,136 @@ static void setup_readline(lua_State *L) {
   rl_basic_word_break_characters = " \t\n\"\\'`@$><=;|&{(,+-*/%^~#[]";
   rl_attempted_completion_function = complete;
   completion_L = L;
-  if (luaL_loadbuffer(L, completer_src, sizeof completer_src - 1, "=(tide completer)") == 0)
-    lua_setfield(L, LUA_REGISTRYINDEX, "tide.repl.completer");
-  else
-    lua_pop(L, 1);
   setup_history();
 }
 
-/* Load tide into the global `tide` so a session can start typing at once. */
+/* Load tide into the global `tide`, help(x) into `help`, and the REPL's
+ * Lua side (completion, printing) into the registry, so a session can
+ * start typing at once. */
 static void preload_tide(lua_State *L) {
-  if (luaL_loadstring(L, "tide = require 'tide'") == 0 && tide_vm_pcall(L, 0, 0) == 0) return;
+  static const char code[] = "tide = require 'tide'\n"
+                             "local repl = require 'tide.repl'\n"
+                             "help = repl.help\n"
+                             "return repl\n";
+  if (luaL_loadstring(L, code) == 0 && tide_vm_pcall(L, 0, 1) == 0) {
+    lua_setfield(L, LUA_REGISTRYINDEX, "tide.repl");
+    return;
+  }
   fprintf(stderr, "warning: could not load tide: %s\n", lua_tostring(L, -1));
   lua_pop(L, 1);
 }
 
 /* ---- the loop ----------------------------------------------------------------- */
 
+/* Colors (prompt, errors, %time) only on a terminal, and never when NO_COLOR
+ * is set to anything (no-color.org) or the terminal is dumb. */
+static bool use_color;
+#define COLOR_PROMPT "\001\033[1;36m\002"
+#define COLOR_ERROR "\033[31m"
+#define COLOR_NOTE "\033[2m"
+#define COLOR_OFF "\033[0m"
+#define PROMPT_OFF "\001\033[0m\002"
+
+static bool want_color(void) {
+  const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+  if (no && *no) return false;
+  if (!term || strcmp(term, "dumb") == 0) return false;
+  return isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
+}
+
+/* What is left of a line that held several (a bracketed paste): handed out
+ * one line at a time, as if each had been typed. */
+static char *pending_text, *pending_next;
+
+/* The next line: the rest of a paste first, then new input. */
+static char *next_line(const char *prompt, bool *interrupted) {
+  *interrupted = false;
+  if (!pending_next) {
+    char *line = read_line(prompt, interrupted);
+    if (!line || !strchr(line, '\n')) return line;
+    pending_text = pending_next = line;
+  }
+  char *start = pending_next, *nl = strchr(start, '\n');
+  char *out = nl ? strndup(start, (size_t)(nl - start)) : strdup(start);
+  pending_next = nl ? nl + 1 : NULL;
+  if (!pending_next || !*pending_next) { /* a paste ending in a newline ends here */
+    free(pending_text);
+    pending_text = pending_next = NULL;
+  }
+  return out;
+}
+
+static void drop_pending(void) {
+  free(pending_text);
+  pending_text = pending_next = NULL;
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Print a failed run's message (on top of the stack) to stderr. */
+static void print_error(lua_State *L) {
+  fflush(stdout);
+  const char *msg = lua_tostring(L, -1);
+  fprintf(stderr, "%s%s%s\n", use_color ? COLOR_ERROR : "", msg ? msg : "(error object is not a string)",
+          use_color ? COLOR_OFF : "");
+  fflush(stderr);
+}
+
+/* A REPL command: "%time <chunk>" (the chunk follows), else NULL and *bad
+ * set for an unknown %command. */
+static const char *time_command(const char *chunk, bool *bad) {
+  *bad = false;
+  if (chunk[0] != '%') return NULL;
+  if (strncmp(chunk, "%time", 5) == 0 && (chunk[5] == ' ' || chunk[5] == '\t' || chunk[5] == '\n'))
+    return chunk + 6;
+  *bad = true;
+  return NULL;
+}
+
+/* Compile and run one complete chunk (or report it incomplete: returns
+ * false then and leaves the chunk to grow). */
+static bool eval_chunk(lua_State *L, const char *chunk) {
+  bool bad;
+  const char *timed = time_command(chunk, &bad);
+  if (bad) {
+    fflush(stdout);
+    fprintf(stderr, "%sunknown command '%.*s' (the REPL knows %%time <expression or statements>)%s\n",
+            use_color ? COLOR_ERROR : "", (int)strcspn(chunk, " \t\n"), chunk, use_color ? COLOR_OFF : "");
+    if (use_readline) remember(chunk);
+    return true;
+  }
+  const char *code = timed ? timed : chunk;
+  int base = lua_gettop(L), nargs = 0;
+  int status = compile(L, code, &nargs);
+  if (incomplete(L, status)) return false;
+  if (use_readline) remember(chunk); /* before it runs: a run that kills tide is still in the history */
+  double t0 = now_seconds(), seconds = 0;
+  if (status == 0) {
+    status = run_chunk(L, nargs);
+    seconds = now_seconds() - t0;
+  }
+  if (status == 0) print_results(L, base);
+  else print_error(L);
+  if (timed && status == 0) {
+    double ms = seconds * 1e3;
+    printf("%swall time: %.*f ms%s\n", use_color ? COLOR_NOTE : "", ms < 10 ? 3 : 1, ms, use_color ? COLOR_OFF : "");
+  }
+  lua_settop(L, base);
+  fflush(stdout);
+  return true;
+}
+
 int tide_repl_run(tide_vm *vm) {
   lua_State *L = tide_vm_lua_state(vm);
   use_readline = isatty(STDIN_FILENO);
+  use_color = use_readline && want_color();
   if (use_readline) {
     setup_readline(L);
-    printf("tide %s (%s)  Ctrl-D quits; expressions print their value\n", tide_version(), LUAJIT_VERSION);
+    printf("tide %s (%s)  Ctrl-D quits; help(x) explains x; %%time expr times it\n", tide_version(), LUAJIT_VERSION);
     fflush(stdout);
   }
   preload_tide(L);
@@ -450,13 +538,16 @@ int tide_repl_run(tide_vm *vm) {
   sigaction(SIGINT, NULL, &old_sigint);
   install_sigint();
 
+  const char *prompt = use_color ? COLOR_PROMPT PROMPT PROMPT_OFF : PROMPT;
+  const char *prompt_more = use_color ? COLOR_PROMPT PROMPT_MORE PROMPT_OFF : PROMPT_MORE;
   char *chunk = NULL;
   for (;;) {
     bool interrupted;
-    char *line = read_line(chunk ? PROMPT_MORE : PROMPT, &interrupted);
+    char *line = next_line(chunk ? prompt_more : prompt, &interrupted);
     if (interrupted) { /* Ctrl-C while typing: drop the line and the chunk */
       free(chunk);
       chunk = NULL;
+      drop_pending();
       if (use_readline) printf("\n");
       fflush(stdout);
       continue;
@@ -481,25 +572,12 @@ int tide_repl_run(tide_vm *vm) {
       chunk = NULL;
       continue;
     }
-    int base = lua_gettop(L), nargs = 0;
-    int status = compile(L, chunk, &nargs);
-    if (incomplete(L, status)) continue;
-    if (use_readline) remember(chunk);
+    if (!eval_chunk(L, chunk)) continue; /* incomplete: read another line */
     free(chunk);
     chunk = NULL;
-    if (status == 0) status = run_chunk(L, nargs);
-    if (status == 0) {
-      print_results(L, base);
-    } else {
-      fflush(stdout);
-      const char *msg = lua_tostring(L, -1);
-      fprintf(stderr, "%s\n", msg ? msg : "(error object is not a string)");
-      fflush(stderr);
-    }
-    lua_settop(L, base);
-    fflush(stdout);
   }
   free(chunk);
+  drop_pending();
   if (use_readline) {
     printf("\n");
     if (history_path[0]) history_truncate_file(history_path, HISTORY_LINES);

@@ -42,6 +42,8 @@ M.FLOORS = {
     what = "SavedModel: traced graphs and their variables written and loaded (tide.saved_model)" },
   { name = "public", modules = { "tide", "tide.config" },
     what = "the public table and its settings" },
+  { name = "repl", modules = { "tide.repl", "tide.repl.*" },
+    what = "the REPL's Lua side (completion, printing results, help), loaded only by the tide program's REPL" },
 }
 
 -- Modules that are not files under stdlib/ or bindings/: made at build time.

@@ -23,6 +23,8 @@ static volatile sig_atomic_t interrupt_requested;
 
 void tide_request_interrupt(void) { interrupt_requested = 1; }
 
+void tide_clear_interrupt(void) { interrupt_requested = 0; }
+
 bool tide_interrupt_pending(void) { return interrupt_requested != 0; }
 
 void tide_interrupt_clear(void) { interrupt_requested = 0; }

@@ -176,6 +176,7 @@ local keras = {
 -- TensorBoard logs (tf.summary), also on first use.
 keras.summary = function() return require "tide.summary" end
 setmetatable(tide, {
+  __lazy = keras, -- the names, for the REPL's completion and help (which load nothing)
   __index = function(t, k)
     local load = keras[k]
     if not load then return nil end

@@ -22,6 +22,9 @@ TIDE_API tide_status tide_set_max_cpu_isa(const char *name);
 /* Ask running kernels to stop (from a signal handler too): they return
  * TIDE_ERR_INTERRUPTED at their next check. The next op clears the request. */
 TIDE_API void tide_request_interrupt(void);
+/* Withdraw a request no kernel has seen (a REPL between runs: the Ctrl-C
+ * that stopped a Lua loop must not stop the next line's first op). */
+TIDE_API void tide_clear_interrupt(void);
 /* Seconds on a monotonic clock (elapsed times: progress bars, benchmarks).
  * In C so that Lua code need not declare libc's clock_gettime or isatty in
  * the FFI's one global namespace, where a user's own declaration would clash. */

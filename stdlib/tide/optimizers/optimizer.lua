@@ -298,6 +298,21 @@ function Optimizer:build(var_list)
       "first runs (or apply once outside it)", self.__name, var_text(fresh[1]), tostring(ctx.fn and ctx.fn.name)))
   end
   local spec = getmetatable(self)._spec
+  -- All or nothing: a build cut short (Ctrl-C at the REPL, an error in a
+  -- slot's initializer) must not leave variables marked as having slots they
+  -- lack; the next build then makes them all again.
+  local n_trainable, n_variables = #self._trainable, #self._variables
+  local ok, err = pcall(Optimizer._build_slots, self, spec, fresh)
+  if not ok then
+    for _, v in ipairs(fresh) do self._slots[v] = nil end
+    for i = #self._trainable, n_trainable + 1, -1 do self._trainable[i] = nil end
+    for i = #self._variables, n_variables + 1, -1 do self._variables[i] = nil end
+    error(err, 0)
+  end
+end
+
+-- build's work for the variables `fresh`: their slot tables and Variables.
+function Optimizer:_build_slots(spec, fresh)
   for _, v in ipairs(fresh) do
     self._slots[v] = {}
     self._trainable[#self._trainable + 1] = v
