@@ -19,7 +19,9 @@ extern char **tide_bench_environ __asm__("environ");
 
 local RUNS = tonumber(arg[1]) or 21
 local tide_path = require("tide.host").lib:match("^(.*)/[^/]*$") .. "/tide"
-local peer_python = os.getenv("PEERS_PYTHON") or "/work/venv-tf/bin/python"
+-- bench/run.sh passes the venv's python (bench/venv.sh); none: no TensorFlow line
+local peer_python = os.getenv("PEERS_PYTHON")
+if peer_python == "" then peer_python = nil end
 
 local function exists(path)
   local f = io.open(path, "rb")
@@ -63,8 +65,8 @@ local cases = {
   { "startup_tide_first_op", { tide_path, "-e", 'local tide = require "tide"; local x = tide.tensor{1} + 1' } },
   { "startup_tide_bare", { tide_path, "-e", "" } },
   { "startup_torch_import", { "/usr/bin/python3", "-c", "import torch" }, "torch" },
-  { "startup_tf_import", { peer_python, "-c", "import tensorflow" }, "tf" },
 }
+if peer_python then cases[#cases + 1] = { "startup_tf_import", { peer_python, "-c", "import tensorflow" }, "tf" } end
 local tide_ms
 for _, c in ipairs(cases) do
   if c[2][1]:sub(1, 1) == "/" and not exists(c[2][1]) then
