@@ -4,6 +4,7 @@
 #define TIDE_IO_IMAGE_IO_H
 
 #include "../core/registry.h"
+#include "tide/strings.h"
 
 #include <stdlib.h>
 
@@ -19,14 +20,28 @@ typedef struct tide_image_bytes {
   unsigned char *owned;
 } tide_image_bytes;
 
-/* Read the contents input of image op `def`: a 1-D uint8 tensor. */
+/* True when t can be a decoder's contents: a 0-d string tensor (TF's
+ * form: what TFRecords and files give), or the bytes as a 1-D uint8 tensor
+ * (either of unknown rank while tracing). */
+static inline int tide_image_contents_ok(const tide_tensor *t) {
+  if (t->dt == TIDE_STRING) return t->ndim == 0 || t->ndim < 0;
+  return t->dt == TIDE_UINT8 && (t->ndim == 1 || t->ndim < 0);
+}
+
+/* Read the contents input of image op `def` (see tide_image_contents_ok). */
 static inline tide_status tide_image_bytes_of(const tide_op_def *def, const tide_tensor *t, tide_image_bytes *b) {
   b->owned = NULL;
   b->data = NULL;
   b->size = 0;
+  if (t->dt == TIDE_STRING && t->ndim == 0) {
+    int64_t len = 0;
+    b->data = (const unsigned char *)tide_string_at(t->data, 0, &len);
+    b->size = (size_t)len;
+    return TIDE_OK;
+  }
   if (t->dt != TIDE_UINT8 || t->ndim != 1)
-    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: contents must be the encoded bytes as a 1-D uint8 tensor or a Lua string, "
-                     "got a %d-D %s tensor", def->name, t->ndim, tide_dtype_name(t->dt));
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: contents must be a scalar string tensor, a Lua string or the bytes as a "
+                     "1-D uint8 tensor, got a %d-D %s tensor", def->name, t->ndim, tide_dtype_name(t->dt));
   b->size = (size_t)t->nelem;
   if (t->nelem == 0 || t->strides[0] == 1) {
     b->data = t->data;

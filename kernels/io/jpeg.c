@@ -51,9 +51,9 @@ static void src_term(j_decompress_ptr cinfo) { (void)cinfo; }
 tide_status tide_infer_decode_jpeg(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                    int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  if (in[0]->dt != TIDE_UINT8 || (in[0]->ndim != 1 && in[0]->ndim >= 0))
-    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: contents must be the encoded bytes as a 1-D uint8 tensor or a Lua string, "
-                     "got a %d-D %s tensor", def->name, in[0]->ndim, tide_dtype_name(in[0]->dt));
+  if (!tide_image_contents_ok(in[0]))
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: contents must be a scalar string tensor, a Lua string or the bytes "
+                     "as a 1-D uint8 tensor, got a %d-D %s tensor", def->name, in[0]->ndim, tide_dtype_name(in[0]->dt));
   if (!(a->n == 0 || a->n == 1 || a->n == 3))
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: channels must be 0, 1 or 3, got %lld", def->name, (long long)a->n);
   if (!(a->m == 1 || a->m == 2 || a->m == 4 || a->m == 8))

@@ -43,8 +43,8 @@ end
 local function contents_arg(op, v)
   if type(v) == "string" then return create.from_buffer(v, { #v }, "uint8") end
   if istype(Tensor, v) then return v end
-  fail(op, "contents must be the encoded bytes as a Lua string (io.open(f, \"rb\"):read(\"a\")) or a 1-D " ..
-    "uint8 tensor, got %s", type(v))
+  fail(op, "contents must be the encoded bytes as a Lua string (io.open(f, \"rb\"):read(\"a\")), a scalar " ..
+    "string tensor or a 1-D uint8 tensor, got %s", type(v))
 end
 
 local function channels_arg(op, v, allowed)

@@ -199,3 +199,30 @@ describe("decoders given garbage, truncated or hostile bytes", function()
     h.errors("more than the data can hold", tide.image.decode_jpeg, big)
   end)
 end)
+
+describe("decoders on string tensors", function()
+  local bytes = assert(io.open("tests/fixtures/images/rgb.png", "rb")):read("a")
+  local jpeg = assert(io.open("tests/fixtures/images/baseline.jpg", "rb")):read("a")
+
+  it("take a scalar string tensor as TF does, eagerly, traced and in a dataset's map", function()
+    local want = tide.image.decode_png(bytes):totable()
+    assert.are.same(want, tide.image.decode_png(tide.tensor(bytes, "string")):totable())
+    local f = tide.trace(function(s) return tide.image.decode_jpeg(s, { channels = 3 }) end,
+      { input_signature = { tide.TensorSpec({}, "string") } })
+    assert.are.same(tide.image.decode_jpeg(jpeg, { channels = 3 }):totable(), f(tide.tensor(jpeg, "string")):totable())
+    local ds = tide.data.Dataset.from_tensor_slices(tide.tensor({ bytes, bytes }, "string"))
+      :map(function(s) return tide.image.decode_png(s) end, { parallel = 2 })
+    local n = 0
+    for img in ds:iter() do
+      n = n + 1
+      assert.are.same(want, img:totable())
+    end
+    assert.are.equal(2, n)
+  end)
+
+  it("refuse a string tensor that is not a scalar, and garbage in one", function()
+    local h = require "helpers"
+    h.errors("contents must be a scalar string tensor", tide.image.decode_png, tide.tensor({ bytes }, "string"))
+    h.errors("decode_png", tide.image.decode_png, tide.tensor("not a png at all", "string"))
+  end)
+end)
