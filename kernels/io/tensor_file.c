@@ -20,7 +20,7 @@ static const char *const ST_NAMES[TIDE_NUM_DTYPES] = {"F32", "F64", "F16", "BF16
 
 static int dtype_from_st(const char *s) {
   for (int i = 0; i < TIDE_NUM_DTYPES; i++)
-    if (!strcmp(s, ST_NAMES[i])) return i;
+    if (ST_NAMES[i] && !strcmp(s, ST_NAMES[i])) return i; /* strings have no safetensors dtype */
   return -1;
 }
 
@@ -44,9 +44,10 @@ tide_status tfile_write(const char *path, int n, const char *const *names, const
   uint64_t off = 0;
   for (int i = 0; i < n; i++) {
     const tide_tensor *t = tensors[i];
-    if (t->dt < 0 || t->dt >= TIDE_NUM_DTYPES || t->ndim < 0) {
+    if (t->dt < 0 || t->dt >= TIDE_NUM_DTYPES || !ST_NAMES[t->dt] || t->ndim < 0) {
       cJSON_Delete(h);
-      return tide_set_error(TIDE_ERR_VALUE, "saved model: tensor '%s' cannot be written", names[i]);
+      return tide_set_error(TIDE_ERR_VALUE, "saved model: tensor '%s' (%s) cannot be written: safetensors has no such "
+                            "dtype", names[i], tide_dtype_name(t->dt));
     }
     cJSON *e = cJSON_AddObjectToObject(h, names[i]);
     if (!e) break;
