@@ -35,6 +35,8 @@ M.FLOORS = {
     what = "the Layer base (weights, tracking, configs) and the Keras layers" },
   { name = "models", modules = { "tide.models", "tide.models.*", "tide.callbacks", "tide.callbacks.*" },
     what = "Sequential, functional and subclassed models, compile/fit/evaluate/predict, callbacks and the progress bar" },
+  { name = "io", modules = { "tide.io", "tide.io.*", "tide.sparse_tensor" },
+    what = "file formats (TFRecord, tf.train.Example) and tide.SparseTensor" },
   { name = "public", modules = { "tide", "tide.config" },
     what = "the public table and its settings" },
 }

@@ -1,5 +1,6 @@
-/* tide/records.h — TFRecord files: the framing (u64 LE length, masked
- * CRC-32C of the length, data, masked CRC-32C of the data), plain or GZIP/ZLIB. */
+/* tide/records.h — record formats: TFRecord files (u64 LE length, masked
+ * CRC-32C of the length, data, masked CRC-32C of the data; plain, GZIP or
+ * ZLIB) and tf.train.Example messages (parsed and built with protobuf-c). */
 #ifndef TIDE_RECORDS_H
 #define TIDE_RECORDS_H
 #include "tide/export.h"
@@ -48,5 +49,66 @@ TIDE_API int tide_record_reader_next(tide_record_reader *r, const uint8_t **data
 TIDE_API uint64_t tide_record_reader_offset(const tide_record_reader *r);
 /* Close the file and free the reader (NULL is a no-op). */
 TIDE_API void tide_record_reader_close(tide_record_reader *r);
+
+/* ---- tf.train.Example ---- */
+
+/* The value list a feature holds (tf.train.Feature's kind). */
+typedef enum tide_feature_type {
+  TIDE_FEATURE_INT64 = 0, /* int64_list */
+  TIDE_FEATURE_FLOAT = 1, /* float_list (float32) */
+  TIDE_FEATURE_BYTES = 2  /* bytes_list */
+} tide_feature_type;
+
+/* One feature to parse: FixedLenFeature (var_len 0; ndim/dims its shape, and
+ * a default of num_elements values or none) or VarLenFeature (var_len 1). */
+typedef struct tide_feature_spec {
+  const char *name;
+  int32_t type;    /* tide_feature_type */
+  int32_t var_len; /* 1 = VarLenFeature */
+  int32_t ndim;    /* FixedLen: the shape, for its size and for messages */
+  const int64_t *dims;
+  int32_t has_default; /* FixedLen: a missing feature takes the default, else it is an error */
+  const void *default_values; /* FixedLen int64/float: num_elements values (bytes: the caller fills them) */
+} tide_feature_spec;
+
+typedef struct tide_example_batch tide_example_batch;
+
+/* Parse serialized Examples data[k][0..lens[k]), k < n, against specs[0..nspecs):
+ * every check TF's ParseExample makes (a missing required feature, a value
+ * list of the wrong type or size, bytes that are no Example), each an error
+ * naming the feature (and, when `batch`, the example's index). The specs'
+ * pointers (name, dims, default_values) must stay valid until the batch is freed. */
+TIDE_API tide_example_batch *tide_example_parse(int64_t n, const uint8_t *const *data, const size_t *lens, int nspecs,
+                                                const tide_feature_spec *specs, bool batch);
+/* The number of values of feature i over the batch (FixedLen: n times its size). */
+TIDE_API int64_t tide_example_batch_count(const tide_example_batch *b, int i);
+/* Copy the values of numeric feature i, example by example, into out (int64_t
+ * or float, count values); a FixedLen feature missing from an example gives its default. */
+TIDE_API tide_status tide_example_batch_values(const tide_example_batch *b, int i, void *out);
+/* VarLen feature i: its (example, position) pairs into out[2 * count]; returns
+ * the longest list's length (the SparseTensor's second dense dim). */
+TIDE_API int64_t tide_example_batch_var_indices(const tide_example_batch *b, int i, int64_t *out);
+/* Value k of bytes feature i (k < count): its bytes and *len; NULL when the
+ * example lacked the (FixedLen) feature and the caller's default applies. */
+TIDE_API const uint8_t *tide_example_batch_bytes(const tide_example_batch *b, int i, int64_t k, size_t *len);
+/* Free a parsed batch (NULL is a no-op). */
+TIDE_API void tide_example_batch_free(tide_example_batch *b);
+
+/* Building a serialized Example, feature by feature. */
+typedef struct tide_example_builder tide_example_builder;
+/* A new, empty Example. */
+TIDE_API tide_example_builder *tide_example_builder_new(void);
+/* Add feature `name` (a later one of the same name replaces it) with n values. */
+TIDE_API tide_status tide_example_builder_add_int64(tide_example_builder *b, const char *name, const int64_t *v, size_t n);
+TIDE_API tide_status tide_example_builder_add_float(tide_example_builder *b, const char *name, const float *v, size_t n);
+/* The same for n byte strings values[k][0..lens[k]). */
+TIDE_API tide_status tide_example_builder_add_bytes(tide_example_builder *b, const char *name,
+                                                    const uint8_t *const *values, const size_t *lens, size_t n);
+/* The serialized size in bytes. */
+TIDE_API size_t tide_example_builder_size(tide_example_builder *b);
+/* Serialize into out (tide_example_builder_size bytes); returns the bytes written. */
+TIDE_API size_t tide_example_builder_pack(tide_example_builder *b, uint8_t *out);
+/* Free the builder (NULL is a no-op). */
+TIDE_API void tide_example_builder_free(tide_example_builder *b);
 
 #endif
