@@ -8,13 +8,13 @@
 static const char *const dtype_names[TIDE_NUM_DTYPES] = {
   [TIDE_FLOAT32] = "float32", [TIDE_FLOAT64] = "float64", [TIDE_FLOAT16] = "float16", [TIDE_BFLOAT16] = "bfloat16",
   [TIDE_INT8] = "int8",       [TIDE_UINT8] = "uint8",     [TIDE_INT32] = "int32",     [TIDE_INT64] = "int64",
-  [TIDE_BOOL] = "bool",
+  [TIDE_BOOL] = "bool",       [TIDE_STRING] = "string",
 };
 
 /* Read by tide_dtype_size_unchecked (internal.h) and tide_dtype_size. */
 const uint8_t tide_dtype_bytes[TIDE_NUM_DTYPES] = {
   [TIDE_FLOAT32] = 4, [TIDE_FLOAT64] = 8, [TIDE_FLOAT16] = 2, [TIDE_BFLOAT16] = 2, [TIDE_INT8] = 1,
-  [TIDE_UINT8] = 1,   [TIDE_INT32] = 4,   [TIDE_INT64] = 8,   [TIDE_BOOL] = 1,
+  [TIDE_UINT8] = 1,   [TIDE_INT32] = 4,   [TIDE_INT64] = 8,   [TIDE_BOOL] = 1, [TIDE_STRING] = 8,
 };
 
 static bool valid(int dt) { return dt >= 0 && dt < TIDE_NUM_DTYPES; }

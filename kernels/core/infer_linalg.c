@@ -113,6 +113,9 @@ tide_status tide_infer_create(const tide_op_def *def, const tide_attrs *attrs, i
   int dt = attrs->dtype;
   tide_status st = check_attr_dtype(def, dt);
   if (st) return st;
+  if (dt == TIDE_STRING && attrs->scalars[0] != 0) /* a string's element is a reference, not a number */
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: a string tensor is filled with \"\" here (a number cannot be a string); "
+                     "broadcast a string tensor for other values", def->name);
   tide_attrs buf;
   bool unknown;
   if ((st = tide_shape_input(def, attrs, n_in, in, &buf, &attrs, &unknown)) != TIDE_OK) return st;

@@ -26,7 +26,34 @@ struct tide_storage {
 
 /* A variable's values (tide_tensor_mark_variable): reads share them, so the
  * Lua face refuses in-place writes into them except through the variable. */
-enum { TIDE_STORAGE_VARIABLE = 1 };
+enum {
+  TIDE_STORAGE_VARIABLE = 1,
+  /* A TIDE_STRING buffer whose elements are references this storage owns:
+   * releasing the storage releases each (core/strings.c). Kernels write
+   * borrowed pointers into unflagged buffers; the registry then takes the
+   * references and sets the flag (tide_strings_settle). */
+  TIDE_STORAGE_STRINGS = 2
+};
+
+/* ---- string elements (core/strings.c) ---- */
+/* Take a reference on every element of s (a string buffer of borrowed
+ * pointers) and flag it as owning them; nothing when already flagged. */
+void tide_strings_own(tide_storage *s);
+/* Release every element of a flagged string storage (its last reference went). */
+void tide_strings_release_elements(tide_storage *s);
+/* After a kernel wrote string outputs: make each new buffer own its elements.
+ * Views of flagged buffers are left as they are. */
+static inline void tide_strings_settle(int n_out, tide_tensor *const *out) {
+  for (int k = 0; k < n_out; k++)
+    if (TIDE_UNLIKELY(out[k]->dt == TIDE_STRING) && out[k]->storage) tide_strings_own(out[k]->storage);
+}
+/* Mark t's new (all-"") string buffer as owning its elements, before a
+ * kernel writes strings it made (refs 1 each) into it. */
+static inline void tide_strings_adopt(tide_tensor *t) {
+  if (t->storage) t->storage->flags |= TIDE_STORAGE_STRINGS;
+}
+/* copy_into for strings: dst's elements become src's (broadcast), references counted. */
+tide_status tide_strings_copy_into(tide_tensor *dst, const tide_tensor *src);
 
 /* Storage references (atomic, so views may be dropped from any thread). */
 void tide_storage_retain(tide_storage *s);

@@ -97,6 +97,22 @@ tide_status tide_broadcast_dims(const char *op, int na, const int64_t *a, int nb
   return TIDE_OK;
 }
 
+/* The error for a string input to an op that takes none (numeric ops). */
+static __attribute__((noinline, cold)) tide_status refuse_string(const tide_op_def *def, int i) {
+  if (def->id == TIDE_OP_CAST)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "cast: cannot cast a string tensor (use tide.strings.to_number to parse "
+                     "numbers, tide.strings.as_string for the other way)");
+  return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: input %d is a string tensor; %s takes %s (strings work with shape ops, "
+                   "equal/not_equal and tide.strings)", def->name, i + 1, def->name, dtype_set_name(def->dtypes));
+}
+
+/* The error for an op asked for a string result it cannot make (cast, eye, ...). */
+static __attribute__((noinline, cold)) tide_status refuse_string_result(const tide_op_def *def) {
+  if (def->id == TIDE_OP_CAST)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "cast: cannot cast to string (use tide.strings.as_string)");
+  return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: cannot make a string tensor", def->name);
+}
+
 /* The checks every call shares: a known op, its arity, real tensors on the CPU,
  * and an attribute list no op can read past. Inlined into both callers: the
  * eager path is measured in instructions (GCC stops inlining it on its own
@@ -121,6 +137,7 @@ static inline __attribute__((always_inline)) tide_status check_call(const tide_o
       return TIDE_FAIL(TIDE_ERR_VALUE, "%s: input %d has no data (released?)", def->name, i + 1);
     if (in[i]->dev != TIDE_CPU)
       return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: input %d is on an unsupported device", def->name, i + 1);
+    if (TIDE_UNLIKELY(in[i]->dt == TIDE_STRING) && !(def->dtypes & TIDE_DTS_STRING)) return refuse_string(def, i);
   }
   for (int i = 0; i < n_out; i++)
     if (!out[i]) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: output %d is NULL", def->name, i + 1);
@@ -151,6 +168,7 @@ static __attribute__((noinline, cold)) tide_status check_size(const tide_op_def 
 static inline tide_status check_outputs(const tide_op_def *def, int n_out, tide_tensor *const *out, bool unknown) {
   for (int i = 0; i < n_out; i++) {
     int64_t n = out[i]->nelem;
+    if (TIDE_UNLIKELY(out[i]->dt == TIDE_STRING) && !(def->dtypes & TIDE_DTS_STRING)) return refuse_string_result(def);
     if (TIDE_LIKELY(n >= 0 && n <= (INT64_MAX >> 3))) continue;
     tide_status st = check_size(def, out[i], unknown);
     if (st) return st;
@@ -269,6 +287,7 @@ tide_status tide_op_run(int op, const tide_attrs *attrs, int n_in, const tide_te
   }
   st = def->cpu(def, attrs, n_in, in, n_out, out);
   if (st) blank_outputs(n_out, out);
+  else tide_strings_settle(n_out, out);
   return st;
 }
 

@@ -35,6 +35,7 @@ void tide_storage_retain(tide_storage *s) { __atomic_add_fetch(&s->refs, 1, __AT
 
 void tide_storage_release(tide_storage *s) {
   if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+  if (s->flags & TIDE_STORAGE_STRINGS) tide_strings_release_elements(s);
   if (s->alloc_bytes) {
     tide_free(s, s->alloc_bytes);
   } else {
@@ -147,6 +148,14 @@ static tide_status alloc_data(tide_tensor *t, bool allow_inline) {
   if (t->nelem < 0 || __builtin_mul_overflow((size_t)t->nelem, tide_dtype_size_unchecked(t->dt), &nbytes))
     return TIDE_FAIL(TIDE_ERR_SHAPE, "tensor: shape is too large");
   t->dev = TIDE_CPU;
+  if (TIDE_UNLIKELY(t->dt == TIDE_STRING)) { /* never inline (inline headers get no finalizer); all "" */
+    tide_storage *s = tide_storage_new(nbytes);
+    t->storage = s;
+    t->data = s ? s->data : NULL;
+    t->flags = 0;
+    if (s) memset(s->data, 0, nbytes);
+    return s ? TIDE_OK : tide_last_status();
+  }
   if (allow_inline && nbytes <= TIDE_INLINE_BYTES) {
     t->storage = NULL;
     t->data = t->inline_data.bytes;
@@ -182,6 +191,9 @@ tide_status tide_tensor_wrap(tide_tensor *t, void *data, int dtype, int ndim, co
                              const int64_t *strides, tide_free_fn free_fn, void *ctx) {
   tide_status st = check_new_shape("wrap", dtype, ndim, dims);
   if (st) return st;
+  if (dtype == TIDE_STRING)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "wrap: string tensors cannot wrap memory (their elements are counted "
+                     "references); make one with tide_tensor_init and tide_string_set");
   int64_t n = tide_dims_product(ndim, dims);
   if (!data && n > 0) return TIDE_FAIL(TIDE_ERR_VALUE, "wrap: data pointer is NULL");
   tide_tensor_set_contiguous_layout(t, dtype, ndim, dims); /* check_new_shape bounded the sizes */

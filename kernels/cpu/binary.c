@@ -272,7 +272,7 @@ static inline bool flat_operand(const tide_tensor *t, int64_t n, int64_t *s) {
 tide_status tide_cpu_binary(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
                             int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(attrs), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  tide_loop_fn loop = tide_binary_loop(def->id, in[0]->dt);
+  tide_loop_fn loop = in[0]->dt == TIDE_STRING ? tide_string_compare_loop(def->id) : tide_binary_loop(def->id, in[0]->dt);
   if (!loop) return TIDE_FAIL(TIDE_ERR_INTERNAL, "%s: no CPU loop", def->name);
   tide_binary_ctx ctx = {0};
   tide_tensor *o = out[0];

@@ -112,6 +112,7 @@ tide_status tide_tensor_copy_into(tide_tensor *dst, const tide_tensor *src) {
                        "copy_into: the destination has shape %s but dimension %d repeats its elements (stride 0, a "
                        "broadcast view); write into a tensor of its own", TIDE_SHAPE_STR(sd, dst), d);
     }
+  if (dst->dt == TIDE_STRING) return tide_strings_copy_into(dst, src); /* counts references */
   if (!may_overlap(dst, src)) return tide_copy_strided("copy_into", dst, src);
   /* Source and destination share memory: go through a temporary. */
   tide_tensor tmp;
@@ -141,7 +142,7 @@ tide_status tide_tensor_assign(tide_tensor *var, const tide_tensor *value) {
     tide_tensor fresh;
     memset(&fresh, 0, sizeof fresh);
     tide_status st = tide_tensor_init_heap(&fresh, var->dt, var->ndim, var->dims);
-    if (!st) st = tide_copy_strided("assign", &fresh, value);
+    if (!st) st = var->dt == TIDE_STRING ? tide_strings_copy_into(&fresh, value) : tide_copy_strided("assign", &fresh, value);
     if (st) {
       tide_tensor_release(&fresh);
       return st;

@@ -27,6 +27,8 @@ typedef struct tide_binary_ctx {
 } tide_binary_ctx;
 /* The loop of binary op `op` on input compute dtype dt, or NULL; ctx is a tide_binary_ctx. */
 tide_loop_fn tide_binary_loop(int op, int dt);
+/* The byte-wise equal / not_equal loop of string operands (cpu/string_compare.c); NULL for other ops. */
+tide_loop_fn tide_string_compare_loop(int op);
 /* The error for the bits a binary loop set (TIDE_OK when none), naming op. */
 tide_status tide_binary_check(const char *op, int bad);
 

@@ -168,7 +168,9 @@ static void choose_modes(tide_graph *g, gplan *p) {
         /* fall through */
       case TIDE_NODE_FUSED:
         p->mode[v] = VAL_ALLOC;
-        if (!p->late[v] && p->layout[v].nelem * (int64_t)tide_dtype_size_unchecked(p->layout[v].dt) <= TIDE_INLINE_BYTES) {
+        /* (String values never: their buffers own references and release them when they go.) */
+        if (!p->late[v] && p->layout[v].dt != TIDE_STRING &&
+            p->layout[v].nelem * (int64_t)tide_dtype_size_unchecked(p->layout[v].dt) <= TIDE_INLINE_BYTES) {
           /* Small results live in their header, made ready once. */
           p->hdr[v] = p->layout[v];
           p->hdr[v].data = p->hdr[v].inline_data.bytes;
@@ -507,7 +509,9 @@ static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
       if ((st = tide_random_draw_counters(n->op, outs[0], &drawn)) != TIDE_OK) return st;
       a = &drawn;
     }
-    return def->cpu(def, a, n->n_in, ins, n->n_out, outs);
+    st = def->cpu(def, a, n->n_in, ins, n->n_out, outs);
+    if (!st) tide_strings_settle(n->n_out, outs); /* new string buffers take their references */
+    return st;
   }
   case TIDE_NODE_FUSED:
     if ((st = prepare_outputs(g, p, s, true, ins, outs)) != TIDE_OK) return st;

@@ -38,10 +38,15 @@ const tide_fused *tide_graph_fused(const tide_graph *g, int k) {
 /* ---- the pass ------------------------------------------------------------------------- */
 
 /* True when node n can be a step of a fused node. */
-static bool fusible(const gnode *n) {
+static bool fusible(const tide_graph *g, const gnode *n) {
   if (n->kind != TIDE_NODE_OP || (n->flags & (NODE_DEAD | NODE_STATEFUL)) || n->n_out != 1) return false;
   const tide_op_def *def = &tide_op_defs[n->op];
-  return (def->flags & TIDE_OPF_ELEMENTWISE) && n->n_in >= 1 && n->n_in <= TIDE_FUSED_MAX_ARGS;
+  if (!(def->flags & TIDE_OPF_ELEMENTWISE) || n->n_in < 1 || n->n_in > TIDE_FUSED_MAX_ARGS) return false;
+  /* Strings stay out: fused loops compute numbers, and string buffers count references. */
+  if (n->out[0].dt == TIDE_STRING) return false;
+  for (int k = 0; k < n->n_in; k++)
+    if (gval_desc((tide_graph *)g, n->in[k])->dt == TIDE_STRING) return false;
+  return true;
 }
 
 /* True when value v is a one-element constant the description can hold. */
@@ -165,7 +170,7 @@ static bool collect(const tide_graph *g, group *gr, const users *u, const int *o
  * still runs first), and no subgraph captures it. */
 static bool may_join(const tide_graph *g, const users *u, const int *owner, int r, int p) {
   const gnode *n = &g->nodes[p];
-  if (owner[p] != -1 || !fusible(n) || !same_space(&n->out[0], &g->nodes[r].out[0]) || u->captured[p]) return false;
+  if (owner[p] != -1 || !fusible(g, n) || !same_space(&n->out[0], &g->nodes[r].out[0]) || u->captured[p]) return false;
   for (int j = u->start[p]; j < u->start[p + 1]; j++) {
     int user = u->list[j];
     if (!member(owner, r, user) && user < r) return false;
@@ -332,7 +337,7 @@ tide_status tide_graph_fuse(tide_graph *g) {
   /* From the end: a root is the last op of its group, and every member
    * comes before it, so the fused node takes the root's place in order. */
   for (int r = g->nnodes - 1; r >= 0 && !st; r--) {
-    if (owner[r] != -1 || !fusible(&g->nodes[r])) continue;
+    if (owner[r] != -1 || !fusible(g, &g->nodes[r])) continue;
     owner[r] = r;
     gr->n = 1;
     gr->members[0] = r;

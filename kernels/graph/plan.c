@@ -134,7 +134,9 @@ tide_status tide_plan_memory(const tide_graph *g, gplan *p) {
   tide_status st = TIDE_OK;
   if (!order || !count) st = TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
   for (int v = 0; v < nv && !st; v++) {
-    bool planned = p->mode[v] == VAL_ALLOC && root[v] == v && !escapes[v] && !p->late[v];
+    /* String values keep buffers of their own: an arena slot is reused between runs without releasing
+     * what it held, and their elements are references to release. */
+    bool planned = p->mode[v] == VAL_ALLOC && root[v] == v && !escapes[v] && !p->late[v] && p->layout[v].dt != TIDE_STRING;
     p->offset[v] = planned ? 0 : -1;
     if (planned) count[end[v] + 1]++;
   }

@@ -9,6 +9,14 @@
 enum { EDGE = 3 };
 
 static void put_element(FILE *f, const tide_tensor *t, int64_t off) {
+  if (t->dt == TIDE_STRING) { /* quoted, as tf.print shows the elements of a string tensor */
+    int64_t len;
+    const char *b = tide_string_at(t->data, off, &len);
+    fputc('"', f);
+    fwrite(b, 1, (size_t)len, f);
+    fputc('"', f);
+    return;
+  }
   if (t->dt == TIDE_INT64) {
     fprintf(f, "%lld", (long long)*(const int64_t *)((const char *)t->data + off * 8));
     return;

@@ -17,7 +17,7 @@ end
 local M = {}
 
 local F32, F64, F16, BF16 = C.TIDE_FLOAT32, C.TIDE_FLOAT64, C.TIDE_FLOAT16, C.TIDE_BFLOAT16
-local I32, I64, BOOL = C.TIDE_INT32, C.TIDE_INT64, C.TIDE_BOOL
+local I32, I64, BOOL, STRING = C.TIDE_INT32, C.TIDE_INT64, C.TIDE_BOOL, C.TIDE_STRING
 local ctypes, int_range, is_float = dtype.ctypes, dtype.int_range, dtype.is_float
 local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
 
@@ -94,6 +94,19 @@ end
 -- With `shape`, errors name the element (i + 1 in row-major order).
 local function store(p, i, v, dt, what, shape)
   local tv = type(v)
+  if dt == STRING then -- p is the tensor itself: its elements are counted references
+    if tv ~= "string" then
+      binding.error(string.format("%s: expected a Lua string for a string tensor, got %s%s%s", what,
+        tv == "number" and tostring(v) or tv, at(shape, i + 1),
+        tv == "number" and " (tide.strings.as_string converts numbers)" or ""))
+    end
+    if C.tide_string_set(p, i, v, #v) ~= 0 then binding.raise() end
+    return
+  end
+  if tv == "string" then
+    binding.error(string.format("%s: cannot put the string %q in a %s tensor%s (tide.strings.to_number parses " ..
+      "numbers)", what, v, dtype.names[dt], at(shape, i + 1)))
+  end
   if dt == BOOL then
     if tv ~= "boolean" then
       binding.error(string.format("%s: expected true or false for a bool tensor, got %s%s", what, tostring(v),
@@ -120,6 +133,11 @@ end
 function M.scalar(v, dt, what)
   local t = Tensor()
   if C.tide_tensor_init(t, dt, 0, nil) ~= 0 then binding.raise() end
+  if dt == STRING then -- a storage of its own (never inline): it needs the finalizer
+    binding.finish(t)
+    store(t, 0, v, dt, what or "tensor")
+    return t
+  end
   store(ffi.cast(ctypes[dt], t.data), 0, v, dt, what or "tensor")
   return t
 end
@@ -223,8 +241,8 @@ local function flatten(v, what)
     t = t[1]
   end
   local flat, n = {}, 0
-  local has_bool, has_number, all_int, big = false, false, true, false
-  local first_bool, first_number
+  local has_bool, has_number, all_int, big, has_string = false, false, true, false, false
+  local first_bool, first_number, first_string
   local idx = {}
   local found -- a tensor or Variable in the table
   local function walk(node, depth)
@@ -246,6 +264,8 @@ local function flatten(v, what)
           elseif e < -2147483648 or e > 2147483647 then big = true end
         elseif te == "boolean" then
           if not has_bool then has_bool, first_bool = true, n + 1 end
+        elseif te == "string" then
+          if not has_string then has_string, first_string = true, n + 1 end
         elseif is_tensor_like(e) then
           found = e
           return
@@ -255,7 +275,7 @@ local function flatten(v, what)
             binding.error(string.format("%s: %s has a hole at [%d] (nil); every entry 1..n must be set", what,
               list_where(idx, depth - 1), i))
           end
-          binding.error(string.format("%s: %s is a %s, expected a number or a boolean", what,
+          binding.error(string.format("%s: %s is a %s, expected a number, a boolean or a string", what,
             element_where(idx, depth), te))
         end
         n = n + 1
@@ -285,7 +305,13 @@ local function flatten(v, what)
     binding.error(string.format("%s: cannot mix booleans and numbers in one tensor (a number at %s, a boolean " ..
       "at %s)", what, flat_path(shape, first_number), flat_path(shape, first_bool)))
   end
-  local dt = has_bool and BOOL or (has_number and all_int and (big and I64 or I32)) or F32
+  if has_string and (has_bool or has_number) then
+    local other = has_number and first_number or first_bool
+    binding.error(string.format("%s: cannot mix strings and %s in one tensor (a string at %s, a %s at %s)", what,
+      has_number and "numbers" or "booleans", flat_path(shape, first_string), has_number and "number" or "boolean",
+      flat_path(shape, other)))
+  end
+  local dt = has_string and STRING or has_bool and BOOL or (has_number and all_int and (big and I64 or I32)) or F32
   return shape, flat, n, dt
 end
 
@@ -344,6 +370,7 @@ function M.tensor(value, dt_name, what)
     return value
   end
   local tv = type(value)
+  if tv == "string" then return M.scalar(value, dt or STRING, what) end
   if tv == "number" or tv == "boolean" then
     local auto = tv == "boolean" and BOOL
       or (is_whole(value) and ((value >= -2147483648 and value <= 2147483647) and I32 or I64))
@@ -360,7 +387,7 @@ function M.tensor(value, dt_name, what)
   end
   dt = dt or auto
   local t = M.empty(dt, shape, what)
-  local p = ffi.cast(ctypes[dt], t.data)
+  local p = dt == STRING and t or ffi.cast(ctypes[dt], t.data)
   for i = 1, n do store(p, i - 1, flat[i], dt, what, shape) end
   return t
 end
@@ -384,6 +411,12 @@ function M.coerce(v, like, op, pos)
     return M.tensor(v, nil, op)
   elseif tv == "boolean" then
     return M.scalar(v, BOOL, op)
+  elseif tv == "string" then
+    if dt and dt ~= STRING then
+      binding.error(string.format("%s: argument %d is the string %q but the other operand is %s", op, pos, v,
+        dtype.names[dt]))
+    end
+    return M.scalar(v, STRING, op)
   elseif tv == "table" and not istype(Tensor, v) then
     return M.tensor(v, dt and dtype.names[dt] or nil, op)
   end

@@ -16,13 +16,22 @@ local F16, BF16, F32, BOOL = C.TIDE_FLOAT16, C.TIDE_BFLOAT16, C.TIDE_FLOAT32, C.
 -- straight into Lua are forged LuaJIT values: strings, tables, nil) and a
 -- bool byte as 0 or 1 (any nonzero byte is true).
 local read_number = C.tide_read_number
-local INT64 = C.TIDE_INT64
+local INT64, STRING = C.TIDE_INT64, C.TIDE_STRING
 local i64p = ffi.typeof("const int64_t *")
+local string_at = C.tide_string_at
+local len_box = ffi.new("int64_t[1]")
+
+-- Element i of a string buffer as a Lua string (any bytes).
+local function string_element(data, i)
+  local p = string_at(data, i, len_box)
+  return ffi.string(p, len_box[0])
+end
 
 -- Element i (counted in elements from t.data) as a Lua number, or boolean
 -- for bool. Callers use t after their last read (binding.keep_alive).
 function M.element(t, i)
   local dt = t.dt
+  if dt == STRING then return string_element(t.data, i) end
   local v = read_number(t.data, dt, i)
   if dt == BOOL then return v ~= 0 end
   return v
@@ -37,6 +46,7 @@ end
 -- past 2^53), for printing.
 local function reader(t, exact)
   local dt, data = t.dt, t.data
+  if dt == STRING then return function(i) return string_element(data, i) end end
   if exact and dt == INT64 then
     local p = ffi.cast(i64p, data)
     return function(i) return (tostring(p[i]):gsub("LL$", "")) end
@@ -138,9 +148,26 @@ local function float_strings(dt, values)
   return out
 end
 
--- Every printed element's string, padded to one width.
+-- Python's repr of bytes, as numpy and TF print string elements: b'abc',
+-- b"it's", with \\, \n, \r, \t and \xNN for other bytes outside 32..126.
+local byte_escapes = { ["\\"] = "\\\\", ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
+function M.bytes_repr(v)
+  local quote = (v:find("'", 1, true) and not v:find('"', 1, true)) and '"' or "'"
+  local body = v:gsub("[%z\1-\31\\\127-\255'\"]", function(c)
+    if c == "'" or c == '"' then return c == quote and "\\" .. c or c end
+    return byte_escapes[c] or string.format("\\x%02x", c:byte())
+  end)
+  return "b" .. quote .. body .. quote
+end
+
+-- Every printed element's string, padded to one width (strings are not: numpy's way).
 local function element_strings(t, values)
   local dt = t.dt
+  if dt == STRING then
+    local strs = {}
+    for i, v in ipairs(values) do strs[i] = M.bytes_repr(v) end
+    return strs
+  end
   local strs
   if dtype.is_float[dt] then
     strs = float_strings(dt, values)

@@ -17,7 +17,7 @@ static void test_dtypes(void) {
     {TIDE_FLOAT16, "float16", 2, true, false},  {TIDE_BFLOAT16, "bfloat16", 2, true, false},
     {TIDE_INT8, "int8", 1, false, true},        {TIDE_UINT8, "uint8", 1, false, true},
     {TIDE_INT32, "int32", 4, false, true},      {TIDE_INT64, "int64", 8, false, true},
-    {TIDE_BOOL, "bool", 1, false, false},
+    {TIDE_BOOL, "bool", 1, false, false},       {TIDE_STRING, "string", 8, false, false},
   };
   CHECK(sizeof table / sizeof table[0] == TIDE_NUM_DTYPES);
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {

@@ -41,7 +41,7 @@ static void test_registry(void) {
       if (tide_op_name(other) && strcmp(name, tide_op_name(other)) == 0) unique = 0;
     CHECK(tide_op_num_outputs(op) >= 1);
     CHECK(tide_op_num_inputs(op) >= -1);
-    CHECK(tide_op_dtypes(op) != 0 && (tide_op_dtypes(op) & ~(uint32_t)TIDE_DTS_ALL) == 0);
+    CHECK(tide_op_dtypes(op) != 0 && (tide_op_dtypes(op) & ~(uint32_t)TIDE_DTS_ANY) == 0);
     /* Elementwise ops take inputs and are never views. */
     if (tide_op_flags(op) & TIDE_OPF_ELEMENTWISE) {
       CHECK(tide_op_num_inputs(op) >= 1);

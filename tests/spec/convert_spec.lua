@@ -36,7 +36,7 @@ describe("tide.tensor from tables", function()
     refuses("the table contains itself (its entry [1][1] leads back to it)", tide.tensor, u)
     local w = { 1 }
     w[2] = w
-    refuses("tensor: element [2] is a table, expected a number or a boolean", tide.tensor, w)
+    refuses("tensor: element [2] is a table, expected a number, a boolean or a string", tide.tensor, w)
     local many = {} -- many references to itself: no blow-up of the search
     for i = 1, 100 do many[i] = many end
     refuses("the table contains itself", tide.tensor, many)
@@ -102,7 +102,7 @@ describe("tide.tensor from tables", function()
     refuses("cannot mix booleans and numbers in one tensor (a number at [1], a boolean at [2])", tide.tensor,
       { 1, true })
     refuses("(a number at [1][1], a boolean at [2][1])", tide.tensor, { { 1, 2 }, { true, false } })
-    refuses("tensor: element [2] is a string, expected a number or a boolean", tide.tensor, { 1, "a" })
+    refuses("tensor: cannot mix strings and numbers in one tensor (a string at [2], a number at [1])", tide.tensor, { 1, "a" })
     refuses("tensor: element [1][2] is a function", tide.tensor, { { 1, print } })
     refuses("element [1] is a userdata", tide.tensor, { newproxy() })
     refuses("tensor: cannot convert 1.5 to int32 (element [1][1])", tide.tensor, { { 1.5, 2 } }, "int32")

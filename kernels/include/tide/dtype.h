@@ -14,6 +14,13 @@ typedef enum tide_dtype {
   TIDE_INT32,
   TIDE_INT64,
   TIDE_BOOL,           /* one byte: 0 is false, any other byte true; tide writes 1 */
+  /* Byte strings (TF's tf.string): each element is one pointer (8 bytes) to
+   * an immutable, refcounted tide_string (tide/strings.h), NULL being "".
+   * Any bytes, NUL included. Ownership: a storage flagged as holding string
+   * references releases each element when it goes; ops copy pointers and
+   * take a reference per copy. String tensors always have a storage of
+   * their own (never inline data), so Lua gives each a finalizer. */
+  TIDE_STRING,
   TIDE_NUM_DTYPES
 } tide_dtype;
 
@@ -23,10 +30,12 @@ enum {
   TIDE_DTS_INT     = (1 << TIDE_INT8) | (1 << TIDE_UINT8) | (1 << TIDE_INT32) | (1 << TIDE_INT64),
   TIDE_DTS_NUMERIC = TIDE_DTS_FLOAT | TIDE_DTS_INT,
   TIDE_DTS_BOOL    = (1 << TIDE_BOOL),
-  TIDE_DTS_ALL     = TIDE_DTS_NUMERIC | TIDE_DTS_BOOL
+  TIDE_DTS_ALL     = TIDE_DTS_NUMERIC | TIDE_DTS_BOOL, /* not strings: no op takes them by accident */
+  TIDE_DTS_STRING  = (1 << TIDE_STRING),
+  TIDE_DTS_ANY     = TIDE_DTS_ALL | TIDE_DTS_STRING    /* ops that move elements (shape ops), equality */
 };
 
-/* "float32", "int64", ...; "?" for an invalid code. */
+/* "float32", "int64", "string", ...; "?" for an invalid code. */
 TIDE_API const char *tide_dtype_name(int dtype);
 /* The code for a name ("float32", also "float"/"double"/"half"), or -1. */
 TIDE_API int tide_dtype_from_name(const char *name);
@@ -46,7 +55,7 @@ TIDE_API float tide_bfloat16_to_float(uint16_t b);
  * one canonical quiet NaN (bits 0x7ff8000000000000): LuaJIT keeps its own
  * values in NaN payloads, so a NaN with other bits read into Lua would be a
  * forged string, table or nil. A bool byte gives 1 for any nonzero byte;
- * int64 rounds to the nearest double. 0 for an invalid dtype. */
+ * int64 rounds to the nearest double. 0 for strings and invalid dtypes. */
 TIDE_API double tide_read_number(const void *data, int dtype, int64_t i);
 
 #endif

@@ -8,6 +8,7 @@
 #include "tide/dtype.h"
 #include "tide/memory.h"
 #include "tide/tensor.h"
+#include "tide/strings.h"
 #include "tide/ops.h"
 #include "tide/random.h"
 #include "tide/runtime.h"
