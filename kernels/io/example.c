@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tide/records.h"
+#include "tide/strings.h"
 #include "tide_proto/example.pb-c.h"
 #include "../core/internal.h"
 
@@ -248,6 +249,39 @@ const uint8_t *tide_example_batch_bytes(const tide_example_batch *b, int i, int6
   *len = v->len;
   static const uint8_t nothing[1];
   return v->len ? v->data : nothing;
+}
+
+tide_status tide_example_batch_strings(const tide_example_batch *b, int i, tide_tensor *out, const tide_tensor *defaults) {
+  if (!valid_feature(b, i)) return TIDE_FAIL(TIDE_ERR_INDEX, "parse_example: no feature %d", i);
+  const tide_feature_spec *s = &b->specs[i];
+  if (s->type != TIDE_FEATURE_BYTES)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "parse_example: feature %s holds %s values, not bytes", s->name, type_name(s->type));
+  int64_t count = tide_example_batch_count(b, i);
+  if (!out || out->dt != TIDE_STRING || out->nelem != count)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "parse_example: feature %s: the output must be a string tensor of %" PRId64
+                     " elements", s->name, count);
+  int64_t size = b->elements[i];
+  size_t nn = (size_t)b->n;
+  const int64_t *off = b->offsets + (size_t)i * (nn + 1);
+  for (size_t k = 0; k < nn; k++) {
+    const Tensorflow__Feature *f = b->found[(size_t)i * nn + k];
+    for (int64_t j = 0; j < off[k + 1] - off[k]; j++) {
+      const char *bytes;
+      int64_t len;
+      if (f) {
+        const ProtobufCBinaryData *v = &f->bytes_list->value[j];
+        bytes = (const char *)v->data;
+        len = (int64_t)v->len;
+      } else {
+        if (!defaults || defaults->dt != TIDE_STRING || defaults->nelem != size)
+          return TIDE_FAIL(TIDE_ERR_VALUE, "parse_example: feature %s has no default of %" PRId64 " strings", s->name, size);
+        bytes = tide_string_at(defaults->data, j, &len);
+      }
+      tide_status st = tide_string_set(out, off[k] + j, bytes, len);
+      if (st) return st;
+    }
+  }
+  return TIDE_OK;
 }
 
 /* ---- building ------------------------------------------------------------------------ */

@@ -5,6 +5,7 @@ local class = require "tide.class"
 local convert = require "tide.convert"
 local create = require "tide.ops.create"
 local index_ops = require "tide.ops.index"
+local shape_ops = require "tide.ops.shape"
 
 local M = {}
 
@@ -12,15 +13,6 @@ local SparseTensor = class("SparseTensor")
 
 local function shape_text(t) return "[" .. table.concat(t.shape, ", ") .. "]" end
 M.SparseTensor = SparseTensor
-
--- A Lua list of strings stands for string values until tide has a string dtype.
-local function is_string_list(v)
-  if type(v) ~= "table" or binding.istensor(v) then return false end
-  for i = 1, #v do
-    if type(v[i]) ~= "string" then return false end
-  end
-  return next(v) == nil or #v > 0
-end
 
 local function int64_tensor(v, what)
   if binding.istensor(v) then
@@ -34,7 +26,7 @@ local function int64_tensor(v, what)
 end
 
 -- SparseTensor(indices, values, dense_shape) or SparseTensor{indices=,
--- values=, dense_shape=}: values is a tensor, or a Lua list of strings.
+-- values=, dense_shape=}: values a 1-D tensor (or a Lua list made one).
 function SparseTensor:__init(indices, values, dense_shape)
   if type(indices) == "table" and not binding.istensor(indices) and values == nil and dense_shape == nil
     and (indices.indices ~= nil or indices.values ~= nil or indices.dense_shape ~= nil) then
@@ -56,17 +48,13 @@ function SparseTensor:__init(indices, values, dense_shape)
       rank, rank, shape_text(indices)))
   end
   local n = tonumber(indices.dims[0])
-  if binding.istensor(values) then
-    if values.ndim ~= 1 or tonumber(values.dims[0]) ~= n then
-      binding.error(string.format("SparseTensor: values must be [%d] (one per index), got shape %s", n,
-        shape_text(values)))
-    end
-  elseif is_string_list(values) then
-    if #values ~= n then
-      binding.error(string.format("SparseTensor: %d string values for %d indices", #values, n))
-    end
-  else
-    binding.error("SparseTensor: values must be a tensor or a list of strings, got " .. type(values))
+  if not binding.istensor(values) then
+    if type(values) ~= "table" then binding.error("SparseTensor: values must be a tensor or a list, got " .. type(values)) end
+    values = convert.tensor(values, nil, "SparseTensor")
+  end
+  if values.ndim ~= 1 or tonumber(values.dims[0]) ~= n then
+    binding.error(string.format("SparseTensor: values must be [%d] (one per index), got shape %s", n,
+      shape_text(values)))
   end
   self.indices, self.values, self.dense_shape = indices, values, dense_shape
 end
@@ -80,45 +68,41 @@ function SparseTensor:shape_list()
   return out
 end
 
--- The dtype of the values ("string" for a list of strings).
-function SparseTensor:value_dtype()
-  return binding.istensor(self.values) and self.values.dtype or "string"
-end
+-- The dtype of the values.
+function SparseTensor:value_dtype() return self.values.dtype end
 
 -- to_dense(default_value): a dense tensor of dense_shape holding the values at
 -- their indices and default_value (0, or "" for strings) elsewhere, as
--- tf.sparse.to_dense; string values give nested Lua lists.
+-- tf.sparse.to_dense.
 function SparseTensor:to_dense(default_value)
   local shape = self:shape_list()
-  if binding.istensor(self.values) then
+  local n = tonumber(self.values.dims[0])
+  if self.values.dtype ~= "string" then
     local dense = create.fill(shape, default_value or 0, { dtype = self.values.dtype })
-    if #self.values.shape == 0 or self.values.shape[1] == 0 then return dense end
+    if n == 0 then return dense end
     return index_ops.tensor_scatter_nd_update(dense, self.indices, self.values)
   end
+  -- strings: no scatter kernel for them; built through Lua lists
   if default_value ~= nil and type(default_value) ~= "string" then
     binding.error("SparseTensor.to_dense: the default of string values must be a string, got " .. type(default_value))
   end
   local fill = default_value or ""
-  local function build(d)
-    local t = {}
-    for i = 1, shape[d] do t[i] = d == #shape and fill or build(d + 1) end
-    return t
+  local count = 1
+  for d = 1, #shape do count = count * shape[d] end
+  local flat = {}
+  for k = 1, count do flat[k] = fill end
+  local idx, vals = self.indices:totable(), self.values:totable()
+  for k = 1, n do
+    local pos = 0
+    for d = 1, #shape do pos = pos * shape[d] + idx[k][d] end
+    flat[pos + 1] = vals[k]
   end
-  local dense = #shape == 0 and fill or build(1)
-  local idx = self.indices:totable()
-  for k = 1, #self.values do
-    local node = dense
-    local pos = idx[k]
-    for d = 1, #shape - 1 do node = node[pos[d] + 1] end
-    node[pos[#shape] + 1] = self.values[k]
-  end
-  return dense
+  return shape_ops.reshape(convert.tensor(count > 0 and flat or {}, "string", "to_dense"), shape)
 end
 
 function SparseTensor:__tostring()
   return string.format("SparseTensor(indices=%s, values=%s, dense_shape=%s)", tostring(self.indices),
-    binding.istensor(self.values) and tostring(self.values) or ("{" .. #self.values .. " strings}"),
-    tostring(self.dense_shape))
+    tostring(self.values), tostring(self.dense_shape))
 end
 
 -- True when v is a SparseTensor.

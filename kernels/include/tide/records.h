@@ -5,6 +5,7 @@
 #define TIDE_RECORDS_H
 #include "tide/export.h"
 #include "tide/error.h"
+#include "tide/tensor.h"
 
 /* ---- framing bytes, for writers that buffer on their own (event files) ---- */
 
@@ -68,7 +69,7 @@ typedef struct tide_feature_spec {
   int32_t ndim;    /* FixedLen: the shape, for its size and for messages */
   const int64_t *dims;
   int32_t has_default; /* FixedLen: a missing feature takes the default, else it is an error */
-  const void *default_values; /* FixedLen int64/float: num_elements values (bytes: the caller fills them) */
+  const void *default_values; /* FixedLen int64/float: num_elements values (bytes: see tide_example_batch_strings) */
 } tide_feature_spec;
 
 typedef struct tide_example_batch tide_example_batch;
@@ -91,6 +92,11 @@ TIDE_API int64_t tide_example_batch_var_indices(const tide_example_batch *b, int
 /* Value k of bytes feature i (k < count): its bytes and *len; NULL when the
  * example lacked the (FixedLen) feature and the caller's default applies. */
 TIDE_API const uint8_t *tide_example_batch_bytes(const tide_example_batch *b, int i, int64_t k, size_t *len);
+/* Bytes feature i into the string tensor out (count elements, contiguous, made
+ * by tide_tensor_init): a FixedLen feature an example lacks takes `defaults`
+ * (a contiguous string tensor of the feature's size). */
+TIDE_API tide_status tide_example_batch_strings(const tide_example_batch *b, int i, tide_tensor *out,
+                                                const tide_tensor *defaults);
 /* Free a parsed batch (NULL is a no-op). */
 TIDE_API void tide_example_batch_free(tide_example_batch *b);
 

@@ -78,37 +78,6 @@ function VarLenFeature:__tostring() return "VarLenFeature(dtype=" .. self.dtype 
 -- Parsing
 ---------------------------------------------------------------------------
 
--- Nested Lua lists of shape dims (a 1-based list) from flat[1..], for string values.
-local function nest(flat, dims)
-  if #dims == 0 then return flat[1] end
-  local pos = 0
-  local function build(d)
-    local t = {}
-    for i = 1, dims[d] do
-      if d == #dims then
-        pos = pos + 1
-        t[i] = flat[pos]
-      else
-        t[i] = build(d + 1)
-      end
-    end
-    return t
-  end
-  return build(1)
-end
-
--- The values of a string default as a flat list (a string, or nested lists of strings).
-local function flat_strings(v, out, what)
-  if type(v) == "string" then
-    out[#out + 1] = v
-  elseif type(v) == "table" and not binding.istensor(v) then
-    for i = 1, #v do flat_strings(v[i], out, what) end
-  else
-    binding.error(what .. ": the default_value of a string feature must be strings, got " .. type(v))
-  end
-  return out
-end
-
 local function product(dims)
   local n = 1
   for i = 1, #dims do n = n * dims[i] end
@@ -121,15 +90,16 @@ local function fill_spec(op, spec, name, f, anchors)
     binding.error(string.format("%s: feature names must be strings, got %s", op, type(name)))
   end
   if name:find("\0", 1, true) then binding.error(string.format("%s: feature name %q holds a NUL byte", op, name)) end
+  if not (class.is_instance(f, FixedLenFeature) or class.is_instance(f, VarLenFeature)) then
+    local mt = type(f) == "table" and getmetatable(f)
+    binding.error(string.format("%s: features[%q] must be a tide.io.FixedLenFeature or VarLenFeature, got %s", op, name,
+      mt and mt.__name or type(f)))
+  end
   spec.name = name
   spec.type = TYPE_OF[f.dtype]
   if class.is_instance(f, VarLenFeature) then
     spec.var_len = 1
     return
-  end
-  if not class.is_instance(f, FixedLenFeature) then
-    binding.error(string.format("%s: features[%q] must be a tide.io.FixedLenFeature or VarLenFeature, got %s", op, name,
-      type(f) == "table" and tostring(getmetatable(f) and getmetatable(f).__name or "a table") or type(f)))
   end
   local nd = #f.shape
   if nd > C.TIDE_MAX_DIMS then
@@ -153,14 +123,9 @@ local function fill_spec(op, spec, name, f, anchors)
   if def == nil then return end
   spec.has_default = 1
   local size = product(f.shape)
-  if f.dtype == "string" then
-    local flat = flat_strings(def, {}, op .. ": feature " .. name)
-    if #flat ~= size then
-      binding.error(string.format("%s: feature %s: default_value has %d values but shape {%s} needs %d", op, name, #flat,
-        table.concat(f.shape, ", "), size))
-    end
-    anchors.string_defaults[name] = flat
-    return
+  if f.dtype == "string" and binding.istensor(def) and def.dtype ~= "string" then
+    binding.error(string.format("%s: feature %s: the default_value of a string feature must be strings, got a %s tensor",
+      op, name, def.dtype))
   end
   local t = shape_ops.contiguous(convert.tensor(def, f.dtype, op))
   if tonumber(t.nelem) ~= size then
@@ -168,35 +133,32 @@ local function fill_spec(op, spec, name, f, anchors)
       tonumber(t.nelem), table.concat(f.shape, ", "), size))
   end
   anchors[#anchors + 1] = t
-  spec.default_values = t.data
+  if f.dtype == "string" then anchors.string_defaults[name] = t else spec.default_values = t.data end
 end
 
 -- The parsed value of feature i (spec f) from the C batch b of n examples.
 local function result_of(b, i, f, n, batch, string_default)
   local count = tonumber(C.tide_example_batch_count(b, i))
-  local len = ffi.new("size_t[1]")
-  local function strings()
-    local out = {}
-    for k = 0, count - 1 do
-      local p = C.tide_example_batch_bytes(b, i, k, len)
-      out[k + 1] = p ~= nil and ffi.string(p, len[0]) or string_default[k % #string_default + 1]
-    end
-    return out
-  end
-  local function numbers(dims)
+  local function values_of(dims)
     local t = convert.empty(dtype.codes[f.dtype], dims, "parse_example")
-    if count > 0 and C.tide_example_batch_values(b, i, ffi.cast("void *", t.data)) ~= 0 then binding.raise() end
+    if count == 0 then return t end
+    local rc
+    if f.dtype == "string" then
+      rc = C.tide_example_batch_strings(b, i, t, string_default)
+    else
+      rc = C.tide_example_batch_values(b, i, ffi.cast("void *", t.data))
+    end
+    if rc ~= 0 then binding.raise() end
     return t
   end
   if class.is_instance(f, FixedLenFeature) then
     local dims = {}
     if batch then dims[1] = n end
     for d = 1, #f.shape do dims[#dims + 1] = f.shape[d] end
-    if f.dtype == "string" then return nest(strings(), dims) end
-    return numbers(dims)
+    return values_of(dims)
   end
   -- VarLenFeature: a SparseTensor
-  local values = f.dtype == "string" and strings() or numbers({ count })
+  local values = values_of({ count })
   local indices, longest
   if batch then
     indices = convert.empty(C.TIDE_INT64, { count, 2 }, "parse_example")
@@ -212,8 +174,8 @@ local function result_of(b, i, f, n, batch, string_default)
   return sparse.SparseTensor(indices, values, dense_shape)
 end
 
--- The common body: serialized is a list of Lua strings; batch says whether
--- results carry a leading batch dim.
+-- The common body: serialized is a list of Lua strings or a string tensor
+-- (0-D or 1-D); batch says whether results carry a leading batch dim.
 local function parse(op, serialized, features, batch)
   if type(features) ~= "table" or binding.istensor(features) then
     binding.error(string.format("%s: features must be a table {name = FixedLenFeature or VarLenFeature}, got %s", op,
@@ -227,19 +189,26 @@ local function parse(op, serialized, features, batch)
     end
   end
   table.sort(names)
-  local nspecs, n = #names, #serialized
+  local from_tensor = binding.istensor(serialized)
+  if from_tensor then serialized = shape_ops.contiguous(serialized) end
+  local nspecs, n = #names, from_tensor and tonumber(serialized.nelem) or #serialized
   local specs = ffi.new("tide_feature_spec[?]", math.max(nspecs, 1))
   local anchors = { string_defaults = {} }
   for i, name in ipairs(names) do fill_spec(op, specs[i - 1], name, features[name], anchors) end
   local ptrs = ffi.new("const uint8_t *[?]", math.max(n, 1))
   local lens = ffi.new("size_t[?]", math.max(n, 1))
-  for k = 1, n do
+  local len = ffi.new("int64_t[1]")
+  for k = 1, from_tensor and 0 or n do
     local s = serialized[k]
     if type(s) ~= "string" then
       binding.error(string.format("%s: serialized example %d must be a string of bytes, got %s", op, k, type(s)))
     end
     ptrs[k - 1] = ffi.cast("const uint8_t *", s)
     lens[k - 1] = #s
+  end
+  for k = 0, from_tensor and n - 1 or -1 do
+    ptrs[k] = ffi.cast("const uint8_t *", C.tide_string_at(serialized.data, k, len))
+    lens[k] = len[0]
   end
   local b = C.tide_example_parse(n, ptrs, lens, nspecs, specs, batch)
   if b == nil then binding.raise() end
@@ -254,10 +223,17 @@ local function parse(op, serialized, features, batch)
 end
 
 -- parse_single_example(serialized, features): one serialized tf.train.Example
--- (a Lua string) parsed into a table by feature name: a FixedLenFeature gives
--- a tensor of its shape (string features: nested Lua lists of strings, a Lua
--- string for shape {}), a VarLenFeature a tide.SparseTensor of rank 1.
+-- (a Lua string or a scalar string tensor) parsed into a table by feature
+-- name: a FixedLenFeature gives a tensor of its shape and dtype (string
+-- features: a string tensor), a VarLenFeature a tide.SparseTensor of rank 1.
 function M.parse_single_example(serialized, features)
+  if binding.istensor(serialized) then
+    if serialized.dtype ~= "string" or serialized.ndim ~= 0 then
+      binding.error(string.format("parse_single_example: serialized must be a scalar string tensor, got a %s tensor " ..
+        "of shape [%s]", serialized.dtype, table.concat(serialized.shape, ", ")))
+    end
+    return parse("parse_single_example", serialized, features, false)
+  end
   if type(serialized) ~= "string" then
     binding.error("parse_single_example: serialized must be a string of bytes (one tf.train.Example), got " ..
       type(serialized))
@@ -265,14 +241,21 @@ function M.parse_single_example(serialized, features)
   return parse("parse_single_example", { serialized }, features, false)
 end
 
--- parse_example(serialized, features): a Lua list of serialized Examples
--- parsed into batched values (a leading batch dim; VarLen: rank-2 sparse), or
--- one string parsed as parse_single_example does.
+-- parse_example(serialized, features): a Lua list (or 1-D string tensor) of
+-- serialized Examples parsed into batched values (a leading batch dim;
+-- VarLen: rank-2 sparse), or one string parsed as parse_single_example does.
 function M.parse_example(serialized, features)
   if type(serialized) == "string" then return parse("parse_example", { serialized }, features, false) end
-  if type(serialized) ~= "table" or binding.istensor(serialized) then
-    binding.error("parse_example: serialized must be a Lua list of strings (or one string), got " ..
-      (binding.istensor(serialized) and "a tensor (tide has no string tensors yet)" or type(serialized)))
+  if binding.istensor(serialized) then
+    if serialized.dtype ~= "string" or serialized.ndim > 1 then
+      binding.error(string.format("parse_example: serialized must be a string tensor of rank 0 or 1, got a %s tensor " ..
+        "of shape [%s]", serialized.dtype, table.concat(serialized.shape, ", ")))
+    end
+    return parse("parse_example", serialized, features, serialized.ndim == 1)
+  end
+  if type(serialized) ~= "table" then
+    binding.error("parse_example: serialized must be a list of strings, a string tensor or one string, got " ..
+      type(serialized))
   end
   return parse("parse_example", serialized, features, true)
 end
@@ -292,20 +275,72 @@ local function numeric_tensor(what, v, dt)
   return t
 end
 
+local int64_ct = ffi.typeof("int64_t")
+
+-- Lua list v as a C array of int64_t or float (ints: Lua integers or int64 cdata, exact past 2^53).
+local function numeric_array(what, kind, v)
+  local n = #v
+  for k in pairs(v) do
+    if type(k) ~= "number" or k < 1 or k > n or k % 1 ~= 0 then
+      binding.error(string.format("%s: %s must be a Lua list, it has key %s", what, kind, tostring(k)))
+    end
+  end
+  local arr = ffi.new(kind == "int64_list" and "int64_t[?]" or "float[?]", math.max(n, 1))
+  for i = 1, n do
+    local x = v[i]
+    if kind == "int64_list" then
+      if type(x) == "cdata" and ffi.istype(int64_ct, x) then
+        arr[i - 1] = x
+      elseif type(x) ~= "number" or x % 1 ~= 0 or x < -2^63 or x >= 2^63 then
+        binding.error(string.format("%s: int64_list value %d must be an integer, got %s", what, i, tostring(x)))
+      else
+        arr[i - 1] = x
+      end
+    else
+      if type(x) ~= "number" then
+        binding.error(string.format("%s: float_list value %d must be a number, got %s", what, i, type(x)))
+      end
+      arr[i - 1] = x
+    end
+  end
+  return arr, n
+end
+
 local function add_numbers(b, name, kind, v)
   local what = "serialize_example: feature " .. name
-  if kind == "int64_list" then
-    if binding.istensor(v) and dtype.is_float[v.dt] then
+  local ptr, n, anchor
+  if binding.istensor(v) then
+    if kind == "int64_list" and dtype.is_float[v.dt] then
       binding.error(what .. ": int64_list needs integers, got a " .. v.dtype .. " tensor")
     end
-    local t = numeric_tensor(what, v, "int64")
-    return C.tide_example_builder_add_int64(b, name, ffi.cast("const int64_t *", t.data), t.nelem)
+    if v.dtype == "string" then binding.error(what .. ": " .. kind .. " needs numbers, got a string tensor") end
+    anchor = numeric_tensor(what, v, kind == "int64_list" and "int64" or "float32")
+    ptr, n = anchor.data, anchor.nelem
+  elseif type(v) == "table" then
+    ptr, n = numeric_array(what, kind, v)
+  else
+    binding.error(string.format("%s: %s must be a list or a tensor, got %s", what, kind, type(v)))
   end
-  local t = numeric_tensor(what, v, "float32")
-  return C.tide_example_builder_add_float(b, name, ffi.cast("const float *", t.data), t.nelem)
+  if kind == "int64_list" then
+    return C.tide_example_builder_add_int64(b, name, ffi.cast("const int64_t *", ptr), n)
+  end
+  return C.tide_example_builder_add_float(b, name, ffi.cast("const float *", ptr), n)
 end
 
 local function add_bytes(b, name, list)
+  if binding.istensor(list) then
+    if bit.band(list.flags, C.TIDE_TENSOR_SYMBOLIC) ~= 0 then
+      binding.error("serialize_example: feature " .. name .. ": a symbolic tensor (inside tide.trace) has no values to serialize")
+    end
+    list = list:totable()
+    if type(list) == "string" then list = { list } end
+    local flat = {}
+    local function walk(v)
+      if type(v) == "table" then for i = 1, #v do walk(v[i]) end else flat[#flat + 1] = v end
+    end
+    walk(list)
+    list = flat
+  end
   local n = #list
   local ptrs = ffi.new("const uint8_t *[?]", math.max(n, 1))
   local lens = ffi.new("size_t[?]", math.max(n, 1))
@@ -334,6 +369,8 @@ local function add_feature(b, name, v)
   local rc
   if type(v) == "string" then
     rc = add_bytes(b, name, { v })
+  elseif binding.istensor(v) and v.dtype == "string" then
+    rc = add_bytes(b, name, v)
   elseif binding.istensor(v) then
     rc = add_numbers(b, name, dtype.is_float[v.dt] and "float_list" or "int64_list", v)
   elseif type(v) == "table" then
@@ -346,7 +383,7 @@ local function add_feature(b, name, v)
       local list = v[kind]
       if kind == "bytes_list" then
         if type(list) == "string" then list = { list } end
-        if type(list) ~= "table" or binding.istensor(list) then
+        if type(list) ~= "table" and not (binding.istensor(list) and list.dtype == "string") then
           binding.error(what .. ": bytes_list must be a list of strings, got " .. type(list))
         end
         rc = add_bytes(b, name, list)
@@ -372,8 +409,9 @@ end
 
 -- serialize_example{name = value}: a serialized tf.train.Example (a Lua
 -- string). A value is {int64_list = list or tensor}, {float_list = ...},
--- {bytes_list = list of strings}, a tensor (integer or bool dtypes: int64_list;
--- float dtypes: float_list), a string or a list of strings (bytes_list).
+-- {bytes_list = list of strings or string tensor}, a tensor (integer or bool
+-- dtypes: int64_list; float dtypes: float_list; string: bytes_list), a string
+-- or a list of strings (bytes_list).
 -- Features are written in name order, so equal tables give equal bytes.
 function M.serialize_example(features)
   if type(features) ~= "table" or binding.istensor(features) then
