@@ -18,7 +18,7 @@ if which ~= "mlp" and which ~= "cnn" then error("bench/train.lua: the model is m
 
 local tide = require "tide"
 local timing = dofile(arg[0]:match("^(.-)[^/]*$") .. "timing.lua")
-local read_idx = require("tide.models.idx").read_idx
+local read_idx = require("tide.io.idx").read_idx
 
 local DIR = os.getenv("FASHION_MNIST_DIR") or "/usr/share/datasets/fashion-mnist"
 local function load(name)

@@ -5,7 +5,7 @@
 -- TIDE_EXAMPLE_SUBSET=N trains one epoch on the first N images and tests on
 -- the first N (tests/sh/test_examples.sh runs it so).
 local tide = require "tide"
-local read_idx = require("tide.models.idx").read_idx
+local read_idx = require("tide.io.idx").read_idx
 
 local DIR = os.getenv("FASHION_MNIST_DIR") or "/usr/share/datasets/fashion-mnist"
 local SUBSET = tonumber(os.getenv("TIDE_EXAMPLE_SUBSET") or "")

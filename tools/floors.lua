@@ -10,8 +10,7 @@
 local M = {}
 
 -- Bottom up. A module's floor is the first whose list names it; "x.*" names
--- every module below x. The data pipeline will be a floor between
--- tracing and public too.
+-- every module below x.
 M.FLOORS = {
   { name = "binding", modules = { "tide.cdef", "tide.binding" },
     what = "the FFI seam: C declarations, libtide, the tensor metatype, errors, GC pacing" },
@@ -27,6 +26,10 @@ M.FLOORS = {
     what = "gradients of the ops, Variables, GradientTape" },
   { name = "tracing", modules = { "tide.tracing.*" },
     what = "tide.trace, concrete functions, control flow, TensorArray" },
+  { name = "io", modules = { "tide.io", "tide.io.*", "tide.sparse_tensor" },
+    what = "file formats (TFRecord, tf.train.Example, CSV, IDX) and tide.SparseTensor; below data, whose file datasets read them" },
+  { name = "data", modules = { "tide.data", "tide.data.*", "tide.datasets", "tide.datasets.*" },
+    what = "the input pipeline (tide.data.Dataset over kernels/data), IDX files and the bundled data sets; below models, whose fit takes datasets" },
   { name = "training", modules = { "tide.initializers", "tide.initializers.*", "tide.activations", "tide.activations.*",
       "tide.regularizers", "tide.regularizers.*", "tide.losses", "tide.losses.*", "tide.metrics", "tide.metrics.*",
       "tide.optimizers", "tide.optimizers.*" },
@@ -35,8 +38,6 @@ M.FLOORS = {
     what = "the Layer base (weights, tracking, configs) and the Keras layers" },
   { name = "models", modules = { "tide.models", "tide.models.*", "tide.callbacks", "tide.callbacks.*" },
     what = "Sequential, functional and subclassed models, compile/fit/evaluate/predict, callbacks and the progress bar" },
-  { name = "io", modules = { "tide.io", "tide.io.*", "tide.sparse_tensor" },
-    what = "file formats (TFRecord, tf.train.Example) and tide.SparseTensor" },
   { name = "public", modules = { "tide", "tide.config" },
     what = "the public table and its settings" },
 }

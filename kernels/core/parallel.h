@@ -12,6 +12,12 @@ typedef void (*tide_range_fn)(void *ctx, int64_t begin, int64_t end);
  * are not split, so small work runs inline on the calling thread. */
 void tide_parallel_for(int64_t n, int64_t grain, tide_range_fn fn, void *ctx);
 
+/* Make kernels called on this thread run inline, never fanning out onto the
+ * pool (on: 1), or use the pool again (0). Input-pipeline threads set it:
+ * they are themselves the parallelism, and the machine's cores are shared
+ * with the consumer's kernels, which use the pool (kernels/data/pipeline.h). */
+void tide_parallel_run_inline(int on);
+
 /* Threads the pool uses (>= 1). */
 int tide_parallel_threads(void);
 

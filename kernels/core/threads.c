@@ -176,6 +176,8 @@ static void ensure_workers(int want) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+void tide_parallel_run_inline(int on) { in_pool = on != 0; }
+
 void tide_parallel_set_threads(int n) {
   if (n < 1) n = 1;
   if (n > MAX_THREADS) n = MAX_THREADS;

@@ -101,8 +101,12 @@ static tide_graph *built_on_top_of(const tide_graph *g) {
   return NULL;
 }
 
+void tide_graph_retain(tide_graph *g) { __atomic_add_fetch(&g->holds, 1, __ATOMIC_RELAXED); }
+
 void tide_graph_free(tide_graph *g) {
   if (!g) return;
+  /* Another holder (an input pipeline's map) keeps it: the last one frees it. */
+  if (__atomic_load_n(&g->holds, __ATOMIC_ACQUIRE) > 0 && __atomic_fetch_sub(&g->holds, 1, __ATOMIC_ACQ_REL) > 0) return;
   live_remove(g);
   if (g->building) {
     /* Freed while being built (its builder was abandoned): take it out of

@@ -611,22 +611,25 @@ tide_status tide_graph_exec(tide_graph *g, int n_in, const tide_tensor *const *i
   } else {
     key = (const tide_tensor **)in;
   }
-  /* The plan for these shapes, moved to the front (calls repeat shapes);
-   * when another run holds it, this run makes one of its own. */
+  /* A free plan for these shapes, moved to the front (calls repeat shapes).
+   * Runs of one graph on several threads at once (an input pipeline's map
+   * workers) each need headers and an arena of their own: when every plan
+   * for these shapes is busy, this run makes another, and it is kept (up to
+   * MAX_PLANS), so each thread soon has its own and plans no more. */
   lock_plans();
   gplan *p = g->plans, **link = &g->plans;
-  while (p && !plan_matches(p, n_key, key)) link = &p->next, p = p->next;
-  bool own = p != NULL && __atomic_load_n(&p->busy, __ATOMIC_RELAXED);
-  if (p && !own) {
+  while (p && (__atomic_load_n(&p->busy, __ATOMIC_RELAXED) || !plan_matches(p, n_key, key)))
+    link = &p->next, p = p->next;
+  if (p) {
     __atomic_store_n(&p->busy, 1, __ATOMIC_RELAXED);
     *link = p->next;
     p->next = g->plans;
     g->plans = p;
   }
   unlock_plans();
-  if (!p || own) {
+  if (!p) {
     st = make_plan(g, n_key, key, &p);
-    if (!st && !own) {
+    if (!st) {
       p->busy = 1;
       cache_plan(g, p);
     }
@@ -635,8 +638,7 @@ tide_status tide_graph_exec(tide_graph *g, int n_in, const tide_tensor *const *i
   if (st) return st;
   tide_clear_error();
   st = run_plan(g, p, n_in, in, n_caps, caps, n_out, out);
-  if (own) free_plan(p);
-  else __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
   return st;
 }
 

@@ -98,6 +98,7 @@ typedef struct gindex {
 
 struct tide_graph {
   uint64_t id;
+  int holds;                  /* atomic: references beyond the owner's (tide_graph_retain) */
   char *name;
   tide_graph *parent;         /* the enclosing graph while building */
   tide_recorder outer_recorder; /* while building: the recorder to restore when g ends */

@@ -154,6 +154,8 @@ local keras = {
   Model = function() return require("tide.models").Model end,
   Sequential = function() return require("tide.models").Sequential end,
   Input = function() return require("tide.layers").Input end,
+  data = function() return require "tide.data" end,
+  datasets = function() return require "tide.datasets" end,
   -- file formats (TFRecord, tf.train.Example) and TF's SparseTensor
   io = function() return require "tide.io" end,
   SparseTensor = function() return require("tide.sparse_tensor").SparseTensor end,

@@ -41,8 +41,12 @@ enum {
 
 /* A new, empty graph (name is for printing; may be NULL). */
 TIDE_API tide_graph *tide_graph_new(const char *name);
-/* Free a graph. NULL is allowed. */
+/* Free a graph (drop a reference: one taken by tide_graph_retain, else the
+ * owner's). NULL is allowed. */
 TIDE_API void tide_graph_free(tide_graph *g);
+/* Take another reference: the graph lives until tide_graph_free has been
+ * called once more than this (an input pipeline holds the graphs it runs). */
+TIDE_API void tide_graph_retain(tide_graph *g);
 /* Make g the graph being built on this thread, on top of the current one
  * (whose values g may then capture: branch and loop bodies). */
 TIDE_API tide_status tide_graph_begin(tide_graph *g);

@@ -14,5 +14,6 @@
 #include "tide/runtime.h"
 #include "tide/graph.h"
 #include "tide/records.h"
+#include "tide/data.h"
 
 #endif

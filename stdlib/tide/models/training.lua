@@ -21,6 +21,7 @@ local optimizers = require "tide.optimizers"
 local keras_tensor = require "tide.layers.keras_tensor"
 local layer_mod = require "tide.layers.layer"
 local data = require "tide.models.data"
+local dsource = require "tide.models.dataset_source"
 local callbacks_mod = require "tide.callbacks.callback"
 
 local None = tensor_shape.None
@@ -453,8 +454,11 @@ end
 
 local EVALUATE = set { "batch_size", "verbose", "sample_weight", "steps", "callbacks", "return_dict" }
 
+local run_evaluate_dataset -- below
+
 -- The core of evaluate on flat groups; returns the logs (numbers).
 local function run_evaluate(self, x, y, sw, n, batch_size, steps, cbs)
+  if dsource.is_dataset(x) then return run_evaluate_dataset(self, x, steps, cbs) end
   local total_steps = math.ceil(n / batch_size)
   if steps then total_steps = math.min(steps, total_steps) end
   reset_metrics(self)
@@ -475,6 +479,26 @@ local function run_evaluate(self, x, y, sw, n, batch_size, steps, cbs)
   return logs
 end
 
+-- evaluate over a dataset's batches (steps: at most this many).
+run_evaluate_dataset = function(self, ds, steps, cbs)
+  local src = dsource.source(ds, who(self) .. ": evaluate", nil, nil)
+  reset_metrics(self)
+  cbs:on_test_begin()
+  local logs, step = {}, 0
+  while not steps or step < steps do
+    local xb, yb, wb = src:next()
+    if xb == nil then break end
+    cbs:on_test_batch_begin(step)
+    prepare(self, xb, false)
+    logs = numbers(call_step(step_function(self, "test", xb, yb, wb), xb, yb, wb))
+    cbs:on_test_batch_end(step, logs)
+    step = step + 1
+  end
+  if step == 0 then logs = numbers(get_metrics_result(self)) end
+  cbs:on_test_end(logs)
+  return logs
+end
+
 local function prepare_xy(self, what, x, y, sample_weight)
   if x == nil then binding.error(fmt("%s: %s: x is nil; pass the input data", who(self), what)) end
   local xd = data.flatten(x, what .. ": x")
@@ -491,10 +515,15 @@ end
 local function evaluate(self, x, y, opts)
   opts = options(who(self) .. ": evaluate", opts, EVALUATE)
   require_compiled(self, "evaluate")
-  local xd, yd, sw, n = prepare_xy(self, "evaluate", x, y, opts.sample_weight)
+  local xd, yd, sw, n, steps
+  if dsource.is_dataset(x) then
+    xd, steps = x, dsource.source(x, who(self) .. ": evaluate", y, opts):steps(opts.steps, "steps")
+  else
+    xd, yd, sw, n = prepare_xy(self, "evaluate", x, y, opts.sample_weight)
+  end
   local batch_size = positive_int("evaluate", "batch_size", opts.batch_size, 32)
   local verbose = opts.verbose == nil and 1 or opts.verbose
-  local steps = math.ceil(n / batch_size)
+  steps = steps or math.ceil(n / batch_size)
   if opts.steps then steps = math.min(positive_int("evaluate", "steps", opts.steps), steps) end
   local cbs = callbacks_mod.CallbackList(opts.callbacks, { add_progbar = verbose ~= 0, model = self,
     verbose = verbose, epochs = 1, steps = steps })
@@ -522,8 +551,10 @@ local function fit(self, x, y, opts)
   opts = options(who(self) .. ": fit", opts, FIT)
   require_compiled(self, "fit")
   local what = who(self) .. ": fit"
-  local xd, yd, sw, n = prepare_xy(self, "fit", x, y, opts.sample_weight)
-  if yd == nil and rawget(self, "_loss_objects") ~= nil then
+  local source = dsource.is_dataset(x) and dsource.source(x, what, y, opts) or nil
+  local xd, yd, sw, n
+  if source then n = 0 else xd, yd, sw, n = prepare_xy(self, "fit", x, y, opts.sample_weight) end
+  if not source and yd == nil and rawget(self, "_loss_objects") ~= nil then
     binding.error(fmt("%s: y is nil, but the model was compiled with a loss; pass the targets", what))
   end
   if opts.class_weight ~= nil then
@@ -549,10 +580,12 @@ local function fit(self, x, y, opts)
   local vx, vy, vw, vn
   if opts.validation_data ~= nil then
     local vd = opts.validation_data
-    if type(vd) ~= "table" or getmetatable(vd) ~= nil or vd[1] == nil then
+    if dsource.is_dataset(vd) then
+      vx = vd
+    elseif type(vd) ~= "table" or getmetatable(vd) ~= nil or vd[1] == nil then
       binding.error(fmt("%s: validation_data must be {x_val, y_val} or {x_val, y_val, sample_weight_val}", what))
     end
-    vx, vy, vw, vn = prepare_xy(self, "fit: validation_data", vd[1], vd[2], vd[3])
+    if not vx then vx, vy, vw, vn = prepare_xy(self, "fit: validation_data", vd[1], vd[2], vd[3]) end
   elseif opts.validation_split ~= nil and opts.validation_split ~= 0 then
     local f = opts.validation_split
     if type(f) ~= "number" or f <= 0 or f >= 1 then
@@ -567,6 +600,7 @@ local function fit(self, x, y, opts)
   end
   local batches = math.ceil(n / batch_size)
   local steps = opts.steps_per_epoch and positive_int("fit", "steps_per_epoch", opts.steps_per_epoch) or batches
+  if source then steps = source:steps(steps ~= batches and steps or nil, "steps_per_epoch") end
   local cbs = callbacks_mod.CallbackList(opts.callbacks, { add_history = true, add_progbar = verbose ~= 0,
     model = self, verbose = verbose, epochs = epochs, steps = steps })
   rawset(self, "stop_training", false)
@@ -581,8 +615,20 @@ local function fit(self, x, y, opts)
     local logs = {}
     local ran = 0
     if not opts.steps_per_epoch then cursor = batches end -- each epoch is one pass
-    for step = 0, steps - 1 do
-      if cursor >= batches then
+    if source and not opts.steps_per_epoch then source:restart() end
+    for step = 0, (steps or math.huge) - 1 do
+      local xb, yb, wb
+      if source then -- a dataset's batch; running out ends the epoch
+        xb, yb, wb = source:next()
+        if xb == nil then
+          if opts.steps_per_epoch then
+            io.stderr:write(fmt("Warning: fit: the dataset ran out of data in epoch %d after %d of %d steps " ..
+              "(steps_per_epoch=%d); the epoch ends here. Make it longer (repeat_()) or give fewer steps.\n",
+              epoch + 1, step, steps, steps))
+          end
+          break
+        end
+      elseif cursor >= batches then
         if opts.steps_per_epoch and step > 0 then
           io.stderr:write(fmt("Warning: fit: your input ran out of data in epoch %d after %d of %d steps " ..
             "(steps_per_epoch=%d, %d batches of %d samples); the epoch ends here. Give steps_per_epoch <= %d.\n",
@@ -591,10 +637,12 @@ local function fit(self, x, y, opts)
         end
         perm, cursor = data.permutation(n, shuffle), 0
       end
-      local a, b = cursor * batch_size, math.min(n, (cursor + 1) * batch_size)
-      cursor = cursor + 1
-      local xb, yb = data.batch(xd, a, b, perm), data.batch(yd, a, b, perm)
-      local wb = sw and (perm and shape_ops.gather(sw, perm:slice { { a, b } }) or sw:slice { { a, b } }) or nil
+      if not source then
+        local a, b = cursor * batch_size, math.min(n, (cursor + 1) * batch_size)
+        cursor = cursor + 1
+        xb, yb = data.batch(xd, a, b, perm), data.batch(yd, a, b, perm)
+        wb = sw and (perm and shape_ops.gather(sw, perm:slice { { a, b } }) or sw:slice { { a, b } }) or nil
+      end
       cbs:on_train_batch_begin(step)
       if train_function == nil then
         -- once per fit, as Keras's make_train_function: the weights,
@@ -650,19 +698,26 @@ end
 local function predict(self, x, opts)
   opts = options(who(self) .. ": predict", opts, PREDICT)
   if x == nil then binding.error(fmt("%s: predict: x is nil; pass the input data", who(self))) end
-  local xd = data.flatten(x, "predict: x")
-  local n = data.sample_count { { data = xd, what = "x" } }
+  local source = dsource.is_dataset(x) and dsource.source(x, who(self) .. ": predict", nil, opts) or nil
+  local xd = not source and data.flatten(x, "predict: x") or nil
+  local n = source and 0 or data.sample_count { { data = xd, what = "x" } }
   local batch_size = positive_int("predict", "batch_size", opts.batch_size, 32)
-  local steps = math.ceil(n / batch_size)
+  local steps = source and source:steps(opts.steps, "steps") or math.ceil(n / batch_size)
   if opts.steps then steps = math.min(positive_int("predict", "steps", opts.steps), steps) end
   local verbose = opts.verbose == nil and 0 or opts.verbose
   local cbs = callbacks_mod.CallbackList(opts.callbacks, { add_progbar = verbose ~= 0, model = self,
     verbose = verbose, epochs = 1, steps = steps })
   cbs:on_predict_begin()
   local outs = {}
-  for step = 0, steps - 1 do
-    local a, b = step * batch_size, math.min(n, (step + 1) * batch_size)
-    local xb = data.batch(xd, a, b)
+  for step = 0, (steps or math.huge) - 1 do
+    local xb
+    if source then
+      xb = source:next() -- a dataset's element: x, or x first
+      if xb == nil then break end
+    else
+      local a, b = step * batch_size, math.min(n, (step + 1) * batch_size)
+      xb = data.batch(xd, a, b)
+    end
     cbs:on_predict_batch_begin(step)
     prepare(self, xb, false)
     local f = step_function(self, "predict", xb, nil, nil)

@@ -1,6 +1,5 @@
--- stdlib/tide/models/idx.lua — a private helper for the examples and specs:
--- read an IDX file (MNIST's format, optionally gzipped, through zlib) into
--- a uint8 tensor. tide.io.read_idx will replace it when kernels/io lands.
+-- stdlib/tide/io/idx.lua — tide.io.read_idx: an IDX file (MNIST's format,
+-- plain or gzipped, read through zlib) into a uint8 tensor of its shape.
 local binding = require "tide.binding"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"

@@ -1,7 +1,7 @@
--- tests/spec/models/idx_spec.lua — the examples' IDX reader
--- (tide.models.idx): plain and gzipped files, Debian's Fashion-MNIST labels, and the errors for a missing, foreign or truncated file.
+-- tests/spec/data/idx_spec.lua — the examples' IDX reader
+-- (tide.io.idx, tide.io.read_idx once tide.io exists): plain and gzipped files, Debian's Fashion-MNIST labels, and the errors for a missing, foreign or truncated file.
 require "tide"
-local idx = require "tide.models.idx"
+local idx = require "tide.io.idx"
 local h = require "helpers"
 
 local function write(path, bytes)

@@ -1,0 +1,66 @@
+-- bench/data.lua — the input pipeline: Fashion-MNIST from_tensor_slices ->
+-- shuffle(10000) -> map(scale to float32 [0,1], add a channel dim) ->
+-- batch(128) -> prefetch, samples/s over whole epochs (median of 3) with
+-- map parallel 1 and AUTOTUNE; and the share of a training epoch spent
+-- waiting for input, with and without prefetch.
+local tide = require "tide"
+local timing = dofile(arg[0]:match("^(.-)[^/]*$") .. "timing.lua")
+local D = tide.data.Dataset
+
+local train = tide.datasets.fashion_mnist.load_data()
+local x, y = train[1], train[2]
+local n = x.shape[1]
+
+local function scale(img, label) return img:cast("float32"):expand_dims(-1) / 255, label end
+
+local function pipeline(parallel)
+  return D.from_tensor_slices { x, y }:shuffle(10000, { seed = 1 }):map(scale, { parallel = parallel })
+    :batch(128):prefetch(tide.data.AUTOTUNE)
+end
+
+-- Samples per second over one epoch, median of `runs`.
+local function rate(ds, runs)
+  local times = {}
+  for r = 1, runs do
+    collectgarbage()
+    local t0 = timing.wall()
+    local count = 0
+    for a in ds:iter() do count = count + a.shape[1] end
+    assert(count == n)
+    times[r] = timing.wall() - t0
+  end
+  table.sort(times)
+  return n / times[math.ceil(runs / 2)]
+end
+
+timing.emit("fmnist_pipeline_parallel1", rate(pipeline(1), 3), "samples/s")
+timing.emit("fmnist_pipeline_autotune", rate(pipeline(tide.data.AUTOTUNE), 3), "samples/s")
+
+-- A training epoch of a small MLP on the same batches: the share of wall
+-- time spent in the iterator's next (waiting for input).
+local model = tide.Sequential { tide.layers.Flatten(), tide.layers.Dense { 128, activation = "relu" },
+  tide.layers.Dense { 10 } }
+model:compile { optimizer = "adam", loss = tide.losses.SparseCategoricalCrossentropy { from_logits = true } }
+local function wait_share(ds, opts)
+  local waited, t0 = 0, timing.wall()
+  local it = ds:iter(opts)
+  while true do
+    local w0 = timing.wall()
+    local a, b = it()
+    waited = waited + timing.wall() - w0
+    if a == nil then break end
+    model:train_on_batch(a, b)
+  end
+  return 100 * waited / (timing.wall() - t0)
+end
+local plain = D.from_tensor_slices { x, y }:shuffle(10000, { seed = 1 }):map(scale):batch(128)
+wait_share(plain:take(20), { prefetch = false }) -- warm-up: traces the step
+local shares_no, shares_pf = {}, {}
+for r = 1, 3 do
+  shares_no[r] = wait_share(plain, { prefetch = false })
+  shares_pf[r] = wait_share(plain:prefetch(tide.data.AUTOTUNE))
+end
+table.sort(shares_no)
+table.sort(shares_pf)
+timing.emit("fmnist_epoch_input_wait_no_prefetch", shares_no[2], "%")
+timing.emit("fmnist_epoch_input_wait_prefetch", shares_pf[2], "%")

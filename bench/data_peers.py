@@ -1,0 +1,31 @@
+# bench/data_peers.py PEER — bench/data.lua's pipeline in tf.data (PEER tf;
+# jax and tf-xla have no tf.data form and print nothing): parallel 1 and
+# AUTOTUNE, samples/s over an epoch, median of 3.
+import gzip, sys, time
+import numpy as np
+
+if sys.argv[1] != "tf":
+    sys.exit(0)
+import tensorflow as tf
+
+d = "/usr/share/datasets/fashion-mnist"
+with gzip.open(f"{d}/train-images-idx3-ubyte.gz") as f:
+    x = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 28, 28)
+with gzip.open(f"{d}/train-labels-idx1-ubyte.gz") as f:
+    y = np.frombuffer(f.read(), np.uint8, offset=8)
+
+def rate(parallel):
+    ds = (tf.data.Dataset.from_tensor_slices((x, y)).shuffle(10000, seed=1)
+          .map(lambda a, b: (tf.expand_dims(tf.cast(a, tf.float32), -1) / 255, b), num_parallel_calls=parallel)
+          .batch(128).prefetch(tf.data.AUTOTUNE))
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        n = 0
+        for a, b in ds: n += a.shape[0]
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return len(x) / times[1]
+
+print(f"fmnist_pipeline_parallel1: {rate(1):.4g} samples/s")
+print(f"fmnist_pipeline_autotune: {rate(tf.data.AUTOTUNE):.4g} samples/s")

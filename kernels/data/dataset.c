@@ -1,0 +1,364 @@
+/* data/dataset.c — dataset descriptions (making, references, cardinality),
+ * iterators over them, and the pipeline's thread and stop helpers. */
+#include "pipeline.h"
+#include "../core/parallel.h"
+
+#include <signal.h>
+
+static int live_threads; /* atomic */
+
+/* ---- descriptions ------------------------------------------------------------ */
+
+static tide_dataset *ds_new(enum dkind kind, tide_dataset *input, int ncomp) {
+  if (!input && kind != DS_SOURCE && kind != DS_SLICES && kind != DS_RANGE) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "data: the input dataset is NULL");
+    return NULL;
+  }
+  tide_dataset *ds = calloc(1, sizeof *ds);
+  if (!ds) {
+    TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
+    return NULL;
+  }
+  ds->refs = 1;
+  ds->kind = kind;
+  ds->ncomp = input ? input->ncomp : ncomp;
+  if (input) {
+    __atomic_add_fetch(&input->refs, 1, __ATOMIC_RELAXED);
+    ds->input = input;
+  }
+  return ds;
+}
+
+void tide_dataset_free(tide_dataset *ds) {
+  while (ds && __atomic_sub_fetch(&ds->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    tide_dataset *input = ds->input;
+    if (ds->tensors) {
+      delem_release(ds->tensors, ds->ncomp);
+      free(ds->tensors);
+    }
+    if (ds->kind == DS_SOURCE && ds->src.free_ctx) ds->src.free_ctx(ds->src.ctx);
+    if (ds->graph) tide_graph_free(ds->graph);
+    free(ds);
+    ds = input;
+  }
+}
+
+int tide_dataset_num_components(const tide_dataset *ds) { return ds ? ds->ncomp : 0; }
+
+tide_dataset *tide_dataset_from_source(const tide_data_source *src) {
+  if (!src || !src->next || src->ncomp < 1 || src->ncomp > TIDE_DATA_MAX_COMPONENTS) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "data: a source needs next() and 1 to %d components", TIDE_DATA_MAX_COMPONENTS);
+    return NULL;
+  }
+  tide_dataset *ds = ds_new(DS_SOURCE, NULL, src->ncomp);
+  if (ds) ds->src = *src;
+  return ds;
+}
+
+tide_dataset *tide_dataset_slices(int n, const tide_tensor *const *tensors) {
+  if (n < 1 || n > TIDE_DATA_MAX_COMPONENTS || !tensors) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "from_tensor_slices: expected 1 to %d tensors, got %d", TIDE_DATA_MAX_COMPONENTS, n);
+    return NULL;
+  }
+  for (int k = 0; k < n; k++) {
+    const tide_tensor *t = tensors[k];
+    char s0[128], sk[128];
+    if (!t || (t->flags & TIDE_TENSOR_SYMBOLIC) || (!t->data && t->nelem > 0)) {
+      TIDE_FAIL(TIDE_ERR_VALUE, "from_tensor_slices: component %d is not an eager tensor with data", k);
+      return NULL;
+    }
+    if (t->ndim < 1) {
+      TIDE_FAIL(TIDE_ERR_SHAPE, "from_tensor_slices: component %d is a scalar; slicing needs at least one dimension",
+                k);
+      return NULL;
+    }
+    if (t->dims[0] != tensors[0]->dims[0]) {
+      TIDE_FAIL(TIDE_ERR_SHAPE,
+                "from_tensor_slices: the components have different first dimensions: component 0 is %s, "
+                "component %d is %s",
+                TIDE_SHAPE_STR(s0, tensors[0]), k, TIDE_SHAPE_STR(sk, t));
+      return NULL;
+    }
+  }
+  tide_dataset *ds = ds_new(DS_SLICES, NULL, n);
+  if (!ds) return NULL;
+  ds->n = tensors[0]->dims[0];
+  ds->tensors = calloc((size_t)n, sizeof *ds->tensors);
+  if (!ds->tensors) {
+    free(ds);
+    TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
+    return NULL;
+  }
+  for (int k = 0; k < n; k++) {
+    const tide_tensor *t = tensors[k];
+    tide_status st;
+    if (tide_tensor_is_contiguous(t) && !(t->flags & TIDE_TENSOR_INLINE) && t->storage) {
+      st = tide_tensor_share(&ds->tensors[k], t);
+    } else { /* rows are views of one contiguous storage of its own */
+      st = tide_tensor_init_heap(&ds->tensors[k], t->dt, t->ndim, t->dims);
+      if (!st && t->nelem > 0) st = tide_tensor_copy_into(&ds->tensors[k], t);
+    }
+    if (st) {
+      tide_dataset_free(ds);
+      return NULL;
+    }
+  }
+  return ds;
+}
+
+tide_dataset *tide_dataset_range(int64_t start, int64_t stop, int64_t step, int dtype) {
+  if (step == 0) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "range: step must not be 0");
+    return NULL;
+  }
+  if (dtype != TIDE_INT32 && dtype != TIDE_INT64) {
+    TIDE_FAIL(TIDE_ERR_DTYPE, "range: dtype must be int32 or int64, got %s", tide_dtype_name(dtype));
+    return NULL;
+  }
+  tide_dataset *ds = ds_new(DS_RANGE, NULL, 1);
+  if (!ds) return NULL;
+  ds->n = start, ds->stop = stop, ds->step = step, ds->dtype = dtype;
+  return ds;
+}
+
+tide_dataset *tide_dataset_map(tide_dataset *in, tide_graph *g, int parallel, int deterministic) {
+  if (!g) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "map: the graph is NULL");
+    return NULL;
+  }
+  if (in && tide_graph_num_inputs(g) != in->ncomp) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "map: the function takes %d tensors but an element has %d components",
+              tide_graph_num_inputs(g), in->ncomp);
+    return NULL;
+  }
+  int nout = tide_graph_num_outputs(g);
+  if (nout < 1 || nout > TIDE_DATA_MAX_COMPONENTS) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "map: the function must return 1 to %d tensors, it returns %d",
+              TIDE_DATA_MAX_COMPONENTS, nout);
+    return NULL;
+  }
+  if (parallel < 0 && parallel != TIDE_DATA_AUTOTUNE) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "map: parallel must be a positive count or AUTOTUNE, got %d", parallel);
+    return NULL;
+  }
+  tide_dataset *ds = ds_new(DS_MAP, in, 0);
+  if (!ds) return NULL;
+  ds->ncomp = nout;
+  tide_graph_retain(g); /* a pass's threads may outlive the caller's reference */
+  ds->graph = g;
+  ds->parallel = parallel == TIDE_DATA_AUTOTUNE ? tide_data_autotune_parallelism() : parallel;
+  ds->flag = deterministic != 0;
+  return ds;
+}
+
+tide_dataset *tide_dataset_batch(tide_dataset *in, int64_t n, int drop_remainder) {
+  if (n < 1) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "batch: batch_size must be at least 1, got %lld", (long long)n);
+    return NULL;
+  }
+  tide_dataset *ds = ds_new(DS_BATCH, in, 0);
+  if (ds) ds->n = n, ds->flag = drop_remainder != 0;
+  return ds;
+}
+
+tide_dataset *tide_dataset_shuffle(tide_dataset *in, int64_t buffer, uint64_t seed, int reshuffle) {
+  if (buffer < 1) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "shuffle: buffer_size must be at least 1, got %lld", (long long)buffer);
+    return NULL;
+  }
+  tide_dataset *ds = ds_new(DS_SHUFFLE, in, 0);
+  if (ds) ds->n = buffer, ds->seed = seed, ds->flag = reshuffle != 0;
+  return ds;
+}
+
+tide_dataset *tide_dataset_take(tide_dataset *in, int64_t n) {
+  tide_dataset *ds = ds_new(DS_TAKE, in, 0);
+  if (ds) ds->n = n;
+  return ds;
+}
+
+tide_dataset *tide_dataset_skip(tide_dataset *in, int64_t n) {
+  tide_dataset *ds = ds_new(DS_SKIP, in, 0);
+  if (ds) ds->n = n;
+  return ds;
+}
+
+tide_dataset *tide_dataset_repeat(tide_dataset *in, int64_t count) {
+  tide_dataset *ds = ds_new(DS_REPEAT, in, 0);
+  if (ds) ds->n = count;
+  return ds;
+}
+
+tide_dataset *tide_dataset_prefetch(tide_dataset *in, int64_t n) {
+  if (n < 1 && n != TIDE_DATA_AUTOTUNE) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "prefetch: buffer_size must be at least 1 or AUTOTUNE, got %lld", (long long)n);
+    return NULL;
+  }
+  tide_dataset *ds = ds_new(DS_PREFETCH, in, 0);
+  if (ds) ds->n = n;
+  return ds;
+}
+
+/* TF's cardinality rules. */
+int64_t tide_dataset_cardinality(const tide_dataset *ds) {
+  if (!ds) return TIDE_DATA_UNKNOWN;
+  int64_t in = ds->input ? tide_dataset_cardinality(ds->input) : 0;
+  switch (ds->kind) {
+  case DS_SOURCE: return ds->src.cardinality;
+  case DS_SLICES: return ds->n;
+  case DS_RANGE: {
+    int64_t span = ds->stop - ds->n;
+    if ((span > 0) != (ds->step > 0) || span == 0) return 0;
+    int64_t step = ds->step;
+    return step > 0 ? (span + step - 1) / step : (-span + -step - 1) / -step;
+  }
+  case DS_MAP:
+  case DS_SHUFFLE:
+  case DS_PREFETCH: return in;
+  case DS_BATCH:
+    if (in < 0) return in;
+    return ds->flag ? in / ds->n : (in + ds->n - 1) / ds->n;
+  case DS_TAKE:
+    if (ds->n < 0) return in;
+    if (in == TIDE_DATA_INFINITE) return ds->n;
+    if (in == TIDE_DATA_UNKNOWN) return TIDE_DATA_UNKNOWN;
+    return in < ds->n ? in : ds->n;
+  case DS_SKIP:
+    if (in < 0) return in;
+    if (ds->n < 0) return 0;
+    return in > ds->n ? in - ds->n : 0;
+  case DS_REPEAT:
+    if (ds->n < 0) return in == 0 ? 0 : TIDE_DATA_INFINITE;
+    if (in < 0) return in;
+    return in * ds->n;
+  }
+  return TIDE_DATA_UNKNOWN;
+}
+
+/* ---- passes ------------------------------------------------------------------ */
+
+dnode *dnode_make(tide_dataset *ds, dpass *pass) {
+  switch (ds->kind) {
+  case DS_SOURCE: return dnode_source(ds, pass);
+  case DS_SLICES: return dnode_slices(ds, pass);
+  case DS_RANGE: return dnode_range(ds, pass);
+  case DS_MAP: return dnode_map(ds, pass);
+  case DS_BATCH: return dnode_batch(ds, pass);
+  case DS_SHUFFLE: return dnode_shuffle(ds, pass);
+  case DS_TAKE:
+  case DS_SKIP: return dnode_take_skip(ds, pass);
+  case DS_REPEAT: return dnode_repeat(ds, pass);
+  case DS_PREFETCH: return dnode_prefetch(ds, pass);
+  }
+  TIDE_FAIL(TIDE_ERR_INTERNAL, "data: unknown dataset kind %d", ds->kind);
+  return NULL;
+}
+
+struct tide_data_iterator {
+  dpass pass;
+  dnode *top;
+  tide_dataset *ds;
+  int64_t index; /* elements handed out */
+};
+
+tide_data_iterator *tide_dataset_iterate(tide_dataset *ds) {
+  if (!ds) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "data: iterate over a NULL dataset");
+    return NULL;
+  }
+  tide_data_iterator *it = calloc(1, sizeof *it);
+  if (!it) {
+    TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
+    return NULL;
+  }
+  pthread_mutex_init(&it->pass.mu, NULL);
+  it->top = dnode_make(ds, &it->pass);
+  if (!it->top) {
+    pthread_mutex_destroy(&it->pass.mu);
+    free(it);
+    return NULL;
+  }
+  __atomic_add_fetch(&ds->refs, 1, __ATOMIC_RELAXED);
+  it->ds = ds;
+  return it;
+}
+
+tide_status tide_data_iterator_next(tide_data_iterator *it, int n, tide_tensor *const *out, int *end) {
+  if (!it || !out || !end) return TIDE_FAIL(TIDE_ERR_VALUE, "data: next needs an iterator, headers and an end flag");
+  if (n != it->top->ncomp)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "data: an element has %d components, asked for %d", it->top->ncomp, n);
+  tide_tensor elem[TIDE_DATA_MAX_COMPONENTS];
+  memset(elem, 0, sizeof(tide_tensor) * (size_t)n);
+  *end = 0;
+  tide_clear_error();
+  tide_status st = it->top->ops->next(it->top, elem, end);
+  if (st || *end) return st;
+  for (int k = 0; k < n; k++) {
+    tide_tensor_release(out[k]);
+    delem_move(out[k], &elem[k], 1);
+  }
+  it->index++;
+  return TIDE_OK;
+}
+
+void tide_data_iterator_free(tide_data_iterator *it) {
+  if (!it) return;
+  /* Stop first, everywhere: a thread blocked deep in the tree wakes and
+   * returns; then each node joins its threads as the tree is freed. */
+  __atomic_store_n(&it->pass.stop, 1, __ATOMIC_RELEASE);
+  pthread_mutex_lock(&it->pass.mu);
+  for (dwaiter *w = it->pass.waiters; w; w = w->next) {
+    pthread_mutex_lock(w->mu);
+    pthread_cond_broadcast(w->cv);
+    pthread_mutex_unlock(w->mu);
+  }
+  pthread_mutex_unlock(&it->pass.mu);
+  it->top->ops->free(it->top);
+  pthread_mutex_destroy(&it->pass.mu);
+  tide_dataset_free(it->ds);
+  free(it);
+}
+
+void dpass_watch(dpass *pass, dwaiter *w, pthread_mutex_t *mu, pthread_cond_t *cv) {
+  w->mu = mu, w->cv = cv;
+  pthread_mutex_lock(&pass->mu);
+  w->next = pass->waiters;
+  pass->waiters = w;
+  pthread_mutex_unlock(&pass->mu);
+}
+
+void dpass_unwatch(dpass *pass, dwaiter *w) {
+  pthread_mutex_lock(&pass->mu);
+  for (dwaiter **at = &pass->waiters; *at; at = &(*at)->next)
+    if (*at == w) {
+      *at = w->next;
+      break;
+    }
+  pthread_mutex_unlock(&pass->mu);
+}
+
+/* ---- threads ----------------------------------------------------------------- */
+
+int tide_data_autotune_parallelism(void) { return tide_parallel_threads(); }
+
+int tide_data_live_threads(void) { return __atomic_load_n(&live_threads, __ATOMIC_RELAXED); }
+
+/* Pipeline threads block every asynchronous signal, as the pool's workers
+ * do (core/threads.c): a signal meant for the Lua VM's thread never lands here. */
+int dthread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = pthread_create(t, NULL, fn, arg);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc == 0) __atomic_add_fetch(&live_threads, 1, __ATOMIC_RELAXED);
+  else TIDE_FAIL(TIDE_ERR_MEMORY, "data: cannot start a pipeline thread (error %d)", rc);
+  return rc;
+}
+
+void dthread_join(pthread_t t) {
+  pthread_join(t, NULL);
+  __atomic_sub_fetch(&live_threads, 1, __ATOMIC_RELAXED);
+}
+
+void dthread_enter(void) { tide_parallel_run_inline(1); }

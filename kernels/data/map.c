@@ -1,0 +1,270 @@
+/* data/map.c — map: each element through a traced graph, in the consumer's
+ * thread (parallel 0) or on worker threads that run the graph with no Lua. */
+#include "pipeline.h"
+
+#include <stdio.h>
+
+/* Run g on one element (in: the input's components, released after). */
+static tide_status run_graph(tide_graph *g, tide_tensor *in, int n_in, tide_tensor *out, int n_out) {
+  const tide_tensor *ins[TIDE_DATA_MAX_COMPONENTS] = {0};
+  tide_tensor *outs[TIDE_DATA_MAX_COMPONENTS] = {0};
+  for (int k = 0; k < n_in; k++) ins[k] = &in[k];
+  for (int k = 0; k < n_out; k++) outs[k] = &out[k];
+  tide_status st = tide_graph_run(g, n_in, ins, n_out, outs);
+  delem_release(in, n_in);
+  if (st) delem_release(out, n_out);
+  return st;
+}
+
+/* "map: element 17: <message>" for a failure of the function. */
+static tide_status fail_element(int64_t index, tide_status st, const char *msg) {
+  return TIDE_FAIL(st, "map: the function failed on element %lld: %s", (long long)index, msg);
+}
+
+/* ---- in the consumer's thread --------------------------------------------------- */
+
+typedef struct seq_map {
+  dnode base;
+  tide_dataset *ds;
+  dnode *in;
+  int64_t index;
+} seq_map;
+
+static tide_status seq_next(dnode *self, tide_tensor *out, int *end) {
+  seq_map *m = (seq_map *)self;
+  tide_tensor in[TIDE_DATA_MAX_COMPONENTS];
+  int n_in = m->in->ncomp;
+  memset(in, 0, sizeof(tide_tensor) * (size_t)n_in);
+  tide_status st = m->in->ops->next(m->in, in, end);
+  if (st || *end) return st;
+  int64_t index = m->index++;
+  st = run_graph(m->ds->graph, in, n_in, out, self->ncomp);
+  if (st) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", tide_last_error());
+    return fail_element(index, st, msg);
+  }
+  return TIDE_OK;
+}
+
+static void seq_free(dnode *self) {
+  seq_map *m = (seq_map *)self;
+  m->in->ops->free(m->in);
+  free(m);
+}
+
+static const dnode_ops seq_ops = {seq_next, seq_free};
+
+/* ---- on worker threads ----------------------------------------------------------
+ * Slots hold elements in flight. A worker takes a free slot and the input's
+ * next element together (under in_mu, so sequence numbers follow the
+ * input's order), runs the graph outside any lock, and marks the slot done.
+ * The consumer takes the slot of the next sequence number (deterministic) or
+ * any done one, oldest first. At most `cap` elements are in flight or
+ * waiting: workers sleep on a full set of slots. */
+
+enum { SLOT_FREE = 0, SLOT_RUNNING, SLOT_DONE };
+
+typedef struct mslot {
+  int state;
+  int64_t seq;
+  tide_tensor *vals; /* ncomp headers */
+  derror err;
+} mslot;
+
+typedef struct par_map {
+  dnode base;
+  tide_dataset *ds;
+  dnode *in;
+  int nthreads, started, cap;
+  pthread_t *threads;
+  mslot *slots;
+  pthread_mutex_t mu;    /* slots, counters, flags */
+  pthread_cond_t cv;     /* any change the other side waits for */
+  pthread_mutex_t in_mu; /* pulling from the input */
+  dwaiter waiter;
+  int64_t next_seq;      /* sequence number of the next input element */
+  int64_t consumed;      /* deterministic: the next sequence number to hand out */
+  int in_done;
+  int64_t end_seq;       /* the input's length, once in_done */
+  int running;           /* slots being filled */
+} par_map;
+
+static int free_slot(par_map *m) {
+  for (int i = 0; i < m->cap; i++)
+    if (m->slots[i].state == SLOT_FREE) return i;
+  return -1;
+}
+
+static void *worker_main(void *arg) {
+  par_map *m = arg;
+  dpass *pass = m->base.pass;
+  dthread_enter();
+  int n_in = m->in->ncomp, n_out = m->base.ncomp;
+  tide_tensor in[TIDE_DATA_MAX_COMPONENTS];
+  for (;;) {
+    pthread_mutex_lock(&m->in_mu);
+    pthread_mutex_lock(&m->mu);
+    int i;
+    while ((i = free_slot(m)) < 0 && !m->in_done && !dpass_stopping(pass)) pthread_cond_wait(&m->cv, &m->mu);
+    if (m->in_done || dpass_stopping(pass)) {
+      pthread_mutex_unlock(&m->mu);
+      pthread_mutex_unlock(&m->in_mu);
+      break;
+    }
+    mslot *s = &m->slots[i];
+    s->state = SLOT_RUNNING;
+    s->seq = m->next_seq++;
+    pthread_mutex_unlock(&m->mu);
+    memset(in, 0, sizeof(tide_tensor) * (size_t)n_in);
+    int end = 0;
+    tide_status st = m->in->ops->next(m->in, in, &end);
+    if (st) derror_save(&s->err, st);
+    if (!st && end) {
+      pthread_mutex_lock(&m->mu);
+      m->in_done = 1;
+      m->end_seq = s->seq;
+      s->state = SLOT_FREE;
+      pthread_cond_broadcast(&m->cv);
+      pthread_mutex_unlock(&m->mu);
+      pthread_mutex_unlock(&m->in_mu);
+      break;
+    }
+    pthread_mutex_unlock(&m->in_mu);
+    if (!st) {
+      st = run_graph(m->ds->graph, in, n_in, s->vals, n_out);
+      if (st) {
+        derror_save(&s->err, st);
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", s->err.msg ? s->err.msg : "");
+        free(s->err.msg);
+        fail_element(s->seq, st, msg);
+        s->err.msg = strdup(tide_last_error());
+      }
+    }
+    pthread_mutex_lock(&m->mu);
+    s->state = SLOT_DONE;
+    pthread_cond_broadcast(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+  }
+  return NULL;
+}
+
+/* The slot to hand out now, or -1. */
+static int ready_slot(par_map *m) {
+  int best = -1;
+  for (int i = 0; i < m->cap; i++) {
+    mslot *s = &m->slots[i];
+    if (s->state != SLOT_DONE) continue;
+    if (m->ds->flag) {
+      if (s->seq == m->consumed) return i;
+    } else if (best < 0 || s->seq < m->slots[best].seq) {
+      best = i;
+    }
+  }
+  return best;
+}
+
+static tide_status par_next(dnode *self, tide_tensor *out, int *end) {
+  par_map *m = (par_map *)self;
+  if (!m->started) {
+    m->started = 1;
+    for (int t = 0; t < m->nthreads; t++) {
+      if (dthread_start(&m->threads[t], worker_main, m) != 0) return tide_last_status();
+      m->started = t + 1;
+    }
+  }
+  pthread_mutex_lock(&m->mu);
+  int i;
+  for (;;) {
+    if (dpass_stopping(self->pass)) {
+      pthread_mutex_unlock(&m->mu);
+      return dstopped();
+    }
+    if ((i = ready_slot(m)) >= 0) break;
+    bool any_busy = false;
+    for (int k = 0; k < m->cap && !any_busy; k++) any_busy = m->slots[k].state != SLOT_FREE;
+    if (m->in_done && (m->ds->flag ? m->consumed >= m->end_seq : !any_busy)) {
+      pthread_mutex_unlock(&m->mu);
+      *end = 1;
+      return TIDE_OK;
+    }
+    pthread_cond_wait(&m->cv, &m->mu);
+  }
+  mslot *s = &m->slots[i];
+  tide_status st = TIDE_OK;
+  if (s->err.st) st = derror_raise(&s->err, NULL);
+  else delem_move(out, s->vals, self->ncomp);
+  s->state = SLOT_FREE;
+  m->consumed++;
+  pthread_cond_broadcast(&m->cv);
+  pthread_mutex_unlock(&m->mu);
+  return st;
+}
+
+static void par_free(dnode *self) {
+  par_map *m = (par_map *)self;
+  pthread_mutex_lock(&m->mu);
+  pthread_cond_broadcast(&m->cv); /* the pass is stopping: workers see it and leave */
+  pthread_mutex_unlock(&m->mu);
+  for (int t = 0; t < m->started; t++) dthread_join(m->threads[t]);
+  dpass_unwatch(self->pass, &m->waiter);
+  m->in->ops->free(m->in);
+  for (int i = 0; i < m->cap; i++) {
+    delem_release(m->slots[i].vals, self->ncomp);
+    free(m->slots[i].vals);
+    free(m->slots[i].err.msg);
+  }
+  free(m->slots);
+  free(m->threads);
+  pthread_mutex_destroy(&m->mu);
+  pthread_cond_destroy(&m->cv);
+  pthread_mutex_destroy(&m->in_mu);
+  free(m);
+}
+
+static const dnode_ops par_ops = {par_next, par_free};
+
+dnode *dnode_map(tide_dataset *ds, dpass *pass) {
+  dnode *in = dnode_make(ds->input, pass);
+  if (!in) return NULL;
+  if (ds->parallel == 0) {
+    seq_map *m = calloc(1, sizeof *m);
+    if (!m) {
+      in->ops->free(in);
+      TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
+      return NULL;
+    }
+    m->base = (dnode){&seq_ops, ds->ncomp, pass};
+    m->ds = ds;
+    m->in = in;
+    return &m->base;
+  }
+  par_map *m = calloc(1, sizeof *m);
+  int cap = ds->parallel * 2; /* a result waiting per worker while each runs the next */
+  if (m) {
+    m->slots = calloc((size_t)cap, sizeof *m->slots);
+    m->threads = calloc((size_t)ds->parallel, sizeof *m->threads);
+  }
+  bool ok = m && m->slots && m->threads;
+  for (int i = 0; ok && i < cap; i++) ok = (m->slots[i].vals = calloc((size_t)ds->ncomp, sizeof(tide_tensor))) != NULL;
+  if (!ok) {
+    if (m && m->slots)
+      for (int i = 0; i < cap; i++) free(m->slots[i].vals);
+    if (m) free(m->slots), free(m->threads);
+    free(m);
+    in->ops->free(in);
+    TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
+    return NULL;
+  }
+  m->base = (dnode){&par_ops, ds->ncomp, pass};
+  m->ds = ds;
+  m->in = in;
+  m->nthreads = ds->parallel;
+  m->cap = cap;
+  pthread_mutex_init(&m->mu, NULL);
+  pthread_cond_init(&m->cv, NULL);
+  pthread_mutex_init(&m->in_mu, NULL);
+  dpass_watch(pass, &m->waiter, &m->mu, &m->cv);
+  return &m->base;
+}

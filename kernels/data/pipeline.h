@@ -1,0 +1,128 @@
+/* data/pipeline.h — inside the input pipeline: dataset descriptions, the
+ * iterator nodes a pass builds from them, element moves and thread helpers.
+ *
+ * A pass is a tree of nodes (dnode), one per dataset stage, each pulling
+ * elements from its input with next(). Stages that run threads (map with
+ * workers, prefetch) register their mutex and condition with the pass
+ * (dpass): freeing the iterator sets the pass's stop flag and wakes every
+ * registered wait, so a thread blocked anywhere in the tree returns, and
+ * each node then joins its threads in its free. */
+#ifndef TIDE_DATA_PIPELINE_H
+#define TIDE_DATA_PIPELINE_H
+
+#include "../core/internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum dkind { DS_SOURCE, DS_SLICES, DS_RANGE, DS_MAP, DS_BATCH, DS_SHUFFLE, DS_TAKE, DS_SKIP, DS_REPEAT, DS_PREFETCH };
+
+struct tide_dataset {
+  int refs;              /* atomic */
+  enum dkind kind;
+  int ncomp;
+  tide_dataset *input;
+  int64_t n;             /* batch size, buffer, count, range start */
+  int64_t stop, step;    /* range */
+  int dtype;             /* range */
+  int flag;              /* drop_remainder, reshuffle, deterministic */
+  int parallel;          /* map */
+  uint64_t seed;         /* shuffle */
+  uint64_t passes;       /* atomic: passes begun (shuffle's reshuffle counter) */
+  tide_graph *graph;     /* map */
+  tide_tensor *tensors;  /* slices: ncomp contiguous tensors */
+  tide_data_source src;  /* source */
+};
+
+typedef struct dpass dpass;
+typedef struct dnode dnode;
+
+typedef struct dnode_ops {
+  /* The next element into the node's ncomp blank headers, or *end = 1. */
+  tide_status (*next)(dnode *self, tide_tensor *out, int *end);
+  /* Stop threads, release everything, free the node and its inputs. */
+  void (*free)(dnode *self);
+} dnode_ops;
+
+struct dnode {
+  const dnode_ops *ops;
+  int ncomp;
+  dpass *pass;
+};
+
+/* A wait a stopping pass must wake. */
+typedef struct dwaiter {
+  pthread_mutex_t *mu;
+  pthread_cond_t *cv;
+  struct dwaiter *next;
+} dwaiter;
+
+struct dpass {
+  int stop;              /* atomic: the iterator is being freed */
+  pthread_mutex_t mu;    /* guards waiters */
+  dwaiter *waiters;
+};
+
+/* A node for a pass over ds (NULL with the error set). */
+dnode *dnode_make(tide_dataset *ds, dpass *pass);
+
+/* Register / unregister a node's wait with the pass. */
+void dpass_watch(dpass *pass, dwaiter *w, pthread_mutex_t *mu, pthread_cond_t *cv);
+void dpass_unwatch(dpass *pass, dwaiter *w);
+static inline int dpass_stopping(const dpass *pass) { return __atomic_load_n(&pass->stop, __ATOMIC_ACQUIRE); }
+
+/* Start a pipeline thread: kernels it calls run inline, signals are blocked. */
+int dthread_start(pthread_t *t, void *(*fn)(void *), void *arg);
+/* Join it (and count it gone). */
+void dthread_join(pthread_t t);
+/* Every pipeline thread calls this first (kernels inline). */
+void dthread_enter(void);
+
+/* Move an element's headers (fixing inline data pointers), leaving src blank. */
+static inline void delem_move(tide_tensor *dst, tide_tensor *src, int n) {
+  for (int k = 0; k < n; k++) {
+    memcpy(&dst[k], &src[k], sizeof *dst);
+    if (dst[k].flags & TIDE_TENSOR_INLINE) dst[k].data = dst[k].inline_data.bytes;
+    memset(&src[k], 0, sizeof *src);
+  }
+}
+static inline void delem_release(tide_tensor *e, int n) {
+  for (int k = 0; k < n; k++) tide_tensor_release(&e[k]);
+}
+
+/* A saved failure (status and message), to hand to another thread. */
+typedef struct derror {
+  tide_status st;
+  char *msg;
+} derror;
+static inline void derror_save(derror *e, tide_status st) {
+  e->st = st;
+  e->msg = strdup(tide_last_error());
+}
+/* Raise the saved failure on this thread (prefixed), and forget it. */
+static inline tide_status derror_raise(derror *e, const char *prefix) {
+  tide_status st = e->st;
+  if (prefix) tide_set_error(st, "%s%s", prefix, e->msg ? e->msg : "");
+  else tide_set_error(st, "%s", e->msg ? e->msg : "");
+  free(e->msg);
+  e->msg = NULL;
+  e->st = TIDE_OK;
+  return st;
+}
+
+/* The status a node returns when its pass is stopping. */
+static inline tide_status dstopped(void) { return TIDE_FAIL(TIDE_ERR_INTERRUPTED, "data: the iterator was closed"); }
+
+/* Node makers (data/sources.c, transform.c, map.c, prefetch.c). */
+dnode *dnode_source(tide_dataset *ds, dpass *pass);
+dnode *dnode_slices(tide_dataset *ds, dpass *pass);
+dnode *dnode_range(tide_dataset *ds, dpass *pass);
+dnode *dnode_map(tide_dataset *ds, dpass *pass);
+dnode *dnode_batch(tide_dataset *ds, dpass *pass);
+dnode *dnode_shuffle(tide_dataset *ds, dpass *pass);
+dnode *dnode_take_skip(tide_dataset *ds, dpass *pass);
+dnode *dnode_repeat(tide_dataset *ds, dpass *pass);
+dnode *dnode_prefetch(tide_dataset *ds, dpass *pass);
+
+#endif

@@ -1,0 +1,144 @@
+/* data/prefetch.c — prefetch: a background thread pulls elements from the
+ * input into a bounded ring while the consumer works on earlier ones. */
+#include "pipeline.h"
+
+/* AUTOTUNE: the buffer starts at 1 element and doubles, up to MAX_AUTO,
+ * each time the consumer finds it empty (the producer is slower than the
+ * consumer's rate at that depth), TF's hill-climbing in its simplest form:
+ * a consumer that never waits keeps a small buffer (little memory held). */
+enum { MAX_AUTO = 64 };
+
+typedef struct pentry {
+  tide_tensor *vals;
+  derror err;
+  int end;
+} pentry;
+
+typedef struct prefetch_node {
+  dnode base;
+  dnode *in;
+  int cap, limit, autotune;
+  pentry *ring;
+  int head, count;
+  int started, finished; /* finished: the producer has queued the end */
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  dwaiter waiter;
+} prefetch_node;
+
+static void *producer_main(void *arg) {
+  prefetch_node *p = arg;
+  dpass *pass = p->base.pass;
+  dthread_enter();
+  int nc = p->base.ncomp;
+  tide_tensor elem[TIDE_DATA_MAX_COMPONENTS];
+  for (;;) {
+    pthread_mutex_lock(&p->mu);
+    while (p->count >= p->limit && !dpass_stopping(pass)) pthread_cond_wait(&p->cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+    if (dpass_stopping(pass)) break;
+    memset(elem, 0, sizeof(tide_tensor) * (size_t)nc);
+    int end = 0;
+    tide_status st = p->in->ops->next(p->in, elem, &end);
+    pthread_mutex_lock(&p->mu);
+    pentry *e = &p->ring[(p->head + p->count) % p->cap];
+    if (st) derror_save(&e->err, st);
+    else if (end) e->end = 1;
+    else delem_move(e->vals, elem, nc);
+    p->count++;
+    if (end) p->finished = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    if (end) break;
+  }
+  return NULL;
+}
+
+static tide_status prefetch_next(dnode *self, tide_tensor *out, int *end) {
+  prefetch_node *p = (prefetch_node *)self;
+  if (!p->started) {
+    if (dthread_start(&p->thread, producer_main, p) != 0) return tide_last_status();
+    p->started = 1;
+  }
+  pthread_mutex_lock(&p->mu);
+  while (p->count == 0 && !dpass_stopping(self->pass)) {
+    if (p->autotune && p->limit < p->cap) { /* starved: allow a deeper buffer */
+      p->limit = p->limit * 2 < p->cap ? p->limit * 2 : p->cap;
+      pthread_cond_broadcast(&p->cv);
+    }
+    pthread_cond_wait(&p->cv, &p->mu);
+  }
+  if (p->count == 0) {
+    pthread_mutex_unlock(&p->mu);
+    return dstopped();
+  }
+  pentry *e = &p->ring[p->head];
+  tide_status st = TIDE_OK;
+  if (e->end) {
+    *end = 1; /* stays queued: later calls see the end again */
+    pthread_mutex_unlock(&p->mu);
+    return TIDE_OK;
+  }
+  if (e->err.st) st = derror_raise(&e->err, NULL);
+  else delem_move(out, e->vals, self->ncomp);
+  p->head = (p->head + 1) % p->cap;
+  p->count--;
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  return st;
+}
+
+static void prefetch_free(dnode *self) {
+  prefetch_node *p = (prefetch_node *)self;
+  if (p->started) {
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    dthread_join(p->thread);
+  }
+  dpass_unwatch(self->pass, &p->waiter);
+  p->in->ops->free(p->in);
+  for (int i = 0; i < p->cap; i++) {
+    delem_release(p->ring[i].vals, self->ncomp);
+    free(p->ring[i].vals);
+    free(p->ring[i].err.msg);
+  }
+  free(p->ring);
+  pthread_mutex_destroy(&p->mu);
+  pthread_cond_destroy(&p->cv);
+  free(p);
+}
+
+static const dnode_ops prefetch_ops = {prefetch_next, prefetch_free};
+
+dnode *dnode_prefetch(tide_dataset *ds, dpass *pass) {
+  dnode *in = dnode_make(ds->input, pass);
+  if (!in) return NULL;
+  prefetch_node *p = calloc(1, sizeof *p);
+  int autotune = ds->n == TIDE_DATA_AUTOTUNE;
+  int64_t want = autotune ? MAX_AUTO : ds->n;
+  if (want > 1 << 20) want = 1 << 20;
+  int cap = (int)want + 1; /* + 1: the end (or an error) fits after a full buffer */
+  if (p) p->ring = calloc((size_t)cap, sizeof *p->ring);
+  bool ok = p && p->ring;
+  for (int i = 0; ok && i < cap; i++) ok = (p->ring[i].vals = calloc((size_t)ds->ncomp, sizeof(tide_tensor))) != NULL;
+  if (!ok) {
+    if (p && p->ring)
+      for (int i = 0; i < cap; i++) free(p->ring[i].vals);
+    if (p) free(p->ring);
+    free(p);
+    in->ops->free(in);
+    TIDE_FAIL(TIDE_ERR_MEMORY, "prefetch: out of memory");
+    return NULL;
+  }
+  p->base = (dnode){&prefetch_ops, ds->ncomp, pass};
+  p->in = in;
+  p->cap = cap;
+  p->autotune = autotune;
+  p->limit = autotune ? 1 : (int)want;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv, NULL);
+  dpass_watch(pass, &p->waiter, &p->mu, &p->cv);
+  return &p->base;
+}

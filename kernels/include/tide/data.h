@@ -1,0 +1,111 @@
+/* tide/data.h — the input pipeline engine: dataset descriptions (sources and
+ * transformations, immutable, refcounted) and the iterators that run them. */
+#ifndef TIDE_DATA_H
+#define TIDE_DATA_H
+#include "tide/export.h"
+#include "tide/error.h"
+#include "tide/tensor.h"
+#include "tide/graph.h"
+
+/* A dataset describes a stream of elements; an element is a fixed number of
+ * tensors (its components: x and y of `{x, y}`, the sorted keys of a map).
+ * Describing a dataset does no work; tide_dataset_iterate starts a pass over
+ * it, and every pass starts from the beginning (with a new shuffle order
+ * where the dataset says so). Transformations take a reference to their
+ * input: the caller may drop its own at once.
+ *
+ * Threads: an iterator's next is called by one thread at a time. Stages that
+ * need it (map with parallel > 0, prefetch) run their own threads, started at
+ * the first next and joined when the iterator is freed (mid-pass too). Those
+ * threads run kernels inline (never on the shared pool): a pipeline's
+ * parallelism is its own thread count, so pipeline threads plus the
+ * consumer's pool threads stay within cores + the pipeline's few threads,
+ * and a worker that runs ahead of its consumer sleeps on a full buffer. */
+typedef struct tide_dataset tide_dataset;
+typedef struct tide_data_iterator tide_data_iterator;
+
+enum {
+  TIDE_DATA_INFINITE = -1,  /* cardinality of a dataset that never ends (TF's INFINITE_CARDINALITY) */
+  TIDE_DATA_UNKNOWN = -2,   /* cardinality not known without running it (TF's UNKNOWN_CARDINALITY) */
+  TIDE_DATA_AUTOTUNE = -1,  /* parallelism or buffer size chosen by the engine */
+  TIDE_DATA_MAX_COMPONENTS = 64
+};
+
+/* ---- sources ---------------------------------------------------------------
+ * A file reader (TextLineDataset, TFRecordDataset, CsvDataset) plugs in as a
+ * tide_data_source: open starts a pass and gives its state; next fills the
+ * element's ncomp blank headers (out[0..ncomp), tensors the caller then
+ * owns) or sets *end = 1 and fills nothing; close ends the pass (also when
+ * it is abandoned midway). next and close of one state are called by one
+ * thread at a time, but possibly not the thread that opened it (a prefetch
+ * or map worker), and several passes (states) may be open at once: keep
+ * per-pass data in the state, read-only data in ctx. A failure returns a
+ * status with the message set (tide_set_error) naming the file and offset:
+ * the consumer sees it at that element, and the pass may continue after it.
+ * free_ctx runs once, when the last dataset using the source goes. */
+typedef struct tide_data_source {
+  void *ctx;
+  int ncomp;
+  int64_t cardinality;  /* elements, or TIDE_DATA_INFINITE / TIDE_DATA_UNKNOWN */
+  tide_status (*open)(void *ctx, void **state);
+  tide_status (*next)(void *ctx, void *state, tide_tensor *const *out, int *end);
+  void (*close)(void *ctx, void *state);
+  void (*free_ctx)(void *ctx);
+} tide_data_source;
+
+/* A dataset of what `src` reads (the struct is copied; ctx is owned from now). */
+TIDE_API tide_dataset *tide_dataset_from_source(const tide_data_source *src);
+/* The rows of n tensors (all with the same first dim): element i is row i of
+ * each. The tensors are shared (copied first when not contiguous). */
+TIDE_API tide_dataset *tide_dataset_slices(int n, const tide_tensor *const *tensors);
+/* start, start + step, ... up to stop (excluded) as scalars of dtype. */
+TIDE_API tide_dataset *tide_dataset_range(int64_t start, int64_t stop, int64_t step, int dtype);
+
+/* ---- transformations -------------------------------------------------------- */
+
+/* Each element through graph g (finalized; inputs = the element's components,
+ * outputs = the new element's). parallel 0: in the consumer's thread;
+ * n > 0: n worker threads; TIDE_DATA_AUTOTUNE: the cores. deterministic 0
+ * hands out results as they finish. The dataset holds g (tide_graph_retain);
+ * variables g reads must outlive every pass. */
+TIDE_API tide_dataset *tide_dataset_map(tide_dataset *in, tide_graph *g, int parallel, int deterministic);
+/* n elements at a time stacked along a new first dim (the last batch may be
+ * smaller unless drop_remainder). */
+TIDE_API tide_dataset *tide_dataset_batch(tide_dataset *in, int64_t n, int drop_remainder);
+/* A buffer of `buffer` elements, each output drawn uniformly from it
+ * (Philox, key from seed): pass k draws with key (seed, k) when reshuffle,
+ * else (seed, 0). */
+TIDE_API tide_dataset *tide_dataset_shuffle(tide_dataset *in, int64_t buffer, uint64_t seed, int reshuffle);
+/* The first n elements (n < 0: all). */
+TIDE_API tide_dataset *tide_dataset_take(tide_dataset *in, int64_t n);
+/* All but the first n elements (n < 0: none). */
+TIDE_API tide_dataset *tide_dataset_skip(tide_dataset *in, int64_t n);
+/* count passes over in, one after another (count < 0: forever; a pass
+ * that gives nothing ends it). */
+TIDE_API tide_dataset *tide_dataset_repeat(tide_dataset *in, int64_t count);
+/* Up to n elements made ahead by a background thread (TIDE_DATA_AUTOTUNE:
+ * a buffer that grows while the consumer finds it empty). */
+TIDE_API tide_dataset *tide_dataset_prefetch(tide_dataset *in, int64_t n);
+
+/* Drop a reference (NULL is allowed). */
+TIDE_API void tide_dataset_free(tide_dataset *ds);
+TIDE_API int tide_dataset_num_components(const tide_dataset *ds);
+/* Elements in one pass, or TIDE_DATA_INFINITE / TIDE_DATA_UNKNOWN. */
+TIDE_API int64_t tide_dataset_cardinality(const tide_dataset *ds);
+
+/* ---- iterating -------------------------------------------------------------- */
+
+/* A new pass over ds (NULL with the error set on failure). */
+TIDE_API tide_data_iterator *tide_dataset_iterate(tide_dataset *ds);
+/* The next element into n blank headers (n = the components), or *end = 1.
+ * A failure (a map function's error, a bad element) names the element. */
+TIDE_API tide_status tide_data_iterator_next(tide_data_iterator *it, int n, tide_tensor *const *out, int *end);
+/* Stop the pass: its threads are told to stop and joined, buffered
+ * elements released. NULL is allowed. */
+TIDE_API void tide_data_iterator_free(tide_data_iterator *it);
+/* Worker threads a map given TIDE_DATA_AUTOTUNE uses. */
+TIDE_API int tide_data_autotune_parallelism(void);
+/* Threads the engine's pipelines are running now (for tests). */
+TIDE_API int tide_data_live_threads(void);
+
+#endif

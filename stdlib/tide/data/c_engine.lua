@@ -1,0 +1,113 @@
+-- stdlib/tide/data/c_engine.lua — datasets whose stages all run in C
+-- (kernels/data): building their tide_dataset descriptions and reading passes.
+local binding = require "tide.binding"
+
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
+local M = {}
+
+local DTYPE_INT64 = require("tide.dtype").codes.int64
+
+-- Stages the engine runs; a map or filter only when traced.
+local KINDS = { slices = true, range = true, map = true, batch = true, shuffle = true, take = true, skip = true,
+  ["repeat"] = true, prefetch = true, c_source = true }
+
+-- True when every stage of ds runs in C (memoized).
+function M.supports(ds)
+  local s = rawget(ds, "_c_ok")
+  if s ~= nil then return s end
+  s = KINDS[ds.kind] == true
+  if s and ds.kind == "map" and not ds.compiled then s = false end
+  if s and ds.input then s = M.supports(ds.input) end
+  ds._c_ok = s
+  return s
+end
+
+-- ds's C description (made once, freed with ds).
+local function handle(ds)
+  local h = rawget(ds, "_c")
+  if h then return h end
+  local k = ds.kind
+  local input = ds.input and handle(ds.input)
+  if k == "slices" then
+    local n = #ds.tensors
+    local arr = ffi.new("const tide_tensor *[?]", n)
+    for i, t in ipairs(ds.tensors) do arr[i - 1] = t end
+    h = C.tide_dataset_slices(n, arr)
+  elseif k == "range" then
+    h = C.tide_dataset_range(ds.start, ds.stop, ds.step, DTYPE_INT64)
+  elseif k == "c_source" then
+    h = ds.make_source()
+  elseif k == "map" then
+    local p = ds.parallel
+    h = C.tide_dataset_map(input, ds.compiled.graph, p == nil and 0 or p, ds.deterministic and 1 or 0)
+  elseif k == "batch" then
+    h = C.tide_dataset_batch(input, ds.n, ds.drop and 1 or 0)
+  elseif k == "shuffle" then
+    h = C.tide_dataset_shuffle(input, ds.buffer, ds.seed, ds.reshuffle and 1 or 0)
+  elseif k == "take" then
+    h = C.tide_dataset_take(input, ds.count)
+  elseif k == "skip" then
+    h = C.tide_dataset_skip(input, ds.count)
+  elseif k == "repeat" then
+    h = C.tide_dataset_repeat(input, ds.count)
+  elseif k == "prefetch" then
+    h = C.tide_dataset_prefetch(input, ds.n)
+  end
+  if h == nil then binding.raise() end
+  h = ffi.gc(h, C.tide_dataset_free)
+  ds._c = h
+  return h
+end
+M.handle = handle
+
+-- Passes whose threads may still run a map graph keep their dataset (and
+-- through it the traced functions, graphs and variables they read) here
+-- until the pass is freed: the collector may otherwise free a graph in the
+-- same cycle as the iterator whose threads run it.
+local live = {}
+
+-- A pass over ds: next() gives the next element's components or nil; close()
+-- ends it early (the collector ends a forgotten one).
+function M.open(ds)
+  local h = handle(ds)
+  local it = C.tide_dataset_iterate(h)
+  if it == nil then binding.raise() end
+  local token = {}
+  live[token] = ds
+  local freed = false
+  local function free(p) -- once: the finalizer and close() may both come (lua_close runs every finalizer)
+    if freed then return end
+    freed = true
+    C.tide_data_iterator_free(p)
+    live[token] = nil
+  end
+  it = ffi.gc(it, free)
+  local n = #ds.specs
+  local outs = ffi.new("tide_tensor *[?]", n)
+  local endp = ffi.new("int[1]")
+  local function close()
+    if it ~= nil and not freed then
+      ffi.gc(it, nil)
+      free(it)
+      it = nil
+    end
+  end
+  local function nextf()
+    if it == nil or freed then return nil end
+    local flat = {}
+    for i = 1, n do
+      flat[i] = Tensor()
+      outs[i - 1] = flat[i]
+    end
+    if C.tide_data_iterator_next(it, n, outs, endp) ~= 0 then binding.raise() end
+    if endp[0] ~= 0 then
+      close()
+      return nil
+    end
+    for i = 1, n do binding.finish(flat[i]) end
+    return flat
+  end
+  return nextf, close
+end
+
+return M

@@ -1,0 +1,28 @@
+-- stdlib/tide/data/init.lua — tide.data: the input pipeline's public table
+-- (Dataset, AUTOTUNE and the cardinality constants), as TF's tf.data.
+local dataset = require "tide.data.dataset"
+dataset.set_engines(require "tide.data.c_engine", require "tide.data.lua_engine")
+
+local M = {
+  Dataset = dataset.Dataset,
+  AUTOTUNE = dataset.AUTOTUNE,
+  INFINITE_CARDINALITY = dataset.INFINITE_CARDINALITY,
+  UNKNOWN_CARDINALITY = dataset.UNKNOWN_CARDINALITY,
+  is_dataset = dataset.is_dataset,
+  experimental = {
+    AUTOTUNE = dataset.AUTOTUNE,
+    INFINITE_CARDINALITY = dataset.INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY = dataset.UNKNOWN_CARDINALITY,
+  },
+}
+
+-- A dataset of what a C source reads (kernels/include/tide/data.h's
+-- tide_data_source), for the file readers: make() gives a fresh
+-- tide_dataset * each call; template and specs describe its elements
+-- (tide.data.structure), card its cardinality.
+function M.from_c_source(make, template, specs, card)
+  return setmetatable({ kind = "c_source", make_source = make, template = template, specs = specs,
+    card = card or dataset.UNKNOWN_CARDINALITY }, dataset.Dataset)
+end
+
+return M

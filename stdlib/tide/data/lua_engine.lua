@@ -1,0 +1,557 @@
+-- stdlib/tide/data/lua_engine.lua — the stages that need the Lua state
+-- (generators, untraced functions, interleave, cache, zip, ...) and Lua
+-- versions of the rest for when an input runs here; C subtrees below run in C.
+local binding = require "tide.binding"
+local structure = require "tide.data.structure"
+local map_fn = require "tide.data.map_fn"
+local shape_ops = require "tide.ops.shape"
+local convert = require "tide.convert"
+local spec = require "tide.tracing.spec"
+
+local ffi, C = binding.ffi, binding.C
+local None = spec.None
+local pack = function(...) return { n = select("#", ...), ... } end
+local M = {}
+
+local open -- open(ds): nextf, close of a pass over ds (C or Lua)
+local function dataset_mod() return require "tide.data.dataset" end
+
+-- An element of fn's results, checked against a template and specs.
+local function results_flat(what, index, template, res)
+  local t, leaves = structure.flatten_results(what, res.n, unpack(res, 1, res.n))
+  if template and not structure.same(t, template) then
+    binding.error(string.format("%s: element %d: the function returned a different structure than it did for " ..
+      "the first element", what, index))
+  end
+  return leaves, t
+end
+
+-- Call fn on an element in Lua; its results or an error naming the element.
+local function call_eager(what, fn, template, flat, index)
+  local res = pack(pcall(fn, structure.values(template, flat)))
+  if not res[1] then
+    binding.error(string.format("%s: the function failed on element %d: %s", what, index, tostring(res[2])))
+  end
+  return pack(unpack(res, 2, res.n))
+end
+
+-- The template and specs of an untraceable map's results: its result on
+-- the first element (dims unknown: later elements may differ).
+function M.probe_map(ds)
+  local nextf, close = open(ds.input)
+  local flat = nextf()
+  if close then close() end
+  if flat == nil then return ds.input.template, ds.input.specs end
+  local leaves, t = results_flat("map", 0, nil, call_eager("map", ds.fn, ds.input.template, flat, 0))
+  local specs = {}
+  for i, x in ipairs(leaves) do
+    local dims = {}
+    for d = 1, x.ndim do dims[d] = None end
+    specs[i] = spec.TensorSpec(dims, structure.dtype_name(x))
+  end
+  return t, specs
+end
+
+-- The dataset fn makes of an element (checked).
+local function inner_dataset(ds, flat, index)
+  local res = call_eager("interleave", ds.fn, ds.input.template, flat, index)
+  local inner = res[1]
+  if not dataset_mod().is_dataset(inner) then
+    binding.error(string.format("interleave: the function must return a tide.data.Dataset, got %s (element %d)",
+      type(inner), index))
+  end
+  return inner
+end
+
+-- interleave's element structure: that of the dataset made from the first element.
+function M.probe_interleave(ds)
+  local nextf, close = open(ds.input)
+  local flat = nextf()
+  if close then close() end
+  if flat == nil then return ds.input.template, ds.input.specs end
+  local inner = inner_dataset(ds, flat, 0)
+  return inner.template, inner.specs
+end
+
+local warned_cache = false
+
+local readers = {}
+
+function readers.slices(ds)
+  local i, n = 0, ds.card
+  return function()
+    if i >= n then return nil end
+    local flat = {}
+    for k, t in ipairs(ds.tensors) do flat[k] = t[i] end
+    i = i + 1
+    return flat
+  end
+end
+
+function readers.range(ds)
+  local v = ds.start
+  return function()
+    if (ds.step > 0 and v >= ds.stop) or (ds.step < 0 and v <= ds.stop) then return nil end
+    local t = convert.tensor(v, "int64", "range")
+    v = v + ds.step
+    return { t }
+  end
+end
+
+function readers.generator(ds)
+  local it = ds.gen()
+  if type(it) ~= "function" then
+    binding.error("from_generator: the generator must return an iterator function, got " .. type(it))
+  end
+  local index = 0
+  local dtypes = {}
+  for i, s in ipairs(ds.specs) do dtypes[i] = s.dtype end
+  return function()
+    local v = it()
+    if v == nil then return nil end
+    local leaves, why = structure.flatten_as(v, ds.template, dtypes, "from_generator")
+    if not leaves then
+      binding.error(string.format("from_generator: element %d does not fit output_signature: %s", index, why))
+    end
+    for i, x in ipairs(leaves) do
+      local s = ds.specs[i]
+      local dims = x.shape
+      if not s:accepts(structure.dtype_name(x), dims) then
+        binding.error(string.format("from_generator: element %d: component %d is %s %s, but output_signature says %s",
+          index, i, structure.dtype_name(x), tostring(x.shape), tostring(s)))
+      end
+    end
+    index = index + 1
+    return leaves
+  end
+end
+
+function readers.map(ds)
+  local nextf, close = open(ds.input)
+  local index = 0
+  return function()
+    local flat = nextf()
+    if flat == nil then return nil end
+    local i = index
+    index = index + 1
+    if ds.compiled then
+      local out, err = map_fn.run(ds.compiled, flat)
+      if not out then binding.error(string.format("map: the function failed on element %d: %s", i, err)) end
+      return out
+    end
+    return (results_flat("map", i, ds.template, call_eager("map", ds.fn, ds.input.template, flat, i)))
+  end, close
+end
+
+function readers.filter(ds)
+  local nextf, close = open(ds.input)
+  local index = 0
+  return function()
+    while true do
+      local flat = nextf()
+      if flat == nil then return nil end
+      local i = index
+      index = index + 1
+      local keep
+      if ds.compiled then
+        local out, err = map_fn.run(ds.compiled, flat)
+        if not out then binding.error(string.format("filter: the predicate failed on element %d: %s", i, err)) end
+        keep = out[1]
+      else
+        keep = call_eager("filter", ds.fn, ds.input.template, flat, i)[1]
+      end
+      if binding.istensor(keep) then
+        if keep.nelem ~= 1 then
+          binding.error(string.format("filter: the predicate must return a bool scalar, got shape %s (element %d)",
+            tostring(keep.shape), i))
+        end
+        keep = keep:item()
+      end
+      if type(keep) ~= "boolean" then
+        binding.error(string.format("filter: the predicate must return a bool, got %s (element %d)", type(keep), i))
+      end
+      if keep then return flat end
+    end
+  end, close
+end
+
+-- True when two tensors have the same dims.
+local function same_dims(a, b)
+  if a.ndim ~= b.ndim then return false end
+  for d = 0, a.ndim - 1 do if a.dims[d] ~= b.dims[d] then return false end end
+  return true
+end
+
+-- Stack components of elements (a list of flat lists) along a new dim.
+local function stack(elems, what)
+  local out = {}
+  for k = 1, #elems[1] do
+    local parts = {}
+    local first = elems[1][k]
+    for i, e in ipairs(elems) do
+      local x = e[k]
+      if x.dt ~= first.dt or not same_dims(x, first) then
+        binding.error(string.format("%s: cannot batch tensors with different shapes in component %d: the first " ..
+          "element is %s %s and element %d is %s %s; use padded_batch for elements of different shapes", what,
+          k - 1, structure.dtype_name(first), tostring(first.shape), i - 1, structure.dtype_name(x),
+          tostring(x.shape)))
+      end
+      parts[i] = x
+    end
+    out[k] = shape_ops.stack(parts, 0)
+  end
+  return out
+end
+
+function readers.batch(ds)
+  local nextf, close = open(ds.input)
+  local done = false
+  return function()
+    if done then return nil end
+    local elems = {}
+    while #elems < ds.n do
+      local flat = nextf()
+      if flat == nil then done = true; break end
+      elems[#elems + 1] = flat
+    end
+    if #elems == 0 or (ds.drop and #elems < ds.n) then return nil end
+    return stack(elems, "batch")
+  end, close
+end
+
+function readers.padded_batch(ds)
+  local nextf, close = open(ds.input)
+  local done = false
+  return function()
+    if done then return nil end
+    local elems = {}
+    while #elems < ds.n do
+      local flat = nextf()
+      if flat == nil then done = true; break end
+      elems[#elems + 1] = flat
+    end
+    if #elems == 0 or (ds.drop and #elems < ds.n) then return nil end
+    local out = {}
+    for k = 1, #elems[1] do
+      local first = elems[1][k]
+      local rank = first.ndim
+      local target = {}
+      for d = 1, rank do
+        local want = ds.shapes[k] and ds.shapes[k][d]
+        if want == -1 then want = None end
+        if want ~= nil and want ~= None then target[d] = want
+        else
+          local m = 0
+          for _, e in ipairs(elems) do m = math.max(m, e[k].shape[d] or 0) end
+          target[d] = m
+        end
+      end
+      local pv = ds.values[k] or 0
+      local parts = {}
+      for i, e in ipairs(elems) do
+        local x = e[k]
+        if x.ndim ~= rank or x.dt ~= first.dt then
+          binding.error(string.format("padded_batch: element %d component %d is %s %s but the first is %s %s", i - 1,
+            k - 1, structure.dtype_name(x), tostring(x.shape), structure.dtype_name(first), tostring(first.shape)))
+        end
+        local pads, need = {}, false
+        for d = 1, rank do
+          local extra = target[d] - x.shape[d]
+          if extra < 0 then
+            binding.error(string.format("padded_batch: element %d component %d has %d in dim %d, more than the " ..
+              "padded shape's %d", i - 1, k - 1, x.shape[d], d - 1, target[d]))
+          end
+          pads[d] = { 0, extra }
+          need = need or extra > 0
+        end
+        if need then
+          x = shape_ops.pad(x, pads, "CONSTANT", pv)
+        end
+        parts[i] = x
+      end
+      out[k] = shape_ops.stack(parts, 0)
+    end
+    return out
+  end, close
+end
+
+function readers.unbatch(ds)
+  local nextf, close = open(ds.input)
+  local cur, row, rows = nil, 0, 0
+  return function()
+    while cur == nil or row >= rows do
+      cur = nextf()
+      if cur == nil then return nil end
+      rows = cur[1].shape[1]
+      for k, x in ipairs(cur) do
+        if x.ndim < 1 or x.shape[1] ~= rows then
+          binding.error("unbatch: the components of an element have different first dimensions")
+        end
+      end
+      row = 0
+    end
+    local flat = {}
+    for k, x in ipairs(cur) do flat[k] = x[row] end
+    row = row + 1
+    return flat
+  end, close
+end
+
+-- TF's shuffle, drawn as kernels/data/transform.c draws (the same order).
+function readers.shuffle(ds)
+  local nextf, close = open(ds.input)
+  local pass = ds.passes
+  ds.passes = ds.passes + 1
+  local key = C.tide_random_derive_key(ds.seed, ds.reshuffle and pass or 0)
+  local counter = 0ULL
+  local r = ffi.new("uint32_t[4]")
+  local buf, count, filled, in_done = {}, 0, false, false
+  return function()
+    while not filled do
+      local flat = nextf()
+      if flat == nil then in_done = true else count = count + 1; buf[count] = flat end
+      if flat == nil or count == ds.buffer then filled = true end
+    end
+    if count == 0 then return nil end
+    C.tide_philox4x32(key, counter, 0, r)
+    counter = counter + 1
+    local x = ffi.cast("uint64_t", r[1]) * 4294967296ULL + r[0]
+    local i = tonumber(x % count) + 1
+    local out = buf[i]
+    if not in_done then
+      local flat = nextf()
+      if flat ~= nil then buf[i] = flat; return out end
+      in_done = true
+    end
+    buf[i] = buf[count]
+    buf[count] = nil
+    count = count - 1
+    return out
+  end, close
+end
+
+function readers.take(ds)
+  local nextf, close = open(ds.input)
+  local seen = 0
+  return function()
+    if ds.count >= 0 and seen >= ds.count then
+      if close then close(); close = nil end -- stop reading the input (a cache above learns it was partial)
+      return nil
+    end
+    local flat = nextf()
+    if flat ~= nil then seen = seen + 1 end
+    return flat
+  end, function() if close then close() end end
+end
+
+function readers.skip(ds)
+  local nextf, close = open(ds.input)
+  local skipped = false
+  return function()
+    if not skipped then
+      skipped = true
+      local n = ds.count
+      local i = 0
+      while n < 0 or i < n do
+        if nextf() == nil then return nil end
+        i = i + 1
+      end
+    end
+    return nextf()
+  end, close
+end
+
+readers["repeat"] = function(ds)
+  local nextf, close, epoch, in_epoch = nil, nil, 0, 0
+  return function()
+    while true do
+      if nextf == nil then
+        if ds.count >= 0 and epoch >= ds.count then return nil end
+        nextf, close = open(ds.input)
+        epoch, in_epoch = epoch + 1, 0
+      end
+      local flat = nextf()
+      if flat ~= nil then in_epoch = in_epoch + 1; return flat end
+      nextf = nil
+      if in_epoch == 0 then return nil end
+    end
+  end, function() if close then close() end end
+end
+
+-- Above a Lua stage there is no thread to run ahead: prefetch passes through.
+function readers.prefetch(ds) return open(ds.input) end
+
+function readers.cache(ds)
+  if ds.store.complete then
+    local i = 0
+    local elems = ds.store.elems
+    return function()
+      i = i + 1
+      return elems[i]
+    end
+  end
+  local nextf, close = open(ds.input)
+  local elems, finished = {}, false
+  local function partial()
+    if finished then return end
+    finished = true
+    if close then close() end
+    if not warned_cache then
+      warned_cache = true
+      io.stderr:write("tide.data: a pass over a cached dataset stopped before its end, so the cache was discarded " ..
+        "(nothing partial is kept). If you meant to cache only some elements, write ds:take(k):cache() " ..
+        "instead of ds:cache():take(k).\n")
+    end
+  end
+  return function()
+    if finished then return nil end
+    local flat = nextf()
+    if flat == nil then
+      finished = true
+      ds.store.elems, ds.store.complete = elems, true
+      return nil
+    end
+    elems[#elems + 1] = flat
+    return flat
+  end, partial
+end
+
+function readers.zip(ds)
+  local its = {}
+  for i, d in ipairs(ds.inputs) do
+    local nextf, close = open(d)
+    its[i] = { nextf = nextf, close = close }
+  end
+  local function close_all() for _, it in ipairs(its) do if it.close then it.close() end end end
+  return function()
+    local flat = {}
+    for _, it in ipairs(its) do
+      local e = it.nextf()
+      if e == nil then close_all(); return nil end
+      for _, x in ipairs(e) do flat[#flat + 1] = x end
+    end
+    return flat
+  end, close_all
+end
+
+function readers.concatenate(ds)
+  local which = 1
+  local nextf, close = open(ds.inputs[1])
+  return function()
+    while true do
+      local flat = nextf()
+      if flat ~= nil then return flat end
+      if which == 2 then return nil end
+      which = 2
+      nextf, close = open(ds.inputs[2])
+    end
+  end, function() if close then close() end end
+end
+
+function readers.enumerate(ds)
+  local nextf, close = open(ds.input)
+  local i = ds.start
+  return function()
+    local flat = nextf()
+    if flat == nil then return nil end
+    local out = { convert.tensor(i, "int64", "enumerate") }
+    i = i + 1
+    for _, x in ipairs(flat) do out[#out + 1] = x end
+    return out
+  end, close
+end
+
+function readers.shard(ds)
+  local nextf, close = open(ds.input)
+  local i = -1
+  return function()
+    while true do
+      local flat = nextf()
+      if flat == nil then return nil end
+      i = i + 1
+      if i % ds.num == ds.index then return flat end
+    end
+  end, close
+end
+
+-- TF's InterleaveDataset (sequential; the parallel one keeps this order).
+function readers.interleave(ds)
+  local nextf, close = open(ds.input)
+  local cycle, block = ds.cycle, ds.block
+  local current = {}   -- position -> { nextf, close } of an open inner pass
+  local cycle_index, block_index, num_open, end_of_input, index = 1, 0, 0, false, 0
+  local function advance_cycle()
+    block_index = 0
+    cycle_index = cycle_index % cycle + 1
+  end
+  return function()
+    while not end_of_input or num_open > 0 do
+      local cur = current[cycle_index]
+      if cur then
+        local flat = cur.nextf()
+        if flat ~= nil then
+          block_index = block_index + 1
+          if block_index == block then advance_cycle() end
+          return flat
+        end
+        current[cycle_index] = nil
+        num_open = num_open - 1
+        advance_cycle()
+      elseif not end_of_input then
+        local flat = nextf()
+        if flat == nil then
+          end_of_input = true
+        else
+          local inner = inner_dataset(ds, flat, index)
+          index = index + 1
+          if not structure.same(inner.template, ds.template) then
+            binding.error(string.format("interleave: the dataset made from element %d has a different structure " ..
+              "than the first one's", index - 1))
+          end
+          local f, c = open(inner)
+          current[cycle_index] = { nextf = f, close = c }
+          num_open = num_open + 1
+        end
+      else
+        advance_cycle()
+      end
+    end
+    return nil
+  end, function()
+    if close then close() end
+    for _, c in pairs(current) do if c.close then c.close() end end
+  end
+end
+
+readers.c_source = function(ds) return open(ds) end -- a C source runs in C (dataset.open routes it there)
+
+-- A pass over ds run here (inputs that run in C are opened there).
+function M.open_lua(ds)
+  local reader = readers[ds.kind]
+  if not reader then binding.error("tide.data: no reader for a '" .. tostring(ds.kind) .. "' dataset") end
+  local nextf, close = reader(ds)
+  return nextf, close
+end
+
+open = function(ds) return dataset_mod().open(ds) end
+
+-- A pass at the top: a forgotten iterator ends (a cache learns it was
+-- partial) when it is collected.
+function M.open(ds)
+  local nextf, close = M.open_lua(ds)
+  if close then
+    local proxy = newproxy(true)
+    getmetatable(proxy).__gc = function() close() end
+    local finished = false
+    return function()
+      if finished then return nil end
+      local _ = proxy
+      local flat = nextf()
+      if flat == nil then finished = true; close() end
+      return flat
+    end, function() if not finished then finished = true; close() end end
+  end
+  return nextf, close
+end
+
+return M

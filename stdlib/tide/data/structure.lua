@@ -1,0 +1,217 @@
+-- stdlib/tide/data/structure.lua — a dataset element's structure: a tensor,
+-- a list or a map of them (nested), flattened to components and back, and
+-- its element_spec (TensorSpecs in the same structure).
+local binding = require "tide.binding"
+local convert = require "tide.convert"
+local dtype = require "tide.dtype"
+local spec = require "tide.tracing.spec"
+
+local istensor = binding.istensor
+local TensorSpec, None = spec.TensorSpec, spec.None
+local M = {}
+
+-- True when a plain table holds the values of one tensor (numbers, nested).
+local function is_value_table(x)
+  local probe = x
+  while type(probe) == "table" and getmetatable(probe) == nil do
+    local _, v = next(probe)
+    if v == nil then return true end -- {} : an empty tensor
+    probe = v
+  end
+  return type(probe) == "number" or type(probe) == "boolean"
+end
+
+local function sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do
+    if type(k) ~= "string" then return nil end
+    keys[#keys + 1] = k
+  end
+  table.sort(keys)
+  return keys
+end
+
+-- flatten(value, what, dtypes): the template and the list of component
+-- tensors. A tensor is one component; a Lua list (1..n) or a map with string
+-- keys (sorted, as TF sorts dict keys) a structure; Lua numbers, booleans
+-- and tables of numbers become tensors (of dtypes[i] when given).
+function M.flatten(value, what, dtypes)
+  local leaves = {}
+  local function leaf(t)
+    leaves[#leaves + 1] = t
+    return { kind = "tensor", index = #leaves }
+  end
+  local function walk(v, depth)
+    if depth > 32 then binding.error(what .. ": the element's structure nests too deeply (a cycle?)") end
+    if istensor(v) then return leaf(v) end
+    if convert.is_variable(v) then return leaf(convert.unvariable(v)) end
+    local tv = type(v)
+    if tv == "number" or tv == "boolean" or (tv == "table" and getmetatable(v) == nil and #v > 0 and is_value_table(v)) then
+      local dt = dtypes and dtypes[#leaves + 1]
+      return leaf(convert.tensor(v, dt, what))
+    end
+    if tv == "table" and getmetatable(v) == nil then
+      local n = #v
+      if n > 0 then
+        local items = {}
+        for i = 1, n do items[i] = walk(v[i], depth + 1) end
+        for k in pairs(v) do
+          if type(k) ~= "number" or k < 1 or k > n or k % 1 ~= 0 then
+            binding.error(string.format("%s: an element is either a list or a map, not both (key '%s' next to " ..
+              "list items)", what, tostring(k)))
+          end
+        end
+        return { kind = "list", n = n, items = items }
+      end
+      local keys = sorted_keys(v)
+      if not keys or #keys == 0 then
+        binding.error(string.format("%s: expected a tensor, a list of tensors or a map with string keys, got %s",
+          what, next(v) == nil and "an empty table" or "a table with non-string keys"))
+      end
+      local items = {}
+      for i, k in ipairs(keys) do items[i] = walk(v[k], depth + 1) end
+      return { kind = "map", keys = keys, items = items }
+    end
+    binding.error(string.format("%s: expected a tensor, a list or a map of tensors, got %s", what,
+      tv == "nil" and "nil" or tv))
+  end
+  local template = walk(value, 0)
+  return template, leaves
+end
+
+-- flatten_as(value, template, dtypes, what): the components of value read
+-- by a known structure (from_generator's output_signature), so that
+-- {1, {2, 3}} is a scalar and a vector, not one ragged tensor. nil and a
+-- reason when value does not have that structure.
+function M.flatten_as(value, template, dtypes, what)
+  local leaves = {}
+  local function walk(t, v, path)
+    if t.kind == "tensor" then
+      if istensor(v) then leaves[t.index] = v
+      elseif convert.is_variable(v) then leaves[t.index] = convert.unvariable(v)
+      elseif type(v) == "number" or type(v) == "boolean" or (type(v) == "table" and getmetatable(v) == nil) then
+        leaves[t.index] = convert.tensor(v, dtypes[t.index], what)
+      else
+        return path .. " is " .. type(v) .. ", expected a tensor"
+      end
+      return nil
+    end
+    if type(v) ~= "table" or getmetatable(v) ~= nil then return path .. " is " .. type(v) .. ", expected a table" end
+    for i, item in ipairs(t.items) do
+      local key = t.kind == "list" and i or t.keys[i]
+      local why = walk(item, v[key], path .. "[" .. (type(key) == "string" and ("'" .. key .. "'") or key) .. "]")
+      if why then return why end
+    end
+    if t.kind == "list" and #v ~= t.n then return path .. " has " .. #v .. " items, expected " .. t.n end
+    return nil
+  end
+  local why = walk(template, value, "the element")
+  if why then return nil, why end
+  return leaves
+end
+
+-- The value of template with its components from flat[offset + i].
+function M.rebuild(template, flat)
+  local k = template.kind
+  if k == "tensor" then return flat[template.index] end
+  local out = {}
+  if k == "list" then
+    for i, item in ipairs(template.items) do out[i] = M.rebuild(item, flat) end
+  else
+    for i, key in ipairs(template.keys) do out[key] = M.rebuild(template.items[i], flat) end
+  end
+  return out
+end
+
+-- What a map function or an iterator gets: a list element's items as
+-- separate values (TF unpacks tuples), anything else as one value.
+function M.values(template, flat)
+  if template.kind == "list" then
+    local v = M.rebuild(template, flat)
+    return unpack(v, 1, template.n)
+  end
+  return M.rebuild(template, flat)
+end
+
+-- The template of several values returned by a function (one value: itself;
+-- several: a list), and their components.
+function M.flatten_results(what, n, ...)
+  if n == 0 or (n == 1 and select(1, ...) == nil) then
+    binding.error(what .. ": the function returned nothing; it must return the new element")
+  end
+  if n == 1 then return M.flatten((...), what) end
+  return M.flatten({ ... }, what)
+end
+
+-- The number of components.
+function M.count(template)
+  if template.kind == "tensor" then return 1 end
+  local n = 0
+  for _, item in ipairs(template.items) do n = n + M.count(item) end
+  return n
+end
+
+-- A copy of template with component indices moved by `offset`.
+function M.shift(template, offset)
+  if template.kind == "tensor" then return { kind = "tensor", index = template.index + offset } end
+  local items = {}
+  for i, item in ipairs(template.items) do items[i] = M.shift(item, offset) end
+  return { kind = template.kind, n = template.n, keys = template.keys, items = items }
+end
+
+-- A list template of several templates (zip, enumerate), components in order.
+function M.list_of(templates)
+  local items, offset = {}, 0
+  for i, t in ipairs(templates) do
+    items[i] = M.shift(t, offset)
+    offset = offset + M.count(t)
+  end
+  return { kind = "list", n = #items, items = items }
+end
+
+-- True when two templates have the same structure.
+function M.same(a, b)
+  if a.kind ~= b.kind then return false end
+  if a.kind == "tensor" then return true end
+  if #a.items ~= #b.items then return false end
+  for i, item in ipairs(a.items) do
+    if a.keys and a.keys[i] ~= b.keys[i] then return false end
+    if not M.same(item, b.items[i]) then return false end
+  end
+  return true
+end
+
+-- The TensorSpec of a tensor's dtype and dims (unknown dims as tide.None).
+function M.spec_of(t)
+  return TensorSpec.from_tensor(t)
+end
+
+-- A spec with dims unknown along `unknown` (a set of positions), or a new
+-- leading dim.
+function M.spec_dims(s, dims)
+  return TensorSpec(dims, s.dtype)
+end
+
+-- The most specific spec both fit (concatenate): dims that differ become None.
+function M.common_spec(a, b, what)
+  if a.dtype ~= b.dtype then
+    binding.error(string.format("%s: the datasets' elements have different dtypes (%s and %s)", what, a.dtype,
+      b.dtype))
+  end
+  if a.shape == nil or b.shape == nil or #a.shape ~= #b.shape then return TensorSpec(nil, a.dtype) end
+  local dims = {}
+  for i, d in ipairs(a.shape) do dims[i] = (d == b.shape[i]) and d or None end
+  return TensorSpec(dims, a.dtype)
+end
+
+-- element_spec: the specs in the element's structure.
+function M.spec_value(template, specs)
+  return M.rebuild(template, specs)
+end
+
+-- dtype name of a component tensor.
+function M.dtype_name(t) return dtype.names[t.dt] end
+
+M.None = None
+M.TensorSpec = TensorSpec
+return M

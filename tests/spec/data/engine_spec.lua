@@ -1,0 +1,197 @@
+-- tests/spec/data/engine_spec.lua — how tide.data runs: map on C threads
+-- (parallel, deterministic or not), prefetch, errors at the element that hit
+-- them, clean shutdown (threads and bytes) when a pass is dropped midway,
+-- the Lua fallback, sources, reading, and the errors for bad arguments.
+local tide = require "tide"
+local binding = require "tide.binding"
+local h = require "helpers"
+local D = tide.data.Dataset
+local C = binding.C
+
+-- This process's threads (the entries of /proc/self/task, as its status counts them).
+local function threads()
+  local p = io.open("/proc/self/status")
+  local s = p:read("*a")
+  p:close()
+  return tonumber(s:match("Threads:%s*(%d+)"))
+end
+
+local function items(ds)
+  local t = {}
+  for x in ds:iter() do t[#t + 1] = x:item() end
+  return t
+end
+
+describe("map on C threads", function()
+  local x = tide.range(0, 200, 1, "int32")
+
+  it("gives the same elements, in order, at every parallelism", function()
+    local want = {}
+    for i = 0, 199 do want[i + 1] = i * 3 + 1 end
+    for _, p in ipairs { 1, 2, 4, tide.data.AUTOTUNE } do
+      local ds = D.from_tensor_slices(x):map(function(v) return v * 3 + 1 end, { parallel = p })
+      assert.are.same(want, items(ds))
+      assert.are.same(want, items(ds)) -- a dataset iterates again from the start
+    end
+  end)
+
+  it("hands out every element once with deterministic=false", function()
+    local ds = D.from_tensor_slices(x):map(function(v) return v + 0 end, { parallel = 3, deterministic = false })
+    local got = items(ds)
+    table.sort(got)
+    for i = 0, 199 do assert.are.equal(i, got[i + 1]) end
+  end)
+
+  it("traces once against the element spec: shapes and dtypes come out in element_spec", function()
+    local img = tide.zeros({ 10, 28, 28 }, "uint8")
+    local ds = D.from_tensor_slices { img, tide.range(0, 10, 1, "int32") }
+      :map(function(a, y) return a:cast("float32"):expand_dims(-1) / 255, y end, { parallel = 2 })
+      :batch(4)
+    local spec = ds.element_spec
+    assert.are.equal("float32", spec[1].dtype)
+    assert.are.same({ tide.None, 28, 28, 1 }, spec[1].shape)
+    local n = 0
+    for a, y in ds:iter() do
+      n = n + 1
+      assert.are.equal(n < 3 and 4 or 2, a.shape[1])
+    end
+    assert.are.equal(3, n)
+  end)
+
+  it("names the element whose function failed, and goes on after it", function()
+    local ds = D.from_tensor_slices(tide.tensor { 0, 1, 2, 3 })
+      :map(function(v) return tide.gather(tide.tensor { 10, 20, 30 }, v) end, { parallel = 2 })
+    local it = ds:iter()
+    assert.are.equal(10, it():item())
+    assert.are.equal(20, it():item())
+    assert.are.equal(30, it():item())
+    h.errors("element 3", it)
+  end)
+
+  it("names the element in the sequential map too", function()
+    local ds = D.from_tensor_slices(tide.tensor { 2, 5 }):map(function(v) return tide.gather(tide.tensor { 1, 2, 3 }, v) end)
+    local it = ds:iter { prefetch = false }
+    assert.are.equal(3, it():item())
+    h.errors("map: the function failed on element 1", it)
+  end)
+
+  it("falls back to Lua for a function that cannot be traced, and says why once", function()
+    local ds = D.range(4):map(function(v) return tide.tensor { v:item(), v:item() * 2 } end)
+    assert.are.same({ { 0, 0 }, { 1, 2 }, { 2, 4 }, { 3, 6 } }, (function()
+      local t = {}
+      for e in ds:iter() do t[#t + 1] = e:totable() end
+      return t
+    end)())
+  end)
+end)
+
+describe("shutdown", function()
+  it("joins its threads and frees its elements when a pass is dropped midway", function()
+    local x = tide.ones({ 1000, 64 }, "float32")
+    local ds = D.from_tensor_slices(x):map(function(v) return v * 2 end, { parallel = 2 }):batch(10):prefetch(4)
+    local warm = ds:iter() -- the graph's plans (one per worker) are made once and kept with it
+    warm()
+    warm = nil
+    binding.collect()
+    binding.collect() -- what the finalizers let go of goes in a second cycle
+    local before_threads, before_bytes = threads(), binding.memory_stats.current
+    for _ = 1, 5 do
+      local it = ds:iter()
+      it()
+      it()
+      assert.is_true(C.tide_data_live_threads() >= 3)
+      it = nil
+      binding.collect()
+    end
+    binding.collect()
+    binding.collect()
+    assert.are.equal(0, C.tide_data_live_threads())
+    assert.are.equal(before_threads, threads())
+    assert.are.equal(before_bytes, binding.memory_stats.current)
+  end)
+
+  it("stops a pass blocked on a full buffer and one in an infinite repeat", function()
+    local ds = D.range(10):map(function(v) return v + 1 end, { parallel = 2 }):repeat_():prefetch(2)
+    local it = ds:iter()
+    for _ = 1, 25 do it() end
+    it = nil
+    binding.collect()
+    assert.are.equal(0, C.tide_data_live_threads())
+  end)
+end)
+
+describe("sources and reading", function()
+  it("slices a map and gives one table per element", function()
+    local ds = D.from_tensor_slices { image = tide.tensor { { 1, 2 }, { 3, 4 } }, label = tide.tensor { 7, 8 } }
+    local got = {}
+    for e in ds:iter() do got[#got + 1] = { e.image:totable(), e.label:item() } end
+    assert.are.same({ { { 1, 2 }, 7 }, { { 3, 4 }, 8 } }, got)
+    assert.are.equal(2, ds:cardinality())
+  end)
+
+  it("from_tensors gives one element; get_single_element checks there is one", function()
+    local e = D.from_tensors(tide.tensor { 1, 2, 3 }):get_single_element()
+    assert.are.same({ 1, 2, 3 }, e:totable())
+    assert.are.equal(0, D.range(5):take(1):get_single_element():item())
+    h.errors("more than one element", function() D.range(5):get_single_element() end)
+    h.errors("empty", function() D.range(0):get_single_element() end)
+  end)
+
+  it("from_generator calls the generator for each pass and checks its elements", function()
+    local function gen()
+      local i = 0
+      return function()
+        i = i + 1
+        if i <= 3 then return { i, { i, i } } end
+      end
+    end
+    local ds = D.from_generator(gen, { output_signature = { tide.TensorSpec({}, "int32"), tide.TensorSpec({ 2 }, "float32") } })
+    local t = {}
+    for a, b in ds:iter() do t[#t + 1] = { a:item(), b:totable() } end
+    assert.are.same({ { 1, { 1, 1 } }, { 2, { 2, 2 } }, { 3, { 3, 3 } } }, t)
+    assert.are.equal(3, #ds:totable())
+    assert.are.equal(tide.data.UNKNOWN_CARDINALITY, ds:cardinality())
+    local bad = D.from_generator(function() local d = false; return function() if not d then d = true; return { 1, 2, 3 } end end end,
+      { output_signature = tide.TensorSpec({ 2 }, "int32") })
+    h.errors("output_signature", function() bad:totable() end)
+    h.errors("output_signature is required", function() D.from_generator(gen) end)
+  end)
+
+  it("a C map above a Lua source still runs (in order)", function()
+    local function gen()
+      local i = -1
+      return function() i = i + 1; if i < 5 then return i end end
+    end
+    local ds = D.from_generator(gen, { output_signature = tide.TensorSpec({}, "int32") })
+      :map(function(v) return v * 10 end, { parallel = 2 })
+    assert.are.same({ 0, 10, 20, 30, 40 }, items(ds))
+  end)
+
+  it("warns once when a cached pass stops early, keeps nothing partial", function()
+    local calls = 0
+    local ds = D.range(5):filter(function(x) calls = calls + 1; return true end):cache()
+    local e = ds:take(2):totable()
+    assert.are.equal(2, #e)
+    assert.are.same({ 0, 1, 2, 3, 4 }, items(ds))
+    local n = calls
+    assert.are.same({ 0, 1, 2, 3, 4 }, items(ds)) -- replayed from the cache
+    assert.are.equal(n, calls)
+  end)
+end)
+
+describe("bad arguments", function()
+  it("names what was wrong", function()
+    h.errors("different first dimensions", function() D.from_tensor_slices { tide.zeros { 3 }, tide.zeros { 4 } } end)
+    h.errors("scalar", function() D.from_tensor_slices(tide.tensor(1)) end)
+    h.errors("batch_size must be a whole number >= 1", function() D.range(3):batch(0) end)
+    h.errors("buffer_size", function() D.range(3):shuffle(0) end)
+    h.errors("unknown option 'drop'", function() D.range(3):batch(2, { drop = true }) end)
+    h.errors("different shapes in component 0", function()
+      D.range(1, 4):map(function(x) return tide.fill({ x:item() }, 1) end):batch(2):totable()
+    end)
+    h.errors("map: expected a function", function() D.range(3):map(5) end)
+    h.errors("file cache is not supported", function() D.range(3):cache("/tmp/x") end)
+    h.errors("index must be less than num_shards", function() D.range(3):shard(2, 2) end)
+    h.errors("different structures", function() D.range(3):concatenate(D.zip { D.range(2), D.range(2) }) end)
+  end)
+end)
