@@ -1,6 +1,6 @@
 /* tide/records.h — record formats: TFRecord files (u64 LE length, masked
  * CRC-32C of the length, data, masked CRC-32C of the data; plain, GZIP or
- * ZLIB) and tf.train.Example messages (parsed and built with protobuf-c). */
+ * ZLIB), tf.train.Example messages (parsed and built with protobuf-c), CSV. */
 #ifndef TIDE_RECORDS_H
 #define TIDE_RECORDS_H
 #include "tide/export.h"
@@ -116,5 +116,46 @@ TIDE_API size_t tide_example_builder_size(tide_example_builder *b);
 TIDE_API size_t tide_example_builder_pack(tide_example_builder *b, uint8_t *out);
 /* Free the builder (NULL is a no-op). */
 TIDE_API void tide_example_builder_free(tide_example_builder *b);
+
+/* ---- CSV (RFC 4180 with TF's CsvDataset rules) ---- */
+
+typedef struct tide_csv_reader tide_csv_reader;
+
+/* Open a CSV file: fields split at `delim`; with use_quote, a field opening
+ * with '"' is quoted (delimiters and line breaks inside, "" for a quote).
+ * Records end at LF, CRLF or a lone CR. NULL with an error naming the path. */
+TIDE_API tide_csv_reader *tide_csv_open(const char *path, char delim, bool use_quote);
+/* The same over data[0..n) (which must outlive the reader); `name` in messages. */
+TIDE_API tide_csv_reader *tide_csv_open_memory(const void *data, size_t n, const char *name, char delim, bool use_quote);
+/* Read the next record: 1 with its fields available, 0 at the end, -1 on bad
+ * quoting (naming the file, the record and its line). */
+TIDE_API int tide_csv_next(tide_csv_reader *r);
+/* The fields of the record last read. */
+TIDE_API int64_t tide_csv_num_fields(const tide_csv_reader *r);
+/* Field j's bytes (NUL-terminated; quotes removed) and *len; NULL past the end. */
+TIDE_API const char *tide_csv_field(const tide_csv_reader *r, int64_t j, size_t *len);
+/* The 0-based number of the record last read (the header counts) and the line it began on (1-based). */
+TIDE_API int64_t tide_csv_record_index(const tide_csv_reader *r);
+TIDE_API int64_t tide_csv_record_line(const tide_csv_reader *r);
+/* Close the file and free the reader (NULL is a no-op). */
+TIDE_API void tide_csv_close(tide_csv_reader *r);
+
+/* The typed values of the record last read, as CsvDataset makes them: column
+ * c is field cols[c] (or field c when cols is NULL, and then the record must
+ * have exactly ncols fields) parsed as dtypes[c] (int32, int64, float32,
+ * float64 or string) into the blank header out[c] (a scalar the caller then
+ * owns). An empty field, or one equal to na_value (when not NULL), takes
+ * defaults[c] (a scalar of that dtype), or is an error when defaults[c] is
+ * NULL. Errors name the file, the record, the line and the column. */
+TIDE_API tide_status tide_csv_decode(const tide_csv_reader *r, int ncols, const int64_t *cols, const int32_t *dtypes,
+                                     const tide_tensor *const *defaults, const char *na_value, tide_tensor *const *out);
+
+/* CsvDataset's source (kernels/data/csv_source.c): the records of files[0..nfiles)
+ * in order, each an element of ncols scalars as tide_csv_decode makes them
+ * (cols may be NULL, or any column order; defaults[c] NULL = required); header skips each file's
+ * first record. The arguments are copied. A tide_dataset (tide/data.h). */
+TIDE_API struct tide_dataset *tide_dataset_csv(int nfiles, const char *const *files, int ncols, const int64_t *cols,
+                                               const int32_t *dtypes, const tide_tensor *const *defaults,
+                                               const char *na_value, char delim, bool use_quote, bool header);
 
 #endif
