@@ -190,7 +190,13 @@ local function parse(op, serialized, features, batch)
   end
   table.sort(names)
   local from_tensor = binding.istensor(serialized)
-  if from_tensor then serialized = shape_ops.contiguous(serialized) end
+  if from_tensor then
+    if bit.band(serialized.flags, C.TIDE_TENSOR_SYMBOLIC) ~= 0 then
+      binding.error(op .. ": not yet an op: it cannot run inside tide.trace (a traced map function); " ..
+        "parse outside the trace, or let the map run in Lua")
+    end
+    serialized = shape_ops.contiguous(serialized)
+  end
   local nspecs, n = #names, from_tensor and tonumber(serialized.nelem) or #serialized
   local specs = ffi.new("tide_feature_spec[?]", math.max(nspecs, 1))
   local anchors = { string_defaults = {} }

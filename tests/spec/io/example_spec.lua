@@ -211,6 +211,16 @@ describe("parse_example", function()
     assert.matches("string tensor of rank 0 or 1", error_of(tide.io.parse_example, tide.tensor { 1 }, {}))
   end)
 
+  it("is not an op yet: inside tide.trace it says so, and a dataset map falls back to Lua", function()
+    local f = tide.trace(function(s) return tide.io.parse_single_example(s, { id = F({}, "int64") }).id end)
+    assert.matches("parse_single_example: not yet an op: it cannot run inside tide.trace", error_of(f, tide.tensor("x")))
+    local ds = tide.data.Dataset.from_tensor_slices(tide.tensor(FIX.serialized, "string"))
+      :map(function(s) return tide.io.parse_single_example(s, { id = F({}, "int64") }).id end)
+    local ids = {}
+    for x in ds:iter() do ids[#ids + 1] = x:item() end
+    assert.are.same({ 7, -8, 9 }, ids)
+  end)
+
   it("accepts dtype aliases as tide does", function()
     assert.are.equal("float32", F({}, "float").dtype)
     assert.are.equal("int64", V("long").dtype)
