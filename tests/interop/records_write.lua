@@ -13,7 +13,7 @@ for i = 1, 20 do
     vec = tide.tensor({ i / 8, -i, i * i }, "float32"),
     name = string.format("name-%d\0bin\255", i),
     tags = { int64_list = (function() local t = {} for k = 1, i % 3 do t[k] = k * i end return t end)() },
-    words = words,
+    words = { bytes_list = words },
   }
 end
 for _, comp in ipairs { "", "GZIP", "ZLIB" } do

@@ -401,6 +401,9 @@ local function add_feature(b, name, v)
       rc = add_bytes(b, name, v)
     elseif n > 0 and type(v[1]) == "number" then
       binding.error(what .. ": " .. NUMBERS_HINT)
+    elseif n == 0 then
+      binding.error(what .. ": an empty list does not say its kind: give {int64_list = {}}, {float_list = {}} or " ..
+        "{bytes_list = {}}")
     else
       binding.error(what .. ": expected a tensor, a string, a list of strings or one of {int64_list=}, {float_list=}, " ..
         "{bytes_list=}")

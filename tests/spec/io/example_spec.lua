@@ -269,6 +269,7 @@ describe("serialize_example", function()
     assert.matches("int64_list needs integers, got a float32 tensor",
       error_of(tide.io.serialize_example, { a = { int64_list = tide.tensor { 1.5 } } }))
     assert.matches("bytes_list value 2 must be a string", error_of(tide.io.serialize_example, { a = { bytes_list = { "x", 1 } } }))
+    assert.matches("an empty list does not say its kind", error_of(tide.io.serialize_example, { a = {} }))
     assert.matches("cannot serialize a boolean", error_of(tide.io.serialize_example, { a = true }))
     assert.matches("feature names must be strings", error_of(tide.io.serialize_example, { 1 }))
     assert.matches("expects a table", error_of(tide.io.serialize_example, "x"))
