@@ -192,25 +192,16 @@ install: all
 clean:
 	rm -rf build build-asan
 
-# make interop: the live round trips with TensorFlow and TensorBoard (a venv
-# with tensorflow-cpu and tensorboard: INTEROP_PYTHON); not part of make test.
-# A double-colon rule, so each area adds its own check.
+# make fuzz: each libFuzzer target fuzz/fuzz_<name>.c for FUZZ_SECONDS (default 60);
+# fails on any crash (fuzz/run.sh tells the rest).
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz
+fuzz: all
+	@BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
+
+# make interop: live round trips with Python's libraries (INTEROP_PYTHON, a venv
+# with tensorflow-cpu, tensorboard and safetensors); not part of make test.
 INTEROP_PYTHON ?= /work/venv-tf/bin/python
 .PHONY: interop
-interop:: all
-	$(INTEROP_PYTHON) tests/interop/summary_check.py $(PROGRAM)
-
-# libFuzzer targets fuzz/fuzz_<name>.c (clang): `make fuzz` runs each for
-# FUZZ_SECONDS (60) and fails on any crash. The reader's files are compiled
-# into the target with clang's ASan (gcc's build-asan runtime cannot mix with it).
-FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := $(patsubst fuzz/%.c,build/fuzz/%,$(wildcard fuzz/fuzz_*.c))
-build/fuzz/fuzz_saved_model: kernels/graph/def_read.c kernels/graph/def_build.c
-build/fuzz/%: fuzz/%.c $(LIB)
-	@mkdir -p $(@D)
-	clang -g -O1 -fsanitize=fuzzer,address,undefined -Ikernels/include $(filter %.c,$^) -Lbuild -ltide -lcjson \
-	  -Wl,-rpath,$(CURDIR)/build -o $@
-fuzz: $(FUZZ_TARGETS)
-	@for t in $(FUZZ_TARGETS); do mkdir -p $$t.corpus; \
-	  $$t -max_total_time=$(FUZZ_SECONDS) $$t.corpus || exit 1; done
-.PHONY: fuzz
+interop: all
+	@BUILD=$(BUILD) PYTHON=$(INTEROP_PYTHON) tests/interop/run.sh

@@ -1,5 +1,6 @@
 /* fuzz/fuzz_saved_model.c — libFuzzer target for the SavedModel graph reader:
- * bytes as a graph object, read and checked (graph/def_read.c), then rebuilt (def_build.c). */
+ * bytes as a graph object, read and checked (graph/def_read.c), then rebuilt (def_build.c).
+ * fuzz-sources: kernels/graph/def_read.c kernels/graph/def_build.c */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

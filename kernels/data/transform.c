@@ -62,6 +62,8 @@ static tide_status stack(batch_node *b, int64_t count, tide_tensor *out) {
         }
       }
     }
+    /* string rows were copied as raw references: the batch takes its own */
+    if (first->dt == TIDE_STRING && out[k].storage) tide_strings_own(out[k].storage);
   }
   return TIDE_OK;
 }

@@ -372,14 +372,15 @@ static bool reserve(tide_record_reader *r, size_t n) {
 }
 
 /* The record's data into r->buf: exactly len bytes or a failure. Compressed
- * data has no size to check a claimed length against, so the buffer grows
- * only as data actually arrives (a forged length cannot force a huge allocation). */
+ * data (and a pipe) has no size to check a claimed length against, so the
+ * buffer grows only as data actually arrives (a forged length cannot force a
+ * huge allocation). */
 static int read_payload(tide_record_reader *r, uint64_t start, uint64_t len) {
   size_t have = 0;
   while (have < len) {
     size_t step = (size_t)(len - have);
     size_t grow = have < (1u << 20) ? (1u << 20) : have;
-    if (r->comp != PLAIN && step > grow) step = grow;
+    if ((r->comp != PLAIN || !r->has_size) && step > grow) step = grow;
     if (!reserve(r, have + step))
       return reader_fail(r, TIDE_ERR_MEMORY, "TFRecord file '%s': out of memory for the record at byte offset %" PRIu64
                          " (%" PRIu64 " bytes)", r->name, start, len);

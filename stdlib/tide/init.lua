@@ -172,6 +172,9 @@ local keras = {
   data = function() return require "tide.data" end,
   datasets = function() return require "tide.datasets" end,
   saved_model = function() return require "tide.saved_model" end,
+  -- file formats (TFRecord, tf.train.Example) and TF's SparseTensor
+  io = function() return require "tide.io" end,
+  SparseTensor = function() return require("tide.sparse_tensor").SparseTensor end,
 }
 -- TensorBoard logs (tf.summary), also on first use.
 keras.summary = function() return require "tide.summary" end

@@ -1,6 +1,7 @@
 -- stdlib/tide/data/init.lua — tide.data: the input pipeline's public table
 -- (Dataset, AUTOTUNE and the cardinality constants), as TF's tf.data.
 local dataset = require "tide.data.dataset"
+local csv = require "tide.data.csv"
 dataset.set_engines(require "tide.data.c_engine", require "tide.data.lua_engine")
 
 local M = {
@@ -13,6 +14,8 @@ local M = {
     AUTOTUNE = dataset.AUTOTUNE,
     INFINITE_CARDINALITY = dataset.INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY = dataset.UNKNOWN_CARDINALITY,
+    CsvDataset = csv.CsvDataset,
+    make_csv_dataset = csv.make_csv_dataset,
   },
 }
 
