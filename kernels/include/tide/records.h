@@ -158,4 +158,11 @@ TIDE_API struct tide_dataset *tide_dataset_csv(int nfiles, const char *const *fi
                                                const int32_t *dtypes, const tide_tensor *const *defaults,
                                                const char *na_value, char delim, bool use_quote, bool header);
 
+/* TFRecordDataset's and TextLineDataset's sources (kernels/data/file_sources.c):
+ * the records (compression "", "GZIP" or "ZLIB") or the lines (without "\n" or
+ * "\r\n"; "" or "GZIP") of files[0..nfiles) in order, each element one 0-d
+ * string tensor. A corrupt record is an error naming the file and offset. */
+TIDE_API struct tide_dataset *tide_dataset_tfrecord(int nfiles, const char *const *files, const char *compression);
+TIDE_API struct tide_dataset *tide_dataset_text_lines(int nfiles, const char *const *files, const char *compression);
+
 #endif

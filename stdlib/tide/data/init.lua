@@ -2,6 +2,7 @@
 -- (Dataset, AUTOTUNE and the cardinality constants), as TF's tf.data.
 local dataset = require "tide.data.dataset"
 local csv = require "tide.data.csv"
+local files = require "tide.data.files"
 dataset.set_engines(require "tide.data.c_engine", require "tide.data.lua_engine")
 
 local M = {
@@ -10,6 +11,8 @@ local M = {
   INFINITE_CARDINALITY = dataset.INFINITE_CARDINALITY,
   UNKNOWN_CARDINALITY = dataset.UNKNOWN_CARDINALITY,
   is_dataset = dataset.is_dataset,
+  TFRecordDataset = files.TFRecordDataset,
+  TextLineDataset = files.TextLineDataset,
   experimental = {
     AUTOTUNE = dataset.AUTOTUNE,
     INFINITE_CARDINALITY = dataset.INFINITE_CARDINALITY,
