@@ -1,6 +1,11 @@
 /* data/dataset.c — dataset descriptions (making, references, cardinality),
  * iterators over them, and the pipeline's thread and stop helpers. */
 #include "pipeline.h"
+
+#include <errno.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include "../core/parallel.h"
 
 #include <signal.h>
@@ -361,4 +366,15 @@ void dthread_join(pthread_t t) {
   __atomic_sub_fetch(&live_threads, 1, __ATOMIC_RELAXED);
 }
 
-void dthread_enter(void) { tide_parallel_run_inline(1); }
+/* A pipeline thread: its kernels run inline (never on the shared pool), and
+ * it runs at a lower priority (nice + 5) than the program's threads: when
+ * it wakes on the core of the thread that consumes its elements, Linux then
+ * does not let it preempt that thread (training waiting for its own
+ * elements' production), but moves it to an idle core or runs it in the
+ * gaps. The niceness is the thread's own (Linux schedules threads apart). */
+void dthread_enter(void) {
+  tide_parallel_run_inline(1);
+  errno = 0;
+  int cur = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+  if (errno == 0 && cur < 19) (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), cur + 5 > 19 ? 19 : cur + 5);
+}
