@@ -25,6 +25,8 @@ M.FLOORS = {
     what = "tensor methods, the ops, random" },
   { name = "autodiff", modules = { "tide.grad", "tide.grad.*", "tide.variable", "tide.tape" },
     what = "gradients of the ops, Variables, GradientTape" },
+  { name = "weights files", modules = { "tide.safetensors" },
+    what = "safetensors files (tide.safetensors), which models save their weights in" },
   { name = "tracing", modules = { "tide.tracing.*" },
     what = "tide.trace, concrete functions, control flow, TensorArray" },
   { name = "training", modules = { "tide.initializers", "tide.initializers.*", "tide.activations", "tide.activations.*",
@@ -35,6 +37,8 @@ M.FLOORS = {
     what = "the Layer base (weights, tracking, configs) and the Keras layers" },
   { name = "models", modules = { "tide.models", "tide.models.*", "tide.callbacks", "tide.callbacks.*" },
     what = "Sequential, functional and subclassed models, compile/fit/evaluate/predict, callbacks and the progress bar" },
+  { name = "saving", modules = { "tide.train", "tide.train.*" },
+    what = "checkpoints of models, optimizers and Variables (tide.train.Checkpoint, CheckpointManager)" },
   { name = "public", modules = { "tide", "tide.config" },
     what = "the public table and its settings" },
 }

@@ -155,6 +155,11 @@ local keras = {
   Sequential = function() return require("tide.models").Sequential end,
   Input = function() return require("tide.layers").Input end,
 }
+-- Saving loads on first use too: tide.safetensors (weights files) and
+-- tide.train (Checkpoint, CheckpointManager).
+keras.safetensors = function() return require "tide.safetensors" end
+keras.train = function() return require "tide.train" end
+
 setmetatable(tide, {
   __index = function(t, k)
     local load = keras[k]

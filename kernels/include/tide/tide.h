@@ -12,5 +12,6 @@
 #include "tide/random.h"
 #include "tide/runtime.h"
 #include "tide/graph.h"
+#include "tide/safetensors.h"
 
 #endif
