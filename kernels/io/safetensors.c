@@ -446,9 +446,10 @@ static char *build_header(const out_entry *es, int64_t count, int64_t meta_count
   for (int64_t i = 0; ok && i < count; i++) {
     const tide_tensor *t = es[i].t;
     cJSON *o = cJSON_AddObjectToObject(root, es[i].name);
-    cJSON *shape = o ? cJSON_AddArrayToObject(o, "shape") : NULL;
-    cJSON *offs = o ? cJSON_AddArrayToObject(o, "data_offsets") : NULL;
-    ok = o && shape && offs && cJSON_AddStringToObject(o, "dtype", CODES[t->dt]);
+    ok = o && cJSON_AddStringToObject(o, "dtype", CODES[t->dt]);
+    cJSON *shape = ok ? cJSON_AddArrayToObject(o, "shape") : NULL;
+    cJSON *offs = shape ? cJSON_AddArrayToObject(o, "data_offsets") : NULL;
+    ok = offs != NULL;
     for (int k = 0; ok && k < t->ndim; k++) ok = cJSON_AddItemToArray(shape, json_int((uint64_t)t->dims[k]));
     ok = ok && cJSON_AddItemToArray(offs, json_int(at)) && cJSON_AddItemToArray(offs, json_int(at + es[i].bytes));
     at += es[i].bytes;
