@@ -1,5 +1,5 @@
 /* io/atomic_file.c — atomic replacement of files (temporary file, fsync, rename,
- * fsync of the folder) and mkdir -p: what checkpoints and weights files rely on. */
+ * fsync of the folder), mkdir -p and the wall clock: what checkpoints rely on. */
 #include "atomic_file.h"
 #include "../core/internal.h"
 
@@ -178,4 +178,10 @@ tide_status tide_make_dirs(const char *path) {
     st = TIDE_FAIL(TIDE_ERR_IO, "make_dirs: '%s' exists and is not a folder", p);
   free(p);
   return st;
+}
+
+double tide_wall_clock_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }

@@ -49,5 +49,8 @@ TIDE_API tide_status tide_safetensors_save(const char *path, int64_t count, cons
 TIDE_API tide_status tide_write_file_atomic(const char *path, const void *data, size_t nbytes);
 /* Make the folder `path` and its missing parents (as mkdir -p); an existing folder is fine. */
 TIDE_API tide_status tide_make_dirs(const char *path);
+/* Seconds since the Unix epoch, with sub-second precision: the timestamps a
+ * checkpoint index records (os.time has whole seconds only). */
+TIDE_API double tide_wall_clock_seconds(void);
 
 #endif
