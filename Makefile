@@ -191,3 +191,17 @@ install: all
 
 clean:
 	rm -rf build build-asan
+
+# make fuzz: each libFuzzer target fuzz/fuzz_<name>.c for FUZZ_SECONDS (default 60);
+# fails on any crash (fuzz/run.sh tells the rest).
+FUZZ_SECONDS ?= 60
+.PHONY: fuzz
+fuzz: all
+	@BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
+
+# make interop: live round trips with Python's libraries (INTEROP_PYTHON, a venv
+# with tensorflow-cpu, tensorboard and safetensors); not part of make test.
+INTEROP_PYTHON ?= /work/venv-tf/bin/python
+.PHONY: interop
+interop: all
+	@BUILD=$(BUILD) PYTHON=$(INTEROP_PYTHON) tests/interop/run.sh

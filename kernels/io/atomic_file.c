@@ -1,7 +1,6 @@
 /* io/atomic_file.c — atomic replacement of files (temporary file, fsync, rename,
  * fsync of the folder), mkdir -p and the wall clock: what checkpoints rely on. */
 #include "atomic_file.h"
-#include "../core/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

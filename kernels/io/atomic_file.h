@@ -5,6 +5,9 @@
 
 #include "tide/tide.h"
 
+/* kernels/io uses only the public C API (so fuzz targets can link it alone). */
+#define TIDE_FAIL(status, ...) tide_set_error((status), __VA_ARGS__)
+
 /* A file being written; buffered, so many small writes cost few system calls. */
 typedef struct atomic_file {
   int fd;

@@ -1,7 +1,6 @@
 /* io/safetensors.c — the safetensors format: u64 little-endian header length, a JSON
  * header (cJSON) {name: {dtype, shape, data_offsets}, __metadata__: {k: v}}, raw data. */
 #include "atomic_file.h"
-#include "../core/internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -126,7 +125,13 @@ static const char *short_name(const char *s, char *buf, size_t size) {
   return buf;
 }
 
-static void fmt_shape(char *buf, size_t size, const entry *e) { tide_fmt_dims(buf, size, e->ndim, e->dims); }
+/* "[2, 3]" into buf (always terminated). */
+static void fmt_shape(char *buf, size_t size, const entry *e) {
+  size_t at = (size_t)snprintf(buf, size, "[");
+  for (int k = 0; k < e->ndim && at < size; k++)
+    at += (size_t)snprintf(buf + at, size - at, "%s%" PRId64, k ? ", " : "", e->dims[k]);
+  if (at < size) snprintf(buf + at, size - at, "]");
+}
 
 /* Check one tensor's description and fill *e (name not yet set). */
 static bool parse_entry(const char *path, const cJSON *item, uint64_t data_bytes, entry *e) {
@@ -165,7 +170,7 @@ static bool parse_entry(const char *path, const cJSON *item, uint64_t data_bytes
   char sb[160];
   fmt_shape(sb, sizeof sb, e);
   uint64_t bytes;
-  if (overflow || __builtin_mul_overflow(elems, (uint64_t)tide_dtype_size_unchecked(d), &bytes) ||
+  if (overflow || __builtin_mul_overflow(elems, (uint64_t)tide_dtype_size(d), &bytes) ||
       bytes > (uint64_t)INT64_MAX)
     return BAD("tensor '%s' has an absurd shape %s (more elements than fit in memory)", name, sb);
   if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 || !json_count(offs->child, &e->begin) ||
@@ -421,7 +426,7 @@ typedef struct out_entry {
  * to its element size, the header being padded to 8), then by name. */
 static int out_order(const void *a, const void *b) {
   const out_entry *x = a, *y = b;
-  size_t sx = tide_dtype_size_unchecked(x->t->dt), sy = tide_dtype_size_unchecked(y->t->dt);
+  size_t sx = tide_dtype_size(x->t->dt), sy = tide_dtype_size(y->t->dt);
   if (sx != sy) return sx > sy ? -1 : 1;
   return strcmp(x->name, y->name);
 }
@@ -483,7 +488,7 @@ static tide_status write_tensor(atomic_file *a, const tide_tensor *t) {
     }
     src = &copy;
   }
-  size_t n = (size_t)src->nelem * tide_dtype_size_unchecked(src->dt);
+  size_t n = (size_t)src->nelem * tide_dtype_size(src->dt);
   tide_status st = TIDE_OK;
   if (src->dt == TIDE_BOOL) {
     unsigned char chunk[4096];
@@ -541,7 +546,7 @@ tide_status tide_safetensors_save(const char *path, int64_t count, const char *c
   for (int64_t i = 0; i < count; i++) {
     es[i].name = names[i];
     es[i].t = tensors[i];
-    es[i].bytes = (uint64_t)tensors[i]->nelem * tide_dtype_size_unchecked(tensors[i]->dt);
+    es[i].bytes = (uint64_t)tensors[i]->nelem * tide_dtype_size(tensors[i]->dt);
   }
   qsort(es, (size_t)count, sizeof *es, out_order);
   const char **sorted = count ? malloc((size_t)count * sizeof *sorted) : NULL;
