@@ -111,5 +111,8 @@ st_py=""
 for p in "${SAFETENSORS_PYTHON:-}" "$peer_py" /work/venv-tf/bin/python; do
   if [ -n "$p" ] && "$p" -c "import safetensors, numpy" 2>/dev/null; then st_py=$p; break; fi
 done
-[ -n "$st_py" ] && "$st_py" bench/saving_safetensors.py >"$out/saving.safetensors" 2>"$out/saving.safetensors.err"
+if [ -n "$st_py" ]; then
+  "$st_py" bench/saving_safetensors.py >"$out/saving.safetensors" 2>"$out/saving.safetensors.err" ||
+    { echo "# bench/saving_safetensors.py failed:" >&2; tail -n 3 "$out/saving.safetensors.err" >&2; }
+fi
 "$BUILD/tide" bench/compare.lua "$out/saving.tide" "$out/saving.torch" torch "$out/saving.safetensors" safetensors
