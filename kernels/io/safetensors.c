@@ -283,7 +283,8 @@ static bool parse_header(const char *path, tide_safetensors *f, const cJSON *roo
 
 tide_safetensors *tide_safetensors_open(const char *path) {
   if (!path) return TIDE_FAIL(TIDE_ERR_VALUE, "safetensors: the path is NULL"), NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO named by a hostile path must not hang the open (fstat refuses it next). */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return TIDE_FAIL(TIDE_ERR_IO, "safetensors: cannot open '%s': %s", path, strerror(errno)), NULL;
   tide_safetensors *f = calloc(1, sizeof *f);
   if (!f) {
@@ -511,9 +512,13 @@ static tide_status check_save_args(const char *path, int64_t count, const char *
   if (!path) return TIDE_FAIL(TIDE_ERR_VALUE, "safetensors: save: the path is NULL");
   if (count < 0 || meta_count < 0 || (count > 0 && (!names || !tensors)) || (meta_count > 0 && (!keys || !values)))
     return TIDE_FAIL(TIDE_ERR_VALUE, "safetensors: save '%s': bad counts or NULL lists", path);
-  for (int64_t i = 0; i < meta_count; i++)
+  for (int64_t i = 0; i < meta_count; i++) {
     if (!keys[i] || !values[i]) return TIDE_FAIL(TIDE_ERR_VALUE, "safetensors: save '%s': metadata %" PRId64
                                                  " has a NULL key or value", path, i);
+    for (int64_t j = 0; j < i; j++) /* metadata are few: pairs are cheap */
+      if (strcmp(keys[i], keys[j]) == 0)
+        return TIDE_FAIL(TIDE_ERR_VALUE, "safetensors: save '%s': the metadata key '%s' appears twice", path, keys[i]);
+  }
   for (int64_t i = 0; i < count; i++) {
     const tide_tensor *t = tensors[i];
     const char *name = names[i];

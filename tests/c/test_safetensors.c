@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -81,6 +82,9 @@ static void test_round_trip(void) {
   CHECK(strstr(tide_last_error(), "two tensors are named 'x'") != NULL);
   const char *meta[] = {"__metadata__"};
   CHECK(tide_safetensors_save(path, 1, meta, two, 0, NULL, NULL) == TIDE_ERR_VALUE);
+  const char *twice[] = {"k", "k"};
+  CHECK(tide_safetensors_save(path, 1, names, ts, 2, twice, twice) == TIDE_ERR_VALUE);
+  CHECK(strstr(tide_last_error(), "the metadata key 'k' appears twice") != NULL);
   f = tide_safetensors_open(path);
   CHECK(f && tide_safetensors_count(f) == 5);
   tide_safetensors_close(f);
@@ -126,6 +130,11 @@ static void test_hostile(void) {
   CHECK(tide_safetensors_open(path) == NULL);
   CHECK(strstr(tide_last_error(), "passes the end of the file") != NULL);
   CHECK(tide_safetensors_open(dir) == NULL);
+  CHECK(strstr(tide_last_error(), "not a regular file") != NULL);
+  char fifo[128];
+  path_in(fifo, sizeof fifo, "fifo");
+  CHECK(mkfifo(fifo, 0600) == 0);
+  CHECK(tide_safetensors_open(fifo) == NULL); /* refused, without waiting for a writer */
   CHECK(strstr(tide_last_error(), "not a regular file") != NULL);
 }
 
