@@ -20,6 +20,12 @@
 /* Python's safetensors refuses headers over 100 MB; so does tide. */
 enum { MAX_HEADER_BYTES = 100000000 };
 
+/* cJSON makes a 64-byte node per JSON value: a 100 MB header of "[0,0,0,..."
+ * would take gigabytes. A safetensors header nests 3 deep and has about 15
+ * values per tensor, so 4M values (~300 MB of nodes at worst) allow some
+ * 270,000 tensors, more than any model file holds. */
+enum { MAX_JSON_VALUES = 1 << 22, MAX_JSON_DEPTH = 3 };
+
 /* Dims and offsets above 2^53 cannot come exactly through JSON numbers (doubles). */
 #define MAX_JSON_INT 9007199254740992.0
 
@@ -189,6 +195,37 @@ static bool parse_entry(const char *path, const cJSON *item, uint64_t data_bytes
   return true;
 }
 
+/* Before cJSON allocates anything: the number of values and the nesting
+ * depth, counted over the text (strings skipped). NULL when fine, else why. */
+static const char *prescan(const char *text, size_t n, char *why, size_t size) {
+  size_t values = 1;
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < n; i++) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') i++;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '{' || c == '[') {
+      if (++depth > MAX_JSON_DEPTH) {
+        snprintf(why, size, "the header nests deeper than a safetensors header does (%d levels at byte %zu)", depth, i);
+        return why;
+      }
+    } else if (c == '}' || c == ']') depth--;
+    else if (c == ',' || c == ':') {
+      if (++values > MAX_JSON_VALUES) {
+        snprintf(why, size, "the header holds more than %d JSON values (a limit on the memory reading it takes)",
+                 MAX_JSON_VALUES);
+        return why;
+      }
+    }
+  }
+  return NULL;
+}
+
 static int by_name(const void *a, const void *b) {
   return strcmp(((const entry *)a)->name, ((const entry *)b)->name);
 }
@@ -298,6 +335,7 @@ tide_safetensors *tide_safetensors_open(const char *path) {
   cJSON *root = NULL;
   bool ok = false;
   unsigned char len8[8];
+  char why[160];
   uint64_t header_bytes = 0, size;
   if (!f->path) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "safetensors: out of memory");
@@ -323,6 +361,8 @@ tide_safetensors *tide_safetensors_open(const char *path) {
       TIDE_FAIL(TIDE_ERR_IO, "safetensors: cannot read '%s': %s", path, errno ? strerror(errno) : "it shrank");
     } else if (text[0] != '{') {
       bad_file(path, "the header does not start with '{'");
+    } else if (prescan(text, (size_t)header_bytes, why, sizeof why)) {
+      bad_file(path, "%s", why);
     } else {
       text[header_bytes] = '\0';
       const char *end = NULL;

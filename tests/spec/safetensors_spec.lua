@@ -222,6 +222,10 @@ describe("tide.safetensors", function()
         '{"x":{"dtype":"F32","shape":[2],"data_offsets":[0]}}', ("\0"):rep(8) },
       { "metadata not strings", nil, "__metadata__ entry 'k' is not a string", '{"__metadata__":{"k":1}}', "" },
       { "tensor not an object", nil, "tensor 'x' is not described by a JSON object", '{"x":[1]}', "" },
+      { "nested too deep", nil, "nests deeper than a safetensors header does",
+        '{"x":{"dtype":"F32","shape":[[2]],"data_offsets":[0,8]}}', ("\0"):rep(8) },
+      { "too many values (cJSON memory)", nil, "holds more than 4194304 JSON values",
+        '{"x":[' .. ("0,"):rep(4194304) .. '0]}', "" },
     }
     for _, c in ipairs(cases) do
       it(c[1], function()
