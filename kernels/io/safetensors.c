@@ -597,7 +597,7 @@ tide_status tide_safetensors_save(const char *path, int64_t count, const char *c
   const char **sorted = count ? malloc((size_t)count * sizeof *sorted) : NULL;
   if (count && !sorted) st = TIDE_FAIL(TIDE_ERR_MEMORY, "safetensors: out of memory saving '%s'", path);
   for (int64_t i = 0; !st && i < count; i++) sorted[i] = names[i];
-  if (!st) qsort(sorted, (size_t)count, sizeof *sorted, by_string);
+  if (!st && count > 1) qsort(sorted, (size_t)count, sizeof *sorted, by_string);
   for (int64_t i = 1; !st && i < count; i++)
     if (strcmp(sorted[i - 1], sorted[i]) == 0)
       st = TIDE_FAIL(TIDE_ERR_VALUE, "safetensors: save '%s': two tensors are named '%s'", path, sorted[i]);
