@@ -387,7 +387,7 @@ end
 -- expect_partial(): silence the warning about values left unused when the
 -- status is collected. Returns the status.
 function Status:expect_partial()
-  self._quiet = true
+  self._warning.quiet = true
   return self
 end
 
@@ -396,16 +396,20 @@ function Status:unused_keys() return sorted_keys(self._unused) end
 
 -- TF warns when a partial restore's status goes away unchecked; so does
 -- tide (a table's __gc does not run in LuaJIT: a cdata finalizer does it).
+-- The finalizer sees only `warning`, never the status: LuaJIT's weak keys
+-- are no ephemerons, so a finalizer that reached its own cdata through the
+-- status would keep both (and the open file) alive for ever.
 local function arm_warning(status)
-  local sentinel = ffi.gc(ffi.new("char[1]"), function()
-    if status._quiet or status._nothing then return end
-    local unused = sorted_keys(status._unused)
+  local warning = { unused = status._unused, path = status.path, quiet = false }
+  status._warning = warning
+  status._sentinel = ffi.gc(ffi.new("char[1]"), function()
+    if warning.quiet then return end
+    local unused = sorted_keys(warning.unused)
     if #unused > 0 then
       io.stderr:write(fmt("tide: warning: a checkpoint restore from '%s' left %d value(s) unused: %s (call " ..
-        "expect_partial() on the status to silence this)\n", status.path, #unused, listing(unused, 5)))
+        "expect_partial() on the status to silence this)\n", warning.path, #unused, listing(unused, 5)))
     end
   end)
-  status._sentinel = sentinel
 end
 
 -- restore(path): values from path (as save or write returned it) into the
@@ -416,6 +420,7 @@ function Checkpoint:restore(path)
     Status)
   if path == nil then
     status._nothing = true
+    status._warning = { quiet = true }
     return status
   end
   check_path("restore", path)

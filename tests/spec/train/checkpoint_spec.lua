@@ -131,6 +131,20 @@ describe("tide.train.Checkpoint", function()
     h.errors("1 object(s) of the checkpoint have no value in '" .. dir .. "/a.safetensors': 'extra'",
       function() status:assert_existing_objects_matched() end)
     assert.are.equal(status, status:expect_partial())
+    -- partial restores dropped unconsumed are collected, and their files closed
+    local function open_files()
+      local p = io.popen("ls /proc/$PPID/fd | wc -l") -- the shell's parent: this process
+      local n = tonumber(p:read("*l"))
+      p:close()
+      return n
+    end
+    collectgarbage()
+    collectgarbage()
+    local before = open_files()
+    for _ = 1, 50 do other:restore(dir .. "/a"):expect_partial() end
+    collectgarbage()
+    collectgarbage()
+    assert.is_true(open_files() <= before + 2)
     os.execute("rm -rf " .. dir)
   end)
 
