@@ -156,6 +156,9 @@ describe("tide.train.Checkpoint", function()
     h.errors("'b' in '" .. dir .. "/x.safetensors' has shape (1,), but the Variable has shape (2,)",
       function() train.Checkpoint { a = a2, b = b2 }:restore(dir .. "/x") end)
     h.close(a2:read_value(), { 0, 0 }, 0) -- nothing assigned
+    local a3 = tide.Variable(tide.tensor({ 0, 0 }, "float32"))
+    train.Checkpoint { a = a3 }:read(dir .. "/x"):expect_partial() -- read is restore
+    h.close(a3:read_value(), { 1, 2 }, 0)
     h.errors("'a' in '" .. dir .. "/x.safetensors' is float32, but the Variable is int32",
       function() train.Checkpoint { a = tide.Variable(tide.tensor { 0, 0 }) }:restore(dir .. "/x") end)
     tide.safetensors.save_file({ a = tide.tensor { 1 } }, dir .. "/plain.safetensors")
@@ -184,6 +187,7 @@ describe("tide.train.CheckpointManager", function()
     local ck = train.Checkpoint { v = v }
     local manager = train.CheckpointManager(ck, dir, { max_to_keep = 2 })
     assert.is_nil(manager.latest_checkpoint)
+    assert.is_nil(manager:restore_or_initialize()) -- nothing saved yet: nothing restored
     assert.are.same({}, manager.checkpoints)
     assert.is_nil(train.latest_checkpoint(dir))
     for i = 1, 4 do
