@@ -16,6 +16,8 @@ typedef struct atomic_file {
   const char *who;     /* the caller's name, for messages ("safetensors") */
   unsigned char *buf;
   size_t used, cap;
+  uint64_t written;    /* bytes handed to the kernel so far */
+  uint64_t synced;     /* of those, the ones whose writeback was started */
 } atomic_file;
 
 /* Create the temporary file for `path`. On failure nothing is left behind. */
