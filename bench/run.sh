@@ -117,3 +117,17 @@ echo "# tide.summary: what a summary call costs the training loop (the writer qu
 "$BUILD/tide" bench/summary.lua
 echo "# start-up to the first op (tide -e running tide.tensor{1} + 1) vs python3 -c 'import torch' and importing tensorflow (medians of 21 runs)"
 PEERS_PYTHON=${peer_py:-} "$BUILD/tide" bench/startup.lua
+echo "# saving and loading 100 MiB of float32 weights: tide.safetensors (which always fsyncs) vs torch.save/torch.load and Python's safetensors with numpy (MB/s)"
+"$BUILD/tide" bench/saving.lua >"$out/saving.tide"
+OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$threads /usr/bin/python3 bench/saving_torch.py >"$out/saving.torch" \
+  2>"$out/saving.torch.err" || { echo "# bench/saving_torch.py failed:" >&2; tail -n 3 "$out/saving.torch.err" >&2; }
+# Python's safetensors: SAFETENSORS_PYTHON, else the peers' venv, else the project's venv, when one has it.
+st_py=""
+for p in "${SAFETENSORS_PYTHON:-}" "$peer_py" /work/venv-tf/bin/python; do
+  if [ -n "$p" ] && "$p" -c "import safetensors, numpy" 2>/dev/null; then st_py=$p; break; fi
+done
+if [ -n "$st_py" ]; then
+  "$st_py" bench/saving_safetensors.py >"$out/saving.safetensors" 2>"$out/saving.safetensors.err" ||
+    { echo "# bench/saving_safetensors.py failed:" >&2; tail -n 3 "$out/saving.safetensors.err" >&2; }
+fi
+"$BUILD/tide" bench/compare.lua "$out/saving.tide" "$out/saving.torch" torch "$out/saving.safetensors" safetensors

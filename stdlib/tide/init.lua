@@ -178,6 +178,11 @@ local keras = {
 }
 -- TensorBoard logs (tf.summary), also on first use.
 keras.summary = function() return require "tide.summary" end
+-- Saving loads on first use too: tide.safetensors (weights files) and
+-- tide.train (Checkpoint, CheckpointManager).
+keras.safetensors = function() return require "tide.safetensors" end
+keras.train = function() return require "tide.train" end
+
 setmetatable(tide, {
   __lazy = keras, -- the names, for the REPL's completion and help (which load nothing)
   __index = function(t, k)

@@ -18,5 +18,6 @@
 #include "tide/data.h"
 #include "tide/saved_model.h"
 #include "tide/json.h"
+#include "tide/safetensors.h"
 
 #endif

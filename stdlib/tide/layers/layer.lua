@@ -565,6 +565,12 @@ local function shapes_of(x)
 end
 M.shapes_of = shapes_of
 
+-- A hook for the saving floor: tide.train's Checkpoint sets it, so that a
+-- restore into a model not yet built reaches each layer's weights when the
+-- layer builds (TF's deferred restoration). Called with the layer, built.
+local on_built = nil
+function M.set_on_built(fn) on_built = fn end
+
 -- build(input_shape) once, eagerly (initial values are made outside any
 -- trace in progress, as TF's init_scope), then built = true.
 -- A build that fails forgets the weights it made, so that the next call
@@ -587,6 +593,7 @@ function Layer:_maybe_build(inputs)
     error(err, 0)
   end
   rawset(self, "built", true)
+  if on_built then on_built(self) end
 end
 
 -- The call in progress: { entry = the outermost layer, training = value }.

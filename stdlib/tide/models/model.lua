@@ -17,7 +17,7 @@ local graph = require "tide.models.graph"
 local config_mod = require "tide.models.config"
 local summary = require "tide.models.summary"
 local training = require "tide.models.training"
-local safetensors = require "tide.models.safetensors"
+local safetensors = require "tide.safetensors"
 
 local Layer = layer_mod.Layer
 local is_kt = keras_tensor.is
@@ -240,15 +240,16 @@ function Model:save_weights(path)
   if not rawget(self, "built") or #self.weights == 0 then
     binding.error(layer_mod.who(self) .. ": save_weights: the model has no weights yet (build it or call it once)")
   end
-  local entries = {}
-  for i, e in ipairs(named_weights(self)) do entries[i] = { e[1], e[2]:read_value() } end
-  safetensors.save(path, entries, { format = "tide", model = self.name })
+  local tensors = {}
+  for _, e in ipairs(named_weights(self)) do tensors[e[1]] = e[2] end
+  safetensors.save_file(tensors, path, { metadata = { format = "tide", model = self.name } })
 end
 
 -- load_weights(path): weights from save_weights' file; every name, shape
 -- and dtype must match (nothing is set otherwise).
 function Model:load_weights(path)
-  local tensors = safetensors.load(path)
+  if type(path) ~= "string" then binding.error(layer_mod.who(self) .. ": load_weights expects a file path") end
+  local tensors = safetensors.load_file(path)
   local by_position, count = {}, 0
   for key, t in pairs(tensors) do
     local pos = tonumber(key:match("^(%d+)/"))

@@ -272,6 +272,11 @@ function Optimizer:add_variable(initial, opts)
   return s
 end
 
+-- A hook for the saving floor (tide.train's Checkpoint): called with the
+-- optimizer after build made slots, so a restore made before reaches them.
+M.on_built = nil
+function M.set_on_built(fn) M.on_built = fn end
+
 -- Make the slots of the variables in var_list that have none yet (Keras's
 -- build, which tide allows again for new variables). Inside tide.trace this
 -- works only while the function is traced for the first time (tide makes
@@ -331,6 +336,7 @@ function Optimizer:_build_slots(spec, fresh)
   end
   if not self.built and spec.build_extra then spec.build_extra(self, fresh) end
   rawset(self, "built", true)
+  if M.on_built then M.on_built(self) end
 end
 
 -- The slot Variable `slot` of model variable v (TF's get_slot), or nil.
