@@ -513,7 +513,15 @@ end
 -- callbacks=, return_dict=false}): the loss and metrics over the data; a
 -- number when there is only the loss, else a list in metrics_names' order
 -- (or a table by name with return_dict).
+-- With a dataset the targets are in its elements, so the options may come
+-- second: fit(ds, {epochs = 5}) as Keras's fit(ds, epochs=5).
+local function dataset_options(x, y, opts)
+  if opts == nil and dsource.is_dataset(x) and type(y) == "table" and getmetatable(y) == nil then return nil, y end
+  return y, opts
+end
+
 local function evaluate(self, x, y, opts)
+  y, opts = dataset_options(x, y, opts)
   opts = options(who(self) .. ": evaluate", opts, EVALUATE)
   require_compiled(self, "evaluate")
   local xd, yd, sw, n, steps
@@ -549,6 +557,7 @@ local FIT = set { "batch_size", "epochs", "verbose", "callbacks", "validation_sp
 -- validation_data=, shuffle=true, initial_epoch=0, steps_per_epoch=,
 -- class_weight=, sample_weight=}) -> History.
 local function fit(self, x, y, opts)
+  y, opts = dataset_options(x, y, opts)
   opts = options(who(self) .. ": fit", opts, FIT)
   require_compiled(self, "fit")
   local what = who(self) .. ": fit"
