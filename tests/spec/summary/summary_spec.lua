@@ -20,10 +20,13 @@ local function size(path)
 end
 
 -- Wait until cond() holds (the flusher thread works on its own time).
+-- (A read while the writer's thread is mid-record sees a truncated last
+-- record, an error: that is "not yet" too.)
 local function eventually(cond, seconds)
-  local stop = os.time() + (seconds or 5)
+  local stop = os.time() + (seconds or 20)
   while os.time() <= stop do
-    if cond() then return true end
+    local ok, done = pcall(cond)
+    if ok and done then return true end
     os.execute("sleep 0.02")
   end
   return cond()
