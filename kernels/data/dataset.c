@@ -6,6 +6,8 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <time.h>
+#include <sched.h>
 #include "../core/parallel.h"
 
 #include <signal.h>
@@ -322,6 +324,34 @@ void tide_data_iterator_free(tide_data_iterator *it) {
   pthread_mutex_destroy(&it->pass.mu);
   tide_dataset_free(it->ds);
   free(it);
+}
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void dwait(pthread_cond_t *cv, pthread_mutex_t *mu, const unsigned *seq, const dpass *pass) {
+  unsigned before = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+  pthread_mutex_unlock(mu);
+  int64_t t0 = now_ns();
+  for (int k = 0;; k++) {
+    if (__atomic_load_n(seq, __ATOMIC_ACQUIRE) != before || dpass_stopping(pass)) break;
+    if ((k & 15) == 15) {
+      if (now_ns() - t0 > DSPIN_NS) break;
+      sched_yield(); /* a runnable pipeline or kernel thread on this core goes first */
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  pthread_mutex_lock(mu);
+  /* a signal or a stop while spinning: the caller looks again. After this
+   * check a signaller needs mu, which pthread_cond_wait gives up atomically,
+   * so no wake-up is lost. (The stop flag is set before its broadcast.) */
+  if (__atomic_load_n(seq, __ATOMIC_ACQUIRE) != before || dpass_stopping(pass)) return;
+  pthread_cond_wait(cv, mu);
 }
 
 void dpass_watch(dpass *pass, dwaiter *w, pthread_mutex_t *mu, pthread_cond_t *cv) {

@@ -81,6 +81,7 @@ typedef struct par_map {
   mslot *slots;
   pthread_mutex_t mu;    /* slots, counters, flags */
   pthread_cond_t cv;     /* any change the other side waits for */
+  unsigned cv_seq;       /* bumped with every broadcast on cv (dsignal) */
   pthread_mutex_t in_mu; /* pulling from the input */
   dwaiter waiter;
   int64_t next_seq;      /* sequence number of the next input element */
@@ -106,7 +107,7 @@ static void *worker_main(void *arg) {
     pthread_mutex_lock(&m->in_mu);
     pthread_mutex_lock(&m->mu);
     int i;
-    while ((i = free_slot(m)) < 0 && !m->in_done && !dpass_stopping(pass)) pthread_cond_wait(&m->cv, &m->mu);
+    while ((i = free_slot(m)) < 0 && !m->in_done && !dpass_stopping(pass)) dwait(&m->cv, &m->mu, &m->cv_seq, pass);
     if (m->in_done || dpass_stopping(pass)) {
       pthread_mutex_unlock(&m->mu);
       pthread_mutex_unlock(&m->in_mu);
@@ -125,7 +126,7 @@ static void *worker_main(void *arg) {
       m->in_done = 1;
       m->end_seq = s->seq;
       s->state = SLOT_FREE;
-      pthread_cond_broadcast(&m->cv);
+      dsignal(&m->cv, &m->cv_seq);
       pthread_mutex_unlock(&m->mu);
       pthread_mutex_unlock(&m->in_mu);
       break;
@@ -144,7 +145,7 @@ static void *worker_main(void *arg) {
     }
     pthread_mutex_lock(&m->mu);
     s->state = SLOT_DONE;
-    pthread_cond_broadcast(&m->cv);
+    dsignal(&m->cv, &m->cv_seq);
     pthread_mutex_unlock(&m->mu);
   }
   return NULL;
@@ -189,7 +190,7 @@ static tide_status par_next(dnode *self, tide_tensor *out, int *end) {
       *end = 1;
       return TIDE_OK;
     }
-    pthread_cond_wait(&m->cv, &m->mu);
+    dwait(&m->cv, &m->mu, &m->cv_seq, self->pass);
   }
   mslot *s = &m->slots[i];
   tide_status st = TIDE_OK;
@@ -197,7 +198,7 @@ static tide_status par_next(dnode *self, tide_tensor *out, int *end) {
   else delem_move(out, s->vals, self->ncomp);
   s->state = SLOT_FREE;
   m->consumed++;
-  pthread_cond_broadcast(&m->cv);
+  dsignal(&m->cv, &m->cv_seq);
   pthread_mutex_unlock(&m->mu);
   return st;
 }
@@ -205,7 +206,7 @@ static tide_status par_next(dnode *self, tide_tensor *out, int *end) {
 static void par_free(dnode *self) {
   par_map *m = (par_map *)self;
   pthread_mutex_lock(&m->mu);
-  pthread_cond_broadcast(&m->cv); /* the pass is stopping: workers see it and leave */
+  dsignal(&m->cv, &m->cv_seq); /* the pass is stopping: workers see it and leave */
   pthread_mutex_unlock(&m->mu);
   for (int t = 0; t < m->started; t++) dthread_join(m->threads[t]);
   dpass_unwatch(self->pass, &m->waiter);

@@ -72,6 +72,21 @@ void dpass_watch(dpass *pass, dwaiter *w, pthread_mutex_t *mu, pthread_cond_t *c
 void dpass_unwatch(dpass *pass, dwaiter *w);
 static inline int dpass_stopping(const dpass *pass) { return __atomic_load_n(&pass->stop, __ATOMIC_ACQUIRE); }
 
+/* Hand-offs between pipeline threads. A node's waits and wake-ups go through
+ * these: dsignal bumps *seq (under mu) with every broadcast on cv, and dwait
+ * first spins, with mu released, for up to DSPIN_NS watching *seq and the
+ * pass's stop flag, and only then sleeps on cv. Sleeping at once made every
+ * element's hand-off pay the kernel's wake-up latency (about 30 µs on an
+ * idle core of a VM: a Fashion-MNIST map pipeline ran at 32k samples/s on an
+ * idle machine and at 207k with a core kept busy by another program).
+ * Callers loop on their own condition as with pthread_cond_wait. */
+enum { DSPIN_NS = 50000 };
+static inline void dsignal(pthread_cond_t *cv, unsigned *seq) {
+  __atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+  pthread_cond_broadcast(cv);
+}
+void dwait(pthread_cond_t *cv, pthread_mutex_t *mu, const unsigned *seq, const dpass *pass);
+
 /* Start a pipeline thread: kernels it calls run inline, signals are blocked. */
 int dthread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 /* Join it (and count it gone). */

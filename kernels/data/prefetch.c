@@ -24,6 +24,7 @@ typedef struct prefetch_node {
   pthread_t thread;
   pthread_mutex_t mu;
   pthread_cond_t cv;
+  unsigned seq; /* bumped with every broadcast on cv (dsignal) */
   dwaiter waiter;
 } prefetch_node;
 
@@ -35,7 +36,7 @@ static void *producer_main(void *arg) {
   tide_tensor elem[TIDE_DATA_MAX_COMPONENTS];
   for (;;) {
     pthread_mutex_lock(&p->mu);
-    while (p->count >= p->limit && !dpass_stopping(pass)) pthread_cond_wait(&p->cv, &p->mu);
+    while (p->count >= p->limit && !dpass_stopping(pass)) dwait(&p->cv, &p->mu, &p->seq, pass);
     pthread_mutex_unlock(&p->mu);
     if (dpass_stopping(pass)) break;
     memset(elem, 0, sizeof(tide_tensor) * (size_t)nc);
@@ -48,7 +49,7 @@ static void *producer_main(void *arg) {
     else delem_move(e->vals, elem, nc);
     p->count++;
     if (end) p->finished = 1;
-    pthread_cond_broadcast(&p->cv);
+    dsignal(&p->cv, &p->seq);
     pthread_mutex_unlock(&p->mu);
     if (end) break;
   }
@@ -65,9 +66,9 @@ static tide_status prefetch_next(dnode *self, tide_tensor *out, int *end) {
   while (p->count == 0 && !dpass_stopping(self->pass)) {
     if (p->autotune && p->limit < p->cap) { /* starved: allow a deeper buffer */
       p->limit = p->limit * 2 < p->cap ? p->limit * 2 : p->cap;
-      pthread_cond_broadcast(&p->cv);
+      dsignal(&p->cv, &p->seq);
     }
-    pthread_cond_wait(&p->cv, &p->mu);
+    dwait(&p->cv, &p->mu, &p->seq, self->pass);
   }
   if (p->count == 0) {
     pthread_mutex_unlock(&p->mu);
@@ -89,7 +90,7 @@ static tide_status prefetch_next(dnode *self, tide_tensor *out, int *end) {
    * consumer's core at once (a woken thread preempts the waker there), so
    * each element's production was paid for inside next even with a core
    * idle, and prefetch hid nothing (bench/data.lua's input wait). */
-  if (p->count <= p->limit / 2) pthread_cond_broadcast(&p->cv);
+  if (p->count <= p->limit / 2) dsignal(&p->cv, &p->seq);
   pthread_mutex_unlock(&p->mu);
   return st;
 }
@@ -98,7 +99,7 @@ static void prefetch_free(dnode *self) {
   prefetch_node *p = (prefetch_node *)self;
   if (p->started) {
     pthread_mutex_lock(&p->mu);
-    pthread_cond_broadcast(&p->cv);
+    dsignal(&p->cv, &p->seq);
     pthread_mutex_unlock(&p->mu);
     dthread_join(p->thread);
   }
