@@ -158,6 +158,12 @@ TIDE_API struct tide_dataset *tide_dataset_csv(int nfiles, const char *const *fi
                                                const int32_t *dtypes, const tide_tensor *const *defaults,
                                                const char *na_value, char delim, bool use_quote, bool header);
 
+/* An IDX file (MNIST's format; unsigned bytes), plain or gzipped, into the
+ * blank header `out` as a uint8 tensor of its shape. A wrong magic number, a
+ * short header, too few or too many bytes, corrupt gzip data and a header
+ * claiming more than the file could hold are errors naming the file. */
+TIDE_API tide_status tide_read_idx(const char *path, tide_tensor *out);
+
 /* TFRecordDataset's and TextLineDataset's sources (kernels/data/file_sources.c):
  * the records (compression "", "GZIP" or "ZLIB") or the lines (without "\n" or
  * "\r\n"; "" or "GZIP") of files[0..nfiles) in order, each element one 0-d
