@@ -152,7 +152,13 @@ describe("tide REPL on a terminal", function()
     p:send("function never_defined()\r")
     p:expect("... ")
     p:send("\3")
-    p:expect("tide> ")
+    -- A Ctrl-C that lands before readline reads the terminal again can go
+    -- unseen (seen once in ~10 full runs, under load): a second one works.
+    -- (A known race, in the closing note of issue 16.)
+    if not pcall(p.expect, p, "tide> ", 3) then
+      p:send("\3")
+      p:expect("tide> ")
+    end
     p:send("never_defined == nil\r")
     p:expect("true\n")
     quit(p)
