@@ -5,7 +5,8 @@ local binding = require "tide.binding"
 local class = require "tide.class"
 local math_ops = require "tide.ops.math"
 local reduce = require "tide.ops.reduce"
-local ikw = require("tide.initializers.base").kwargs
+local base = require "tide.initializers.base"
+local ikw = base.kwargs
 
 local M = {}
 
@@ -118,35 +119,11 @@ local by_name = { MaxNorm = MaxNorm, MinMaxNorm = MinMaxNorm, NonNeg = NonNeg, U
 
 function M.is_constraint(x) return class.is_instance(x, Constraint) end
 
--- A constraint from a name ("max_norm": the defaults), a config table
--- {class_name=, config=}, a constraint, or a function(w) -> tensor; nil stays nil.
-function M.get(identifier, what)
-  what = what or "constraint"
-  if identifier == nil or M.is_constraint(identifier) or type(identifier) == "function" then return identifier end
-  if type(identifier) == "string" then
-    local cls = by_name[identifier]
-    if not cls then
-      binding.error(string.format("%s: unknown constraint '%s' (known: max_norm, min_max_norm, non_neg, unit_norm)",
-        what, identifier))
-    end
-    return cls()
-  end
-  if type(identifier) == "table" and getmetatable(identifier) == nil and identifier.class_name then
-    local cls = by_name[identifier.class_name]
-    if not cls then
-      binding.error(string.format("%s: unknown constraint class '%s'", what, tostring(identifier.class_name)))
-    end
-    return cls:from_config(identifier.config)
-  end
-  binding.error(string.format("%s: expected a constraint name, object, config table or function, got %s", what,
-    type(identifier)))
-end
-
--- {class_name=, config=} for a constraint; a function stays itself.
-function M.serialize(c)
-  if c == nil or type(c) == "function" then return c end
-  return { class_name = getmetatable(c).__name, config = c:get_config() }
-end
+-- get(identifier, what): a constraint from a name (its defaults), a config table
+-- {class_name=, config=}, a constraint, or a function; nil stays nil.
+-- serialize(obj): {class_name=, config=}; a function stays itself.
+M.get, M.serialize = base.object_lookup("constraint", by_name, M.is_constraint,
+  "max_norm, min_max_norm, non_neg, unit_norm")
 
 M.deserialize = M.get
 

@@ -6,7 +6,8 @@ local class = require "tide.class"
 local math_ops = require "tide.ops.math"
 local reduce = require "tide.ops.reduce"
 local create = require "tide.ops.create"
-local ikw = require("tide.initializers.base").kwargs
+local base = require "tide.initializers.base"
+local ikw = base.kwargs
 
 local M = {}
 
@@ -79,34 +80,10 @@ local by_name = { L1 = L1, L2 = L2, L1L2 = L1L2, l1 = L1, l2 = L2, l1_l2 = L1L2 
 
 function M.is_regularizer(x) return class.is_instance(x, Regularizer) end
 
--- A regularizer from a name ("l2": the default factor), a config table
--- {class_name=, config=}, a regularizer, or a function(w) -> scalar; nil stays nil.
-function M.get(identifier, what)
-  what = what or "regularizer"
-  if identifier == nil or M.is_regularizer(identifier) or type(identifier) == "function" then return identifier end
-  if type(identifier) == "string" then
-    local cls = by_name[identifier]
-    if not cls then
-      binding.error(string.format("%s: unknown regularizer '%s' (known: l1, l2, l1_l2)", what, identifier))
-    end
-    return cls()
-  end
-  if type(identifier) == "table" and getmetatable(identifier) == nil and identifier.class_name then
-    local cls = by_name[identifier.class_name]
-    if not cls then
-      binding.error(string.format("%s: unknown regularizer class '%s'", what, tostring(identifier.class_name)))
-    end
-    return cls:from_config(identifier.config)
-  end
-  binding.error(string.format("%s: expected a regularizer name, object, config table or function, got %s", what,
-    type(identifier)))
-end
-
--- {class_name=, config=} for a regularizer; a function stays itself.
-function M.serialize(reg)
-  if reg == nil or type(reg) == "function" then return reg end
-  return { class_name = getmetatable(reg).__name, config = reg:get_config() }
-end
+-- get(identifier, what): a regularizer from a name (its defaults), a config table
+-- {class_name=, config=}, a regularizer, or a function; nil stays nil.
+-- serialize(obj): {class_name=, config=}; a function stays itself.
+M.get, M.serialize = base.object_lookup("regularizer", by_name, M.is_regularizer, "l1, l2, l1_l2")
 
 M.deserialize = M.get
 

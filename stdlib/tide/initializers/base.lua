@@ -111,4 +111,37 @@ function M.kwargs(name, names, ...)
   return args.parse(name, names, ...)
 end
 
+-- get(identifier, what) and serialize(obj) for a family of Keras objects
+-- (regularizers, constraints): `kind` names it in errors, by_name maps names
+-- (class and snake_case) to classes, is_instance tells its objects, known
+-- lists the names an error offers. get: nil stays nil; an object or a Lua
+-- function is itself; a name gives an instance with the defaults;
+-- {class_name=, config=} an instance with that config. serialize gives
+-- {class_name=, config=} (a function stays itself).
+function M.object_lookup(kind, by_name, is_instance, known)
+  local function get(identifier, what)
+    what = what or kind
+    if identifier == nil or is_instance(identifier) or type(identifier) == "function" then return identifier end
+    if type(identifier) == "string" then
+      local cls = by_name[identifier]
+      if not cls then binding.error(string.format("%s: unknown %s '%s' (known: %s)", what, kind, identifier, known)) end
+      return cls()
+    end
+    if type(identifier) == "table" and getmetatable(identifier) == nil and identifier.class_name then
+      local cls = by_name[identifier.class_name]
+      if not cls then
+        binding.error(string.format("%s: unknown %s class '%s'", what, kind, tostring(identifier.class_name)))
+      end
+      return cls:from_config(identifier.config)
+    end
+    binding.error(string.format("%s: expected a %s name, object, config table or function, got %s", what, kind,
+      type(identifier)))
+  end
+  local function serialize(obj)
+    if obj == nil or type(obj) == "function" then return obj end
+    return { class_name = getmetatable(obj).__name, config = obj:get_config() }
+  end
+  return get, serialize
+end
+
 return M
