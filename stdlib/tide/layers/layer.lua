@@ -642,11 +642,15 @@ local function set_output_masks(self, inputs, outputs, input_mask)
     end
     return
   end
-  local out_mask = self:compute_mask(inputs, input_mask)
-  if out_mask == nil then return end
+  -- (a call that set its outputs' masks itself, as Masking's, needs no compute_mask)
   if istype(Tensor, outputs) then
-    if keras_mask.get(outputs) == nil and istype(Tensor, out_mask) then keras_mask.set(outputs, out_mask) end
-  elseif type(outputs) == "table" and type(out_mask) == "table" then
+    if keras_mask.get(outputs) ~= nil then return end
+    local out_mask = self:compute_mask(inputs, input_mask)
+    if istype(Tensor, out_mask) then keras_mask.set(outputs, out_mask) end
+    return
+  end
+  local out_mask = self:compute_mask(inputs, input_mask)
+  if type(outputs) == "table" and type(out_mask) == "table" then
     for i, y in ipairs(outputs) do
       if keras_mask.get(y) == nil and istype(Tensor, out_mask[i]) then keras_mask.set(y, out_mask[i]) end
     end
