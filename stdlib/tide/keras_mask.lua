@@ -27,15 +27,11 @@ function M.of(inputs)
   if istensor(inputs) then return masks[inputs] end
   if type(inputs) ~= "table" or getmetatable(inputs) ~= nil then return nil end
   local out, any = {}, false
-  for i = 1, #inputs do
-    local m = M.get(inputs[i])
-    out[i] = m or false
-    any = any or m ~= nil
+  for i = 1, #inputs do -- (a hole where an input has none: callers index by input)
+    out[i] = M.get(inputs[i])
+    any = any or out[i] ~= nil
   end
-  if not any then return nil end
-  for i = 1, #inputs do if out[i] == false then out[i] = nil end end
-  out.n = #inputs
-  return out
+  return any and out or nil
 end
 
 return M

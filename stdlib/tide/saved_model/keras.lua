@@ -6,7 +6,6 @@
 -- stopped. Hands both down to the models floor when loaded (a hook).
 local binding = require "tide.binding"
 local json = require "tide.json"
-local variable = require "tide.variable"
 local tracing = require "tide.tracing.function"
 local spec_mod = require "tide.tracing.spec"
 local layers = require "tide.layers"
@@ -174,6 +173,4 @@ end
 model_mod.set_saver(M.save)
 models.load_model = M.load_model
 
--- (losses and metrics are required so their classes exist for compile configs)
-local _ = losses, metrics, variable
 return M
