@@ -70,6 +70,7 @@ local function ordered_keys(t)
   for _, k in ipairs(others) do keys[#keys + 1] = k end
   return keys
 end
+M.ordered_keys = ordered_keys
 
 -- The leaves (KerasTensors) of a structure, in a fixed order.
 local function leaves(x, out)

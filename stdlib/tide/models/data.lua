@@ -9,22 +9,11 @@ local shape_ops = require "tide.ops.shape"
 local math_ops = require "tide.ops.math"
 local reduce_ops = require "tide.ops.reduce"
 local random = require "tide.random"
+local keras_tensor = require "tide.layers.keras_tensor"
 
 local istensor = binding.istensor
+local ordered_keys = keras_tensor.ordered_keys -- (the order a model's inputs are flattened in)
 local M = {}
-
--- The keys of a plain table: the list part, then the rest sorted.
-local function ordered_keys(t)
-  local keys, n = {}, #t
-  for i = 1, n do keys[i] = i end
-  local others = {}
-  for k in pairs(t) do
-    if not (type(k) == "number" and k >= 1 and k <= n and k == math.floor(k)) then others[#others + 1] = k end
-  end
-  table.sort(others, function(a, b) return tostring(a) < tostring(b) end)
-  for _, k in ipairs(others) do keys[#keys + 1] = k end
-  return keys
-end
 
 -- True when a Lua table is the values of one tensor (numbers, nested).
 local function is_value_table(x)

@@ -10,20 +10,7 @@ local keras_tensor = require "tide.layers.keras_tensor"
 local M = {}
 
 local is_kt, leaves = keras_tensor.is, keras_tensor.leaves
-
--- The keys of a plain table in keras_tensor's fixed order (list, then sorted).
-local function ordered_keys(t)
-  local keys, n = {}, #t
-  for i = 1, n do keys[i] = i end
-  local others = {}
-  for k in pairs(t) do
-    if not (type(k) == "number" and k >= 1 and k <= n and k == math.floor(k)) then others[#others + 1] = k end
-  end
-  table.sort(others, function(a, b) return tostring(a) < tostring(b) end)
-  for _, k in ipairs(others) do keys[#keys + 1] = k end
-  return keys
-end
-M.ordered_keys = ordered_keys
+local ordered_keys = keras_tensor.ordered_keys -- (the order leaves() walks)
 
 -- The values of `x` at the leaves of `template` (a KerasTensor structure),
 -- in leaves' order; `what` names x in errors.
