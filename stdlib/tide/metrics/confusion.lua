@@ -16,6 +16,23 @@ local function f32(x) return tonumber(ffi.new("float", x)) end
 
 local update_multi_label -- below
 
+-- The general path's counts: label_pos [1, ...] and pred_pos [thresholds,
+-- ...] (bool), w (broadcast like them) or nil; each of vars.tp/fp/tn/fn that
+-- is there gets the (weighted) count per threshold, summed over axis 1.
+local function count_by_threshold(vars, label_pos, pred_pos, w, dt)
+  local function add(var, label, predicted)
+    if not var then return end
+    local both = ops.logical_and(label, predicted)
+    local counted = w and ops.where(both, w, 0) or ops.cast(both, dt)
+    var:assign_add(ops.reduce_sum(counted, 1))
+  end
+  add(vars.tp, label_pos, pred_pos)
+  local pred_neg, label_neg = ops.logical_not(pred_pos), ops.logical_not(label_pos)
+  add(vars.fp, label_neg, pred_pos)
+  add(vars.tn, label_neg, pred_neg)
+  add(vars.fn, label_pos, pred_neg)
+end
+
 -- Keras's parse_init_thresholds: a number or a list in [0, 1], or the default.
 local function parse_thresholds(op, thresholds, default)
   if thresholds == nil then return { default } end
@@ -96,18 +113,7 @@ update_multi_label = function(op, vars, y_true, y_pred, sw, thresholds, evenly, 
   local label_pos = ops.expand_dims(ops.cast(y_true, "bool"), 0)
   local thr = ops.reshape(convert.tensor(thresholds, dt, op), { num, 1, 1 })
   local pred_pos = ops.greater(pred, thr)
-  local wx = w and ops.expand_dims(w, 0)
-  local function add(var, lab, predicted)
-    if not var then return end
-    local both = ops.logical_and(lab, predicted)
-    local counted = wx and ops.where(both, wx, 0) or ops.cast(both, dt)
-    var:assign_add(ops.reduce_sum(counted, 1))
-  end
-  add(vars.tp, label_pos, pred_pos)
-  local pred_neg, label_neg = ops.logical_not(pred_pos), ops.logical_not(label_pos)
-  add(vars.fp, label_neg, pred_pos)
-  add(vars.tn, label_neg, pred_neg)
-  add(vars.fn, label_pos, pred_neg)
+  count_by_threshold(vars, label_pos, pred_pos, w and ops.expand_dims(w, 0), dt)
 end
 
 -- Keras's update_confusion_matrix_variables (one label per prediction): adds
@@ -167,18 +173,7 @@ function M.update_confusion(op, vars, y_true, y_pred, thresholds, o)
   local label_pos = ops.reshape(ops.cast(y_true, "bool"), { 1, -1 })
   local thr = ops.reshape(convert.tensor(thresholds, dt, op), { num, 1 })
   local pred_pos = ops.greater(pred, thr)
-  local w = weights and ops.reshape(weights, { 1, -1 })
-  local function add(var, label, predicted)
-    if not var then return end
-    local both = ops.logical_and(label, predicted)
-    local counted = w and ops.where(both, w, 0) or ops.cast(both, dt)
-    var:assign_add(ops.reduce_sum(counted, 1))
-  end
-  add(vars.tp, label_pos, pred_pos)
-  local pred_neg, label_neg = ops.logical_not(pred_pos), ops.logical_not(label_pos)
-  add(vars.fp, label_neg, pred_pos)
-  add(vars.tn, label_neg, pred_neg)
-  add(vars.fn, label_pos, pred_neg)
+  count_by_threshold(vars, label_pos, pred_pos, weights and ops.reshape(weights, { 1, -1 }), dt)
 end
 
 ---------------------------------------------------------------------------
