@@ -203,34 +203,35 @@ local function stack(elems, what)
   return out
 end
 
+-- The next batch's elements (up to ds.n) from nextf, or nil when none are
+-- left (or, with drop_remainder, too few); st.done notes the input's end.
+local function next_elements(ds, nextf, st)
+  if st.done then return nil end
+  local elems = {}
+  while #elems < ds.n do
+    local flat = nextf()
+    if flat == nil then st.done = true; break end
+    elems[#elems + 1] = flat
+  end
+  if #elems == 0 or (ds.drop and #elems < ds.n) then return nil end
+  return elems
+end
+
 function readers.batch(ds)
   local nextf, close = open(ds.input)
-  local done = false
+  local st = {}
   return function()
-    if done then return nil end
-    local elems = {}
-    while #elems < ds.n do
-      local flat = nextf()
-      if flat == nil then done = true; break end
-      elems[#elems + 1] = flat
-    end
-    if #elems == 0 or (ds.drop and #elems < ds.n) then return nil end
-    return stack(elems, "batch")
+    local elems = next_elements(ds, nextf, st)
+    return elems and stack(elems, "batch")
   end, close
 end
 
 function readers.padded_batch(ds)
   local nextf, close = open(ds.input)
-  local done = false
+  local st = {}
   return function()
-    if done then return nil end
-    local elems = {}
-    while #elems < ds.n do
-      local flat = nextf()
-      if flat == nil then done = true; break end
-      elems[#elems + 1] = flat
-    end
-    if #elems == 0 or (ds.drop and #elems < ds.n) then return nil end
+    local elems = next_elements(ds, nextf, st)
+    if not elems then return nil end
     local out = {}
     for k = 1, #elems[1] do
       local first = elems[1][k]
