@@ -362,12 +362,7 @@ function Status:assert_consumed()
     binding.error(fmt("Checkpoint.restore: %d value(s) in '%s' were not matched to any object (not built yet, or " ..
       "missing from this checkpoint's objects): %s", #unused, self.path, listing(unused)))
   end
-  local missing = unmatched_objects(self)
-  if #missing > 0 then
-    binding.error(fmt("Checkpoint.restore: %d object(s) of the checkpoint have no value in '%s': %s", #missing,
-      self.path, listing(missing)))
-  end
-  return self
+  return self:assert_existing_objects_matched()
 end
 
 -- assert_existing_objects_matched(): every tracked Variable that exists
