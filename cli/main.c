@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <luajit.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 static const char *progname = "tide";
 static lua_State *volatile running_L;
+static pthread_t main_thread; /* the thread that runs Lua, set before Ctrl-C is armed */
 
 /* Exit statuses: the code failed (a Lua error), or the command line did. */
 #define EXIT_CODE_FAILED 1
@@ -72,8 +74,17 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
 }
 
 /* The first Ctrl-C asks Lua (hook) and kernels (flag) to stop; a second one
- * kills the process, which is the only way out of a JIT-compiled loop. */
+ * kills the process, which is the only way out of a JIT-compiled loop. A
+ * Ctrl-C the kernel handed to another thread (one of OpenBLAS's, while the
+ * Lua thread holds signals around a oneDNN call) is sent on to the Lua
+ * thread: lua_sethook belongs on the thread running Lua. */
 static void on_sigint(int sig) {
+  if (!pthread_equal(pthread_self(), main_thread)) {
+    int saved = errno;
+    pthread_kill(main_thread, sig);
+    errno = saved;
+    return;
+  }
   signal(sig, SIG_DFL);
   tide_request_interrupt();
   lua_State *L = running_L;
@@ -82,6 +93,7 @@ static void on_sigint(int sig) {
 
 /* Call the function below nargs arguments with a traceback and Ctrl-C armed. */
 static int docall(lua_State *L, int nargs, int nresults) {
+  main_thread = pthread_self();
   running_L = L;
   signal(SIGINT, on_sigint);
   int status = tide_vm_pcall(L, nargs, nresults);

@@ -7,6 +7,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <luajit.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,8 @@ static char *last_history;
 static volatile sig_atomic_t got_sigint;
 static volatile sig_atomic_t run_sigints;
 static lua_State *volatile running_L;
+/* The thread that reads input and runs chunks: the only one that handles Ctrl-C. */
+static pthread_t repl_thread;
 
 /* ---- Ctrl-C ------------------------------------------------------------------- */
 
@@ -57,8 +60,20 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
   lua_error(L);
 }
 
-/* Only async-signal-safe work here: flags, lua_sethook (as lua.c does), write. */
+/* Only async-signal-safe work here: flags, lua_sethook (as lua.c does), write,
+ * pthread_kill. SIGINT is sent to the process, and the kernel hands it to any
+ * thread that does not block it: when the REPL thread holds it (in
+ * read_terminal outside pselect, around oneDNN calls), that is one of
+ * OpenBLAS's threads. There the flag would be set but the REPL thread's
+ * pselect never woken (the Ctrl-C at the "..." prompt that went unseen), so
+ * the signal is sent on to the REPL thread, which takes it when it unblocks. */
 static void on_sigint(int sig) {
+  if (!pthread_equal(pthread_self(), repl_thread)) {
+    int saved = errno;
+    pthread_kill(repl_thread, sig);
+    errno = saved;
+    return;
+  }
   lua_State *L = running_L;
   if (!L) { /* typing: the input loop abandons the line */
     got_sigint = 1;
@@ -105,23 +120,23 @@ static void on_line(char *line) {
 
 /* One line from the terminal through readline's callback interface, so that
  * Ctrl-C is noticed in pselect (with SIGINT blocked everywhere else) and
- * readline is cleaned up by its own functions instead of a longjmp. */
+ * readline is cleaned up by its own functions instead of a longjmp.
+ * got_sigint is checked before every wait, not only when pselect says EINTR:
+ * a Ctrl-C typed after the last line was read (while an incomplete chunk was
+ * compiled) is for this prompt, and readline's own wait for a key (rl_getc's
+ * pselect, with an empty mask when rl_catch_signals is 0) can run our
+ * handler, which then leaves no signal pending for ours. */
 static char *read_terminal(const char *prompt, bool *interrupted) {
   sigset_t block, orig;
   sigemptyset(&block);
   sigaddset(&block, SIGINT);
   sigprocmask(SIG_BLOCK, &block, &orig);
-  got_sigint = 0;
   cb_line = NULL;
   cb_done = false;
   rl_callback_handler_install(prompt, on_line);
   int fd = fileno(rl_instream ? rl_instream : stdin);
   while (!cb_done) {
-    fd_set in;
-    FD_ZERO(&in);
-    FD_SET(fd, &in);
-    int r = pselect(fd + 1, &in, NULL, NULL, NULL, &orig);
-    if (r < 0 && errno == EINTR && got_sigint) {
+    if (got_sigint) {
       got_sigint = 0;
       rl_point = rl_end; /* "^C" after what was typed, as a shell shows it */
       rl_redisplay();
@@ -133,7 +148,11 @@ static char *read_terminal(const char *prompt, bool *interrupted) {
       *interrupted = true;
       break;
     }
-    if (r < 0 && errno == EINTR) continue; /* another signal (SIGWINCH) */
+    fd_set in;
+    FD_ZERO(&in);
+    FD_SET(fd, &in);
+    int r = pselect(fd + 1, &in, NULL, NULL, NULL, &orig);
+    if (r < 0 && errno == EINTR) continue; /* Ctrl-C (checked above) or another signal (SIGWINCH) */
     if (r < 0) {
       rl_callback_handler_remove();
       break;
@@ -148,7 +167,11 @@ static char *read_terminal(const char *prompt, bool *interrupted) {
 static char *read_plain(bool *interrupted) {
   char *line = NULL;
   size_t cap = 0;
-  got_sigint = 0;
+  if (got_sigint) { /* Ctrl-C after the last line was read: it drops the chunk */
+    got_sigint = 0;
+    *interrupted = true;
+    return NULL;
+  }
   ssize_t n = getline(&line, &cap, stdin);
   if (n < 0) {
     free(line);
@@ -534,6 +557,8 @@ int tide_repl_run(tide_vm *vm) {
     fflush(stdout);
   }
   preload_tide(L);
+  repl_thread = pthread_self();
+  got_sigint = 0;
   struct sigaction old_sigint;
   sigaction(SIGINT, NULL, &old_sigint);
   install_sigint();
