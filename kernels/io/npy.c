@@ -1,0 +1,397 @@
+/* io/npy.c — NumPy .npy files: the magic, version and header dict
+ * ({'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }) parsed and
+ * checked before allocating, then the data read straight into a tensor; and
+ * the writer numpy.save's layout (version 1.0, header padded to 64 bytes). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tide/npy.h"
+#include "atomic_file.h"
+
+/* A header longer than this is no numpy header (numpy itself refuses more than 10000 bytes by default). */
+enum { MAX_HEADER = 1 << 20, MAGIC_LEN = 6 };
+static const char MAGIC[MAGIC_LEN] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
+
+/* ---- the header dict ---------------------------------------------------------- */
+
+typedef struct header_parser {
+  const char *s, *end;
+  const char *path;
+} header_parser;
+
+static void skip_space(header_parser *p) {
+  while (p->s < p->end && (*p->s == ' ' || *p->s == '\t' || *p->s == '\n' || *p->s == '\r')) p->s++;
+}
+
+static bool take(header_parser *p, char c) {
+  skip_space(p);
+  if (p->s < p->end && *p->s == c) {
+    p->s++;
+    return true;
+  }
+  return false;
+}
+
+static tide_status bad_header(const header_parser *p, const char *what) {
+  return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' has a bad header: %s", p->path, what);
+}
+
+/* A quoted Python string without escapes (numpy's keys and descrs have none) into out. */
+static bool take_string(header_parser *p, char *out, size_t size) {
+  skip_space(p);
+  if (p->s >= p->end || (*p->s != '\'' && *p->s != '"')) return false;
+  char q = *p->s++;
+  size_t n = 0;
+  while (p->s < p->end && *p->s != q) {
+    if (*p->s == '\\' || n + 1 >= size) return false;
+    out[n++] = *p->s++;
+  }
+  if (p->s >= p->end) return false;
+  p->s++;
+  out[n] = '\0';
+  return true;
+}
+
+static bool take_word(header_parser *p, const char *word) {
+  skip_space(p);
+  size_t n = strlen(word);
+  if ((size_t)(p->end - p->s) >= n && memcmp(p->s, word, n) == 0) {
+    p->s += n;
+    return true;
+  }
+  return false;
+}
+
+/* The shape tuple: "()", "(5,)", "(2, 3)", Python 2's "(2L, 3L)"; dims >= 0. */
+static tide_status take_shape(header_parser *p, int *ndim, int64_t *dims) {
+  if (!take(p, '(')) return bad_header(p, "'shape' is not a tuple");
+  *ndim = 0;
+  for (;;) {
+    if (take(p, ')')) return TIDE_OK;
+    skip_space(p);
+    if (p->s >= p->end || *p->s < '0' || *p->s > '9') return bad_header(p, "'shape' holds something other than whole numbers >= 0");
+    int64_t v = 0;
+    while (p->s < p->end && *p->s >= '0' && *p->s <= '9') {
+      if (v > (INT64_MAX - 9) / 10) return bad_header(p, "a dim of 'shape' is too large");
+      v = v * 10 + (*p->s++ - '0');
+    }
+    if (p->s < p->end && *p->s == 'L') p->s++;
+    if (*ndim >= TIDE_MAX_DIMS)
+      return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' has more than %d dims, the most a tide tensor has", p->path,
+                       TIDE_MAX_DIMS);
+    dims[(*ndim)++] = v;
+    if (take(p, ',')) continue;
+    if (take(p, ')')) return TIDE_OK;
+    return bad_header(p, "'shape' is not a tuple of numbers");
+  }
+}
+
+typedef struct npy_header {
+  char descr[32];
+  bool fortran;
+  int ndim;
+  int64_t dims[TIDE_MAX_DIMS];
+} npy_header;
+
+/* The dict with exactly the keys descr, fortran_order and shape, in any order. */
+static tide_status parse_dict(header_parser *p, npy_header *h) {
+  bool seen_descr = false, seen_fortran = false, seen_shape = false;
+  if (!take(p, '{')) return bad_header(p, "it is not a Python dict");
+  for (;;) {
+    if (take(p, '}')) break;
+    char key[32];
+    if (!take_string(p, key, sizeof key)) return bad_header(p, "a key is not a short quoted string");
+    if (!take(p, ':')) return bad_header(p, "a key is not followed by ':'");
+    if (strcmp(key, "descr") == 0 && !seen_descr) {
+      skip_space(p);
+      if (p->s < p->end && *p->s == '[')
+        return TIDE_FAIL(TIDE_ERR_DTYPE, "read_npy: '%s' holds a structured array (its descr is a list); tide reads "
+                         "arrays of one dtype", p->path);
+      if (!take_string(p, h->descr, sizeof h->descr)) return bad_header(p, "'descr' is not a short quoted string");
+      seen_descr = true;
+    } else if (strcmp(key, "fortran_order") == 0 && !seen_fortran) {
+      if (take_word(p, "True")) h->fortran = true;
+      else if (take_word(p, "False")) h->fortran = false;
+      else return bad_header(p, "'fortran_order' is not True or False");
+      seen_fortran = true;
+    } else if (strcmp(key, "shape") == 0 && !seen_shape) {
+      tide_status st = take_shape(p, &h->ndim, h->dims);
+      if (st) return st;
+      seen_shape = true;
+    } else {
+      return bad_header(p, "it has a key other than 'descr', 'fortran_order' and 'shape', or one twice");
+    }
+    if (take(p, '}')) break;
+    if (!take(p, ',')) return bad_header(p, "the dict's entries are not separated by ','");
+  }
+  skip_space(p);
+  if (p->s != p->end) return bad_header(p, "something follows the dict");
+  if (!seen_descr || !seen_fortran || !seen_shape)
+    return bad_header(p, "it lacks one of 'descr', 'fortran_order' and 'shape'");
+  return TIDE_OK;
+}
+
+/* The tide dtype of a descr ("<f4", "|b1", ">i8"), and whether its bytes
+ * need swapping; -1 (error set) for a dtype tide lacks. */
+static int dtype_of(const char *path, const char *descr, bool *swap) {
+  static const struct { const char *code; int dtype; } map[] = {
+      {"f2", TIDE_FLOAT16}, {"f4", TIDE_FLOAT32}, {"f8", TIDE_FLOAT64}, {"i1", TIDE_INT8}, {"u1", TIDE_UINT8},
+      {"i4", TIDE_INT32},   {"i8", TIDE_INT64},   {"b1", TIDE_BOOL},
+  };
+  char order = descr[0];
+  const char *code = descr + 1;
+  if (order != '<' && order != '>' && order != '|' && order != '=') {
+    order = '=';
+    code = descr;
+  }
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+    if (strcmp(code, map[i].code) != 0) continue;
+    size_t size = tide_dtype_size(map[i].dtype);
+    bool little = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+    *swap = size > 1 && ((order == '<' && !little) || (order == '>' && little));
+    return map[i].dtype;
+  }
+  tide_set_error(TIDE_ERR_DTYPE,
+                 "read_npy: '%s' holds dtype '%s', which tide does not have (it reads float16/32/64 'f2' 'f4' 'f8', "
+                 "int8 'i1', uint8 'u1', int32 'i4', int64 'i8' and bool 'b1'); convert it in numpy with astype",
+                 path, descr);
+  return -1;
+}
+
+/* ---- reading ------------------------------------------------------------------ */
+
+/* pread until n bytes are in buf: 0, or -1 (errno set; 0 when the file ended). */
+static int pread_all(int fd, void *buf, size_t n, off_t at) {
+  unsigned char *p = buf;
+  while (n > 0) {
+    ssize_t got = pread(fd, p, n, at);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      if (got == 0) errno = 0;
+      return -1;
+    }
+    p += got;
+    n -= (size_t)got;
+    at += got;
+  }
+  return 0;
+}
+
+/* Swap each element's bytes in place (big-endian data on a little-endian machine). */
+static void swap_bytes(unsigned char *p, int64_t count, size_t size) {
+  for (int64_t i = 0; i < count; i++, p += size)
+    for (size_t a = 0, b = size - 1; a < b; a++, b--) {
+      unsigned char t = p[a];
+      p[a] = p[b];
+      p[b] = t;
+    }
+}
+
+/* Fortran-order elements (first index fastest) of src into C order in dst. */
+static void from_fortran(unsigned char *dst, const unsigned char *src, int ndim, const int64_t *dims, int64_t count,
+                         size_t size) {
+  int64_t idx[TIDE_MAX_DIMS] = {0}, fstride[TIDE_MAX_DIMS];
+  int64_t s = 1;
+  for (int d = 0; d < ndim; d++) {
+    fstride[d] = s;
+    s *= dims[d];
+  }
+  for (int64_t i = 0; i < count; i++) {
+    int64_t off = 0;
+    for (int d = 0; d < ndim; d++) off += idx[d] * fstride[d];
+    memcpy(dst + (size_t)i * size, src + (size_t)off * size, size);
+    for (int d = ndim - 1; d >= 0; d--) { /* the next C-order index */
+      if (++idx[d] < dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+static tide_status read_fd(int fd, const char *path, tide_tensor *out) {
+  struct stat sb;
+  if (fstat(fd, &sb) != 0) return TIDE_FAIL(TIDE_ERR_IO, "read_npy: cannot read '%s': %s", path, strerror(errno));
+  if (!S_ISREG(sb.st_mode)) return TIDE_FAIL(TIDE_ERR_IO, "read_npy: '%s' is not a regular file", path);
+  int64_t file_bytes = (int64_t)sb.st_size;
+  unsigned char pre[12];
+  if (file_bytes < 10 || pread_all(fd, pre, 10, 0) != 0 || memcmp(pre, MAGIC, MAGIC_LEN) != 0)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' is not a .npy file (it does not start with \\x93NUMPY)", path);
+  int major = pre[6];
+  int64_t hlen, start;
+  if (major == 1) {
+    hlen = pre[8] | (pre[9] << 8);
+    start = 10;
+  } else if (major == 2 || major == 3) {
+    if (file_bytes < 12 || pread_all(fd, pre + 10, 2, 10) != 0)
+      return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' is truncated in its header", path);
+    hlen = (int64_t)pre[8] | ((int64_t)pre[9] << 8) | ((int64_t)pre[10] << 16) | ((int64_t)pre[11] << 24);
+    start = 12;
+  } else {
+    return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' is .npy format version %d.%d; tide reads versions 1 to 3", path,
+                     major, pre[7]);
+  }
+  if (hlen > MAX_HEADER)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' claims a header of %lld bytes (at most %d)", path,
+                     (long long)hlen, MAX_HEADER);
+  if (start + hlen > file_bytes)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' is truncated in its header (%lld bytes, the header says %lld)",
+                     path, (long long)file_bytes, (long long)(start + hlen));
+  char *text = malloc((size_t)hlen + 1);
+  if (!text) return TIDE_FAIL(TIDE_ERR_MEMORY, "read_npy: out of memory reading the header of '%s'", path);
+  if (hlen && pread_all(fd, text, (size_t)hlen, start) != 0) {
+    free(text);
+    return TIDE_FAIL(TIDE_ERR_IO, "read_npy: cannot read the header of '%s'", path);
+  }
+  text[hlen] = '\0';
+  if (memchr(text, '\0', (size_t)hlen)) {
+    free(text);
+    return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' has a bad header: it holds a NUL byte", path);
+  }
+  npy_header h = {0};
+  header_parser p = {text, text + hlen, path};
+  tide_status st = parse_dict(&p, &h);
+  free(text);
+  if (st) return st;
+  bool swap = false;
+  int dt = dtype_of(path, h.descr, &swap);
+  if (dt < 0) return tide_last_status();
+  size_t size = tide_dtype_size(dt);
+  int64_t count = 1;
+  for (int d = 0; d < h.ndim; d++) {
+    if (h.dims[d] > 0 && count > INT64_MAX / (int64_t)size / h.dims[d])
+      return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' has a shape whose size overflows", path);
+    count *= h.dims[d];
+  }
+  int64_t data_bytes = count * (int64_t)size, have = file_bytes - start - hlen;
+  if (have != data_bytes)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' holds %lld bytes of data but its header (dtype %s, %lld elements) "
+                     "says %lld: the file is %s", path, (long long)have, h.descr, (long long)count,
+                     (long long)data_bytes, have < data_bytes ? "truncated" : "longer than its array");
+  bool reorder = h.fortran && h.ndim > 1 && count > 0;
+  st = tide_tensor_init_heap(out, dt, h.ndim, h.ndim ? h.dims : NULL);
+  if (st) return st;
+  unsigned char *raw = out->data;
+  if (reorder && !(raw = malloc((size_t)data_bytes))) {
+    tide_tensor_release(out);
+    return TIDE_FAIL(TIDE_ERR_MEMORY, "read_npy: out of memory reading '%s'", path);
+  }
+  if (data_bytes && pread_all(fd, raw, (size_t)data_bytes, (off_t)(start + hlen)) != 0) {
+    int err = errno;
+    if (reorder) free(raw);
+    tide_tensor_release(out);
+    return TIDE_FAIL(TIDE_ERR_IO, "read_npy: cannot read the data of '%s': %s", path,
+                     err ? strerror(err) : "the file ended early (it changed while read)");
+  }
+  if (swap) swap_bytes(raw, count, size);
+  if (reorder) {
+    from_fortran(out->data, raw, h.ndim, h.dims, count, size);
+    free(raw);
+  }
+  if (dt == TIDE_BOOL) {
+    unsigned char *b = out->data;
+    for (int64_t i = 0; i < count; i++) b[i] = b[i] != 0;
+  }
+  return TIDE_OK;
+}
+
+tide_status tide_npy_read(const char *path, tide_tensor *out) {
+  if (!path) return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: the path is NULL");
+  if (!out) return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: the output tensor is NULL");
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return TIDE_FAIL(TIDE_ERR_IO, "read_npy: cannot open '%s': %s", path, strerror(errno));
+  tide_status st = read_fd(fd, path, out);
+  close(fd);
+  return st;
+}
+
+/* ---- writing ------------------------------------------------------------------ */
+
+static const char *descr_of(int dt) {
+  switch (dt) {
+  case TIDE_FLOAT16: return "<f2";
+  case TIDE_FLOAT32: return "<f4";
+  case TIDE_FLOAT64: return "<f8";
+  case TIDE_INT8: return "|i1";
+  case TIDE_UINT8: return "|u1";
+  case TIDE_INT32: return "<i4";
+  case TIDE_INT64: return "<i8";
+  case TIDE_BOOL: return "|b1";
+  default: return NULL;
+  }
+}
+
+tide_status tide_npy_write(const char *path, const tide_tensor *t) {
+  if (!path) return TIDE_FAIL(TIDE_ERR_VALUE, "write_npy: the path is NULL");
+  if (!t) return TIDE_FAIL(TIDE_ERR_VALUE, "write_npy: the tensor is NULL");
+  if (t->flags & TIDE_TENSOR_SYMBOLIC)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "write_npy: the tensor is symbolic (a value inside tide.trace): it has no data yet");
+  if (t->dev != TIDE_CPU) return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "write_npy: the tensor is not on the CPU");
+  const char *descr = descr_of(t->dt);
+  if (!descr)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "write_npy: numpy has no %s dtype%s", tide_dtype_name(t->dt),
+                     t->dt == TIDE_BFLOAT16 ? " (cast to float32 first)" : "");
+  if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+    return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "write_npy: writing on a big-endian machine is not supported");
+  char shape[TIDE_MAX_DIMS * 22 + 4];
+  size_t n = 0;
+  shape[n++] = '(';
+  for (int d = 0; d < t->ndim; d++)
+    n += (size_t)snprintf(shape + n, sizeof shape - n, d ? ", %lld" : "%lld", (long long)t->dims[d]);
+  if (t->ndim == 1) shape[n++] = ',';
+  shape[n++] = ')';
+  shape[n] = '\0';
+  char header[512];
+  int len = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
+  /* numpy pads with spaces so that the data start at a multiple of 64, and ends the header with '\n' */
+  size_t total = 10 + (size_t)len + 1;
+  size_t padded = (total + 63) / 64 * 64;
+  memset(header + len, ' ', padded - total);
+  header[padded - 11] = '\n';
+  size_t hlen = padded - 10;
+  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
+
+  tide_tensor copy = {0};
+  const tide_tensor *src = t;
+  if (!tide_tensor_is_contiguous(t)) {
+    tide_status st = tide_tensor_init(&copy, t->dt, t->ndim, t->dims);
+    if (!st) st = tide_tensor_copy_into(&copy, t);
+    if (st) {
+      tide_tensor_release(&copy);
+      return st;
+    }
+    src = &copy;
+  }
+  atomic_file a;
+  tide_status st = atomic_file_begin(&a, path, "write_npy");
+  if (st) {
+    tide_tensor_release(&copy);
+    return st;
+  }
+  st = atomic_file_write(&a, pre, sizeof pre);
+  if (!st) st = atomic_file_write(&a, header, hlen);
+  size_t bytes = (size_t)src->nelem * tide_dtype_size(src->dt);
+  if (!st && bytes) {
+    if (src->dt == TIDE_BOOL) { /* 0 and 1, whatever nonzero byte the memory holds */
+      unsigned char chunk[4096];
+      const unsigned char *p = src->data;
+      for (size_t k = 0; k < bytes && !st; k += sizeof chunk) {
+        size_t m = bytes - k < sizeof chunk ? bytes - k : sizeof chunk;
+        for (size_t j = 0; j < m; j++) chunk[j] = p[k + j] != 0;
+        st = atomic_file_write(&a, chunk, m);
+      }
+    } else {
+      st = atomic_file_write(&a, src->data, bytes);
+    }
+  }
+  tide_tensor_release(&copy);
+  if (st) {
+    atomic_file_abort(&a);
+    return st;
+  }
+  return atomic_file_commit(&a);
+}
