@@ -1,7 +1,8 @@
 /* cli/main.c — the `tide` program, with `lua`'s command line: a script (with
  * `arg` and `...` as lua sets them), -e code, -l modules, stdin, or the REPL;
- * plus tide's own options (--threads, --device, --help). Exit status: 0, 1 when
- * the code failed, 2 when the command line was wrong or the script is missing. */
+ * plus tide's own options (--threads, --device, --help) and its commands
+ * (export, run, summary: stdlib/tide/cli/). Exit status: 0, 1 when the code
+ * failed, 2 when the command line was wrong or a file is missing. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <errno.h>
@@ -31,6 +32,14 @@ static pthread_t main_thread; /* the thread that runs Lua, set before Ctrl-C is 
 /* `tide --help`: how to use tide, on stdout. */
 static void print_help(void) {
   printf("usage: %s [options] [script [args]]\n"
+         "       %s [--threads N] [--device NAME] command [args]\n"
+         "Commands (%s command --help tells more):\n"
+         "  export script.lua dir    run the script and save the model or traced function\n"
+         "                           it returns as a SavedModel in dir\n"
+         "  run dir --input file     run a SavedModel on a .npy or .safetensors input and\n"
+         "                           print the outputs (or --output file.npy|.safetensors)\n"
+         "  summary dir              print a SavedModel's signatures, variables and layers\n"
+         "  (a script named like a command runs as ./run or -- run)\n"
          "Options:\n"
          "  -e code          run the string 'code'\n"
          "  -l name          require library 'name' into global 'name'\n"
@@ -44,9 +53,9 @@ static void print_help(void) {
          "With no script, -e or -v, tide starts the REPL on a terminal and runs\n"
          "standard input otherwise. The script's arguments are in `arg` (arg[0] is\n"
          "the script, negative indices the interpreter and its options) and `...`.\n"
-         "Exit status: 0, 1 when the code raised an error, 2 for a wrong option or a\n"
-         "missing script. The REPL is described in docs/repl.md.\n",
-         progname);
+         "Exit status: 0, 1 when the code or command failed, 2 for a wrong option or a\n"
+         "missing file. The REPL is described in docs/repl.md.\n",
+         progname, progname, progname);
   fflush(stdout);
 }
 
@@ -163,11 +172,21 @@ static int run_require(lua_State *L, const char *name) {
 
 /* The options before the script, as lua 5.4's collectargs reads them, and tide's own. */
 typedef struct options {
-  bool has_e, has_v, has_i, help;
+  bool has_e, has_v, has_i, has_l, help;
   int threads;        /* --threads N, 0 when not given */
   const char *device; /* --device NAME, NULL when not given */
   int script;         /* index of the script in argv, 0 when there is none */
+  int command;        /* index of a command (export, run, summary) in argv, 0 when there is none */
 } options;
+
+static const char *const commands[] = {"export", "run", "summary"};
+
+/* True when a is the name of one of tide's commands. */
+static bool is_command(const char *a) {
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(a, commands[i]) == 0) return true;
+  return false;
+}
 
 /* The value of a long option: "--name=value" or "--name value" (then *i
  * moves past it); NULL (and a one-line error) when it has none. */
@@ -231,8 +250,9 @@ static bool collect_args(int argc, char **argv, options *o) {
   memset(o, 0, sizeof *o);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (a[0] != '-') { /* the script */
-      o->script = i;
+    if (a[0] != '-') { /* the script, or a command when only tide's long options came before */
+      if (is_command(a) && !o->has_e && !o->has_v && !o->has_i && !o->has_l) o->command = i;
+      else o->script = i;
       return true;
     }
     switch (a[1]) {
@@ -256,9 +276,9 @@ static bool collect_args(int argc, char **argv, options *o) {
       o->has_v = true;
       break;
     case 'e':
-      o->has_e = true;
-      /* fall through */
     case 'l':
+      if (a[1] == 'e') o->has_e = true;
+      else o->has_l = true;
       if (a[2] == '\0' && ++i >= argc) { /* "-e" with nothing after it */
         usage_error("'%s' needs an argument", a);
         return false;
@@ -269,6 +289,26 @@ static bool collect_args(int argc, char **argv, options *o) {
     }
   }
   return true;
+}
+
+/* `tide command args...`: tide.cli.main(command, {args}) prints its results
+ * and errors and gives the exit status. */
+static int run_command(lua_State *L, char **argv, int argc, int command) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "tide.cli");
+  if (report(L, docall(L, 1, 1))) return EXIT_CODE_FAILED;
+  lua_getfield(L, -1, "main");
+  lua_remove(L, -2);
+  lua_pushstring(L, argv[command]);
+  lua_createtable(L, argc - command - 1, 0);
+  for (int i = command + 1; i < argc; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - command);
+  }
+  if (report(L, docall(L, 2, 1))) return EXIT_CODE_FAILED;
+  int code = lua_isnumber(L, -1) ? (int)lua_tointeger(L, -1) : EXIT_CODE_FAILED;
+  lua_pop(L, 1);
+  return code;
 }
 
 /* Run every -e and -l in order, up to the script; stop at the first error. */
@@ -310,6 +350,11 @@ int main(int argc, char **argv) {
     return EXIT_CODE_FAILED;
   }
   lua_State *L = tide_vm_lua_state(vm);
+  if (o.command) {
+    int code = run_command(L, argv, argc, o.command);
+    tide_vm_close(vm);
+    return code;
+  }
   set_arg_table(L, argv, argc, o.script);
 
   int status = run_args(L, argv, o.script ? o.script : argc) ? EXIT_CODE_FAILED : 0;

@@ -48,6 +48,8 @@ M.FLOORS = {
     what = "the public table and its settings" },
   { name = "repl", modules = { "tide.repl", "tide.repl.*" },
     what = "the REPL's Lua side (completion, printing results, help), loaded only by the tide program's REPL" },
+  { name = "cli", modules = { "tide.cli", "tide.cli.*" },
+    what = "the tide program's commands (export, run, summary), loaded only by cli/main.c" },
 }
 
 -- Modules that are not files under stdlib/ or bindings/: made at build time.
