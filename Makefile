@@ -179,7 +179,12 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) bench/run.sh
 
+# make install PREFIX=/usr/local DESTDIR=: the program, libtide and libtidevm,
+# the headers, the Lua library (PREFIX/share/tide/lua, where libtidevm looks
+# beside PREFIX/lib) and tide.pc (tools/tide_pc.sh).
+TIDE_VERSION = $(shell sed -n 's/.*tide_version(void) { return "\(.*\)"; }.*/\1/p' kernels/core/runtime.c)
 install: all
+	@case '$(PREFIX)' in /*) ;; *) echo "make install: PREFIX must be an absolute path, got '$(PREFIX)'" >&2; exit 1;; esac
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/tide \
 	  $(DESTDIR)$(PREFIX)/share/tide/lua/tide
 	install -m 755 $(PROGRAM) $(DESTDIR)$(PREFIX)/bin/tide
@@ -188,6 +193,8 @@ install: all
 	cd stdlib && find tide -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/share/tide/lua/{} \;
 	cd bindings && find tide -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/share/tide/lua/{} \;
 	install -m 644 $(CDEF) $(DESTDIR)$(PREFIX)/share/tide/lua/tide/cdef.lua
+	tools/tide_pc.sh '$(PREFIX)' '$(TIDE_VERSION)' '$(BLAS_LIBS) -ldnnl $(IO_LIBS) -lm -pthread' > $(BUILD)/tide.pc
+	install -D -m 644 $(BUILD)/tide.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/tide.pc
 
 clean:
 	rm -rf build build-asan
