@@ -80,7 +80,7 @@ PROTO_H := $(PROTO_C:.c=.h)
 PROTO_OBJ := $(PROTO_C:%.c=%.o)
 .SECONDARY: $(PROTO_C) $(PROTO_H)
 
-ENGINE_SRC := $(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c kernels/io/*.c kernels/data/*.c)
+ENGINE_SRC := $(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c kernels/io/*.c kernels/data/*.c kernels/model/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o) $(PROTO_OBJ) \
   $(foreach l,$(SIMD_LEVELS),$(SIMD_SRC:%.c=$(BUILD)/obj/%.$(l).o))
 VM_OBJ := $(BUILD)/obj/vm/vm.o
@@ -108,6 +108,9 @@ $(BUILD)/obj/kernels/%.o: kernels/%.c $(HEADERS) | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ENGINE) $(if $(filter $<,$(SIMD_SRC)),-DTIDE_SIMD_LEVEL=baseline -DTIDE_SIMD_ONCE,) \
 	  $(CFLAGS_SIMD_ONLY) -c $< -o $@
+
+# kernels/model's own header (kept out of HEADERS: editing it rebuilds only model/).
+$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard kernels/model/*.c)): $(wildcard kernels/model/*.h)
 
 $(PROTO_GEN)/%.pb-c.c $(PROTO_GEN)/%.pb-c.h: kernels/io/proto/%.proto
 	@mkdir -p $(PROTO_GEN)
