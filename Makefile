@@ -155,6 +155,12 @@ $(BUILD)/examples/embed: examples/embed.c $(VMLIB) $(CDEF) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(LUAJIT_CFLAGS) -O2 -o $@ $< -L$(BUILD) -ltidevm -ltide $(LUAJIT_LIBS) -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 
+# tide_model_run's latency (bench/run.sh, section embed): a host program linked
+# to libtide. Not built with SANITIZE=1: it counts malloc calls by replacing malloc.
+$(BUILD)/bench/embed_model: bench/embed_model.c $(LIB) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O2 -o $@ $< -L$(BUILD) -ltide -lm -Wl,-rpath,'$$ORIGIN/..'
+
 # tests/c/test_simd.c scans the objects for instructions beyond the baseline
 # when the build is the default portable one.
 CTEST_DEFS := $(if $(and $(filter x86_64,$(ARCH)),$(filter "$(OPT_DEFAULT)","$(OPT)")),-DTIDE_CHECK_BASELINE_OBJECTS,)
@@ -179,7 +185,7 @@ demo: deps
 
 bench: deps
 	@tools/deps.sh bench
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/embed_model
 	@BUILD=$(BUILD) bench/run.sh
 
 install: all
