@@ -332,7 +332,7 @@ static void copy_file(const char *from, const char *to) {
 /* A copy of the model in `good` under base/name with one file replaced by
  * its first `keep` bytes (or by `text` when not NULL); then load it and expect failure. */
 static void expect_broken(const char *good, const char *base, const char *name, const char *file, size_t keep,
-                          const char *text, const char *needle) {
+                          const char *text, tide_status code, const char *needle) {
   char dir[512], from[600], to[600];
   snprintf(dir, sizeof dir, "%s/%s", base, name);
   CHECK(mkdir(dir, 0700) == 0);
@@ -355,7 +355,7 @@ static void expect_broken(const char *good, const char *base, const char *name, 
   memset(&err, 0, sizeof err);
   tide_model *m = tide_model_load(dir, &err);
   CHECK(m == NULL);
-  CHECK(err.code != TIDE_OK);
+  CHECK(err.code == code);
   CHECK(contains(err.message, dir));
   if (!contains(err.message, needle)) fprintf(stderr, "expected '%s' in: %s\n", needle, err.message);
   CHECK(contains(err.message, needle));
@@ -374,14 +374,16 @@ static void test_load_errors(const char *good, const char *base) {
   char path[700];
   snprintf(path, sizeof path, "%s/saved_model.json", good);
   free(read_file(path, &n));
-  expect_broken(good, base, "truncated_json", "saved_model.json", n / 2, NULL, "saved_model.json");
+  expect_broken(good, base, "truncated_json", "saved_model.json", n / 2, NULL, TIDE_ERR_VALUE, "saved_model.json");
   expect_broken(good, base, "garbage_json", "saved_model.json", 0, "{\"format\": \"tide.saved_model\", \"version\": 1, "
-                "\"variables\": 3}", "saved_model.json");
-  expect_broken(good, base, "not_json", "saved_model.json", 0, "\x01\x02 not json", "saved_model.json");
-  expect_broken(good, base, "empty_json", "saved_model.json", 0, NULL, "saved_model.json");
+                "\"variables\": 3}", TIDE_ERR_VALUE, "saved_model.json");
+  expect_broken(good, base, "not_json", "saved_model.json", 0, "\x01\x02 not json", TIDE_ERR_VALUE,
+                "saved_model.json");
+  expect_broken(good, base, "empty_json", "saved_model.json", 0, NULL, TIDE_ERR_VALUE, "saved_model.json");
   snprintf(path, sizeof path, "%s/variables.safetensors", good);
   free(read_file(path, &n));
-  expect_broken(good, base, "truncated_vars", "variables.safetensors", n - 5, NULL, "variables.safetensors");
+  expect_broken(good, base, "truncated_vars", "variables.safetensors", n - 5, NULL, TIDE_ERR_IO,
+                "variables.safetensors");
   /* A graph that names an op this build does not know. */
   snprintf(path, sizeof path, "%s/saved_model.json", good);
   char *json = read_file(path, &n);
@@ -389,7 +391,7 @@ static void test_load_errors(const char *good, const char *base) {
   CHECK(at != NULL);
   if (at) {
     memcpy(at, "\"rel?\"", 6);
-    expect_broken(good, base, "unknown_op", "saved_model.json", 0, json, "rel?");
+    expect_broken(good, base, "unknown_op", "saved_model.json", 0, json, TIDE_ERR_VALUE, "rel?");
   }
   free(json);
 }
