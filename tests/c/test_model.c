@@ -55,13 +55,27 @@ static tide_graph *build_count(void) {
   return g;
 }
 
-/* Write a SavedModel into dir: the main graph as signature `main_name`, and count unless only_one. */
+/* any_rank(v: float32 of any rank) -> relu(v), of the same (unknown) rank. */
+static tide_graph *build_any_rank(void) {
+  tide_graph *g = tide_graph_new("any_rank");
+  CHECK(tide_graph_begin(g) == TIDE_OK);
+  tide_tensor v = blank(), r = blank();
+  CHECK(tide_graph_input(g, TIDE_FLOAT32, TIDE_UNKNOWN_RANK, NULL, &v) == TIDE_OK);
+  CHECK(tide_op_unary(TIDE_OP_RELU, &r, &v) == TIDE_OK);
+  CHECK(tide_graph_end(g) == TIDE_OK);
+  const tide_tensor *outs[1] = {&r};
+  CHECK(tide_graph_set_outputs(g, 1, outs) == TIDE_OK);
+  CHECK(tide_graph_finalize(g, TIDE_PASS_ALL) == TIDE_OK);
+  return g;
+}
+
+/* Write a SavedModel into dir: the main graph as signature `main_name`, and count and any_rank unless only_one. */
 static void save_model(const char *dir, const char *main_name, bool only_one) {
   tide_saved_model_writer *w = tide_saved_model_writer_new();
   CHECK(tide_saved_model_add_variable(w, "w", W, 1) == TIDE_OK);
   CHECK(tide_saved_model_add_variable(w, "b", B, 1) == TIDE_OK);
   CHECK(tide_saved_model_add_variable(w, "count", COUNT, 0) == TIDE_OK);
-  tide_graph *main_g = build_main(), *count_g = NULL;
+  tide_graph *main_g = build_main(), *count_g = NULL, *any_g = NULL;
   const char *in_names[1] = {"x"}, *out_names[2] = {"y", "t"};
   CHECK(tide_saved_model_add_function(w, main_name, main_g, 1, in_names, 2, out_names) ==
         TIDE_OK);
@@ -69,6 +83,9 @@ static void save_model(const char *dir, const char *main_name, bool only_one) {
     count_g = build_count();
     const char *cin[1] = {"step"}, *cout[1] = {"total"};
     CHECK(tide_saved_model_add_function(w, "count", count_g, 1, cin, 1, cout) == TIDE_OK);
+    any_g = build_any_rank();
+    const char *ain[1] = {"v"}, *aout[1] = {"r"};
+    CHECK(tide_saved_model_add_function(w, "any_rank", any_g, 1, ain, 1, aout) == TIDE_OK);
   }
   tide_status st = tide_saved_model_save(w, dir);
   if (st) fprintf(stderr, "save: %s\n", tide_last_error());
@@ -76,6 +93,7 @@ static void save_model(const char *dir, const char *main_name, bool only_one) {
   tide_saved_model_writer_free(w);
   tide_graph_free(main_g);
   tide_graph_free(count_g);
+  tide_graph_free(any_g);
 }
 
 /* y = relu(x @ w + b) for `rows` rows, in double, from the variables' values. */
@@ -100,7 +118,7 @@ static void fill(float *x, int n, int seed) {
 }
 
 static void test_specs(tide_model *m) {
-  CHECK(tide_model_num_signatures(m) == 2);
+  CHECK(tide_model_num_signatures(m) == 3);
   const tide_signature *s = tide_model_signature(m, NULL);
   CHECK(s != NULL && !strcmp(tide_signature_name(s), "serving_default"));
   CHECK(tide_model_signature(m, "serving_default") == s);
@@ -108,7 +126,7 @@ static void test_specs(tide_model *m) {
   CHECK(c != NULL && c != s && !strcmp(tide_signature_name(c), "count"));
   CHECK(tide_model_signature(m, "nope") == NULL);
   CHECK(tide_model_signature_at(m, 0) == s || tide_model_signature_at(m, 1) == s);
-  CHECK(tide_model_signature_at(m, 2) == NULL && tide_model_signature_at(m, -1) == NULL);
+  CHECK(tide_model_signature_at(m, 3) == NULL && tide_model_signature_at(m, -1) == NULL);
   CHECK(tide_signature_num_inputs(s) == 1 && tide_signature_num_outputs(s) == 2);
   const tide_tensor_spec *x = tide_signature_input(s, 0);
   CHECK(x && !strcmp(x->name, "x") && x->dtype == TIDE_FLOAT32 && x->ndim == 2 && x->dims[0] == -1 && x->dims[1] == IN);
@@ -123,6 +141,33 @@ static void test_specs(tide_model *m) {
   const tide_tensor_spec *step = tide_signature_input(c, 0), *total = tide_signature_output(c, 0);
   CHECK(step && !strcmp(step->name, "step") && step->dtype == TIDE_FLOAT64 && step->ndim == 0);
   CHECK(total && !strcmp(total->name, "total") && total->dtype == TIDE_FLOAT64 && total->ndim == 0);
+  const tide_signature *any = tide_model_signature(m, "any_rank");
+  const tide_tensor_spec *v = tide_signature_input(any, 0), *r = tide_signature_output(any, 0);
+  CHECK(v && !strcmp(v->name, "v") && v->dtype == TIDE_FLOAT32 && v->ndim == TIDE_UNKNOWN_RANK);
+  CHECK(r && !strcmp(r->name, "r") && r->dtype == TIDE_FLOAT32 && r->ndim == TIDE_UNKNOWN_RANK);
+}
+
+/* An input of unknown rank takes any rank; the output's rank follows. */
+static void test_any_rank(tide_model *m) {
+  tide_model_error err;
+  tide_run *r = tide_run_new(tide_model_signature(m, "any_rank"), &err);
+  float x[24];
+  fill(x, 24, 5);
+  const int64_t shapes[3][3] = {{24, 0, 0}, {2, 3, 4}, {4, 6, 0}};
+  const int ranks[3] = {1, 3, 2};
+  for (int k = 0; k < 3; k++) {
+    tide_array a = tide_array_make(x, TIDE_FLOAT32, ranks[k], shapes[k]), y;
+    CHECK(tide_run_set_input(r, 0, &a, &err) == TIDE_OK && tide_model_run(r, &err) == TIDE_OK);
+    CHECK(tide_run_output(r, 0, &y) == TIDE_OK && y.ndim == ranks[k]);
+    bool same = true;
+    for (int d = 0; d < ranks[k]; d++) same = same && y.dims[d] == shapes[k][d];
+    for (int i = 0; i < 24; i++) same = same && ((float *)y.data)[i] == (x[i] > 0 ? x[i] : 0);
+    CHECK(same);
+  }
+  double wrong = 1;
+  tide_array a = tide_array_make(&wrong, TIDE_FLOAT64, 0, NULL);
+  CHECK(tide_run_set_input(r, 0, &a, &err) == TIDE_ERR_DTYPE && contains(err.message, "(any rank)"));
+  tide_run_free(r);
 }
 
 /* Values, zero-copy binding, and outputs that stay valid until the next run. */
@@ -478,7 +523,7 @@ static void test_only_signature(const char *base) {
   snprintf(dir, sizeof dir, "%s/two", base);
   save_model(dir, "f", false);
   m = tide_model_load(dir, &err);
-  CHECK(m != NULL && tide_model_num_signatures(m) == 2);
+  CHECK(m != NULL && tide_model_num_signatures(m) == 3);
   CHECK(tide_model_signature(m, NULL) == NULL);
   CHECK(tide_model_signature(m, "f") != NULL && tide_model_signature(m, "count") != NULL);
   tide_model_free(m);
@@ -558,6 +603,7 @@ int main(int argc, char **argv) {
   if (m) {
     test_specs(m);
     test_run(m);
+    test_any_rank(m);
     test_run_errors(m);
     test_threads(m);
   }
