@@ -80,7 +80,7 @@ PROTO_H := $(PROTO_C:.c=.h)
 PROTO_OBJ := $(PROTO_C:%.c=%.o)
 .SECONDARY: $(PROTO_C) $(PROTO_H)
 
-ENGINE_SRC := $(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c kernels/io/*.c kernels/data/*.c)
+ENGINE_SRC := $(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c kernels/io/*.c kernels/data/*.c kernels/model/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o) $(PROTO_OBJ) \
   $(foreach l,$(SIMD_LEVELS),$(SIMD_SRC:%.c=$(BUILD)/obj/%.$(l).o))
 VM_OBJ := $(BUILD)/obj/vm/vm.o
@@ -108,6 +108,9 @@ $(BUILD)/obj/kernels/%.o: kernels/%.c $(HEADERS) | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ENGINE) $(if $(filter $<,$(SIMD_SRC)),-DTIDE_SIMD_LEVEL=baseline -DTIDE_SIMD_ONCE,) \
 	  $(CFLAGS_SIMD_ONLY) -c $< -o $@
+
+# kernels/model's own header (kept out of HEADERS: editing it rebuilds only model/).
+$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard kernels/model/*.c)): $(wildcard kernels/model/*.h)
 
 $(PROTO_GEN)/%.pb-c.c $(PROTO_GEN)/%.pb-c.h: kernels/io/proto/%.proto
 	@mkdir -p $(PROTO_GEN)
@@ -152,6 +155,12 @@ $(BUILD)/examples/embed: examples/embed.c $(VMLIB) $(CDEF) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(LUAJIT_CFLAGS) -O2 -o $@ $< -L$(BUILD) -ltidevm -ltide $(LUAJIT_LIBS) -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 
+# tide_model_run's latency (bench/run.sh, section embed): a host program linked
+# to libtide. Not built with SANITIZE=1: it counts malloc calls by replacing malloc.
+$(BUILD)/bench/embed_model: bench/embed_model.c $(LIB) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O2 -o $@ $< -L$(BUILD) -ltide -lm -Wl,-rpath,'$$ORIGIN/..'
+
 # tests/c/test_simd.c scans the objects for instructions beyond the baseline
 # when the build is the default portable one.
 CTEST_DEFS := $(if $(and $(filter x86_64,$(ARCH)),$(filter "$(OPT_DEFAULT)","$(OPT)")),-DTIDE_CHECK_BASELINE_OBJECTS,)
@@ -176,7 +185,7 @@ demo: deps
 
 bench: deps
 	@tools/deps.sh bench
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/embed_model
 	@BUILD=$(BUILD) bench/run.sh
 
 # make install PREFIX=/usr/local DESTDIR=: the program, libtide and libtidevm,

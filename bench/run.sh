@@ -115,6 +115,23 @@ echo "# gradients through traced code: a tape outside a traced MLP step; a trace
 
 echo "# tide.summary: what a summary call costs the training loop (the writer queues; its thread writes)"
 "$BUILD/tide" bench/summary.lua
+echo "# embedding without Lua: tide_model_run per frame (bind the input, run, read the output; bench/embed_model.c) vs onnxruntime running the same 784-256-128-10 MLP as an ONNX model (bench/embed_peers.py, less its Python call floor), batch 1, at 1 thread and at each one's default; bench/trace.lua's LSTM cell as a SavedModel (tide only)"
+mkdir -p "$out/embed"
+"$BUILD/tide" bench/embed_model.lua "$out/embed"
+"$BUILD/bench/embed_model" "$out/embed" >"$out/embed.tide"
+# onnxruntime and onnx from PyPI: ONNX_PYTHON, else the peers' venv, else the project's venv, when one has them.
+ort_py=""
+for p in "${ONNX_PYTHON:-}" "$peer_py" /work/venv-tf/bin/python; do
+  if [ -n "$p" ] && "$p" -c "import onnx, onnxruntime, safetensors, numpy" 2>/dev/null; then ort_py=$p; break; fi
+done
+if [ -n "$ort_py" ]; then
+  "$ort_py" bench/embed_peers.py "$out/embed" >"$out/embed.ort" 2>"$out/embed.ort.err" ||
+    { echo "# bench/embed_peers.py failed:" >&2; tail -n 3 "$out/embed.ort.err" >&2; }
+else
+  echo "# (no python with onnx and onnxruntime: pip install onnx onnxruntime, or set ONNX_PYTHON)"
+fi
+"$BUILD/tide" bench/compare.lua "$out/embed.tide" "$out/embed.ort" onnxruntime
+grep -E '^(ort_python_call_floor|mlp_.*_python_)' "$out/embed.ort" 2>/dev/null || true
 echo "# start-up to the first op (tide -e running tide.tensor{1} + 1) vs python3 -c 'import torch' and importing tensorflow (medians of 21 runs)"
 PEERS_PYTHON=${peer_py:-} "$BUILD/tide" bench/startup.lua
 echo "# saving and loading 100 MiB of float32 weights: tide.safetensors (which always fsyncs) vs torch.save/torch.load and Python's safetensors with numpy (MB/s)"

@@ -618,7 +618,9 @@ tide_status tide_graph_exec(tide_graph *g, int n_in, const tide_tensor *const *i
    * MAX_PLANS), so each thread soon has its own and plans no more. */
   lock_plans();
   gplan *p = g->plans, **link = &g->plans;
-  while (p && (__atomic_load_n(&p->busy, __ATOMIC_RELAXED) || !plan_matches(p, n_key, key)))
+  /* Acquire: pairs with the release that ended the plan's last run on
+   * another thread, so that run's writes to its headers happen before ours. */
+  while (p && (__atomic_load_n(&p->busy, __ATOMIC_ACQUIRE) || !plan_matches(p, n_key, key)))
     link = &p->next, p = p->next;
   if (p) {
     __atomic_store_n(&p->busy, 1, __ATOMIC_RELAXED);
