@@ -96,7 +96,7 @@ LIB := $(BUILD)/libtide.so
 VMLIB := $(BUILD)/libtidevm.so
 PROGRAM := $(BUILD)/tide
 CDEF := $(BUILD)/lua/tide/cdef.lua
-EXAMPLES := $(BUILD)/examples/embed
+EXAMPLES := $(BUILD)/examples/embed $(BUILD)/examples/game_loop
 
 .PHONY: all deps test test-run demo bench install clean ctests
 all: $(LIB) $(VMLIB) $(PROGRAM) $(CDEF) $(EXAMPLES)
@@ -154,6 +154,12 @@ $(BUILD)/tests/test_vm: tests/c/test_vm.c tests/c/check.h tests/c/util.h $(VMLIB
 $(BUILD)/examples/embed: examples/embed.c $(VMLIB) $(CDEF) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(LUAJIT_CFLAGS) -O2 -o $@ $< -L$(BUILD) -ltidevm -ltide $(LUAJIT_LIBS) -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
+
+# examples/embed/game_loop.c, a host of tide/model.h, against the in-tree
+# libtide (tests/sh/test_install.sh builds it against an install with pkg-config).
+$(BUILD)/examples/game_loop: examples/embed/game_loop.c $(LIB) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O2 -o $@ $< -L$(BUILD) -ltide -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 
 # tide_model_run's latency (bench/run.sh, section embed): a host program linked
 # to libtide. Not built with SANITIZE=1: it counts malloc calls by replacing malloc.
