@@ -159,9 +159,65 @@ static int dtype_of(const char *path, const char *descr, bool *swap) {
   }
   tide_set_error(TIDE_ERR_DTYPE,
                  "read_npy: '%s' holds dtype '%s', which tide does not have (it reads float16/32/64 'f2' 'f4' 'f8', "
-                 "int8 'i1', uint8 'u1', int32 'i4', int64 'i8' and bool 'b1'); convert it in numpy with astype",
+                 "int8 'i1', uint8 'u1', int32 'i4', int64 'i8', bool 'b1' and strings 'S' 'U'); convert it in numpy with astype",
                  path, descr);
   return -1;
+}
+
+/* A string descr: "|S5" (bytes, 5 a element) or "<U3" / ">U3" (UTF-32, 3
+ * code points an element). True with *kind 'S' or 'U', *chars and *big set. */
+static bool string_descr(const char *descr, char *kind, int64_t *chars, bool *big) {
+  const char *p = descr;
+  char order = '=';
+  if (*p == '<' || *p == '>' || *p == '|' || *p == '=') order = *p++;
+  if (*p != 'S' && *p != 'U') return false;
+  *kind = *p++;
+  if (*p < '0' || *p > '9') return false;
+  int64_t n = 0;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (n > (1 << 30)) return false;
+    n = n * 10 + (*p - '0');
+  }
+  if (*p) return false;
+  *chars = n;
+  *big = order == '>' || (order == '=' && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+  return true;
+}
+
+/* One UTF-32 element (chars code units at p) as UTF-8 in out (room for
+ * 4 * chars bytes), trailing NULs dropped as numpy drops them; the byte
+ * count, or -1 for a code point that is no Unicode scalar value. */
+static int64_t utf32_to_utf8(const unsigned char *p, int64_t chars, bool big, char *out) {
+  int64_t end = chars;
+  uint32_t cp[1];
+  while (end > 0) { /* numpy's str drops trailing NULs */
+    const unsigned char *q = p + (end - 1) * 4;
+    cp[0] = big ? (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3]
+                : (uint32_t)q[3] << 24 | (uint32_t)q[2] << 16 | (uint32_t)q[1] << 8 | q[0];
+    if (cp[0] != 0) break;
+    end--;
+  }
+  int64_t n = 0;
+  for (int64_t i = 0; i < end; i++, p += 4) {
+    uint32_t c = big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
+                     : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return -1;
+    if (c < 0x80) out[n++] = (char)c;
+    else if (c < 0x800) {
+      out[n++] = (char)(0xC0 | c >> 6);
+      out[n++] = (char)(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      out[n++] = (char)(0xE0 | c >> 12);
+      out[n++] = (char)(0x80 | ((c >> 6) & 0x3F));
+      out[n++] = (char)(0x80 | (c & 0x3F));
+    } else {
+      out[n++] = (char)(0xF0 | c >> 18);
+      out[n++] = (char)(0x80 | ((c >> 12) & 0x3F));
+      out[n++] = (char)(0x80 | ((c >> 6) & 0x3F));
+      out[n++] = (char)(0x80 | (c & 0x3F));
+    }
+  }
+  return n;
 }
 
 /* ---- reading ------------------------------------------------------------------ */
@@ -213,6 +269,51 @@ static void from_fortran(unsigned char *dst, const unsigned char *src, int ndim,
   }
 }
 
+static void from_fortran(unsigned char *dst, const unsigned char *src, int ndim, const int64_t *dims, int64_t count,
+                         size_t size);
+
+/* The data of a string array (itemsize bytes an element, at `at`) into the
+ * blank header out as a string tensor: S elements as their bytes, U as UTF-8. */
+static tide_status read_strings(int fd, const char *path, const npy_header *h, char kind, int64_t chars, bool big,
+                                int64_t count, int64_t data_bytes, off_t at, tide_tensor *out) {
+  size_t itemsize = (size_t)(kind == 'U' ? chars * 4 : chars);
+  unsigned char *raw = malloc(data_bytes ? (size_t)data_bytes : 1), *ordered = NULL;
+  char *utf8 = kind == 'U' ? malloc((size_t)chars * 4 + 1) : NULL;
+  tide_status st = TIDE_OK;
+  if (!raw || (kind == 'U' && !utf8)) st = TIDE_FAIL(TIDE_ERR_MEMORY, "read_npy: out of memory reading '%s'", path);
+  if (!st && data_bytes && pread_all(fd, raw, (size_t)data_bytes, at) != 0) {
+    int err = errno;
+    st = TIDE_FAIL(TIDE_ERR_IO, "read_npy: cannot read the data of '%s': %s", path,
+                   err ? strerror(err) : "the file ended early (it changed while read)");
+  }
+  if (!st && h->fortran && h->ndim > 1 && count > 0 && itemsize > 0) {
+    if (!(ordered = malloc((size_t)data_bytes))) st = TIDE_FAIL(TIDE_ERR_MEMORY, "read_npy: out of memory reading '%s'", path);
+    else from_fortran(ordered, raw, h->ndim, h->dims, count, itemsize);
+  }
+  if (!st) st = tide_tensor_init_heap(out, TIDE_STRING, h->ndim, h->ndim ? h->dims : NULL);
+  const unsigned char *elems = ordered ? ordered : raw;
+  for (int64_t i = 0; !st && i < count; i++) {
+    const unsigned char *e = elems + (size_t)i * itemsize;
+    if (kind == 'S') {
+      int64_t len = chars;
+      while (len > 0 && e[len - 1] == 0) len--; /* numpy's bytes drop trailing NULs */
+      st = tide_string_set(out, i, (const char *)e, len);
+    } else {
+      int64_t len = utf32_to_utf8(e, chars, big, utf8);
+      if (len < 0)
+        st = TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' holds a code point that is not Unicode in element %lld", path,
+                       (long long)i);
+      else
+        st = tide_string_set(out, i, utf8, len);
+    }
+    if (st) tide_tensor_release(out);
+  }
+  free(raw);
+  free(ordered);
+  free(utf8);
+  return st;
+}
+
 static tide_status read_fd(int fd, const char *path, tide_tensor *out) {
   struct stat sb;
   if (fstat(fd, &sb) != 0) return TIDE_FAIL(TIDE_ERR_IO, "read_npy: cannot read '%s': %s", path, strerror(errno));
@@ -257,21 +358,29 @@ static tide_status read_fd(int fd, const char *path, tide_tensor *out) {
   tide_status st = parse_dict(&p, &h);
   free(text);
   if (st) return st;
-  bool swap = false;
-  int dt = dtype_of(path, h.descr, &swap);
+  bool swap = false, big = false;
+  char kind;
+  int64_t chars = 0;
+  bool strings = string_descr(h.descr, &kind, &chars, &big);
+  int dt = strings ? TIDE_STRING : dtype_of(path, h.descr, &swap);
   if (dt < 0) return tide_last_status();
-  size_t size = tide_dtype_size(dt);
+  size_t size = strings ? (size_t)(kind == 'U' ? chars * 4 : chars) : tide_dtype_size(dt);
+  if (size == 0) size = 1; /* "S0": no bytes an element; the overflow check below still needs a divisor */
   int64_t count = 1;
   for (int d = 0; d < h.ndim; d++) {
     if (h.dims[d] > 0 && count > INT64_MAX / (int64_t)size / h.dims[d])
       return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' has a shape whose size overflows", path);
     count *= h.dims[d];
   }
-  int64_t data_bytes = count * (int64_t)size, have = file_bytes - start - hlen;
+  int64_t data_bytes = strings ? count * (kind == 'U' ? chars * 4 : chars) : count * (int64_t)size;
+  int64_t have = file_bytes - start - hlen;
   if (have != data_bytes)
     return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' holds %lld bytes of data but its header (dtype %s, %lld elements) "
                      "says %lld: the file is %s", path, (long long)have, h.descr, (long long)count,
                      (long long)data_bytes, have < data_bytes ? "truncated" : "longer than its array");
+  if (strings && chars == 0 && count > 0)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' holds %lld strings of width 0", path, (long long)count);
+  if (strings) return read_strings(fd, path, &h, kind, chars, big, count, data_bytes, (off_t)(start + hlen), out);
   bool reorder = h.fortran && h.ndim > 1 && count > 0;
   st = tide_tensor_init_heap(out, dt, h.ndim, h.ndim ? h.dims : NULL);
   if (st) return st;
@@ -325,6 +434,35 @@ static const char *descr_of(int dt) {
   }
 }
 
+/* Element data as numpy.save writes them: bools as 0 and 1; strings as
+ * `width` bytes each, NUL-padded ("S" items). */
+static tide_status write_data(atomic_file *a, const tide_tensor *src, int64_t width) {
+  tide_status st = TIDE_OK;
+  if (src->dt == TIDE_STRING) {
+    char *item = malloc(width ? (size_t)width : 1);
+    if (!item) return TIDE_FAIL(TIDE_ERR_MEMORY, "write_npy: out of memory");
+    for (int64_t i = 0; i < src->nelem && !st; i++) {
+      int64_t len;
+      const char *bytes = tide_string_at(src->data, i, &len);
+      memcpy(item, bytes, (size_t)len);
+      memset(item + len, 0, (size_t)(width - len));
+      st = atomic_file_write(a, item, (size_t)width);
+    }
+    free(item);
+    return st;
+  }
+  size_t bytes = (size_t)src->nelem * tide_dtype_size(src->dt);
+  if (src->dt != TIDE_BOOL) return bytes ? atomic_file_write(a, src->data, bytes) : TIDE_OK;
+  unsigned char chunk[4096]; /* 0 and 1, whatever nonzero byte the memory holds */
+  const unsigned char *p = src->data;
+  for (size_t k = 0; k < bytes && !st; k += sizeof chunk) {
+    size_t m = bytes - k < sizeof chunk ? bytes - k : sizeof chunk;
+    for (size_t j = 0; j < m; j++) chunk[j] = p[k + j] != 0;
+    st = atomic_file_write(a, chunk, m);
+  }
+  return st;
+}
+
 tide_status tide_npy_write(const char *path, const tide_tensor *t) {
   if (!path) return TIDE_FAIL(TIDE_ERR_VALUE, "write_npy: the path is NULL");
   if (!t) return TIDE_FAIL(TIDE_ERR_VALUE, "write_npy: the tensor is NULL");
@@ -332,28 +470,11 @@ tide_status tide_npy_write(const char *path, const tide_tensor *t) {
     return TIDE_FAIL(TIDE_ERR_VALUE, "write_npy: the tensor is symbolic (a value inside tide.trace): it has no data yet");
   if (t->dev != TIDE_CPU) return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "write_npy: the tensor is not on the CPU");
   const char *descr = descr_of(t->dt);
-  if (!descr)
+  if (!descr && t->dt != TIDE_STRING)
     return TIDE_FAIL(TIDE_ERR_DTYPE, "write_npy: numpy has no %s dtype%s", tide_dtype_name(t->dt),
                      t->dt == TIDE_BFLOAT16 ? " (cast to float32 first)" : "");
   if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
     return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "write_npy: writing on a big-endian machine is not supported");
-  char shape[TIDE_MAX_DIMS * 22 + 4];
-  size_t n = 0;
-  shape[n++] = '(';
-  for (int d = 0; d < t->ndim; d++)
-    n += (size_t)snprintf(shape + n, sizeof shape - n, d ? ", %lld" : "%lld", (long long)t->dims[d]);
-  if (t->ndim == 1) shape[n++] = ',';
-  shape[n++] = ')';
-  shape[n] = '\0';
-  char header[512];
-  int len = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
-  /* numpy pads with spaces so that the data start at a multiple of 64, and ends the header with '\n' */
-  size_t total = 10 + (size_t)len + 1;
-  size_t padded = (total + 63) / 64 * 64;
-  memset(header + len, ' ', padded - total);
-  header[padded - 11] = '\n';
-  size_t hlen = padded - 10;
-  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
 
   tide_tensor copy = {0};
   const tide_tensor *src = t;
@@ -366,32 +487,45 @@ tide_status tide_npy_write(const char *path, const tide_tensor *t) {
     }
     src = &copy;
   }
+  /* Strings are written as bytes ("S"): numpy's width is the longest, at least 1. */
+  char string_descr_text[32];
+  int64_t width = 1;
+  if (src->dt == TIDE_STRING) {
+    for (int64_t i = 0; i < src->nelem; i++) {
+      int64_t len;
+      tide_string_at(src->data, i, &len);
+      if (len > width) width = len;
+    }
+    snprintf(string_descr_text, sizeof string_descr_text, "|S%lld", (long long)width);
+    descr = string_descr_text;
+  }
+
+  char shape[TIDE_MAX_DIMS * 22 + 4];
+  size_t n = 0;
+  shape[n++] = '(';
+  for (int d = 0; d < src->ndim; d++)
+    n += (size_t)snprintf(shape + n, sizeof shape - n, d ? ", %lld" : "%lld", (long long)src->dims[d]);
+  if (src->ndim == 1) shape[n++] = ',';
+  shape[n++] = ')';
+  shape[n] = '\0';
+  char header[512];
+  int len = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
+  /* numpy pads with spaces so that the data start at a multiple of 64, and ends the header with '\n' */
+  size_t total = 10 + (size_t)len + 1;
+  size_t padded = (total + 63) / 64 * 64;
+  memset(header + len, ' ', padded - total);
+  header[padded - 11] = '\n';
+  size_t hlen = padded - 10;
+  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
+
   atomic_file a;
   tide_status st = atomic_file_begin(&a, path, "write_npy");
-  if (st) {
-    tide_tensor_release(&copy);
-    return st;
-  }
-  st = atomic_file_write(&a, pre, sizeof pre);
-  if (!st) st = atomic_file_write(&a, header, hlen);
-  size_t bytes = (size_t)src->nelem * tide_dtype_size(src->dt);
-  if (!st && bytes) {
-    if (src->dt == TIDE_BOOL) { /* 0 and 1, whatever nonzero byte the memory holds */
-      unsigned char chunk[4096];
-      const unsigned char *p = src->data;
-      for (size_t k = 0; k < bytes && !st; k += sizeof chunk) {
-        size_t m = bytes - k < sizeof chunk ? bytes - k : sizeof chunk;
-        for (size_t j = 0; j < m; j++) chunk[j] = p[k + j] != 0;
-        st = atomic_file_write(&a, chunk, m);
-      }
-    } else {
-      st = atomic_file_write(&a, src->data, bytes);
-    }
+  if (!st) {
+    st = atomic_file_write(&a, pre, sizeof pre);
+    if (!st) st = atomic_file_write(&a, header, hlen);
+    if (!st) st = write_data(&a, src, width);
+    st = st ? (atomic_file_abort(&a), st) : atomic_file_commit(&a);
   }
   tide_tensor_release(&copy);
-  if (st) {
-    atomic_file_abort(&a);
-    return st;
-  }
-  return atomic_file_commit(&a);
+  return st;
 }
