@@ -378,6 +378,7 @@ static void write_file(const char *path, const char *text, size_t n) {
   fclose(f);
 }
 
+/* The whole file at path, NUL-terminated (its length in *n), or NULL. */
 static char *read_file(const char *path, size_t *n) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
@@ -386,6 +387,7 @@ static char *read_file(const char *path, size_t *n) {
   fseek(f, 0, SEEK_SET);
   char *buf = malloc((size_t)len + 1);
   *n = fread(buf, 1, (size_t)len, f);
+  buf[*n] = 0; /* the JSON is edited as a string */
   fclose(f);
   return buf;
 }
