@@ -69,13 +69,34 @@ static tide_graph *build_any_rank(void) {
   return g;
 }
 
-/* Write a SavedModel into dir: the main graph as signature `main_name`, and count and any_rank unless only_one. */
+/* square(v: float32 [None]) -> v reshaped to [2, 2]: fails at run time unless v has 4 elements. */
+static tide_graph *build_square(void) {
+  tide_graph *g = tide_graph_new("square");
+  CHECK(tide_graph_begin(g) == TIDE_OK);
+  tide_tensor v = blank(), r = blank(), *rp = &r;
+  int64_t vd[1] = {-1};
+  CHECK(tide_graph_input(g, TIDE_FLOAT32, 1, vd, &v) == TIDE_OK);
+  tide_attrs at;
+  memset(&at, 0, sizeof at);
+  at.ints[0] = at.ints[1] = 2;
+  at.nints = 2;
+  const tide_tensor *in[1] = {&v};
+  CHECK(tide_op_run(TIDE_OP_RESHAPE, &at, 1, in, 1, &rp) == TIDE_OK);
+  CHECK(tide_graph_end(g) == TIDE_OK);
+  const tide_tensor *outs[1] = {&r};
+  CHECK(tide_graph_set_outputs(g, 1, outs) == TIDE_OK);
+  CHECK(tide_graph_finalize(g, TIDE_PASS_ALL) == TIDE_OK);
+  return g;
+}
+
+/* Write a SavedModel into dir: the main graph as signature `main_name`, and count, any_rank and square
+ * unless only_one. */
 static void save_model(const char *dir, const char *main_name, bool only_one) {
   tide_saved_model_writer *w = tide_saved_model_writer_new();
   CHECK(tide_saved_model_add_variable(w, "w", W, 1) == TIDE_OK);
   CHECK(tide_saved_model_add_variable(w, "b", B, 1) == TIDE_OK);
   CHECK(tide_saved_model_add_variable(w, "count", COUNT, 0) == TIDE_OK);
-  tide_graph *main_g = build_main(), *count_g = NULL, *any_g = NULL;
+  tide_graph *main_g = build_main(), *count_g = NULL, *any_g = NULL, *square_g = NULL;
   const char *in_names[1] = {"x"}, *out_names[2] = {"y", "t"};
   CHECK(tide_saved_model_add_function(w, main_name, main_g, 1, in_names, 2, out_names) ==
         TIDE_OK);
@@ -86,6 +107,8 @@ static void save_model(const char *dir, const char *main_name, bool only_one) {
     any_g = build_any_rank();
     const char *ain[1] = {"v"}, *aout[1] = {"r"};
     CHECK(tide_saved_model_add_function(w, "any_rank", any_g, 1, ain, 1, aout) == TIDE_OK);
+    square_g = build_square();
+    CHECK(tide_saved_model_add_function(w, "square", square_g, 1, ain, 1, aout) == TIDE_OK);
   }
   tide_status st = tide_saved_model_save(w, dir);
   if (st) fprintf(stderr, "save: %s\n", tide_last_error());
@@ -94,6 +117,7 @@ static void save_model(const char *dir, const char *main_name, bool only_one) {
   tide_graph_free(main_g);
   tide_graph_free(count_g);
   tide_graph_free(any_g);
+  tide_graph_free(square_g);
 }
 
 /* y = relu(x @ w + b) for `rows` rows, in double, from the variables' values. */
@@ -118,7 +142,7 @@ static void fill(float *x, int n, int seed) {
 }
 
 static void test_specs(tide_model *m) {
-  CHECK(tide_model_num_signatures(m) == 3);
+  CHECK(tide_model_num_signatures(m) == 4);
   const tide_signature *s = tide_model_signature(m, NULL);
   CHECK(s != NULL && !strcmp(tide_signature_name(s), "serving_default"));
   CHECK(tide_model_signature(m, "serving_default") == s);
@@ -126,7 +150,7 @@ static void test_specs(tide_model *m) {
   CHECK(c != NULL && c != s && !strcmp(tide_signature_name(c), "count"));
   CHECK(tide_model_signature(m, "nope") == NULL);
   CHECK(tide_model_signature_at(m, 0) == s || tide_model_signature_at(m, 1) == s);
-  CHECK(tide_model_signature_at(m, 3) == NULL && tide_model_signature_at(m, -1) == NULL);
+  CHECK(tide_model_signature_at(m, 4) == NULL && tide_model_signature_at(m, -1) == NULL);
   CHECK(tide_signature_num_inputs(s) == 1 && tide_signature_num_outputs(s) == 2);
   const tide_tensor_spec *x = tide_signature_input(s, 0);
   CHECK(x && !strcmp(x->name, "x") && x->dtype == TIDE_FLOAT32 && x->ndim == 2 && x->dims[0] == -1 && x->dims[1] == IN);
@@ -354,6 +378,7 @@ static void write_file(const char *path, const char *text, size_t n) {
   fclose(f);
 }
 
+/* The whole file at path, NUL-terminated (its length in *n), or NULL. */
 static char *read_file(const char *path, size_t *n) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
@@ -362,6 +387,7 @@ static char *read_file(const char *path, size_t *n) {
   fseek(f, 0, SEEK_SET);
   char *buf = malloc((size_t)len + 1);
   *n = fread(buf, 1, (size_t)len, f);
+  buf[*n] = 0; /* the JSON is edited as a string */
   fclose(f);
   return buf;
 }
@@ -508,6 +534,28 @@ static void test_run_errors(tide_model *m) {
   tide_run_free(r);
 }
 
+/* A run that fails in a kernel: the error names the op and the shapes, there
+ * are no outputs until a run succeeds, and the run works again after. */
+static void test_failed_run(tide_model *m) {
+  tide_model_error err;
+  tide_run *r = tide_run_new(tide_model_signature(m, "square"), &err);
+  float v[4] = {1, 2, 3, 4};
+  int64_t four[1] = {4}, three[1] = {3};
+  tide_array a = tide_array_make(v, TIDE_FLOAT32, 1, four), y;
+  CHECK(tide_run_set_input(r, 0, &a, &err) == TIDE_OK && tide_model_run(r, &err) == TIDE_OK);
+  CHECK(tide_run_output(r, 0, &y) == TIDE_OK && y.ndim == 2 && ((float *)y.data)[3] == 4);
+  a = tide_array_make(v, TIDE_FLOAT32, 1, three);
+  CHECK(tide_run_set_input(r, 0, &a, &err) == TIDE_OK);
+  tide_status st = tide_model_run(r, &err);
+  CHECK(st != TIDE_OK && err.code == st);
+  CHECK(contains(err.message, "signature 'square'") && contains(err.message, "reshape"));
+  CHECK(tide_run_output(r, 0, &y) == TIDE_ERR_VALUE);
+  a = tide_array_make(v, TIDE_FLOAT32, 1, four);
+  CHECK(tide_run_set_input(r, 0, &a, &err) == TIDE_OK && tide_model_run(r, &err) == TIDE_OK);
+  CHECK(tide_run_output(r, 0, &y) == TIDE_OK && ((float *)y.data)[0] == 1);
+  tide_run_free(r);
+}
+
 /* A model of one signature not called serving_default: NULL finds it; two
  * such signatures: NULL finds none. */
 static void test_only_signature(const char *base) {
@@ -523,7 +571,7 @@ static void test_only_signature(const char *base) {
   snprintf(dir, sizeof dir, "%s/two", base);
   save_model(dir, "f", false);
   m = tide_model_load(dir, &err);
-  CHECK(m != NULL && tide_model_num_signatures(m) == 3);
+  CHECK(m != NULL && tide_model_num_signatures(m) == 4);
   CHECK(tide_model_signature(m, NULL) == NULL);
   CHECK(tide_model_signature(m, "f") != NULL && tide_model_signature(m, "count") != NULL);
   tide_model_free(m);
@@ -604,6 +652,7 @@ int main(int argc, char **argv) {
     test_specs(m);
     test_run(m);
     test_any_rank(m);
+    test_failed_run(m);
     test_run_errors(m);
     test_threads(m);
   }
