@@ -20,7 +20,7 @@ int tide_pty_close(int fd) __asm__("close");
 int tide_pty_ioctl(int fd, unsigned long request, void *arg) __asm__("ioctl");
 ]]
 local C = ffi.C
-local O_RDWR, O_NOCTTY, POLLIN, TIOCSWINSZ = 2, 256, 1, 0x5414
+local O_RDWR, O_NOCTTY, O_CLOEXEC, POLLIN, TIOCSWINSZ = 2, 256, 0x80000, 1, 0x5414
 
 local M = {}
 M.DEFAULT_TIMEOUT = 20 -- seconds; expect fails past it (a loaded machine is slow, not stuck)
@@ -37,7 +37,9 @@ Pty.__index = Pty
 -- with the environment variables of `env` set (false unsets one); `dir` is a
 -- scratch folder for the exit status. Ctrl-C typed there signals the program.
 function M.spawn(argv, env, dir)
-  local fd = C.tide_pty_openpt(O_RDWR + O_NOCTTY)
+  -- O_CLOEXEC: the program must not inherit our end, or it would keep its own
+  -- terminal alive (no hangup) and outlive a spec that failed before quitting it.
+  local fd = C.tide_pty_openpt(O_RDWR + O_NOCTTY + O_CLOEXEC)
   assert(fd >= 0, "posix_openpt failed")
   assert(C.tide_pty_grantpt(fd) == 0 and C.tide_pty_unlockpt(fd) == 0, "grantpt/unlockpt failed")
   local slave = ffi.string(C.tide_pty_ptsname(fd))
