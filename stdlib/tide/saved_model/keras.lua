@@ -99,7 +99,12 @@ function M.save(m, dir, opts)
   local compile = opts.include_optimizer ~= false and compile_config(m) or nil
   local opt_vars = {}
   if compile then
-    opt_vars = rawget(m, "optimizer").variables
+    -- A compiled model not yet trained has an optimizer without slots; build
+    -- them (zeros, as its first step would) so the file holds what load_model
+    -- rebuilds.
+    local opt = rawget(m, "optimizer")
+    opt:build(m.trainable_weights)
+    opt_vars = opt.variables
     for i, v in ipairs(opt_vars) do named[#named + 1] = { fmt("optimizer/%d/%s", i, v.name), v } end
   end
   local extra = json.encode {

@@ -37,6 +37,19 @@ describe("model:save and load_model", function()
     h.close(again.layers[1].kernel:read_value(), m.layers[1].kernel:numpy(), 1e-6)
   end)
 
+  it("saves a model compiled but never trained, and the loaded one trains as the original would", function()
+    tide.random.set_seed(2)
+    local m = tide.Sequential { tide.Input { shape = { 4 } }, L.Dense { 3 } }
+    m:compile { optimizer = tide.optimizers.Adam { learning_rate = 0.01 }, loss = "mse" }
+    m:save(dir .. "/fresh")
+    local again = tide.models.load_model(dir .. "/fresh")
+    assert.are.equal(0, again.optimizer.iterations:item())
+    local x, y = tide.random.normal { 16, 4 }, tide.random.normal { 16, 3 }
+    local h1 = m:fit(x, y, { epochs = 1, batch_size = 8, verbose = 0, shuffle = false })
+    local h2 = again:fit(x, y, { epochs = 1, batch_size = 8, verbose = 0, shuffle = false })
+    h.close({ h2.history.loss[1] }, { h1.history.loss[1] }, 1e-6)
+  end)
+
   it("loads in a fresh process, as a Keras model and as a bare SavedModel", function()
     local m, x = trained_model()
     m:save(dir .. "/m")
