@@ -10,4 +10,7 @@
  * the writer: encoded and framed now, written by the flusher later. */
 tide_status tide_summary_queue_value(tide_summary_writer *w, int64_t step, const Tensorflow__Summary__Value *value);
 
+/* Queue `ev` (its wall time set to now) on the writer; `what` names it in errors. */
+tide_status tide_summary_queue_event(tide_summary_writer *w, Tensorflow__Event *ev, const char *what);
+
 #endif

@@ -11,6 +11,8 @@ if registry[REGISTRY_KEY] then return registry[REGISTRY_KEY] end
 
 local M = {
   stack = {},      -- traces in progress, innermost last: { graph = cdata, fn = Function, ... }
+  run_observer = nil, -- function(concrete_function) called at each run of a traced function
+                      -- (tide.summary.trace_on sets it), or nil
 }
 registry[REGISTRY_KEY] = M
 

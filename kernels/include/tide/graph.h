@@ -167,4 +167,21 @@ TIDE_API int64_t tide_graph_planned_bytes(const tide_graph *g);
 TIDE_API const char *tide_graph_text(tide_graph *g);
 TIDE_API const char *tide_graph_dot(tide_graph *g);
 
+/* ---- TensorBoard (graph/tf_graph_def.c) ------------------------------------- */
+
+/* Finalized g as a serialized TensorFlow GraphDef for TensorBoard's graph
+ * dashboard (docs/tensorboard.md): one NodeDef per live node named after its
+ * op as TF names nodes ("matmul", "matmul_1"); fused nodes as the ops they
+ * hold; cond and while subgraphs under the scopes "cond/then/", "cond/else/",
+ * "while/cond/", "while/body/"; arguments as Placeholders named in_names[i]
+ * (NULL or missing: "input_<i>"); results as Identity nodes named
+ * out_names[i] (NULL or missing: "Identity"); reads and assigns of handles[k]
+ * wired to a VarHandleOp named var_names[k] ("Variable" for any other);
+ * every name under `scope` when given ("train_function/"; NULL: none).
+ * *bytes (malloc'ed, *len bytes) is freed with tide_graph_tf_graph_def_free. */
+TIDE_API tide_status tide_graph_tf_graph_def(const tide_graph *g, const char *scope, int n_in, const char *const *in_names, int n_out,
+                                             const char *const *out_names, int n_vars, tide_tensor *const *handles,
+                                             const char *const *var_names, uint8_t **bytes, size_t *len);
+TIDE_API void tide_graph_tf_graph_def_free(uint8_t *bytes);
+
 #endif

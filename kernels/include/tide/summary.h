@@ -49,6 +49,14 @@ TIDE_API tide_status tide_summary_write_image(tide_summary_writer *w, const char
                                               const uint8_t *pixels, int64_t n, int64_t height, int64_t width,
                                               int64_t channels, int64_t max_outputs, const char *description);
 
+/* A serialized GraphDef (graph_def, len bytes) for the graph dashboard: an
+ * Event whose graph_def is it (the run's graph, as tf.summary.graph writes
+ * it) and, when tag is not NULL, the tagged summary tf.summary.trace_export
+ * writes: plugin "graph_run_metadata_graph", a RunMetadata holding the graph
+ * as a function's pre-optimization graph. */
+TIDE_API tide_status tide_summary_write_graph(tide_summary_writer *w, const char *tag, int64_t step,
+                                              const uint8_t *graph_def, size_t len);
+
 /* TF2's histogram buckets of values[0..n): out[3*i .. 3*i+2] = left edge,
  * right edge, count of bucket i, for i < buckets (all zero when n is 0). */
 TIDE_API tide_status tide_summary_histogram_buckets(const double *values, int64_t n, int buckets, double *out);

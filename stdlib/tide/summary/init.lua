@@ -159,6 +159,9 @@ local function resolve_step(step, what, name)
   return step
 end
 
+-- summary.graph, trace_on, trace_off, trace_export (summary/graph.lua).
+require("tide.summary.graph").install(M, state, recording, resolve_step)
+
 local KNOWN = { step = true, description = true, buckets = true, max_outputs = true, name = true }
 
 -- The writer to use (nil: write nothing, as TF with no default writer or
