@@ -85,6 +85,7 @@ static void free_node(gnode *n) {
   free(n->origin);
   for (int k = 0; k < 2; k++) tide_graph_free(n->sub[k]);
   free(n->fused);
+  if (n->kind == TIDE_NODE_EFFECT && n->effect && n->effect->release) n->effect->release(n->effect_ctx);
 }
 
 /* The graph begun on this thread right after g (g is its outer recorder's
@@ -469,6 +470,30 @@ tide_status tide_graph_print(tide_graph *g, const char *text, int n, const tide_
   return TIDE_OK;
 }
 
+tide_status tide_graph_effect(tide_graph *g, const tide_effect *fx, void *ctx, int n, const tide_tensor *const *inputs) {
+  const char *what = fx && fx->name ? fx->name : "graph effect";
+  tide_status st = !fx || !fx->run ? TIDE_FAIL(TIDE_ERR_VALUE, "%s: no function to run", what)
+                 : n < 0 || (n > 0 && !inputs) ? TIDE_FAIL(TIDE_ERR_VALUE, "%s: bad inputs", what)
+                 : require_building(g, what);
+  int node = st ? -1 : tide_graph_add_node(g, TIDE_NODE_EFFECT, n, 0);
+  if (node < 0) {
+    if (fx && fx->release) fx->release(ctx);
+    return st ? st : tide_last_status();
+  }
+  gnode *nd = &g->nodes[node];
+  nd->effect = fx;
+  nd->effect_ctx = ctx; /* owned from here: free_node releases it, also when an input below is refused */
+  nd->flags |= NODE_STATEFUL;
+  for (int i = 0; i < n; i++) {
+    st = value_of(g, inputs[i], &g->nodes[node].in[i], what);
+    if (st) {
+      g->nodes[node].flags |= NODE_DEAD;
+      return st;
+    }
+  }
+  return TIDE_OK;
+}
+
 tide_status tide_graph_set_outputs(tide_graph *g, int n, const tide_tensor *const *outs) {
   if (!g) return TIDE_FAIL(TIDE_ERR_VALUE, "graph outputs: NULL graph");
   if (g->finalized) return TIDE_FAIL(TIDE_ERR_VALUE, "graph outputs: graph '%s' is finalized", g->name);
@@ -523,7 +548,7 @@ int tide_graph_has_effects(const tide_graph *g) {
   for (int i = 0; g && i < g->nnodes; i++) {
     const gnode *n = &g->nodes[i];
     if (n->flags & NODE_DEAD) continue;
-    if (n->kind == TIDE_NODE_ASSIGN || n->kind == TIDE_NODE_PRINT) return 1;
+    if (n->kind == TIDE_NODE_ASSIGN || n->kind == TIDE_NODE_PRINT || n->kind == TIDE_NODE_EFFECT) return 1;
     if (n->kind == TIDE_NODE_OP && (tide_op_defs[n->op].flags & TIDE_OPF_STATEFUL)) return 1;
     if (tide_graph_has_effects(n->sub[0]) || tide_graph_has_effects(n->sub[1])) return 1;
   }

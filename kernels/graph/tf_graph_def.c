@@ -579,6 +579,12 @@ static tide_status write_node(enc *e, level *L, int i, const char *const *in_nam
     break;
   }
   case TIDE_NODE_FUSED: return write_fused(e, L, i);
+  case TIDE_NODE_EFFECT: {
+    const char *op = n->effect && n->effect->name ? n->effect->name : "effect";
+    nd = new_node(e, L->scope, op, op, n->n_in);
+    for (int k = 0; nd && k < n->n_in; k++) add_input(nd, value_name(L, n->in[k]));
+    break;
+  }
   default: return TIDE_FAIL(TIDE_ERR_INTERNAL, "graph def: node %d of kind %d", i, n->kind);
   }
   if (!nd) return TIDE_ERR_MEMORY;

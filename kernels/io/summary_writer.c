@@ -20,6 +20,7 @@
  * flush/close) swaps the queue out and writes it under `io_lock`, so the
  * loop never waits for the disk. */
 struct tide_summary_writer {
+  int holds;               /* atomic: references beyond the owner's (graphs that write to it) */
   char *path;
   FILE *file;
   int max_queue;
@@ -319,8 +320,11 @@ tide_status tide_summary_writer_close(tide_summary_writer *w) {
   return s;
 }
 
+void tide_summary_writer_retain(tide_summary_writer *w) { __atomic_add_fetch(&w->holds, 1, __ATOMIC_RELAXED); }
+
 void tide_summary_writer_free(tide_summary_writer *w) {
   if (!w) return;
+  if (__atomic_fetch_sub(&w->holds, 1, __ATOMIC_ACQ_REL) > 0) return; /* a graph still writes to it */
   if (w->thread_started) tide_summary_writer_close(w);
   if (w->file) fclose(w->file);
   pthread_mutex_destroy(&w->lock);

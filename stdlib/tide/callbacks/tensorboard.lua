@@ -6,6 +6,9 @@
 local binding = require "tide.binding"
 local callback = require "tide.callbacks.callback"
 local summary = require "tide.summary"
+local math_ops = require "tide.ops.math"
+local convert = require "tide.convert"
+local Variable = require("tide.variable").Variable
 
 local C = binding.C
 local Callback = callback.Callback
@@ -65,6 +68,7 @@ function TensorBoard:__init(opts)
   self._global_test_batch = 0
   self._writers = {}
   self._pushed = {}
+  self._step_vars = {}
 end
 
 function TensorBoard:set_model(model)
@@ -91,10 +95,20 @@ end
 
 -- Keras's _push_writer: the writer, step and a record_if condition become
 -- the defaults, so summaries the model writes during the batch land there.
+-- As Keras, the step is a Variable: a traced train step that writes
+-- summaries reads it (and the batch condition) at each run, not once when traced.
 function TensorBoard:_push(which, step)
   if self.update_freq == "epoch" then return end
   local freq = self.update_freq
-  local saved = summary._push_default(self:_writer(which), step, function() return step % freq == 0 end)
+  local v = self._step_vars[which]
+  if v == nil then
+    v = Variable(convert.tensor(step, "int64", "TensorBoard"), { trainable = false, name = which .. "_step" })
+    self._step_vars[which] = v
+  else
+    v:assign(step)
+  end
+  local saved = summary._push_default(self:_writer(which), v,
+    function() return math_ops.equal(math_ops.floormod(v:read_value(), freq), 0) end)
   self._pushed[#self._pushed + 1] = saved
 end
 
