@@ -231,6 +231,7 @@ local function file_of(path)
   return path .. ".safetensors"
 end
 M.file_of = file_of
+M.FORMAT = FORMAT
 
 local function check_path(what, path)
   if type(path) ~= "string" or path == "" then
