@@ -247,6 +247,9 @@ function CheckpointManager:save(opts)
     end
   end
   if C.tide_make_dirs(self.directory) ~= 0 then binding.raise() end
+  -- what saves killed mid-write left: this manager's checkpoint files and its index
+  checkpoint.remove_stale(self.directory, self.checkpoint_name .. "-", ".safetensors")
+  checkpoint.remove_stale(self.directory, INDEX, nil)
   local ckpt = self._checkpoint
   local counter = ckpt:_save_counter()
   init_scope.run(function() counter:assign_add(1) end)
