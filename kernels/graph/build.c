@@ -456,18 +456,34 @@ tide_status tide_graph_assign(tide_graph *g, tide_tensor *handle, int mode, cons
   return tide_graph_note_assigns(g, node);
 }
 
+/* The values of n tensors, into vals (n of them): made before the node that
+ * reads them, so an eager tensor's constant node comes first (a node reads
+ * only earlier nodes, which a SavedModel requires). */
+static tide_status values_of(tide_graph *g, int n, const tide_tensor *const *tensors, gvalue *vals, const char *what) {
+  for (int i = 0; i < n; i++) {
+    tide_status st = value_of(g, tensors[i], &vals[i], what);
+    if (st) return st;
+  }
+  return TIDE_OK;
+}
+
 tide_status tide_graph_print(tide_graph *g, const char *text, int n, const tide_tensor *const *tensors) {
   tide_status st = require_building(g, "tide.print");
   if (st) return st;
-  int node = tide_graph_add_node(g, TIDE_NODE_PRINT, n, 0);
-  if (node < 0) return tide_last_status();
-  for (int i = 0; i < n; i++) {
-    st = value_of(g, tensors[i], &g->nodes[node].in[i], "tide.print");
-    if (st) return st;
+  gvalue stack[GRAPH_STACK_VALUES];
+  gvalue *vals = graph_scratch(stack, GRAPH_STACK_VALUES, n, sizeof *vals);
+  if (!vals) return TIDE_FAIL(TIDE_ERR_MEMORY, "tide.print: out of memory");
+  st = values_of(g, n, tensors, vals, "tide.print");
+  int node = st ? -1 : tide_graph_add_node(g, TIDE_NODE_PRINT, n, 0);
+  if (node >= 0) {
+    memcpy(g->nodes[node].in, vals, sizeof *vals * (size_t)n);
+    g->nodes[node].text = strdup(text ? text : "");
+    g->nodes[node].flags |= NODE_STATEFUL;
+  } else if (!st) {
+    st = tide_last_status();
   }
-  g->nodes[node].text = strdup(text ? text : "");
-  g->nodes[node].flags |= NODE_STATEFUL;
-  return TIDE_OK;
+  graph_scratch_free(vals, stack);
+  return st;
 }
 
 tide_status tide_graph_effect(tide_graph *g, const tide_effect *fx, void *ctx, int n, const tide_tensor *const *inputs) {
@@ -475,22 +491,22 @@ tide_status tide_graph_effect(tide_graph *g, const tide_effect *fx, void *ctx, i
   tide_status st = !fx || !fx->run ? TIDE_FAIL(TIDE_ERR_VALUE, "%s: no function to run", what)
                  : n < 0 || (n > 0 && !inputs) ? TIDE_FAIL(TIDE_ERR_VALUE, "%s: bad inputs", what)
                  : require_building(g, what);
+  gvalue stack[GRAPH_STACK_VALUES];
+  gvalue *vals = st ? NULL : graph_scratch(stack, GRAPH_STACK_VALUES, n, sizeof *vals);
+  if (!st && !vals) st = TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", what);
+  if (!st) st = values_of(g, n, inputs, vals, what);
   int node = st ? -1 : tide_graph_add_node(g, TIDE_NODE_EFFECT, n, 0);
   if (node < 0) {
+    if (vals) graph_scratch_free(vals, stack);
     if (fx && fx->release) fx->release(ctx);
     return st ? st : tide_last_status();
   }
   gnode *nd = &g->nodes[node];
+  memcpy(nd->in, vals, sizeof *vals * (size_t)n);
+  graph_scratch_free(vals, stack);
   nd->effect = fx;
-  nd->effect_ctx = ctx; /* owned from here: free_node releases it, also when an input below is refused */
+  nd->effect_ctx = ctx; /* owned from here: free_node releases it */
   nd->flags |= NODE_STATEFUL;
-  for (int i = 0; i < n; i++) {
-    st = value_of(g, inputs[i], &g->nodes[node].in[i], what);
-    if (st) {
-      g->nodes[node].flags |= NODE_DEAD;
-      return st;
-    }
-  }
   return TIDE_OK;
 }
 

@@ -145,8 +145,9 @@ static Tensorflow__NodeDef *new_node(enc *e, const char *scope, const char *base
   return new_node_named(e, unique_name(e, scope, base), op, n_in);
 }
 
+/* A NULL name (a value not written yet) is kept, for the check before packing. */
 static void add_input(Tensorflow__NodeDef *nd, const char *name) {
-  if (nd && name) nd->input[nd->n_input++] = (char *)name;
+  if (nd) nd->input[nd->n_input++] = (char *)name;
 }
 
 /* A new attribute entry `key` of nd (NULL when out of room or memory). */

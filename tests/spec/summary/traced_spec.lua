@@ -126,6 +126,12 @@ describe("tide.summary inside tide.trace", function()
     local cf
     w:as_default(function() cf = f:get_concrete_function() end)
     assert.truthy(tostring(cf.graph):find("summary.scalar", 1, true))
+    -- and in the GraphDef TensorBoard shows, reading the value it writes
+    local nodes = reader.graph_def(require("tide.summary.graph").graph_def(cf))
+    local node
+    for _, n in ipairs(nodes) do if n.op == "summary.scalar" then node = n end end
+    assert.truthy(node)
+    assert.are.same({ "Const", "sum" }, { node.inputs[1]:match("^Const"), node.inputs[2] })
     local err = select(2, pcall(tide.saved_model.save, { f = f }, tmpdir() .. "/m", { signatures = f }))
     assert.truthy(tostring(err):find("writes summaries (summary.scalar", 1, true), tostring(err))
     w:close()
