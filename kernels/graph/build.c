@@ -85,6 +85,7 @@ static void free_node(gnode *n) {
   free(n->origin);
   for (int k = 0; k < 2; k++) tide_graph_free(n->sub[k]);
   free(n->fused);
+  if (n->kind == TIDE_NODE_EFFECT && n->effect && n->effect->release) n->effect->release(n->effect_ctx);
 }
 
 /* The graph begun on this thread right after g (g is its outer recorder's
@@ -455,17 +456,57 @@ tide_status tide_graph_assign(tide_graph *g, tide_tensor *handle, int mode, cons
   return tide_graph_note_assigns(g, node);
 }
 
+/* The values of n tensors, into vals (n of them): made before the node that
+ * reads them, so an eager tensor's constant node comes first (a node reads
+ * only earlier nodes, which a SavedModel requires). */
+static tide_status values_of(tide_graph *g, int n, const tide_tensor *const *tensors, gvalue *vals, const char *what) {
+  for (int i = 0; i < n; i++) {
+    tide_status st = value_of(g, tensors[i], &vals[i], what);
+    if (st) return st;
+  }
+  return TIDE_OK;
+}
+
 tide_status tide_graph_print(tide_graph *g, const char *text, int n, const tide_tensor *const *tensors) {
   tide_status st = require_building(g, "tide.print");
   if (st) return st;
-  int node = tide_graph_add_node(g, TIDE_NODE_PRINT, n, 0);
-  if (node < 0) return tide_last_status();
-  for (int i = 0; i < n; i++) {
-    st = value_of(g, tensors[i], &g->nodes[node].in[i], "tide.print");
-    if (st) return st;
+  gvalue stack[GRAPH_STACK_VALUES];
+  gvalue *vals = graph_scratch(stack, GRAPH_STACK_VALUES, n, sizeof *vals);
+  if (!vals) return TIDE_FAIL(TIDE_ERR_MEMORY, "tide.print: out of memory");
+  st = values_of(g, n, tensors, vals, "tide.print");
+  int node = st ? -1 : tide_graph_add_node(g, TIDE_NODE_PRINT, n, 0);
+  if (node >= 0) {
+    memcpy(g->nodes[node].in, vals, sizeof *vals * (size_t)n);
+    g->nodes[node].text = strdup(text ? text : "");
+    g->nodes[node].flags |= NODE_STATEFUL;
+  } else if (!st) {
+    st = tide_last_status();
   }
-  g->nodes[node].text = strdup(text ? text : "");
-  g->nodes[node].flags |= NODE_STATEFUL;
+  graph_scratch_free(vals, stack);
+  return st;
+}
+
+tide_status tide_graph_effect(tide_graph *g, const tide_effect *fx, void *ctx, int n, const tide_tensor *const *inputs) {
+  const char *what = fx && fx->name ? fx->name : "graph effect";
+  tide_status st = !fx || !fx->run ? TIDE_FAIL(TIDE_ERR_VALUE, "%s: no function to run", what)
+                 : n < 0 || (n > 0 && !inputs) ? TIDE_FAIL(TIDE_ERR_VALUE, "%s: bad inputs", what)
+                 : require_building(g, what);
+  gvalue stack[GRAPH_STACK_VALUES];
+  gvalue *vals = st ? NULL : graph_scratch(stack, GRAPH_STACK_VALUES, n, sizeof *vals);
+  if (!st && !vals) st = TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", what);
+  if (!st) st = values_of(g, n, inputs, vals, what);
+  int node = st ? -1 : tide_graph_add_node(g, TIDE_NODE_EFFECT, n, 0);
+  if (node < 0) {
+    if (vals) graph_scratch_free(vals, stack);
+    if (fx && fx->release) fx->release(ctx);
+    return st ? st : tide_last_status();
+  }
+  gnode *nd = &g->nodes[node];
+  memcpy(nd->in, vals, sizeof *vals * (size_t)n);
+  graph_scratch_free(vals, stack);
+  nd->effect = fx;
+  nd->effect_ctx = ctx; /* owned from here: free_node releases it */
+  nd->flags |= NODE_STATEFUL;
   return TIDE_OK;
 }
 
@@ -523,7 +564,7 @@ int tide_graph_has_effects(const tide_graph *g) {
   for (int i = 0; g && i < g->nnodes; i++) {
     const gnode *n = &g->nodes[i];
     if (n->flags & NODE_DEAD) continue;
-    if (n->kind == TIDE_NODE_ASSIGN || n->kind == TIDE_NODE_PRINT) return 1;
+    if (n->kind == TIDE_NODE_ASSIGN || n->kind == TIDE_NODE_PRINT || n->kind == TIDE_NODE_EFFECT) return 1;
     if (n->kind == TIDE_NODE_OP && (tide_op_defs[n->op].flags & TIDE_OPF_STATEFUL)) return 1;
     if (tide_graph_has_effects(n->sub[0]) || tide_graph_has_effects(n->sub[1])) return 1;
   }

@@ -246,6 +246,12 @@ static tide_status write_fused(writer *w, int node) {
 static tide_status write_node(writer *w, int i) {
   const gnode *n = &w->g->nodes[i];
   if (n->kind == TIDE_NODE_FUSED) return write_fused(w, i);
+  if (n->kind == TIDE_NODE_EFFECT) {
+    return TIDE_FAIL(TIDE_ERR_UNSUPPORTED,
+                     "saved model: graph '%s' writes summaries (%s, recorded at %s): a SavedModel cannot hold them; "
+                     "save a function that does not call tide.summary", w->g->name ? w->g->name : "?",
+                     n->effect && n->effect->name ? n->effect->name : "effect", n->origin ? n->origin : "?");
+  }
   cJSON *o = cJSON_CreateObject();
   if (!o) return oom();
   if (n->kind < 0 || n->kind > TIDE_NODE_WHILE) {

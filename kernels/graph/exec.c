@@ -133,7 +133,8 @@ static tide_status resolve_layouts(tide_graph *g, gplan *p, const tide_tensor *c
     case TIDE_NODE_COND:
     case TIDE_NODE_WHILE: st = tide_graph_control_plan(g, n, ins, outs); break;
     case TIDE_NODE_ASSIGN:
-    case TIDE_NODE_PRINT: break;
+    case TIDE_NODE_PRINT:
+    case TIDE_NODE_EFFECT: break;
     default: return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "graph '%s': node kind %d cannot run yet", g->name, n->kind);
     }
     if (st) return fail_at(n, st);
@@ -532,6 +533,7 @@ static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
     if ((st = prepare_outputs(g, p, s, false, ins, outs)) != TIDE_OK) return st;
     return tide_graph_control_run(g, n, ins, outs);
   case TIDE_NODE_PRINT: return tide_graph_print_node(n, ins);
+  case TIDE_NODE_EFFECT: return n->effect->run(n->effect_ctx, n->n_in, (const tide_tensor *const *)ins);
   default: return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "graph '%s': node kind %d cannot run yet", g->name, n->kind);
   }
 }

@@ -77,6 +77,8 @@ typedef struct gnode {
   char *origin;               /* where it was recorded ("file.lua:12"), or NULL */
   tide_graph *sub[2];         /* COND: then/else; WHILE: cond/body (owned) */
   void *fused;                /* FUSED: the fused program (graph/fuse.c) */
+  const tide_effect *effect;  /* EFFECT: what to call, and its context (owned: effect->release) */
+  void *effect_ctx;
 } gnode;
 
 /* An open-addressing multimap from 64-bit keys to node indices

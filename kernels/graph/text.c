@@ -46,6 +46,7 @@ static const char *kind_name(const gnode *n) {
   case TIDE_NODE_COND: return "cond";
   case TIDE_NODE_WHILE: return "while_loop";
   case TIDE_NODE_FUSED: return tide_graph_fused_name(n); /* "fused[mul, add]" */
+  case TIDE_NODE_EFFECT: return n->effect && n->effect->name ? n->effect->name : "effect";
   default: return "?";
   }
 }

@@ -2,8 +2,10 @@
  * fsync of the folder), mkdir -p and the wall clock: what checkpoints rely on. */
 #include "atomic_file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +61,70 @@ tide_status atomic_file_begin(atomic_file *a, const char *path, const char *who)
     atomic_file_abort(a);
     return TIDE_FAIL(TIDE_ERR_IO, "%s: cannot write '%s': %s", who, path, strerror(e));
   }
+  return TIDE_OK;
+}
+
+/* The <pid> of a temporary name's tail "<pid>-<n>-<hex>" (all of it, nothing
+ * after), or -1 when the tail is not one. */
+static long tmp_owner(const char *tail) {
+  char *end;
+  errno = 0;
+  long pid = strtol(tail, &end, 10);
+  if (errno || end == tail || *end != '-' || pid <= 0) return -1;
+  const char *p = end + 1;
+  if (*p < '0' || *p > '9') return -1;
+  strtoull(p, &end, 10);
+  if (errno || *end != '-') return -1;
+  p = end + 1;
+  if (!*p) return -1;
+  for (; *p; p++)
+    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return -1;
+  return pid;
+}
+
+tide_status tide_remove_stale_temporaries(const char *dir, const char *prefix, const char *suffix, int *removed) {
+  if (removed) *removed = 0;
+  if (!dir || !*dir || !prefix || !*prefix)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "removing stale temporary files: a folder and a name prefix are needed");
+  DIR *d = opendir(dir);
+  if (!d) {
+    if (errno == ENOENT) return TIDE_OK;
+    return TIDE_FAIL(TIDE_ERR_IO, "removing stale temporary files: cannot read the folder '%s': %s", dir,
+                     strerror(errno));
+  }
+  size_t np = strlen(prefix), ns = suffix ? strlen(suffix) : 0;
+  long self = (long)getpid();
+  int count = 0;
+  struct dirent *ent;
+  while ((ent = readdir(d)) != NULL) {
+    const char *name = ent->d_name;
+    if (name[0] != '.') continue;
+    /* the last ".tmp-": a name may hold the word itself */
+    const char *mark = NULL;
+    for (const char *p = strstr(name, ".tmp-"); p; p = strstr(p + 1, ".tmp-")) mark = p;
+    if (!mark) continue;
+    size_t base_len = (size_t)(mark - name) - 1; /* between the leading '.' and ".tmp-" */
+    const char *base = name + 1;
+    if (suffix ? (base_len < np + ns || memcmp(base, prefix, np) != 0 ||
+                  memcmp(base + base_len - ns, suffix, ns) != 0)
+               : (base_len != np || memcmp(base, prefix, np) != 0))
+      continue;
+    long pid = tmp_owner(mark + 5);
+    if (pid < 0 || pid == self) continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge (EPERM) */
+    size_t nd = strlen(dir), nn = strlen(name);
+    char *full = malloc(nd + nn + 2);
+    if (!full) {
+      closedir(d);
+      return TIDE_FAIL(TIDE_ERR_MEMORY, "removing stale temporary files: out of memory");
+    }
+    snprintf(full, nd + nn + 2, "%s/%s", dir, name);
+    struct stat st;
+    if (lstat(full, &st) == 0 && S_ISREG(st.st_mode) && unlink(full) == 0) count++;
+    free(full);
+  }
+  closedir(d);
+  if (removed) *removed = count;
   return TIDE_OK;
 }
 

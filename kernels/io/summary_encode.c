@@ -1,5 +1,5 @@
 /* io/summary_encode.c — the Summary.Value of each TensorBoard plugin as TF2
- * writes it (scalars, histograms, text, images), TF2's histogram bucketing, PNG. */
+ * writes it (scalars, histograms, text, images, graphs), TF2's histogram bucketing, PNG. */
 #include "summary_internal.h"
 
 #include <math.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../core/internal.h"
+#include "tide_proto/config.pb-c.h"
 
 /* ---- the parts every plugin shares ------------------------------------ */
 
@@ -293,5 +294,45 @@ tide_status tide_summary_write_image(tide_summary_writer *w, const char *tag, in
   for (int64_t i = 0; i < k; i++) free(pngs[i].data);
   free(pngs);
   free(vals);
+  return s;
+}
+
+/* ---- graphs ------------------------------------------------------------- */
+
+tide_status tide_summary_write_graph(tide_summary_writer *w, const char *tag, int64_t step, const uint8_t *graph_def,
+                                     size_t len) {
+  if (!w) return TIDE_FAIL(TIDE_ERR_VALUE, "summary.graph: no writer");
+  if (!graph_def && len) return TIDE_FAIL(TIDE_ERR_VALUE, "summary.graph: no graph");
+  if (tag && !*tag) return TIDE_FAIL(TIDE_ERR_VALUE, "summary.trace_export: the name must be a non-empty string");
+  /* The run's graph: what TensorBoard's event_accumulator gives as Graph(). */
+  Tensorflow__Event ev = TENSORFLOW__EVENT__INIT;
+  ev.step = step;
+  ev.what_case = TENSORFLOW__EVENT__WHAT_GRAPH_DEF;
+  ev.graph_def.data = (uint8_t *)graph_def;
+  ev.graph_def.len = len;
+  tide_status s = tide_summary_queue_event(w, &ev, tag ? tag : "graph");
+  if (s || !tag) return s;
+  /* trace_export's tagged graph (summary_ops_v2.run_metadata_graphs):
+   * content "1", a string scalar holding RunMetadata{function_graphs{pre_optimization_graph}}. */
+  Tensorflow__RunMetadata__FunctionGraphs fg = TENSORFLOW__RUN_METADATA__FUNCTION_GRAPHS__INIT;
+  fg.pre_optimization_graph.data = (uint8_t *)graph_def;
+  fg.pre_optimization_graph.len = len;
+  Tensorflow__RunMetadata__FunctionGraphs *fgs[1] = { &fg };
+  Tensorflow__RunMetadata rm = TENSORFLOW__RUN_METADATA__INIT;
+  rm.n_function_graphs = 1;
+  rm.function_graphs = fgs;
+  size_t n = tensorflow__run_metadata__get_packed_size(&rm);
+  uint8_t *packed = malloc(n ? n : 1);
+  if (!packed) return TIDE_FAIL(TIDE_ERR_MEMORY, "summary.trace_export '%s': out of memory", tag);
+  tensorflow__run_metadata__pack(&rm, packed);
+  ProtobufCBinaryData val = { n, packed };
+  value_parts p;
+  value_init(&p, tag, "graph_run_metadata_graph", NULL, TENSORFLOW__DATA_TYPE__DT_STRING, 0, NULL);
+  p.plugin.content.data = (uint8_t *)"1";
+  p.plugin.content.len = 1;
+  p.tensor.n_string_val = 1;
+  p.tensor.string_val = &val;
+  s = tide_summary_queue_value(w, step, &p.value);
+  free(packed);
   return s;
 }

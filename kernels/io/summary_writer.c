@@ -20,6 +20,7 @@
  * flush/close) swaps the queue out and writes it under `io_lock`, so the
  * loop never waits for the disk. */
 struct tide_summary_writer {
+  int holds;               /* atomic: references beyond the owner's (graphs that write to it) */
   char *path;
   FILE *file;
   int max_queue;
@@ -264,28 +265,32 @@ tide_summary_writer *tide_summary_writer_open(const char *logdir, const char *fi
 
 const char *tide_summary_writer_path(const tide_summary_writer *w) { return w ? w->path : ""; }
 
+tide_status tide_summary_queue_event(tide_summary_writer *w, Tensorflow__Event *ev, const char *what) {
+  ev->wall_time = wall_time_now();
+  pthread_mutex_lock(&w->lock);
+  tide_status s;
+  if (w->closing) {
+    s = TIDE_FAIL(TIDE_ERR_VALUE, "summary '%s': the writer of '%s' is closed", what, w->path);
+  } else if (w->failed) {
+    s = TIDE_FAIL(TIDE_ERR_IO, "summary '%s': an earlier write to '%s' failed", what, w->path);
+  } else {
+    s = append_event(w, ev);
+    if (s == TIDE_OK && w->pending > w->max_queue) pthread_cond_signal(&w->wake);
+  }
+  pthread_mutex_unlock(&w->lock);
+  return s;
+}
+
 tide_status tide_summary_queue_value(tide_summary_writer *w, int64_t step, const Tensorflow__Summary__Value *value) {
   Tensorflow__Summary summary = TENSORFLOW__SUMMARY__INIT;
   Tensorflow__Summary__Value *values[1] = { (Tensorflow__Summary__Value *)value };
   summary.n_value = 1;
   summary.value = values;
   Tensorflow__Event ev = TENSORFLOW__EVENT__INIT;
-  ev.wall_time = wall_time_now();
   ev.step = step;
   ev.what_case = TENSORFLOW__EVENT__WHAT_SUMMARY;
   ev.summary = &summary;
-  pthread_mutex_lock(&w->lock);
-  tide_status s;
-  if (w->closing) {
-    s = TIDE_FAIL(TIDE_ERR_VALUE, "summary '%s': the writer of '%s' is closed", value->tag, w->path);
-  } else if (w->failed) {
-    s = TIDE_FAIL(TIDE_ERR_IO, "summary '%s': an earlier write to '%s' failed", value->tag, w->path);
-  } else {
-    s = append_event(w, &ev);
-    if (s == TIDE_OK && w->pending > w->max_queue) pthread_cond_signal(&w->wake);
-  }
-  pthread_mutex_unlock(&w->lock);
-  return s;
+  return tide_summary_queue_event(w, &ev, value->tag);
 }
 
 tide_status tide_summary_writer_flush(tide_summary_writer *w) {
@@ -315,8 +320,11 @@ tide_status tide_summary_writer_close(tide_summary_writer *w) {
   return s;
 }
 
+void tide_summary_writer_retain(tide_summary_writer *w) { __atomic_add_fetch(&w->holds, 1, __ATOMIC_RELAXED); }
+
 void tide_summary_writer_free(tide_summary_writer *w) {
   if (!w) return;
+  if (__atomic_fetch_sub(&w->holds, 1, __ATOMIC_ACQ_REL) > 0) return; /* a graph still writes to it */
   if (w->thread_started) tide_summary_writer_close(w);
   if (w->file) fclose(w->file);
   pthread_mutex_destroy(&w->lock);

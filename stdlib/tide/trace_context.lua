@@ -11,6 +11,8 @@ if registry[REGISTRY_KEY] then return registry[REGISTRY_KEY] end
 
 local M = {
   stack = {},      -- traces in progress, innermost last: { graph = cdata, fn = Function, ... }
+  run_observer = nil, -- function(concrete_function) called at each run of a traced function
+                      -- (tide.summary.trace_on sets it), or nil
 }
 registry[REGISTRY_KEY] = M
 
@@ -37,6 +39,27 @@ local function tracing_print(...)
       "use tide.print to print at every call\n")
   end
   return plain_print(...)
+end
+
+-- Note that the trace ctx uses variable v: ctx.variables[v] is the order of
+-- first use, so a trace's variables list (and what saves it) is the same
+-- from run to run (pairs over userdata keys follows addresses).
+function M.note_variable(ctx, v)
+  local vars = ctx.variables
+  if not vars[v] then
+    local n = (ctx.n_variables or 0) + 1
+    ctx.n_variables = n
+    vars[v] = n
+  end
+end
+
+-- The variables ctx used, in the order of first use.
+function M.variables_in_order(ctx)
+  local list = {}
+  for v, i in pairs(ctx.variables) do list[#list + 1] = { v, i == true and math.huge or i } end
+  table.sort(list, function(a, b) return a[2] < b[2] end)
+  for i, p in ipairs(list) do list[i] = p[1] end
+  return list
 end
 
 function M.push(ctx)

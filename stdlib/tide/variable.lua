@@ -80,7 +80,7 @@ function M.traced_read(v)
   local g = C.tide_graph_building()
   if g == nil then return handle(v) end
   local ctx = context.current()
-  if ctx then ctx.variables[v] = true end
+  if ctx then context.note_variable(ctx, v) end
   local r = Tensor()
   if C.tide_graph_variable(g, handle(v), r) ~= 0 then binding.raise() end
   return r
@@ -256,7 +256,7 @@ local function update(v, x, op)
   local g = C.tide_graph_building()
   if g ~= nil then -- traced: an update node, run in program order
     local ctx = context.current()
-    if ctx then ctx.variables[v] = true end
+    if ctx then context.note_variable(ctx, v) end
     -- a gradient running a branch or loop body again must not update twice (tracing/control_grad.lua)
     if ctx and ctx.replay then return v end
     if C.tide_graph_assign(g, h, MODES[op], t) ~= 0 then binding.raise() end

@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
 from tensorboard.backend.event_processing import plugin_event_accumulator
+from tensorboard.compat.proto import config_pb2
 from tensorboard.plugins.histogram import summary_v2 as histogram_v2
 from tensorboard.util import tensor_util
 
@@ -85,7 +86,53 @@ def main():
         assert got == want, (name, got)
 
     subprocess.call(["rm", "-rf", logdir])
-    print("summary interop: ok (TFRecordDataset framing; EventAccumulator scalars, histograms, text, images)")
+    check_graphs(tide)
+    print("summary interop: ok (TFRecordDataset framing; EventAccumulator scalars, histograms, text, images, graphs)")
+
+
+def check_graphs(tide):
+    """The graphs graph_write.lua writes, as TensorBoard's graph dashboard loads them."""
+    logdir = tempfile.mkdtemp(prefix="tide_interop_graph_")
+    subprocess.check_call([tide, os.path.join(HERE, "graph_write.lua"), logdir])
+
+    # trace_export: the run's graph (Graph()) ...
+    acc = event_accumulator.EventAccumulator(os.path.join(logdir, "trace"), size_guidance={event_accumulator.TENSORS: 0})
+    acc.Reload()
+    assert acc.Tags()["graph"], acc.Tags()
+    graph = acc.Graph()
+    ops = {n.name: n.op for n in graph.node}
+    inputs = {n.name: list(n.input) for n in graph.node}
+    want = {"x": "Placeholder", "dense/kernel": "VarHandleOp", "ReadVariableOp": "ReadVariableOp", "matmul": "matmul",
+            "AssignAddVariableOp": "AssignAddVariableOp", "cond": "If", "cond/then/relu": "relu",
+            "cond/else/mul": "mul", "mean": "mean", "Identity": "Identity"}
+    for name, op in want.items():
+        assert ops.get(name) == op, (name, ops.get(name), ops)
+    assert inputs["matmul"] == ["x", "ReadVariableOp"], inputs["matmul"]
+    for node in graph.node:  # every input names a node
+        for i in node.input:
+            assert i.lstrip("^").split(":")[0] in ops, (node.name, i)
+    shapes = [s.dim for s in graph.node[[n.name for n in graph.node].index("matmul")].attr["_output_shapes"].list.shape]
+    assert [[d.size for d in s] for s in shapes] == [[2, 2]], shapes
+    # ... and the tagged RunMetadata trace_export writes for the graphs plugin
+    assert acc.Tags()["tensors"] == ["step_trace"], acc.Tags()
+    [event] = acc.Tensors("step_trace")
+    assert event.step == 7
+    assert acc.SummaryMetadata("step_trace").plugin_data.plugin_name == "graph_run_metadata_graph"
+    meta = config_pb2.RunMetadata.FromString(event.tensor_proto.string_val[0])
+    assert [n.name for n in meta.function_graphs[0].pre_optimization_graph.node] == [n.name for n in graph.node]
+    pacc = plugin_event_accumulator.EventAccumulator(os.path.join(logdir, "trace"))
+    pacc.Reload()
+    assert "step_trace" in pacc.PluginTagToContent("graph_run_metadata_graph"), pacc.PluginTagToContent("graph_run_metadata_graph")
+
+    # The TensorBoard callback's write_graph: the train step's graph in the train run.
+    acc = event_accumulator.EventAccumulator(os.path.join(logdir, "fit", "train"))
+    acc.Reload()
+    graph = acc.Graph()
+    ops = {n.name: n.op for n in graph.node}
+    for name in ("hidden/kernel", "hidden/bias", "out/kernel", "out/bias", "iteration"):
+        assert ops.get(name) == "VarHandleOp", (name, ops)
+    assert "relu" in ops.values() and "AssignSubVariableOp" in ops.values(), sorted(set(ops.values()))
+    subprocess.call(["rm", "-rf", logdir])
 
 
 if __name__ == "__main__":

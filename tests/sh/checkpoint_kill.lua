@@ -1,5 +1,6 @@
 -- tests/sh/checkpoint_kill.lua — the two halves of tests/sh/test_checkpoint_kill.sh:
 --   build/tide tests/sh/checkpoint_kill.lua child DIR   saves a large checkpoint in a loop, forever
+--   build/tide tests/sh/checkpoint_kill.lua once DIR    the same, one save (it clears what a killed save left)
 --   build/tide tests/sh/checkpoint_kill.lua check DIR   the latest checkpoint (and every listed one)
 --                                                       loads, completely, with consistent values
 local tide = require "tide"
@@ -14,16 +15,16 @@ local function objects()
   return tide.train.Checkpoint { step = step, weights = ws }, step, ws
 end
 
-if mode == "child" then
+if mode == "child" or mode == "once" then
   local ckpt, step, ws = objects()
   local manager = tide.train.CheckpointManager(ckpt, dir, { max_to_keep = 2 })
   manager:restore_or_initialize()
-  while true do
+  repeat
     step:assign_add(1)
     local s = step:item()
     for i, w in ipairs(ws) do w:assign(tide.fill({ N }, s * 10 + i, { dtype = "float32" })) end
     manager:save()
-  end
+  until mode == "once"
 elseif mode == "check" then
   local latest = tide.train.latest_checkpoint(dir)
   if latest == nil then

@@ -3,7 +3,8 @@
 # process saves a 16 MiB checkpoint in a loop (CheckpointManager, max_to_keep=2),
 # is killed at a random moment, 30 times; after each kill the latest checkpoint
 # and every one the index lists load completely with consistent values, and the
-# next child resumes from them. Run by tests/run.sh (BUILD names the build folder).
+# next child resumes from them; a temporary file a kill left is removed by the
+# next save (the manager's cleanup of stale temporaries). Run by tests/run.sh (BUILD names the build folder).
 set -u
 BUILD=${BUILD:-build}
 KILLS=${KILLS:-30}
@@ -28,10 +29,16 @@ while [ "$i" -lt "$KILLS" ]; do
   sleep "$delay"
   kill -9 "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
-  # A temporary file left behind means the kill landed inside a write.
+  # A temporary file left behind means the kill landed inside a write; the
+  # next save removes it (its process is gone).
   if ls -A "$dir" | grep -q '\.tmp-'; then
     mid_write=$((mid_write + 1))
-    rm -f "$dir"/.*.tmp-*
+    "$BUILD/tide" tests/sh/checkpoint_kill.lua once "$dir" >/dev/null 2>&1
+    if ls -A "$dir" | grep -q '\.tmp-'; then
+      printf 'FAIL kill %d: the next save left the stale temporary files: %s\n' "$i" "$(ls -A "$dir" | tr '\n' ' ')"
+      failed=$((failed + 1))
+      rm -f "$dir"/.*.tmp-*
+    fi
   fi
   out=$("$BUILD/tide" tests/sh/checkpoint_kill.lua check "$dir" 2>&1)
   rc=$?

@@ -112,13 +112,38 @@ function M.value(bytes)
   return v
 end
 
--- Event -> {wall_time =, step =, file_version =, writer =, values = {...}, summary_raw = bytes}.
+-- GraphDef -> list of nodes {name =, op =, inputs = {...}, attrs = {key = AttrValue bytes}}.
+function M.graph_def(bytes)
+  local nodes = {}
+  for _, f in ipairs(M.fields(bytes)) do
+    if f.num == 1 then
+      local n = { inputs = {}, attrs = {} }
+      for _, nf in ipairs(M.fields(f.value)) do
+        if nf.num == 1 then n.name = nf.value
+        elseif nf.num == 2 then n.op = nf.value
+        elseif nf.num == 3 then n.inputs[#n.inputs + 1] = nf.value
+        elseif nf.num == 5 then
+          local key, value
+          for _, af in ipairs(M.fields(nf.value)) do
+            if af.num == 1 then key = af.value elseif af.num == 2 then value = af.value end
+          end
+          n.attrs[key] = value or ""
+        end
+      end
+      nodes[#nodes + 1] = n
+    end
+  end
+  return nodes
+end
+
+-- Event -> {wall_time =, step =, file_version =, graph_def = bytes, writer =, values = {...}, summary_raw = bytes}.
 function M.event(bytes)
   local e = { wall_time = 0, step = 0, values = {} }
   for _, f in ipairs(M.fields(bytes)) do
     if f.num == 1 then e.wall_time = as_double(f.value)
     elseif f.num == 2 then e.step = as_int64(f.value)
     elseif f.num == 3 then e.file_version = f.value
+    elseif f.num == 4 then e.graph_def = f.value
     elseif f.num == 5 then
       e.summary_raw = f.value
       for _, vf in ipairs(M.fields(f.value)) do

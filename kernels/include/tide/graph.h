@@ -21,8 +21,18 @@ typedef enum tide_node_kind {
   TIDE_NODE_PRINT,       /* tide.print: formats its inputs to stdout at each run */
   TIDE_NODE_COND,        /* runs one of two subgraphs */
   TIDE_NODE_WHILE,       /* runs a body subgraph while a condition subgraph holds */
-  TIDE_NODE_FUSED        /* elementwise ops merged into one loop by the fusion pass */
+  TIDE_NODE_FUSED,       /* elementwise ops merged into one loop by the fusion pass */
+  TIDE_NODE_EFFECT       /* a host side effect (a summary write): a C function called at each run */
 } tide_node_kind;
+
+/* A side effect a graph runs at each run, in program order with the other
+ * side effects (tide_graph_effect): how a layer above the engine (the
+ * summary writer) acts at run time without the graph knowing it. */
+typedef struct tide_effect {
+  const char *name;                                                    /* "summary.scalar": in text and errors */
+  tide_status (*run)(void *ctx, int n, const tide_tensor *const *inputs); /* the inputs' values at this run */
+  void (*release)(void *ctx);                                          /* when the graph goes (NULL: nothing) */
+} tide_effect;
 
 /* Variable update modes (TIDE_NODE_ASSIGN). */
 enum { TIDE_ASSIGN_SET = 0, TIDE_ASSIGN_ADD = 1, TIDE_ASSIGN_SUB = 2 };
@@ -78,6 +88,12 @@ TIDE_API tide_status tide_graph_assign(tide_graph *g, tide_tensor *handle, int m
 /* Add a print of `text` (literal pieces) and tensors: each "%t" in text is
  * replaced by the next tensor, formatted as tide.print does. */
 TIDE_API tide_status tide_graph_print(tide_graph *g, const char *text, int n, const tide_tensor *const *tensors);
+/* Add a node that calls fx->run(ctx, n, values of inputs) at each run (fx
+ * must outlive g). g owns ctx from now on, also when this fails: fx->release(ctx)
+ * runs when g is freed (or at once on failure). A graph holding one cannot
+ * be saved as a SavedModel. */
+TIDE_API tide_status tide_graph_effect(tide_graph *g, const tide_effect *fx, void *ctx, int n,
+                                       const tide_tensor *const *inputs);
 /* Set the graph's results (symbolic tensors of g, or eager ones: constants). */
 TIDE_API tide_status tide_graph_set_outputs(tide_graph *g, int n, const tide_tensor *const *outs);
 /* Record where the node producing symbolic tensor t was made ("file.lua:12"). */
@@ -166,5 +182,22 @@ TIDE_API int64_t tide_graph_planned_bytes(const tide_graph *g);
  * as Graphviz dot. The string lives until the graph changes or is freed. */
 TIDE_API const char *tide_graph_text(tide_graph *g);
 TIDE_API const char *tide_graph_dot(tide_graph *g);
+
+/* ---- TensorBoard (graph/tf_graph_def.c) ------------------------------------- */
+
+/* Finalized g as a serialized TensorFlow GraphDef for TensorBoard's graph
+ * dashboard (docs/tensorboard.md): one NodeDef per live node named after its
+ * op as TF names nodes ("matmul", "matmul_1"); fused nodes as the ops they
+ * hold; cond and while subgraphs under the scopes "cond/then/", "cond/else/",
+ * "while/cond/", "while/body/"; arguments as Placeholders named in_names[i]
+ * (NULL or missing: "input_<i>"); results as Identity nodes named
+ * out_names[i] (NULL or missing: "Identity"); reads and assigns of handles[k]
+ * wired to a VarHandleOp named var_names[k] ("Variable" for any other);
+ * every name under `scope` when given ("train_function/"; NULL: none).
+ * *bytes (malloc'ed, *len bytes) is freed with tide_graph_tf_graph_def_free. */
+TIDE_API tide_status tide_graph_tf_graph_def(const tide_graph *g, const char *scope, int n_in, const char *const *in_names, int n_out,
+                                             const char *const *out_names, int n_vars, tide_tensor *const *handles,
+                                             const char *const *var_names, uint8_t **bytes, size_t *len);
+TIDE_API void tide_graph_tf_graph_def_free(uint8_t *bytes);
 
 #endif

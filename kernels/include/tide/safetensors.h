@@ -47,6 +47,15 @@ TIDE_API tide_status tide_safetensors_save(const char *path, int64_t count, cons
 /* Replace the file at `path` with `nbytes` bytes from `data`, atomically as
  * tide_safetensors_save does (temporary file, fsync, rename, fsync the folder). */
 TIDE_API tide_status tide_write_file_atomic(const char *path, const void *data, size_t nbytes);
+/* Remove the temporary files that atomic writes into folder `dir` left when
+ * their process was killed: `.<name>.tmp-<pid>-<n>-<hex>` where <name>
+ * starts with `prefix` and ends with `suffix` (suffix NULL: <name> is
+ * `prefix` itself), <pid> is not this process and no process of that id
+ * lives on this machine (kill(pid, 0) fails with ESRCH), and the entry is a
+ * plain file. Nothing else is touched. *removed (may be NULL) gets the count;
+ * a missing folder is no error. */
+TIDE_API tide_status tide_remove_stale_temporaries(const char *dir, const char *prefix, const char *suffix,
+                                                   int *removed);
 /* Make the folder `path` and its missing parents (as mkdir -p); an existing folder is fine. */
 TIDE_API tide_status tide_make_dirs(const char *path);
 /* Seconds since the Unix epoch, with sub-second precision: the timestamps a

@@ -4,6 +4,7 @@
 #define TIDE_SUMMARY_H
 #include "tide/export.h"
 #include "tide/error.h"
+#include "tide/graph.h"
 
 typedef struct tide_summary_writer tide_summary_writer;
 
@@ -48,6 +49,27 @@ TIDE_API tide_status tide_summary_write_text(tide_summary_writer *w, const char 
 TIDE_API tide_status tide_summary_write_image(tide_summary_writer *w, const char *tag, int64_t step,
                                               const uint8_t *pixels, int64_t n, int64_t height, int64_t width,
                                               int64_t channels, int64_t max_outputs, const char *description);
+
+/* A serialized GraphDef (graph_def, len bytes) for the graph dashboard: an
+ * Event whose graph_def is it (the run's graph, as tf.summary.graph writes
+ * it) and, when tag is not NULL, the tagged summary tf.summary.trace_export
+ * writes: plugin "graph_run_metadata_graph", a RunMetadata holding the graph
+ * as a function's pre-optimization graph. */
+TIDE_API tide_status tide_summary_write_graph(tide_summary_writer *w, const char *tag, int64_t step,
+                                              const uint8_t *graph_def, size_t len);
+
+/* ---- summaries inside a traced function (io/summary_effect.c) -----------
+ * Record into g (the graph being built) a node that writes, at each run, a
+ * summary of `data` (a value of g, or an eager tensor) at `step` (an int32
+ * or int64 scalar value) with writer w, when `condition` (NULL, or a bool
+ * scalar value) holds: TF's summary ops in a tf.function. kind: what to
+ * write: data a float32 scalar (SCALAR) or float64 of any shape (HISTOGRAM,
+ * `buckets` buckets). The graph keeps w alive and writes nothing once w is
+ * closed but raises an error naming it. */
+enum { TIDE_SUMMARY_SCALAR = 0, TIDE_SUMMARY_HISTOGRAM = 1 };
+TIDE_API tide_status tide_summary_record(tide_graph *g, tide_summary_writer *w, int kind, const char *tag,
+                                         const char *description, int buckets, const tide_tensor *step,
+                                         const tide_tensor *data, const tide_tensor *condition);
 
 /* TF2's histogram buckets of values[0..n): out[3*i .. 3*i+2] = left edge,
  * right edge, count of bucket i, for i < buckets (all zero when n is 0). */

@@ -6,6 +6,9 @@
 local binding = require "tide.binding"
 local callback = require "tide.callbacks.callback"
 local summary = require "tide.summary"
+local math_ops = require "tide.ops.math"
+local convert = require "tide.convert"
+local Variable = require("tide.variable").Variable
 
 local C = binding.C
 local Callback = callback.Callback
@@ -30,9 +33,9 @@ end
 -- log_dir/train, and of each val_ log under log_dir/validation; per batch
 -- (update_freq) batch_<name> at the global batch; weight histograms
 -- <model>/<layer>/<weight>/histogram every histogram_freq epochs; after an
--- evaluate given this callback, evaluation_<name>_vs_iterations. The
--- graph (write_graph), weight images, profiling and embeddings are not
--- written yet.
+-- evaluate given this callback, evaluation_<name>_vs_iterations; with
+-- write_graph, the traced train step's graph after the first batch. Weight
+-- images, profiling and embeddings are not written yet.
 function TensorBoard:__init(opts)
   opts = opts or {}
   if type(opts) == "string" then opts = { log_dir = opts } end
@@ -65,6 +68,7 @@ function TensorBoard:__init(opts)
   self._global_test_batch = 0
   self._writers = {}
   self._pushed = {}
+  self._step_vars = {}
 end
 
 function TensorBoard:set_model(model)
@@ -91,10 +95,20 @@ end
 
 -- Keras's _push_writer: the writer, step and a record_if condition become
 -- the defaults, so summaries the model writes during the batch land there.
+-- As Keras, the step is a Variable: a traced train step that writes
+-- summaries reads it (and the batch condition) at each run, not once when traced.
 function TensorBoard:_push(which, step)
   if self.update_freq == "epoch" then return end
   local freq = self.update_freq
-  local saved = summary._push_default(self:_writer(which), step, function() return step % freq == 0 end)
+  local v = self._step_vars[which]
+  if v == nil then
+    v = Variable(convert.tensor(step, "int64", "TensorBoard"), { trainable = false, name = which .. "_step" })
+    self._step_vars[which] = v
+  else
+    v:assign(step)
+  end
+  local saved = summary._push_default(self:_writer(which), v,
+    function() return math_ops.equal(math_ops.floormod(v:read_value(), freq), 0) end)
   self._pushed[#self._pushed + 1] = saved
 end
 
@@ -115,6 +129,7 @@ end
 
 function TensorBoard:on_train_begin()
   self._global_train_batch = 0
+  self._should_write_train_graph = self.write_graph
   self:_push("train", self._global_train_batch)
 end
 
@@ -139,7 +154,17 @@ function TensorBoard:on_train_batch_begin()
   if self.write_steps_per_second then self._batch_start = C.tide_monotonic_seconds() end
 end
 
+-- Keras's _write_keras_model_train_graph: after the first batch, the
+-- traced train step's graph as the train run's graph (step 0).
+function TensorBoard:_write_train_graph()
+  self._should_write_train_graph = false
+  local f = rawget(self.model, "train_function")
+  if type(f) ~= "table" or type(f._concrete) ~= "table" or #f._concrete == 0 then return end -- run_eagerly: no graph
+  self:_with("train", function() summary.graph(f._concrete[#f._concrete], { step = 0 }) end)
+end
+
 function TensorBoard:on_train_batch_end(_, logs)
+  if self._should_write_train_graph then self:_write_train_graph() end
   if self.update_freq == "epoch" then return end
   local step = self._global_train_batch
   if self.write_steps_per_second then

@@ -387,6 +387,7 @@ local function fit(self, x, y, opts)
         -- at the next fit), and a step pays for no lookups
         prepare(self, xb, true)
         train_function = step_function(self, "train", xb, yb, wb)
+        rawset(self, "train_function", train_function) -- Keras's model.train_function (TensorBoard's write_graph)
       end
       logs = numbers(call_step(train_function, xb, yb, wb))
       ran = ran + 1

@@ -159,11 +159,13 @@ local function resolve_step(step, what, name)
   return step
 end
 
+-- summary.graph, trace_on, trace_off, trace_export (summary/graph.lua).
+require("tide.summary.graph").install(M, state, recording, resolve_step)
+
 local KNOWN = { step = true, description = true, buckets = true, max_outputs = true, name = true }
 
--- The writer to use (nil: write nothing, as TF with no default writer or
--- record_if false), the step and the description, or an error.
-local function begin(what, name, opts)
+-- The checked options table of a summary call (a step alone may stand for it).
+local function options(what, name, opts)
   if type(name) ~= "string" or name == "" then
     binding.error(fmt("summary.%s: the name must be a non-empty string, got %s", what, tostring(name)))
   end
@@ -173,19 +175,92 @@ local function begin(what, name, opts)
   for k in pairs(opts) do
     if not KNOWN[k] then binding.error(fmt("summary.%s '%s': unknown option '%s'", what, name, tostring(k))) end
   end
-  local w = state.writer
-  if w == nil or not recording() then return nil, nil, nil, opts end
-  if context.current() ~= nil then
-    binding.error(fmt("summary.%s '%s': summaries cannot be written from inside a traced function yet " ..
-      "(tide.trace records no summary ops); return the value from the traced function and write it after " ..
-      "the call, or run it eagerly with tide.config.run_functions_eagerly(true)", what, name))
-  end
-  local step = resolve_step(opts.step, what, name)
   local desc = opts.description
   if desc ~= nil and type(desc) ~= "string" then
     binding.error(fmt("summary.%s '%s': description must be a string", what, name))
   end
-  return w:handle("summary." .. what), step, desc, opts
+  return opts
+end
+
+-- The writer to use (nil: write nothing, as TF with no default writer or
+-- record_if false), the step and the description, or an error.
+local function begin(what, name, opts)
+  opts = options(what, name, opts)
+  local w = state.writer
+  if w == nil or not recording() then return nil, nil, nil, opts end
+  if context.current() ~= nil then
+    binding.error(fmt("summary.%s '%s': %s summaries cannot be written from inside a traced function yet " ..
+      "(scalar and histogram can); return the value from the traced function and write it after the call, " ..
+      "or run it eagerly with tide.config.run_functions_eagerly(true)", what, name, what))
+  end
+  local step = resolve_step(opts.step, what, name)
+  return w:handle("summary." .. what), step, opts.description, opts
+end
+
+-- Inside a traced function: record a node that writes at each run (TF's
+-- summary ops in a tf.function). The writer and record_if are taken when the
+-- function is traced, as TF does; the step and a record_if that gives a
+-- tensor are read at each run (a Variable such as optimizer.iterations,
+-- or a Lua number baked in).
+local function record_traced(what, name, data, opts)
+  opts = options(what, name, opts)
+  local w = state.writer
+  if w == nil then return false end
+  local cond = state.record_if
+  if type(cond) == "function" then cond = cond() end
+  if variable.is_variable(cond) then cond = cond:read_value() end
+  local cond_t = nil
+  if istensor(cond) then
+    if not context.is_symbolic(cond) then
+      if not cond:item() then return false end
+    else
+      cond_t = cond.dtype == "bool" and cond or math_ops.cast(cond, "bool")
+    end
+  elseif cond ~= true then
+    if cond == false then return false end
+    binding.error(fmt("summary.%s '%s': the record_if condition must give a boolean or a bool tensor, got %s",
+      what, name, type(cond)))
+  end
+  local step = opts.step
+  if step == nil then step = state.step end
+  if step == nil then
+    binding.error(fmt("summary.%s '%s': no step set; pass {step = ...} or call " ..
+      "tide.summary.experimental.set_step(step) first", what, name))
+  end
+  if variable.is_variable(step) then step = step:read_value() end
+  if type(step) == "number" then
+    if step ~= math.floor(step) or step < -2 ^ 63 or step >= 2 ^ 63 then
+      binding.error(fmt("summary.%s '%s': the step must be an integer, got %s", what, name, tostring(step)))
+    end
+    step = convert.tensor(step, "int64", "summary." .. what)
+  end
+  if not istensor(step) or (step.dtype ~= "int64" and step.dtype ~= "int32") or step.ndim > 0 then
+    binding.error(fmt("summary.%s '%s': the step must be one integer (a number, an int scalar tensor or a Variable)",
+      what, name))
+  end
+  if variable.is_variable(data) then data = data:read_value() end
+  if data == nil then binding.error(fmt("summary.%s '%s': data is nil", what, name)) end
+  if type(data) == "boolean" then data = data and 1 or 0 end
+  local t = convert.tensor(data, nil, "summary." .. what)
+  local kind, buckets = C.TIDE_SUMMARY_SCALAR, 0
+  if what == "scalar" then
+    if t.ndim ~= 0 then
+      binding.error(fmt("summary.scalar '%s': data must be a scalar (rank 0), got shape %s", name, tostring(t.shape)))
+    end
+    t = math_ops.cast(t, "float32")
+  else
+    kind = C.TIDE_SUMMARY_HISTOGRAM
+    buckets = opts.buckets == nil and M.DEFAULT_BUCKET_COUNT or opts.buckets
+    if type(buckets) ~= "number" or buckets ~= math.floor(buckets) or buckets > 1e7 then
+      binding.error(fmt("summary.histogram '%s': buckets must be an integer, got %s", name, tostring(buckets)))
+    end
+    if buckets < 0 then buckets = 0 end
+    t = math_ops.cast(t, "float64")
+  end
+  local rc = C.tide_summary_record(C.tide_graph_building(), w:handle("summary." .. what), kind, name,
+    opts.description, buckets, step, t, cond_t)
+  if rc ~= 0 then binding.raise() end
+  return true
 end
 
 ---------------------------------------------------------------------------
@@ -195,6 +270,7 @@ end
 -- scalar(name, data, {step=, description=}): a float32 scalar for the
 -- scalars dashboard. True when written, false with no default writer.
 function M.scalar(name, data, opts)
+  if context.current() ~= nil then return record_traced("scalar", name, data, opts) end
   local w, step, desc = begin("scalar", name, opts)
   if not w then return false end
   data = plain_value(data, "scalar", name)
@@ -223,6 +299,7 @@ M.DEFAULT_BUCKET_COUNT = 30
 -- of every element of data (any shape), for the histograms and
 -- distributions dashboards. NaNs are left out.
 function M.histogram(name, data, opts)
+  if context.current() ~= nil then return record_traced("histogram", name, data, opts) end
   local w, step, desc, o = begin("histogram", name, opts)
   if not w then return false end
   local buckets = o.buckets == nil and M.DEFAULT_BUCKET_COUNT or o.buckets

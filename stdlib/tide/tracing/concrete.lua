@@ -169,6 +169,8 @@ end
 -- Run the graph on the flat list of eager tensors; returns fn's results.
 -- While a tape records, the call may become one node of it (gradient.lua).
 function ConcreteFunction:_run_flat(slots)
+  local observer = context.run_observer -- set while tide.summary.trace_on collects graphs
+  if observer then observer(self) end
   if recorder.active and tape_call.records(self, slots) then return tape_call.call(self, slots) end
   local n, nout = self._nin, self._nout
   local ins, outs = self._in, self._outs

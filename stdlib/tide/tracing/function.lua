@@ -194,8 +194,7 @@ function Function:_trace(target, nslots)
   if C.tide_graph_set_outputs(g, n_out, arr) ~= 0 then binding.raise() end
   if C.tide_graph_finalize(g, PASSES) ~= 0 then binding.raise() end
   self._traces = self._traces + 1
-  local vars = {}
-  for v in pairs(ctx.variables) do vars[#vars + 1] = v end
+  local vars = context.variables_in_order(ctx)
   return ConcreteFunction(self, g, target, nslots, out_template, outs, vars)
 end
 

@@ -388,7 +388,7 @@ local function trace_pair(cf, target)
     return nil, ffi.string(C.tide_last_error())
   end
   local bvars = {}
-  for v in pairs(bctx.variables) do bvars[#bvars + 1] = v end
+  for _, v in ipairs(context.variables_in_order(bctx)) do bvars[#bvars + 1] = v end
   pair.forward = g
   pair.fvars = ctx.variables -- the variables the forward reads or assigns (kept alive with it)
   pair.backward, pair.backward_cf = adopt_backward(pair, b, grads, bvars)

@@ -25,7 +25,7 @@ local init_scope = require "tide.initializers.init_scope"
 
 local is_variable, Variable = variable.is_variable, variable.Variable
 local is_layer = layer_mod.is_layer
-local ffi = binding.ffi
+local ffi, C = binding.ffi, binding.C
 local fmt = string.format
 
 local M = {}
@@ -231,6 +231,23 @@ local function file_of(path)
   return path .. ".safetensors"
 end
 M.file_of = file_of
+M.FORMAT = FORMAT
+
+-- Remove what saves of files in `dir` named prefix..*..suffix (suffix nil:
+-- exactly prefix) left when their process was killed mid-write: temporary
+-- files of processes no longer alive (tide_remove_stale_temporaries).
+local function remove_stale(dir, prefix, suffix)
+  if C.tide_remove_stale_temporaries(dir, prefix, suffix, nil) ~= 0 then binding.raise() end
+end
+M.remove_stale = remove_stale
+
+-- The folder and name parts of a path.
+local function split(path)
+  local dir, name = path:match("^(.*)/([^/]*)$")
+  if not dir then return ".", path end
+  return dir == "" and "/" or dir, name
+end
+M.split = split
 
 local function check_path(what, path)
   if type(path) ~= "string" or path == "" then
@@ -246,7 +263,10 @@ function Checkpoint:write(path)
   local g = object_graph(self)
   local tensors = {}
   for key, v in pairs(g.vars) do tensors[key] = v end
-  safetensors.save_file(tensors, file_of(path), { metadata = { format = FORMAT, version = VERSION } })
+  local file = file_of(path)
+  local dir, name = split(file)
+  if name ~= "" then remove_stale(dir, name, nil) end
+  safetensors.save_file(tensors, file, { metadata = { format = FORMAT, version = VERSION } })
   return path
 end
 
@@ -256,6 +276,8 @@ function Checkpoint:save(prefix)
   check_path("save", prefix)
   local c = save_counter(self)
   init_scope.run(function() c:assign_add(1) end)
+  local dir, name = split(prefix)
+  if name ~= "" then remove_stale(dir, name .. "-", ".safetensors") end -- an earlier killed save of prefix-<n>
   return self:write(fmt("%s-%d", prefix, c:item()))
 end
 

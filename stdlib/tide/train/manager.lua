@@ -9,6 +9,7 @@ local binding = require "tide.binding"
 local class = require "tide.class"
 local checkpoint = require "tide.train.checkpoint"
 local init_scope = require "tide.initializers.init_scope"
+local variable = require "tide.variable"
 
 local ffi, C = binding.ffi, binding.C
 local fmt = string.format
@@ -100,10 +101,21 @@ end
 local CheckpointManager = class("CheckpointManager")
 M.CheckpointManager = CheckpointManager
 
-local OPTIONS = { max_to_keep = true, keep_checkpoint_every_n_hours = true, checkpoint_name = true }
+local OPTIONS = { max_to_keep = true, keep_checkpoint_every_n_hours = true, checkpoint_name = true,
+  step_counter = true, checkpoint_interval = true }
+
+-- The value of a step counter (a Variable, an integer tensor or a number).
+local function step_value(counter)
+  if variable.is_variable(counter) then counter = counter:read_value() end
+  if binding.istensor(counter) then counter = counter:item() end
+  return counter
+end
 
 -- CheckpointManager(ckpt, directory, {max_to_keep=5, keep_checkpoint_every_n_hours=nil,
--- checkpoint_name="ckpt"}): max_to_keep=false keeps every checkpoint.
+-- checkpoint_name="ckpt", step_counter=nil, checkpoint_interval=nil}):
+-- max_to_keep=false keeps every checkpoint; with checkpoint_interval (which
+-- needs step_counter, a Variable), save writes only when the counter moved
+-- at least that many steps since the last checkpoint (TF's rule).
 -- Checkpoints listed in the folder's index (an earlier run's) are taken over.
 function CheckpointManager:__init(ckpt, directory, opts)
   if not class.is_instance(ckpt, checkpoint.Checkpoint) then
@@ -119,7 +131,7 @@ function CheckpointManager:__init(ckpt, directory, opts)
   for k in pairs(opts) do
     if not OPTIONS[k] then
       binding.error(fmt("CheckpointManager: unknown option '%s' (expected: max_to_keep, " ..
-        "keep_checkpoint_every_n_hours, checkpoint_name)", tostring(k)))
+        "keep_checkpoint_every_n_hours, checkpoint_name, step_counter, checkpoint_interval)", tostring(k)))
     end
   end
   local keep = opts.max_to_keep
@@ -137,7 +149,25 @@ function CheckpointManager:__init(ckpt, directory, opts)
   if type(name) ~= "string" or name == "" or name:find("/", 1, true) then
     binding.error(fmt("CheckpointManager: checkpoint_name must be a file name, got %s", tostring(name)))
   end
+  local interval = opts.checkpoint_interval
+  if interval ~= nil then
+    if type(interval) ~= "number" or interval ~= math.floor(interval) or interval < 0 then
+      binding.error(fmt("CheckpointManager: checkpoint_interval must be a non-negative integer, got %s",
+        tostring(interval)))
+    end
+    if opts.step_counter == nil then
+      binding.error("CheckpointManager: checkpoint_interval needs step_counter (a Variable counting steps)")
+    end
+  end
+  local counter = opts.step_counter
+  if counter ~= nil and not variable.is_variable(counter) and not binding.istensor(counter) then
+    binding.error(fmt("CheckpointManager: step_counter must be a Variable (or an integer tensor), got %s",
+      type(counter)))
+  end
   self._checkpoint = ckpt
+  self.checkpoint_interval = interval
+  self._step_counter = counter
+  self._last_checkpoint_step = nil
   self.directory = directory
   self.max_to_keep = keep
   self.keep_checkpoint_every_n_hours = hours
@@ -178,19 +208,35 @@ local function sweep(self)
   return doomed
 end
 
--- save({checkpoint_number=}): write the checkpoint as <directory>/<name>-<n>
--- (n: checkpoint_number, else the checkpoint's save counter after adding
--- one), update the index atomically, then delete what max_to_keep drops.
--- Returns the path.
+-- save({checkpoint_number=, check_interval=true}): write the checkpoint as
+-- <directory>/<name>-<n> (n: checkpoint_number, else the checkpoint's save
+-- counter after adding one), update the index atomically, then delete what
+-- max_to_keep drops. Returns the path, or nil when checkpoint_interval says
+-- it is too early (check_interval=false saves anyway, unless the step is
+-- the one last saved).
 function CheckpointManager:save(opts)
   if opts ~= nil and type(opts) ~= "table" then
     binding.error(fmt("CheckpointManager:save: expects an options table {checkpoint_number=}, got %s", type(opts)))
   end
   opts = opts or {}
   for k in pairs(opts) do
-    if k ~= "checkpoint_number" then
-      binding.error(fmt("CheckpointManager:save: unknown option '%s' (expected: checkpoint_number)", tostring(k)))
+    if k ~= "checkpoint_number" and k ~= "check_interval" then
+      binding.error(fmt("CheckpointManager:save: unknown option '%s' (expected: checkpoint_number, check_interval)",
+        tostring(k)))
     end
+  end
+  local check_interval = opts.check_interval
+  if check_interval ~= nil and type(check_interval) ~= "boolean" then
+    binding.error(fmt("CheckpointManager:save: check_interval must be a boolean, got %s", type(check_interval)))
+  end
+  if self.checkpoint_interval ~= nil then
+    local current = step_value(self._step_counter)
+    local last = self._last_checkpoint_step
+    if last ~= nil then
+      if current == last then return nil end
+      if check_interval ~= false and current < last + self.checkpoint_interval then return nil end
+    end
+    self._last_checkpoint_step = current
   end
   local n = opts.checkpoint_number
   if n ~= nil then
@@ -201,6 +247,9 @@ function CheckpointManager:save(opts)
     end
   end
   if C.tide_make_dirs(self.directory) ~= 0 then binding.raise() end
+  -- what saves killed mid-write left: this manager's checkpoint files and its index
+  checkpoint.remove_stale(self.directory, self.checkpoint_name .. "-", ".safetensors")
+  checkpoint.remove_stale(self.directory, INDEX, nil)
   local ckpt = self._checkpoint
   local counter = ckpt:_save_counter()
   init_scope.run(function() counter:assign_add(1) end)

@@ -111,6 +111,22 @@ describe("callbacks.TensorBoard", function()
     assert.is_nil(tide.summary.get_default_writer())
   end)
 
+  it("summaries written inside the traced train step land at each batch's step (update_freq)", function()
+    local dir = tmpdir()
+    local m = tide.Sequential { tide.Input { shape = { 3 } }, L.Dense { 4 },
+      L.Lambda { function(t)
+        tide.summary.scalar("activation_mean", tide.reduce_mean(t))
+        return t
+      end }, L.Dense { 1 } }
+    m:compile { optimizer = "sgd", loss = "mse" }
+    m:fit(x, y, { epochs = 2, batch_size = 10, verbose = 0,
+      callbacks = { tide.callbacks.TensorBoard { log_dir = dir, update_freq = 3 } } })
+    local got = by_tag(dir .. "/train").activation_mean
+    assert.are.same({ 3, 6 }, { got[1].step, got[2].step }) -- global batches 1..8, every third
+    assert.are.equal(2, #got)
+    assert.are_not.equal(got[1].value, got[2].value)
+  end)
+
   it("writes evaluation_<name>_vs_iterations after evaluate", function()
     local dir = tmpdir()
     local m = model()

@@ -159,6 +159,39 @@ describe("tide.saved_model writing", function()
     return tide.trace(function(x) return x * k end, {input_signature = {tide.TensorSpec({2}, "float32")}})
   end
 
+  it("saves and loads a function that tide.prints a captured eager tensor (its constant comes first)", function()
+    local c = tide.tensor({ 1, 2 }, "float32")
+    local f = tide.trace(function(x)
+      tide.print("c=%t", c)
+      return x + c
+    end, { input_signature = { tide.TensorSpec({ 2 }, "float32") } })
+    sm.save(f, dir .. "/m")
+    local m = sm.load(dir .. "/m")
+    assert.are.same({ 2, 3 }, m.signatures.serving_default(tide.ones({ 2 })).output_0:totable())
+  end)
+
+  it("keeps the variables in the order the function first uses them (loaded.variables, cf.variables)", function()
+    local vars = {}
+    for i = 1, 24 do vars[i] = tide.Variable(tide.tensor({ i, i }, "float32"), { name = "v" .. i }) end
+    local f = tide.trace(function(x)
+      local acc = x
+      for i = 1, 24 do acc = acc + vars[i] end
+      vars[3]:assign_add(x) -- a variable used again keeps its first place
+      return acc
+    end, { input_signature = { tide.TensorSpec({ 2 }, "float32") } })
+    local names = {}
+    for i = 1, 24 do names[i] = "v" .. i end
+    local cf = f:get_concrete_function()
+    local got = {}
+    for i, v in ipairs(cf.variables) do got[i] = v.name end
+    assert.are.same(names, got)
+    sm.save(f, dir .. "/m")
+    local m = sm.load(dir .. "/m")
+    got = {}
+    for i, v in ipairs(m.variables) do got[i] = v.name end
+    assert.are.same(names, got)
+  end)
+
   it("replaces an existing SavedModel whole and leaves no temporary files", function()
     sm.save(fn(2), dir .. "/m")
     sm.save(fn(3), dir .. "/m")
