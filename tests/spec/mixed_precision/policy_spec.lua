@@ -167,6 +167,20 @@ describe("a layer under a mixed policy", function()
     end
   end)
 
+  it("runs recurrent layers in the compute dtype, stateful ones keeping float32 states", function()
+    for _, cls in ipairs { "SimpleRNN", "LSTM", "GRU" } do
+      local r = L[cls] { 4, stateful = true, dtype = "mixed_bfloat16" }
+      local x = tide.random.normal({ 2, 5, 3 }, { seed = 1 })
+      local y1 = r(x)
+      local s1 = r.states[1]:read_value()
+      local y2 = r(x)
+      assert.are.same({ "bfloat16", "bfloat16", "float32" }, { y1.dtype, y2.dtype, r.states[1].dtype })
+      assert.is_false(pcall(h.close, s1, r.states[1]:read_value(), 0)) -- the second call moved on from the first's state
+      local cell = L[cls .. "Cell"] { 4, dtype = "mixed_float16" }
+      assert.are.equal("float16", cell:get_initial_state(2)[1].dtype)
+    end
+  end)
+
   it("is written in get_config and read back by from_config", function()
     local d = L.Dense { 2, dtype = "mixed_bfloat16" }
     local c = d:get_config()
