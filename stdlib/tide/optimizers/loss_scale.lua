@@ -172,6 +172,7 @@ local function apply_scaled(self, grads, vars, n)
   if finite == nil then -- nothing to check (every gradient nil), or a wrong one: the inner step says which
     return inner:apply(grads, vars)
   end
+  inner:build(vars) -- slots made here, not inside the cond's branch (a subgraph when traced)
   local scale, counter = rawget(self, "dynamic_scale"), rawget(self, "step_counter")
   local growth = rawget(self, "dynamic_growth_steps")
   control.cond(finite, function()

@@ -113,6 +113,17 @@ describe("LossScaleOptimizer", function()
     assert.are.equal(1, step:trace_count())
     local text = step:get_concrete_function(f32 { 1, 1 }):graph_text()
     assert.truthy(text:find("cond", 1, true))
+    -- not built before the trace: the slots are made on its first call, outside the cond
+    local v = tide.Variable({ 1, 1 })
+    local adam = O.LossScaleOptimizer(O.Adam { learning_rate = 0.1 }, { initial_scale = 4 })
+    local first = tide.trace(function(g) adam:apply({ g }, { v }) end)
+    first(f32 { 4, 8 })
+    first(f32 { 4, -8 })
+    assert.are.same({ 4, 2, 2 }, state(adam))
+    local u, plain = tide.Variable({ 1, 1 }), O.Adam { learning_rate = 0.1 }
+    plain:apply({ f32 { 1, 2 } }, { u })
+    plain:apply({ f32 { 1, -2 } }, { u })
+    h.close(v:read_value(), u:read_value(), 1e-5)
   end)
 
   it("trains in a custom loop with GradientTape and scale_loss, and through minimize", function()
