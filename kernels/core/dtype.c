@@ -1,7 +1,8 @@
 /* core/dtype.c — the dtype table (names, sizes, classes), the IEEE half /
- * bfloat16 conversions (round to nearest even, NaN and infinity kept), and
+ * bfloat16 conversions (half.h's, round to nearest even, NaN and infinity kept), and
  * reading one element as a host number (NaN canonical). */
 #include "internal.h"
+#include "half.h"
 
 #include <string.h>
 
@@ -40,58 +41,13 @@ bool tide_dtype_is_float(int dt) { return valid(dt) && ((1u << dt) & TIDE_DTS_FL
 
 bool tide_dtype_is_int(int dt) { return valid(dt) && ((1u << dt) & TIDE_DTS_INT); }
 
-/* The bit pattern of f. */
-static uint32_t float_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
+uint16_t tide_float_to_half(float f) { return half_from_float(f); }
 
-/* The float with bit pattern u. */
-static float bits_float(uint32_t u) {
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
+float tide_half_to_float(uint16_t h) { return half_to_float(h); }
 
-uint16_t tide_float_to_half(float f) {
-  uint32_t x = float_bits(f);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t abs = x & 0x7fffffffu;
-  if (abs >= 0x7f800000u) /* inf or NaN (keep a quiet NaN) */
-    return (uint16_t)(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0));
-  if (abs >= 0x477ff000u) /* rounds to >= 65520: overflow to infinity */
-    return (uint16_t)(sign | 0x7c00u);
-  if (abs < 0x38800000u) { /* below the smallest normal half: subnormal or zero */
-    /* Adding 0.5 shifts the mantissa so that float rounding does ours. */
-    float v = bits_float(abs) + 0.5f;
-    return (uint16_t)(sign | (float_bits(v) - 0x3f000000u));
-  }
-  uint32_t mant_odd = (abs >> 13) & 1u;
-  abs += 0xc8000fffu + mant_odd; /* rebias exponent (-112 << 23) and round to even */
-  return (uint16_t)(sign | (abs >> 13));
-}
+uint16_t tide_float_to_bfloat16(float f) { return bfloat16_from_float(f); }
 
-float tide_half_to_float(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  if (exp == 0x1f) return bits_float(sign | 0x7f800000u | (mant << 13));
-  if (exp == 0) { /* zero or subnormal: mant * 2^-24 */
-    float v = (float)mant * 5.9604644775390625e-8f;
-    return sign ? -v : v;
-  }
-  return bits_float(sign | ((exp + 112u) << 23) | (mant << 13));
-}
-
-uint16_t tide_float_to_bfloat16(float f) {
-  uint32_t x = float_bits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return (uint16_t)(x >> 16);
-}
-
-float tide_bfloat16_to_float(uint16_t b) { return bits_float((uint32_t)b << 16); }
+float tide_bfloat16_to_float(uint16_t b) { return bfloat16_to_float(b); }
 
 /* The canonical quiet NaN, built from its bits so that no compiler or libm
  * choice of NAN can bring a sign or payload along. */

@@ -4,6 +4,7 @@
 #include "fused_cpu.h"
 #include "simd.h"
 #include "../core/parallel.h"
+#include "../core/half.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +40,10 @@ static void gen_load(int dt, int64_t n, const char *src, int64_t stride, char *d
 
 /* Round float32 values to a half type and back, as a half-typed op's result is stored. */
 static void round_halves(int dt, int64_t n, float *x) {
-  if (dt == TIDE_FLOAT16)
-    for (int64_t i = 0; i < n; i++) x[i] = tide_half_to_float(tide_float_to_half(x[i]));
+  if (dt == TIDE_FLOAT16) /* (inlined from core/half.h: no call per element) */
+    for (int64_t i = 0; i < n; i++) x[i] = half_to_float(half_from_float(x[i]));
   else
-    for (int64_t i = 0; i < n; i++) x[i] = tide_bfloat16_to_float(tide_float_to_bfloat16(x[i]));
+    for (int64_t i = 0; i < n; i++) x[i] = bfloat16_to_float(bfloat16_from_float(x[i]));
 }
 
 /* Copy n bytes past the caches (dst is 64-byte aligned at block starts). */

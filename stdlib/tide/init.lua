@@ -182,6 +182,8 @@ keras.summary = function() return require "tide.summary" end
 -- tide.train (Checkpoint, CheckpointManager).
 keras.safetensors = function() return require "tide.safetensors" end
 keras.train = function() return require "tide.train" end
+-- Mixed precision (keras.mixed_precision): dtype policies, on first use.
+keras.mixed_precision = function() return require "tide.mixed_precision" end
 
 setmetatable(tide, {
   __lazy = keras, -- the names, for the REPL's completion and help (which load nothing)

@@ -60,19 +60,41 @@ end
 -- tracks as a read of v. A node may save the read, and an assign replaces the
 -- handle's storage, so a recorded op never sees the handle itself (as TF's
 -- ReadVariableOp, the value read is the value the gradient uses).
+local autocast_code = nil -- the dtype code reads are cast to (Keras's AutocastScope), or nil
+local cast_to                -- math_ops.cast, required when first needed (ops sit below this floor)
+
 function M.read(v)
-  local h = state[v].handle
+  local st = state[v]
+  local h = st.handle
   local traced = context.stack[1] ~= nil
   if traced then h = M.traced_read(v) end
-  if not recorder.active then return h end
-  local r = traced and h or share(h) -- a traced read is already a tensor of its own
-  local tapes = recorder.tapes
-  for i = 1, #tapes do
-    local tape = tapes[i]
-    if not tape._paused and tape:_watches_variable(v) then tape:_track_read(v, r) end
+  if recorder.active then
+    local r = traced and h or share(h) -- a traced read is already a tensor of its own
+    local tapes = recorder.tapes
+    for i = 1, #tapes do
+      local tape = tapes[i]
+      if not tape._paused and tape:_watches_variable(v) then tape:_track_read(v, r) end
+    end
+    h = r
   end
-  return r
+  -- inside a mixed-precision layer's call, float variables are read in its
+  -- compute dtype (the cast is an op, so gradients flow back in the variable's)
+  if autocast_code and h.dt ~= autocast_code and st.autocast and dtype.is_float[h.dt] then
+    cast_to = cast_to or require("tide.ops.math").cast
+    return cast_to(h, dtype.names[autocast_code])
+  end
+  return h
 end
+
+-- Keras's AutocastScope: float Variables made with autocast = true (the
+-- default) read as dtype `dt` (a float dtype name, or nil for no casting)
+-- until the scope ends; returns the previous scope's dtype (to restore).
+function M.set_autocast(dt)
+  local prev = autocast_code and dtype.names[autocast_code] or nil
+  autocast_code = dt and dtype.codes[dt] or nil
+  return prev
+end
+function M.autocast_dtype() return autocast_code and dtype.names[autocast_code] or nil end
 
 -- While a function is traced, a read is a graph node that reads the
 -- variable at each run (not a constant); the trace keeps the variable alive.
@@ -109,15 +131,17 @@ local function check_constraint(x)
     "got " .. type(x))
 end
 
--- tide.Variable(initial, {name=, trainable=true, dtype=, constraint=}):
+-- tide.Variable(initial, {name=, trainable=true, dtype=, constraint=, autocast=true}):
 -- constraint (TF's: a projection optimizers apply after each update) is a
--- function of the value returning the constrained value. initial is a
+-- function of the value returning the constrained value; autocast = false
+-- keeps the variable's dtype inside a mixed-precision layer's call (Keras's,
+-- for BatchNormalization's statistics). initial is a
 -- tensor, a Lua number or nested table (float32 unless dtype says otherwise:
 -- Lua cannot tell 3.0 from 3, and variables are almost always trained),
 -- or a function returning one of those.
 -- (Called on a new userdata by tide.Variable(...), below.)
 function Variable:__init(initial, ...)
-  local o = args.parse("Variable", { "name", "trainable", "dtype", "constraint" }, ...)
+  local o = args.parse("Variable", { "name", "trainable", "dtype", "constraint", "autocast" }, ...)
   local ctx = context.current()
   if ctx and not ctx.first then
     binding.error(string.format("Variable: a tide.Variable is created while %s is traced again (at %s); create " ..
@@ -149,7 +173,8 @@ function Variable:__init(initial, ...)
   if C.tide_tensor_mark_variable(h) ~= 0 then binding.raise() end -- reads share it: writes go through v
   state[self] = { handle = h, name = o.name == nil and "Variable" or tostring(o.name),
                   trainable = args.bool("Variable", "trainable", o.trainable, true),
-                  constraint = check_constraint(o.constraint) }
+                  constraint = check_constraint(o.constraint),
+                  autocast = args.bool("Variable", "autocast", o.autocast, true) }
 end
 
 -- tide.Variable(...) makes the userdata and initializes it.
@@ -164,6 +189,7 @@ local properties = {
   name = function(v) return state[v].name end,
   trainable = function(v) return state[v].trainable end,
   constraint = function(v) return state[v].constraint end,
+  autocast = function(v) return state[v].autocast end,
   dtype = function(v) return dtype.names[handle(v).dt] end,
   shape = function(v) return handle(v).shape end,
   ndim = function(v) return handle(v).ndim end,

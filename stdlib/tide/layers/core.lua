@@ -49,6 +49,7 @@ end
 -- inputs come from; its `output` is the KerasTensor Input returns.
 local InputLayer = Layer:extend("InputLayer")
 M.InputLayer = InputLayer
+InputLayer._default_dtype = "float32" -- not the global policy: inputs stay float32, as Keras's
 function InputLayer:init(...)
   local o = self:_kwargs({ "shape", "batch_size", "batch_shape" }, ...)
   local dims

@@ -107,8 +107,8 @@ function M.symbolic_call(layer, inputs, opts)
   local call_opts = {}
   for k, v in pairs(opts) do call_opts[k] = v end
   local fn = function(...)
-    local structure = replace(inputs, { ... }, { i = 0 })
-    return layer:call(structure, call_opts)
+    local structure = layer:_convert_input(replace(inputs, { ... }, { i = 0 })) -- cast as a real call would
+    return layer:_scoped_call(structure, call_opts)
   end
   -- one trace per layer call while a model is defined: not a retracing problem
   local cfg = retracing.settings

@@ -15,6 +15,7 @@ local class = require "tide.class"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local variable = require "tide.variable"
+local mixed_precision = require "tide.mixed_precision"
 local tensor_shape = require "tide.tensor_shape"
 local initializers = require "tide.initializers"
 local regularizers = require "tide.regularizers"
@@ -187,6 +188,16 @@ GETTERS.non_trainable_variables = GETTERS.non_trainable_weights
 
 function GETTERS.trainable(self) return rawget(self, "_trainable") end
 
+-- Mixed precision (tide.mixed_precision): the policy, and the dtypes it names.
+function GETTERS.dtype_policy(self) return rawget(self, "_dtype_policy") end
+function GETTERS.compute_dtype(self) return rawget(self, "_dtype_policy").compute_dtype end
+function GETTERS.variable_dtype(self) return rawget(self, "_dtype_policy").variable_dtype end
+function SETTERS.dtype_policy(self, p)
+  p = mixed_precision.get(p, who(self) .. ": dtype_policy")
+  rawset(self, "_dtype_policy", p)
+  rawset(self, "dtype", p.variable_dtype)
+end
+
 -- layer.trainable = b: as Keras, sets the flag of the variables filed as
 -- trainable (tapes then watch them or not) and of every sub-layer.
 function SETTERS.trainable(self, value)
@@ -258,13 +269,17 @@ function Layer:__init(...)
   if type(trainable) ~= "boolean" then
     binding.error(string.format("%s: trainable must be true or false, got %s", cname, tostring(trainable)))
   end
-  local dt = base.dtype or "float32"
-  dt = dtype.names[dtype.code(dt, cname)]
+  -- dtype: a dtype or policy name, or a Policy; nil takes the global policy
+  -- (InputLayer's default is float32 regardless, as Keras's Input)
+  local dt = base.dtype
+  if dt == nil then dt = getmetatable(self)._default_dtype end
+  local policy = mixed_precision.get(dt, cname .. ": dtype")
+  rawset(self, "_dtype_policy", policy)
   rawset(self, "_tracking", tracking.new())
   rawset(self, "_trainable", trainable)
   rawset(self, "_losses", {})
   rawset(self, "name", name)
-  rawset(self, "dtype", dt)
+  rawset(self, "dtype", policy.variable_dtype) -- Keras's layer.dtype: the variables' dtype
   rawset(self, "built", false)
   rawset(self, "autocast", base.autocast ~= false)
   rawset(self, "activity_regularizer", regularizers.get(base.activity_regularizer, cname .. ": activity_regularizer"))
@@ -310,14 +325,14 @@ end
 M.shape_text = shape_text
 
 -- add_weight{shape=, initializer=, dtype=, trainable=true, regularizer=,
--- constraint=, name=}: a new Variable (constraint: what optimizers project
+-- constraint=, name=, autocast=true}: a new Variable (constraint: what optimizers project
 -- it with after each update, as the Variable's own constraint) this layer tracks (Keras's order: shape,
 -- initializer, dtype may also come by position). The initializer defaults
 -- to "glorot_uniform" for float dtypes and "zeros" otherwise; it runs
 -- eagerly even when the layer is built inside tide.trace.
 function Layer:add_weight(...)
-  local o = kwargs("add_weight", { "shape", "initializer", "dtype", "trainable", "regularizer", "constraint", "name" },
-    ...)
+  local o = kwargs("add_weight", { "shape", "initializer", "dtype", "trainable", "regularizer", "constraint", "name",
+    "autocast" }, ...)
   local wname = o.name
   if wname == nil then wname = "variable" end
   if type(wname) ~= "string" then
@@ -350,7 +365,7 @@ function Layer:add_weight(...)
     local value = init(dims, dt)
     if not istype(Tensor, value) then value = convert.tensor(value, dt, "add_weight") end
     return variable.Variable(value, { name = rawget(self, "name") .. "/" .. wname, trainable = trainable, dtype = dt,
-      constraint = con })
+      constraint = con, autocast = o.autocast })
   end)
   local t = rawget(self, "_tracking")
   tracking.sight(t, v)
@@ -422,7 +437,7 @@ function Layer:get_config()
   end
   config.name = rawget(self, "name")
   config.trainable = rawget(self, "_trainable")
-  config.dtype = rawget(self, "dtype")
+  config.dtype = mixed_precision.serialize(rawget(self, "_dtype_policy"))
   local ar = rawget(self, "activity_regularizer")
   if ar then config.activity_regularizer = regularizers.serialize(ar) end
   return config
@@ -521,14 +536,18 @@ local function holds_tensors(x)
   return istype(Tensor, probe) or is_variable(probe) or keras_tensor.is(probe)
 end
 
+-- The dtype float inputs are cast to: the compute dtype (a model's: its
+-- variables' dtype, as Keras's models keep their inputs' float32).
+function Layer:_input_cast_dtype() return rawget(self, "_dtype_policy").compute_dtype end
+
 -- Inputs as the layer's call sees them: Lua values become tensors (of the
--- layer's dtype when it is a float dtype), Variables are read, and float
+-- layer's input dtype when it is a float dtype), Variables are read, and float
 -- tensors of another float dtype are cast (Keras's autocast); structures
 -- (lists and tables of tensors) are converted element by element.
 function Layer:_convert_input(x)
   if istype(Tensor, x) then
     if rawget(self, "autocast") then
-      local dt = rawget(self, "dtype")
+      local dt = self:_input_cast_dtype()
       local code = dtype.codes[dt]
       if x.dt ~= code and dtype.is_float[x.dt] and dtype.is_float[code] then return x:cast(dt) end
     end
@@ -542,7 +561,7 @@ function Layer:_convert_input(x)
     return out
   end
   if type(x) == "table" or type(x) == "number" or type(x) == "boolean" then
-    local dt = rawget(self, "dtype")
+    local dt = self:_input_cast_dtype()
     if not dtype.is_float[dtype.codes[dt]] or type(x) == "boolean" then dt = nil end
     return convert.tensor(x, dt, class_name(self))
   end
@@ -665,6 +684,34 @@ function Layer:compute_mask(inputs, mask) return mask end
 -- takes opts.mask and its outputs carry compute_mask's mask).
 Layer.supports_masking = false
 
+-- The autocast scope self:call runs in: a float dtype name, false (none), or
+-- nil (the current one, unchanged).
+local function autocast_scope(self)
+  local p = rawget(self, "_dtype_policy")
+  local current = variable.autocast_dtype()
+  if current ~= nil then
+    if not rawget(self, "autocast") or not dtype.is_float[dtype.codes[p.compute_dtype]] then return false end
+    if current ~= p.compute_dtype then return p.compute_dtype end
+    return nil
+  end
+  if p.compute_dtype ~= p.variable_dtype and rawget(self, "autocast") then return p.compute_dtype end
+  return nil
+end
+
+-- self:call(inputs, opts) in Keras's AutocastScope: a mixed layer reads its
+-- float variables in its compute dtype; inside one, a layer of another
+-- compute dtype reads in its own, and a layer with autocast = false (or a
+-- non-float one) casts none.
+function Layer:_scoped_call(inputs, opts)
+  local scope = autocast_scope(self)
+  if scope == nil then return self:call(inputs, opts) end
+  local prev = variable.set_autocast(scope or nil)
+  local ok, out = pcall(self.call, self, inputs, opts)
+  variable.set_autocast(prev)
+  if not ok then error(out, 0) end
+  return out
+end
+
 function Layer:_call(inputs, opts, ...)
   if select("#", ...) > 0 then
     binding.error(string.format("%s: a layer takes (inputs, {options}); pass several inputs as one list {a, b}",
@@ -703,12 +750,12 @@ function Layer:_call(inputs, opts, ...)
   if outer == nil then
     clear_losses(self)
     call_context = { entry = self, training = training }
-    ok, outputs = pcall(self.call, self, inputs, call_opts)
+    ok, outputs = pcall(self._scoped_call, self, inputs, call_opts)
     call_context = nil
   else
     local saved = outer.training
     outer.training = training
-    ok, outputs = pcall(self.call, self, inputs, call_opts)
+    ok, outputs = pcall(self._scoped_call, self, inputs, call_opts)
     outer.training = saved
   end
   if not ok then error(outputs, 0) end

@@ -12,6 +12,20 @@ local layer = require "tide.layers.layer"
 local Layer, who = layer.Layer, layer.who
 local None = tensor_shape.None
 
+-- Keras's mixed precision: float16/bfloat16 inputs are normalized in float32
+-- (their sums and variances overflow or lose too much), with the weights read
+-- in float32 (made with autocast = false), and the result cast back.
+local HALF = { float16 = true, bfloat16 = true }
+local function upcast(x)
+  if HALF[x.dtype] then return x:cast("float32") end
+  return x
+end
+local function to_compute(self, y)
+  local dt = self.compute_dtype
+  if y.dtype ~= dt and HALF[dt] then return y:cast(dt) end
+  return y
+end
+
 local M = {}
 
 local function number(self, what, v, default)
@@ -91,29 +105,30 @@ function BatchNormalization:build(input_shape)
   end
   if self.scale then
     self.gamma = self:add_weight { name = "gamma", shape = { c }, initializer = self.gamma_initializer,
-      regularizer = self.gamma_regularizer, constraint = self.gamma_constraint }
+      regularizer = self.gamma_regularizer, constraint = self.gamma_constraint, autocast = false }
   end
   if self.center then
     self.beta = self:add_weight { name = "beta", shape = { c }, initializer = self.beta_initializer,
-      regularizer = self.beta_regularizer, constraint = self.beta_constraint }
+      regularizer = self.beta_regularizer, constraint = self.beta_constraint, autocast = false }
   end
   self.moving_mean = self:add_weight { name = "moving_mean", shape = { c }, initializer = self.moving_mean_initializer,
-    trainable = false }
+    trainable = false, autocast = false }
   self.moving_variance = self:add_weight { name = "moving_variance", shape = { c },
-    initializer = self.moving_variance_initializer, trainable = false }
+    initializer = self.moving_variance_initializer, trainable = false, autocast = false }
   self.input_spec = { ndim = rank, axes = { [self.axis] = c } }
 end
 function BatchNormalization:call(x, opts)
+  x = upcast(x)
   if opts.training and self.trainable then
     local y, mean, variance = nn.batch_norm(x, { training = true, offset = self.beta, scale = self.gamma,
       epsilon = self.epsilon, axis = self.axis })
     local m = self.momentum
     self.moving_mean:assign(self.moving_mean * m + mean * (1 - m))
     self.moving_variance:assign(self.moving_variance * m + variance * (1 - m))
-    return y
+    return to_compute(self, y)
   end
-  return nn.batch_norm(x, { moving_mean = self.moving_mean, moving_variance = self.moving_variance,
-    offset = self.beta, scale = self.gamma, epsilon = self.epsilon, axis = self.axis })
+  return to_compute(self, nn.batch_norm(x, { moving_mean = self.moving_mean, moving_variance = self.moving_variance,
+    offset = self.beta, scale = self.gamma, epsilon = self.epsilon, axis = self.axis }))
 end
 function BatchNormalization:get_config()
   local c = Layer.get_config(self)
@@ -181,15 +196,16 @@ function LayerNormalization:build(input_shape)
   self._axes = resolved
   if self.scale then
     self.gamma = self:add_weight { name = "gamma", shape = shape, initializer = self.gamma_initializer,
-      regularizer = self.gamma_regularizer, constraint = self.gamma_constraint }
+      regularizer = self.gamma_regularizer, constraint = self.gamma_constraint, autocast = false }
   end
   if self.center then
     self.beta = self:add_weight { name = "beta", shape = shape, initializer = self.beta_initializer,
-      regularizer = self.beta_regularizer, constraint = self.beta_constraint }
+      regularizer = self.beta_regularizer, constraint = self.beta_constraint, autocast = false }
   end
 end
 function LayerNormalization:call(x)
-  return nn.layer_norm(x, { axis = self._axes, gamma = self.gamma, beta = self.beta, epsilon = self.epsilon })
+  return to_compute(self, nn.layer_norm(upcast(x), { axis = self._axes, gamma = self.gamma, beta = self.beta,
+    epsilon = self.epsilon }))
 end
 function LayerNormalization:get_config()
   local c = Layer.get_config(self)

@@ -350,7 +350,10 @@ function RNN:call(x, opts)
   local output_size = cell.output_size or state_sizes(cell)[1]
   local last, outputs, final = recur(self, step, seq, states, output_size, mask)
   if kept then
-    for i, v in ipairs(kept) do v:assign(final[i]) end
+    for i, v in ipairs(kept) do -- (under a mixed policy the states are half, the Variables float32)
+      local f = final[i]
+      v:assign(f.dtype ~= v.dtype and math_ops.cast(f, v.dtype) or f)
+    end
   end
   local output = self.return_sequences and outputs or last
   if not self.return_state then return output end

@@ -183,16 +183,16 @@ function RNNCell:_call(x, opts)
 end
 
 -- Zero states for a batch of batch_size (a number, or a scalar int tensor
--- for a batch known only when a traced function runs).
+-- for a batch known only when a traced function runs), in the compute dtype.
 function RNNCell:get_initial_state(batch_size)
   local sizes = type(self.state_size) == "table" and self.state_size or { self.state_size }
   local out = {}
   for i, size in ipairs(sizes) do
     if type(batch_size) == "number" then
-      out[i] = create.zeros({ batch_size, size }, { dtype = self.dtype })
+      out[i] = create.zeros({ batch_size, size }, { dtype = self.compute_dtype })
     else
       local shape = shape_ops.stack({ batch_size, create.fill({}, size, { dtype = batch_size.dtype }) })
-      out[i] = shape_ops.reshape(create.zeros(shape, { dtype = self.dtype }), { -1, size })
+      out[i] = shape_ops.reshape(create.zeros(shape, { dtype = self.compute_dtype }), { -1, size })
     end
   end
   return out

@@ -91,11 +91,16 @@ function Loss:call()
 end
 
 -- loss(y_true, y_pred, sample_weight): the reduced loss. y_pred is made a
--- float tensor of the loss's dtype (y_pred's own when dtype is nil).
+-- float tensor of the loss's dtype (y_pred's own when dtype is nil, but
+-- float16 and bfloat16 become float32, as Keras's losses compute in floatx:
+-- a mixed-precision model's loss is float32, so loss scaling cannot overflow it).
 function Loss:__call(y_true, y_pred, sample_weight)
   local op = self.name or self.__name
   local in_mask = keras_mask.get(y_pred) -- y_pred's Keras mask (padded time steps) weighs its entries 0
   y_pred = common.float_input(op, "y_pred", y_pred, self.dtype)
+  if self.dtype == nil and (y_pred.dtype == "float16" or y_pred.dtype == "bfloat16") then
+    y_pred = ops.cast(y_pred, "float32")
+  end
   local values, mask = self:call(y_true, y_pred)
   if in_mask ~= nil then mask = mask ~= nil and ops.logical_and(in_mask, mask) or in_mask end
   return M.reduce_weighted_values(op, values, sample_weight, mask, self.reduction)

@@ -3,6 +3,7 @@
 -- from names, the loss of a batch (weighted per output, masks and
 -- regularization losses included) and the compiled metrics' updates.
 local binding = require "tide.binding"
+local class = require "tide.class"
 local tensor_shape = require "tide.tensor_shape"
 local math_ops = require "tide.ops.math"
 local dynamic_shape = require "tide.ops.dynamic_shape"
@@ -86,6 +87,12 @@ local function compile(self, opts)
   local lw = opts.loss_weights
   if lw ~= nil and type(lw) ~= "table" and type(lw) ~= "number" then
     binding.error(fmt("%s: compile: loss_weights must be a list or a table by output name, got %s", who(self), type(lw)))
+  end
+  -- Keras: a mixed_float16 model trains through a LossScaleOptimizer (float16
+  -- gradients underflow otherwise), unless auto_scale_loss = false
+  if opts.auto_scale_loss ~= false and rawget(self, "_dtype_policy").name == "mixed_float16"
+      and not class.is_instance(opt, optimizers.LossScaleOptimizer) then
+    opt = optimizers.LossScaleOptimizer(opt, { name = "loss_scale_optimizer" })
   end
   rawset(self, "optimizer", opt)
   rawset(self, "loss", loss_id)
@@ -243,8 +250,14 @@ local function compute_loss(self, x, y, y_pred, sample_weight)
         check_labels(self, loss, ys[i], preds[i], names[i])
         local value
         if type(loss) == "function" then
-          value = losses_base.reduce_weighted_values(names[i], loss(ys[i], preds[i]), sample_weight,
-            keras_mask.get(preds[i]), "sum_over_batch_size")
+          local p = preds[i] -- a half output (mixed precision) is scored in float32, as Keras's wrapper does
+          if p.dtype == "float16" or p.dtype == "bfloat16" then
+            local mask = keras_mask.get(p)
+            p = math_ops.cast(p, "float32")
+            if mask ~= nil then keras_mask.set(p, mask) end
+          end
+          value = losses_base.reduce_weighted_values(names[i], loss(ys[i], p), sample_weight,
+            keras_mask.get(p), "sum_over_batch_size")
         else
           value = loss(ys[i], preds[i], sample_weight)
         end

@@ -28,6 +28,10 @@ local Model = Layer:extend("Model")
 -- The layers inside a model set their outputs' masks; the model keeps them.
 Model.supports_masking = true
 function Model:compute_mask() return nil end
+-- A model's float inputs are cast to its variables' dtype, not to a mixed
+-- policy's compute dtype: each layer casts for itself (Keras's models keep
+-- their inputs' float32).
+function Model:_input_cast_dtype() return rawget(self, "_dtype_policy").variable_dtype end
 M.Model = Model
 
 local function is_model(x) return class.is_instance(x, Model) end

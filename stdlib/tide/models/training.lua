@@ -43,7 +43,8 @@ local function train_step(self, batch)
   local tape = tape_mod.GradientTape()
   local y_pred, loss = tape:run(function()
     local p = self(x, { training = true })
-    return p, self:compute_loss(x, y, p, sw)
+    -- the optimizer's loss scaling (LossScaleOptimizer, loss_scale_factor), after the loss is tracked
+    return p, self.optimizer:scale_loss(self:compute_loss(x, y, p, sw))
   end)
   if #vars > 0 then
     local grads = tape:gradient(loss, vars)

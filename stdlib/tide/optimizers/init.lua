@@ -12,9 +12,12 @@ local M = {
   schedules = require "tide.optimizers.schedules",
 }
 
+local loss_scale = require "tide.optimizers.loss_scale"
 for _, family in ipairs { require "tide.optimizers.sgd", require "tide.optimizers.adam",
-                          require "tide.optimizers.rmsprop", require "tide.optimizers.adagrad" } do
-  for name, cls in pairs(family) do M[name] = cls end
+                          require "tide.optimizers.rmsprop", require "tide.optimizers.adagrad", loss_scale } do
+  for name, cls in pairs(family) do
+    if type(cls) == "table" then M[name] = cls end
+  end
 end
 
 -- Keras's lookup: class names, case-insensitive ("adam", "Adam", "rmsprop").
@@ -47,12 +50,15 @@ function M.deserialize(config)
     binding.error(fmt("optimizers.deserialize: expects {class_name = ..., config = {...}}, got %s",
       A.describe(config)))
   end
-  local cls = BY_NAME[config.class_name:lower()]
+  -- (a LossScaleOptimizer by config only: it needs its inner optimizer's)
+  local cls = BY_NAME[config.class_name:lower()] or
+    (config.class_name == "LossScaleOptimizer" and config.config and M.LossScaleOptimizer or nil)
   if not cls then
     binding.error(fmt("optimizers: unknown optimizer '%s' (known: %s)", config.class_name, known_names()))
   end
   return cls.from_config(config.config or {})
 end
+loss_scale.set_deserialize(M.deserialize)
 
 -- Keras's get: an optimizer from a name ("adam"), a serialized config, or an
 -- optimizer (returned as it is); nil gives nil.

@@ -473,6 +473,14 @@ update_averages = function(self)
   end
 end
 
+-- Keras's scale_loss(loss): the loss times loss_scale_factor when one is
+-- set (the update divides the gradients by it again), else the loss. fit's
+-- train step takes gradients of this; LossScaleOptimizer scales dynamically.
+function Optimizer:scale_loss(loss)
+  if self.loss_scale_factor then return loss * self.loss_scale_factor end
+  return loss
+end
+
 -- Keras's finalize_variable_values(var_list) (fit calls it at its end):
 -- with use_ema, the variables take their moving averages.
 function Optimizer:finalize_variable_values(var_list)
