@@ -504,7 +504,7 @@ static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
     if ((st = prepare_outputs(g, p, s, true, ins, outs)) != TIDE_OK) return st;
     const tide_attrs *a = &n->attrs;
     tide_attrs drawn;
-    if (n->flags & NODE_STATEFUL) {
+    if ((n->flags & NODE_STATEFUL) && (def->flags & TIDE_OPF_STATEFUL)) { /* not an effect (assert) */
       drawn = n->attrs; /* new counters each run, from the op seed's stream or the global one */
       if ((st = tide_random_draw_counters(n->op, outs[0], &drawn)) != TIDE_OK) return st;
       a = &drawn;
@@ -536,6 +536,27 @@ static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
   }
 }
 
+/* One step while the profiler records or numerics are checked (hooks):
+ * the node's event, and the scan of an op's or fused node's results. */
+static __attribute__((noinline, cold)) tide_status run_step_hooked(tide_graph *g, gplan *p, const gstep *s,
+                                                                   uint32_t hooks) {
+  int64_t t0 = hooks & TIDE_HOOK_PROFILE ? tide_prof_now() : 0;
+  tide_status st = run_step(g, p, s);
+  const gnode *n = s->n;
+  const char *name = n->kind == TIDE_NODE_OP      ? tide_op_name(n->op)
+                     : n->kind == TIDE_NODE_FUSED ? tide_graph_fused_name(n)
+                     : n->kind == TIDE_NODE_COND  ? "cond"
+                     : n->kind == TIDE_NODE_WHILE ? "while_loop"
+                     : n->kind == TIDE_NODE_PRINT ? "print"
+                     : n->kind == TIDE_NODE_ASSIGN ? "assign" : "read_variable";
+  if (hooks & TIDE_HOOK_PROFILE) tide_prof_record(TIDE_PROF_NODE, name, n->origin, t0, tide_prof_now());
+  if (!st && (hooks & TIDE_HOOK_NUMERICS) && (n->kind == TIDE_NODE_OP || n->kind == TIDE_NODE_FUSED)) {
+    for (int k = 0; k < n->n_out; k++) p->outs[k] = p->cur[s->val + k];
+    st = tide_numerics_check(name, n->n_in, p->ins, n->n_out, p->outs);
+  }
+  return st;
+}
+
 /* Run plan p (its headers are this call's alone). */
 static tide_status run_plan(tide_graph *g, gplan *p, int n_in, const tide_tensor *const *in, int n_caps,
                             const tide_tensor *const *caps, int n_out, tide_tensor *const *out) {
@@ -547,9 +568,12 @@ static tide_status run_plan(tide_graph *g, gplan *p, int n_in, const tide_tensor
   for (int k = 0; k < n_in; k++) cur[p->base[g->inputs[k]]] = (tide_tensor *)in[k];
   for (int k = 0; k < n_caps; k++) cur[p->base[g->captures[k]]] = (tide_tensor *)caps[k];
   tide_status st = TIDE_OK;
+  /* read once a run: a profiler or check started mid-run takes the next one */
+  const uint32_t hooks = tide_hooks_now() & (TIDE_HOOK_PROFILE | TIDE_HOOK_NUMERICS);
+  int64_t t0 = hooks & TIDE_HOOK_PROFILE ? tide_prof_now() : 0;
   for (int i = 0; i < p->nsteps; i++) {
     const gstep *s = &p->steps[i];
-    st = run_step(g, p, s);
+    st = TIDE_UNLIKELY(hooks) ? run_step_hooked(g, p, s, hooks) : run_step(g, p, s);
     if (TIDE_UNLIKELY(tide_interrupt_pending()) && !st) { /* Ctrl-C: stop between nodes */
       tide_interrupt_clear();
       st = TIDE_FAIL(TIDE_ERR_INTERRUPTED, "interrupted");
@@ -566,6 +590,7 @@ static tide_status run_plan(tide_graph *g, gplan *p, int n_in, const tide_tensor
   }
   for (int k = 0; k < n_out; k++) tide_tensor_share(out[k], cur[p->base[g->outputs[k].node] + g->outputs[k].index]);
   for (int j = 0; j < p->n_end; j++) release_value(p, p->end[j]);
+  if (TIDE_UNLIKELY(hooks & TIDE_HOOK_PROFILE)) tide_prof_record(TIDE_PROF_GRAPH, NULL, g->name, t0, tide_prof_now());
   return TIDE_OK;
 }
 
