@@ -225,4 +225,8 @@ function M.assert_shapes(shapes, ...)
   end
 end
 
+-- gradient_health(grads, vars_or_model, opts): per-layer gradient norms,
+-- logged and checked (tide.debugging.gradient_health's file has the rule).
+M.gradient_health = require("tide.debugging.gradient_health").gradient_health
+
 return M
