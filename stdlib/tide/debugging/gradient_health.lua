@@ -129,7 +129,8 @@ function M.gradient_health(grads, vars_or_model, given)
   end
   for _, l in ipairs(layers) do
     if l.norm ~= l.norm or l.norm == math.huge or l.norm > opts.max_norm then
-      local why = l.norm > opts.max_norm and fmt("above max_norm %.3g", opts.max_norm) or "not finite"
+      local finite = l.norm == l.norm and l.norm ~= math.huge
+      local why = finite and fmt("above max_norm %.3g", opts.max_norm) or "not finite"
       say("exploding", fmt("gradients explode: layer '%s' has gradient norm %.3g (%s)", l.name, l.norm, why),
         M.EXPLODE_REMEDIES)
       break
