@@ -144,6 +144,8 @@ static inline uint32_t tide_hooks_now(void) { return __atomic_load_n(&tide_hooks
 /* Record an event of category cat (TIDE_PROF_*) on this thread: `name` a
  * static string, or NULL when the name is `text` (copied, cut to fit). */
 void tide_prof_record(int cat, const char *name, const char *text, int64_t t0, int64_t t1);
+/* "float32[2, 3] int32[]": the inputs' dtypes and shapes into buf[cap] (cut to fit), without printf. */
+void tide_prof_shapes(char *buf, size_t cap, int n, const tide_tensor *const *in);
 /* Nanoseconds on the profiler's clock. */
 int64_t tide_prof_now(void);
 /* With check numerics on: fail when a float output of op `name` holds a

@@ -72,6 +72,32 @@ static __attribute__((noinline)) pbuf *buf_for(uint64_t s) {
   return b;
 }
 
+/* Append s to buf at *n (cap bytes in all, one kept for the NUL). */
+static void put_str(char *buf, size_t cap, size_t *n, const char *s) {
+  while (*s && *n + 1 < cap) buf[(*n)++] = *s++;
+}
+
+void tide_prof_shapes(char *buf, size_t cap, int n_in, const tide_tensor *const *in) {
+  size_t n = 0;
+  for (int i = 0; i < n_in && n + 1 < cap; i++) {
+    if (i) put_str(buf, cap, &n, " ");
+    put_str(buf, cap, &n, tide_dtype_name(in[i]->dt));
+    put_str(buf, cap, &n, "[");
+    for (int d = 0; d < in[i]->ndim; d++) {
+      char digits[24], *p = digits + sizeof digits;
+      int64_t v = in[i]->dims[d];
+      uint64_t u = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
+      *--p = 0;
+      do *--p = (char)('0' + u % 10); while ((u /= 10) > 0);
+      if (v < 0) *--p = '-';
+      if (d) put_str(buf, cap, &n, ", ");
+      put_str(buf, cap, &n, p);
+    }
+    put_str(buf, cap, &n, "]");
+  }
+  buf[n < cap ? n : cap - 1] = 0;
+}
+
 /* text into dst[cap], cut at a UTF-8 character's start when too long:
  * its head, or "..." and its tail (a recording line "long/path/f.lua:12"). */
 static void copy_text(char *dst, size_t cap, const char *text, bool keep_tail) {

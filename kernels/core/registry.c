@@ -4,7 +4,6 @@
 #include "registry.h"
 #include "unknown_dims.h"
 
-#include <stdio.h>
 #include <string.h>
 
 /* The one place core names backend code, by design: each row carries its CPU
@@ -302,13 +301,7 @@ static __attribute__((noinline, cold)) tide_status run_hooked(const tide_op_def 
   if (hooks & TIDE_HOOK_PROFILE) {
     int64_t t1 = tide_prof_now();
     char shapes[64];
-    size_t n = 0;
-    shapes[0] = 0;
-    for (int i = 0; i < n_in && n < sizeof shapes; i++) { /* "float32[2, 3] int32[]" */
-      char s[96];
-      n += (size_t)snprintf(shapes + n, sizeof shapes - n, "%s%s%s", i ? " " : "", tide_dtype_name(in[i]->dt),
-                            TIDE_SHAPE_STR(s, in[i]));
-    }
+    tide_prof_shapes(shapes, sizeof shapes, n_in, in);
     tide_prof_record(TIDE_PROF_OP, def->name, shapes, t0, t1);
   }
   if (!st && (hooks & TIDE_HOOK_NUMERICS) && (st = tide_numerics_check(def->name, n_in, in, n_out, out)))
