@@ -488,8 +488,8 @@ static inline void release_value(gplan *p, int v) {
   tide_tensor_release(&p->hdr[v]);
 }
 
-/* One step. */
-static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
+/* One step (inlined into both of run_steps' copies). */
+static inline __attribute__((always_inline)) tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
   gnode *n = s->n;
   tide_tensor **cur = p->cur;
   const int *args = &p->args[s->arg];
@@ -536,12 +536,11 @@ static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
   }
 }
 
-/* One step while the profiler records or numerics are checked (hooks):
- * the node's event, and the scan of an op's or fused node's results. */
-static __attribute__((noinline, cold)) tide_status run_step_hooked(tide_graph *g, gplan *p, const gstep *s,
-                                                                   uint32_t hooks) {
-  int64_t t0 = hooks & TIDE_HOOK_PROFILE ? tide_prof_now() : 0;
-  tide_status st = run_step(g, p, s);
+/* After step s ran (from t0, status st) while the profiler records or
+ * numerics are checked (hooks): the node's event, and the scan of an op's
+ * or fused node's results. */
+static __attribute__((noinline, cold)) tide_status step_hooked(gplan *p, const gstep *s, uint32_t hooks, int64_t t0,
+                                                               tide_status st) {
   const gnode *n = s->n;
   const char *name = n->kind == TIDE_NODE_OP      ? tide_op_name(n->op)
                      : n->kind == TIDE_NODE_FUSED ? tide_graph_fused_name(n)
@@ -557,6 +556,32 @@ static __attribute__((noinline, cold)) tide_status run_step_hooked(tide_graph *g
   return st;
 }
 
+/* Run p's steps, stopping at the first failure. Made twice (run_plan):
+ * with hooks 0 the compiler drops every hook test from the loop, so a run
+ * with the profiler and check numerics off pays nothing per step for them. */
+static inline __attribute__((always_inline)) tide_status run_steps(tide_graph *g, gplan *p, uint32_t hooks) {
+  tide_status st = TIDE_OK;
+  for (int i = 0; i < p->nsteps; i++) {
+    const gstep *s = &p->steps[i];
+    int64_t ts = hooks & TIDE_HOOK_PROFILE ? tide_prof_now() : 0;
+    st = run_step(g, p, s);
+    if (hooks) st = step_hooked(p, s, hooks, ts, st);
+    if (TIDE_UNLIKELY(tide_interrupt_pending()) && !st) { /* Ctrl-C: stop between nodes */
+      tide_interrupt_clear();
+      st = TIDE_FAIL(TIDE_ERR_INTERRUPTED, "interrupted");
+    }
+    if (TIDE_UNLIKELY(st)) return fail_at(s->n, st);
+    for (int j = 0; j < s->nrel; j++) release_value(p, p->rels[s->rel + j]);
+  }
+  return st;
+}
+
+/* run_steps with hooks set, out of line: run_plan stays small enough to be
+ * inlined into its caller as before. */
+static __attribute__((noinline, cold)) tide_status run_steps_hooked(tide_graph *g, gplan *p, uint32_t hooks) {
+  return run_steps(g, p, hooks);
+}
+
 /* Run plan p (its headers are this call's alone). */
 static tide_status run_plan(tide_graph *g, gplan *p, int n_in, const tide_tensor *const *in, int n_caps,
                             const tide_tensor *const *caps, int n_out, tide_tensor *const *out) {
@@ -567,23 +592,10 @@ static tide_status run_plan(tide_graph *g, gplan *p, int n_in, const tide_tensor
   tide_tensor **cur = p->cur;
   for (int k = 0; k < n_in; k++) cur[p->base[g->inputs[k]]] = (tide_tensor *)in[k];
   for (int k = 0; k < n_caps; k++) cur[p->base[g->captures[k]]] = (tide_tensor *)caps[k];
-  tide_status st = TIDE_OK;
   /* read once a run: a profiler or check started mid-run takes the next one */
   const uint32_t hooks = tide_hooks_now() & (TIDE_HOOK_PROFILE | TIDE_HOOK_NUMERICS);
   int64_t t0 = hooks & TIDE_HOOK_PROFILE ? tide_prof_now() : 0;
-  for (int i = 0; i < p->nsteps; i++) {
-    const gstep *s = &p->steps[i];
-    st = TIDE_UNLIKELY(hooks) ? run_step_hooked(g, p, s, hooks) : run_step(g, p, s);
-    if (TIDE_UNLIKELY(tide_interrupt_pending()) && !st) { /* Ctrl-C: stop between nodes */
-      tide_interrupt_clear();
-      st = TIDE_FAIL(TIDE_ERR_INTERRUPTED, "interrupted");
-    }
-    if (TIDE_UNLIKELY(st)) {
-      st = fail_at(s->n, st);
-      break;
-    }
-    for (int j = 0; j < s->nrel; j++) release_value(p, p->rels[s->rel + j]);
-  }
+  tide_status st = TIDE_UNLIKELY(hooks) ? run_steps_hooked(g, p, hooks) : run_steps(g, p, 0);
   if (TIDE_UNLIKELY(st)) {
     for (int j = 0; j < p->n_dyn; j++) release_value(p, p->dyn[j]); /* releasing twice is safe */
     return st;
