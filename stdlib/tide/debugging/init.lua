@@ -7,7 +7,6 @@ local dispatch = require "tide.dispatch"
 local args = require "tide.args"
 local dtype = require "tide.dtype"
 local math_ops = require "tide.ops.math"
-local reduce = require "tide.ops.reduce"
 local dynamic_shape = require "tide.ops.dynamic_shape"
 
 local C, ffi = binding.C, binding.ffi

@@ -135,6 +135,11 @@ describe("tide.debugging assertions", function()
       { input_signature = { tide.TensorSpec(nil, "float32") } })
     assert.are.same({ { 1 } }, ru(f32 { { 1 } }):totable())
     h.errors("Tensor x must have rank 2.", ru, f32 { 1 })
+    -- the rank itself a traced value
+    local rt = tide.trace(function(v, r) D.assert_rank(v, r) return v end,
+      { input_signature = { tide.TensorSpec(nil, "float32"), tide.TensorSpec({}, "int32") } })
+    assert.are.same({ 1 }, rt(f32 { 1 }, tide.tensor(1)):totable())
+    h.errors("Condition rank(x) == rank did not hold:\nrank(x) = [1]", rt, f32 { 1 }, tide.tensor(2))
     -- assert_shapes: a name binds dims across tensors; None dims checked at run time
     local s = tide.trace(function(a, b)
       D.assert_shapes { { a, { "N", 3 } }, { b, { "N" } } }
