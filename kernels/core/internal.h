@@ -134,4 +134,23 @@ tide_status tide_axis_mask(const char *op, int n, const int64_t *axes, int ndim,
 bool tide_interrupt_pending(void);
 void tide_interrupt_clear(void);
 
+/* The one word the hot paths (tide_op_run, a graph's steps) test: zero
+ * unless an interrupt is pending, the profiler records or numerics are
+ * checked (core/runtime.c, core/profiler.c), so that with all three off an
+ * op pays one load and one predictable branch for them together. */
+enum { TIDE_HOOK_INTERRUPT = 1, TIDE_HOOK_PROFILE = 2, TIDE_HOOK_NUMERICS = 4 };
+extern uint32_t tide_hooks;
+static inline uint32_t tide_hooks_now(void) { return __atomic_load_n(&tide_hooks, __ATOMIC_RELAXED); }
+/* Record an event of category cat (TIDE_PROF_*) on this thread: `name` a
+ * static string, or NULL when the name is `text` (copied, cut to fit). */
+void tide_prof_record(int cat, const char *name, const char *text, int64_t t0, int64_t t1);
+/* "float32[2, 3] int32[]": the inputs' dtypes and shapes into buf[cap] (cut to fit), without printf. */
+void tide_prof_shapes(char *buf, size_t cap, int n, const tide_tensor *const *in);
+/* Nanoseconds on the profiler's clock. */
+int64_t tide_prof_now(void);
+/* With check numerics on: fail when a float output of op `name` holds a
+ * NaN or an infinity, naming the op, the output and the inputs (core/numerics.c). */
+tide_status tide_numerics_check(const char *name, int n_in, const tide_tensor *const *in, int n_out,
+                                tide_tensor *const *out);
+
 #endif

@@ -221,7 +221,7 @@ void tide_set_default_recorder(tide_recorder r) {
 static bool wants_recorder(const tide_op_def *def, int n_in, const tide_tensor *const *in) {
   for (int i = 0; i < n_in; i++)
     if ((in[i]->flags & TIDE_TENSOR_SYMBOLIC) | (in[i]->ndim < 0)) return true;
-  return (def->flags & TIDE_OPF_STATEFUL) && thread_recorder.record;
+  return (def->flags & (TIDE_OPF_STATEFUL | TIDE_OPF_EFFECT)) && thread_recorder.record;
 }
 
 /* Hand the call to this thread's recorder, or to the default one for a
@@ -245,14 +245,12 @@ static __attribute__((noinline, cold)) tide_status record_call(const tide_op_def
                    "(no trace has been made in this process)", def->name, i + 1);
 }
 
-tide_status tide_op_run(int op, const tide_attrs *attrs, int n_in, const tide_tensor *const *in, int n_out,
-                        tide_tensor *const *out) {
-  const tide_op_def *def = def_of(op);
-  if (!attrs) attrs = &tide_default_attrs;
-  tide_status st = check_call(def, op, attrs, n_in, in, n_out, out);
-  if (st) return st;
-  if (TIDE_UNLIKELY(wants_recorder(def, n_in, in))) return record_call(def, attrs, n_in, in, n_out, out);
-  if (tide_interrupt_pending()) tide_interrupt_clear();
+/* An eager op whose inputs passed check_call: infer, allocate, compute. */
+static inline __attribute__((always_inline)) tide_status run_eager(const tide_op_def *def, int op,
+                                                                   const tide_attrs *attrs, int n_in,
+                                                                   const tide_tensor *const *in, int n_out,
+                                                                   tide_tensor *const *out) {
+  tide_status st;
   /* A TIDE_OPF_DATA_SHAPE op infers unknown (-1) dims for what it counts
    * from the data, and its kernel allocates its outputs; its inputs must be
    * real (-1 dims in a header not made by a trace are refused, as check_size
@@ -289,6 +287,38 @@ tide_status tide_op_run(int op, const tide_attrs *attrs, int n_in, const tide_te
   if (st) blank_outputs(n_out, out);
   else tide_strings_settle(n_out, out);
   return st;
+}
+
+/* An eager op while a hook is set (tide_hooks): drop a stale interrupt (as
+ * every op does), time the op for the profiler, check its results' numerics. */
+static __attribute__((noinline, cold)) tide_status run_hooked(const tide_op_def *def, int op, const tide_attrs *attrs,
+                                                              int n_in, const tide_tensor *const *in, int n_out,
+                                                              tide_tensor *const *out) {
+  uint32_t hooks = tide_hooks_now();
+  if (hooks & TIDE_HOOK_INTERRUPT) tide_interrupt_clear();
+  int64_t t0 = hooks & TIDE_HOOK_PROFILE ? tide_prof_now() : 0;
+  tide_status st = run_eager(def, op, attrs, n_in, in, n_out, out);
+  if (hooks & TIDE_HOOK_PROFILE) {
+    int64_t t1 = tide_prof_now();
+    char shapes[64];
+    tide_prof_shapes(shapes, sizeof shapes, n_in, in);
+    tide_prof_record(TIDE_PROF_OP, def->name, shapes, t0, t1);
+  }
+  if (!st && (hooks & TIDE_HOOK_NUMERICS) && (st = tide_numerics_check(def->name, n_in, in, n_out, out)))
+    blank_outputs(n_out, out);
+  return st;
+}
+
+tide_status tide_op_run(int op, const tide_attrs *attrs, int n_in, const tide_tensor *const *in, int n_out,
+                        tide_tensor *const *out) {
+  const tide_op_def *def = def_of(op);
+  if (!attrs) attrs = &tide_default_attrs;
+  tide_status st = check_call(def, op, attrs, n_in, in, n_out, out);
+  if (st) return st;
+  if (TIDE_UNLIKELY(wants_recorder(def, n_in, in))) return record_call(def, attrs, n_in, in, n_out, out);
+  /* One word for the interrupt, the profiler and check numerics: off, one branch. */
+  if (TIDE_UNLIKELY(tide_hooks_now())) return run_hooked(def, op, attrs, n_in, in, n_out, out);
+  return run_eager(def, op, attrs, n_in, in, n_out, out);
 }
 
 tide_status tide_op_unary(int op, tide_tensor *out, const tide_tensor *x) {

@@ -298,7 +298,7 @@ tide_status tide_data_iterator_next(tide_data_iterator *it, int n, tide_tensor *
   memset(elem, 0, sizeof(tide_tensor) * (size_t)n);
   *end = 0;
   tide_clear_error();
-  tide_status st = it->top->ops->next(it->top, elem, end);
+  tide_status st = dnext(it->top, elem, end);
   if (st || *end) return st;
   for (int k = 0; k < n; k++) {
     tide_tensor_release(out[k]);
@@ -306,6 +306,13 @@ tide_status tide_data_iterator_next(tide_data_iterator *it, int n, tide_tensor *
   }
   it->index++;
   return TIDE_OK;
+}
+
+tide_status dnext_profiled(dnode *n, tide_tensor *out, int *end) {
+  int64_t t0 = tide_prof_now();
+  tide_status st = n->ops->next(n, out, end);
+  tide_prof_record(TIDE_PROF_DATA, n->ops->name, *end ? "end" : NULL, t0, tide_prof_now());
+  return st;
 }
 
 void tide_data_iterator_free(tide_data_iterator *it) {

@@ -35,7 +35,7 @@ static tide_status seq_next(dnode *self, tide_tensor *out, int *end) {
   tide_tensor in[TIDE_DATA_MAX_COMPONENTS];
   int n_in = m->in->ncomp;
   memset(in, 0, sizeof(tide_tensor) * (size_t)n_in);
-  tide_status st = m->in->ops->next(m->in, in, end);
+  tide_status st = dnext(m->in, in, end);
   if (st || *end) return st;
   int64_t index = m->index++;
   st = run_graph(m->ds->graph, in, n_in, out, self->ncomp);
@@ -53,7 +53,7 @@ static void seq_free(dnode *self) {
   free(m);
 }
 
-static const dnode_ops seq_ops = {seq_next, seq_free};
+static const dnode_ops seq_ops = {seq_next, seq_free, "map"};
 
 /* ---- on worker threads ----------------------------------------------------------
  * Slots hold elements in flight. A worker takes a free slot and the input's
@@ -101,6 +101,7 @@ static void *worker_main(void *arg) {
   par_map *m = arg;
   dpass *pass = m->base.pass;
   dthread_enter();
+  pthread_setname_np(pthread_self(), "tide-map"); /* in profiles, top and gdb */
   int n_in = m->in->ncomp, n_out = m->base.ncomp;
   tide_tensor in[TIDE_DATA_MAX_COMPONENTS];
   for (;;) {
@@ -119,7 +120,7 @@ static void *worker_main(void *arg) {
     pthread_mutex_unlock(&m->mu);
     memset(in, 0, sizeof(tide_tensor) * (size_t)n_in);
     int end = 0;
-    tide_status st = m->in->ops->next(m->in, in, &end);
+    tide_status st = dnext(m->in, in, &end);
     if (st) derror_save(&s->err, st);
     if (!st && end) {
       pthread_mutex_lock(&m->mu);
@@ -133,7 +134,9 @@ static void *worker_main(void *arg) {
     }
     pthread_mutex_unlock(&m->in_mu);
     if (!st) {
+      int64_t t0 = tide_hooks_now() & TIDE_HOOK_PROFILE ? tide_prof_now() : -1;
       st = run_graph(m->ds->graph, in, n_in, s->vals, n_out);
+      if (TIDE_UNLIKELY(t0 >= 0)) tide_prof_record(TIDE_PROF_DATA, "map_function", NULL, t0, tide_prof_now());
       if (st) {
         derror_save(&s->err, st);
         char msg[1024];
@@ -224,7 +227,7 @@ static void par_free(dnode *self) {
   free(m);
 }
 
-static const dnode_ops par_ops = {par_next, par_free};
+static const dnode_ops par_ops = {par_next, par_free, "parallel_map"};
 
 dnode *dnode_map(tide_dataset *ds, dpass *pass) {
   dnode *in = dnode_make(ds->input, pass);

@@ -43,6 +43,7 @@ typedef struct dnode_ops {
   tide_status (*next)(dnode *self, tide_tensor *out, int *end);
   /* Stop threads, release everything, free the node and its inputs. */
   void (*free)(dnode *self);
+  const char *name;      /* the stage, in profiles ("batch", "map") */
 } dnode_ops;
 
 struct dnode {
@@ -50,6 +51,13 @@ struct dnode {
   int ncomp;
   dpass *pass;
 };
+
+/* The next element of node n: n's next, timed while the profiler records. */
+tide_status dnext_profiled(dnode *n, tide_tensor *out, int *end);
+static inline tide_status dnext(dnode *n, tide_tensor *out, int *end) {
+  if (TIDE_UNLIKELY(tide_hooks_now() & TIDE_HOOK_PROFILE)) return dnext_profiled(n, out, end);
+  return n->ops->next(n, out, end);
+}
 
 /* A wait a stopping pass must wake. */
 typedef struct dwaiter {

@@ -32,6 +32,7 @@ static void *producer_main(void *arg) {
   prefetch_node *p = arg;
   dpass *pass = p->base.pass;
   dthread_enter();
+  pthread_setname_np(pthread_self(), "tide-prefetch"); /* in profiles, top and gdb */
   int nc = p->base.ncomp;
   tide_tensor elem[TIDE_DATA_MAX_COMPONENTS];
   for (;;) {
@@ -41,7 +42,7 @@ static void *producer_main(void *arg) {
     if (dpass_stopping(pass)) break;
     memset(elem, 0, sizeof(tide_tensor) * (size_t)nc);
     int end = 0;
-    tide_status st = p->in->ops->next(p->in, elem, &end);
+    tide_status st = dnext(p->in, elem, &end);
     pthread_mutex_lock(&p->mu);
     pentry *e = &p->ring[(p->head + p->count) % p->cap];
     if (st) derror_save(&e->err, st);
@@ -116,7 +117,7 @@ static void prefetch_free(dnode *self) {
   free(p);
 }
 
-static const dnode_ops prefetch_ops = {prefetch_next, prefetch_free};
+static const dnode_ops prefetch_ops = {prefetch_next, prefetch_free, "prefetch"};
 
 dnode *dnode_prefetch(tide_dataset *ds, dpass *pass) {
   dnode *in = dnode_make(ds->input, pass);

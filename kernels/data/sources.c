@@ -34,7 +34,7 @@ static tide_status slices_next(dnode *self, tide_tensor *out, int *end) {
 
 static void plain_free(dnode *self) { free(self); }
 
-static const dnode_ops slices_ops = {slices_next, plain_free};
+static const dnode_ops slices_ops = {slices_next, plain_free, "from_tensor_slices"};
 
 dnode *dnode_slices(tide_dataset *ds, dpass *pass) {
   slices_node *s = calloc(1, sizeof *s);
@@ -70,7 +70,7 @@ static tide_status range_next(dnode *self, tide_tensor *out, int *end) {
   return TIDE_OK;
 }
 
-static const dnode_ops range_ops = {range_next, plain_free};
+static const dnode_ops range_ops = {range_next, plain_free, "range"};
 
 dnode *dnode_range(tide_dataset *ds, dpass *pass) {
   range_node *r = calloc(1, sizeof *r);
@@ -108,7 +108,7 @@ static void source_free(dnode *self) {
   free(s);
 }
 
-static const dnode_ops source_ops = {source_next, source_free};
+static const dnode_ops source_ops = {source_next, source_free, "source"};
 
 dnode *dnode_source(tide_dataset *ds, dpass *pass) {
   source_node *s = calloc(1, sizeof *s);

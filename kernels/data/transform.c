@@ -75,7 +75,7 @@ static tide_status batch_next(dnode *self, tide_tensor *out, int *end) {
   tide_status st = TIDE_OK;
   while (!b->done && count < b->ds->n) {
     int e = 0;
-    st = b->in->ops->next(b->in, &b->pending[count * nc], &e);
+    st = dnext(b->in, &b->pending[count * nc], &e);
     if (st) break;
     if (e) b->done = 1;
     else count++;
@@ -93,7 +93,7 @@ static void batch_free(dnode *self) {
   free(b);
 }
 
-static const dnode_ops batch_ops = {batch_next, batch_free};
+static const dnode_ops batch_ops = {batch_next, batch_free, "batch"};
 
 dnode *dnode_batch(tide_dataset *ds, dpass *pass) {
   batch_node *b = calloc(1, sizeof *b);
@@ -149,7 +149,7 @@ static tide_status shuffle_next(dnode *self, tide_tensor *out, int *end) {
   if (s->failed.st) return derror_raise(&s->failed, NULL);
   while (!s->filled) {
     int e = 0;
-    tide_status st = s->in->ops->next(s->in, &s->buf[s->count * nc], &e);
+    tide_status st = dnext(s->in, &s->buf[s->count * nc], &e);
     if (st) return st;
     if (e) s->in_done = 1;
     else s->count++;
@@ -163,7 +163,7 @@ static tide_status shuffle_next(dnode *self, tide_tensor *out, int *end) {
   delem_move(out, &s->buf[i * nc], nc);
   if (!s->in_done) {
     int e = 0;
-    tide_status st = s->in->ops->next(s->in, &s->buf[i * nc], &e);
+    tide_status st = dnext(s->in, &s->buf[i * nc], &e);
     if (!st && !e) return TIDE_OK;
     if (st) derror_save(&s->failed, st); /* raised at the next call: this one has its element */
     else s->in_done = 1;
@@ -182,7 +182,7 @@ static void shuffle_free(dnode *self) {
   free(s);
 }
 
-static const dnode_ops shuffle_ops = {shuffle_next, shuffle_free};
+static const dnode_ops shuffle_ops = {shuffle_next, shuffle_free, "shuffle"};
 
 dnode *dnode_shuffle(tide_dataset *ds, dpass *pass) {
   shuffle_node *s = calloc(1, sizeof *s);
@@ -218,7 +218,7 @@ static tide_status take_next(dnode *self, tide_tensor *out, int *end) {
     *end = 1;
     return TIDE_OK;
   }
-  tide_status st = c->in->ops->next(c->in, out, end);
+  tide_status st = dnext(c->in, out, end);
   if (!st && !*end) c->seen++;
   return st;
 }
@@ -226,12 +226,12 @@ static tide_status take_next(dnode *self, tide_tensor *out, int *end) {
 static tide_status skip_next(dnode *self, tide_tensor *out, int *end) {
   count_node *c = (count_node *)self;
   while (c->ds->n < 0 || c->seen < c->ds->n) { /* n < 0: skip everything */
-    tide_status st = c->in->ops->next(c->in, out, end);
+    tide_status st = dnext(c->in, out, end);
     if (st || *end) return st;
     delem_release(out, self->ncomp);
     c->seen++;
   }
-  return c->in->ops->next(c->in, out, end);
+  return dnext(c->in, out, end);
 }
 
 static void count_free(dnode *self) {
@@ -240,8 +240,8 @@ static void count_free(dnode *self) {
   free(c);
 }
 
-static const dnode_ops take_ops = {take_next, count_free};
-static const dnode_ops skip_ops = {skip_next, count_free};
+static const dnode_ops take_ops = {take_next, count_free, "take"};
+static const dnode_ops skip_ops = {skip_next, count_free, "skip"};
 
 dnode *dnode_take_skip(tide_dataset *ds, dpass *pass) {
   count_node *c = calloc(1, sizeof *c);
@@ -281,7 +281,7 @@ static tide_status repeat_next(dnode *self, tide_tensor *out, int *end) {
       r->in_epoch = 0;
     }
     int e = 0;
-    tide_status st = r->in->ops->next(r->in, out, &e);
+    tide_status st = dnext(r->in, out, &e);
     if (st) return st;
     if (!e) {
       r->in_epoch++;
@@ -302,7 +302,7 @@ static void repeat_free(dnode *self) {
   free(r);
 }
 
-static const dnode_ops repeat_ops = {repeat_next, repeat_free};
+static const dnode_ops repeat_ops = {repeat_next, repeat_free, "repeat"};
 
 dnode *dnode_repeat(tide_dataset *ds, dpass *pass) {
   repeat_node *r = calloc(1, sizeof *r);

@@ -376,7 +376,7 @@ static tide_status record_op(void *ctx, const tide_op_def *def, const tide_attrs
   n->op = def->id;
   n->attrs = *attrs;
   for (int i = 0; i < n_in; i++) n->in[i] = vals[i];
-  if (def->flags & TIDE_OPF_STATEFUL) n->flags |= NODE_STATEFUL;
+  if (def->flags & (TIDE_OPF_STATEFUL | TIDE_OPF_EFFECT)) n->flags |= NODE_STATEFUL;
   for (int k = 0; k < n_out; k++) {
     set_desc(&n->out[k], tmp[k].dt, tmp[k].ndim, tmp[k].dims);
     tide_graph_symbolic(g, node, k, out[k]);
@@ -565,7 +565,7 @@ int tide_graph_has_effects(const tide_graph *g) {
     const gnode *n = &g->nodes[i];
     if (n->flags & NODE_DEAD) continue;
     if (n->kind == TIDE_NODE_ASSIGN || n->kind == TIDE_NODE_PRINT || n->kind == TIDE_NODE_EFFECT) return 1;
-    if (n->kind == TIDE_NODE_OP && (tide_op_defs[n->op].flags & TIDE_OPF_STATEFUL)) return 1;
+    if (n->kind == TIDE_NODE_OP && (tide_op_defs[n->op].flags & (TIDE_OPF_STATEFUL | TIDE_OPF_EFFECT))) return 1;
     if (tide_graph_has_effects(n->sub[0]) || tide_graph_has_effects(n->sub[1])) return 1;
   }
   return 0;

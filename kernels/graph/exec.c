@@ -489,8 +489,8 @@ static inline void release_value(gplan *p, int v) {
   tide_tensor_release(&p->hdr[v]);
 }
 
-/* One step. */
-static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
+/* One step (inlined into both of run_steps' copies). */
+static inline __attribute__((always_inline)) tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
   gnode *n = s->n;
   tide_tensor **cur = p->cur;
   const int *args = &p->args[s->arg];
@@ -505,7 +505,7 @@ static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
     if ((st = prepare_outputs(g, p, s, true, ins, outs)) != TIDE_OK) return st;
     const tide_attrs *a = &n->attrs;
     tide_attrs drawn;
-    if (n->flags & NODE_STATEFUL) {
+    if ((n->flags & NODE_STATEFUL) && (def->flags & TIDE_OPF_STATEFUL)) { /* not an effect (assert) */
       drawn = n->attrs; /* new counters each run, from the op seed's stream or the global one */
       if ((st = tide_random_draw_counters(n->op, outs[0], &drawn)) != TIDE_OK) return st;
       a = &drawn;
@@ -538,6 +538,52 @@ static tide_status run_step(tide_graph *g, gplan *p, const gstep *s) {
   }
 }
 
+/* After step s ran (from t0, status st) while the profiler records or
+ * numerics are checked (hooks): the node's event, and the scan of an op's
+ * or fused node's results. */
+static __attribute__((noinline, cold)) tide_status step_hooked(gplan *p, const gstep *s, uint32_t hooks, int64_t t0,
+                                                               tide_status st) {
+  const gnode *n = s->n;
+  const char *name = n->kind == TIDE_NODE_OP      ? tide_op_name(n->op)
+                     : n->kind == TIDE_NODE_FUSED ? tide_graph_fused_name(n)
+                     : n->kind == TIDE_NODE_COND  ? "cond"
+                     : n->kind == TIDE_NODE_WHILE ? "while_loop"
+                     : n->kind == TIDE_NODE_PRINT ? "print"
+                     : n->kind == TIDE_NODE_ASSIGN ? "assign" : "read_variable";
+  if (hooks & TIDE_HOOK_PROFILE) tide_prof_record(TIDE_PROF_NODE, name, n->origin, t0, tide_prof_now());
+  if (!st && (hooks & TIDE_HOOK_NUMERICS) && (n->kind == TIDE_NODE_OP || n->kind == TIDE_NODE_FUSED)) {
+    for (int k = 0; k < n->n_out; k++) p->outs[k] = p->cur[s->val + k];
+    st = tide_numerics_check(name, n->n_in, p->ins, n->n_out, p->outs);
+  }
+  return st;
+}
+
+/* Run p's steps, stopping at the first failure. Made twice (run_plan):
+ * with hooks 0 the compiler drops every hook test from the loop, so a run
+ * with the profiler and check numerics off pays nothing per step for them. */
+static inline __attribute__((always_inline)) tide_status run_steps(tide_graph *g, gplan *p, uint32_t hooks) {
+  tide_status st = TIDE_OK;
+  for (int i = 0; i < p->nsteps; i++) {
+    const gstep *s = &p->steps[i];
+    int64_t ts = hooks & TIDE_HOOK_PROFILE ? tide_prof_now() : 0;
+    st = run_step(g, p, s);
+    if (hooks) st = step_hooked(p, s, hooks, ts, st);
+    if (TIDE_UNLIKELY(tide_interrupt_pending()) && !st) { /* Ctrl-C: stop between nodes */
+      tide_interrupt_clear();
+      st = TIDE_FAIL(TIDE_ERR_INTERRUPTED, "interrupted");
+    }
+    if (TIDE_UNLIKELY(st)) return fail_at(s->n, st);
+    for (int j = 0; j < s->nrel; j++) release_value(p, p->rels[s->rel + j]);
+  }
+  return st;
+}
+
+/* run_steps with hooks set, out of line: run_plan stays small enough to be
+ * inlined into its caller as before. */
+static __attribute__((noinline, cold)) tide_status run_steps_hooked(tide_graph *g, gplan *p, uint32_t hooks) {
+  return run_steps(g, p, hooks);
+}
+
 /* Run plan p (its headers are this call's alone). */
 static tide_status run_plan(tide_graph *g, gplan *p, int n_in, const tide_tensor *const *in, int n_caps,
                             const tide_tensor *const *caps, int n_out, tide_tensor *const *out) {
@@ -548,26 +594,17 @@ static tide_status run_plan(tide_graph *g, gplan *p, int n_in, const tide_tensor
   tide_tensor **cur = p->cur;
   for (int k = 0; k < n_in; k++) cur[p->base[g->inputs[k]]] = (tide_tensor *)in[k];
   for (int k = 0; k < n_caps; k++) cur[p->base[g->captures[k]]] = (tide_tensor *)caps[k];
-  tide_status st = TIDE_OK;
-  for (int i = 0; i < p->nsteps; i++) {
-    const gstep *s = &p->steps[i];
-    st = run_step(g, p, s);
-    if (TIDE_UNLIKELY(tide_interrupt_pending()) && !st) { /* Ctrl-C: stop between nodes */
-      tide_interrupt_clear();
-      st = TIDE_FAIL(TIDE_ERR_INTERRUPTED, "interrupted");
-    }
-    if (TIDE_UNLIKELY(st)) {
-      st = fail_at(s->n, st);
-      break;
-    }
-    for (int j = 0; j < s->nrel; j++) release_value(p, p->rels[s->rel + j]);
-  }
+  /* read once a run: a profiler or check started mid-run takes the next one */
+  const uint32_t hooks = tide_hooks_now() & (TIDE_HOOK_PROFILE | TIDE_HOOK_NUMERICS);
+  int64_t t0 = hooks & TIDE_HOOK_PROFILE ? tide_prof_now() : 0;
+  tide_status st = TIDE_UNLIKELY(hooks) ? run_steps_hooked(g, p, hooks) : run_steps(g, p, 0);
   if (TIDE_UNLIKELY(st)) {
     for (int j = 0; j < p->n_dyn; j++) release_value(p, p->dyn[j]); /* releasing twice is safe */
     return st;
   }
   for (int k = 0; k < n_out; k++) tide_tensor_share(out[k], cur[p->base[g->outputs[k].node] + g->outputs[k].index]);
   for (int j = 0; j < p->n_end; j++) release_value(p, p->end[j]);
+  if (TIDE_UNLIKELY(hooks & TIDE_HOOK_PROFILE)) tide_prof_record(TIDE_PROF_GRAPH, NULL, g->name, t0, tide_prof_now());
   return TIDE_OK;
 }
 

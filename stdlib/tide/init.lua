@@ -181,6 +181,9 @@ keras.summary = function() return require "tide.summary" end
 -- Saving loads on first use too: tide.safetensors (weights files) and
 -- tide.train (Checkpoint, CheckpointManager).
 keras.safetensors = function() return require "tide.safetensors" end
+-- The profiler and debugging aids (tf.profiler, tf.debugging), on first use.
+keras.profiler = function() return require "tide.profiler" end
+keras.debugging = function() return require "tide.debugging" end
 keras.train = function() return require "tide.train" end
 -- Mixed precision (keras.mixed_precision): dtype policies, on first use.
 keras.mixed_precision = function() return require "tide.mixed_precision" end

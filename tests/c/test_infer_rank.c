@@ -198,6 +198,7 @@ static const rcase cases[] = {
     {ROW(REGEX_REPLACE), IN3(D(STR, 1, 2), UR(STR), S(STR)), OUT(STR, 1, 2)},
     {ROW(SUBSTR), IN3(D(STR, 1, 2), S(I32), S(I32)), OUT(STR, 1, 2)},
     {ROW(STRING_SPLIT), IN2(UR(STR), S(STR)), OUT(STR, 1, U), OUT1(I64, 1, U)},
+    {ROW(ASSERT), IN2(UR(BOOL), S(STR)), OUT(BOOL, 0, 0)},
 };
 
 static bool covered[TIDE_NUM_OPS];

@@ -312,6 +312,10 @@ static const icase cases[] = {
     {ROW(STRING_SPLIT), IN2(D(STR, 1, 4), S(STR)), OUT(1, U), OUT1(1, 5)},
     {ROW(STRING_SPLIT), IN2(S(STR), S(STR)), OUT(1, U), OUT1(1, 2)},
     {ROW(STRING_SPLIT), IN2(D(STR, 2, U, 2), S(STR)), ERR(TIDE_ERR_SHAPE, "must be a scalar or a vector")},
+    {ROW(ASSERT), IN2(D(BOOL, 2, U, 3), S(STR)), OUT(0, 0)},
+    {ROW(ASSERT), IN2(D(F32, 1, U), S(STR)), OUT(0, 0)},
+    {ROW(ASSERT), IN2(D(I32, 1, U), S(STR)), ERR(TIDE_ERR_DTYPE, "assert: the condition must be a bool tensor")},
+    {ROW(ASSERT), IN2(D(BOOL, 1, U), D(STR, 1, U)), ERR(TIDE_ERR_VALUE, "assert: the message must be a 0-d string")},
 };
 
 /* Make t a symbolic descriptor of d (nelem -1 when a dim is unknown). */

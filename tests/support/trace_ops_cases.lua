@@ -841,4 +841,15 @@ do
   end
 end
 
+-- tide.debugging's assertions: passing ones (the graph keeps the node, whose result nothing reads).
+do
+  local D = tide.debugging
+  cases.assert = function(add)
+    add("positive", function(x) D.assert_positive(x) return x * 2 end, { data({ 2, 3 }, "float32", "pos") })
+    add("equal, broadcast", function(x, y) D.assert_equal(x, y) return x + y end,
+      { data({ 2, 3 }, "int32"), data({ 2, 3 }, "int32") })
+    add("check_numerics float64", function(x) return D.check_numerics(x, "finite") * 1 end, { data({ 4 }, "float64") })
+  end
+end
+
 return M

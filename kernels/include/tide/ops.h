@@ -31,7 +31,10 @@ enum {
    * headers without data, sets their layouts and allocates them itself
    * (tide_tensor_init) once it has counted. In a graph such an op's outputs
    * are late (inferred at each run) and filled by the node, never planned. */
-  TIDE_OPF_DATA_SHAPE  = 32
+  TIDE_OPF_DATA_SHAPE  = 32,
+  /* Runs for its effect (an assertion): in a graph kept in program order,
+   * never folded, merged or dropped, as a stateful op, but draws nothing. */
+  TIDE_OPF_EFFECT      = 64
 };
 
 typedef enum tide_op {

@@ -20,5 +20,6 @@
 #include "tide/json.h"
 #include "tide/safetensors.h"
 #include "tide/npy.h"
+#include "tide/profiler.h"
 
 #endif

@@ -5,6 +5,7 @@ local monitor = require "tide.callbacks.monitor"
 local checkpoint = require "tide.callbacks.checkpoint"
 local logging = require "tide.callbacks.logging"
 local tensorboard = require "tide.callbacks.tensorboard"
+local gradient_health = require "tide.callbacks.gradient_health"
 
 return {
   Callback = callback.Callback,
@@ -19,4 +20,5 @@ return {
   LearningRateScheduler = logging.LearningRateScheduler,
   LambdaCallback = logging.LambdaCallback,
   TensorBoard = tensorboard.TensorBoard,
+  GradientHealth = gradient_health.GradientHealth,
 }

@@ -9,6 +9,7 @@ local summary = require "tide.summary"
 local math_ops = require "tide.ops.math"
 local convert = require "tide.convert"
 local Variable = require("tide.variable").Variable
+local profiler = require "tide.profiler"
 
 local C = binding.C
 local Callback = callback.Callback
@@ -27,6 +28,19 @@ local function join(dir, name)
   return dir .. "/" .. name
 end
 
+-- profile_batch: 0 (off), n (batch n) or {a, b} (batches a to b), counted
+-- from 1 over the whole fit, as Keras.
+local function profile_range(p)
+  if p == nil or p == 0 then return nil end
+  if type(p) == "number" and p >= 1 and p % 1 == 0 then return { p, p } end
+  if type(p) == "table" and type(p[1]) == "number" and type(p[2]) == "number" and p[1] >= 1 and p[2] >= p[1]
+    and p[1] % 1 == 0 and p[2] % 1 == 0 then
+    return { p[1], p[2] }
+  end
+  binding.error(fmt("TensorBoard: profile_batch must be 0, a batch number n >= 1 or a range {a, b} with " ..
+    "1 <= a <= b, got %s", type(p) == "table" and "{" .. tostring(p[1]) .. ", " .. tostring(p[2]) .. "}" or tostring(p)))
+end
+
 -- TensorBoard{log_dir="logs", histogram_freq=0, write_graph=true,
 -- write_steps_per_second=false, update_freq="epoch" | "batch" | n}: as
 -- Keras 3. Per epoch: epoch_<name> of each log (and learning_rate) under
@@ -34,8 +48,10 @@ end
 -- (update_freq) batch_<name> at the global batch; weight histograms
 -- <model>/<layer>/<weight>/histogram every histogram_freq epochs; after an
 -- evaluate given this callback, evaluation_<name>_vs_iterations; with
--- write_graph, the traced train step's graph after the first batch. Weight
--- images, profiling and embeddings are not written yet.
+-- write_graph, the traced train step's graph after the first batch;
+-- profile_batch, a profile of those batches (tide.profiler) in
+-- log_dir/train/plugins/profile/<run>/, each batch a "train_batch" range.
+-- Weight images and embeddings are not written yet.
 function TensorBoard:__init(opts)
   opts = opts or {}
   if type(opts) == "string" then opts = { log_dir = opts } end
@@ -57,7 +73,7 @@ function TensorBoard:__init(opts)
       tostring(uf)))
   end
   if opts.write_images then binding.error("TensorBoard: write_images is not supported yet") end
-  if (opts.profile_batch or 0) ~= 0 then binding.error("TensorBoard: profile_batch is not supported (give 0)") end
+  self._profile = profile_range(opts.profile_batch)
   if (opts.embeddings_freq or 0) ~= 0 then binding.error("TensorBoard: embeddings_freq is not supported (give 0)") end
   self.log_dir = log_dir
   self.histogram_freq = hf
@@ -133,7 +149,35 @@ function TensorBoard:on_train_begin()
   self:_push("train", self._global_train_batch)
 end
 
+-- Profiling: the session starts before batch a and stops after batch b
+-- (or when fit ends first); one already running is left alone, with a warning.
+function TensorBoard:_profile_begin()
+  local b = self._global_train_batch
+  if b == self._profile[1] and not self._profiling then
+    if profiler.active() then
+      io.stderr:write("TensorBoard: profile_batch: a profiling session is already running; not profiling\n")
+      self._profile = nil
+      return
+    end
+    profiler.start(self._train_dir)
+    self._profiling = true
+  end
+  if self._profiling then self._batch_ns = C.tide_profiler_now_ns() end
+end
+
+function TensorBoard:_profile_end()
+  local b = self._global_train_batch
+  C.tide_profiler_add("train_batch", self._batch_ns, C.tide_profiler_now_ns())
+  if b >= self._profile[2] then self:_profile_stop() end
+end
+
+function TensorBoard:_profile_stop()
+  self._profiling = false
+  self.profile_path = profiler.stop()
+end
+
 function TensorBoard:on_train_end()
+  if self._profiling then self:_profile_stop() end
   self:_pop()
   for _, w in pairs(self._writers) do w:close() end
 end
@@ -147,6 +191,7 @@ end
 
 function TensorBoard:on_train_batch_begin()
   self._global_train_batch = self._global_train_batch + 1
+  if self._profile then self:_profile_begin() end
   if self.update_freq ~= "epoch" then
     self:_pop()
     self:_push("train", self._global_train_batch)
@@ -164,6 +209,7 @@ function TensorBoard:_write_train_graph()
 end
 
 function TensorBoard:on_train_batch_end(_, logs)
+  if self._profiling then self:_profile_end() end
   if self._should_write_train_graph then self:_write_train_graph() end
   if self.update_freq == "epoch" then return end
   local step = self._global_train_batch

@@ -192,7 +192,9 @@ function Function:_trace(target, nslots)
   local arr = ffi.new("const tide_tensor *[?]", math.max(n_out, 1))
   for i, t in ipairs(outs) do arr[i - 1] = t end
   if C.tide_graph_set_outputs(g, n_out, arr) ~= 0 then binding.raise() end
-  if C.tide_graph_finalize(g, PASSES) ~= 0 then binding.raise() end
+  -- Traced under check numerics: unfused, so each op's result is checked.
+  local passes = C.tide_check_numerics_enabled() ~= 0 and bit.band(PASSES, bit.bnot(C.TIDE_PASS_FUSE)) or PASSES
+  if C.tide_graph_finalize(g, passes) ~= 0 then binding.raise() end
   self._traces = self._traces + 1
   local vars = context.variables_in_order(ctx)
   return ConcreteFunction(self, g, target, nslots, out_template, outs, vars)

@@ -142,6 +142,9 @@ do
   calls.string_split = function() return S.split(tide.tensor "a b") end
 end
 
+-- assert: tide.debugging's assertions (tests/spec/debugging covers them in full).
+calls.assert = function() return tide.debugging.check_numerics(m, "finite") end
+
 -- sum_to has no public entry: gradients run it (tide.grad.util's unbroadcast with None dims).
 calls.sum_to = function()
   local a = ffi.new("tide_attrs")

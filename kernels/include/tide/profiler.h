@@ -1,0 +1,65 @@
+/* tide/profiler.h — the profiler (eager ops, graph nodes and runs, input
+ * pipeline stages, user ranges; each with its thread, start and duration,
+ * kept in per-thread buffers), its Chrome trace and summary, and the
+ * check-numerics switch, both read by the engine through one hooks word. */
+#ifndef TIDE_PROFILER_H
+#define TIDE_PROFILER_H
+#include <stdint.h>
+#include "tide/export.h"
+#include "tide/error.h"
+
+/* Event categories. */
+enum {
+  TIDE_PROF_OP = 0,    /* an eager op (tide_op_run) */
+  TIDE_PROF_NODE,      /* a node of a traced graph */
+  TIDE_PROF_GRAPH,     /* one run of a traced graph (its nodes nest inside) */
+  TIDE_PROF_DATA,      /* an input pipeline stage producing an element */
+  TIDE_PROF_USER,      /* a range named by the caller (a train step) */
+  TIDE_PROF_NUM_CATEGORIES
+};
+
+/* Drop the events of an earlier session and record from now on, on every
+ * thread. Fails when a session is already recording. */
+TIDE_API tide_status tide_profiler_start(void);
+/* Stop recording; the session's events stay until the next start. */
+TIDE_API void tide_profiler_stop(void);
+/* 1 while a session records, else 0. */
+TIDE_API int tide_profiler_active(void);
+/* Nanoseconds on the clock events use (CLOCK_MONOTONIC). */
+TIDE_API int64_t tide_profiler_now_ns(void);
+/* Record a user range [start_ns, end_ns) named `name` (copied, cut at 55
+ * bytes) on this thread; nothing when no session records. */
+TIDE_API void tide_profiler_add(const char *name, int64_t start_ns, int64_t end_ns);
+/* Events the last (or current) session recorded. */
+TIDE_API int64_t tide_profiler_event_count(void);
+/* Write the last session's events to `path` as a Chrome trace (JSON with
+ * traceEvents: "X" events, ts and dur in microseconds, pid, tid, args, and
+ * thread names), gzip-compressed when path ends in ".gz". Fails while a
+ * session records (stop it first). */
+TIDE_API tide_status tide_profiler_write_trace(const char *path);
+
+/* One row of the summary: events of one category and name. */
+typedef struct tide_profile_row {
+  const char *name;    /* valid until the next tide_profiler_start */
+  int32_t category;    /* TIDE_PROF_* */
+  int64_t calls;
+  int64_t total_ns;    /* inclusive: the events' durations summed */
+  int64_t self_ns;     /* less the time of events nested inside them on their thread */
+} tide_profile_row;
+/* Aggregate the last session's events into rows (unordered): writes at most
+ * `max` and returns how many there are (-1 while a session records). */
+TIDE_API int tide_profiler_summary(tide_profile_row *rows, int max);
+
+/* Read a whole file, inflating it when gzip-compressed (a trace this wrote):
+ * a new buffer of *len bytes (NUL-terminated) to free with
+ * tide_profiler_free_text, or NULL with the error set. */
+TIDE_API char *tide_profiler_read_text(const char *path, int64_t *len);
+TIDE_API void tide_profiler_free_text(char *text);
+
+/* Check numerics: when on, an eager op or a graph node whose float result
+ * holds a NaN or an infinity fails with an error naming the op, its inputs'
+ * dtypes and shapes, and (in a graph) the Lua line that recorded it. */
+TIDE_API void tide_set_check_numerics(int on);
+TIDE_API int tide_check_numerics_enabled(void);
+
+#endif

@@ -1,0 +1,128 @@
+-- stdlib/tide/profiler.lua — tide.profiler (tf.profiler.experimental): start
+-- and stop a session that libtide records (every eager op, graph node and
+-- run, input pipeline stage, with its thread), its Chrome trace in
+-- TensorBoard's profile layout, user ranges, and the per-op summary.
+local binding = require "tide.binding"
+local json = require "tide.json"
+
+local ffi, C = binding.ffi, binding.C
+local M = {}
+
+local session = nil -- { logdir = ..., t0 = os.time() } while recording
+
+local CATEGORY = { [C.TIDE_PROF_OP] = "op", [C.TIDE_PROF_NODE] = "node", [C.TIDE_PROF_GRAPH] = "graph",
+                   [C.TIDE_PROF_DATA] = "data", [C.TIDE_PROF_USER] = "user" }
+
+local function host_name()
+  local f = io.open("/proc/sys/kernel/hostname", "r")
+  local name = f and f:read("*l")
+  if f then f:close() end
+  name = name or os.getenv("HOSTNAME") or "localhost"
+  return (name:gsub("[^%w%._-]", "_"))
+end
+
+-- Start recording. With `logdir`, stop() writes the trace to
+-- <logdir>/plugins/profile/<run>/<host>.trace.json.gz, where TensorBoard's
+-- profile plugin finds it; without, the events stay for summary() and write_trace().
+function M.start(logdir)
+  if logdir ~= nil and type(logdir) ~= "string" then
+    binding.error("tide.profiler.start: logdir must be a string (a folder), got " .. type(logdir))
+  end
+  if session or C.tide_profiler_active() ~= 0 then
+    binding.error("tide.profiler.start: a profiling session is already running (call tide.profiler.stop() first)")
+  end
+  if C.tide_profiler_start() ~= 0 then binding.raise() end
+  session = { logdir = logdir, started = os.time() }
+end
+
+-- True while a session records.
+function M.active() return C.tide_profiler_active() ~= 0 end
+
+-- Write the last session's events to `path` as a Chrome trace (gzip when it ends in .gz).
+function M.write_trace(path)
+  if type(path) ~= "string" then binding.error("tide.profiler.write_trace: path must be a string") end
+  if C.tide_profiler_write_trace(path) ~= 0 then binding.raise() end
+  return path
+end
+
+-- Stop recording; returns the trace's path when start was given a logdir.
+function M.stop()
+  if not session then binding.error("tide.profiler.stop: no profiling session is running (call tide.profiler.start first)") end
+  C.tide_profiler_stop()
+  local s = session
+  session = nil
+  if not s.logdir then return nil end
+  local run = os.date("!%Y_%m_%d_%H_%M_%S", s.started)
+  local dir = s.logdir .. "/plugins/profile/" .. run
+  if C.tide_make_dirs(dir) ~= 0 then binding.raise() end
+  return M.write_trace(dir .. "/" .. host_name() .. ".trace.json.gz")
+end
+
+-- fn(...) recorded as a range named `name` (tf.profiler.experimental.Trace);
+-- returns fn's results. Costs two clock reads when no session records.
+function M.trace(name, fn, ...)
+  if type(name) ~= "string" then binding.error("tide.profiler.trace: name must be a string") end
+  if type(fn) ~= "function" then binding.error("tide.profiler.trace: fn must be a function") end
+  local t0 = C.tide_profiler_now_ns()
+  local function finish(ok, ...)
+    C.tide_profiler_add(name, t0, C.tide_profiler_now_ns())
+    if not ok then error(..., 0) end
+    return ...
+  end
+  return finish(pcall(fn, ...))
+end
+
+-- The Chrome trace at `path` (gzip or plain) as Lua data.
+function M.read_trace(path)
+  if type(path) ~= "string" then binding.error("tide.profiler.read_trace: path must be a string") end
+  local len = ffi.new("int64_t[1]")
+  local text = C.tide_profiler_read_text(path, len)
+  if text == nil then binding.raise() end
+  local s = ffi.string(text, len[0])
+  C.tide_profiler_free_text(text)
+  return json.decode(s, path)
+end
+
+-- The last session's events by category and name, busiest (self time)
+-- first: { {name=, category=, calls=, total_ms=, self_ms=, share=}, ... },
+-- share being the row's self time over all rows' (nested events count
+-- once). Prints the table unless opts.print is false; opts.top limits rows
+-- printed (default 20), opts.category keeps one category ("op", "node", ...).
+function M.summary(opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then binding.error("tide.profiler.summary: options must be a table") end
+  if session then binding.error("tide.profiler.summary: stop the session first (tide.profiler.stop())") end
+  local n = C.tide_profiler_summary(nil, 0)
+  if n < 0 then binding.raise() end
+  local buf = ffi.new("tide_profile_row[?]", math.max(n, 1))
+  n = C.tide_profiler_summary(buf, n)
+  if n < 0 then binding.raise() end
+  local rows, self_total = {}, 0
+  for i = 0, n - 1 do
+    local r = buf[i]
+    local cat = CATEGORY[r.category] or "user"
+    if not opts.category or opts.category == cat then
+      rows[#rows + 1] = { name = ffi.string(r.name), category = cat, calls = tonumber(r.calls),
+                          total_ms = tonumber(r.total_ns) / 1e6, self_ms = tonumber(r.self_ns) / 1e6 }
+      self_total = self_total + tonumber(r.self_ns) / 1e6
+    end
+  end
+  for _, r in ipairs(rows) do r.share = self_total > 0 and r.self_ms / self_total or 0 end
+  table.sort(rows, function(a, b)
+    if a.self_ms ~= b.self_ms then return a.self_ms > b.self_ms end
+    return a.name < b.name
+  end)
+  if opts.print ~= false then
+    local top = opts.top or 20
+    print(string.format("%-32s %-6s %9s %12s %12s %7s", "name", "kind", "calls", "total ms", "self ms", "share"))
+    for i = 1, math.min(top, #rows) do
+      local r = rows[i]
+      print(string.format("%-32s %-6s %9d %12.3f %12.3f %6.1f%%", r.name:sub(1, 32), r.category, r.calls,
+        r.total_ms, r.self_ms, 100 * r.share))
+    end
+    if #rows > top then print(string.format("(%d more rows)", #rows - top)) end
+  end
+  return rows
+end
+
+return M
