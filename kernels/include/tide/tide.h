@@ -19,5 +19,6 @@
 #include "tide/saved_model.h"
 #include "tide/json.h"
 #include "tide/safetensors.h"
+#include "tide/device.h"
 
 #endif
