@@ -258,32 +258,36 @@ template <typename T> __global__ void clip_kernel(tcu_iter it) {
   }
 }
 
-template <typename TI, typename TO> __global__ void cast_kernel(tcu_iter it) {
+// bool is stored as a byte; any nonzero byte reads as true (tide's rule), so
+// bool sides are uint8_t here with their own conversions, never C++ bool.
+enum { CAST_PLAIN = 0, CAST_TO_BOOL = 1, CAST_FROM_BOOL = 2 };
+
+template <typename TI, typename TO, int MODE> __global__ void cast_kernel(tcu_iter it) {
   const TI *x = (const TI *)it.in[0];
   TO *o = (TO *)it.out;
   TCU_FOR_EACH(i, it.n) {
     TI v = x[offset_of(it, 0, i)];
-    if constexpr (std::is_same<TI, TO>::value) o[i] = v;
-    else if constexpr (std::is_same<TO, bool>::value) o[i] = widen(v) != 0;
-    else if constexpr (std::is_same<TI, bool>::value) o[i] = narrow<TO>(v ? 1 : 0);
+    if constexpr (MODE == CAST_TO_BOOL) o[i] = (uint8_t)(widen(v) != 0);
+    else if constexpr (MODE == CAST_FROM_BOOL) o[i] = narrow<TO>(v != 0 ? 1 : 0);
+    else if constexpr (std::is_same<TI, TO>::value) o[i] = v;
     else if constexpr (is_half_v<TO> && std::is_same<TI, double>::value) o[i] = narrow<TO>((float)v);  // as the CPU: through float
     else o[i] = narrow<TO>(widen(v));
   }
 }
 
-template <typename TI> int launch_cast_from(cudaStream_t s, int dt_out, const tcu_iter *it) {
-#define CAST_TO(code, type) \
-  case code: cast_kernel<TI, type><<<blocks_for(it->n), kThreads, 0, s>>>(*it); return (int)cudaGetLastError();
+template <typename TI, int MODE> int launch_cast_from(cudaStream_t s, int dt_out, const tcu_iter *it) {
+#define CAST_TO(code, type, mode) \
+  case code: cast_kernel<TI, type, mode><<<blocks_for(it->n), kThreads, 0, s>>>(*it); return (int)cudaGetLastError();
   switch (dt_out) {
-    CAST_TO(TIDE_FLOAT32, float)
-    CAST_TO(TIDE_FLOAT64, double)
-    CAST_TO(TIDE_FLOAT16, __half)
-    CAST_TO(TIDE_BFLOAT16, __nv_bfloat16)
-    CAST_TO(TIDE_INT8, int8_t)
-    CAST_TO(TIDE_UINT8, uint8_t)
-    CAST_TO(TIDE_INT32, int32_t)
-    CAST_TO(TIDE_INT64, int64_t)
-    CAST_TO(TIDE_BOOL, bool)
+    CAST_TO(TIDE_FLOAT32, float, MODE)
+    CAST_TO(TIDE_FLOAT64, double, MODE)
+    CAST_TO(TIDE_FLOAT16, __half, MODE)
+    CAST_TO(TIDE_BFLOAT16, __nv_bfloat16, MODE)
+    CAST_TO(TIDE_INT8, int8_t, MODE)
+    CAST_TO(TIDE_UINT8, uint8_t, MODE)
+    CAST_TO(TIDE_INT32, int32_t, MODE)
+    CAST_TO(TIDE_INT64, int64_t, MODE)
+    CAST_TO(TIDE_BOOL, uint8_t, MODE == CAST_FROM_BOOL ? CAST_FROM_BOOL : CAST_TO_BOOL)
   default: return TCU_UNSUPPORTED;
   }
 #undef CAST_TO
@@ -409,9 +413,9 @@ extern "C" int tcu_clip(cudaStream_t s, int dt, const tcu_iter *it) {
 extern "C" int tcu_cast(cudaStream_t s, int dt_in, int dt_out, const tcu_iter *it) {
   if (it->n == 0) return 0;
   switch (dt_in) {
-    TCU_FLOAT_CASES(return launch_cast_from<T>(s, dt_out, it))
-    TCU_INT_CASES(return launch_cast_from<T>(s, dt_out, it))
-    TCU_CASE(TIDE_BOOL, bool, return launch_cast_from<T>(s, dt_out, it))
+    TCU_FLOAT_CASES(return launch_cast_from<T, CAST_PLAIN>(s, dt_out, it))
+    TCU_INT_CASES(return launch_cast_from<T, CAST_PLAIN>(s, dt_out, it))
+    TCU_CASE(TIDE_BOOL, uint8_t, return launch_cast_from<T, CAST_FROM_BOOL>(s, dt_out, it))
   default: break;
   }
   return TCU_UNSUPPORTED;
