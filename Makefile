@@ -92,6 +92,23 @@ HOST_HEADERS := $(wildcard vm/*.h repl/*.h)
 CTEST_SRC := $(wildcard tests/c/test_*.c)
 CTEST_BIN := $(CTEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
 
+# The CUDA backend: kernels/cuda/*.cu (nvcc: sm_90 code plus compute_90 PTX that
+# newer GPUs compile at load) and kernels/cuda/*.c (CC, with CUDA's headers)
+# link with cuBLAS(Lt), cuDNN and NVRTC into libtide_cuda.so, which libtide
+# dlopens the first time a program asks for GPUs (kernels/core/device.c).
+# Built when nvcc is found; `make CUDA=0` skips it.
+CUDA_HOME ?= /usr/local/cuda
+NVCC := $(CUDA_HOME)/bin/nvcc
+ifneq ($(CUDA),0)
+CUDA_LIB := $(if $(wildcard $(NVCC)),$(BUILD)/libtide_cuda.so,)
+endif
+CUDA_CU_OBJ := $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(wildcard kernels/cuda/*.cu))
+CUDA_C_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard kernels/cuda/*.c))
+CUDA_HEADERS := $(wildcard kernels/cuda/*.h kernels/cuda/*.cuh)
+NVCCFLAGS := -std=c++17 -O3 --expt-relaxed-constexpr -diag-suppress 186 -lineinfo -Ikernels/include \
+  -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -Xcompiler -fPIC,-fvisibility=hidden
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart -lcublasLt -lcublas -lcudnn -lnvrtc -Wl,-rpath,$(CUDA_HOME)/lib64
+
 LIB := $(BUILD)/libtide.so
 VMLIB := $(BUILD)/libtidevm.so
 PROGRAM := $(BUILD)/tide
@@ -99,7 +116,7 @@ CDEF := $(BUILD)/lua/tide/cdef.lua
 EXAMPLES := $(BUILD)/examples/embed $(BUILD)/examples/game_loop
 
 .PHONY: all deps test test-run demo bench install clean ctests
-all: $(LIB) $(VMLIB) $(PROGRAM) $(CDEF) $(EXAMPLES)
+all: $(LIB) $(VMLIB) $(PROGRAM) $(CDEF) $(EXAMPLES) $(CUDA_LIB)
 
 deps:
 	@tools/deps.sh
@@ -134,7 +151,17 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CFLAGS_HOST) -c $< -o $@
 
 $(LIB): $(ENGINE_OBJ)
-	$(CC) -shared -o $@ $^ $(BLAS_LIBS) -ldnnl $(IO_LIBS) -lm -pthread $(LDFLAGS_SAN)
+	$(CC) -shared -o $@ $^ $(BLAS_LIBS) -ldnnl $(IO_LIBS) -ldl -lm -pthread $(LDFLAGS_SAN)
+
+$(CUDA_C_OBJ): CFLAGS_ENGINE += -I$(CUDA_HOME)/include
+$(CUDA_C_OBJ): $(CUDA_HEADERS)
+# The .cu files see only the public headers and launch.h (plain C types).
+$(BUILD)/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(CUDA_HEADERS) $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(BUILD)/libtide_cuda.so: $(CUDA_CU_OBJ) $(CUDA_C_OBJ) $(LIB)
+	$(CC) -shared -o $@ $(CUDA_CU_OBJ) $(CUDA_C_OBJ) -L$(BUILD) -ltide $(CUDA_LIBS) -lstdc++ -lm -pthread $(RPATH) $(LDFLAGS_SAN)
 
 $(VMLIB): $(VM_OBJ) $(LIB)
 	$(CC) -shared -o $@ $(VM_OBJ) -L$(BUILD) -ltide $(LUAJIT_LIBS) -ldl -lm $(RPATH) $(LDFLAGS_SAN)
@@ -182,7 +209,7 @@ ctests: $(CTEST_BIN)
 # make test SPEC=tests/spec/ops/math_spec.lua (files or folders): those specs only.
 test: deps
 	@$(MAKE) --no-print-directory all ctests
-	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run.sh $(SPEC)
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CUDA=$(CUDA) tests/run.sh $(SPEC)
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -203,7 +230,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/tide \
 	  $(DESTDIR)$(PREFIX)/share/tide/lua/tide
 	install -m 755 $(PROGRAM) $(DESTDIR)$(PREFIX)/bin/tide
-	install -m 755 $(LIB) $(VMLIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB) $(VMLIB) $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 kernels/include/tide/*.h kernels/include/tide/*.def $(DESTDIR)$(PREFIX)/include/tide/
 	cd stdlib && find tide -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/share/tide/lua/{} \;
 	cd bindings && find tide -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/share/tide/lua/{} \;

@@ -74,6 +74,9 @@ run_sh_tests() {
 # cannot run is not a pass. A file that crashes or prints no summary counts
 # as one failure, named.
 s_passed=0; s_failed=0; s_errors=0; s_pending=0; s_crashed=0; s_files=0
+# Checks a spec could not run here (GPU checks without a GPU): counted apart,
+# never as passes. A spec says so in one line: "no GPU visible: N GPU checks skipped".
+gpu_skipped=0
 bad_files=""
 run_specs() {
   files=$(for a in "$@"; do
@@ -97,6 +100,8 @@ run_specs() {
     e=$(echo "$summary" | sed -E 's/.* \/ ([0-9]+) errors? \/.*/\1/')
     pd=$(echo "$summary" | sed -E 's/.* \/ ([0-9]+) pending.*/\1/')
     s_passed=$((s_passed + s)); s_failed=$((s_failed + f)); s_errors=$((s_errors + e)); s_pending=$((s_pending + pd))
+    sk=$(sed -nE 's/^no GPU visible: ([0-9]+) GPU checks skipped.*/\1/p' "$log" | tail -n 1)
+    [ -n "$sk" ] && { gpu_skipped=$((gpu_skipped + sk)); grep -E '^no GPU visible: ' "$log" | tail -n 1; }
     if [ "$f" -ne 0 ] || [ "$e" -ne 0 ] || [ "$pd" -ne 0 ]; then
       cat "$log"
       bad_files="$bad_files $file"
@@ -145,6 +150,7 @@ echo
 echo "specs: $s_passed passed, $spec_bad failed ($s_failed failures, $s_errors errors, $s_pending pending," \
   "$s_crashed crashed, in $s_files files)"
 [ -n "$bad_files" ] && echo "spec files that failed:$bad_files"
+[ "$gpu_skipped" -gt 0 ] && echo "skipped: $gpu_skipped GPU checks (no GPU visible; not counted as passed)"
 [ $# -gt 0 ] || echo "doc examples: $d_passed passed, $d_failed failed"
 passed=$((c_passed + sh_passed + s_passed + d_passed))
 failed=$((c_failed + sh_failed + spec_bad + d_failed))

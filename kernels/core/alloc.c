@@ -72,6 +72,12 @@ static void count_alloc(size_t nbytes) {
   }
 }
 
+/* GPU allocations (core/device.c) count toward since_collect only, so the
+ * binding's collector pacing also frees GPU tensors nobody holds any more. */
+void tide_memory_note_device_alloc(size_t nbytes) {
+  __atomic_add_fetch(&stats.since_collect, (int64_t)nbytes, __ATOMIC_RELAXED);
+}
+
 /* Fresh memory for a block of `size` (a class size) from the system. */
 static void *system_alloc(size_t size) {
   if (size < LARGE) return aligned_alloc(TIDE_ALIGNMENT, size);

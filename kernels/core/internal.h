@@ -61,6 +61,9 @@ void tide_storage_release(tide_storage *s);
 /* A new owned storage of nbytes (refs = 1), or NULL with an error set. */
 tide_storage *tide_storage_new(size_t nbytes);
 
+/* Count a GPU allocation toward the collector's pacing (core/alloc.c). */
+void tide_memory_note_device_alloc(size_t nbytes);
+
 /* Bytes per element of a valid dtype code, for the engine's hot paths; the
  * public tide_dtype_size is the checked one (0 for an invalid code). */
 extern const uint8_t tide_dtype_bytes[TIDE_NUM_DTYPES];

@@ -2,6 +2,7 @@
  * eager entry points (check inputs, infer, allocate outputs, run the kernel)
  * and the recorder hook that tracing sets. */
 #include "registry.h"
+#include "backend.h"
 #include "unknown_dims.h"
 
 #include <string.h>
@@ -113,7 +114,7 @@ static __attribute__((noinline, cold)) tide_status refuse_string_result(const ti
   return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: cannot make a string tensor", def->name);
 }
 
-/* The checks every call shares: a known op, its arity, real tensors on the CPU,
+/* The checks every call shares: a known op, its arity, real tensors,
  * and an attribute list no op can read past. Inlined into both callers: the
  * eager path is measured in instructions (GCC stops inlining it on its own
  * once tide_op_infer grows). */
@@ -135,8 +136,6 @@ static inline __attribute__((always_inline)) tide_status check_call(const tide_o
     if (!in[i]) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: input %d is NULL", def->name, i + 1);
     if (!in[i]->data && in[i]->nelem > 0 && !(in[i]->flags & TIDE_TENSOR_SYMBOLIC))
       return TIDE_FAIL(TIDE_ERR_VALUE, "%s: input %d has no data (released?)", def->name, i + 1);
-    if (in[i]->dev != TIDE_CPU)
-      return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: input %d is on an unsupported device", def->name, i + 1);
     if (TIDE_UNLIKELY(in[i]->dt == TIDE_STRING) && !(def->dtypes & TIDE_DTS_STRING)) return refuse_string(def, i);
   }
   for (int i = 0; i < n_out; i++)
@@ -217,22 +216,33 @@ void tide_set_default_recorder(tide_recorder r) {
  * of a stateless op reads no thread-local at all. A header of unknown rank
  * that is not symbolic (corrupt: only traces make them) goes the same cold
  * way, where record_call refuses it: so the eager path's inference (the op's
- * own, called directly) never sees an unknown rank, for one comparison per input. */
+ * own, called directly) never sees an unknown rank, for one comparison per input.
+ * An input on a GPU goes the same cold way too (record_call hands it to
+ * core/device.c), so the CPU path pays one more comparison per input. */
+_Static_assert(TIDE_CPU == 0, "wants_recorder reads a nonzero dev as a GPU");
 static bool wants_recorder(const tide_op_def *def, int n_in, const tide_tensor *const *in) {
   for (int i = 0; i < n_in; i++)
-    if ((in[i]->flags & TIDE_TENSOR_SYMBOLIC) | (in[i]->ndim < 0)) return true;
+    if ((in[i]->flags & TIDE_TENSOR_SYMBOLIC) | (in[i]->ndim < 0) | (uint32_t)in[i]->dev) return true; /* TIDE_CPU is 0 */
   return (def->flags & (TIDE_OPF_STATEFUL | TIDE_OPF_EFFECT)) && thread_recorder.record;
 }
 
 /* Hand the call to this thread's recorder, or to the default one for a
- * symbolic input on a thread that records nothing. */
+ * symbolic input on a thread that records nothing; an eager call with an
+ * input on a GPU goes to core/device.c. */
 static __attribute__((noinline, cold)) tide_status record_call(const tide_op_def *def, const tide_attrs *attrs,
                                                                int n_in, const tide_tensor *const *in, int n_out,
                                                                tide_tensor *const *out) {
-  for (int i = 0; i < n_in; i++)
+  bool symbolic = false;
+  int dev = TIDE_CPU;
+  for (int i = 0; i < n_in; i++) {
     if (!(in[i]->flags & TIDE_TENSOR_SYMBOLIC) && in[i]->ndim < 0)
       return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: input %d has an unknown rank (<unknown>) but is not a traced tensor: "
                        "only a traced graph's symbolic tensors have one", def->name, i + 1);
+    symbolic |= (in[i]->flags & TIDE_TENSOR_SYMBOLIC) != 0;
+    if (dev == TIDE_CPU) dev = in[i]->dev;
+  }
+  if (!symbolic && dev != TIDE_CPU && !((def->flags & TIDE_OPF_STATEFUL) && thread_recorder.record))
+    return tide_device_op_run(dev, def, attrs, n_in, in, n_out, out);
   tide_recorder r = thread_recorder;
   if (!r.record) {
     r.record = __atomic_load_n(&default_recorder.record, __ATOMIC_ACQUIRE);

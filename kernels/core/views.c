@@ -3,6 +3,7 @@
  * storage, and slice_update's inference. Device independent; reshape copies
  * only when strides forbid a view. */
 #include "views.h"
+#include "backend.h"
 #include "unknown_dims.h"
 
 #include <string.h>
@@ -12,6 +13,7 @@
  * kernel, which core reaches only through the op table. */
 static tide_status copy_elements(tide_tensor *dst, const tide_tensor *src) {
   const tide_op_def *copy = &tide_op_defs[TIDE_OP_COPY];
+  if (TIDE_UNLIKELY(src->dev != TIDE_CPU)) return tide_device_copy_kernel()(copy, &tide_default_attrs, 1, &src, 1, &dst);
   return copy->cpu(copy, &tide_default_attrs, 1, &src, 1, &dst);
 }
 
@@ -176,7 +178,13 @@ tide_status tide_cpu_reshape(const tide_op_def *def, const tide_attrs *a, int n_
   if (x->nelem > 0 && nocopy_strides(x, p.ndim, p.dims, p.strides)) return view_or_copy(o, x, &p);
   /* Strides forbid a view: copy into a fresh contiguous tensor. */
   tide_tensor flat;
-  tide_status st = tide_tensor_init(o, x->dt, p.ndim, p.dims);
+  tide_status st;
+  if (TIDE_LIKELY(x->dev == TIDE_CPU)) {
+    st = tide_tensor_init(o, x->dt, p.ndim, p.dims);
+  } else { /* the same layout, on x's GPU */
+    tide_tensor_set_contiguous_layout(o, x->dt, p.ndim, p.dims);
+    st = tide_device_alloc_data(o, x->dev);
+  }
   if (st) return st;
   if (x->nelem == 0) return TIDE_OK;
   /* Read x in row-major order: a borrowed header with x's shape over o's memory. */

@@ -97,6 +97,9 @@ static bool may_overlap(const tide_tensor *a, const tide_tensor *b) {
 
 tide_status tide_tensor_copy_into(tide_tensor *dst, const tide_tensor *src) {
   if (!dst || !src) return TIDE_FAIL(TIDE_ERR_VALUE, "copy_into: NULL tensor");
+  if (TIDE_UNLIKELY((dst->dev | src->dev) != TIDE_CPU)) /* the strided loops below read host memory */
+    return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "copy_into: in-place writes into or from a GPU tensor are not supported "
+                     "yet (move it with :cpu())");
   if ((dst->flags | src->flags) & TIDE_TENSOR_SYMBOLIC)
     return TIDE_FAIL(TIDE_ERR_VALUE, "copy_into: cannot write into or from a symbolic tensor of a traced function "
                                      "(in a trace, build new values: tide.slice_update, tide.where)");
@@ -126,6 +129,8 @@ tide_status tide_tensor_copy_into(tide_tensor *dst, const tide_tensor *src) {
 
 tide_status tide_tensor_assign(tide_tensor *var, const tide_tensor *value) {
   if (!var || !value) return TIDE_FAIL(TIDE_ERR_VALUE, "assign: NULL tensor");
+  if (TIDE_UNLIKELY((var->dev | value->dev) != TIDE_CPU))
+    return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "assign: variables on a GPU are not supported yet (move the value with :cpu())");
   if ((var->flags | value->flags) & TIDE_TENSOR_SYMBOLIC)
     return TIDE_FAIL(TIDE_ERR_VALUE, "assign: a symbolic tensor cannot be assigned eagerly");
   char sv[128], sx[128];

@@ -270,6 +270,11 @@ tide_status tide_graph_input(tide_graph *g, int dtype, int ndim, const int64_t *
 /* A CONST node holding (a share of) the eager tensor t; the same tensor (or
  * a small inline one of the same values) twice is one node. */
 static int const_node(tide_graph *g, const tide_tensor *t) {
+  if (t->dev != TIDE_CPU) { /* the executor runs CPU kernels on host memory */
+    TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "graph '%s': a captured tensor is on a GPU; traced graphs run on the CPU only "
+              "for now (capture t:cpu())", g->name);
+    return -1;
+  }
   int found = tide_graph_find_const(g, t);
   if (found >= 0) return found;
   int node = tide_graph_add_node(g, TIDE_NODE_CONST, 0, 1);

@@ -688,6 +688,10 @@ tide_status tide_graph_run(tide_graph *g, int n_in, const tide_tensor *const *in
     return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s' captures values of an enclosing graph; it runs inside that graph",
                      g->name);
   if (tide_interrupt_pending()) tide_interrupt_clear(); /* a stale request (as an eager op drops it) */
+  for (int i = 0; i < n_in; i++) /* the executor runs CPU kernels on host memory */
+    if (in && in[i] && in[i]->dev != TIDE_CPU)
+      return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "graph '%s': input %d is on a GPU; traced graphs run on the CPU only "
+                       "for now (move it with :cpu())", g ? g->name : "?", i + 1);
   return tide_graph_exec(g, n_in, in, 0, NULL, n_out, out);
 }
 

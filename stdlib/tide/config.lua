@@ -1,10 +1,11 @@
 -- stdlib/tide/config.lua — process-wide settings (tide.config): threads, the
--- CPU instruction set, memory statistics, and tide.trace's retracing warning
--- and eager switch.
+-- CPU instruction set, memory statistics, tide.trace's retracing warning
+-- and eager switch, and the devices (GPUs, their memory, TF32).
 local binding = require "tide.binding"
 local tracing = require "tide.tracing.function"
 local retracing = require "tide.tracing.retracing"
-local C = binding.C
+local device = require "tide.device"
+local C, ffi = binding.C, binding.ffi
 
 local M = {}
 
@@ -41,8 +42,15 @@ function M.set_max_cpu_isa(name)
 end
 
 -- Bytes held by tensors now, the peak, allocations made, and bytes of freed
--- blocks kept for reuse.
-function M.memory_info()
+-- blocks kept for reuse; memory_info("cuda:0") gives a GPU's { current=, peak= }
+-- (TF's get_memory_info).
+function M.memory_info(dev)
+  if dev ~= nil and device.parse(dev, "memory_info") ~= C.TIDE_CPU then
+    local k = device.gpu_ordinal(dev, "memory_info")
+    local cur, peak = ffi.new("int64_t[1]"), ffi.new("int64_t[1]")
+    if C.tide_cuda_memory_info(k, cur, peak) ~= 0 then binding.raise() end
+    return { current = tonumber(cur[0]), peak = tonumber(peak[0]) }
+  end
   local s = binding.memory_stats
   return { current = tonumber(s.current), peak = tonumber(s.peak), allocations = tonumber(s.allocations),
            since_collect = tonumber(s.since_collect), cached = tonumber(s.cached) }
@@ -83,5 +91,71 @@ end
 
 -- True while traced functions run eagerly.
 function M.functions_run_eagerly() return tracing.eager end
+
+-- ---- devices (TF's tf.config physical devices and GPU memory) ----
+
+-- The physical devices of a kind ("GPU" or "CPU"; nil: both), as a list of
+-- { name = "/physical_device:GPU:0", device_type = "GPU" }. GPUs are those
+-- CUDA_VISIBLE_DEVICES leaves visible; none without a driver or a GPU.
+function M.list_physical_devices(kind)
+  if kind ~= nil and kind ~= "GPU" and kind ~= "CPU" then
+    binding.error("list_physical_devices: device_type must be \"GPU\", \"CPU\" or nil, got " .. tostring(kind))
+  end
+  local out = {}
+  if kind ~= "GPU" then out[#out + 1] = { name = "/physical_device:CPU:0", device_type = "CPU" } end
+  if kind ~= "CPU" then
+    for k = 0, device.gpu_count() - 1 do
+      out[#out + 1] = { name = "/physical_device:GPU:" .. k, device_type = "GPU" }
+    end
+  end
+  return out
+end
+
+-- set_memory_growth(gpu, true|false): grow on demand (the default) or
+-- reserve the GPU's memory at its first use. Errors once the GPU is in use, as TF's.
+function M.set_memory_growth(gpu, enable)
+  local k = device.gpu_ordinal(gpu, "set_memory_growth")
+  if type(enable) ~= "boolean" then
+    binding.error("set_memory_growth: enable must be true or false, got " .. tostring(enable))
+  end
+  if C.tide_cuda_set_memory_growth(k, enable) ~= 0 then binding.raise() end
+end
+
+-- set_logical_device_configuration(gpu, { memory_limit = MB }) (or a list
+-- of one such table, as TF's list of LogicalDeviceConfiguration): cap the
+-- GPU's memory. Errors once the GPU is in use, as TF's.
+function M.set_logical_device_configuration(gpu, config)
+  local k = device.gpu_ordinal(gpu, "set_logical_device_configuration")
+  if type(config) == "table" and config[1] ~= nil then
+    if #config > 1 then
+      binding.error("set_logical_device_configuration: splitting a GPU into several logical devices is not supported")
+    end
+    config = config[1]
+  end
+  local mb = type(config) == "table" and config.memory_limit
+  if type(mb) ~= "number" or mb <= 0 or mb ~= math.floor(mb) then
+    binding.error("set_logical_device_configuration: expected { memory_limit = MB } with a positive whole number, got "
+      .. tostring(mb))
+  end
+  if C.tide_cuda_set_memory_limit(k, mb * 1024 * 1024) ~= 0 then binding.raise() end
+end
+
+-- The CUDA libraries tide's GPU backend loaded (TF's tf.sysconfig.get_build_info):
+-- { cuda_runtime=, cuda_driver= (0: no driver), cublaslt=, cudnn=, nvrtc= }, each
+-- as the library reports its version; an error when the backend is not there.
+function M.cuda_versions()
+  local v = ffi.new("int64_t[5]")
+  if C.tide_cuda_library_versions(v) ~= 0 then binding.raise() end
+  return { cuda_runtime = tonumber(v[0]), cuda_driver = tonumber(v[1]), cublaslt = tonumber(v[2]),
+           cudnn = tonumber(v[3]), nvrtc = tonumber(v[4]) }
+end
+
+-- TF32 tensor cores for float32 matmuls on the GPU (off by default, unlike TF).
+function M.enable_tensor_float_32(on)
+  if type(on) ~= "boolean" then binding.error("enable_tensor_float_32: expected true or false, got " .. tostring(on)) end
+  C.tide_cuda_enable_tf32(on)
+end
+
+function M.tensor_float_32_enabled() return C.tide_cuda_tf32_enabled() end
 
 return M

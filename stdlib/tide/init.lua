@@ -48,6 +48,17 @@ tide.is_tensor = binding.istensor
 
 local methods, impl = binding.methods, binding.impl
 
+-- Devices: tide.device("cuda:0", fn) places tide.tensor's results there;
+-- x:to(name), x:cpu() move tensors (tide.config has the GPU queries).
+do
+  local device = require "tide.device"
+  local make = tide.tensor
+  function tide.tensor(value, dt) return device.place(make(value, dt)) end
+  tide.constant, tide.convert_to_tensor = tide.tensor, tide.tensor
+  tide.device = device.scope
+  methods.to, methods.cpu = device.to, device.cpu
+end
+
 -- Functions whose first argument is not one tensor make poor methods.
 local NOT_METHODS = { concat = true, stack = true }
 

@@ -6,6 +6,7 @@ local binding = require "tide.binding"
 local dtype = require "tide.dtype"
 local convert = require "tide.convert"
 local dispatch = require "tide.dispatch"
+local device = require "tide.device"
 local format = require "tide.format"
 local tensor_shape = require "tide.tensor_shape"
 local args = require "tide.args"
@@ -48,7 +49,7 @@ end
 
 props.shape = M.shape_of
 props.dtype = function(t) return dtype.names[t.dt] end
-props.device = function(t) return t.dev == C.TIDE_CPU and "cpu" or "cuda" end
+props.device = function(t) return device.name_of(t.dev) end
 
 ---------------------------------------------------------------------------
 -- Reading values
@@ -64,6 +65,7 @@ end
 function M.item(t)
   if not istype(Tensor, t) then binding.error("item: expected a tensor, got " .. type(t)) end
   no_value(t, "item")
+  t = device.cpu(t) -- values are read in host memory
   if t.nelem ~= 1 then
     binding.error(string.format("item: the tensor has %d elements (shape %s); item() needs exactly one",
       tonumber(t.nelem), format.shape_text(M.shape_of(t))))
@@ -77,6 +79,7 @@ end
 function M.totable(t)
   if not istype(Tensor, t) then binding.error("totable: expected a tensor, got " .. type(t)) end
   no_value(t, "totable")
+  t = device.cpu(t)
   local read = format.reader(t)
   local nd = t.ndim
   if nd == 0 then
@@ -330,6 +333,6 @@ end
 function impl.lt(a, b) return scalar_value(a, "<") < scalar_value(b, "<") end
 function impl.le(a, b) return scalar_value(a, "<=") <= scalar_value(b, "<=") end
 
-impl.tostring = format.tostring
+impl.tostring = function(t) return format.tostring(binding.istensor(t) and device.cpu(t) or t) end
 
 return M

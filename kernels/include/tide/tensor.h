@@ -67,7 +67,7 @@ typedef struct tide_tensor {
   TIDE_LUA_RO int64_t nelem;
   TIDE_LUA_RO int32_t ndim;
   TIDE_LUA_RO int32_t dt;           /* tide_dtype */
-  TIDE_LUA_RO int32_t dev;          /* tide_device */
+  TIDE_LUA_RO int32_t dev;          /* TIDE_CPU, or TIDE_CUDA + k for GPU k (tide/device.h) */
   TIDE_LUA_RO uint32_t flags;
   union {
 #ifdef TIDE_FFI

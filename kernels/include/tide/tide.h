@@ -21,5 +21,6 @@
 #include "tide/safetensors.h"
 #include "tide/npy.h"
 #include "tide/profiler.h"
+#include "tide/device.h"
 
 #endif
