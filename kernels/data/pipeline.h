@@ -30,6 +30,7 @@ struct tide_dataset {
   int parallel;          /* map */
   uint64_t seed;         /* shuffle */
   uint64_t passes;       /* atomic: passes begun (shuffle's reshuffle counter) */
+  int tuned;             /* atomic: prefetch AUTOTUNE: the depth earlier passes grew to */
   tide_graph *graph;     /* map */
   tide_tensor *tensors;  /* slices: ncomp contiguous tensors */
   tide_data_source src;  /* source */

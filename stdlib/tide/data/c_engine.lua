@@ -104,7 +104,7 @@ function M.open(ds)
       close()
       return nil
     end
-    for i = 1, n do binding.finish(flat[i]) end
+    for i = 1, n do binding.finish_handed(flat[i]) end -- a collection it is due goes to the consumer's work
     return flat
   end
   return nextf, close

@@ -120,6 +120,28 @@ describe("shutdown", function()
   end)
 end)
 
+describe("memory", function()
+  it("a loop that only reads a dataset still gives its elements' memory back (the collector is paced)", function()
+    -- elements are paced by the C bytes held since the last collection, past
+    -- twice the binding's step (at least 32 MiB, 4x the Lua heap)
+    binding.collect()
+    local mb = 1024 * 1024
+    local bound = 2 * math.max(32 * mb, 4 * 1024 * collectgarbage("count")) + 16 * mb
+    local per = 4 * mb
+    local n = math.ceil(2.5 * bound / per)
+    local ds = D.range(n):map(function(i) return tide.fill({ per / 4 }, 1.5) + tide.cast(i, "float32") end)
+    local start, most, count = binding.memory_stats.current, 0, 0
+    for e in ds:iter() do
+      count = count + 1
+      local held = tonumber(binding.memory_stats.current - start)
+      if held > most then most = held end
+    end
+    assert.are.equal(n, count)
+    assert.is_true(most < bound, string.format("held %.0f MiB, bound %.0f MiB", most / mb, bound / mb))
+    assert.is_true(most > per) -- (the elements were made)
+  end)
+end)
+
 describe("sources and reading", function()
   it("slices a map and gives one table per element", function()
     local ds = D.from_tensor_slices { image = tide.tensor { { 1, 2 }, { 3, 4 } }, label = tide.tensor { 7, 8 } }
