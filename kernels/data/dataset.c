@@ -158,6 +158,28 @@ tide_dataset *tide_dataset_map(tide_dataset *in, tide_graph *g, int parallel, in
   return ds;
 }
 
+tide_dataset *tide_dataset_filter(tide_dataset *in, tide_graph *g) {
+  if (!g) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "filter: the graph is NULL");
+    return NULL;
+  }
+  if (in && tide_graph_num_inputs(g) != in->ncomp) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "filter: the predicate takes %d tensors but an element has %d components",
+              tide_graph_num_inputs(g), in->ncomp);
+    return NULL;
+  }
+  if (tide_graph_num_outputs(g) != 1) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "filter: the predicate must return one bool scalar, it returns %d tensors",
+              tide_graph_num_outputs(g));
+    return NULL;
+  }
+  tide_dataset *ds = ds_new(DS_FILTER, in, 0);
+  if (!ds) return NULL;
+  tide_graph_retain(g);
+  ds->graph = g;
+  return ds;
+}
+
 tide_dataset *tide_dataset_batch(tide_dataset *in, int64_t n, int drop_remainder) {
   if (n < 1) {
     TIDE_FAIL(TIDE_ERR_VALUE, "batch: batch_size must be at least 1, got %lld", (long long)n);
@@ -222,6 +244,7 @@ int64_t tide_dataset_cardinality(const tide_dataset *ds) {
   case DS_MAP:
   case DS_SHUFFLE:
   case DS_PREFETCH: return in;
+  case DS_FILTER: return in == TIDE_DATA_INFINITE ? in : TIDE_DATA_UNKNOWN;
   case DS_BATCH:
     if (in < 0) return in;
     return ds->flag ? in / ds->n : (in + ds->n - 1) / ds->n;
@@ -256,6 +279,7 @@ dnode *dnode_make(tide_dataset *ds, dpass *pass) {
   case DS_SKIP: return dnode_take_skip(ds, pass);
   case DS_REPEAT: return dnode_repeat(ds, pass);
   case DS_PREFETCH: return dnode_prefetch(ds, pass);
+  case DS_FILTER: return dnode_filter(ds, pass);
   }
   TIDE_FAIL(TIDE_ERR_INTERNAL, "data: unknown dataset kind %d", ds->kind);
   return NULL;

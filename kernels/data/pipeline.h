@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum dkind { DS_SOURCE, DS_SLICES, DS_RANGE, DS_MAP, DS_BATCH, DS_SHUFFLE, DS_TAKE, DS_SKIP, DS_REPEAT, DS_PREFETCH };
+enum dkind { DS_SOURCE, DS_SLICES, DS_RANGE, DS_MAP, DS_BATCH, DS_SHUFFLE, DS_TAKE, DS_SKIP, DS_REPEAT, DS_PREFETCH, DS_FILTER };
 
 struct tide_dataset {
   int refs;              /* atomic */
@@ -130,7 +130,7 @@ static inline tide_status derror_raise(derror *e, const char *prefix) {
 /* The status a node returns when its pass is stopping. */
 static inline tide_status dstopped(void) { return TIDE_FAIL(TIDE_ERR_INTERRUPTED, "data: the iterator was closed"); }
 
-/* Node makers (data/sources.c, transform.c, map.c, prefetch.c). */
+/* Node makers (data/sources.c, transform.c, map.c, filter.c, prefetch.c). */
 dnode *dnode_source(tide_dataset *ds, dpass *pass);
 dnode *dnode_slices(tide_dataset *ds, dpass *pass);
 dnode *dnode_range(tide_dataset *ds, dpass *pass);
@@ -140,5 +140,6 @@ dnode *dnode_shuffle(tide_dataset *ds, dpass *pass);
 dnode *dnode_take_skip(tide_dataset *ds, dpass *pass);
 dnode *dnode_repeat(tide_dataset *ds, dpass *pass);
 dnode *dnode_prefetch(tide_dataset *ds, dpass *pass);
+dnode *dnode_filter(tide_dataset *ds, dpass *pass);
 
 #endif

@@ -69,6 +69,9 @@ TIDE_API tide_dataset *tide_dataset_range(int64_t start, int64_t stop, int64_t s
  * hands out results as they finish. The dataset holds g (tide_graph_retain);
  * variables g reads must outlive every pass. */
 TIDE_API tide_dataset *tide_dataset_map(tide_dataset *in, tide_graph *g, int parallel, int deterministic);
+/* The elements for which g, a graph of an element's components giving one
+ * bool scalar, gives true; g runs where the pass pulls. The dataset holds g. */
+TIDE_API tide_dataset *tide_dataset_filter(tide_dataset *in, tide_graph *g);
 /* n elements at a time stacked along a new first dim (the last batch may be
  * smaller unless drop_remainder). */
 TIDE_API tide_dataset *tide_dataset_batch(tide_dataset *in, int64_t n, int drop_remainder);

@@ -8,15 +8,15 @@ local M = {}
 local DTYPE_INT64 = require("tide.dtype").codes.int64
 
 -- Stages the engine runs; a map or filter only when traced.
-local KINDS = { slices = true, range = true, map = true, batch = true, shuffle = true, take = true, skip = true,
-  ["repeat"] = true, prefetch = true, c_source = true }
+local KINDS = { slices = true, range = true, map = true, filter = true, batch = true, shuffle = true, take = true,
+  skip = true, ["repeat"] = true, prefetch = true, c_source = true }
 
 -- True when every stage of ds runs in C (memoized).
 function M.supports(ds)
   local s = rawget(ds, "_c_ok")
   if s ~= nil then return s end
   s = KINDS[ds.kind] == true
-  if s and ds.kind == "map" and not ds.compiled then s = false end
+  if s and (ds.kind == "map" or ds.kind == "filter") and not ds.compiled then s = false end
   if s and ds.input then s = M.supports(ds.input) end
   ds._c_ok = s
   return s
@@ -40,6 +40,8 @@ local function handle(ds)
   elseif k == "map" then
     local p = ds.parallel
     h = C.tide_dataset_map(input, ds.compiled.graph, p == nil and 0 or p, ds.deterministic and 1 or 0)
+  elseif k == "filter" then
+    h = C.tide_dataset_filter(input, ds.compiled.graph)
   elseif k == "batch" then
     h = C.tide_dataset_batch(input, ds.n, ds.drop and 1 or 0)
   elseif k == "shuffle" then
