@@ -17,7 +17,7 @@ static int live_threads; /* atomic */
 /* ---- descriptions ------------------------------------------------------------ */
 
 static tide_dataset *ds_new(enum dkind kind, tide_dataset *input, int ncomp) {
-  if (!input && kind != DS_SOURCE && kind != DS_SLICES && kind != DS_RANGE) {
+  if (!input && kind != DS_SOURCE && kind != DS_SLICES && kind != DS_RANGE && kind != DS_ZIP && kind != DS_CONCAT) {
     TIDE_FAIL(TIDE_ERR_VALUE, "data: the input dataset is NULL");
     return NULL;
   }
@@ -44,6 +44,8 @@ void tide_dataset_free(tide_dataset *ds) {
       free(ds->tensors);
     }
     if (ds->kind == DS_SOURCE && ds->src.free_ctx) ds->src.free_ctx(ds->src.ctx);
+    for (int i = 0; i < ds->ninputs; i++) tide_dataset_free(ds->inputs[i]);
+    free(ds->inputs);
     if (ds->graph) tide_graph_free(ds->graph);
     free(ds);
     ds = input;
@@ -180,6 +182,51 @@ tide_dataset *tide_dataset_filter(tide_dataset *in, tide_graph *g) {
   return ds;
 }
 
+/* zip or concatenate over n datasets (held). */
+static tide_dataset *multi(enum dkind kind, const char *what, int n, tide_dataset *const *inputs) {
+  if (n < 1 || !inputs) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "%s: expected at least one dataset, got %d", what, n);
+    return NULL;
+  }
+  int ncomp = 0;
+  for (int i = 0; i < n; i++) {
+    if (!inputs[i]) {
+      TIDE_FAIL(TIDE_ERR_VALUE, "%s: dataset %d is NULL", what, i);
+      return NULL;
+    }
+    if (kind == DS_CONCAT && inputs[i]->ncomp != inputs[0]->ncomp) {
+      TIDE_FAIL(TIDE_ERR_VALUE, "%s: the datasets' elements have different numbers of components (%d and %d)", what,
+                inputs[0]->ncomp, inputs[i]->ncomp);
+      return NULL;
+    }
+    ncomp = kind == DS_ZIP ? ncomp + inputs[i]->ncomp : inputs[0]->ncomp;
+  }
+  if (ncomp > TIDE_DATA_MAX_COMPONENTS) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "%s: an element would have %d components (at most %d)", what, ncomp,
+              TIDE_DATA_MAX_COMPONENTS);
+    return NULL;
+  }
+  tide_dataset *ds = ds_new(kind, NULL, ncomp);
+  if (!ds) return NULL;
+  if (!(ds->inputs = calloc((size_t)n, sizeof *ds->inputs))) {
+    free(ds);
+    TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    __atomic_add_fetch(&inputs[i]->refs, 1, __ATOMIC_RELAXED);
+    ds->inputs[i] = inputs[i];
+  }
+  ds->ninputs = n;
+  return ds;
+}
+
+tide_dataset *tide_dataset_zip(int n, tide_dataset *const *inputs) { return multi(DS_ZIP, "zip", n, inputs); }
+
+tide_dataset *tide_dataset_concatenate(int n, tide_dataset *const *inputs) {
+  return multi(DS_CONCAT, "concatenate", n, inputs);
+}
+
 tide_dataset *tide_dataset_batch(tide_dataset *in, int64_t n, int drop_remainder) {
   if (n < 1) {
     TIDE_FAIL(TIDE_ERR_VALUE, "batch: batch_size must be at least 1, got %lld", (long long)n);
@@ -245,6 +292,26 @@ int64_t tide_dataset_cardinality(const tide_dataset *ds) {
   case DS_SHUFFLE:
   case DS_PREFETCH: return in;
   case DS_FILTER: return in == TIDE_DATA_INFINITE ? in : TIDE_DATA_UNKNOWN;
+  case DS_ZIP: { /* TF: the shortest; unknown if any is; infinite if all are */
+    int64_t n = TIDE_DATA_INFINITE;
+    for (int i = 0; i < ds->ninputs; i++) {
+      int64_t c = tide_dataset_cardinality(ds->inputs[i]);
+      if (c == TIDE_DATA_UNKNOWN) return c;
+      if (c != TIDE_DATA_INFINITE && (n == TIDE_DATA_INFINITE || c < n)) n = c;
+    }
+    return n;
+  }
+  case DS_CONCAT: { /* TF: infinite if any is, else unknown if any is, else the sum */
+    int64_t n = 0;
+    bool unknown = false;
+    for (int i = 0; i < ds->ninputs; i++) {
+      int64_t c = tide_dataset_cardinality(ds->inputs[i]);
+      if (c == TIDE_DATA_INFINITE) return c;
+      if (c == TIDE_DATA_UNKNOWN) unknown = true;
+      else n += c;
+    }
+    return unknown ? TIDE_DATA_UNKNOWN : n;
+  }
   case DS_BATCH:
     if (in < 0) return in;
     return ds->flag ? in / ds->n : (in + ds->n - 1) / ds->n;
@@ -280,6 +347,8 @@ dnode *dnode_make(tide_dataset *ds, dpass *pass) {
   case DS_REPEAT: return dnode_repeat(ds, pass);
   case DS_PREFETCH: return dnode_prefetch(ds, pass);
   case DS_FILTER: return dnode_filter(ds, pass);
+  case DS_ZIP:
+  case DS_CONCAT: return dnode_multi(ds, pass);
   }
   TIDE_FAIL(TIDE_ERR_INTERNAL, "data: unknown dataset kind %d", ds->kind);
   return NULL;

@@ -72,6 +72,11 @@ TIDE_API tide_dataset *tide_dataset_map(tide_dataset *in, tide_graph *g, int par
 /* The elements for which g, a graph of an element's components giving one
  * bool scalar, gives true; g runs where the pass pulls. The dataset holds g. */
 TIDE_API tide_dataset *tide_dataset_filter(tide_dataset *in, tide_graph *g);
+/* zip: the inputs' elements side by side (their components in order) until
+ * the shortest ends; concatenate: each input's elements in turn (the same
+ * number of components). Both hold their inputs. */
+TIDE_API tide_dataset *tide_dataset_zip(int n, tide_dataset *const *inputs);
+TIDE_API tide_dataset *tide_dataset_concatenate(int n, tide_dataset *const *inputs);
 /* n elements at a time stacked along a new first dim (the last batch may be
  * smaller unless drop_remainder). */
 TIDE_API tide_dataset *tide_dataset_batch(tide_dataset *in, int64_t n, int drop_remainder);

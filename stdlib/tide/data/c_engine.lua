@@ -9,7 +9,7 @@ local DTYPE_INT64 = require("tide.dtype").codes.int64
 
 -- Stages the engine runs; a map or filter only when traced.
 local KINDS = { slices = true, range = true, map = true, filter = true, batch = true, shuffle = true, take = true,
-  skip = true, ["repeat"] = true, prefetch = true, c_source = true }
+  skip = true, ["repeat"] = true, prefetch = true, c_source = true, zip = true, concatenate = true, enumerate = true }
 
 -- True when every stage of ds runs in C (memoized).
 function M.supports(ds)
@@ -18,6 +18,7 @@ function M.supports(ds)
   s = KINDS[ds.kind] == true
   if s and (ds.kind == "map" or ds.kind == "filter") and not ds.compiled then s = false end
   if s and ds.input then s = M.supports(ds.input) end
+  for _, d in ipairs(s and ds.inputs or {}) do s = s and M.supports(d) end
   ds._c_ok = s
   return s
 end
@@ -42,6 +43,16 @@ local function handle(ds)
     h = C.tide_dataset_map(input, ds.compiled.graph, p == nil and 0 or p, ds.deterministic and 1 or 0)
   elseif k == "filter" then
     h = C.tide_dataset_filter(input, ds.compiled.graph)
+  elseif k == "zip" or k == "concatenate" then
+    local n = #ds.inputs
+    local arr = ffi.new("tide_dataset *[?]", n)
+    for i, d in ipairs(ds.inputs) do arr[i - 1] = handle(d) end
+    h = (k == "zip" and C.tide_dataset_zip or C.tide_dataset_concatenate)(n, arr)
+  elseif k == "enumerate" then -- TF's own form: zip{range(start, int64 max), ds}
+    local counter = C.tide_dataset_range(ds.start, 9223372036854775807LL, 1, DTYPE_INT64)
+    if counter == nil then binding.raise() end
+    h = C.tide_dataset_zip(2, ffi.new("tide_dataset *[2]", counter, input))
+    C.tide_dataset_free(counter) -- the zip holds it
   elseif k == "batch" then
     h = C.tide_dataset_batch(input, ds.n, ds.drop and 1 or 0)
   elseif k == "shuffle" then

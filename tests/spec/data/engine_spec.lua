@@ -121,6 +121,62 @@ describe("filter in C", function()
   end)
 end)
 
+describe("zip, concatenate and enumerate in C", function()
+  local c_engine = require "tide.data.c_engine"
+  local function c_card(ds) return tonumber(C.tide_dataset_cardinality(c_engine.handle(ds))) end
+
+  it("run with no Lua, in TF's order, and C's cardinality agrees with element_spec's side", function()
+    local a = D.range(5):map(function(v) return v * 10 end, { parallel = 2 })
+    local z = D.zip { a, D.from_tensor_slices { tide.tensor { 1, 2, 3 }, tide.tensor { 4, 5, 6 } } }
+    local cat = D.range(3):concatenate(D.range(10, 12))
+    local en = D.range(3):map(function(v) return v * 2 end):enumerate(5)
+    for _, ds in ipairs { z, cat, en } do assert.is_true(c_engine.supports(ds)) end
+    local got = {}
+    for x, pair in z:iter() do got[#got + 1] = { x:item(), pair[1]:item(), pair[2]:item() } end
+    assert.are.same({ { 0, 1, 4 }, { 10, 2, 5 }, { 20, 3, 6 } }, got)
+    got = {}
+    for v in cat:iter() do got[#got + 1] = v:item() end
+    assert.are.same({ 0, 1, 2, 10, 11 }, got)
+    got = {}
+    for i, v in en:iter() do got[#got + 1] = { i:item(), v:item() } end
+    assert.are.same({ { 5, 0 }, { 6, 2 }, { 7, 4 } }, got)
+    assert.are.equal("int64", en.element_spec[1].dtype)
+    local inf, unknown = D.range(2):repeat_(), D.range(4):filter(function(v) return v:gt(1) end)
+    for _, ds in ipairs { z, cat, en, D.zip { inf, D.range(3) }, D.zip { inf, inf }, D.zip { unknown, D.range(3) },
+      inf:concatenate(D.range(2)), unknown:concatenate(D.range(2)), D.range(2):concatenate(D.range(0)) } do
+      assert.are.equal(ds:cardinality(), c_card(ds))
+    end
+  end)
+
+  it("stop the threads of every input when a pass ends early", function()
+    local m = D.range(1000):map(function(v) return v + 1 end, { parallel = 2 })
+    for _, ds in ipairs { D.zip { m, m:map(function(v) return v * 2 end, { parallel = 2 }) }, m:concatenate(m), m:enumerate() } do
+      local it = ds:iter()
+      it()
+      it()
+      it = nil
+      binding.collect()
+      binding.collect()
+      assert.are.equal(0, C.tide_data_live_threads())
+    end
+    -- concatenate ends the first input's pass (and its threads) before the second's
+    local it = D.range(3):map(function(v) return v end, { parallel = 2 }):concatenate(D.range(2)):iter { prefetch = false }
+    for _ = 1, 4 do it() end
+    assert.are.equal(0, C.tide_data_live_threads())
+    it = nil
+    binding.collect()
+  end)
+
+  it("zip drops what earlier inputs gave for an element a later input ends", function()
+    local z = D.zip { D.range(5), D.range(2) }
+    assert.are.same({ { 0, 0 }, { 1, 1 } }, (function()
+      local t = {}
+      for a, b in z:iter() do t[#t + 1] = { a:item(), b:item() } end
+      return t
+    end)())
+  end)
+end)
+
 describe("shutdown", function()
   it("joins its threads and frees its elements when a pass is dropped midway", function()
     local x = tide.ones({ 1000, 64 }, "float32")
