@@ -46,6 +46,8 @@ void tide_dataset_free(tide_dataset *ds) {
     if (ds->kind == DS_SOURCE && ds->src.free_ctx) ds->src.free_ctx(ds->src.ctx);
     for (int i = 0; i < ds->ninputs; i++) tide_dataset_free(ds->inputs[i]);
     free(ds->inputs);
+    free(ds->pad_shapes);
+    free(ds->pad_values);
     if (ds->graph) tide_graph_free(ds->graph);
     free(ds);
     ds = input;
@@ -237,6 +239,28 @@ tide_dataset *tide_dataset_batch(tide_dataset *in, int64_t n, int drop_remainder
   return ds;
 }
 
+tide_dataset *tide_dataset_padded_batch(tide_dataset *in, int64_t n, int drop_remainder, const int64_t *shapes,
+                                        const uint64_t *values) {
+  if (n < 1) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "padded_batch: batch_size must be at least 1, got %lld", (long long)n);
+    return NULL;
+  }
+  tide_dataset *ds = ds_new(DS_PADDED_BATCH, in, 0);
+  if (!ds) return NULL;
+  ds->n = n, ds->flag = drop_remainder != 0;
+  size_t nd = (size_t)ds->ncomp * TIDE_MAX_DIMS;
+  ds->pad_shapes = malloc(nd * sizeof *ds->pad_shapes);
+  ds->pad_values = calloc((size_t)ds->ncomp, sizeof *ds->pad_values);
+  if (!ds->pad_shapes || !ds->pad_values) {
+    tide_dataset_free(ds);
+    TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
+    return NULL;
+  }
+  for (size_t i = 0; i < nd; i++) ds->pad_shapes[i] = shapes && shapes[i] >= 0 ? shapes[i] : -1;
+  if (values) memcpy(ds->pad_values, values, (size_t)ds->ncomp * sizeof *values);
+  return ds;
+}
+
 tide_dataset *tide_dataset_shuffle(tide_dataset *in, int64_t buffer, uint64_t seed, int reshuffle) {
   if (buffer < 1) {
     TIDE_FAIL(TIDE_ERR_VALUE, "shuffle: buffer_size must be at least 1, got %lld", (long long)buffer);
@@ -313,6 +337,7 @@ int64_t tide_dataset_cardinality(const tide_dataset *ds) {
     return unknown ? TIDE_DATA_UNKNOWN : n;
   }
   case DS_BATCH:
+  case DS_PADDED_BATCH:
     if (in < 0) return in;
     return ds->flag ? in / ds->n : (in + ds->n - 1) / ds->n;
   case DS_TAKE:
@@ -349,6 +374,7 @@ dnode *dnode_make(tide_dataset *ds, dpass *pass) {
   case DS_FILTER: return dnode_filter(ds, pass);
   case DS_ZIP:
   case DS_CONCAT: return dnode_multi(ds, pass);
+  case DS_PADDED_BATCH: return dnode_padded_batch(ds, pass);
   }
   TIDE_FAIL(TIDE_ERR_INTERNAL, "data: unknown dataset kind %d", ds->kind);
   return NULL;

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum dkind { DS_SOURCE, DS_SLICES, DS_RANGE, DS_MAP, DS_BATCH, DS_SHUFFLE, DS_TAKE, DS_SKIP, DS_REPEAT, DS_PREFETCH, DS_FILTER, DS_ZIP, DS_CONCAT };
+enum dkind { DS_SOURCE, DS_SLICES, DS_RANGE, DS_MAP, DS_BATCH, DS_SHUFFLE, DS_TAKE, DS_SKIP, DS_REPEAT, DS_PREFETCH, DS_FILTER, DS_ZIP, DS_CONCAT, DS_PADDED_BATCH };
 
 struct tide_dataset {
   int refs;              /* atomic */
@@ -35,6 +35,8 @@ struct tide_dataset {
   tide_tensor *tensors;  /* slices: ncomp contiguous tensors */
   tide_data_source src;  /* source */
   tide_dataset **inputs; /* zip, concatenate: ninputs datasets (held) */
+  int64_t *pad_shapes;   /* padded_batch: ncomp * TIDE_MAX_DIMS dims, -1: the batch's longest */
+  uint64_t *pad_values;  /* padded_batch: ncomp values, each its component dtype's bytes */
   int ninputs;
 };
 
@@ -132,7 +134,7 @@ static inline tide_status derror_raise(derror *e, const char *prefix) {
 /* The status a node returns when its pass is stopping. */
 static inline tide_status dstopped(void) { return TIDE_FAIL(TIDE_ERR_INTERRUPTED, "data: the iterator was closed"); }
 
-/* Node makers (data/sources.c, transform.c, map.c, filter.c, combine.c, prefetch.c). */
+/* Node makers (data/sources.c, transform.c, padded_batch.c, map.c, filter.c, combine.c, prefetch.c). */
 dnode *dnode_source(tide_dataset *ds, dpass *pass);
 dnode *dnode_slices(tide_dataset *ds, dpass *pass);
 dnode *dnode_range(tide_dataset *ds, dpass *pass);
@@ -144,5 +146,6 @@ dnode *dnode_repeat(tide_dataset *ds, dpass *pass);
 dnode *dnode_prefetch(tide_dataset *ds, dpass *pass);
 dnode *dnode_filter(tide_dataset *ds, dpass *pass);
 dnode *dnode_multi(tide_dataset *ds, dpass *pass); /* zip, concatenate */
+dnode *dnode_padded_batch(tide_dataset *ds, dpass *pass);
 
 #endif

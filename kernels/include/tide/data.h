@@ -80,6 +80,12 @@ TIDE_API tide_dataset *tide_dataset_concatenate(int n, tide_dataset *const *inpu
 /* n elements at a time stacked along a new first dim (the last batch may be
  * smaller unless drop_remainder). */
 TIDE_API tide_dataset *tide_dataset_batch(tide_dataset *in, int64_t n, int drop_remainder);
+/* padded_batch: n elements at a time, each component padded at the end of
+ * every dim to shapes[k * TIDE_MAX_DIMS + d] (-1: the batch's longest; NULL:
+ * all longest) with values[k] (the component dtype's bytes; NULL: zeros),
+ * then stacked. Numbers and bools (not strings). */
+TIDE_API tide_dataset *tide_dataset_padded_batch(tide_dataset *in, int64_t n, int drop_remainder,
+                                                 const int64_t *shapes, const uint64_t *values);
 /* A buffer of `buffer` elements, each output drawn uniformly from it
  * (Philox, key from seed): pass k draws with key (seed, k) when reshuffle,
  * else (seed, 0). */
