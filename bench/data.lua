@@ -2,7 +2,8 @@
 -- shuffle(10000) -> map(scale to float32 [0,1], add a channel dim) ->
 -- batch(128) -> prefetch, samples/s over whole epochs (median of 3) with
 -- map parallel 1 and AUTOTUNE; and the share of a training epoch spent
--- waiting for input, with and without prefetch.
+-- waiting for input, with and without prefetch; and a TFRecord file of
+-- Examples parsed in the pipeline (records/s).
 local tide = require "tide"
 local timing = dofile(arg[0]:match("^(.-)[^/]*$") .. "timing.lua")
 local D = tide.data.Dataset
@@ -36,6 +37,49 @@ end
 timing.emit("fmnist_pipeline_parallel1", rate(pipeline(1), 3), "samples/s")
 timing.emit("fmnist_pipeline_autotune", rate(pipeline(tide.data.AUTOTUNE), 3), "samples/s")
 
+-- TFRecords: the first 20,000 images as tf.train.Examples (the raw image
+-- bytes, an int64 label) in one file, which bench/data_peers.py reads too
+-- (DATA_BENCH_RECORDS; bench/run.sh puts it in its scratch folder), parsed
+-- by a traced map on the pipeline's threads: record by record
+-- (parse_single_example, parallel 1 and AUTOTUNE) and batch by batch
+-- (batch(128) then parse_example), records/s, median of 3 passes.
+do
+  local ffi = require "ffi"
+  local path = os.getenv("DATA_BENCH_RECORDS") or "/tmp/tide_data_bench.tfrecord"
+  local nrec = 20000
+  local xs, ys = ffi.cast("const char *", x:contiguous().data), ffi.cast("const uint8_t *", y:contiguous().data)
+  local w = tide.io.TFRecordWriter(path)
+  for i = 0, nrec - 1 do
+    w:write(tide.io.serialize_example { image = { bytes_list = { ffi.string(xs + i * 784, 784) } },
+      label = { int64_list = { ys[i] } } })
+  end
+  w:close()
+  local F = tide.io.FixedLenFeature
+  local features = { image = F({}, "string"), label = F({}, "int64") }
+  local function records_rate(ds)
+    local times = {}
+    for r = 1, 3 do
+      collectgarbage()
+      local t0 = timing.wall()
+      local count = 0
+      for e in ds:iter() do count = count + e.label.shape[1] end
+      assert(count == nrec, count)
+      times[r] = timing.wall() - t0
+    end
+    table.sort(times)
+    return nrec / times[2]
+  end
+  local function single(parallel)
+    return tide.data.TFRecordDataset(path)
+      :map(function(r) return tide.io.parse_single_example(r, features) end, { parallel = parallel })
+      :batch(128):prefetch(tide.data.AUTOTUNE)
+  end
+  timing.emit("tfrecord_parse_single_parallel1", records_rate(single(1)), "records/s")
+  timing.emit("tfrecord_parse_single_autotune", records_rate(single(tide.data.AUTOTUNE)), "records/s")
+  timing.emit("tfrecord_batch_parse_example", records_rate(tide.data.TFRecordDataset(path):batch(128)
+    :map(function(r) return tide.io.parse_example(r, features) end):prefetch(tide.data.AUTOTUNE)), "records/s")
+end
+
 -- A training epoch of a small MLP on the same batches: the share of wall
 -- time spent in the iterator's next (waiting for input).
 local model = tide.Sequential { tide.layers.Flatten(), tide.layers.Dense { 128, activation = "relu" },
@@ -55,10 +99,13 @@ local function wait_share(ds, opts)
 end
 local plain = D.from_tensor_slices { x, y }:shuffle(10000, { seed = 1 }):map(scale):batch(128)
 wait_share(plain:take(20), { prefetch = false }) -- warm-up: traces the step
+-- one dataset for every epoch, as fit iterates the dataset it was given
+-- (AUTOTUNE's prefetch depth carries over from epoch to epoch)
+local prefetched = plain:prefetch(tide.data.AUTOTUNE)
 local shares_no, shares_pf = {}, {}
 for r = 1, 3 do
   shares_no[r] = wait_share(plain, { prefetch = false })
-  shares_pf[r] = wait_share(plain:prefetch(tide.data.AUTOTUNE))
+  shares_pf[r] = wait_share(prefetched)
 end
 table.sort(shares_no)
 table.sort(shares_pf)

@@ -1,7 +1,9 @@
 # bench/data_peers.py PEER — bench/data.lua's pipeline in tf.data (PEER tf;
 # jax and tf-xla have no tf.data form and print nothing): parallel 1 and
-# AUTOTUNE, samples/s over an epoch, median of 3.
-import gzip, sys, time
+# AUTOTUNE, samples/s over an epoch, median of 3; and the TFRecord file
+# bench/data.lua wrote (DATA_BENCH_RECORDS) parsed record by record and batch
+# by batch, records/s, median of 3 passes.
+import gzip, os, sys, time
 import numpy as np
 
 if sys.argv[1] != "tf":
@@ -29,3 +31,29 @@ def rate(parallel):
 
 print(f"fmnist_pipeline_parallel1: {rate(1):.4g} samples/s")
 print(f"fmnist_pipeline_autotune: {rate(tf.data.AUTOTUNE):.4g} samples/s")
+
+path = os.environ.get("DATA_BENCH_RECORDS", "/tmp/tide_data_bench.tfrecord")
+features = {"image": tf.io.FixedLenFeature([], tf.string), "label": tf.io.FixedLenFeature([], tf.int64)}
+
+
+def records_rate(ds):
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        n = 0
+        for e in ds: n += e["label"].shape[0]
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return n / times[1]
+
+
+if os.path.exists(path):
+    def single(parallel):
+        return (tf.data.TFRecordDataset(path).map(lambda r: tf.io.parse_single_example(r, features),
+                                                  num_parallel_calls=parallel)
+                .batch(128).prefetch(tf.data.AUTOTUNE))
+    print(f"tfrecord_parse_single_parallel1: {records_rate(single(1)):.4g} records/s")
+    print(f"tfrecord_parse_single_autotune: {records_rate(single(tf.data.AUTOTUNE)):.4g} records/s")
+    batched = (tf.data.TFRecordDataset(path).batch(128).map(lambda r: tf.io.parse_example(r, features))
+               .prefetch(tf.data.AUTOTUNE))
+    print(f"tfrecord_batch_parse_example: {records_rate(batched):.4g} records/s")

@@ -83,7 +83,8 @@ section autodiff
 echo "# tide conv2d and pooling vs PyTorch (Fashion-MNIST-sized batches of 128; threads: $threads)"
 section conv
 
-echo "# the input pipeline (tide.data) vs torch.utils.data.DataLoader and tf.data (Fashion-MNIST, batches of 128)"
+echo "# the input pipeline (tide.data) vs torch.utils.data.DataLoader and tf.data (Fashion-MNIST, batches of 128; 20,000 of its images as TFRecords of Examples)"
+export DATA_BENCH_RECORDS="$out/fmnist.tfrecord"
 section data
 
 echo "# index-driven ops (gather_nd, scatters, where, boolean_mask, unique, segments) vs PyTorch (threads: $threads)"

@@ -91,6 +91,9 @@ static int stand_in_rank(const tide_op_def *def, const tide_attrs *a, int n_in, 
     return 0;
   if (f == tide_infer_reduce_join) return i == 1 ? 0 : -1;
   if (f == tide_infer_string_split) return i == 0 ? 1 : 0;
+  /* parse_example: serialized a batch (either rank gives valid dtypes), the
+   * name a scalar, the default the feature's shape */
+  if (f == tide_infer_parse_example) return i == 0 ? 1 : i == 1 ? 0 : capped(a->nints);
   return -1; /* no stand-in: a rule below */
 }
 

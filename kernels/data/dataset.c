@@ -17,7 +17,7 @@ static int live_threads; /* atomic */
 /* ---- descriptions ------------------------------------------------------------ */
 
 static tide_dataset *ds_new(enum dkind kind, tide_dataset *input, int ncomp) {
-  if (!input && kind != DS_SOURCE && kind != DS_SLICES && kind != DS_RANGE) {
+  if (!input && kind != DS_SOURCE && kind != DS_SLICES && kind != DS_RANGE && kind != DS_ZIP && kind != DS_CONCAT) {
     TIDE_FAIL(TIDE_ERR_VALUE, "data: the input dataset is NULL");
     return NULL;
   }
@@ -44,6 +44,10 @@ void tide_dataset_free(tide_dataset *ds) {
       free(ds->tensors);
     }
     if (ds->kind == DS_SOURCE && ds->src.free_ctx) ds->src.free_ctx(ds->src.ctx);
+    for (int i = 0; i < ds->ninputs; i++) tide_dataset_free(ds->inputs[i]);
+    free(ds->inputs);
+    free(ds->pad_shapes);
+    free(ds->pad_values);
     if (ds->graph) tide_graph_free(ds->graph);
     free(ds);
     ds = input;
@@ -158,6 +162,73 @@ tide_dataset *tide_dataset_map(tide_dataset *in, tide_graph *g, int parallel, in
   return ds;
 }
 
+tide_dataset *tide_dataset_filter(tide_dataset *in, tide_graph *g) {
+  if (!g) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "filter: the graph is NULL");
+    return NULL;
+  }
+  if (in && tide_graph_num_inputs(g) != in->ncomp) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "filter: the predicate takes %d tensors but an element has %d components",
+              tide_graph_num_inputs(g), in->ncomp);
+    return NULL;
+  }
+  if (tide_graph_num_outputs(g) != 1) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "filter: the predicate must return one bool scalar, it returns %d tensors",
+              tide_graph_num_outputs(g));
+    return NULL;
+  }
+  tide_dataset *ds = ds_new(DS_FILTER, in, 0);
+  if (!ds) return NULL;
+  tide_graph_retain(g);
+  ds->graph = g;
+  return ds;
+}
+
+/* zip or concatenate over n datasets (held). */
+static tide_dataset *multi(enum dkind kind, const char *what, int n, tide_dataset *const *inputs) {
+  if (n < 1 || !inputs) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "%s: expected at least one dataset, got %d", what, n);
+    return NULL;
+  }
+  int ncomp = 0;
+  for (int i = 0; i < n; i++) {
+    if (!inputs[i]) {
+      TIDE_FAIL(TIDE_ERR_VALUE, "%s: dataset %d is NULL", what, i);
+      return NULL;
+    }
+    if (kind == DS_CONCAT && inputs[i]->ncomp != inputs[0]->ncomp) {
+      TIDE_FAIL(TIDE_ERR_VALUE, "%s: the datasets' elements have different numbers of components (%d and %d)", what,
+                inputs[0]->ncomp, inputs[i]->ncomp);
+      return NULL;
+    }
+    ncomp = kind == DS_ZIP ? ncomp + inputs[i]->ncomp : inputs[0]->ncomp;
+  }
+  if (ncomp > TIDE_DATA_MAX_COMPONENTS) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "%s: an element would have %d components (at most %d)", what, ncomp,
+              TIDE_DATA_MAX_COMPONENTS);
+    return NULL;
+  }
+  tide_dataset *ds = ds_new(kind, NULL, ncomp);
+  if (!ds) return NULL;
+  if (!(ds->inputs = calloc((size_t)n, sizeof *ds->inputs))) {
+    free(ds);
+    TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    __atomic_add_fetch(&inputs[i]->refs, 1, __ATOMIC_RELAXED);
+    ds->inputs[i] = inputs[i];
+  }
+  ds->ninputs = n;
+  return ds;
+}
+
+tide_dataset *tide_dataset_zip(int n, tide_dataset *const *inputs) { return multi(DS_ZIP, "zip", n, inputs); }
+
+tide_dataset *tide_dataset_concatenate(int n, tide_dataset *const *inputs) {
+  return multi(DS_CONCAT, "concatenate", n, inputs);
+}
+
 tide_dataset *tide_dataset_batch(tide_dataset *in, int64_t n, int drop_remainder) {
   if (n < 1) {
     TIDE_FAIL(TIDE_ERR_VALUE, "batch: batch_size must be at least 1, got %lld", (long long)n);
@@ -165,6 +236,28 @@ tide_dataset *tide_dataset_batch(tide_dataset *in, int64_t n, int drop_remainder
   }
   tide_dataset *ds = ds_new(DS_BATCH, in, 0);
   if (ds) ds->n = n, ds->flag = drop_remainder != 0;
+  return ds;
+}
+
+tide_dataset *tide_dataset_padded_batch(tide_dataset *in, int64_t n, int drop_remainder, const int64_t *shapes,
+                                        const uint64_t *values) {
+  if (n < 1) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "padded_batch: batch_size must be at least 1, got %lld", (long long)n);
+    return NULL;
+  }
+  tide_dataset *ds = ds_new(DS_PADDED_BATCH, in, 0);
+  if (!ds) return NULL;
+  ds->n = n, ds->flag = drop_remainder != 0;
+  size_t nd = (size_t)ds->ncomp * TIDE_MAX_DIMS;
+  ds->pad_shapes = malloc(nd * sizeof *ds->pad_shapes);
+  ds->pad_values = calloc((size_t)ds->ncomp, sizeof *ds->pad_values);
+  if (!ds->pad_shapes || !ds->pad_values) {
+    tide_dataset_free(ds);
+    TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
+    return NULL;
+  }
+  for (size_t i = 0; i < nd; i++) ds->pad_shapes[i] = shapes && shapes[i] >= 0 ? shapes[i] : -1;
+  if (values) memcpy(ds->pad_values, values, (size_t)ds->ncomp * sizeof *values);
   return ds;
 }
 
@@ -222,7 +315,29 @@ int64_t tide_dataset_cardinality(const tide_dataset *ds) {
   case DS_MAP:
   case DS_SHUFFLE:
   case DS_PREFETCH: return in;
+  case DS_FILTER: return in == TIDE_DATA_INFINITE ? in : TIDE_DATA_UNKNOWN;
+  case DS_ZIP: { /* TF: the shortest; unknown if any is; infinite if all are */
+    int64_t n = TIDE_DATA_INFINITE;
+    for (int i = 0; i < ds->ninputs; i++) {
+      int64_t c = tide_dataset_cardinality(ds->inputs[i]);
+      if (c == TIDE_DATA_UNKNOWN) return c;
+      if (c != TIDE_DATA_INFINITE && (n == TIDE_DATA_INFINITE || c < n)) n = c;
+    }
+    return n;
+  }
+  case DS_CONCAT: { /* TF: infinite if any is, else unknown if any is, else the sum */
+    int64_t n = 0;
+    bool unknown = false;
+    for (int i = 0; i < ds->ninputs; i++) {
+      int64_t c = tide_dataset_cardinality(ds->inputs[i]);
+      if (c == TIDE_DATA_INFINITE) return c;
+      if (c == TIDE_DATA_UNKNOWN) unknown = true;
+      else n += c;
+    }
+    return unknown ? TIDE_DATA_UNKNOWN : n;
+  }
   case DS_BATCH:
+  case DS_PADDED_BATCH:
     if (in < 0) return in;
     return ds->flag ? in / ds->n : (in + ds->n - 1) / ds->n;
   case DS_TAKE:
@@ -256,6 +371,10 @@ dnode *dnode_make(tide_dataset *ds, dpass *pass) {
   case DS_SKIP: return dnode_take_skip(ds, pass);
   case DS_REPEAT: return dnode_repeat(ds, pass);
   case DS_PREFETCH: return dnode_prefetch(ds, pass);
+  case DS_FILTER: return dnode_filter(ds, pass);
+  case DS_ZIP:
+  case DS_CONCAT: return dnode_multi(ds, pass);
+  case DS_PADDED_BATCH: return dnode_padded_batch(ds, pass);
   }
   TIDE_FAIL(TIDE_ERR_INTERNAL, "data: unknown dataset kind %d", ds->kind);
   return NULL;

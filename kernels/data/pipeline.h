@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum dkind { DS_SOURCE, DS_SLICES, DS_RANGE, DS_MAP, DS_BATCH, DS_SHUFFLE, DS_TAKE, DS_SKIP, DS_REPEAT, DS_PREFETCH };
+enum dkind { DS_SOURCE, DS_SLICES, DS_RANGE, DS_MAP, DS_BATCH, DS_SHUFFLE, DS_TAKE, DS_SKIP, DS_REPEAT, DS_PREFETCH, DS_FILTER, DS_ZIP, DS_CONCAT, DS_PADDED_BATCH };
 
 struct tide_dataset {
   int refs;              /* atomic */
@@ -30,9 +30,14 @@ struct tide_dataset {
   int parallel;          /* map */
   uint64_t seed;         /* shuffle */
   uint64_t passes;       /* atomic: passes begun (shuffle's reshuffle counter) */
+  int tuned;             /* atomic: prefetch AUTOTUNE: the depth earlier passes grew to */
   tide_graph *graph;     /* map */
   tide_tensor *tensors;  /* slices: ncomp contiguous tensors */
   tide_data_source src;  /* source */
+  tide_dataset **inputs; /* zip, concatenate: ninputs datasets (held) */
+  int64_t *pad_shapes;   /* padded_batch: ncomp * TIDE_MAX_DIMS dims, -1: the batch's longest */
+  uint64_t *pad_values;  /* padded_batch: ncomp values, each its component dtype's bytes */
+  int ninputs;
 };
 
 typedef struct dpass dpass;
@@ -137,7 +142,7 @@ static inline tide_status derror_raise(derror *e, const char *prefix) {
 /* The status a node returns when its pass is stopping. */
 static inline tide_status dstopped(void) { return TIDE_FAIL(TIDE_ERR_INTERRUPTED, "data: the iterator was closed"); }
 
-/* Node makers (data/sources.c, transform.c, map.c, prefetch.c). */
+/* Node makers (data/sources.c, transform.c, padded_batch.c, map.c, filter.c, combine.c, prefetch.c). */
 dnode *dnode_source(tide_dataset *ds, dpass *pass);
 dnode *dnode_slices(tide_dataset *ds, dpass *pass);
 dnode *dnode_range(tide_dataset *ds, dpass *pass);
@@ -147,5 +152,8 @@ dnode *dnode_shuffle(tide_dataset *ds, dpass *pass);
 dnode *dnode_take_skip(tide_dataset *ds, dpass *pass);
 dnode *dnode_repeat(tide_dataset *ds, dpass *pass);
 dnode *dnode_prefetch(tide_dataset *ds, dpass *pass);
+dnode *dnode_filter(tide_dataset *ds, dpass *pass);
+dnode *dnode_multi(tide_dataset *ds, dpass *pass); /* zip, concatenate */
+dnode *dnode_padded_batch(tide_dataset *ds, dpass *pass);
 
 #endif

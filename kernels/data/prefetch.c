@@ -5,7 +5,9 @@
 /* AUTOTUNE: the buffer starts at 1 element and doubles, up to MAX_AUTO,
  * each time the consumer finds it empty (the producer is slower than the
  * consumer's rate at that depth), TF's hill-climbing in its simplest form:
- * a consumer that never waits keeps a small buffer (little memory held). */
+ * a consumer that never waits keeps a small buffer (little memory held).
+ * The depth reached is kept with the dataset, so the next pass (the next
+ * epoch of fit) starts there instead of starving its way up again. */
 enum { MAX_AUTO = 64 };
 
 typedef struct pentry {
@@ -16,6 +18,7 @@ typedef struct pentry {
 
 typedef struct prefetch_node {
   dnode base;
+  tide_dataset *ds;
   dnode *in;
   int cap, limit, autotune;
   pentry *ring;
@@ -67,6 +70,10 @@ static tide_status prefetch_next(dnode *self, tide_tensor *out, int *end) {
   while (p->count == 0 && !dpass_stopping(self->pass)) {
     if (p->autotune && p->limit < p->cap) { /* starved: allow a deeper buffer */
       p->limit = p->limit * 2 < p->cap ? p->limit * 2 : p->cap;
+      int had = __atomic_load_n(&p->ds->tuned, __ATOMIC_RELAXED);
+      while (had < p->limit &&
+             !__atomic_compare_exchange_n(&p->ds->tuned, &had, p->limit, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+      }
       dsignal(&p->cv, &p->seq);
     }
     dwait(&p->cv, &p->mu, &p->seq, self->pass);
@@ -142,8 +149,10 @@ dnode *dnode_prefetch(tide_dataset *ds, dpass *pass) {
   p->base = (dnode){&prefetch_ops, ds->ncomp, pass};
   p->in = in;
   p->cap = cap;
+  p->ds = ds;
   p->autotune = autotune;
-  p->limit = autotune ? 1 : (int)want;
+  int tuned = __atomic_load_n(&ds->tuned, __ATOMIC_RELAXED);
+  p->limit = autotune ? (tuned > 1 && tuned < cap ? tuned : 1) : (int)want;
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv, NULL);
   dpass_watch(pass, &p->waiter, &p->mu, &p->cv);

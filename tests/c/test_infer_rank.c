@@ -199,6 +199,8 @@ static const rcase cases[] = {
     {ROW(SUBSTR), IN3(D(STR, 1, 2), S(I32), S(I32)), OUT(STR, 1, 2)},
     {ROW(STRING_SPLIT), IN2(UR(STR), S(STR)), OUT(STR, 1, U), OUT1(I64, 1, U)},
     {ROW(ASSERT), IN2(UR(BOOL), S(STR)), OUT(BOOL, 0, 0)},
+    {ROW(PARSE_EXAMPLE_DENSE), A(.dtype = I64, .ints = {2}, .nints = 1), IN3(UR(STR), S(STR), D(I64, 1, 0)), OUT(I64, R, 0)},
+    {ROW(PARSE_EXAMPLE_SPARSE), A(.dtype = F32), IN2(UR(STR), S(STR)), OUT(I64, R, 0), OUT1(F32, R, 0)},
 };
 
 static bool covered[TIDE_NUM_OPS];
@@ -238,9 +240,9 @@ static bool same_out(const tide_tensor *t, int dt, int nd, const int64_t *want, 
 }
 
 static void run_case(const rcase *c) {
-  tide_tensor in[3], out[2] = {blank(), blank()};
+  tide_tensor in[3], out[3] = {blank(), blank(), blank()}; /* three: parse_example_sparse's outputs */
   const tide_tensor *ins[3];
-  tide_tensor *outs[2] = {&out[0], &out[1]};
+  tide_tensor *outs[3] = {&out[0], &out[1], &out[2]};
   for (int i = 0; i < c->n_in; i++) make_desc(&in[i], &c->in[i]), ins[i] = &in[i];
   int n_out = tide_op_num_outputs(c->op);
   tide_status st = tide_op_infer(c->op, &c->at, c->n_in, ins, n_out, outs);

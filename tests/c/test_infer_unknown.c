@@ -316,6 +316,13 @@ static const icase cases[] = {
     {ROW(ASSERT), IN2(D(F32, 1, U), S(STR)), OUT(0, 0)},
     {ROW(ASSERT), IN2(D(I32, 1, U), S(STR)), ERR(TIDE_ERR_DTYPE, "assert: the condition must be a bool tensor")},
     {ROW(ASSERT), IN2(D(BOOL, 1, U), D(STR, 1, U)), ERR(TIDE_ERR_VALUE, "assert: the message must be a 0-d string")},
+    {ROW(PARSE_EXAMPLE_DENSE), A(.dtype = TIDE_INT64, .ints = {2}, .nints = 1), IN3(D(STR, 1, U), S(STR), D(TIDE_INT64, 1, 0)), OUT(2, U, 2)},
+    {ROW(PARSE_EXAMPLE_DENSE), A(.dtype = F32, .m = 1), IN3(S(STR), S(STR), S(TIDE_INT64)), ERR(TIDE_ERR_DTYPE, "the default value is int64")},
+    {ROW(PARSE_EXAMPLE_DENSE), A(.dtype = F32, .ints = {2}, .nints = 1, .m = 1), IN3(S(STR), S(STR), D(F32, 1, 3)), ERR(TIDE_ERR_SHAPE, "has 3 values")},
+    {ROW(PARSE_EXAMPLE_DENSE), A(.dtype = I32), IN3(S(STR), S(STR), S(I32)), ERR(TIDE_ERR_DTYPE, "dtype must be int64, float32 or string")},
+    {ROW(PARSE_EXAMPLE_SPARSE), A(.dtype = STR), IN2(D(STR, 1, U), S(STR)), OUT(2, U, 2), OUT1(1, U)},
+    {ROW(PARSE_EXAMPLE_SPARSE), A(.dtype = F32), IN2(D(STR, 2, U, U), S(STR)), ERR(TIDE_ERR_VALUE, "rank 0 or 1")},
+    {ROW(PARSE_EXAMPLE_SPARSE), A(.dtype = F32), IN2(S(STR), D(STR, 1, 1)), ERR(TIDE_ERR_VALUE, "the feature name must be a scalar")},
 };
 
 /* Make t a symbolic descriptor of d (nelem -1 when a dim is unknown). */
@@ -348,9 +355,9 @@ static bool covered[TIDE_NUM_OPS];
 
 /* Run one row through tide_op_infer and compare. */
 static void run_case(const icase *c) {
-  tide_tensor in[3], out[2];
+  tide_tensor in[3], out[3]; /* three: parse_example_sparse's outputs */
   const tide_tensor *ins[3];
-  tide_tensor *outs[2] = {&out[0], &out[1]};
+  tide_tensor *outs[3] = {&out[0], &out[1], &out[2]};
   for (int i = 0; i < c->n_in; i++) make_desc(&in[i], &c->in[i]), ins[i] = &in[i];
   memset(out, 0, sizeof out);
   int n_out = tide_op_num_outputs(c->op);

@@ -852,4 +852,38 @@ do
   end
 end
 
+-- tf.train.Example (kernels/io/example_op.c): one op per feature of a spec;
+-- a 1-D serialized tensor is a batch, a 0-d one a record, so the rank must be known.
+do
+  local IO = tide.io
+  local F, V = IO.FixedLenFeature, IO.VarLenFeature
+  local recs = {
+    IO.serialize_example { n = { int64_list = { 3 } }, v = { float_list = { 1.5, -2 } }, w = { "ab", "" },
+      t = { int64_list = { 4, 5, 6 } } },
+    IO.serialize_example { n = { int64_list = { -1 } }, v = { float_list = { 0, 7 } }, t = { int64_list = {} } },
+    IO.serialize_example { n = { int64_list = { 9 } }, v = { float_list = { 2, 3 } }, w = { "x" } },
+  }
+  local batch = tide.tensor(recs, "string")
+  local rank = { rank_error = "the rank of serialized must be known" }
+  cases.parse_example_dense = function(add)
+    add("int64 batch", function(s) return IO.parse_example(s, { n = F({}, "int64") }).n end, { batch }, rank)
+    add("float32 [2] record", function(s) return IO.parse_single_example(s, { v = F({ 2 }, "float32") }).v end,
+      { tide.tensor(recs[2], "string") }, rank)
+    add("float32 [1, 2] default", function(s)
+      return IO.parse_example(s, { q = F({ 1, 2 }, "float32", { default_value = { 8, 9 } }) }).q
+    end, { batch }, rank)
+    add("string default", function(s)
+      return IO.parse_example(s, { u = F({}, "string", { default_value = "none" }) }).u
+    end, { batch }, rank)
+  end
+  cases.parse_example_sparse = function(add)
+    add("int64 batch", function(s) local t = IO.parse_example(s, { t = V("int64") }).t
+      return t.indices, t.values, t.dense_shape end, { batch }, rank)
+    add("string record", function(s) local t = IO.parse_single_example(s, { w = V("string") }).w
+      return t.indices, t.values, t.dense_shape end, { tide.tensor(recs[1], "string") }, rank)
+    add("float32 batch, strided", function(s) local t = IO.parse_example(s, { v = V("float32") }).v
+      return t.indices, t.values, t.dense_shape end, { batch:slice { { 0, 3, 2 } } }, rank)
+  end
+end
+
 return M

@@ -69,9 +69,23 @@ TIDE_API tide_dataset *tide_dataset_range(int64_t start, int64_t stop, int64_t s
  * hands out results as they finish. The dataset holds g (tide_graph_retain);
  * variables g reads must outlive every pass. */
 TIDE_API tide_dataset *tide_dataset_map(tide_dataset *in, tide_graph *g, int parallel, int deterministic);
+/* The elements for which g, a graph of an element's components giving one
+ * bool scalar, gives true; g runs where the pass pulls. The dataset holds g. */
+TIDE_API tide_dataset *tide_dataset_filter(tide_dataset *in, tide_graph *g);
+/* zip: the inputs' elements side by side (their components in order) until
+ * the shortest ends; concatenate: each input's elements in turn (the same
+ * number of components). Both hold their inputs. */
+TIDE_API tide_dataset *tide_dataset_zip(int n, tide_dataset *const *inputs);
+TIDE_API tide_dataset *tide_dataset_concatenate(int n, tide_dataset *const *inputs);
 /* n elements at a time stacked along a new first dim (the last batch may be
  * smaller unless drop_remainder). */
 TIDE_API tide_dataset *tide_dataset_batch(tide_dataset *in, int64_t n, int drop_remainder);
+/* padded_batch: n elements at a time, each component padded at the end of
+ * every dim to shapes[k * TIDE_MAX_DIMS + d] (-1: the batch's longest; NULL:
+ * all longest) with values[k] (the component dtype's bytes; NULL: zeros),
+ * then stacked. Numbers and bools (not strings). */
+TIDE_API tide_dataset *tide_dataset_padded_batch(tide_dataset *in, int64_t n, int drop_remainder,
+                                                 const int64_t *shapes, const uint64_t *values);
 /* A buffer of `buffer` elements, each output drawn uniformly from it
  * (Philox, key from seed): pass k draws with key (seed, k) when reshuffle,
  * else (seed, 0). */

@@ -1,6 +1,7 @@
 -- stdlib/tide/data/c_engine.lua — datasets whose stages all run in C
 -- (kernels/data): building their tide_dataset descriptions and reading passes.
 local binding = require "tide.binding"
+local convert = require "tide.convert"
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local M = {}
@@ -8,16 +9,21 @@ local M = {}
 local DTYPE_INT64 = require("tide.dtype").codes.int64
 
 -- Stages the engine runs; a map or filter only when traced.
-local KINDS = { slices = true, range = true, map = true, batch = true, shuffle = true, take = true, skip = true,
-  ["repeat"] = true, prefetch = true, c_source = true }
+local KINDS = { slices = true, range = true, map = true, filter = true, batch = true, shuffle = true, take = true,
+  skip = true, ["repeat"] = true, prefetch = true, c_source = true, zip = true, concatenate = true, enumerate = true,
+  padded_batch = true }
 
 -- True when every stage of ds runs in C (memoized).
 function M.supports(ds)
   local s = rawget(ds, "_c_ok")
   if s ~= nil then return s end
   s = KINDS[ds.kind] == true
-  if s and ds.kind == "map" and not ds.compiled then s = false end
+  if s and (ds.kind == "map" or ds.kind == "filter") and not ds.compiled then s = false end
+  if s and ds.kind == "padded_batch" then -- numbers and bools (a padding string stays in Lua)
+    for _, sp in ipairs(ds.specs) do if sp.dtype == "string" then s = false end end
+  end
   if s and ds.input then s = M.supports(ds.input) end
+  for _, d in ipairs(s and ds.inputs or {}) do s = s and M.supports(d) end
   ds._c_ok = s
   return s
 end
@@ -40,6 +46,37 @@ local function handle(ds)
   elseif k == "map" then
     local p = ds.parallel
     h = C.tide_dataset_map(input, ds.compiled.graph, p == nil and 0 or p, ds.deterministic and 1 or 0)
+  elseif k == "filter" then
+    h = C.tide_dataset_filter(input, ds.compiled.graph)
+  elseif k == "zip" or k == "concatenate" then
+    local n = #ds.inputs
+    local arr = ffi.new("tide_dataset *[?]", n)
+    for i, d in ipairs(ds.inputs) do arr[i - 1] = handle(d) end
+    h = (k == "zip" and C.tide_dataset_zip or C.tide_dataset_concatenate)(n, arr)
+  elseif k == "padded_batch" then
+    local nc, MAX = #ds.specs, C.TIDE_MAX_DIMS
+    local shapes, values = ffi.new("int64_t[?]", nc * MAX, -1), ffi.new("uint64_t[?]", nc)
+    for c = 1, nc do
+      for d, w in ipairs(ds.shapes[c] or {}) do
+        if type(w) == "number" and w >= 0 then shapes[(c - 1) * MAX + d - 1] = w end
+      end
+      local v = ds.values[c]
+      if v ~= nil then
+        local t = convert.tensor(v, ds.input.specs[c].dtype, "padded_batch")
+        if tonumber(t.nelem) ~= 1 then
+          binding.error(string.format("padded_batch: padding_values for component %d must be a scalar, got %d values",
+            c, tonumber(t.nelem)))
+        end
+        t = t:contiguous()
+        ffi.copy(values + (c - 1), t.data, tonumber(C.tide_dtype_size(t.dt)))
+      end
+    end
+    h = C.tide_dataset_padded_batch(input, ds.n, ds.drop and 1 or 0, shapes, values)
+  elseif k == "enumerate" then -- TF's own form: zip{range(start, int64 max), ds}
+    local counter = C.tide_dataset_range(ds.start, 9223372036854775807LL, 1, DTYPE_INT64)
+    if counter == nil then binding.raise() end
+    h = C.tide_dataset_zip(2, ffi.new("tide_dataset *[2]", counter, input))
+    C.tide_dataset_free(counter) -- the zip holds it
   elseif k == "batch" then
     h = C.tide_dataset_batch(input, ds.n, ds.drop and 1 or 0)
   elseif k == "shuffle" then
@@ -104,7 +141,7 @@ function M.open(ds)
       close()
       return nil
     end
-    for i = 1, n do binding.finish(flat[i]) end
+    for i = 1, n do binding.finish_handed(flat[i]) end -- a collection it is due goes to the consumer's work
     return flat
   end
   return nextf, close

@@ -498,7 +498,11 @@ function Dataset:element_spec_value() return structure.spec_value(self.template,
 function Dataset:iter(opts)
   opts = options("iter", { "prefetch" }, opts)
   local top = self
-  if opts.prefetch ~= false and self.kind ~= "prefetch" and engines.c.supports(self) then top = self:prefetch(M.AUTOTUNE) end
+  if opts.prefetch ~= false and self.kind ~= "prefetch" and engines.c.supports(self) then
+    -- one prefetch stage for every pass: the depth AUTOTUNE grew to carries over to the next epoch
+    top = rawget(self, "_auto_prefetch") or self:prefetch(M.AUTOTUNE)
+    self._auto_prefetch = top
+  end
   local nextf = M.open(top)
   local template = self.template
   return function()

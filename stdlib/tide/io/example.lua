@@ -4,11 +4,12 @@ local binding = require "tide.binding"
 local bit = require "bit"
 local class = require "tide.class"
 local convert = require "tide.convert"
+local dispatch = require "tide.dispatch"
 local dtype = require "tide.dtype"
 local shape_ops = require "tide.ops.shape"
 local sparse = require "tide.sparse_tensor"
 
-local ffi, C = binding.ffi, binding.C
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local M = {}
 
 -- TF's Example holds three kinds of value list; a feature's dtype names one.
@@ -84,8 +85,9 @@ local function product(dims)
   return n
 end
 
--- Fills spec (a tide_feature_spec) for feature `name`; keeps what C points to in `anchors`.
-local function fill_spec(op, spec, name, f, anchors)
+-- Check the spec f of feature `name` (TF's checks, before any parsing);
+-- returns a FixedLenFeature's default as a tensor of its dtype, or nil.
+local function check_spec(op, name, f)
   if type(name) ~= "string" then
     binding.error(string.format("%s: feature names must be strings, got %s", op, type(name)))
   end
@@ -95,17 +97,11 @@ local function fill_spec(op, spec, name, f, anchors)
     binding.error(string.format("%s: features[%q] must be a tide.io.FixedLenFeature or VarLenFeature, got %s", op, name,
       mt and mt.__name or type(f)))
   end
-  spec.name = name
-  spec.type = TYPE_OF[f.dtype]
-  if class.is_instance(f, VarLenFeature) then
-    spec.var_len = 1
-    return
-  end
+  if class.is_instance(f, VarLenFeature) then return nil end
   local nd = #f.shape
   if nd > C.TIDE_MAX_DIMS then
     binding.error(string.format("%s: feature %s: rank %d is more than the %d dims tide supports", op, name, nd, C.TIDE_MAX_DIMS))
   end
-  local dims = ffi.new("int64_t[?]", math.max(nd, 1))
   for d = 1, nd do
     local v = f.shape[d]
     if type(v) ~= "number" then
@@ -115,13 +111,9 @@ local function fill_spec(op, spec, name, f, anchors)
     if v < 0 or v % 1 ~= 0 then
       binding.error(string.format("%s: feature %s: shape dims must be whole numbers >= 0, got %s", op, name, tostring(v)))
     end
-    dims[d - 1] = v
   end
-  anchors[#anchors + 1] = dims
-  spec.ndim, spec.dims = nd, dims
   local def = f.default_value
-  if def == nil then return end
-  spec.has_default = 1
+  if def == nil then return nil end
   local size = product(f.shape)
   if f.dtype == "string" and binding.istensor(def) and def.dtype ~= "string" then
     binding.error(string.format("%s: feature %s: the default_value of a string feature must be strings, got a %s tensor",
@@ -132,50 +124,49 @@ local function fill_spec(op, spec, name, f, anchors)
     binding.error(string.format("%s: feature %s: default_value has %d values but shape {%s} needs %d", op, name,
       tonumber(t.nelem), table.concat(f.shape, ", "), size))
   end
-  anchors[#anchors + 1] = t
-  if f.dtype == "string" then anchors.string_defaults[name] = t else spec.default_values = t.data end
+  return t
 end
 
--- The parsed value of feature i (spec f) from the C batch b of n examples.
-local function result_of(b, i, f, n, batch, string_default)
-  local count = tonumber(C.tide_example_batch_count(b, i))
-  local function values_of(dims)
-    local t = convert.empty(dtype.codes[f.dtype], dims, "parse_example")
-    if count == 0 then return t end
-    local rc
-    if f.dtype == "string" then
-      rc = C.tide_example_batch_strings(b, i, t, string_default)
-    else
-      rc = C.tide_example_batch_values(b, i, ffi.cast("void *", t.data))
-    end
-    if rc ~= 0 then binding.raise() end
-    return t
-  end
+-- The registry ops (kernels/io/example_op.c), one per feature: eager on an
+-- eager tensor, a graph node on a traced one (so a dataset's map that
+-- parses records runs on the pipeline's C threads).
+local OP_DENSE, OP_SPARSE = C.tide_op_lookup("parse_example_dense"), C.tide_op_lookup("parse_example_sparse")
+local sparse_ins = ffi.new("const tide_tensor *[2]")
+local sparse_outs = ffi.new("tide_tensor *[3]")
+local no_default = {} -- dtype code -> an empty tensor standing for "no default" (the op ignores it)
+
+-- The parsed value of feature `name` (spec f) of the string tensor ser.
+local function parse_feature(op, ser, name, f, default)
+  local code = dtype.codes[f.dtype]
+  local key = convert.tensor(name, "string", op)
+  local a = dispatch.attrs()
+  a.dtype = code
+  a.n = op == "parse_single_example" and 1 or 0
   if class.is_instance(f, FixedLenFeature) then
-    local dims = {}
-    if batch then dims[1] = n end
-    for d = 1, #f.shape do dims[#dims + 1] = f.shape[d] end
-    return values_of(dims)
+    dispatch.set_ints(a, f.shape, op)
+    local d = default
+    if d then
+      a.m = 1
+    else
+      d = no_default[code] or convert.empty(code, { 0 }, op)
+      no_default[code] = d
+    end
+    return dispatch.run(OP_DENSE, a, { ser, key, d })
   end
-  -- VarLenFeature: a SparseTensor
-  local values = values_of({ count })
-  local indices, longest
-  if batch then
-    indices = convert.empty(C.TIDE_INT64, { count, 2 }, "parse_example")
-    longest = C.tide_example_batch_var_indices(b, i, ffi.cast("int64_t *", indices.data))
-  else
-    local pairs_buf = ffi.new("int64_t[?]", 2 * count + 2)
-    longest = C.tide_example_batch_var_indices(b, i, pairs_buf)
-    indices = convert.empty(C.TIDE_INT64, { count, 1 }, "parse_example")
-    local p = ffi.cast("int64_t *", indices.data)
-    for k = 0, count - 1 do p[k] = pairs_buf[2 * k + 1] end
-  end
-  local dense_shape = convert.tensor(batch and { n, tonumber(longest) } or { tonumber(longest) }, "int64", "parse_example")
+  -- VarLenFeature: a SparseTensor (three outputs: dispatch.run gives two at most)
+  local indices, values, dense_shape = Tensor(), Tensor(), Tensor()
+  sparse_ins[0], sparse_ins[1] = ser, key
+  sparse_outs[0], sparse_outs[1], sparse_outs[2] = indices, values, dense_shape
+  if C.tide_op_run(OP_SPARSE, a, 2, sparse_ins, 3, sparse_outs) ~= 0 then binding.raise() end
+  binding.finish(indices)
+  binding.finish(values)
+  binding.finish(dense_shape)
   return sparse.SparseTensor(indices, values, dense_shape)
 end
 
 -- The common body: serialized is a list of Lua strings or a string tensor
--- (0-D or 1-D); batch says whether results carry a leading batch dim.
+-- (0-D or 1-D); batch says whether results carry a leading batch dim (a
+-- list: always; a tensor: when it is 1-D).
 local function parse(op, serialized, features, batch)
   if type(features) ~= "table" or binding.istensor(features) then
     binding.error(string.format("%s: features must be a table {name = FixedLenFeature or VarLenFeature}, got %s", op,
@@ -189,42 +180,28 @@ local function parse(op, serialized, features, batch)
     end
   end
   table.sort(names)
-  local from_tensor = binding.istensor(serialized)
-  if from_tensor then
-    if bit.band(serialized.flags, C.TIDE_TENSOR_SYMBOLIC) ~= 0 then
-      binding.error(op .. ": not yet an op: it cannot run inside tide.trace (a traced map function); " ..
-        "parse outside the trace, or let the map run in Lua")
+  local ser
+  if binding.istensor(serialized) then
+    if serialized.ndim < 0 then
+      binding.error(op .. ": the rank of serialized must be known (a traced input of unknown rank: give its " ..
+        "TensorSpec a shape): one record and a batch parse differently")
     end
-    serialized = shape_ops.contiguous(serialized)
-  end
-  local nspecs, n = #names, from_tensor and tonumber(serialized.nelem) or #serialized
-  local specs = ffi.new("tide_feature_spec[?]", math.max(nspecs, 1))
-  local anchors = { string_defaults = {} }
-  for i, name in ipairs(names) do fill_spec(op, specs[i - 1], name, features[name], anchors) end
-  local ptrs = ffi.new("const uint8_t *[?]", math.max(n, 1))
-  local lens = ffi.new("size_t[?]", math.max(n, 1))
-  local len = ffi.new("int64_t[1]")
-  for k = 1, from_tensor and 0 or n do
-    local s = serialized[k]
-    if type(s) ~= "string" then
-      binding.error(string.format("%s: serialized example %d must be a string of bytes, got %s", op, k, type(s)))
+    ser = serialized
+  else
+    for k = 1, #serialized do
+      if type(serialized[k]) ~= "string" then
+        binding.error(string.format("%s: serialized example %d must be a string of bytes, got %s", op, k,
+          type(serialized[k])))
+      end
     end
-    ptrs[k - 1] = ffi.cast("const uint8_t *", s)
-    lens[k - 1] = #s
+    if not batch then ser = convert.tensor(serialized[1], "string", op)
+    elseif #serialized == 0 then ser = convert.empty(dtype.codes.string, { 0 }, op)
+    else ser = convert.tensor(serialized, "string", op) end
   end
-  for k = 0, from_tensor and n - 1 or -1 do
-    ptrs[k] = ffi.cast("const uint8_t *", C.tide_string_at(serialized.data, k, len))
-    lens[k] = len[0]
-  end
-  local b = C.tide_example_parse(n, ptrs, lens, nspecs, specs, batch)
-  if b == nil then binding.raise() end
-  b = ffi.gc(b, C.tide_example_batch_free)
+  local defaults = {} -- every spec checked before any parsing
+  for _, name in ipairs(names) do defaults[name] = check_spec(op, name, features[name]) or false end
   local out = {}
-  for i, name in ipairs(names) do
-    out[name] = result_of(b, i - 1, features[name], n, batch, anchors.string_defaults[name])
-  end
-  ffi.gc(b, nil)
-  C.tide_example_batch_free(b)
+  for _, name in ipairs(names) do out[name] = parse_feature(op, ser, name, features[name], defaults[name] or nil) end
   return out
 end
 
@@ -234,7 +211,7 @@ end
 -- features: a string tensor), a VarLenFeature a tide.SparseTensor of rank 1.
 function M.parse_single_example(serialized, features)
   if binding.istensor(serialized) then
-    if serialized.dtype ~= "string" or serialized.ndim ~= 0 then
+    if serialized.dtype ~= "string" or serialized.ndim > 0 then -- (an unknown rank: parse says so)
       binding.error(string.format("parse_single_example: serialized must be a scalar string tensor, got a %s tensor " ..
         "of shape [%s]", serialized.dtype, table.concat(serialized.shape, ", ")))
     end

@@ -85,6 +85,135 @@ describe("map on C threads", function()
   end)
 end)
 
+describe("filter in C", function()
+  local c_engine = require "tide.data.c_engine"
+
+  it("runs a traced predicate with no Lua, in order, after a parallel map and before batch", function()
+    local ds = D.range(100):map(function(v) return v * 3 end, { parallel = 2 })
+      :filter(function(v) return tide.equal(v % 2, 0) end):batch(7)
+    assert.is_true(c_engine.supports(ds))
+    assert.are.equal(tide.data.UNKNOWN_CARDINALITY, ds:cardinality())
+    assert.are.equal(tide.data.INFINITE_CARDINALITY, D.range(3):repeat_():filter(function(v) return v:gt(0) end):cardinality())
+    local got = {}
+    for b in ds:iter() do for _, v in ipairs(b:totable()) do got[#got + 1] = v end end
+    local want = {}
+    for i = 0, 99 do if (i * 3) % 2 == 0 then want[#want + 1] = i * 3 end end
+    assert.are.same(want, got)
+  end)
+
+  it("takes every component of a list or map element, and nothing passes an all-false predicate", function()
+    local ds = D.from_tensor_slices { a = tide.tensor { 1, 2, 3, 4 }, b = tide.tensor { 4, 3, 2, 1 } }
+      :filter(function(e) return e.a:gt(e.b) end)
+    assert.is_true(c_engine.supports(ds))
+    local got = {}
+    for e in ds:iter() do got[#got + 1] = { e.a:item(), e.b:item() } end
+    assert.are.same({ { 3, 2 }, { 4, 1 } }, got)
+    assert.are.same({}, D.range(5):filter(function(v) return v:lt(0) end):totable())
+  end)
+
+  it("names the element whose predicate failed", function()
+    local ds = D.from_tensor_slices(tide.tensor { 0, 1, 5, 2 })
+      :filter(function(v) return tide.gather(tide.tensor { true, false, true }, v) end)
+    assert.is_true(c_engine.supports(ds))
+    local it = ds:iter()
+    assert.are.equal(0, it():item())
+    h.errors("filter: the predicate failed on element 2", it)
+  end)
+end)
+
+describe("zip, concatenate and enumerate in C", function()
+  local c_engine = require "tide.data.c_engine"
+  local function c_card(ds) return tonumber(C.tide_dataset_cardinality(c_engine.handle(ds))) end
+
+  it("run with no Lua, in TF's order, and C's cardinality agrees with element_spec's side", function()
+    local a = D.range(5):map(function(v) return v * 10 end, { parallel = 2 })
+    local z = D.zip { a, D.from_tensor_slices { tide.tensor { 1, 2, 3 }, tide.tensor { 4, 5, 6 } } }
+    local cat = D.range(3):concatenate(D.range(10, 12))
+    local en = D.range(3):map(function(v) return v * 2 end):enumerate(5)
+    for _, ds in ipairs { z, cat, en } do assert.is_true(c_engine.supports(ds)) end
+    local got = {}
+    for x, pair in z:iter() do got[#got + 1] = { x:item(), pair[1]:item(), pair[2]:item() } end
+    assert.are.same({ { 0, 1, 4 }, { 10, 2, 5 }, { 20, 3, 6 } }, got)
+    got = {}
+    for v in cat:iter() do got[#got + 1] = v:item() end
+    assert.are.same({ 0, 1, 2, 10, 11 }, got)
+    got = {}
+    for i, v in en:iter() do got[#got + 1] = { i:item(), v:item() } end
+    assert.are.same({ { 5, 0 }, { 6, 2 }, { 7, 4 } }, got)
+    assert.are.equal("int64", en.element_spec[1].dtype)
+    local inf, unknown = D.range(2):repeat_(), D.range(4):filter(function(v) return v:gt(1) end)
+    for _, ds in ipairs { z, cat, en, D.zip { inf, D.range(3) }, D.zip { inf, inf }, D.zip { unknown, D.range(3) },
+      inf:concatenate(D.range(2)), unknown:concatenate(D.range(2)), D.range(2):concatenate(D.range(0)) } do
+      assert.are.equal(ds:cardinality(), c_card(ds))
+    end
+  end)
+
+  it("stop the threads of every input when a pass ends early", function()
+    local m = D.range(1000):map(function(v) return v + 1 end, { parallel = 2 })
+    for _, ds in ipairs { D.zip { m, m:map(function(v) return v * 2 end, { parallel = 2 }) }, m:concatenate(m), m:enumerate() } do
+      local it = ds:iter()
+      it()
+      it()
+      it = nil
+      binding.collect()
+      binding.collect()
+      assert.are.equal(0, C.tide_data_live_threads())
+    end
+    -- concatenate ends the first input's pass (and its threads) before the second's
+    local it = D.range(3):map(function(v) return v end, { parallel = 2 }):concatenate(D.range(2)):iter { prefetch = false }
+    for _ = 1, 4 do it() end
+    assert.are.equal(0, C.tide_data_live_threads())
+    it = nil
+    binding.collect()
+  end)
+
+  it("zip drops what earlier inputs gave for an element a later input ends", function()
+    local z = D.zip { D.range(5), D.range(2) }
+    assert.are.same({ { 0, 0 }, { 1, 1 } }, (function()
+      local t = {}
+      for a, b in z:iter() do t[#t + 1] = { a:item(), b:item() } end
+      return t
+    end)())
+  end)
+end)
+
+describe("padded_batch in C", function()
+  local c_engine = require "tide.data.c_engine"
+
+  it("pads each component to the batch's longest or the given shape, with its padding value", function()
+    -- (shapes from the data, in ops that trace: fill's shape as a tensor)
+    local ds = D.range(1, 6):map(function(x)
+      return tide.fill(tide.reshape(x, { 1 }), 1):cast("int64") * x,
+        tide.logical_and(tide.fill(tide.stack { tide.tensor(2, "int64"), x }, true), x:gt(2)), x
+    end):padded_batch(2, { padded_shapes = { { -1 }, { 2, 5 }, {} }, padding_values = { -1, true, 0 } })
+    assert.is_true(c_engine.supports(ds))
+    local got = ds:totable()
+    assert.are.equal(3, #got)
+    assert.are.same({ { 1, -1 }, { 2, 2 } }, got[1][1]:totable())
+    assert.are.same({ { 3, 3, 3, -1 }, { 4, 4, 4, 4 } }, got[2][1]:totable())
+    assert.are.same({ { 5, 5, 5, 5, 5 } }, got[3][1]:totable())
+    assert.are.same({ 2, 2, 5 }, got[1][2].shape:as_list())
+    assert.are.same({ { false, true, true, true, true }, { false, true, true, true, true } }, got[1][2]:totable()[1])
+    assert.are.same({ { true, true, true, true, true }, { true, true, true, true, true } }, got[2][2]:totable()[1])
+    assert.are.same({ { true, true, true, true, true }, { true, true, true, true, true } }, got[2][2]:totable()[2])
+    assert.are.same({ 5 }, got[3][3]:totable())
+    local dropped = D.range(1, 6):map(function(x) return tide.fill(tide.reshape(x, { 1 }), 1.5) end)
+      :padded_batch(2, { drop_remainder = true })
+    assert.is_true(c_engine.supports(dropped))
+    assert.are.equal(2, #dropped:totable())
+  end)
+
+  it("names an element longer than its padded shape; strings stay in Lua", function()
+    local ds = D.range(1, 5):map(function(x) return tide.fill(tide.reshape(x, { 1 }), 1.5) end)
+      :padded_batch(4, { padded_shapes = { 3 } })
+    assert.is_true(c_engine.supports(ds))
+    h.errors("padded_batch: element 3 component 0 has 4 in dim 0, more than the padded shape's 3", function() ds:totable() end)
+    local words = D.from_tensor_slices(tide.tensor { "a b", "c" }):map(function(s) return tide.strings.split(s, " ") end)
+    assert.is_true(c_engine.supports(words))
+    assert.is_false(c_engine.supports(words:padded_batch(2)))
+  end)
+end)
+
 describe("shutdown", function()
   it("joins its threads and frees its elements when a pass is dropped midway", function()
     local x = tide.ones({ 1000, 64 }, "float32")
@@ -117,6 +246,30 @@ describe("shutdown", function()
     it = nil
     binding.collect()
     assert.are.equal(0, C.tide_data_live_threads())
+  end)
+end)
+
+describe("memory", function()
+  it("a loop that only reads a dataset still gives its elements' memory back (the collector is paced)", function()
+    -- elements are paced by the C bytes held since the last collection, past
+    -- twice the binding's step (at least 32 MiB, 4x the Lua heap)
+    binding.collect()
+    local mb = 1024 * 1024
+    local per = 4 * mb
+    local n = math.ceil(2.5 * (2 * math.max(32 * mb, 4 * 1024 * collectgarbage("count"))) / per)
+    local ds = D.range(n):map(function(i) return tide.fill({ per / 4 }, 1.5) + tide.cast(i, "float32") end)
+    local start, most, count, heap = binding.memory_stats.current, 0, 0, 0
+    for e in ds:iter { prefetch = false } do -- (a prefetch buffer would hold elements on top)
+      count = count + 1
+      local held = tonumber(binding.memory_stats.current - start)
+      if held > most then most = held end
+      heap = math.max(heap, collectgarbage("count"))
+    end
+    -- twice the largest step the heap made, the element being made and the one just taken
+    local bound = 2 * math.max(32 * mb, 4 * 1024 * heap) + 2 * per
+    assert.are.equal(n, count)
+    assert.is_true(most <= bound, string.format("held %.0f MiB, bound %.0f MiB", most / mb, bound / mb))
+    assert.is_true(most > per) -- (the elements were made)
   end)
 end)
 

@@ -77,6 +77,24 @@ describe("tide.data matches tf.data", function()
     end)
   end
 
+  -- The same cases with maps that trace, so padded_batch runs in C (fill's
+  -- shape as a tensor; fill({x}, x) reads x's value and runs in Lua).
+  local c_engine = require "tide.data.c_engine"
+  local function ramp(x) return tide.fill(tide.reshape(x, { 1 }), 1):cast("int64") * x end
+  local in_c = {
+    padded_batch = function() return r(1, 5):map(ramp):padded_batch(2) end,
+    padded_batch_shapes = function()
+      return r(1, 4):map(ramp):padded_batch(2, { padded_shapes = { 4 }, padding_values = -1 })
+    end,
+  }
+  for name, make in pairs(in_c) do
+    it(name .. " (in C)", function()
+      local ds = make()
+      assert.is_true(c_engine.supports(ds))
+      assert.are.same(cases[name], values(ds))
+    end)
+  end
+
   it("has a pipeline for every case and a case for every pipeline", function()
     for name in pairs(pipelines) do assert.is_not_nil(cases[name], name) end
   end)

@@ -211,14 +211,90 @@ describe("parse_example", function()
     assert.matches("string tensor of rank 0 or 1", error_of(tide.io.parse_example, tide.tensor { 1 }, {}))
   end)
 
-  it("is not an op yet: inside tide.trace it says so, and a dataset map falls back to Lua", function()
+  it("is a registry op: traced it gives what it gives eagerly (batch and single, every feature kind)", function()
+    local names = {}
+    for name in pairs(FEATURES) do names[#names + 1] = name end
+    table.sort(names)
+    -- the flat results in name order (a SparseTensor's three parts)
+    local function flat_of(out)
+      local r = {}
+      for _, name in ipairs(names) do
+        local v = out[name]
+        if getmetatable(v) == tide.SparseTensor then
+          r[#r + 1], r[#r + 2], r[#r + 3] = v.indices, v.values, v.dense_shape
+        else
+          r[#r + 1] = v
+        end
+      end
+      return unpack(r)
+    end
+    local batch = tide.tensor(FIX.serialized, "string")
+    local fb = tide.trace(function(s) return flat_of(tide.io.parse_example(s, FEATURES)) end)
+    local fs = tide.trace(function(s) return flat_of(tide.io.parse_single_example(s, FEATURES)) end)
+    local text = fb:get_concrete_function(batch):graph_text()
+    assert.is_truthy(text:find("= parse_example_dense(", 1, true), text)
+    assert.is_truthy(text:find("= parse_example_sparse(", 1, true), text)
+    local function rebuild(...)
+      local r, out, i = { ... }, {}, 1
+      for _, name in ipairs(names) do
+        if getmetatable(FEATURES[name]) == V then
+          out[name] = tide.SparseTensor(r[i], r[i + 1], r[i + 2])
+          i = i + 3
+        else
+          out[name] = r[i]
+          i = i + 1
+        end
+      end
+      return out
+    end
+    check_parsed(rebuild(fb(batch)), FIX.parsed.batch)
+    check_parsed(rebuild(fb(batch)), FIX.parsed.batch) -- a second run
+    check_parsed(rebuild(fs(tide.tensor(FIX.serialized[1], "string"))), FIX.parsed.single)
+    -- the errors are the eager ones, named where the trace recorded the op
     local f = tide.trace(function(s) return tide.io.parse_single_example(s, { id = F({}, "int64") }).id end)
-    assert.matches("parse_single_example: not yet an op: it cannot run inside tide.trace", error_of(f, tide.tensor("x")))
-    local ds = tide.data.Dataset.from_tensor_slices(tide.tensor(FIX.serialized, "string"))
-      :map(function(s) return tide.io.parse_single_example(s, { id = F({}, "int64") }).id end)
-    local ids = {}
-    for x in ds:iter() do ids[#ids + 1] = x:item() end
-    assert.are.same({ 7, -8, 9 }, ids)
+    assert.matches("parse_single_example: Could not parse example input %(1 bytes%)", error_of(f, tide.tensor("x")))
+    assert.matches("parse_single_example: Feature: id %(data type: int64%) is required",
+      error_of(f, tide.tensor(example {}, "string")))
+    local u = tide.trace(function(s) return tide.io.parse_example(s, { id = F({}, "int64") }).id end,
+      { input_signature = { tide.TensorSpec(nil, "string") } })
+    assert.matches("the rank of serialized must be known", error_of(u, batch))
+  end)
+
+  it("runs in a dataset's map on the pipeline's C threads: no fallback, the values parsed eagerly", function()
+    local spec = { id = F({}, "int64"), vec = F({ 3 }, "float32"), label = F({}, "string"),
+      opt = F({ 2 }, "float32", { default_value = { -1, -2 } }) }
+    local stderr, notes = io.stderr, {}
+    io.stderr = { write = function(_, s) notes[#notes + 1] = s end }
+    local ok, ds = pcall(function()
+      return tide.data.TFRecordDataset(DIR .. "examples.tfrecord")
+        :map(function(r) return tide.io.parse_single_example(r, spec) end, { parallel = 2 })
+    end)
+    io.stderr = stderr
+    assert(ok, ds)
+    assert.are.same({}, notes)
+    assert.is_truthy(ds.compiled, "the map function was traced")
+    local want = tide.io.parse_example(FIX.serialized, spec)
+    local k = 0
+    for e in ds:iter() do
+      for name in pairs(spec) do
+        assert.are.same(want[name][k]:totable(), e[name]:totable(), name .. " of record " .. k)
+      end
+      k = k + 1
+    end
+    assert.are.equal(#FIX.serialized, k)
+    -- batched records, parsed as a batch
+    local batched = tide.data.TFRecordDataset(DIR .. "examples.tfrecord"):batch(2)
+      :map(function(r) return tide.io.parse_example(r, spec) end)
+    assert.is_truthy(batched.compiled)
+    local first = batched:take(1):get_single_element()
+    assert.are.same({ 2, 3 }, first.vec.shape:as_list())
+    assert.are.same({ want.vec[0]:totable(), want.vec[1]:totable() }, first.vec:totable())
+    -- a record that lacks a required feature fails at its element
+    local bad = tide.data.Dataset.from_tensor_slices(tide.tensor({ FIX.serialized[1], example {} }, "string"))
+      :map(function(r) return tide.io.parse_single_example(r, { id = F({}, "int64") }).id end, { parallel = 2 })
+    local it = bad:iter()
+    assert.are.equal(7, it():item())
+    assert.matches("element 1: parse_single_example: Feature: id %(data type: int64%) is required", error_of(it))
   end)
 
   it("accepts dtype aliases as tide does", function()

@@ -145,6 +145,13 @@ end
 -- assert: tide.debugging's assertions (tests/spec/debugging covers them in full).
 calls.assert = function() return tide.debugging.check_numerics(m, "finite") end
 
+-- tide.io's Example parsing: one op per feature.
+do
+  local rec = tide.io.serialize_example { a = { int64_list = { 1, 2 } } }
+  calls.parse_example_dense = function() return tide.io.parse_single_example(rec, { a = tide.io.FixedLenFeature({ 2 }, "int64") }).a end
+  calls.parse_example_sparse = function() return tide.io.parse_example({ rec }, { a = tide.io.VarLenFeature("int64") }).a.values end
+end
+
 -- sum_to has no public entry: gradients run it (tide.grad.util's unbroadcast with None dims).
 calls.sum_to = function()
   local a = ffi.new("tide_attrs")
@@ -213,8 +220,8 @@ describe("the op registry", function()
   it("rejects a dtype outside each op's signature, naming the op", function()
     local bool = tide.tensor{true, false}
     local word = ffi.new("const tide_tensor *[3]")
-    local out = ffi.new("tide_tensor[2]")
-    local outs = ffi.new("tide_tensor *[2]", out, out + 1)
+    local out = ffi.new("tide_tensor[3]") -- the most outputs an op of 1 or 2 inputs has (parse_example_sparse)
+    local outs = ffi.new("tide_tensor *[3]", out, out + 1, out + 2)
     local checked = 0
     for op = 0, nops - 1 do
       local nin = C.tide_op_num_inputs(op)
