@@ -56,8 +56,8 @@ static void multi_free(dnode *self) {
   free(m);
 }
 
-static const dnode_ops zip_ops = {zip_next, multi_free};
-static const dnode_ops concat_ops = {concat_next, multi_free};
+static const dnode_ops zip_ops = {zip_next, multi_free, "zip"};
+static const dnode_ops concat_ops = {concat_next, multi_free, "concatenate"};
 
 dnode *dnode_multi(tide_dataset *ds, dpass *pass) {
   multi_node *m = calloc(1, sizeof *m);

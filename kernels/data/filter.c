@@ -55,7 +55,7 @@ static void filter_free(dnode *self) {
   free(f);
 }
 
-static const dnode_ops filter_ops = {filter_next, filter_free};
+static const dnode_ops filter_ops = {filter_next, filter_free, "filter"};
 
 dnode *dnode_filter(tide_dataset *ds, dpass *pass) {
   filter_node *f = calloc(1, sizeof *f);

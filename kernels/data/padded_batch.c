@@ -101,7 +101,7 @@ static void pbatch_free(dnode *self) {
   free(b);
 }
 
-static const dnode_ops pbatch_ops = {pbatch_next, pbatch_free};
+static const dnode_ops pbatch_ops = {pbatch_next, pbatch_free, "padded_batch"};
 
 dnode *dnode_padded_batch(tide_dataset *ds, dpass *pass) {
   pbatch_node *b = calloc(1, sizeof *b);
