@@ -17,7 +17,7 @@ struct tide_storage {
   void *data;             /* lowest address of the buffer (views are checked against it) */
   size_t nbytes;
   tide_free_fn free_fn;   /* wrapped memory only: called as free_fn(free_ctx, free_ptr) */
-  void *free_ctx;
+  void *free_ctx;         /* owned storages: the tide_memory_account charged for them, or NULL */
   void *free_ptr;
   size_t alloc_bytes;     /* bytes of the tide_alloc block (owned), else 0 */
   int32_t device;
@@ -133,5 +133,11 @@ tide_status tide_axis_mask(const char *op, int n, const int64_t *axes, int ndim,
 /* True when a pending interrupt was requested; kernels poll it between chunks. */
 bool tide_interrupt_pending(void);
 void tide_interrupt_clear(void);
+
+/* ---- memory accounts (core/account.c) ---- */
+/* This thread's current account (tide_memory_account_swap), or NULL. */
+tide_memory_account *tide_memory_account_current(void);
+/* Another reference (a storage charged to the account holds one). */
+void tide_memory_account_retain(tide_memory_account *a);
 
 #endif

@@ -4,6 +4,7 @@
 #include "registry.h"
 #include "unknown_dims.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The one place core names backend code, by design: each row carries its CPU
@@ -271,6 +272,12 @@ tide_status tide_op_run(int op, const tide_attrs *attrs, int n_in, const tide_te
       if (st) {
         blank_outputs(i, out);
         char s[160];
+        if (strncmp(tide_last_error(), "memory limit", 12) == 0) { /* a capped host's (tide/memory.h) */
+          char cause[256];
+          snprintf(cause, sizeof cause, "%s", tide_last_error());
+          return TIDE_FAIL(st, "%s: the result of shape %s (%s) is past the %s", def->name, TIDE_SHAPE_STR(s, out[i]),
+                           tide_dtype_name(out[i]->dt), cause);
+        }
         return TIDE_FAIL(st, "%s: out of memory for the result of shape %s (%s)", def->name,
                          TIDE_SHAPE_STR(s, out[i]), tide_dtype_name(out[i]->dt));
       }
