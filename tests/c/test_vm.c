@@ -138,6 +138,30 @@ static void test_lua_state_and_call(void) {
   CHECK(tide_vm_call(vm, -1, 0) != 0);
   CHECK(lua_gettop(L) == top);
 
+  /* tide_vm_call_tensors with name NULL calls (and pops) the function on top. */
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                             "function plus(x) return x + 1 end", NULL) == TIDE_VM_OK);
+  tide_tensor x, y;
+  CHECK(tide_tensor_init(&x, TIDE_INT32, 0, NULL) == TIDE_OK);
+  *(int32_t *)x.data = 41;
+  const tide_tensor *in[1] = {&x};
+  int n_out = 0;
+  lua_getglobal(L, "plus");
+  CHECK(tide_vm_call_tensors(vm, NULL, 1, in, 1, &y, &n_out) == TIDE_VM_OK && n_out == 1);
+  CHECK(lua_gettop(L) == top);
+  if (n_out == 1) {
+    CHECK(*(const int32_t *)y.data == 42);
+    tide_tensor_release(&y);
+  }
+  lua_pushinteger(L, 3); /* not a function: the error, and the value is consumed */
+  CHECK(tide_vm_call_tensors(vm, NULL, 1, in, 1, &y, &n_out) == TIDE_VM_ERR_RUN && n_out == 0);
+  CHECK(contains(tide_vm_last_error(vm), "attempt to call"));
+  CHECK(lua_gettop(L) == top);
+  lua_getglobal(L, "plus"); /* a misuse with a function pushed: it is popped too */
+  CHECK(tide_vm_call_tensors(vm, NULL, -1, in, 1, &y, &n_out) == TIDE_VM_ERR_USAGE);
+  CHECK(lua_gettop(L) == top);
+  tide_tensor_release(&x);
+
   /* package.loaded["tide.host"].lib names the libtide.so the VM uses. */
   CHECK(tide_vm_dostring(vm, "local lib = package.loaded['tide.host'].lib\n"
                                "assert(lib:match('/libtide%.so$'), lib)\n"
