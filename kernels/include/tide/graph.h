@@ -8,6 +8,10 @@
 #include "tide/tensor.h"
 #include "tide/ops.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct tide_graph tide_graph;
 
 /* What a node is. */
@@ -167,4 +171,7 @@ TIDE_API int64_t tide_graph_planned_bytes(const tide_graph *g);
 TIDE_API const char *tide_graph_text(tide_graph *g);
 TIDE_API const char *tide_graph_dot(tide_graph *g);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

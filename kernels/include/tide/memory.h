@@ -7,6 +7,10 @@
 #define TIDE_MEMORY_H
 #include "tide/export.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum { TIDE_ALIGNMENT = 64 };
 
 typedef struct tide_memory_stats {
@@ -56,4 +60,7 @@ TIDE_API int64_t tide_memory_account_limit(const tide_memory_account *a);
 /* Make `a` (NULL: none) this thread's current account; returns the previous one. */
 TIDE_API tide_memory_account *tide_memory_account_swap(tide_memory_account *a);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -5,6 +5,10 @@
 #include "tide/export.h"
 #include "tide/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct tide_summary_writer tide_summary_writer;
 
 /* Create `logdir` (and its parents) and a new event file in it named
@@ -53,4 +57,7 @@ TIDE_API tide_status tide_summary_write_image(tide_summary_writer *w, const char
  * right edge, count of bucket i, for i < buckets (all zero when n is 0). */
 TIDE_API tide_status tide_summary_histogram_buckets(const double *values, int64_t n, int buckets, double *out);
 
+#ifdef __cplusplus
+}
+#endif
 #endif
