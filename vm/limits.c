@@ -99,13 +99,17 @@ static struct timespec after(double seconds) {
 
 /* The watchdog: waits for a call, sleeps until its deadline, and if the
  * same call is still running then, flags it and interrupts tide's kernels
- * every millisecond until it returns. */
+ * every millisecond until it returns. Calls that end in time are not
+ * signalled: the watchdog wakes at their deadline, sees them gone, and
+ * sleeps until the next call's deadline or goes idle. */
 static void *watchdog(void *arg) {
   tide_vm *vm = arg;
   pthread_mutex_lock(&vm->lock);
   while (!vm->quit) {
-    if (!vm->call_active) {
+    if (!vm->call_active) { /* only an idle watchdog needs waking (tide_vm_budget_begin) */
+      vm->watchdog_idle = true;
       pthread_cond_wait(&vm->wake, &vm->lock);
+      vm->watchdog_idle = false;
       continue;
     }
     uint64_t call = vm->generation;
@@ -161,7 +165,9 @@ void tide_vm_budget_begin(tide_vm *vm) {
   vm->deadline = tide_monotonic_seconds() + vm->opts.time_limit_ms / 1000.0;
   vm->generation++;
   vm->call_active = true;
-  pthread_cond_signal(&vm->wake);
+  /* A watchdog sleeping until an earlier call's deadline wakes then and
+   * finds this call's: no signal (two context switches) per call. */
+  if (vm->watchdog_idle) pthread_cond_signal(&vm->wake);
   pthread_mutex_unlock(&vm->lock);
 }
 
@@ -171,6 +177,5 @@ void tide_vm_budget_end(tide_vm *vm) {
   if (!vm->has_watchdog) return;
   pthread_mutex_lock(&vm->lock);
   vm->call_active = false;
-  pthread_cond_signal(&vm->wake);
   pthread_mutex_unlock(&vm->lock);
 }

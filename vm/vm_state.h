@@ -28,7 +28,7 @@ struct tide_vm {
   bool has_watchdog;
   pthread_mutex_t lock;
   pthread_cond_t wake;
-  bool call_active, quit;
+  bool call_active, quit, watchdog_idle;
   uint64_t generation;           /* counts calls, so the watchdog tells one from the next */
   int env_ref;                   /* LUA_REGISTRYINDEX ref of the scripts' environment (sandbox), or LUA_NOREF */
   int helper_ref;                /* ref of host.c's Lua helper table, or LUA_NOREF */
