@@ -143,8 +143,8 @@ $(CDEF): $(HEADERS) bindings/gen_cdef.sh
 	@mkdir -p $(dir $@)
 	bindings/gen_cdef.sh $(CC) $@
 
-# The embedding API's tests (tests/c/test_vm*.c) link libtidevm and LuaJIT.
-VM_TESTS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(wildcard tests/c/test_vm*.c))
+# The embedding API's tests (tests/c/test_vm.c, test_vm_*.c) link libtidevm and LuaJIT.
+VM_TESTS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(wildcard tests/c/test_vm.c tests/c/test_vm_*.c))
 $(VM_TESTS): $(BUILD)/tests/%: tests/c/%.c tests/c/check.h tests/c/util.h $(VMLIB) $(CDEF)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(LUAJIT_CFLAGS) -O1 -o $@ $< -L$(BUILD) -ltidevm -ltide $(LUAJIT_LIBS) -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
