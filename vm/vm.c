@@ -257,6 +257,10 @@ static tide_vm_status run(tide_vm *vm, int nargs, int nresults, bool budget) {
   }
   lua_remove(L, base);
   if (status == 0) {
+    if (outer && vm->expired) { /* it ran out just as it returned: drop the watchdog's request */
+      tide_clear_interrupt();
+      vm->expired = 0;
+    }
     set_error(vm, NULL);
     return TIDE_VM_OK;
   }
