@@ -92,6 +92,15 @@ static int setup(lua_State *L) {
   tide_vm *vm = lua_touserdata(L, 1);
   luaL_openlibs(L);
   set_paths(L, vm);
+  /* Budgets are counted by a hook, which LuaJIT never calls from compiled
+   * traces (a `while true do end` trace would spin for ever): budgeted VMs
+   * interpret, and jit.on() cannot turn the compiler back on. */
+  if (vm->opts.instruction_limit || vm->opts.time_limit_ms) {
+    luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
+    if (luaL_loadstring(L, "jit.on = function() error('the JIT stays off in a VM with a budget', 2) end") ||
+        lua_pcall(L, 0, 0, 0))
+      lua_error(L);
+  }
   if (vm->opts.sandbox) tide_vm_sandbox_open(vm);
   return 0;
 }
@@ -145,13 +154,7 @@ tide_vm *tide_vm_open(const tide_vm_options *opts) {
              lua_tostring(vm->L, -1) ? lua_tostring(vm->L, -1) : "(no message)");
     return open_failed(vm, status == LUA_ERRMEM ? TIDE_ERR_MEMORY : TIDE_ERR_INTERNAL, msg);
   }
-  /* Budgets are counted by a hook, which LuaJIT never calls from compiled
-   * traces (a `while true do end` trace would spin for ever): budgeted VMs
-   * interpret. */
-  if (vm->opts.instruction_limit || vm->opts.time_limit_ms) {
-    luaJIT_setmode(vm->L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
-    if (!tide_vm_limits_start(vm)) return open_failed(vm, TIDE_ERR_INTERNAL, "cannot start the watchdog thread");
-  }
+  if (!tide_vm_limits_start(vm)) return open_failed(vm, TIDE_ERR_INTERNAL, "cannot start the watchdog thread");
   return vm;
 }
 

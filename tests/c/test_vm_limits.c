@@ -118,6 +118,9 @@ static void test_instruction_budget(void) {
   CHECK(vm != NULL);
   if (!vm) return;
   CHECK(tide_vm_dostring(vm, "assert(not jit.status())", NULL) == TIDE_VM_OK); /* interpreted: hooks run */
+  CHECK(tide_vm_dostring(vm, "jit.on()", "=on") == TIDE_VM_ERR_RUN);
+  CHECK(contains(tide_vm_last_error(vm), "on:1: the JIT stays off in a VM with a budget"));
+  CHECK(tide_vm_dostring(vm, "assert(not jit.status())", NULL) == TIDE_VM_OK);
   CHECK(tide_vm_dostring(vm, "while true do end", "=spin") == TIDE_VM_ERR_BUDGET);
   CHECK(contains(tide_vm_last_error(vm), "instruction budget of 1000000 exceeded"));
   CHECK(contains(tide_vm_last_error(vm), "spin:1:"));
