@@ -52,9 +52,9 @@ static const char helper_lua[] =
     "  return v\n"
     "end\n"
     "-- tide_vm_call_tensors: returns the count, or -1 and a usage message.\n"
-    "function H.call(fn, env, n_in, ins, max_out, outs)\n"
+    "function H.call(fn, env, n_in, ins, max_out, outs, by_name)\n"
     "  local what = 'the function'\n"
-    "  if type(fn) == 'string' then\n"
+    "  if by_name then\n"
     "    what = \"'\" .. fn .. \"'\"\n"
     "    fn = resolve(env, fn)\n"
     "    if fn == nil then return -1, 'tide_vm_call_tensors: no function ' .. what end\n"
@@ -154,7 +154,8 @@ tide_vm_status tide_vm_call_tensors(tide_vm *vm, const char *name, int n_in, con
   lua_pushlightuserdata(L, (void *)in);
   lua_pushinteger(L, max_out);
   lua_pushlightuserdata(L, out);
-  status = tide_vm_protected(vm, 6, 2);
+  lua_pushboolean(L, name != NULL);
+  status = tide_vm_protected(vm, 7, 2);
   if (status) return status;
   int n = (int)lua_tointeger(L, -2);
   if (n < 0) {

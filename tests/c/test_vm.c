@@ -157,6 +157,9 @@ static void test_lua_state_and_call(void) {
   CHECK(tide_vm_call_tensors(vm, NULL, 1, in, 1, &y, &n_out) == TIDE_VM_ERR_RUN && n_out == 0);
   CHECK(contains(tide_vm_last_error(vm), "attempt to call"));
   CHECK(lua_gettop(L) == top);
+  lua_pushstring(L, "plus"); /* a string on the stack is a value to call, not a name */
+  CHECK(tide_vm_call_tensors(vm, NULL, 1, in, 1, &y, &n_out) == TIDE_VM_ERR_RUN);
+  CHECK(contains(tide_vm_last_error(vm), "attempt to call"));
   lua_getglobal(L, "plus"); /* a misuse with a function pushed: it is popped too */
   CHECK(tide_vm_call_tensors(vm, NULL, -1, in, 1, &y, &n_out) == TIDE_VM_ERR_USAGE);
   CHECK(lua_gettop(L) == top);
