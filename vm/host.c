@@ -104,7 +104,7 @@ static const char helper_lua[] =
     "return H\n";
 
 /* Load the helper into vm->helper_ref once (requires tide: outside budgets). */
-static tide_vm_status ensure_helper(tide_vm *vm) {
+tide_vm_status tide_vm_load_helper(tide_vm *vm) {
   if (vm->helper_ref != LUA_NOREF) return TIDE_VM_OK;
   lua_State *L = vm->L;
   tide_memory_account *prev = tide_memory_account_swap(vm->account);
@@ -139,7 +139,7 @@ tide_vm_status tide_vm_call_tensors(tide_vm *vm, const char *name, int n_in, con
   if (n_in < 0 || (n_in > 0 && !in)) status = tide_vm_fail(vm, TIDE_VM_ERR_USAGE, "tide_vm_call_tensors: no inputs");
   else if (max_out < 0 || (max_out > 0 && !out))
     status = tide_vm_fail(vm, TIDE_VM_ERR_USAGE, "tide_vm_call_tensors: no room for the results");
-  if (!status) status = ensure_helper(vm);
+  if (!status) status = tide_vm_load_helper(vm);
   if (status) {
     if (!name) lua_pop(L, 1); /* the function is consumed either way */
     return status;
@@ -253,7 +253,7 @@ tide_vm_status tide_vm_register(tide_vm *vm, const char *name, tide_vm_host_fn f
   if (!vm) return TIDE_VM_ERR_USAGE;
   if (!fn || !is_identifier(name))
     return tide_vm_fail(vm, TIDE_VM_ERR_USAGE, "tide_vm_register: needs a function and a Lua identifier as its name");
-  tide_vm_status status = ensure_helper(vm);
+  tide_vm_status status = tide_vm_load_helper(vm);
   if (status) return status;
   lua_State *L = vm->L;
   host_fn h = {fn, userdata, vm};

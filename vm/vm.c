@@ -155,6 +155,13 @@ tide_vm *tide_vm_open(const tide_vm_options *opts) {
     return open_failed(vm, status == LUA_ERRMEM ? TIDE_ERR_MEMORY : TIDE_ERR_INTERNAL, msg);
   }
   if (!tide_vm_limits_start(vm)) return open_failed(vm, TIDE_ERR_INTERNAL, "cannot start the watchdog thread");
+  /* With a budget, tide is loaded now, so that no call's budget pays for it
+   * (require "tide" takes tens of milliseconds interpreted). */
+  if ((vm->opts.instruction_limit || vm->opts.time_limit_ms) && tide_vm_load_helper(vm) != TIDE_VM_OK) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "cannot load tide: %s", tide_vm_last_error(vm));
+    return open_failed(vm, TIDE_ERR_INTERNAL, msg);
+  }
   return vm;
 }
 

@@ -47,6 +47,8 @@ void tide_vm_sandbox_open(tide_vm *vm);
 
 /* host.c */
 int tide_vm_push_env(tide_vm *vm);       /* push the scripts' environment table (sandbox) or _G */
+/* Load tide and host.c's helper (once), outside the budgets. */
+tide_vm_status tide_vm_load_helper(tide_vm *vm);
 
 /* vm.c: run a protected call of the function under its nargs arguments
  * with the VM's budgets, memory account and error keeping. */

@@ -63,7 +63,8 @@ typedef enum tide_vm_status {
 } tide_vm_status;
 
 /* A new VM with the standard libraries (or the sandbox's) and tide's Lua
- * library reachable by require "tide". `opts` NULL: the defaults. NULL when
+ * library reachable by require "tide" (loaded at once when the VM has a
+ * budget, so no call pays for it). `opts` NULL: the defaults. NULL when
  * it cannot be made (tide_last_error() says why: out of memory, a
  * memory_limit too small for the standard libraries). */
 TIDE_API tide_vm *tide_vm_open(const tide_vm_options *opts);
