@@ -83,7 +83,7 @@ PROTO_OBJ := $(PROTO_C:%.c=%.o)
 ENGINE_SRC := $(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c kernels/io/*.c kernels/data/*.c kernels/model/*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o) $(PROTO_OBJ) \
   $(foreach l,$(SIMD_LEVELS),$(SIMD_SRC:%.c=$(BUILD)/obj/%.$(l).o))
-VM_OBJ := $(BUILD)/obj/vm/vm.o
+VM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard vm/*.c))
 # The program on top: cli -> repl -> vm -> kernels; libtidevm has no REPL (nor readline).
 PROGRAM_OBJ := $(BUILD)/obj/cli/main.o $(BUILD)/obj/repl/repl.o
 HEADERS := $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def kernels/core/*.h kernels/cpu/*.h kernels/cpu/*.def kernels/graph/*.h \
@@ -164,7 +164,7 @@ $(BUILD)/libtide_cuda.so: $(CUDA_CU_OBJ) $(CUDA_C_OBJ) $(LIB)
 	$(CC) -shared -o $@ $(CUDA_CU_OBJ) $(CUDA_C_OBJ) -L$(BUILD) -ltide $(CUDA_LIBS) -lstdc++ -lm -pthread $(RPATH) $(LDFLAGS_SAN)
 
 $(VMLIB): $(VM_OBJ) $(LIB)
-	$(CC) -shared -o $@ $(VM_OBJ) -L$(BUILD) -ltide $(LUAJIT_LIBS) -ldl -lm $(RPATH) $(LDFLAGS_SAN)
+	$(CC) -shared -o $@ $(VM_OBJ) -L$(BUILD) -ltide $(LUAJIT_LIBS) -ldl -lm -pthread $(RPATH) $(LDFLAGS_SAN)
 
 $(PROGRAM): $(PROGRAM_OBJ) $(VMLIB) $(LIB)
 	$(CC) -o $@ $(PROGRAM_OBJ) -L$(BUILD) -ltidevm -ltide $(LUAJIT_LIBS) -lreadline -lm $(RPATH) $(LDFLAGS_SAN)
@@ -173,7 +173,9 @@ $(CDEF): $(HEADERS) bindings/gen_cdef.sh
 	@mkdir -p $(dir $@)
 	bindings/gen_cdef.sh $(CC) $@
 
-$(BUILD)/tests/test_vm: tests/c/test_vm.c tests/c/check.h tests/c/util.h $(VMLIB) $(CDEF)
+# The embedding API's tests (tests/c/test_vm.c, test_vm_*.c) link libtidevm and LuaJIT.
+VM_TESTS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(wildcard tests/c/test_vm.c tests/c/test_vm_*.c))
+$(VM_TESTS): $(BUILD)/tests/%: tests/c/%.c tests/c/check.h tests/c/util.h $(VMLIB) $(CDEF)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(LUAJIT_CFLAGS) -O1 -o $@ $< -L$(BUILD) -ltidevm -ltide $(LUAJIT_LIBS) -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 

@@ -133,6 +133,8 @@ else
 fi
 "$BUILD/tide" bench/compare.lua "$out/embed.tide" "$out/embed.ort" onnxruntime
 grep -E '^(ort_python_call_floor|mlp_.*_python_)' "$out/embed.ort" 2>/dev/null || true
+echo "# embedded VMs (tide/vm.h): each limit's cost on Lua loops, tiny and big ops, and a call with a 784-float tensor"
+"$BUILD/tide" bench/embed_vm.lua
 echo "# start-up to the first op (tide -e running tide.tensor{1} + 1) vs python3 -c 'import torch' and importing tensorflow (medians of 21 runs)"
 PEERS_PYTHON=${peer_py:-} "$BUILD/tide" bench/startup.lua
 echo "# saving and loading 100 MiB of float32 weights: tide.safetensors (which always fsyncs) vs torch.save/torch.load and Python's safetensors with numpy (MB/s)"

@@ -1,22 +1,23 @@
-/* vm/vm.c — libtidevm: a LuaJIT state with tide's Lua library on its path
- * (found next to this library, in-tree or installed), and running code in it
- * with tracebacks kept as the VM's last error. */
+/* vm/vm.c — libtidevm: opening a LuaJIT state with tide's Lua library on its
+ * path (found next to this library, in-tree or installed) and the VM's limits,
+ * and running code in it with tracebacks kept as the VM's last error. */
 #include "tide/vm.h"
 #include "vm_internal.h"
+#include "vm_state.h"
 
 #include <dlfcn.h>
 #include <lauxlib.h>
 #include <lua.h>
+#include <luajit.h>
 #include <lualib.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-struct tide_vm {
-  lua_State *L;
-  char *error;
-};
+#include "tide/error.h"
+#include "tide/runtime.h"
 
 static bool file_exists(const char *path) { return access(path, R_OK) == 0; }
 
@@ -36,10 +37,11 @@ static void library_dir(char *out, size_t size) {
 }
 
 /* Prepend `lua_root` (if any) and tide's folders to package.path, and record
- * where libtide lives in package.loaded["tide.host"], so the binding loads it
- * without guessing. In-tree, libtidevm sits in the build folder whose parent
- * holds stdlib/ and bindings/; installed, in PREFIX/lib beside PREFIX/share. */
-static void set_paths(lua_State *L, const char *lua_root) {
+ * in package.loaded["tide.host"] where libtide lives (so the binding loads it
+ * without guessing) and what the host allows (tide's Lua library reads it).
+ * In-tree, libtidevm sits in the build folder whose parent holds stdlib/ and
+ * bindings/; installed, in PREFIX/lib beside PREFIX/share. */
+static void set_paths(lua_State *L, const tide_vm *vm) {
   char dir[4096], parent[4096], probe[4096 + 64], lib[4096 + 64];
   library_dir(dir, sizeof dir);
   snprintf(lib, sizeof lib, "%s/libtide.so", dir);
@@ -52,8 +54,8 @@ static void set_paths(lua_State *L, const char *lua_root) {
   lua_getglobal(L, "package");
   int package = lua_gettop(L);
   luaL_buffinit(L, &b);
-  if (lua_root && *lua_root) {
-    lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", lua_root, lua_root);
+  if (vm->lua_root) {
+    lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", vm->lua_root, vm->lua_root);
     luaL_addvalue(&b);
   }
   if (file_exists(probe)) /* running from a build folder of the source tree */
@@ -71,22 +73,95 @@ static void set_paths(lua_State *L, const char *lua_root) {
   lua_newtable(L);
   lua_pushstring(L, lib);
   lua_setfield(L, -2, "lib");
+  lua_pushboolean(L, vm->opts.sandbox);
+  lua_setfield(L, -2, "sandbox");
+  lua_pushboolean(L, !vm->opts.sandbox || (vm->opts.allow & TIDE_VM_ALLOW_FFI));
+  lua_setfield(L, -2, "allow_pointers"); /* tide.from_buffer on raw addresses */
+  if (vm->opts.memory_limit) {
+    /* Collect after cap/8 bytes of new tensors at most, so garbage does not
+     * fill the cap (the binding's default step is 32 MB or more). */
+    lua_pushnumber(L, (lua_Number)(vm->opts.memory_limit / 8));
+    lua_setfield(L, -2, "max_gc_step");
+  }
   lua_setfield(L, -2, "tide.host");
   lua_pop(L, 2);
 }
 
-/* A LuaJIT state with the standard libraries and tide's paths (see vm.h). */
-tide_vm *tide_vm_open(const char *lua_root) {
+/* Inside the first protected call: the libraries, paths and sandbox. */
+static int setup(lua_State *L) {
+  tide_vm *vm = lua_touserdata(L, 1);
+  luaL_openlibs(L);
+  set_paths(L, vm);
+  /* Budgets are counted by a hook, which LuaJIT never calls from compiled
+   * traces (a `while true do end` trace would spin for ever): budgeted VMs
+   * interpret, and jit.on() cannot turn the compiler back on. */
+  if (vm->opts.instruction_limit || vm->opts.time_limit_ms) {
+    luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
+    if (luaL_loadstring(L, "jit.on = function() error('the JIT stays off in a VM with a budget', 2) end") ||
+        lua_pcall(L, 0, 0, 0))
+      lua_error(L);
+  }
+  if (vm->opts.sandbox) tide_vm_sandbox_open(vm);
+  return 0;
+}
+
+/* Record a failure of tide_vm_open and free what was made. */
+static tide_vm *open_failed(tide_vm *vm, tide_status status, const char *msg) {
+  tide_set_error(status, "tide_vm_open: %s", msg);
+  tide_vm_close(vm);
+  return NULL;
+}
+
+/* A LuaJIT state with the standard libraries, tide's paths and the limits (see vm.h). */
+tide_vm *tide_vm_open(const tide_vm_options *opts) {
   tide_vm *vm = calloc(1, sizeof *vm);
-  if (!vm) return NULL;
-  vm->L = luaL_newstate();
-  if (!vm->L) {
-    free(vm);
+  if (!vm) {
+    tide_set_error(TIDE_ERR_MEMORY, "tide_vm_open: out of memory");
     return NULL;
   }
-  luaL_openlibs(vm->L);
-  if (!lua_root) lua_root = getenv("TIDE_LUA_PATH");
-  set_paths(vm->L, lua_root);
+  if (opts) vm->opts = *opts;
+  vm->env_ref = vm->helper_ref = LUA_NOREF;
+  const char *root = vm->opts.lua_root ? vm->opts.lua_root : getenv("TIDE_LUA_PATH");
+  if (root && *root && !(vm->lua_root = strdup(root))) return open_failed(vm, TIDE_ERR_MEMORY, "out of memory");
+  vm->opts.lua_root = vm->lua_root;
+  if (vm->opts.memory_limit > (size_t)INT64_MAX) vm->opts.memory_limit = (size_t)INT64_MAX;
+  vm->account = tide_memory_account_new((int64_t)vm->opts.memory_limit);
+  if (!vm->account) return open_failed(vm, TIDE_ERR_MEMORY, "out of memory");
+  if (vm->opts.memory_limit) { /* the Lua heap counts against the cap too */
+    vm->lua_heap_charged = true;
+    vm->L = lua_newstate(tide_vm_alloc, vm);
+  } else {
+    vm->L = luaL_newstate();
+  }
+  if (!vm->L)
+    return open_failed(vm, TIDE_ERR_MEMORY, vm->opts.memory_limit ? "the memory limit is too small for a Lua state"
+                                                                   : "out of memory");
+  lua_pushlightuserdata(vm->L, (void *)&tide_vm_open); /* the hook finds its VM here */
+  lua_pushlightuserdata(vm->L, vm);
+  lua_rawset(vm->L, LUA_REGISTRYINDEX);
+  lua_pushcfunction(vm->L, setup);
+  lua_pushlightuserdata(vm->L, vm);
+  tide_memory_account *prev = tide_memory_account_swap(vm->account);
+  vm->depth = 1; /* protected: the cap applies */
+  int status = lua_pcall(vm->L, 1, 0, 0);
+  vm->depth = 0;
+  tide_memory_account_swap(prev);
+  if (status) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s%s", status == LUA_ERRMEM && vm->opts.memory_limit ? "the memory limit is too small "
+                                                                                      "for the standard libraries: "
+                                                                                    : "",
+             lua_tostring(vm->L, -1) ? lua_tostring(vm->L, -1) : "(no message)");
+    return open_failed(vm, status == LUA_ERRMEM ? TIDE_ERR_MEMORY : TIDE_ERR_INTERNAL, msg);
+  }
+  if (!tide_vm_limits_start(vm)) return open_failed(vm, TIDE_ERR_INTERNAL, "cannot start the watchdog thread");
+  /* With a budget, tide is loaded now, so that no call's budget pays for it
+   * (require "tide" takes tens of milliseconds interpreted). */
+  if ((vm->opts.instruction_limit || vm->opts.time_limit_ms) && tide_vm_load_helper(vm) != TIDE_VM_OK) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "cannot load tide: %s", tide_vm_last_error(vm));
+    return open_failed(vm, TIDE_ERR_INTERNAL, msg);
+  }
   return vm;
 }
 
@@ -112,59 +187,194 @@ int tide_vm_pcall(lua_State *L, int nargs, int nresults) {
   return status;
 }
 
-/* Keep the outcome of a run: the message on top of the stack when it failed. */
-static int finish(tide_vm *vm, int status) {
+/* Keep `msg` as the last error (NULL: none). */
+static void set_error(tide_vm *vm, const char *msg) {
   free(vm->error);
-  vm->error = NULL;
-  if (status != 0) {
-    const char *msg = lua_tostring(vm->L, -1);
-    vm->error = strdup(msg ? msg : "(error object is not a string)");
-    lua_pop(vm->L, 1);
-  }
+  vm->error = msg ? strdup(msg) : NULL;
+}
+
+tide_vm_status tide_vm_fail(tide_vm *vm, tide_vm_status status, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  set_error(vm, msg);
   return status;
 }
 
-/* Record a misuse of the API itself as the last error. */
-static int fail(tide_vm *vm, const char *msg) {
-  free(vm->error);
-  vm->error = strdup(msg);
-  return LUA_ERRRUN;
+/* A full collection inside a protected call (it runs finalizers, which may
+ * allocate), so what a failed script dropped is given back before the next. */
+static int collect(lua_State *L) {
+  lua_gc(L, LUA_GCCOLLECT, 0);
+  return 0;
 }
 
-/* Load and run `code`, keeping its error (see vm.h). */
-int tide_vm_run_string(tide_vm *vm, const char *code, const char *chunkname) {
-  if (!vm) return LUA_ERRRUN;
-  if (!code) return fail(vm, "tide_vm_run_string: code is NULL");
+/* The status and message of a failed call, whose message is on the stack top. */
+static tide_vm_status failed(tide_vm *vm, int status, bool outer) {
+  lua_State *L = vm->L;
+  const char *msg = lua_tostring(L, -1);
+  if (!msg) msg = "(error object is not a string)";
+  tide_vm_status result = status == LUA_ERRSYNTAX ? TIDE_VM_ERR_SYNTAX : TIDE_VM_ERR_RUN;
+  if (outer && vm->expired) {
+    /* The hook raised the budget's own message; an op stopped by the
+     * watchdog's interrupt says only that it was interrupted. */
+    result = TIDE_VM_ERR_BUDGET;
+    if (strstr(msg, "budget of") || vm->expired == 2) set_error(vm, msg);
+    else tide_vm_fail(vm, result, "time budget of %u ms exceeded: %s", (unsigned)vm->opts.time_limit_ms, msg);
+  } else if (status == LUA_ERRMEM) {
+    result = TIDE_VM_ERR_MEMORY;
+    if (vm->limit_hit)
+      tide_vm_fail(vm, result, "memory limit of %zu bytes reached (the Lua heap could not grow)",
+                   vm->opts.memory_limit);
+    else
+      set_error(vm, msg);
+  } else {
+    if (strstr(msg, "memory limit of ") && tide_last_status() == TIDE_ERR_MEMORY) result = TIDE_VM_ERR_MEMORY;
+    set_error(vm, msg);
+  }
+  lua_pop(L, 1);
+  if (outer && result == TIDE_VM_ERR_MEMORY) {
+    vm->limit_hit = false;
+    lua_pushcfunction(L, collect);
+    if (lua_pcall(L, 0, 0, 0)) lua_pop(L, 1);
+  }
+  if (outer && vm->expired) tide_clear_interrupt();
+  return result;
+}
+
+/* Run the function under its `nargs` arguments with a traceback, the VM's
+ * memory account current and, when `budget`, its budgets armed. */
+static tide_vm_status run(tide_vm *vm, int nargs, int nresults, bool budget) {
+  lua_State *L = vm->L;
+  int base = lua_gettop(L) - nargs;
+  lua_pushcfunction(L, tide_vm_traceback);
+  lua_insert(L, base);
+  bool outer = vm->depth == 0;
+  tide_memory_account *prev = NULL;
+  if (outer) {
+    prev = tide_memory_account_swap(vm->account);
+    vm->limit_hit = false;
+    tide_clear_error();
+    if (budget) tide_vm_budget_begin(vm);
+  }
+  vm->depth++;
+  int status = lua_pcall(L, nargs, nresults, base);
+  vm->depth--;
+  if (outer) {
+    if (budget) tide_vm_budget_end(vm);
+    tide_memory_account_swap(prev);
+  }
+  lua_remove(L, base);
+  if (status == 0) {
+    if (outer && vm->expired) { /* it ran out just as it returned: drop the watchdog's request */
+      tide_clear_interrupt();
+      vm->expired = 0;
+    }
+    set_error(vm, NULL);
+    return TIDE_VM_OK;
+  }
+  tide_vm_status result = failed(vm, status, outer);
+  if (outer) vm->expired = 0;
+  return result;
+}
+
+tide_vm_status tide_vm_protected(tide_vm *vm, int nargs, int nresults) { return run(vm, nargs, nresults, true); }
+
+/* Trusted set-up code of libtidevm itself (host.c's helper): no budget. */
+tide_vm_status tide_vm_protected_trusted(tide_vm *vm, int nargs, int nresults) {
+  return run(vm, nargs, nresults, false);
+}
+
+/* Give the function on the stack top the scripts' environment (sandbox). */
+static void sandbox_chunk(tide_vm *vm) {
+  if (vm->env_ref == LUA_NOREF) return;
+  lua_rawgeti(vm->L, LUA_REGISTRYINDEX, vm->env_ref);
+  lua_setfenv(vm->L, -2);
+}
+
+/* A failed load: its status and message, with nothing left on the stack. */
+static tide_vm_status load_failed(tide_vm *vm, int status) {
+  const char *msg = lua_tostring(vm->L, -1);
+  tide_vm_status result = status == LUA_ERRSYNTAX ? TIDE_VM_ERR_SYNTAX
+                          : status == LUA_ERRMEM  ? TIDE_VM_ERR_MEMORY
+                                                  : TIDE_VM_ERR_RUN; /* LUA_ERRFILE */
+  set_error(vm, msg ? msg : "(no message)");
+  lua_pop(vm->L, 1);
+  return result;
+}
+
+/* Load `code` as text (a sandbox refuses bytecode), run it in the scripts' environment. */
+tide_vm_status tide_vm_dostring(tide_vm *vm, const char *code, const char *chunkname) {
+  if (!vm) return TIDE_VM_ERR_USAGE;
+  if (!code) return tide_vm_fail(vm, TIDE_VM_ERR_USAGE, "tide_vm_dostring: code is NULL");
+  bool text_only = vm->opts.sandbox && !(vm->opts.allow & TIDE_VM_ALLOW_BYTECODE);
+  if (text_only && code[0] == LUA_SIGNATURE[0])
+    return tide_vm_fail(vm, TIDE_VM_ERR_USAGE, "tide_vm_dostring: a precompiled chunk, refused by the sandbox");
+  tide_memory_account *prev = tide_memory_account_swap(vm->account);
   int status = luaL_loadbuffer(vm->L, code, strlen(code), chunkname ? chunkname : "=(string)");
-  if (status == 0) status = tide_vm_pcall(vm->L, 0, 0);
-  return finish(vm, status);
+  tide_memory_account_swap(prev);
+  if (status) return load_failed(vm, status);
+  sandbox_chunk(vm);
+  return tide_vm_protected(vm, 0, 0);
 }
 
-/* Load and run the file at `path`, keeping its error (see vm.h). */
-int tide_vm_run_file(tide_vm *vm, const char *path) {
-  if (!vm) return LUA_ERRRUN;
-  if (!path) return fail(vm, "tide_vm_run_file: path is NULL");
+/* The first byte of the file at `path`, or -1. */
+static int first_byte(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  int c = fgetc(f);
+  fclose(f);
+  return c;
+}
+
+/* Load the file at `path` and run it as tide_vm_dostring does. */
+tide_vm_status tide_vm_dofile(tide_vm *vm, const char *path) {
+  if (!vm) return TIDE_VM_ERR_USAGE;
+  if (!path) return tide_vm_fail(vm, TIDE_VM_ERR_USAGE, "tide_vm_dofile: path is NULL");
+  bool text_only = vm->opts.sandbox && !(vm->opts.allow & TIDE_VM_ALLOW_BYTECODE);
+  if (text_only && first_byte(path) == LUA_SIGNATURE[0])
+    return tide_vm_fail(vm, TIDE_VM_ERR_USAGE, "tide_vm_dofile: %s is a precompiled chunk, refused by the sandbox",
+                        path);
+  tide_memory_account *prev = tide_memory_account_swap(vm->account);
   int status = luaL_loadfile(vm->L, path);
-  if (status == 0) status = tide_vm_pcall(vm->L, 0, 0);
-  return finish(vm, status);
+  tide_memory_account_swap(prev);
+  if (status) return load_failed(vm, status);
+  sandbox_chunk(vm);
+  return tide_vm_protected(vm, 0, 0);
 }
 
-/* lua_pcall with a traceback, keeping its error (see vm.h). */
-int tide_vm_call(tide_vm *vm, int nargs, int nresults) {
-  if (!vm) return LUA_ERRRUN;
+/* lua_pcall under the budgets, with a traceback, keeping its error (see vm.h). */
+tide_vm_status tide_vm_call(tide_vm *vm, int nargs, int nresults) {
+  if (!vm) return TIDE_VM_ERR_USAGE;
   if (nargs < 0 || lua_gettop(vm->L) < nargs + 1)
-    return fail(vm, "tide_vm_call: the Lua stack does not hold a function and its arguments");
-  return finish(vm, tide_vm_pcall(vm->L, nargs, nresults));
+    return tide_vm_fail(vm, TIDE_VM_ERR_USAGE, "tide_vm_call: the Lua stack does not hold a function and its arguments");
+  return tide_vm_protected(vm, nargs, nresults);
 }
 
 const char *tide_vm_last_error(const tide_vm *vm) { return vm && vm->error ? vm->error : ""; }
 
-void *tide_vm_lua_state(tide_vm *vm) { return vm ? vm->L : NULL; }
+int64_t tide_vm_memory_used(tide_vm *vm) {
+  if (!vm) return 0;
+  int64_t used = tide_memory_account_used(vm->account);
+  if (!vm->lua_heap_charged) /* the heap is not in the account: ask the collector */
+    used += (int64_t)lua_gc(vm->L, LUA_GCCOUNT, 0) * 1024 + lua_gc(vm->L, LUA_GCCOUNTB, 0);
+  return used;
+}
 
-/* Close the Lua state (finalizers release tensors) and free the VM. */
+struct lua_State *tide_vm_lua_state(tide_vm *vm) { return vm ? vm->L : NULL; }
+
+/* Close the Lua state (finalizers release tensors), stop the watchdog, free the VM. */
 void tide_vm_close(tide_vm *vm) {
   if (!vm) return;
-  lua_close(vm->L);
+  tide_vm_limits_stop(vm);
+  if (vm->L) {
+    tide_memory_account *prev = tide_memory_account_swap(vm->account);
+    lua_close(vm->L);
+    tide_memory_account_swap(prev);
+  }
+  tide_memory_account_release(vm->account); /* results the host still holds keep it alive */
   free(vm->error);
+  free(vm->lua_root);
   free(vm);
 }

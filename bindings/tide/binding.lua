@@ -120,7 +120,11 @@ local stats = C.tide_memory_stats_get()
 -- (1e5 floats: 40, 25, 21, 23 us; 1e6: 387, 285, 250, 246 us).
 local MIN_STEP = 32 * 1024 * 1024
 local HEAP_FACTOR = 4
-local step = MIN_STEP
+-- A VM with a memory cap (tide/vm.h) asks for steps of at most cap/8, so
+-- garbage tensors do not fill its cap before a collection.
+local host = package.loaded["tide.host"]
+local MAX_STEP = host and host.max_gc_step or math.huge
+local step = math.min(MIN_STEP, MAX_STEP)
 local owners = {}        -- token -> Lua object kept alive for a zero-copy tensor
 local next_token = 1
 
@@ -138,7 +142,7 @@ local held_at_collect = 0 -- C bytes live after the last collection (finish_hand
 local function collected()
   C.tide_memory_mark_collected()
   held_at_collect = tonumber(stats.current)
-  step = math.max(MIN_STEP, HEAP_FACTOR * 1024 * collectgarbage("count"))
+  step = math.min(math.max(MIN_STEP, HEAP_FACTOR * 1024 * collectgarbage("count")), MAX_STEP)
   drain_tokens()
 end
 
@@ -159,6 +163,16 @@ local function pace()
 end
 
 local release = C.tide_tensor_release
+
+-- After a failed op: in a VM with a memory cap whose limit the op hit, run
+-- a full collection (garbage tensors may be what fills the cap, and LuaJIT
+-- has no emergency collection) and say true: the op may be tried again once.
+local MEMORY = C.TIDE_ERR_MEMORY
+function M.collect_for_retry()
+  if MAX_STEP == math.huge or C.tide_last_status() ~= MEMORY then return false end
+  M.collect()
+  return true
+end
 
 -- Give a tensor that owns a storage its finalizer, and collect if C memory
 -- has run ahead. Inline (small) tensors never come here.

@@ -17,7 +17,7 @@ struct tide_storage {
   void *data;             /* lowest address of the buffer (views are checked against it) */
   size_t nbytes;
   tide_free_fn free_fn;   /* wrapped memory only: called as free_fn(free_ctx, free_ptr) */
-  void *free_ctx;
+  void *free_ctx;         /* owned storages: the tide_memory_account charged for them, or NULL */
   void *free_ptr;
   size_t alloc_bytes;     /* bytes of the tide_alloc block (owned), else 0 */
   int32_t device;
@@ -155,5 +155,10 @@ int64_t tide_prof_now(void);
  * NaN or an infinity, naming the op, the output and the inputs (core/numerics.c). */
 tide_status tide_numerics_check(const char *name, int n_in, const tide_tensor *const *in, int n_out,
                                 tide_tensor *const *out);
+/* ---- memory accounts (core/account.c) ---- */
+/* This thread's current account (tide_memory_account_swap), or NULL. */
+tide_memory_account *tide_memory_account_current(void);
+/* Another reference (a storage charged to the account holds one). */
+void tide_memory_account_retain(tide_memory_account *a);
 
 #endif

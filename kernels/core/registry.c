@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "unknown_dims.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The one place core names backend code, by design: each row carries its CPU
@@ -279,6 +280,12 @@ static inline __attribute__((always_inline)) tide_status run_eager(const tide_op
       if (st) {
         blank_outputs(i, out);
         char s[160];
+        if (strncmp(tide_last_error(), "memory limit", 12) == 0) { /* a capped host's (tide/memory.h) */
+          char cause[256];
+          snprintf(cause, sizeof cause, "%s", tide_last_error());
+          return TIDE_FAIL(st, "%s: the result of shape %s (%s) is past the %s", def->name, TIDE_SHAPE_STR(s, out[i]),
+                           tide_dtype_name(out[i]->dt), cause);
+        }
         return TIDE_FAIL(st, "%s: out of memory for the result of shape %s (%s)", def->name,
                          TIDE_SHAPE_STR(s, out[i]), tide_dtype_name(out[i]->dt));
       }

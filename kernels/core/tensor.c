@@ -19,10 +19,28 @@ tide_storage *tide_storage_new(size_t nbytes) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "out of memory: cannot allocate %zu bytes", nbytes);
     return NULL;
   }
+  /* A capped host's tensors count against its cap (core/account.c). */
+  tide_memory_account *account = tide_memory_account_current();
+  if (TIDE_UNLIKELY(account)) {
+    if (!tide_memory_account_charge(account, (int64_t)total)) {
+      TIDE_FAIL(TIDE_ERR_MEMORY, "memory limit of %lld bytes reached: a tensor of %zu bytes does not fit beside the "
+                "%lld bytes in use", (long long)tide_memory_account_limit(account), nbytes,
+                (long long)tide_memory_account_used(account));
+      return NULL;
+    }
+    tide_memory_account_retain(account);
+  }
   char *block = tide_alloc(total);
-  if (!block) return NULL;
+  if (!block) {
+    if (account) {
+      tide_memory_account_credit(account, (int64_t)total);
+      tide_memory_account_release(account);
+    }
+    return NULL;
+  }
   tide_storage *s = (tide_storage *)block;
   memset(s, 0, sizeof *s);
+  s->free_ctx = account;
   s->refs = 1;
   s->data = block + STORAGE_HEADER;
   s->nbytes = nbytes;
@@ -37,7 +55,13 @@ void tide_storage_release(tide_storage *s) {
   if (__atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
   if (s->flags & TIDE_STORAGE_STRINGS) tide_strings_release_elements(s);
   if (s->alloc_bytes) {
-    tide_free(s, s->alloc_bytes);
+    tide_memory_account *account = s->free_ctx;
+    size_t bytes = s->alloc_bytes;
+    tide_free(s, bytes);
+    if (account) {
+      tide_memory_account_credit(account, (int64_t)bytes);
+      tide_memory_account_release(account);
+    }
   } else {
     if (s->free_fn) s->free_fn(s->free_ctx, s->free_ptr);
     free(s);

@@ -13,7 +13,7 @@ local recorder = require "tide.tape_recorder"
 
 local M = {}
 
-local track, raise = binding.track, binding.raise
+local track, raise, collect_for_retry = binding.track, binding.raise, binding.collect_for_retry
 local INLINE = C.TIDE_TENSOR_INLINE
 
 local attrs = ffi.new("tide_attrs")
@@ -61,7 +61,13 @@ function M.run(op, a, inputs, nout)
   for i = 1, n do in_arr[i - 1] = inputs[i] end
   outs[0] = o1
   if o2 then outs[1] = o2 end
-  if C.tide_op_run(op, a, n, in_arr, nout, outs) ~= 0 then raise() end
+  if C.tide_op_run(op, a, n, in_arr, nout, outs) ~= 0 then
+    if not collect_for_retry() then raise() end
+    for i = 1, n do in_arr[i - 1] = inputs[i] end -- finalizers may have run ops
+    outs[0] = o1
+    if o2 then outs[1] = o2 end
+    if C.tide_op_run(op, a, n, in_arr, nout, outs) ~= 0 then raise() end
+  end
   finish(o1)
   if o2 then finish(o2) end
   if recorder.active and recorder.any_wanted(inputs) then recorder.op(op, a, inputs, { o1, o2 }) end
@@ -74,7 +80,12 @@ function M.run1(op, a, x)
   local out = Tensor()
   ins[0] = x
   outs[0] = out
-  if C.tide_op_run(op, a, 1, ins, 1, outs) ~= 0 then raise() end
+  if C.tide_op_run(op, a, 1, ins, 1, outs) ~= 0 then
+    if not collect_for_retry() then raise() end
+    ins[0] = x
+    outs[0] = out
+    if C.tide_op_run(op, a, 1, ins, 1, outs) ~= 0 then raise() end
+  end
   finish(out)
   if recorder.active then recorder.op1(op, a, x, out) end
   return out

@@ -1,5 +1,6 @@
 /* tests/c/test_vm.c — the embedding API (tide/vm.h, libtidevm): open, run a
- * string or a file, call a function, read values through the Lua state, errors, close. */
+ * string or a file, call a function through the Lua state, statuses and errors, close.
+ * Limits: test_vm_limits.c; sandbox: test_vm_sandbox.c; tensors and host functions: test_vm_host.c. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdio.h>
@@ -25,52 +26,54 @@ static void test_run_string(void) {
   CHECK(vm != NULL);
   if (!vm) return;
   CHECK(strcmp(tide_vm_last_error(vm), "") == 0);
-  CHECK(tide_vm_run_string(vm, "local tide = require \"tide\"; local t = tide.tensor{1,2} + 1; "
+  CHECK(tide_vm_dostring(vm, "local tide = require \"tide\"; local t = tide.tensor{1,2} + 1; "
                                "assert(t:totable()[2] == 3)",
                            "=ok") == 0);
   CHECK(strcmp(tide_vm_last_error(vm), "") == 0);
 
   /* A runtime error: non-zero, message and traceback kept, the VM still usable. */
-  CHECK(tide_vm_run_string(vm, "local function inner() error('boom from inner') end\ninner()", "=bad") != 0);
+  CHECK(tide_vm_dostring(vm, "local function inner() error('boom from inner') end\ninner()", "=bad") == TIDE_VM_ERR_RUN);
   const char *err = tide_vm_last_error(vm);
   CHECK(contains(err, "bad:1: boom from inner"));
   CHECK(contains(err, "stack traceback:"));
   CHECK(contains(err, "in function 'inner'"));
 
   /* tide's own errors come back with their message. */
-  CHECK(tide_vm_run_string(vm, "local tide = require 'tide'; local x = tide.tensor{1,2} + tide.tensor{1,2,3}",
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'; local x = tide.tensor{1,2} + tide.tensor{1,2,3}",
                            "=shapes") != 0);
   CHECK(contains(tide_vm_last_error(vm), "add"));
   CHECK(contains(tide_vm_last_error(vm), "[2]"));
   CHECK(contains(tide_vm_last_error(vm), "[3]"));
 
   /* A syntax error is an error too, with no code run. */
-  CHECK(tide_vm_run_string(vm, "x = = 1", "=syntax") != 0);
+  CHECK(tide_vm_dostring(vm, "x = = 1", "=syntax") == TIDE_VM_ERR_SYNTAX);
   CHECK(contains(tide_vm_last_error(vm), "syntax:1:"));
 
   /* An error object that is not a string. */
-  CHECK(tide_vm_run_string(vm, "error({})", NULL) != 0);
+  CHECK(tide_vm_dostring(vm, "error({})", NULL) != 0);
   CHECK(contains(tide_vm_last_error(vm), "table value"));
-  CHECK(tide_vm_run_string(vm, "error(setmetatable({}, {__tostring = function() return 'custom' end}))",
+  CHECK(tide_vm_dostring(vm, "error(setmetatable({}, {__tostring = function() return 'custom' end}))",
                            NULL) != 0);
   CHECK(contains(tide_vm_last_error(vm), "custom"));
 
   /* Success clears the last error; the default chunk name is "(string)". */
-  CHECK(tide_vm_run_string(vm, "counter = (counter or 0) + 1", NULL) == 0);
+  CHECK(tide_vm_dostring(vm, "counter = (counter or 0) + 1", NULL) == 0);
   CHECK(strcmp(tide_vm_last_error(vm), "") == 0);
-  CHECK(tide_vm_run_string(vm, "error('where')", NULL) != 0);
+  CHECK(tide_vm_dostring(vm, "error('where')", NULL) != 0);
   CHECK(contains(tide_vm_last_error(vm), "(string):1: where"));
 
   /* NULL arguments are errors, not crashes. */
-  CHECK(tide_vm_run_string(vm, NULL, NULL) != 0);
+  CHECK(tide_vm_dostring(vm, NULL, NULL) == TIDE_VM_ERR_USAGE);
   CHECK(contains(tide_vm_last_error(vm), "NULL"));
-  CHECK(tide_vm_run_file(vm, NULL) != 0);
+  CHECK(tide_vm_dofile(vm, NULL) == TIDE_VM_ERR_USAGE);
   CHECK(contains(tide_vm_last_error(vm), "NULL"));
-  CHECK(tide_vm_run_string(NULL, "x = 1", NULL) != 0);
-  CHECK(tide_vm_run_file(NULL, "x.lua") != 0);
+  CHECK(tide_vm_dostring(NULL, "x = 1", NULL) == TIDE_VM_ERR_USAGE);
+  CHECK(tide_vm_dofile(NULL, "x.lua") != 0);
   CHECK(tide_vm_call(NULL, 0, 0) != 0);
   CHECK(strcmp(tide_vm_last_error(NULL), "") == 0);
   CHECK(tide_vm_lua_state(NULL) == NULL);
+  CHECK(tide_vm_memory_used(NULL) == 0);
+  CHECK(tide_vm_memory_used(vm) > 0);
   tide_vm_close(vm);
   tide_vm_close(NULL);
 }
@@ -84,7 +87,7 @@ static void test_lua_state_and_call(void) {
   if (!L) return;
 
   /* A global set by tide code, read through the Lua C API. */
-  CHECK(tide_vm_run_string(vm, "local tide = require 'tide'\n"
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'\n"
                                "local t = tide.tensor({1.5, 2.5}, 'float32') * 2\n"
                                "result = t:totable()[2]\n"
                                "function scale(a, b) return (tide.tensor{a} * b):item(), 'done' end",
@@ -96,7 +99,7 @@ static void test_lua_state_and_call(void) {
   /* A value set from C, seen by Lua. */
   lua_pushinteger(L, 41);
   lua_setglobal(L, "from_c");
-  CHECK(tide_vm_run_string(vm, "assert(from_c + 1 == 42)", NULL) == 0);
+  CHECK(tide_vm_dostring(vm, "assert(from_c + 1 == 42)", NULL) == 0);
 
   /* tide_vm_call: a Lua function with arguments, returned values left on the stack. */
   int top = lua_gettop(L);
@@ -120,7 +123,7 @@ static void test_lua_state_and_call(void) {
   lua_getglobal(L, "scale");
   lua_pushstring(L, "not a number");
   lua_pushinteger(L, 2);
-  CHECK(tide_vm_call(vm, 2, 1) != 0);
+  CHECK(tide_vm_call(vm, 2, 1) == TIDE_VM_ERR_RUN);
   CHECK(lua_gettop(L) == top);
   CHECK(contains(tide_vm_last_error(vm), "stack traceback:"));
   CHECK(contains(tide_vm_last_error(vm), "globals:4:")); /* the line inside scale */
@@ -130,13 +133,40 @@ static void test_lua_state_and_call(void) {
   CHECK(tide_vm_call(vm, 0, 0) != 0);
   CHECK(contains(tide_vm_last_error(vm), "attempt to call"));
   CHECK(lua_gettop(L) == top);
-  CHECK(tide_vm_call(vm, 5, 0) != 0);
+  CHECK(tide_vm_call(vm, 5, 0) == TIDE_VM_ERR_USAGE);
   CHECK(contains(tide_vm_last_error(vm), "tide_vm_call"));
   CHECK(tide_vm_call(vm, -1, 0) != 0);
   CHECK(lua_gettop(L) == top);
 
+  /* tide_vm_call_tensors with name NULL calls (and pops) the function on top. */
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                             "function plus(x) return x + 1 end", NULL) == TIDE_VM_OK);
+  tide_tensor x, y;
+  CHECK(tide_tensor_init(&x, TIDE_INT32, 0, NULL) == TIDE_OK);
+  *(int32_t *)x.data = 41;
+  const tide_tensor *in[1] = {&x};
+  int n_out = 0;
+  lua_getglobal(L, "plus");
+  CHECK(tide_vm_call_tensors(vm, NULL, 1, in, 1, &y, &n_out) == TIDE_VM_OK && n_out == 1);
+  CHECK(lua_gettop(L) == top);
+  if (n_out == 1) {
+    CHECK(*(const int32_t *)y.data == 42);
+    tide_tensor_release(&y);
+  }
+  lua_pushinteger(L, 3); /* not a function: the error, and the value is consumed */
+  CHECK(tide_vm_call_tensors(vm, NULL, 1, in, 1, &y, &n_out) == TIDE_VM_ERR_RUN && n_out == 0);
+  CHECK(contains(tide_vm_last_error(vm), "attempt to call"));
+  CHECK(lua_gettop(L) == top);
+  lua_pushstring(L, "plus"); /* a string on the stack is a value to call, not a name */
+  CHECK(tide_vm_call_tensors(vm, NULL, 1, in, 1, &y, &n_out) == TIDE_VM_ERR_RUN);
+  CHECK(contains(tide_vm_last_error(vm), "attempt to call"));
+  lua_getglobal(L, "plus"); /* a misuse with a function pushed: it is popped too */
+  CHECK(tide_vm_call_tensors(vm, NULL, -1, in, 1, &y, &n_out) == TIDE_VM_ERR_USAGE);
+  CHECK(lua_gettop(L) == top);
+  tide_tensor_release(&x);
+
   /* package.loaded["tide.host"].lib names the libtide.so the VM uses. */
-  CHECK(tide_vm_run_string(vm, "local lib = package.loaded['tide.host'].lib\n"
+  CHECK(tide_vm_dostring(vm, "local lib = package.loaded['tide.host'].lib\n"
                                "assert(lib:match('/libtide%.so$'), lib)\n"
                                "assert(io.open(lib, 'rb')):close()",
                            "=host") == 0);
@@ -157,20 +187,22 @@ static void test_run_file_and_root(void) {
   snprintf(missing, sizeof missing, "%s/no_such_file.lua", dir);
 
   /* lua_root is searched for modules, and tide is still found. */
-  tide_vm *vm = tide_vm_open(dir);
+  tide_vm_options opts = {0};
+  opts.lua_root = dir;
+  tide_vm *vm = tide_vm_open(&opts);
   CHECK(vm != NULL);
   if (vm) {
-    CHECK(tide_vm_run_file(vm, script) == 0);
+    CHECK(tide_vm_dofile(vm, script) == 0);
     lua_State *L = tide_vm_lua_state(vm);
     lua_getglobal(L, "file_result");
     CHECK(lua_tonumber(L, -1) == 42.0);
     lua_pop(L, 1);
 
-    CHECK(tide_vm_run_file(vm, bad) != 0);
+    CHECK(tide_vm_dofile(vm, bad) != 0);
     CHECK(contains(tide_vm_last_error(vm), "bad.lua:2: file failed"));
     CHECK(contains(tide_vm_last_error(vm), "stack traceback:"));
 
-    CHECK(tide_vm_run_file(vm, missing) != 0);
+    CHECK(tide_vm_dofile(vm, missing) == TIDE_VM_ERR_RUN);
     CHECK(contains(tide_vm_last_error(vm), "cannot open"));
     CHECK(contains(tide_vm_last_error(vm), "no_such_file.lua"));
     tide_vm_close(vm);
@@ -180,7 +212,7 @@ static void test_run_file_and_root(void) {
   vm = tide_vm_open(NULL);
   CHECK(vm != NULL);
   if (vm) {
-    CHECK(tide_vm_run_file(vm, script) != 0);
+    CHECK(tide_vm_dofile(vm, script) != 0);
     CHECK(contains(tide_vm_last_error(vm), "helper_mod"));
     tide_vm_close(vm);
   }
@@ -189,9 +221,9 @@ static void test_run_file_and_root(void) {
   tide_vm *a = tide_vm_open(NULL), *b = tide_vm_open(NULL);
   CHECK(a && b);
   if (a && b) {
-    CHECK(tide_vm_run_string(a, "shared = 'a'", NULL) == 0);
-    CHECK(tide_vm_run_string(b, "assert(shared == nil)", NULL) == 0);
-    CHECK(tide_vm_run_string(b, "local tide = require 'tide'; assert((tide.tensor{1} + 1):item() == 2)", NULL) == 0);
+    CHECK(tide_vm_dostring(a, "shared = 'a'", NULL) == 0);
+    CHECK(tide_vm_dostring(b, "assert(shared == nil)", NULL) == 0);
+    CHECK(tide_vm_dostring(b, "local tide = require 'tide'; assert((tide.tensor{1} + 1):item() == 2)", NULL) == 0);
   }
   tide_vm_close(a);
   tide_vm_close(b);
@@ -202,7 +234,28 @@ static void test_run_file_and_root(void) {
   rmdir(dir);
 }
 
+/* tide_vm_open(NULL) and zeroed options are the same defaults; a failure to
+ * open sets tide_last_error(). */
+static void test_open_options(void) {
+  tide_vm_options opts;
+  memset(&opts, 0, sizeof opts);
+  tide_vm *vm = tide_vm_open(&opts);
+  CHECK(vm != NULL);
+  if (vm) {
+    CHECK(tide_vm_dostring(vm, "assert(io and os and debug and require 'ffi' and jit.status())", NULL) == TIDE_VM_OK);
+    tide_vm_close(vm);
+  }
+  /* A cap far below what a Lua state needs: a clear refusal, no crash. */
+  opts.memory_limit = 1000;
+  vm = tide_vm_open(&opts);
+  CHECK(vm == NULL);
+  CHECK(contains(tide_last_error(), "tide_vm_open"));
+  CHECK(contains(tide_last_error(), "memory limit"));
+  tide_vm_close(vm);
+}
+
 int main(void) {
+  test_open_options();
   test_run_string();
   test_lua_state_and_call();
   test_run_file_and_root();

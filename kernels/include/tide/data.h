@@ -7,6 +7,10 @@
 #include "tide/tensor.h"
 #include "tide/graph.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A dataset describes a stream of elements; an element is a fixed number of
  * tensors (its components: x and y of `{x, y}`, the sorted keys of a map).
  * Describing a dataset does no work; tide_dataset_iterate starts a pass over
@@ -122,4 +126,7 @@ TIDE_API int tide_data_autotune_parallelism(void);
 /* Threads the engine's pipelines are running now (for tests). */
 TIDE_API int tide_data_live_threads(void);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -4,6 +4,10 @@
 #define TIDE_DTYPE_H
 #include "tide/export.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum tide_dtype {
   TIDE_FLOAT32 = 0,
   TIDE_FLOAT64,
@@ -58,4 +62,7 @@ TIDE_API float tide_bfloat16_to_float(uint16_t b);
  * int64 rounds to the nearest double. 0 for strings and invalid dtypes. */
 TIDE_API double tide_read_number(const void *data, int dtype, int64_t i);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -5,6 +5,10 @@
 #define TIDE_ERROR_H
 #include "tide/export.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum tide_status {
   TIDE_OK = 0,
   TIDE_ERR_SHAPE,        /* incompatible or invalid shapes */
@@ -27,4 +31,7 @@ TIDE_API void tide_clear_error(void);
 /* Record a failure (printf-style message) and return `status`, for C extensions. */
 TIDE_API tide_status tide_set_error(tide_status status, const char *fmt, ...);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -4,6 +4,10 @@
 #ifndef TIDE_FUSED_H
 #define TIDE_FUSED_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The graph's fusion pass builds descriptions (kernels/graph/fuse.c); each
  * backend prepares and runs them: the CPU one as a register program
  * (kernels/cpu/fused.c), the CUDA one is to generate CUDA C from the same
@@ -105,4 +109,7 @@ typedef struct tide_fused_backend {
  * order), or NULL when it has no such node. It lives as long as g. */
 TIDE_API const tide_fused *tide_graph_fused(const tide_graph *g, int k);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

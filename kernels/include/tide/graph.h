@@ -8,6 +8,10 @@
 #include "tide/tensor.h"
 #include "tide/ops.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct tide_graph tide_graph;
 
 /* What a node is. */
@@ -200,4 +204,7 @@ TIDE_API tide_status tide_graph_tf_graph_def(const tide_graph *g, const char *sc
                                              const char *const *var_names, uint8_t **bytes, size_t *len);
 TIDE_API void tide_graph_tf_graph_def_free(uint8_t *bytes);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -7,6 +7,10 @@
 #define TIDE_MEMORY_H
 #include "tide/export.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum { TIDE_ALIGNMENT = 64 };
 
 typedef struct tide_memory_stats {
@@ -32,4 +36,31 @@ TIDE_API void tide_memory_release_cache(void);
 /* Bytes of freed blocks kept for reuse at most (default 1 GiB; 0 disables). */
 TIDE_API void tide_memory_set_cache_limit(int64_t bytes);
 
+/* ---- memory accounts: a cap on what one host (a capped tide_vm) holds ----
+ * While an account is this thread's current one, every tensor storage made
+ * on this thread is charged to it (and refused past its limit, with
+ * TIDE_ERR_MEMORY "memory limit of N bytes reached ..."); the storage keeps
+ * the account alive and credits it back when it is freed, on any thread.
+ * Hosts charge their own allocations (a Lua heap) with _charge/_credit.
+ * Not charged: headers, kernels' scratch buffers, wrapped caller memory. */
+typedef struct tide_memory_account tide_memory_account;
+
+/* A new account holding one reference; limit 0 means no limit. NULL when out of memory. */
+TIDE_API tide_memory_account *tide_memory_account_new(int64_t limit);
+/* Drop a reference; the account goes with the last one (storages hold one each). */
+TIDE_API void tide_memory_account_release(tide_memory_account *a);
+/* Add `bytes` if the total stays within the limit: true; else false, nothing charged. */
+TIDE_API bool tide_memory_account_charge(tide_memory_account *a, int64_t bytes);
+/* Take back `bytes` charged earlier (negative: add them, past the limit if need be). */
+TIDE_API void tide_memory_account_credit(tide_memory_account *a, int64_t bytes);
+/* Bytes charged now. */
+TIDE_API int64_t tide_memory_account_used(const tide_memory_account *a);
+/* The limit (0: none). */
+TIDE_API int64_t tide_memory_account_limit(const tide_memory_account *a);
+/* Make `a` (NULL: none) this thread's current account; returns the previous one. */
+TIDE_API tide_memory_account *tide_memory_account_swap(tide_memory_account *a);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -7,6 +7,10 @@
 #include "tide/tensor.h"
 #include "tide/dtype.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Output dtype rules used by ops.def. */
 typedef enum tide_out_rule {
   TIDE_OUT_SAME = 0, TIDE_OUT_BOOL, TIDE_OUT_TRUEDIV, TIDE_OUT_ATTR
@@ -102,4 +106,7 @@ TIDE_API tide_status tide_op_unary(int op, tide_tensor *out, const tide_tensor *
 TIDE_API tide_status tide_op_binary(int op, tide_tensor *out, const tide_tensor *a,
                                     const tide_tensor *b);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -6,6 +6,10 @@
 #include "tide/error.h"
 #include "tide/export.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Restart the global stream from `seed`. */
 TIDE_API void tide_random_set_seed(uint64_t seed);
 /* The seed of the global stream (the default one when never set). */
@@ -33,4 +37,7 @@ TIDE_API uint64_t tide_random_counters(int op, int dtype, int64_t n);
 TIDE_API void tide_philox4x32(uint64_t key, uint64_t counter_lo, uint64_t counter_hi,
                               uint32_t out[4]);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -7,6 +7,10 @@
 #include "tide/error.h"
 #include "tide/tensor.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- framing bytes, for writers that buffer on their own (event files) ---- */
 
 /* The 12 bytes before a record of `len` bytes: the length (u64, little
@@ -171,4 +175,7 @@ TIDE_API tide_status tide_read_idx(const char *path, tide_tensor *out);
 TIDE_API struct tide_dataset *tide_dataset_tfrecord(int nfiles, const char *const *files, const char *compression);
 TIDE_API struct tide_dataset *tide_dataset_text_lines(int nfiles, const char *const *files, const char *compression);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

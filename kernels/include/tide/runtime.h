@@ -7,6 +7,10 @@
 #include "tide/export.h"
 #include "tide/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* "0.1.0" and the like. */
 TIDE_API const char *tide_version(void);
 /* Threads CPU kernels use; n >= 1. Default: the machine's cores. */
@@ -32,4 +36,7 @@ TIDE_API double tide_monotonic_seconds(void);
 /* 1 when file descriptor fd is a terminal (a progress bar redraws in place), else 0. */
 TIDE_API int tide_is_terminal(int fd);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -6,6 +6,10 @@
 #include "tide/error.h"
 #include "tide/tensor.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* An open safetensors file whose header has been read and checked; opaque. */
 typedef struct tide_safetensors tide_safetensors;
 
@@ -62,4 +66,7 @@ TIDE_API tide_status tide_make_dirs(const char *path);
  * checkpoint index records (os.time has whole seconds only). */
 TIDE_API double tide_wall_clock_seconds(void);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -8,6 +8,10 @@
 #include "tide/ops.h"
 #include "tide/graph.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The format version this build writes, and the newest it reads. */
 enum { TIDE_SAVED_MODEL_VERSION = 1 };
 
@@ -97,4 +101,7 @@ TIDE_API int tide_graph_def_num_outputs(const tide_graph_def *d);
 /* Output i as (node, index) pairs: out[0] = node, out[1] = index. */
 TIDE_API void tide_graph_def_output(const tide_graph_def *d, int i, int32_t *out);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -6,6 +6,10 @@
 #include "tide/error.h"
 #include "tide/tensor.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* One string: opaque. A string tensor's element is a `tide_string *` (NULL
  * is the empty string); the bytes never change once made, so copies of a
  * tensor share them and count references (atomically: graphs run on
@@ -37,4 +41,7 @@ TIDE_API const char *tide_string_at(const void *data, int64_t i, int64_t *len);
  * other threads read at the same time. */
 TIDE_API tide_status tide_string_set(tide_tensor *t, int64_t i, const char *bytes, int64_t len);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -6,6 +6,10 @@
 #include "tide/error.h"
 #include "tide/graph.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct tide_summary_writer tide_summary_writer;
 
 /* Create `logdir` (and its parents) and a new event file in it named
@@ -75,4 +79,7 @@ TIDE_API tide_status tide_summary_record(tide_graph *g, tide_summary_writer *w, 
  * right edge, count of bucket i, for i < buckets (all zero when n is 0). */
 TIDE_API tide_status tide_summary_histogram_buckets(const double *values, int64_t n, int buckets, double *out);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -5,6 +5,10 @@
 #include "tide/export.h"
 #include "tide/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum {
   TIDE_MAX_DIMS = 8,
   /* ndim of a symbolic tensor (or a graph's descriptor) whose rank is unknown
@@ -149,4 +153,7 @@ TIDE_API void tide_release_token(void *ctx, void *data);
 /* The next token queued by tide_release_token, or -1 when none. */
 TIDE_API int64_t tide_released_token_pop(void);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

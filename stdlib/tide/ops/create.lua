@@ -9,6 +9,9 @@ local args = require "tide.args"
 local shape_arg = require("tide.ops.dynamic_shape").arg
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
+-- A sandboxed VM (tide/vm.h) without ffi: a raw address would reach any memory.
+local host = package.loaded["tide.host"]
+local pointers_allowed = not host or host.allow_pointers ~= false
 local floor = math.floor
 
 local M = {}
@@ -194,6 +197,10 @@ function M.from_buffer(ptr, shape, ...)
       binding.error(string.format("from_buffer: the string has %d bytes but shape and dtype need %d", #ptr, nbytes))
     end
   elseif tp == "cdata" and not istype(Tensor, ptr) then
+    if not pointers_allowed then
+      binding.error("from_buffer: raw pointers are not allowed in this sandbox (pass a Lua string, or let the " ..
+        "host allow ffi)")
+    end
     local ct = tostring(ffi.typeof(ptr))
     if ct:find("%[") then -- an array knows its size
       local size = ffi.sizeof(ptr)

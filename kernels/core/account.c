@@ -1,0 +1,55 @@
+/* core/account.c — memory accounts: a byte count with a limit that tensor
+ * storages made while the account is current are charged to (a capped VM). */
+#include "internal.h"
+
+#include <stdlib.h>
+
+struct tide_memory_account {
+  int64_t refs;  /* atomic: the owner's plus one per charged storage */
+  int64_t used;  /* atomic */
+  int64_t limit; /* 0: none */
+};
+
+static __thread tide_memory_account *current_account;
+
+tide_memory_account *tide_memory_account_new(int64_t limit) {
+  tide_memory_account *a = calloc(1, sizeof *a);
+  if (!a) {
+    TIDE_FAIL(TIDE_ERR_MEMORY, "out of memory: cannot make a memory account");
+    return NULL;
+  }
+  a->refs = 1;
+  a->limit = limit > 0 ? limit : 0;
+  return a;
+}
+
+void tide_memory_account_retain(tide_memory_account *a) { __atomic_add_fetch(&a->refs, 1, __ATOMIC_RELAXED); }
+
+void tide_memory_account_release(tide_memory_account *a) {
+  if (a && __atomic_sub_fetch(&a->refs, 1, __ATOMIC_ACQ_REL) == 0) free(a);
+}
+
+/* Compare-and-swap, so two threads charging at once cannot both pass the limit. */
+bool tide_memory_account_charge(tide_memory_account *a, int64_t bytes) {
+  int64_t used = __atomic_load_n(&a->used, __ATOMIC_RELAXED), next;
+  do {
+    if (__builtin_add_overflow(used, bytes, &next) || (a->limit && next > a->limit)) return false;
+  } while (!__atomic_compare_exchange_n(&a->used, &used, next, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return true;
+}
+
+void tide_memory_account_credit(tide_memory_account *a, int64_t bytes) {
+  __atomic_sub_fetch(&a->used, bytes, __ATOMIC_RELAXED);
+}
+
+int64_t tide_memory_account_used(const tide_memory_account *a) { return __atomic_load_n(&a->used, __ATOMIC_RELAXED); }
+
+int64_t tide_memory_account_limit(const tide_memory_account *a) { return a->limit; }
+
+tide_memory_account *tide_memory_account_swap(tide_memory_account *a) {
+  tide_memory_account *prev = current_account;
+  current_account = a;
+  return prev;
+}
+
+tide_memory_account *tide_memory_account_current(void) { return current_account; }

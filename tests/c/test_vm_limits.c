@@ -1,0 +1,192 @@
+/* tests/c/test_vm_limits.c — a VM's limits (tide/vm.h): the memory cap on the
+ * Lua heap and on tensor storage, and the instruction and time budgets per
+ * call, each returning an error to the host and leaving the VM usable. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "tide/vm.h"
+#include "util.h"
+
+enum { CAP = 64 << 20 };
+
+static tide_vm *open_capped(size_t cap) {
+  tide_vm_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.memory_limit = cap;
+  return tide_vm_open(&opts);
+}
+
+/* A table growing past the cap: the allocation fails with a Lua error, the
+ * host gets TIDE_VM_ERR_MEMORY, and dropping the data makes room again. */
+static void test_lua_heap_cap(void) {
+  tide_vm *vm = open_capped(CAP);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'", NULL) == TIDE_VM_OK);
+  int64_t base = tide_vm_memory_used(vm);
+  CHECK(base > 0 && base < CAP);
+
+  CHECK(tide_vm_dostring(vm, "big = {} for i = 1, 1e8 do big[i] = i end", "=grow") == TIDE_VM_ERR_MEMORY);
+  CHECK(contains(tide_vm_last_error(vm), "memory limit of 67108864 bytes reached"));
+  CHECK(tide_vm_memory_used(vm) <= CAP);
+  /* The data is still referenced: more of it does not fit ... */
+  CHECK(tide_vm_dostring(vm, "local t = {} for i = 1, 4e6 do t[i] = i end", NULL) == TIDE_VM_ERR_MEMORY);
+  /* ... until the script drops it. */
+  CHECK(tide_vm_dostring(vm, "big = nil collectgarbage()", NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_memory_used(vm) < base + (8 << 20));
+  CHECK(tide_vm_dostring(vm, "local t = {} for i = 1, 2e6 do t[i] = i end", NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'; assert((tide.tensor{1} + 1):item() == 2)", NULL) ==
+        TIDE_VM_OK);
+
+  /* A string too big for the cap, caught by the script itself. */
+  CHECK(tide_vm_dostring(vm, "local ok, err = pcall(string.rep, 'x', 1e9)\n"
+                             "assert(not ok and err:find('not enough memory'), err)",
+                         NULL) == TIDE_VM_OK);
+  tide_vm_close(vm);
+}
+
+/* Tensor storage counts against the same cap. */
+static void test_tensor_cap(void) {
+  tide_vm *vm = open_capped(CAP);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  /* One tensor bigger than the cap: refused before any memory is taken. */
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'; huge = tide.zeros{1e9}", "=huge") == TIDE_VM_ERR_MEMORY);
+  CHECK(contains(tide_vm_last_error(vm), "memory limit of 67108864 bytes reached"));
+  CHECK(contains(tide_vm_last_error(vm), "tensor of 4000000000 bytes"));
+  CHECK(contains(tide_vm_last_error(vm), "huge:1:"));
+  CHECK(tide_vm_memory_used(vm) < CAP);
+
+  /* Many tensors kept alive: the cap stops them; dropped, they make room. */
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'; keep = {}\n"
+                             "for i = 1, 100 do keep[i] = tide.zeros{2e6} end",
+                         NULL) == TIDE_VM_ERR_MEMORY);
+  CHECK(tide_vm_dostring(vm, "assert(#keep >= 5 and #keep < 16, #keep)", NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_dostring(vm, "keep = nil", NULL) == TIDE_VM_OK);
+  /* Garbage tensors (8 MB each, 800 MB in all) are collected in time. */
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                             "for i = 1, 100 do local x = tide.zeros{2e6} + 1 end",
+                         NULL) == TIDE_VM_OK);
+  /* The script sees the error and may go on. */
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                             "local ok, err = pcall(tide.ones, {1e9})\n"
+                             "assert(not ok and err:find('memory limit of'), err)",
+                         NULL) == TIDE_VM_OK);
+
+  /* A result the host holds counts until the host releases it. */
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                             "function make() return tide.zeros{4e6} end",
+                         NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_dostring(vm, "collectgarbage()", NULL) == TIDE_VM_OK);
+  int64_t before = tide_vm_memory_used(vm);
+  tide_tensor out[1];
+  int n = 0;
+  CHECK(tide_vm_call_tensors(vm, "make", 0, NULL, 1, out, &n) == TIDE_VM_OK && n == 1);
+  CHECK(tide_vm_dostring(vm, "collectgarbage()", NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_memory_used(vm) >= before + 16000000);
+  if (n == 1) tide_tensor_release(&out[0]);
+  CHECK(tide_vm_memory_used(vm) < before + 1000000);
+
+  /* A traced function's intermediates count too. */
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                             "local f = tide.trace(function(x) return (x + 1) * 2 end)\n"
+                             "local ok, err = pcall(f, tide.zeros{1e7})\n"
+                             "assert(not ok and err:find('memory limit of'), err)",
+                         NULL) == TIDE_VM_OK);
+  tide_vm_close(vm);
+
+  /* Outside a capped VM's calls nothing is charged: the same tensor in an
+   * uncapped VM works. */
+  vm = tide_vm_open(NULL);
+  CHECK(vm && tide_vm_dostring(vm, "local tide = require 'tide'; local x = tide.zeros{2e7}", NULL) == TIDE_VM_OK);
+  tide_vm_close(vm);
+}
+
+static tide_vm *open_budget(uint64_t instructions, uint32_t ms) {
+  tide_vm_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.instruction_limit = instructions;
+  opts.time_limit_ms = ms;
+  return tide_vm_open(&opts);
+}
+
+/* The instruction budget stops a runaway loop; the next call has its own. */
+static void test_instruction_budget(void) {
+  tide_vm *vm = open_budget(1000000, 0);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  CHECK(tide_vm_dostring(vm, "assert(not jit.status())", NULL) == TIDE_VM_OK); /* interpreted: hooks run */
+  CHECK(tide_vm_dostring(vm, "jit.on()", "=on") == TIDE_VM_ERR_RUN);
+  CHECK(contains(tide_vm_last_error(vm), "on:1: the JIT stays off in a VM with a budget"));
+  CHECK(tide_vm_dostring(vm, "assert(not jit.status())", NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_dostring(vm, "while true do end", "=spin") == TIDE_VM_ERR_BUDGET);
+  CHECK(contains(tide_vm_last_error(vm), "instruction budget of 1000000 exceeded"));
+  CHECK(contains(tide_vm_last_error(vm), "spin:1:"));
+  /* Each call starts afresh: 10 calls of ~200,000 instructions all pass. */
+  CHECK(tide_vm_dostring(vm, "function work() local s = 0 for i = 1, 50000 do s = s + i end return s end", NULL) ==
+        TIDE_VM_OK);
+  for (int i = 0; i < 10; i++) CHECK(tide_vm_dostring(vm, "work()", NULL) == TIDE_VM_OK);
+  /* A script that catches the error is stopped at its next instruction. */
+  CHECK(tide_vm_dostring(vm, "while true do pcall(function() while true do end end) end", NULL) ==
+        TIDE_VM_ERR_BUDGET);
+  CHECK(tide_vm_dostring(vm, "coroutine.wrap(function() while true do end end)()", NULL) == TIDE_VM_ERR_BUDGET);
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'; assert((tide.tensor{2} * 3):item() == 6)", NULL) ==
+        TIDE_VM_OK);
+  tide_vm_close(vm);
+}
+
+/* Seconds tide_vm_dostring(vm, code) took, and its status. */
+static double timed(tide_vm *vm, const char *code, tide_vm_status *status) {
+  double t0 = tide_monotonic_seconds();
+  *status = tide_vm_dostring(vm, code, "=timed");
+  return tide_monotonic_seconds() - t0;
+}
+
+/* The time budget stops Lua loops (a JIT would have compiled them into traces
+ * no hook sees), loops of tide ops, and a long op running in C. */
+static void test_time_budget(void) {
+  tide_vm *vm = open_budget(0, 100);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  CHECK(tide_vm_dostring(vm, "tide = require 'tide'", NULL) == TIDE_VM_OK);
+  static const char *const runaways[] = {
+      "while true do end",
+      "local x = 0 while true do x = x + 1 end",
+      "while true do pcall(function() while true do end end) end",
+      "local x = tide.zeros{100} while true do x = x + 1 end",
+      /* One traced while_loop: the whole loop runs in C, in the graph executor. */
+      "local f = tide.trace(function(i) return tide.while_loop(function(i) return i:ge(0) end,\n"
+      "                                                      function(i) return i + 1 end, {i}) end)\n"
+      "f(tide.tensor(0))",
+  };
+  for (size_t k = 0; k < sizeof runaways / sizeof runaways[0]; k++) {
+    tide_vm_status status;
+    double s = timed(vm, runaways[k], &status);
+    CHECK(status == TIDE_VM_ERR_BUDGET);
+    CHECK(contains(tide_vm_last_error(vm), "time budget of 100 ms exceeded"));
+    CHECK(s >= 0.099 && s < 1.0); /* the budget, plus a wide margin for a loaded machine */
+    if (status != TIDE_VM_ERR_BUDGET || s >= 1.0) fprintf(stderr, "runaway %zu: %.3f s: %s\n", k, s,
+                                                          tide_vm_last_error(vm));
+  }
+  /* Afterwards: usable, and the next op is not interrupted by a stale request. */
+  tide_vm_status status;
+  timed(vm, "local x = tide.zeros{1000} + 1; assert(x:sum():item() == 1000)", &status);
+  CHECK(status == TIDE_VM_OK);
+  /* The budget is per call: five calls of 30 ms each (150 ms in all) pass. */
+  CHECK(tide_vm_dostring(vm, "local C = require('tide.binding').C\n"
+                             "function nap(s) local t0 = C.tide_monotonic_seconds()\n"
+                             "  while C.tide_monotonic_seconds() - t0 < s do end end",
+                         NULL) == TIDE_VM_OK);
+  for (int i = 0; i < 5; i++) CHECK(tide_vm_dostring(vm, "nap(0.03)", NULL) == TIDE_VM_OK);
+  tide_vm_close(vm);
+}
+
+int main(void) {
+  test_lua_heap_cap();
+  test_tensor_cap();
+  test_instruction_budget();
+  test_time_budget();
+  return CHECK_SUMMARY("vm_limits");
+}

@@ -1,0 +1,258 @@
+/* tests/c/test_vm_sandbox.c — a sandboxed VM (tide/vm.h): each capability
+ * is refused unless the host allows it back, tide still works, and nothing
+ * reachable from tide hands a script ffi, the binding or the C library. */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "tide/vm.h"
+#include "util.h"
+
+static tide_vm *open_sandbox(unsigned allow, const char *lua_root) {
+  tide_vm_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.sandbox = true;
+  opts.allow = allow;
+  opts.lua_root = lua_root;
+  return tide_vm_open(&opts);
+}
+
+/* `code` fails in the sandbox with a message containing `expect`. */
+static bool refused(tide_vm *vm, const char *code, const char *expect) {
+  tide_vm_status st = tide_vm_dostring(vm, code, "=script");
+  bool ok = st == TIDE_VM_ERR_RUN && contains(tide_vm_last_error(vm), expect);
+  if (!ok) fprintf(stderr, "not refused as expected: %s\n  -> %d %s\n", code, (int)st, tide_vm_last_error(vm));
+  return ok;
+}
+
+static bool runs(tide_vm *vm, const char *code) {
+  tide_vm_status st = tide_vm_dostring(vm, code, "=script");
+  if (st != TIDE_VM_OK) fprintf(stderr, "failed: %s\n  -> %s\n", code, tide_vm_last_error(vm));
+  return st == TIDE_VM_OK;
+}
+
+/* A lua_CFunction giving scripts a precompiled chunk (bytecode) to try. */
+static int bytecode_writer(lua_State *L, const void *p, size_t n, void *ud) {
+  (void)L;
+  luaL_addlstring((luaL_Buffer *)ud, p, n);
+  return 0;
+}
+static int make_bytecode(lua_State *L) {
+  luaL_Buffer b;
+  if (luaL_loadstring(L, "return 42")) return lua_error(L);
+  luaL_buffinit(L, &b);
+  lua_dump(L, bytecode_writer, &b);
+  luaL_pushresult(&b);
+  return 1;
+}
+
+/* A lua_CFunction keeping its argument (the values a script saw) in the registry. */
+static int report(lua_State *L) {
+  lua_settop(L, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "test_seen");
+  return 0;
+}
+
+/* Every item refused by default, one check each. */
+static void test_refused(void) {
+  tide_vm *vm = open_sandbox(0, NULL);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  CHECK(tide_vm_register_lua(vm, "make_bytecode", make_bytecode) == TIDE_VM_OK);
+  /* io, os, debug: absent, and require does not bring them. */
+  CHECK(refused(vm, "io.open('/etc/passwd')", "global 'io'"));
+  CHECK(refused(vm, "require 'io'", "module 'io' is not allowed"));
+  CHECK(refused(vm, "os.execute('true')", "global 'os'"));
+  CHECK(refused(vm, "require 'os'", "module 'os' is not allowed"));
+  CHECK(refused(vm, "debug.getregistry()", "global 'debug'"));
+  CHECK(refused(vm, "require 'debug'", "module 'debug' is not allowed"));
+  CHECK(refused(vm, "getfenv(0)", "global 'getfenv'"));
+  CHECK(refused(vm, "setfenv(1, {})", "global 'setfenv'"));
+  /* ffi, the JIT's controls, and the package library. */
+  CHECK(refused(vm, "require 'ffi'", "module 'ffi' is not allowed"));
+  CHECK(runs(vm, "assert(ffi == nil and jit == nil and package == nil and module == nil)"));
+  CHECK(refused(vm, "require 'jit.util'", "not allowed"));
+  /* C modules: package.loadlib and the cpath searcher. */
+  CHECK(refused(vm, "require 'lfs'", "module 'lfs' is not allowed"));
+  CHECK(refused(vm, "package.loadlib('liblua.so', 'luaopen_x')", "global 'package'"));
+  /* Lua modules outside tide and the host's folder (the system's path). */
+  CHECK(refused(vm, "require 'busted'", "module 'busted' is not allowed"));
+  /* Loading files. */
+  CHECK(refused(vm, "loadfile('/etc/hostname')", "global 'loadfile'"));
+  CHECK(refused(vm, "dofile('/etc/hostname')", "global 'dofile'"));
+  /* Bytecode: string.dump is gone (from the shared string table too), and
+   * precompiled chunks do not load. */
+  CHECK(runs(vm, "assert(string.dump == nil and ('').dump == nil)"));
+  CHECK(runs(vm, "local f, err = load(make_bytecode()); assert(f == nil and err:find('mode'), err)"));
+  CHECK(runs(vm, "local f, err = loadstring(make_bytecode()); assert(f == nil and err:find('mode'), err)"));
+  CHECK(runs(vm, "local f, err = load(make_bytecode(), 'x', 'b'); assert(f == nil, err)"));
+  CHECK(tide_vm_register_lua(vm, "report", report) == TIDE_VM_OK);
+  lua_State *L = tide_vm_lua_state(vm);
+  CHECK(make_bytecode(L) == 1);
+  CHECK(tide_vm_dostring(vm, lua_tostring(L, -1), "=bc") == TIDE_VM_ERR_USAGE);
+  CHECK(contains(tide_vm_last_error(vm), "precompiled"));
+  lua_pop(L, 1);
+  /* The shared string metatable is hidden; collectgarbage cannot stop the collector. */
+  CHECK(runs(vm, "assert(getmetatable('') == false)"));
+  CHECK(refused(vm, "collectgarbage('stop')", "not allowed in this sandbox"));
+  CHECK(runs(vm, "collectgarbage(); assert(collectgarbage('count') > 0)"));
+  /* Text chunks load, and run in the sandbox: no way out through load. */
+  CHECK(runs(vm, "assert(load('return io')() == nil and loadstring('return 1 + 1')() == 2)"));
+  CHECK(runs(vm, "assert(_G.io == nil and _G._G == _G and rawget(_G, 'require') == require)"));
+  tide_vm_close(vm);
+}
+
+/* tide works, and nothing reachable from it (its tables, their metatables,
+ * the lazily loaded modules, tensors) is ffi, the binding or a C library. */
+static void test_tide_inside(void) {
+  tide_vm *vm = open_sandbox(0, NULL);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  CHECK(runs(vm, "local tide = require 'tide'\n"
+                 "local x = tide.tensor({1, 2, 3}, 'float32')\n"
+                 "assert((x * 2):sum():item() == 12)\n"
+                 "local layer = tide.layers.Dense{2}\n"
+                 "assert(layer(tide.ones{1, 3}).shape[2] == 2)\n"
+                 "assert(require('tide.layers') == tide.layers)"));
+  CHECK(refused(vm, "require 'tide.binding'", "module 'tide.binding' is not allowed"));
+  CHECK(refused(vm, "require 'tide.cdef'", "not allowed"));
+  CHECK(refused(vm, "require 'tide.host'", "not allowed"));
+  CHECK(runs(vm, "assert(require('tide').binding == nil)"));
+  /* A tensor is no way to raw memory: from_buffer refuses its address. */
+  CHECK(refused(vm, "local tide = require 'tide'; local x = tide.ones{4}\n"
+                    "tide.from_buffer(x.data, {1000000}, 'uint8')",
+                "raw pointers are not allowed in this sandbox"));
+  CHECK(runs(vm, "local tide = require 'tide'; assert(tide.from_buffer('ab', {2}, 'uint8'):sum():item() == 195)"));
+  CHECK(runs(vm, "assert(getmetatable(require('tide').ones{4}) == 'ffi')"));
+
+  /* Walk everything reachable from tide (lazy modules loaded first). */
+  CHECK(tide_vm_register_lua(vm, "report", report) == TIDE_VM_OK);
+  CHECK(runs(vm, "local tide = require 'tide'\n"
+                 "for k in pairs(getmetatable(tide).__lazy) do local _ = tide[k] end\n"
+                 "local seen = {}\n"
+                 "local function walk(v)\n"
+                 "  if v == nil or seen[v] then return end\n"
+                 "  local tv = type(v)\n"
+                 "  if tv == 'table' then\n"
+                 "    seen[v] = true\n"
+                 "    for k, x in pairs(v) do walk(k) walk(x) end\n"
+                 "    walk(getmetatable(v))\n"
+                 "  elseif tv == 'function' or tv == 'userdata' or tv == 'cdata' or tv == 'thread' then\n"
+                 "    seen[v] = true\n"
+                 "  end\n"
+                 "end\n"
+                 "walk(tide)\n"
+                 "report(seen)"));
+  lua_State *L = tide_vm_lua_state(vm);
+  CHECK(luaL_loadstring(L, "local seen = debug.getregistry().test_seen\n"
+                           "local binding = require 'tide.binding'\n"
+                           "local ffi = require 'ffi'\n"
+                           "local bad = { [ffi] = 'ffi', [ffi.C] = 'ffi.C', [binding] = 'tide.binding',\n"
+                           "  [binding.C] = 'libtide', [debug] = 'debug', [io] = 'io', [os] = 'os',\n"
+                           "  [package] = 'package', [package.loaded] = 'package.loaded', [_G] = '_G',\n"
+                           "  [debug.getregistry()] = 'the registry', [require] = 'require', [load] = 'load',\n"
+                           "  [loadfile] = 'loadfile', [getfenv] = 'getfenv', [jit] = 'jit' }\n"
+                           "local n = 0\n"
+                           "for v in pairs(seen) do\n"
+                           "  n = n + 1\n"
+                           "  if bad[v] then error('a script reaches ' .. bad[v] .. ' through tide') end\n"
+                           "end\n"
+                           "assert(n > 1000, n)\n") == 0);
+  CHECK(tide_vm_call(vm, 0, 0) == TIDE_VM_OK);
+  if (*tide_vm_last_error(vm)) fprintf(stderr, "%s\n", tide_vm_last_error(vm));
+  tide_vm_close(vm);
+}
+
+/* Write `text` to dir/name. */
+static void write_file(const char *dir, const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+}
+
+/* The host's Lua folder: its modules load, and run inside the sandbox. */
+static void test_lua_root(void) {
+  char dir[] = "/tmp/tide_test_sandbox_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  write_file(dir, "helper.lua", "return { has_io = io ~= nil, twice = function(x) return 2 * x end }\n");
+  write_file(dir, "code.lua", "answer = 42\n");
+  tide_vm *vm = open_sandbox(0, dir);
+  CHECK(vm != NULL);
+  if (vm) {
+    CHECK(runs(vm, "local h = require 'helper'; assert(h.twice(21) == 42 and h.has_io == false)"));
+    char path[600];
+    snprintf(path, sizeof path, "%s/code.lua", dir);
+    CHECK(tide_vm_dofile(vm, path) == TIDE_VM_OK); /* the host may run files */
+    CHECK(runs(vm, "assert(answer == 42)"));
+    tide_vm_close(vm);
+  }
+
+  /* Allowed back: loadfile and dofile, still in the sandbox. */
+  vm = open_sandbox(TIDE_VM_ALLOW_LOAD_FILES, NULL);
+  CHECK(vm != NULL);
+  if (vm) {
+    char code[800];
+    snprintf(code, sizeof code, "dofile('%s/code.lua'); assert(answer == 42)\n"
+                                "local f = assert(loadfile('%s/helper.lua')); assert(f().has_io == false)",
+             dir, dir);
+    CHECK(runs(vm, code));
+    tide_vm_close(vm);
+  }
+  char path[600];
+  snprintf(path, sizeof path, "%s/helper.lua", dir);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/code.lua", dir);
+  unlink(path);
+  rmdir(dir);
+}
+
+/* Each allow bit gives its item back. */
+static void test_allowed(void) {
+  tide_vm *vm = open_sandbox(TIDE_VM_ALLOW_IO | TIDE_VM_ALLOW_OS | TIDE_VM_ALLOW_DEBUG, NULL);
+  CHECK(vm != NULL);
+  if (vm) {
+    CHECK(runs(vm, "assert(io.open and os.time() > 0 and debug.traceback and getfenv and setfenv)"));
+    CHECK(runs(vm, "assert(require('io') == io and require('os') == os)"));
+    CHECK(refused(vm, "require 'ffi'", "not allowed"));
+    tide_vm_close(vm);
+  }
+  vm = open_sandbox(TIDE_VM_ALLOW_FFI, NULL);
+  CHECK(vm != NULL);
+  if (vm) {
+    CHECK(runs(vm, "local ffi = require 'ffi'; assert(ffi.sizeof('int') == 4)"));
+    CHECK(runs(vm, "local tide = require 'tide'; local s = 'ab'\n"
+                   "assert(tide.from_buffer(require('ffi').cast('const char *', s), {2}, 'uint8'):sum():item() == 195)"));
+    CHECK(refused(vm, "os.exit()", "global 'os'"));
+    tide_vm_close(vm);
+  }
+  vm = open_sandbox(TIDE_VM_ALLOW_BYTECODE, NULL);
+  CHECK(vm != NULL);
+  if (vm) {
+    CHECK(tide_vm_register_lua(vm, "make_bytecode", make_bytecode) == TIDE_VM_OK);
+    CHECK(runs(vm, "assert(load(make_bytecode())() == 42 and string.dump)"));
+    tide_vm_close(vm);
+  }
+  vm = open_sandbox(TIDE_VM_ALLOW_C_MODULES, NULL);
+  CHECK(vm != NULL);
+  if (vm) {
+    /* lfs is Debian's LuaFileSystem (busted needs it), on the system's cpath. */
+    CHECK(runs(vm, "assert(package.loadlib and require('lfs').currentdir)"));
+    tide_vm_close(vm);
+  }
+}
+
+int main(void) {
+  test_refused();
+  test_tide_inside();
+  test_lua_root();
+  test_allowed();
+  return CHECK_SUMMARY("vm_sandbox");
+}

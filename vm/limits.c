@@ -1,0 +1,181 @@
+/* vm/limits.c — a VM's limits: the Lua allocator that charges its memory
+ * account, and the per-call budgets (a count hook, a watchdog thread).
+ *
+ * Budgets: LuaJIT calls hooks only from the interpreter, never from compiled
+ * traces, so a budgeted VM runs with the JIT off (vm.c). A count hook every
+ * HOOK_STEP instructions counts the instruction budget and reads the flag the
+ * watchdog sets when the time runs out; from then on it fires at every
+ * instruction, so a script that catches the error with pcall is stopped at
+ * its next instruction outside the pcall. A tide op running in C when the
+ * time runs out is stopped by tide_request_interrupt() (kernels poll it
+ * between chunks), which the watchdog repeats until the call returns. */
+#include "vm_state.h"
+
+#include <errno.h>
+#include <lauxlib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "tide/runtime.h"
+
+enum { HOOK_STEP = 1000 };
+
+/* lua_Alloc with the cap: a block that would take the account past its
+ * limit is refused (LuaJIT raises "not enough memory", which vm.c reports as
+ * the limit; LuaJIT has no emergency collection, so uncollected garbage
+ * counts). Shrinking and freeing always succeed. */
+void *tide_vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  tide_vm *vm = ud;
+  size_t old = ptr ? osize : 0;
+  if (nsize == 0) {
+    free(ptr);
+    tide_memory_account_credit(vm->account, (int64_t)old);
+    return NULL;
+  }
+  if (nsize > old) {
+    int64_t more = (int64_t)(nsize - old);
+    /* Refused only inside runs and calls: what libtidevm itself pushes
+     * between them (outside any protected call, where a refusal would be a
+     * Lua panic) is counted but always given. */
+    if (!tide_memory_account_charge(vm->account, more)) {
+      if (vm->depth > 0) {
+        vm->limit_hit = true;
+        return NULL;
+      }
+      tide_memory_account_credit(vm->account, -more); /* a negative credit: counted past the limit */
+    }
+  }
+  void *p = realloc(ptr, nsize);
+  if (!p) {
+    if (nsize > old) tide_memory_account_credit(vm->account, (int64_t)(nsize - old));
+    return NULL;
+  }
+  if (nsize < old) tide_memory_account_credit(vm->account, (int64_t)(old - nsize));
+  return p;
+}
+
+/* The VM whose state `L` is (vm.c keeps it in the registry). */
+static tide_vm *vm_of(lua_State *L) {
+  lua_pushlightuserdata(L, (void *)&tide_vm_open);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  tide_vm *vm = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return vm;
+}
+
+/* The count hook: charge the instructions, raise once a budget is spent. */
+static void budget_hook(lua_State *L, lua_Debug *ar) {
+  (void)ar;
+  tide_vm *vm = vm_of(L);
+  if (!vm || vm->depth == 0) return;
+  int expired = __atomic_load_n(&vm->expired, __ATOMIC_RELAXED);
+  if (!expired && vm->opts.instruction_limit) {
+    vm->instructions += HOOK_STEP;
+    if (vm->instructions >= vm->opts.instruction_limit) __atomic_store_n(&vm->expired, expired = 2, __ATOMIC_RELAXED);
+  }
+  if (!expired) return;
+  lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1); /* every instruction from now on */
+  char msg[96]; /* lua_pushfstring knows no 64-bit formats */
+  if (expired == 2)
+    snprintf(msg, sizeof msg, "instruction budget of %llu exceeded", (unsigned long long)vm->opts.instruction_limit);
+  else
+    snprintf(msg, sizeof msg, "time budget of %u ms exceeded", (unsigned)vm->opts.time_limit_ms);
+  luaL_where(L, 0); /* in a hook, level 0 is the Lua function it stopped */
+  lua_pushstring(L, msg);
+  lua_concat(L, 2);
+  lua_error(L);
+}
+
+/* A CLOCK_MONOTONIC time `seconds` from now, for pthread_cond_timedwait. */
+static struct timespec after(double seconds) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  long long ns = (long long)ts.tv_nsec + (long long)(seconds * 1e9);
+  ts.tv_sec += (time_t)(ns / 1000000000LL);
+  ts.tv_nsec = (long)(ns % 1000000000LL);
+  return ts;
+}
+
+/* The watchdog: waits for a call, sleeps until its deadline, and if the
+ * same call is still running then, flags it and interrupts tide's kernels
+ * every millisecond until it returns. Calls that end in time are not
+ * signalled: the watchdog wakes at their deadline, sees them gone, and
+ * sleeps until the next call's deadline or goes idle. */
+static void *watchdog(void *arg) {
+  tide_vm *vm = arg;
+  pthread_mutex_lock(&vm->lock);
+  while (!vm->quit) {
+    if (!vm->call_active) { /* only an idle watchdog needs waking (tide_vm_budget_begin) */
+      vm->watchdog_idle = true;
+      pthread_cond_wait(&vm->wake, &vm->lock);
+      vm->watchdog_idle = false;
+      continue;
+    }
+    uint64_t call = vm->generation;
+    double left = vm->deadline - tide_monotonic_seconds();
+    if (left > 0) {
+      struct timespec ts = after(left);
+      pthread_cond_timedwait(&vm->wake, &vm->lock, &ts);
+      continue; /* woken early (call ended, quit) or timed out: look again */
+    }
+    __atomic_store_n(&vm->expired, 1, __ATOMIC_RELAXED);
+    while (!vm->quit && vm->call_active && vm->generation == call) {
+      tide_request_interrupt();
+      struct timespec ts = after(0.001);
+      pthread_cond_timedwait(&vm->wake, &vm->lock, &ts);
+    }
+  }
+  pthread_mutex_unlock(&vm->lock);
+  return NULL;
+}
+
+bool tide_vm_limits_start(tide_vm *vm) {
+  if (!vm->opts.time_limit_ms) return true;
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  bool ok = pthread_mutex_init(&vm->lock, NULL) == 0;
+  ok = ok && pthread_cond_init(&vm->wake, &attr) == 0;
+  pthread_condattr_destroy(&attr);
+  ok = ok && pthread_create(&vm->watchdog, NULL, watchdog, vm) == 0;
+  vm->has_watchdog = ok;
+  return ok;
+}
+
+void tide_vm_limits_stop(tide_vm *vm) {
+  if (!vm->has_watchdog) return;
+  pthread_mutex_lock(&vm->lock);
+  vm->quit = true;
+  pthread_cond_signal(&vm->wake);
+  pthread_mutex_unlock(&vm->lock);
+  pthread_join(vm->watchdog, NULL);
+  pthread_cond_destroy(&vm->wake);
+  pthread_mutex_destroy(&vm->lock);
+  vm->has_watchdog = false;
+}
+
+void tide_vm_budget_begin(tide_vm *vm) {
+  if (!vm->opts.instruction_limit && !vm->opts.time_limit_ms) return;
+  vm->instructions = 0;
+  vm->expired = 0;
+  lua_sethook(vm->L, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
+  if (!vm->has_watchdog) return;
+  pthread_mutex_lock(&vm->lock);
+  vm->deadline = tide_monotonic_seconds() + vm->opts.time_limit_ms / 1000.0;
+  vm->generation++;
+  vm->call_active = true;
+  /* A watchdog sleeping until an earlier call's deadline wakes then and
+   * finds this call's: no signal (two context switches) per call. */
+  if (vm->watchdog_idle) pthread_cond_signal(&vm->wake);
+  pthread_mutex_unlock(&vm->lock);
+}
+
+void tide_vm_budget_end(tide_vm *vm) {
+  if (!vm->opts.instruction_limit && !vm->opts.time_limit_ms) return;
+  lua_sethook(vm->L, NULL, 0, 0);
+  if (!vm->has_watchdog) return;
+  pthread_mutex_lock(&vm->lock);
+  vm->call_active = false;
+  pthread_mutex_unlock(&vm->lock);
+}
