@@ -7,6 +7,10 @@
 #include "tide/tensor.h"
 #include "tide/ops.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A tensor's `dev` is TIDE_CPU, or TIDE_CUDA + k for GPU k (cuda:0 is TIDE_CUDA). */
 enum { TIDE_MAX_CUDA_DEVICES = 64 };
 
@@ -54,4 +58,7 @@ TIDE_API tide_status tide_cuda_library_versions(int64_t out[5]);
 /* True when op `op` has a CUDA kernel (false without a backend). */
 TIDE_API bool tide_op_has_cuda_kernel(int op);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

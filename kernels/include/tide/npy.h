@@ -6,6 +6,10 @@
 #include "tide/error.h"
 #include "tide/tensor.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Read the .npy file at `path` into the blank header `out` (a new contiguous
  * tensor). Dtypes: float16/32/64, int8, uint8, int32, int64 and bool, either
  * byte order; strings: bytes ("S", trailing NULs dropped as numpy drops
@@ -22,4 +26,7 @@ TIDE_API tide_status tide_npy_read(const char *path, tide_tensor *out);
  * bfloat16 has no .npy dtype: an error saying so. */
 TIDE_API tide_status tide_npy_write(const char *path, const tide_tensor *t);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -8,6 +8,10 @@
 #include "tide/export.h"
 #include "tide/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Event categories. */
 enum {
   TIDE_PROF_OP = 0,    /* an eager op (tide_op_run) */
@@ -62,4 +66,7 @@ TIDE_API void tide_profiler_free_text(char *text);
 TIDE_API void tide_set_check_numerics(int on);
 TIDE_API int tide_check_numerics_enabled(void);
 
+#ifdef __cplusplus
+}
+#endif
 #endif
