@@ -28,7 +28,7 @@ for m in keras traced; do
 done
 
 # docs/embedding.md's complete example: the ```c block after its heading.
-awk '/^## A complete example/ { f = 1 } f && /^```c$/ { c = 1; next } c && /^```$/ { exit } c { print }' \
+awk '/^### A complete example: running a saved model/ { f = 1 } f && /^```c$/ { c = 1; next } c && /^```$/ { exit } c { print }' \
   docs/embedding.md >"$dir/classify.c"
 san=""
 [ "${SANITIZE:-0}" = 1 ] && san="-fsanitize=address,undefined -fno-sanitize-recover=undefined"

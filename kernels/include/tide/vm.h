@@ -16,7 +16,7 @@
  *
  * Every run or call returns TIDE_VM_OK (0) or a tide_vm_status, and keeps the
  * message (with a Lua traceback where there is one) for tide_vm_last_error().
- * A VM is used from one thread at a time (any thread). docs/embedding_lua.md
+ * A VM is used from one thread at a time (any thread). docs/embedding.md (With Lua)
  * tells what the limits cover and cost. */
 #ifndef TIDE_VM_H
 #define TIDE_VM_H
