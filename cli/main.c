@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <unistd.h>
 
+#include "tide/device.h"
 #include "tide/runtime.h"
 #include "tide/vm.h"
 #include "../repl/repl.h"
@@ -46,7 +47,7 @@ static void print_help(void) {
          "  -i               enter the REPL after running the script or -e code\n"
          "  -v               print the version\n"
          "  --threads N      use N threads for CPU kernels (default: the machine's cores)\n"
-         "  --device NAME    run ops on NAME: cpu (the only backend built so far)\n"
+         "  --device NAME    run ops on NAME: cpu (cuda: not as a default yet; see docs/gpu.md)\n"
          "  --help           print this help\n"
          "  --               stop handling options\n"
          "  -                run standard input and stop handling options\n"
@@ -335,7 +336,13 @@ int main(int argc, char **argv) {
     return EXIT_SUCCESS;
   }
   if (o.device && strcmp(o.device, "cuda") == 0) {
-    fprintf(stderr, "%s: --device cuda: this tide has no CUDA backend yet (only cpu is built)\n", progname);
+    /* The backend exists (tide.device, x:to), but placing every op of a
+     * script on the GPU by default does not yet: say which of the two stops it. */
+    if (tide_cuda_device_count() <= 0)
+      fprintf(stderr, "%s: --device cuda: no CUDA device visible (%s)\n", progname, tide_cuda_unavailable_reason());
+    else
+      fprintf(stderr, "%s: --device cuda: placing every op on the GPU by default is not built yet; use "
+                      "tide.device(\"cuda:0\", fn) or x:to(\"cuda:0\") in the script\n", progname);
     return EXIT_USAGE;
   }
   if (o.threads && tide_set_num_threads(o.threads) != TIDE_OK) {
