@@ -154,6 +154,22 @@ M.flatten_layers = flatten_layers
 
 -- layer.weights: own variables (trainable store first), then each
 -- sub-layer's weights; each Variable once.
+-- layer:build(input_shape) called directly marks the layer built, as
+-- Keras's build wrapper does (else its first call would build it again with
+-- fresh weights); _maybe_build calls the class's build itself.
+local on_built_hook -- M.set_on_built's function, below
+function GETTERS.build(self)
+  local build = getmetatable(self).build
+  return function(layer, input_shape)
+    local r = build(layer, input_shape)
+    if layer == self and not rawget(self, "built") then
+      rawset(self, "built", true)
+      if on_built_hook then on_built_hook(self) end
+    end
+    return r
+  end
+end
+
 function GETTERS.weights(self)
   local vars, subs = owned(self)
   local out, seen = {}, {}
@@ -588,7 +604,7 @@ M.shapes_of = shapes_of
 -- restore into a model not yet built reaches each layer's weights when the
 -- layer builds (TF's deferred restoration). Called with the layer, built.
 local on_built = nil
-function M.set_on_built(fn) on_built = fn end
+function M.set_on_built(fn) on_built, on_built_hook = fn, fn end
 
 -- build(input_shape) once, eagerly (initial values are made outside any
 -- trace in progress, as TF's init_scope), then built = true.
@@ -599,7 +615,8 @@ function Layer:_maybe_build(inputs)
   local shapes = shapes_of(inputs)
   local created = rawget(self, "_tracking").created
   local before = #created
-  local ok, err = pcall(init_scope.run, function() self:build(shapes) end)
+  local build = getmetatable(self).build
+  local ok, err = pcall(init_scope.run, function() build(self, shapes) end)
   if not ok then
     local forgotten = {}
     for i = #created, before + 1, -1 do

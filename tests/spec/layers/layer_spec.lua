@@ -32,6 +32,21 @@ describe("tide.layers.Layer", function()
     assert.are.same({ 4 }, builds[2][2])
   end)
 
+
+  it("build(input_shape) called directly marks the layer built, so its first call keeps those weights", function()
+    local d = L.Dense { 3 }
+    d:build { -1, 4 }
+    assert.is_true(d.built)
+    local kernel = d.kernel:read_value():totable()
+    d(tide.ones { 2, 4 })
+    assert.are.equal(2, #d.weights)
+    h.close(d.kernel:read_value(), kernel, 0)
+    local failing = L.Layer:extend("FailingBuild")
+    function failing:build() error("no shape for me") end
+    local f = failing()
+    assert.has_error(function() f:build { 2 } end)
+    assert.is_false(f.built) -- a build that failed leaves it unbuilt
+  end)
   it("gives unique snake_case names per class, as Keras", function()
     assert.are.equal("dense", L.Dense { 1 }.name)
     assert.are.equal("dense_1", L.Dense { 1 }.name)
