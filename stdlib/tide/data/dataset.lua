@@ -463,7 +463,9 @@ end
 
 -- ds:interleave(fn, {cycle_length=, block_length=1, parallel=, deterministic=}):
 -- fn makes a dataset of each element; cycle_length of them are read in
--- turn, block_length elements at a time (TF's order).
+-- turn, block_length elements at a time (TF's order). With parallel = p > 1
+-- (AUTOTUNE: cycle_length), up to p of the open inner datasets that run in
+-- C fill buffers on their own prefetch threads; the order stays the same.
 function Dataset:interleave(fn, opts)
   if type(fn) ~= "function" then binding.error("interleave: expected a function, got " .. type(fn)) end
   opts = options("interleave", { "cycle_length", "block_length", "parallel", "num_parallel_calls", "deterministic" },
@@ -472,7 +474,10 @@ function Dataset:interleave(fn, opts)
   if cycle == nil or cycle == M.AUTOTUNE then cycle = tonumber(C.tide_data_autotune_parallelism())
   else cycle = count_arg("interleave", "cycle_length", cycle, 1) end
   local block = count_arg("interleave", "block_length", opts.block_length or 1, 1)
-  local ds = derive(self, "interleave", { fn = fn, cycle = cycle, block = block })
+  local parallel = opts.parallel or opts.num_parallel_calls or 1
+  if parallel == M.AUTOTUNE then parallel = cycle
+  else parallel = count_arg("interleave", "parallel", parallel, 1) end
+  local ds = derive(self, "interleave", { fn = fn, cycle = cycle, block = block, parallel = parallel })
   ds.card = self:cardinality() == INFINITE and INFINITE or UNKNOWN
   ds.template, ds.specs = engines.lua.probe_interleave(ds)
   return ds

@@ -16,6 +16,7 @@ local M = {}
 
 local open -- open(ds): nextf, close of a pass over ds (C or Lua)
 local function dataset_mod() return require "tide.data.dataset" end
+local function c_engine() return require "tide.data.c_engine" end
 
 -- An element of fn's results, checked against a template and specs.
 local function results_flat(what, index, template, res)
@@ -533,6 +534,7 @@ function readers.interleave(ds)
   local cycle, block = ds.cycle, ds.block
   local current = {}   -- position -> { nextf, close } of an open inner pass
   local cycle_index, block_index, num_open, end_of_input, index = 1, 0, 0, false, 0
+  local num_ahead = 0 -- open inner passes with a prefetch thread (at most ds.parallel)
   local function advance_cycle()
     block_index = 0
     cycle_index = cycle_index % cycle + 1
@@ -549,6 +551,8 @@ function readers.interleave(ds)
         end
         current[cycle_index] = nil
         num_open = num_open - 1
+        if cur.ahead then num_ahead = num_ahead - 1 end
+        if cur.close then cur.close() end -- its thread goes now, not at the collector's pace
         advance_cycle()
       elseif not end_of_input then
         local flat = nextf()
@@ -561,9 +565,12 @@ function readers.interleave(ds)
             binding.error(string.format("interleave: the dataset made from element %d has a different structure " ..
               "than the first one's", index - 1))
           end
-          local f, c = open(inner)
-          current[cycle_index] = { nextf = f, close = c }
+          -- parallel: this inner pass runs ahead on a C prefetch thread of its own (when it runs in C)
+          local ahead = ds.parallel > 1 and num_ahead < ds.parallel and c_engine().supports(inner)
+          local f, c = open(ahead and inner:prefetch(dataset_mod().AUTOTUNE) or inner)
+          current[cycle_index] = { nextf = f, close = c, ahead = ahead }
           num_open = num_open + 1
+          if ahead then num_ahead = num_ahead + 1 end
         end
       else
         advance_cycle()
