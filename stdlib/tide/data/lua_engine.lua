@@ -567,7 +567,7 @@ function readers.interleave(ds)
           end
           -- parallel: this inner pass runs ahead on a C prefetch thread of its own (when it runs in C)
           local ahead = ds.parallel > 1 and num_ahead < ds.parallel and c_engine().supports(inner)
-          local f, c = open(ahead and inner:prefetch(dataset_mod().AUTOTUNE) or inner)
+          local f, c = open(ahead and inner:prefetch(math.max(16, 2 * ds.block)) or inner)
           current[cycle_index] = { nextf = f, close = c, ahead = ahead }
           num_open = num_open + 1
           if ahead then num_ahead = num_ahead + 1 end
