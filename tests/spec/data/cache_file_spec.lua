@@ -210,5 +210,6 @@ describe("Dataset:cache(filename)", function()
 
   it("checks its argument", function()
     h.errors("filename must be a string", function() D.range(3):cache(5) end)
+    h.errors(dir .. "/no/such/folder/c.cache", function() D.range(3):cache(dir .. "/no/such/folder/c.cache"):totable() end)
   end)
 end)
