@@ -95,6 +95,15 @@ describe("Dataset:cache(filename)", function()
     assert.are.equal(1, counter.passes) -- later passes read the file, not the input
   end)
 
+  it("serves repeat_'s later epochs from the file", function()
+    local counter = { passes = 0 }
+    local ds = source(3, counter):cache(dir .. "/r.cache"):repeat_(3)
+    local want = want_rows(3)
+    for i = 1, 6 do want[#want + 1] = want[(i - 1) % 3 + 1] end
+    assert.are.same(want, rows(ds))
+    assert.are.equal(1, counter.passes)
+  end)
+
   it("reads an existing complete file in a new pipeline without running its input", function()
     local path = dir .. "/c.cache"
     source(4, { passes = 0 }):cache(path):totable()
