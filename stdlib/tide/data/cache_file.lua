@@ -51,6 +51,7 @@ local function encode(flat)
     elseif n > 0 then
       parts[#parts + 1] = ffi.string(x.data, n * dtype.size[x.dt])
     end
+    binding.keep_alive(x) -- x.data was read above
   end
   return table.concat(parts)
 end
@@ -134,7 +135,8 @@ function M.exists(path)
   return false
 end
 
--- The next element of a cache file being read (reader state r), or nil at its end.
+-- The element (a flat list of tensors) in record `rec`, read at byte offset
+-- `at` of the cache file (reader state r); an error names the file and offset.
 local function decode(r, rec, at)
   local pos, n = 0, #rec
   local base = ffi.cast("const uint8_t *", rec)
@@ -156,7 +158,7 @@ local function decode(r, rec, at)
     local dp = ffi.cast("const int64_t *", base + pos)
     for d = 1, rank do
       local v = dp[d - 1]
-      if v < 0 or v > 2 ^ 40 then corrupt(fmt("gives component %d the dim %s", k - 1, tostring(v))) end
+      if v < 0 or v > 2 ^ 40 then corrupt(fmt("gives component %d the dim %s", k - 1, tostring(tonumber(v)))) end
       shape[d] = tonumber(v)
       count = count * shape[d]
     end
@@ -181,6 +183,7 @@ local function decode(r, rec, at)
       if bytes > 0 then ffi.copy(ffi.cast("void *", t.data), base + pos, bytes) end
       pos = pos + bytes
     end
+    binding.keep_alive(t)
     flat[k] = t
   end
   if pos ~= n then corrupt(fmt("has %d bytes left over after the element", n - pos)) end

@@ -257,6 +257,7 @@ local function pad_strings(x, target, pv)
       idx[d] = 0
     end
   end
+  binding.keep_alive(x) -- x.data was read above
   return out
 end
 
