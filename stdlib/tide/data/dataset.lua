@@ -286,7 +286,7 @@ function Dataset:padded_batch(n, opts)
   local nc = #self.specs
   local function per_component(v, name)
     if v == nil then return {} end
-    if istensor(v) or type(v) == "number" or type(v) == "boolean" then return { v } end
+    if istensor(v) or type(v) == "number" or type(v) == "boolean" or type(v) == "string" then return { v } end
     if type(v) ~= "table" then binding.error("padded_batch: " .. name .. " must match the element's structure") end
     -- the element's structure: flatten by the template
     local out = {}
@@ -329,6 +329,25 @@ function Dataset:padded_batch(n, opts)
       for d, x in ipairs(s.shape or {}) do dims[d + 1] = x end
     end
     specs[i] = TensorSpec(dims, s.dtype)
+  end
+  -- as TF: a string component pads with "" (or a string given), other dtypes with 0 (or a number or bool)
+  for i, s in ipairs(self.specs) do
+    local v = values[i]
+    if istensor(v) and v.dt == C.TIDE_STRING then
+      if v.ndim ~= 0 then
+        binding.error(string.format("padded_batch: padding_values for component %d must be a scalar, got shape %s",
+          i - 1, tostring(v.shape)))
+      end
+      v = v:item()
+      values[i] = v
+    end
+    if s.dtype == "string" and v ~= nil and type(v) ~= "string" then
+      binding.error(string.format("padded_batch: padding_values for component %d (string) must be a string, got %s",
+        i - 1, istensor(v) and ("a " .. structure.dtype_name(v) .. " tensor") or type(v)))
+    elseif s.dtype ~= "string" and type(v) == "string" then
+      binding.error(string.format("padded_batch: padding_values for component %d (%s) must be a number or bool, " ..
+        "got the string %q", i - 1, s.dtype, v))
+    end
   end
   local ds = derive(self, "padded_batch", { n = n, drop = drop, shapes = shapes, values = values })
   ds.specs = specs
@@ -403,14 +422,16 @@ function Dataset:skip(n)
   return ds
 end
 
--- ds:cache(filename): the first complete pass is kept in memory and later
--- passes replay it. A file cache is not supported yet (an error says so).
--- A pass that stops early keeps nothing and warns once, naming the fix.
+-- ds:cache(filename): the first complete pass is kept (in memory, or with a
+-- filename in that file, written atomically) and later passes replay it; an
+-- existing cache file is read without running the input. A pass that stops
+-- early keeps nothing and warns once, naming the fix.
 function Dataset:cache(filename)
-  if filename ~= nil and filename ~= "" then
-    binding.error("cache: a file cache is not supported yet; use cache() (memory)")
+  if filename ~= nil and type(filename) ~= "string" then
+    binding.error("cache: the filename must be a string (or nothing, for a memory cache), got " .. type(filename))
   end
-  local ds = derive(self, "cache", { store = {} })
+  if filename == "" then filename = nil end
+  local ds = derive(self, "cache", { store = {}, filename = filename })
   ds.card = self:cardinality()
   return ds
 end
@@ -442,7 +463,9 @@ end
 
 -- ds:interleave(fn, {cycle_length=, block_length=1, parallel=, deterministic=}):
 -- fn makes a dataset of each element; cycle_length of them are read in
--- turn, block_length elements at a time (TF's order).
+-- turn, block_length elements at a time (TF's order). With parallel = p > 1
+-- (AUTOTUNE: cycle_length), up to p of the open inner datasets that run in
+-- C fill buffers on their own prefetch threads; the order stays the same.
 function Dataset:interleave(fn, opts)
   if type(fn) ~= "function" then binding.error("interleave: expected a function, got " .. type(fn)) end
   opts = options("interleave", { "cycle_length", "block_length", "parallel", "num_parallel_calls", "deterministic" },
@@ -451,7 +474,10 @@ function Dataset:interleave(fn, opts)
   if cycle == nil or cycle == M.AUTOTUNE then cycle = tonumber(C.tide_data_autotune_parallelism())
   else cycle = count_arg("interleave", "cycle_length", cycle, 1) end
   local block = count_arg("interleave", "block_length", opts.block_length or 1, 1)
-  local ds = derive(self, "interleave", { fn = fn, cycle = cycle, block = block })
+  local parallel = opts.parallel or opts.num_parallel_calls or 1
+  if parallel == M.AUTOTUNE then parallel = cycle
+  else parallel = count_arg("interleave", "parallel", parallel, 1) end
+  local ds = derive(self, "interleave", { fn = fn, cycle = cycle, block = block, parallel = parallel })
   ds.card = self:cardinality() == INFINITE and INFINITE or UNKNOWN
   ds.template, ds.specs = engines.lua.probe_interleave(ds)
   return ds

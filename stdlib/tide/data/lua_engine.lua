@@ -7,6 +7,7 @@ local map_fn = require "tide.data.map_fn"
 local shape_ops = require "tide.ops.shape"
 local convert = require "tide.convert"
 local spec = require "tide.tracing.spec"
+local cache_file = require "tide.data.cache_file"
 
 local ffi, C = binding.ffi, binding.C
 local None = spec.None
@@ -15,6 +16,7 @@ local M = {}
 
 local open -- open(ds): nextf, close of a pass over ds (C or Lua)
 local function dataset_mod() return require "tide.data.dataset" end
+local function c_engine() return require "tide.data.c_engine" end
 
 -- An element of fn's results, checked against a template and specs.
 local function results_flat(what, index, template, res)
@@ -226,6 +228,39 @@ function readers.batch(ds)
   end, close
 end
 
+-- String tensor x padded at the end of each dim to the Lua-list shape
+-- target with the string pv (the pad kernel pads numbers only).
+local len_out = ffi.new("int64_t[1]")
+local function pad_strings(x, target, pv)
+  x = shape_ops.contiguous(x)
+  local out = convert.empty(C.TIDE_STRING, target, "padded_batch")
+  local rank, total = #target, 1
+  for d = 1, rank do total = total * target[d] end
+  if pv ~= "" then
+    for i = 0, total - 1 do if C.tide_string_set(out, i, pv, #pv) ~= 0 then binding.raise() end end
+  end
+  local strides = {}
+  local st = 1
+  for d = rank, 1, -1 do strides[d] = st; st = st * target[d] end
+  local idx = {}
+  for d = 1, rank do idx[d] = 0 end
+  local shape = x.shape
+  for i = 0, tonumber(x.nelem) - 1 do
+    local off = 0
+    for d = 1, rank do off = off + idx[d] * strides[d] end
+    local p = C.tide_string_at(x.data, i, len_out)
+    if len_out[0] == 0 then p = "" end -- "" is stored as NULL
+    if C.tide_string_set(out, off, p, len_out[0]) ~= 0 then binding.raise() end
+    for d = rank, 1, -1 do -- the next index of x, row-major
+      idx[d] = idx[d] + 1
+      if idx[d] < shape[d] then break end
+      idx[d] = 0
+    end
+  end
+  binding.keep_alive(x) -- x.data was read above
+  return out
+end
+
 function readers.padded_batch(ds)
   local nextf, close = open(ds.input)
   local st = {}
@@ -247,7 +282,8 @@ function readers.padded_batch(ds)
           target[d] = m
         end
       end
-      local pv = ds.values[k] or 0
+      local is_string = first.dt == C.TIDE_STRING
+      local pv = ds.values[k] or (is_string and "" or 0)
       local parts = {}
       for i, e in ipairs(elems) do
         local x = e[k]
@@ -266,7 +302,7 @@ function readers.padded_batch(ds)
           need = need or extra > 0
         end
         if need then
-          x = shape_ops.pad(x, pads, "CONSTANT", pv)
+          x = is_string and pad_strings(x, target, pv) or shape_ops.pad(x, pads, "CONSTANT", pv)
         end
         parts[i] = x
       end
@@ -383,7 +419,9 @@ end
 function readers.prefetch(ds) return open(ds.input) end
 
 function readers.cache(ds)
-  if ds.store.complete then
+  local file = ds.filename
+  if file and cache_file.exists(file) then return cache_file.reader(file, ds.specs) end
+  if not file and ds.store.complete then
     local i = 0
     local elems = ds.store.elems
     return function()
@@ -391,11 +429,17 @@ function readers.cache(ds)
       return elems[i]
     end
   end
-  local nextf, close = open(ds.input)
+  local writer = file and cache_file.writer(file, ds.specs)
+  local ok, nextf, close = pcall(open, ds.input)
+  if not ok then
+    if writer then writer.abort() end
+    error(nextf, 0)
+  end
   local elems, finished = {}, false
   local function partial()
     if finished then return end
     finished = true
+    if writer then writer.abort() end
     if close then close() end
     if not warned_cache then
       warned_cache = true
@@ -404,15 +448,25 @@ function readers.cache(ds)
         "instead of ds:cache():take(k).\n")
     end
   end
+  local dropped = false -- a file cache whose pass hit an error keeps nothing
   return function()
     if finished then return nil end
-    local flat = nextf()
+    local okf, flat = pcall(nextf)
+    if okf and flat ~= nil and writer then
+      local okw, err = pcall(writer.write, flat)
+      if not okw then okf, flat = false, err end
+    end
+    if not okf then
+      if writer then writer.abort(); writer, dropped = nil, true end
+      error(flat, 0)
+    end
     if flat == nil then
       finished = true
-      ds.store.elems, ds.store.complete = elems, true
+      if writer then writer.finish()
+      elseif not dropped then ds.store.elems, ds.store.complete = elems, true end
       return nil
     end
-    elems[#elems + 1] = flat
+    if not file then elems[#elems + 1] = flat end
     return flat
   end, partial
 end
@@ -481,6 +535,7 @@ function readers.interleave(ds)
   local cycle, block = ds.cycle, ds.block
   local current = {}   -- position -> { nextf, close } of an open inner pass
   local cycle_index, block_index, num_open, end_of_input, index = 1, 0, 0, false, 0
+  local num_ahead = 0 -- open inner passes with a prefetch thread (at most ds.parallel)
   local function advance_cycle()
     block_index = 0
     cycle_index = cycle_index % cycle + 1
@@ -497,6 +552,8 @@ function readers.interleave(ds)
         end
         current[cycle_index] = nil
         num_open = num_open - 1
+        if cur.ahead then num_ahead = num_ahead - 1 end
+        if cur.close then cur.close() end -- its thread goes now, not at the collector's pace
         advance_cycle()
       elseif not end_of_input then
         local flat = nextf()
@@ -509,9 +566,12 @@ function readers.interleave(ds)
             binding.error(string.format("interleave: the dataset made from element %d has a different structure " ..
               "than the first one's", index - 1))
           end
-          local f, c = open(inner)
-          current[cycle_index] = { nextf = f, close = c }
+          -- parallel: this inner pass runs ahead on a C prefetch thread of its own (when it runs in C)
+          local ahead = ds.parallel > 1 and num_ahead < ds.parallel and c_engine().supports(inner)
+          local f, c = open(ahead and inner:prefetch(math.max(16, 2 * ds.block)) or inner)
+          current[cycle_index] = { nextf = f, close = c, ahead = ahead }
           num_open = num_open + 1
+          if ahead then num_ahead = num_ahead + 1 end
         end
       else
         advance_cycle()
