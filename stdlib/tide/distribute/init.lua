@@ -1,0 +1,316 @@
+-- stdlib/tide/distribute/init.lua — tide.distribute (tf.distribute): the
+-- default strategy, OneDeviceStrategy, and MultiWorkerMirroredStrategy over
+-- MPI (one process per worker, started by `mpirun -np N tide train.lua`).
+local binding = require "tide.binding"
+local convert = require "tide.convert"
+local context = require "tide.trace_context"
+local scope = require "tide.scope"
+local device = require "tide.device"
+local variable = require "tide.variable"
+local math_ops = require "tide.ops.math"
+local reduce_ops = require "tide.ops.reduce"
+local optimizer = require "tide.optimizers.optimizer"
+
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
+local is_variable = variable.is_variable
+local fmt = string.format
+
+local M = {}
+
+local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
+
+-- A new contiguous CPU tensor holding x's values, ours to overwrite.
+local function fresh_copy(x)
+  for i = 0, x.ndim - 1 do dims_buf[i] = x.dims[i] end
+  local h = Tensor()
+  if C.tide_tensor_init_heap(h, x.dt, x.ndim, dims_buf) ~= 0 then binding.raise() end
+  binding.track(h)
+  if C.tide_tensor_copy_into(h, x) ~= 0 then binding.raise() end
+  return h
+end
+
+local function join()
+  if C.tide_dist_init() ~= 0 then binding.raise() end
+end
+
+-- The value of a tensor, variable or Lua number/table as a concrete CPU tensor.
+local function concrete(what, x)
+  if is_variable(x) then x = variable.read(x) end
+  if not binding.istensor(x) then
+    local ok, t = pcall(convert.tensor, x, nil, what)
+    if not ok or t == nil then
+      binding.error(fmt("%s: expected a tensor, a Variable or a number, got %s", what, type(x)))
+    end
+    x = t
+  end
+  if context.current() ~= nil or x.flags % 4 >= 2 then
+    binding.error(fmt("%s: collectives run eagerly only; call it outside tide.trace (this value belongs to a " ..
+      "graph being traced)", what))
+  end
+  if x.dev ~= C.TIDE_CPU then x = device.cpu(x) end
+  return x
+end
+
+---------------------------------------------------------------------------
+-- Collectives (every worker must make the same calls in the same order)
+---------------------------------------------------------------------------
+
+-- This worker's index (0 = the chief) and the number of workers.
+function M.worker_index() join(); return C.tide_dist_rank() end
+function M.num_workers() join(); return C.tide_dist_size() end
+
+-- The sum of x over every worker, as a new tensor of x's dtype. Floats are
+-- summed in their own precision (float16/bfloat16 in float32), integers and
+-- booleans in float64 (exact below 2^53).
+function M.all_reduce_sum(x)
+  join()
+  x = concrete("tide.distribute.all_reduce_sum", x)
+  local dt = x.dtype
+  local work_dt = (dt == "float32" or dt == "float64") and dt
+    or ((dt == "float16" or dt == "bfloat16") and "float32" or "float64")
+  if dt == "string" then binding.error("tide.distribute.all_reduce_sum: string tensors cannot be summed") end
+  local h = fresh_copy(work_dt == dt and x or math_ops.cast(x, work_dt))
+  if C.tide_dist_all_reduce_sum(h) ~= 0 then binding.raise() end
+  if work_dt ~= dt then h = math_ops.cast(h, dt) end
+  return h
+end
+
+-- x as on worker `root` (default 0, the chief), as a new tensor.
+function M.broadcast(x, root)
+  join()
+  x = concrete("tide.distribute.broadcast", x)
+  root = root or 0
+  if type(root) ~= "number" or root % 1 ~= 0 then
+    binding.error("tide.distribute.broadcast: root must be a worker index (an integer), got " .. tostring(root))
+  end
+  local h = fresh_copy(x)
+  if C.tide_dist_broadcast(h, root) ~= 0 then binding.raise() end
+  return h
+end
+
+-- Wait until every worker gets here.
+function M.barrier()
+  join()
+  if C.tide_dist_barrier() ~= 0 then binding.raise() end
+end
+
+---------------------------------------------------------------------------
+-- Strategies
+---------------------------------------------------------------------------
+
+local current = nil -- the strategy whose scope or run is running, else nil (the default)
+
+local Strategy = {}
+Strategy.__index = Strategy
+
+local function check_fn(self, what, fn)
+  if type(fn) ~= "function" and not (type(fn) == "table" and getmetatable(fn) and getmetatable(fn).__call) then
+    binding.error(fmt("%s:%s: expected a function, got %s", self.name, what, type(fn)))
+  end
+end
+
+local function restore(s) current = s end
+
+-- Run fn(...) with this strategy current (undone however fn ends).
+local function within(self, what, fn, ...)
+  local mark = scope.enter()
+  scope.push(restore, current)
+  current = self
+  return scope.call(self.name .. ":" .. what, mark, fn, ...)
+end
+
+-- scope(fn, ...): run fn with this strategy current (TF's `with
+-- strategy.scope():`); variables created meanwhile (layers, optimizer
+-- slots) are mirrored. Returns what fn returns.
+function Strategy:scope(fn, ...)
+  check_fn(self, "scope", fn)
+  return within(self, "scope", fn, ...)
+end
+
+-- run(fn, args): fn(unpack(args)) on this worker's replica; returns its results.
+function Strategy:run(fn, args)
+  check_fn(self, "run", fn)
+  if args ~= nil and type(args) ~= "table" then
+    binding.error(fmt("%s:run: args must be a list (table) of arguments, got %s", self.name, type(args)))
+  end
+  args = args or {}
+  return within(self, "run", fn, unpack(args, 1, args.n or #args))
+end
+
+local REDUCE_OPS = { SUM = true, MEAN = true }
+
+-- reduce("SUM" | "MEAN", value, axis): the per-replica values combined over
+-- every replica, as one tensor. With axis (a dim of value), value is also
+-- reduced along it, and MEAN divides by the elements counted on every replica.
+function Strategy:reduce(op, value, axis)
+  local what = self.name .. ":reduce"
+  if type(op) == "string" then op = op:upper() end
+  if not REDUCE_OPS[op] then
+    binding.error(fmt('%s: the reduce op must be "SUM" or "MEAN", got %s', what, tostring(op)))
+  end
+  if value == nil then binding.error(what .. ": a value to reduce is required") end
+  local x = concrete(what, value)
+  local count = 1
+  if axis ~= nil then
+    if type(axis) ~= "number" or axis % 1 ~= 0 or axis < -x.ndim or axis >= x.ndim then
+      binding.error(fmt("%s: axis must be a dim of the value (%d-d), got %s", what, x.ndim, tostring(axis)))
+    end
+    count = x.dims[axis < 0 and axis + x.ndim or axis]
+    x = reduce_ops.reduce_sum(x, axis)
+  end
+  local n = self.num_replicas_in_sync
+  local total = self:_sum(x)
+  if op == "SUM" then return total end
+  if axis ~= nil then
+    local counted = self:_sum(convert.tensor(tonumber(count), "float64", what))
+    return total / math_ops.cast(counted, total.dtype)
+  end
+  return total / n
+end
+
+-- The sum of x over the replicas (one replica: x itself).
+function Strategy:_sum(x) return x end
+
+-- Sum (or with "MEAN", average) each gradient of the list over the replicas;
+-- nil entries stay nil. Returns a new list.
+function Strategy:all_reduce_gradients(grads, op)
+  if type(grads) ~= "table" then
+    binding.error(fmt("%s:all_reduce_gradients: expected a list of gradients, got %s", self.name, type(grads)))
+  end
+  op = op and op:upper() or "SUM"
+  if not REDUCE_OPS[op] then
+    binding.error(fmt('%s:all_reduce_gradients: the op must be "SUM" or "MEAN", got %s', self.name, tostring(op)))
+  end
+  local out, n = {}, self.num_replicas_in_sync
+  for i = 1, table.maxn(grads) do
+    local g = grads[i]
+    if g ~= nil then
+      local s = self:_sum(concrete(self.name .. ":all_reduce_gradients", g))
+      out[i] = op == "MEAN" and s / n or s
+    end
+  end
+  return out
+end
+
+function Strategy:__tostring()
+  return fmt("%s(num_replicas_in_sync=%d)", self.name, self.num_replicas_in_sync)
+end
+
+local function new_strategy(name, fields)
+  local s = setmetatable(fields, Strategy)
+  s.name = name
+  s.extended = s
+  return s
+end
+
+-- The strategy when none is set: one replica, this process.
+local default = new_strategy("DefaultStrategy", { num_replicas_in_sync = 1, worker_index = 0, is_chief = true })
+
+-- OneDeviceStrategy(device): one replica whose tensors sit on `device`
+-- ("cpu", "gpu:0", ...) inside scope and run.
+function M.OneDeviceStrategy(dev)
+  if type(dev) ~= "string" then
+    binding.error("tide.distribute.OneDeviceStrategy: expected a device name (\"cpu\", \"gpu:0\"), got " .. type(dev))
+  end
+  device.parse(dev, "tide.distribute.OneDeviceStrategy")
+  local s = new_strategy("OneDeviceStrategy", { num_replicas_in_sync = 1, worker_index = 0, is_chief = true,
+                                                device = dev })
+  local function on_device(what, fn, ...)
+    local args = { n = select("#", ...), ... }
+    return within(s, what, function() return device.scope(dev, function() return fn(unpack(args, 1, args.n)) end) end)
+  end
+  function s.scope(self, fn, ...)
+    check_fn(self, "scope", fn)
+    return on_device("scope", fn, ...)
+  end
+  function s.run(self, fn, args)
+    check_fn(self, "run", fn)
+    if args ~= nil and type(args) ~= "table" then
+      binding.error(fmt("%s:run: args must be a list (table) of arguments, got %s", self.name, type(args)))
+    end
+    args = args or {}
+    return on_device("run", fn, unpack(args, 1, args.n or #args))
+  end
+  return s
+end
+
+local MWMS = setmetatable({}, { __index = Strategy })
+MWMS.__index = MWMS
+MWMS.__tostring = Strategy.__tostring
+
+function MWMS:_sum(x) return M.all_reduce_sum(x) end
+
+-- Give existing variables the chief's values (scope does this for the
+-- variables created inside it).
+function MWMS:broadcast_variables(vars)
+  if type(vars) ~= "table" then
+    binding.error(fmt("%s:broadcast_variables: expected a list of Variables, got %s", self.name, type(vars)))
+  end
+  for i, v in ipairs(vars) do
+    if not is_variable(v) then
+      binding.error(fmt("%s:broadcast_variables: entry %d is a %s, not a Variable", self.name, i, type(v)))
+    end
+    v:assign(M.broadcast(v))
+  end
+end
+
+-- MultiWorkerMirroredStrategy(): one replica per process of the world that
+-- mpirun started (a process started alone is a world of one). Variables
+-- created under scope or run start from the chief's values; gradients that
+-- an optimizer applies under scope or run are summed over the workers (as
+-- TF's: scale each worker's loss by 1/global batch, compute_average_loss).
+function M.MultiWorkerMirroredStrategy(opts)
+  if opts ~= nil and type(opts) ~= "table" then
+    binding.error("tide.distribute.MultiWorkerMirroredStrategy: expected an options table or nothing, got " .. type(opts))
+  end
+  for k in pairs(opts or {}) do
+    binding.error(fmt("tide.distribute.MultiWorkerMirroredStrategy: unknown option '%s'", tostring(k)))
+  end
+  join()
+  local rank, size = C.tide_dist_rank(), C.tide_dist_size()
+  local s = setmetatable({ num_replicas_in_sync = size, worker_index = rank, is_chief = rank == 0,
+                           uses_mpi = C.tide_dist_uses_mpi() ~= 0 }, MWMS)
+  s.name = "MultiWorkerMirroredStrategy"
+  s.extended = s
+  return s
+end
+
+-- The strategy whose scope or run is running, else the default strategy.
+function M.get_strategy() return current or default end
+-- True while some strategy's scope or run is running.
+function M.has_strategy() return current ~= nil end
+-- The per-example losses' sum over this replica divided by the global batch
+-- size (TF's tf.nn.compute_average_loss): summed over the replicas, the mean.
+function M.compute_average_loss(per_example_loss, global_batch_size)
+  local x = per_example_loss
+  if not binding.istensor(x) and not is_variable(x) then
+    binding.error("tide.distribute.compute_average_loss: expected a tensor of per-example losses, got " .. type(x))
+  end
+  local n = global_batch_size
+  if n == nil then
+    n = (x.ndim > 0 and x.dims[0] or 1) * M.get_strategy().num_replicas_in_sync
+  elseif type(n) ~= "number" or n <= 0 then
+    binding.error("tide.distribute.compute_average_loss: global_batch_size must be a positive number, got " ..
+      tostring(n))
+  end
+  return reduce_ops.reduce_sum(x) / math_ops.cast(n, x.dtype)
+end
+
+-- The hooks: under a multi-worker strategy, new variables take the chief's
+-- values and applied gradients are summed over the workers.
+variable.on_create = function(v, h)
+  local s = current
+  if s and getmetatable(s) == MWMS and s.uses_mpi and h.dt ~= C.TIDE_STRING then
+    if C.tide_dist_broadcast(h, 0) ~= 0 then binding.raise() end
+  end
+end
+
+optimizer.aggregate_gradients = function(gs, vs, opt)
+  local s = current
+  if not (s and getmetatable(s) == MWMS) then return gs end
+  return s:all_reduce_gradients(gs, "SUM")
+end
+
+M.ReduceOp = { SUM = "SUM", MEAN = "MEAN" }
+
+return M
