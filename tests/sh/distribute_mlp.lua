@@ -1,7 +1,8 @@
 -- tests/sh/distribute_mlp.lua — one training run of a small MLP under
 -- MultiWorkerMirroredStrategy, for tests/sh/test_distribute.sh (run alone and under mpirun -np 2).
---   build/tide tests/sh/distribute_mlp.lua OUT [STEPS]
--- Each worker takes its slice of every global batch of 64 rows; every worker
+--   build/tide tests/sh/distribute_mlp.lua OUT [STEPS [dataset]]
+-- Each worker takes its slice of every global batch of 64 rows (by hand, or
+-- with "dataset" through strategy:experimental_distribute_dataset); every worker
 -- seeds its initializers differently, so equal weights need the chief's
 -- broadcast. The chief writes the final weights to OUT (one value per line,
 -- %.9g), worker k to OUT.rankK, and the chief prints "step_ms: <median over the steps after the first>".
@@ -9,7 +10,7 @@ local tide = require "tide"
 local L = tide.layers
 local dist = tide.distribute
 
-local out, steps = arg[1], tonumber(arg[2] or "30")
+local out, steps, use_dataset = arg[1], tonumber(arg[2] or "30"), arg[3] == "dataset"
 local GLOBAL_BATCH, FEATURES, CLASSES = 64, 20, 4
 
 local strategy = dist.MultiWorkerMirroredStrategy()
@@ -52,10 +53,23 @@ local function step_fn(x, y)
   return loss
 end
 
+-- With "dataset": the global batches as a dataset, each worker iterating its part.
+local next_batch
+if use_dataset then
+  local x, y = batch(0, 0, steps * GLOBAL_BATCH)
+  local ds = tide.data.Dataset.from_tensor_slices({ x, y }):batch(GLOBAL_BATCH)
+  local it = strategy:experimental_distribute_dataset(ds):iter()
+  next_batch = function() return it() end
+else
+  local s = -1
+  next_batch = function() s = s + 1; return batch(s, rank * local_batch, local_batch) end
+end
+
 local now_ns = require("tide.binding").C.tide_profiler_now_ns -- CLOCK_MONOTONIC
 local times = {}
 for s = 0, steps - 1 do
-  local x, y = batch(s, rank * local_batch, local_batch)
+  local x, y = next_batch()
+  assert(x.shape[1] == local_batch, "each worker gets its part of the global batch")
   local ns0 = now_ns()
   strategy:run(step_fn, { x, y })
   local ns1 = now_ns()

@@ -2,7 +2,8 @@
 # tests/sh/test_distribute.sh — MultiWorkerMirroredStrategy over Open MPI: a
 # small MLP trained 30 steps by 2 workers (mpirun -np 2, each on its half of
 # every global batch) ends with the same weights, to float32 rounding, as 1
-# worker on the whole batch; and both workers hold identical weights. Skips,
+# worker on the whole batch (also with experimental_distribute_dataset); and
+# both workers hold identical weights. Skips,
 # saying so, without mpirun or libtide_mpi.so. Run by tests/run.sh (BUILD names the build folder).
 set -u
 BUILD=${BUILD:-build}
@@ -44,6 +45,11 @@ grep '^step_ms' "$dir/log" | sed 's/^/2 workers /'
 check "2 workers hold equal weights" compare "$dir/two" "$dir/two.rank1" 0
 # 1 vs 2 workers: the sums are grouped differently, so float32 rounding differs.
 check "2 workers = 1 worker on the global batch" compare "$dir/one" "$dir/two" 1e-5
+# The same with the global batches as a dataset each worker takes its part of.
+check "2 workers, distributed dataset" $MPIRUN -np 2 "$BUILD/tide" tests/sh/distribute_mlp.lua "$dir/ds" "$STEPS" dataset
+check "distributed dataset = 1 worker" compare "$dir/one" "$dir/ds" 1e-5
+# Which rows each worker's part of a distributed dataset holds; uneven splits refused.
+check "distributed datasets" $MPIRUN -np 2 "$BUILD/tide" tests/sh/distribute_datasets.lua
 
 echo "sh distribute: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -10,6 +10,7 @@ local variable = require "tide.variable"
 local math_ops = require "tide.ops.math"
 local reduce_ops = require "tide.ops.reduce"
 local optimizer = require "tide.optimizers.optimizer"
+local dataset = require "tide.data.dataset"
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local is_variable = variable.is_variable
@@ -194,6 +195,103 @@ end
 
 function Strategy:__tostring()
   return fmt("%s(num_replicas_in_sync=%d)", self.name, self.num_replicas_in_sync)
+end
+
+---------------------------------------------------------------------------
+-- Input: each worker its part of every global batch
+---------------------------------------------------------------------------
+
+local InputContext = {}
+InputContext.__index = InputContext
+
+-- InputContext{num_input_pipelines=, input_pipeline_id=, num_replicas_in_sync=}
+-- (tf.distribute.InputContext): what distribute_datasets_from_function's fn is given.
+function M.InputContext(o)
+  o = o or {}
+  local c = setmetatable({ num_input_pipelines = o.num_input_pipelines or 1,
+                           input_pipeline_id = o.input_pipeline_id or 0,
+                           num_replicas_in_sync = o.num_replicas_in_sync or 1 }, InputContext)
+  for _, k in ipairs { "num_input_pipelines", "input_pipeline_id", "num_replicas_in_sync" } do
+    local v = c[k]
+    if type(v) ~= "number" or v % 1 ~= 0 or v < 0 or (k ~= "input_pipeline_id" and v < 1) then
+      binding.error(fmt("tide.distribute.InputContext: %s must be a %s integer, got %s", k,
+        k == "input_pipeline_id" and "non-negative" or "positive", tostring(v)))
+    end
+  end
+  if c.input_pipeline_id >= c.num_input_pipelines then
+    binding.error(fmt("tide.distribute.InputContext: input_pipeline_id %d is not below num_input_pipelines %d",
+      c.input_pipeline_id, c.num_input_pipelines))
+  end
+  return c
+end
+
+-- The batch each replica takes of a global batch (which must split evenly).
+function InputContext:get_per_replica_batch_size(global_batch_size)
+  local n = self.num_replicas_in_sync
+  if type(global_batch_size) ~= "number" or global_batch_size % 1 ~= 0 or global_batch_size < 1 then
+    binding.error("InputContext:get_per_replica_batch_size: the global batch size must be a positive integer, got " ..
+      tostring(global_batch_size))
+  end
+  if global_batch_size % n ~= 0 then
+    binding.error(fmt("InputContext:get_per_replica_batch_size: the global batch size %d does not split evenly " ..
+      "over %d replicas", global_batch_size, n))
+  end
+  return global_batch_size / n
+end
+
+function Strategy:_input_context()
+  return M.InputContext { num_input_pipelines = self.num_replicas_in_sync, input_pipeline_id = self.worker_index or 0,
+                          num_replicas_in_sync = self.num_replicas_in_sync }
+end
+
+-- distribute_datasets_from_function(fn): fn(input_context) makes this
+-- worker's dataset (sharding and batching it by the context itself).
+function Strategy:distribute_datasets_from_function(fn)
+  check_fn(self, "distribute_datasets_from_function", fn)
+  local ds = fn(self:_input_context())
+  if not dataset.is_dataset(ds) then
+    binding.error(fmt("%s:distribute_datasets_from_function: the function must return a tide.data.Dataset, got %s",
+      self.name, type(ds)))
+  end
+  return ds
+end
+
+-- experimental_distribute_dataset(ds): ds yields global batches (ds:batch(B)
+-- last); each worker gets its B/N rows of every one (TF's DATA auto-shard:
+-- rebatch to B/N, then every N-th piece). Every worker must get the same
+-- number of batches, or the all-reduce of the last one would wait forever:
+-- the element count must make whole rounds (or the batch drop its
+-- remainder), or the dataset repeat forever.
+function Strategy:experimental_distribute_dataset(ds)
+  local what = self.name .. ":experimental_distribute_dataset"
+  if not dataset.is_dataset(ds) then binding.error(fmt("%s: expected a tide.data.Dataset, got %s", what, type(ds))) end
+  local n = self.num_replicas_in_sync
+  if n == 1 then return ds end
+  if ds.kind ~= "batch" then
+    binding.error(fmt("%s: the dataset must end with batch(global_batch_size) (it ends with %s); apply prefetch " ..
+      "and the like to the distributed dataset, or shard by hand with distribute_datasets_from_function", what,
+      tostring(ds.kind)))
+  end
+  local B, drop, input = ds.n, ds.drop, ds.input
+  if B % n ~= 0 then
+    binding.error(fmt("%s: the global batch size %d does not split evenly over %d workers", what, B, n))
+  end
+  local b = B / n
+  local c = input:cardinality()
+  local pieces = input:batch(b, { drop_remainder = drop })
+  if c >= 0 then
+    local count = drop and math.floor(c / B) * n or math.ceil(c / b)
+    if count % n ~= 0 then
+      binding.error(fmt("%s: %d elements in global batches of %d leave the workers different numbers of batches " ..
+        "(a hang at the last all-reduce); batch with drop_remainder=true or use a multiple of %d elements", what, c, B, b * n))
+    end
+    pieces = pieces:take(count)
+  elseif c ~= dataset.INFINITE_CARDINALITY then -- infinite: every worker gets as many as it asks for
+    binding.error(fmt("%s: the dataset's size is unknown, so the workers could get different numbers of batches " ..
+      "(a hang at the last all-reduce); repeat it (and stop after a number of steps), or shard by hand with " ..
+      "distribute_datasets_from_function", what))
+  end
+  return pieces:shard(n, self.worker_index)
 end
 
 local function new_strategy(name, fields)

@@ -156,6 +156,34 @@ describe("tide.distribute", function()
     h.errors("OneDeviceStrategy:scope: expected a function, got nil", function() s:scope() end)
   end)
 
+  it("datasets: one worker keeps the dataset; the function gets its input context", function()
+    local s = D.MultiWorkerMirroredStrategy()
+    local ds = tide.data.Dataset.from_tensor_slices(tide.range(6)):batch(4)
+    assert.are.equal(ds, s:experimental_distribute_dataset(ds))
+    local seen
+    local out = s:distribute_datasets_from_function(function(ctx)
+      seen = ctx
+      return ds
+    end)
+    assert.are.equal(ds, out)
+    assert.are.same({ 1, 0, 1 }, { seen.num_input_pipelines, seen.input_pipeline_id, seen.num_replicas_in_sync })
+    assert.are.equal(64, seen:get_per_replica_batch_size(64))
+    h.errors("expected a tide.data.Dataset, got number", function() s:experimental_distribute_dataset(3) end)
+    h.errors("the function must return a tide.data.Dataset, got nil",
+      function() s:distribute_datasets_from_function(function() end) end)
+    h.errors("expected a function", function() s:distribute_datasets_from_function(ds) end)
+  end)
+
+  it("InputContext splits the global batch and checks its fields", function()
+    local c = D.InputContext { num_input_pipelines = 2, input_pipeline_id = 1, num_replicas_in_sync = 4 }
+    assert.are.equal(16, c:get_per_replica_batch_size(64))
+    h.errors("the global batch size 10 does not split evenly over 4 replicas", function() c:get_per_replica_batch_size(10) end)
+    h.errors("must be a positive integer, got 0", function() c:get_per_replica_batch_size(0) end)
+    h.errors("input_pipeline_id 2 is not below num_input_pipelines 2",
+      function() D.InputContext { num_input_pipelines = 2, input_pipeline_id = 2 } end)
+    h.errors("num_replicas_in_sync must be a positive integer, got 0", function() D.InputContext { num_replicas_in_sync = 0 } end)
+  end)
+
   it("refuses bad arguments to the strategy", function()
     h.errors("unknown option 'cluster'", function() D.MultiWorkerMirroredStrategy { cluster = 1 } end)
     h.errors("expected an options table or nothing", function() D.MultiWorkerMirroredStrategy(3) end)
