@@ -42,4 +42,13 @@ local ctx_rows = rows(s:distribute_datasets_from_function(function(ctx)
   return twelve:shard(ctx.num_input_pipelines, ctx.input_pipeline_id):batch(ctx:get_per_replica_batch_size(4))
 end))
 expect(r == 0 and "0,2 4,6 8,10" or "1,3 5,7 9,11", ctx_rows, "from a function")
+-- fit under the strategy takes tensors only, for now
+local model = s:scope(function()
+  local m = tide.Sequential { tide.Input { shape = { 1 } }, tide.layers.Dense { 1 } }
+  m:compile { optimizer = "sgd", loss = "mse" }
+  return m
+end)
+refuses("under MultiWorkerMirroredStrategy, fit takes tensors for now", function()
+  model:fit(Dataset.from_tensor_slices({ tide.ones { 8, 1 }, tide.ones { 8, 1 } }):batch(4), nil, { verbose = 0 })
+end)
 print("worker " .. r .. ": ok")

@@ -2,8 +2,8 @@
 # tests/sh/test_distribute.sh — MultiWorkerMirroredStrategy over Open MPI: a
 # small MLP trained 30 steps by 2 workers (mpirun -np 2, each on its half of
 # every global batch) ends with the same weights, to float32 rounding, as 1
-# worker on the whole batch (also with experimental_distribute_dataset); and
-# both workers hold identical weights. Skips,
+# worker on the whole batch (also with experimental_distribute_dataset, and
+# with model:fit); and both workers hold identical weights. Skips,
 # saying so, without mpirun or libtide_mpi.so. Run by tests/run.sh (BUILD names the build folder).
 set -u
 BUILD=${BUILD:-build}
@@ -50,6 +50,17 @@ check "2 workers, distributed dataset" $MPIRUN -np 2 "$BUILD/tide" tests/sh/dist
 check "distributed dataset = 1 worker" compare "$dir/one" "$dir/ds" 1e-5
 # Which rows each worker's part of a distributed dataset holds; uneven splits refused.
 check "distributed datasets" $MPIRUN -np 2 "$BUILD/tide" tests/sh/distribute_datasets.lua
+# fit: 1 worker and 2 (each its rows of every shuffled global batch, the
+# last split unevenly) end with the same weights; the workers log the same
+# loss, near 1 worker's (each averages its own batches); only the chief's CSVLogger writes.
+mkdir -p "$dir/fit1" "$dir/fit2"
+check "fit, 1 worker" "$BUILD/tide" tests/sh/distribute_fit.lua "$dir/fit1/w" "$dir/fit1"
+check "fit, 2 workers" $MPIRUN -np 2 "$BUILD/tide" tests/sh/distribute_fit.lua "$dir/fit2/w" "$dir/fit2"
+check "fit: 2 workers = 1 worker" compare "$dir/fit1/w.rank0" "$dir/fit2/w.rank0" 1e-5
+check "fit: the workers hold equal weights" compare "$dir/fit2/w.rank0" "$dir/fit2/w.rank1" 0
+check "fit: the workers log equal losses" compare "$dir/fit2/w.loss0" "$dir/fit2/w.loss1" 0
+check "fit: the logged loss is near 1 worker's" compare "$dir/fit1/w.loss0" "$dir/fit2/w.loss0" 1e-3
+check "fit: only the chief's CSVLogger writes" test -s "$dir/fit2/log0.csv" -a ! -e "$dir/fit2/log1.csv"
 
 echo "sh distribute: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -11,6 +11,8 @@ local math_ops = require "tide.ops.math"
 local reduce_ops = require "tide.ops.reduce"
 local optimizer = require "tide.optimizers.optimizer"
 local dataset = require "tide.data.dataset"
+local training = require "tide.models.training"
+local compile = require "tide.models.compile"
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local is_variable = variable.is_variable
@@ -406,8 +408,82 @@ end
 optimizer.aggregate_gradients = function(gs, vs, opt)
   local s = current
   if not (s and getmetatable(s) == MWMS) then return gs end
+  local scale = s._grad_scale -- fit: this worker's share of the global batch
+  if scale then
+    gs = { unpack(gs) }
+    for i, g in ipairs(gs) do gs[i] = g * scale end
+  end
   return s:all_reduce_gradients(gs, "SUM")
 end
+
+---------------------------------------------------------------------------
+-- fit under a strategy (tide.models.training calls these)
+---------------------------------------------------------------------------
+
+-- A model compiled under a strategy's scope keeps it (TF: model.distribute_strategy).
+compile.on_compile = function(model)
+  if current then rawset(model, "_distribute_strategy", current) end
+end
+
+-- Callbacks that write files run on the chief only (TF has the others write to temporary folders).
+local CHIEF_ONLY = { ModelCheckpoint = true, TensorBoard = true, CSVLogger = true, BackupAndRestore = true }
+
+training.distribution = {
+  -- The multi-worker strategy fit runs under (the model's, else the current one), or nil.
+  of = function(model)
+    local s = rawget(model, "_distribute_strategy") or current
+    if s and getmetatable(s) == MWMS and s.num_replicas_in_sync > 1 then return s end
+    return nil
+  end,
+  callbacks = function(s, list)
+    if s.is_chief or type(list) ~= "table" then return list end
+    local kept = {}
+    for _, cb in ipairs(list) do
+      local cls = getmetatable(cb)
+      if not (cls and CHIEF_ONLY[cls.__name]) then kept[#kept + 1] = cb end
+    end
+    return kept
+  end,
+  -- Every worker shuffles alike: the chief's permutation.
+  same_permutation = function(s, perm) return M.broadcast(perm, 0) end,
+  -- This worker's rows of the global batch [a, b), and its share of the
+  -- gradient (its rows / the batch's: the losses are means over the rows).
+  -- A batch smaller than the world is every worker's whole, each a 1/N share.
+  rows = function(s, a, b)
+    local n, r, m = s.num_replicas_in_sync, s.worker_index, b - a
+    if m < n then
+      s._grad_scale = 1 / n
+      return a, b
+    end
+    local lo, hi = a + math.floor(r * m / n), a + math.floor((r + 1) * m / n)
+    s._grad_scale = (hi - lo) / m
+    return lo, hi
+  end,
+  -- The collectives run eagerly, so fit's step does too under a strategy.
+  eager_step = function(model, step_function, xb, yb, wb)
+    local was = rawget(model, "run_eagerly")
+    rawset(model, "run_eagerly", true)
+    local ok, f = pcall(step_function, model, "train", xb, yb, wb)
+    rawset(model, "run_eagerly", was)
+    if not ok then error(f, 0) end
+    return f
+  end,
+  -- One step with the strategy current; the logs averaged over the workers,
+  -- so that every worker's callbacks (EarlyStopping, ...) decide alike.
+  step = function(s, fn)
+    local logs = within(s, "fit", fn)
+    s._grad_scale = nil
+    local keys = {}
+    for k, v in pairs(logs) do if type(v) == "number" then keys[#keys + 1] = k end end
+    table.sort(keys)
+    if #keys == 0 then return logs end
+    local values = {}
+    for i, k in ipairs(keys) do values[i] = logs[k] end
+    local mean = M.all_reduce_sum(convert.tensor(values, "float64", "fit")):totable()
+    for i, k in ipairs(keys) do logs[k] = mean[i] / s.num_replicas_in_sync end
+    return logs
+  end,
+}
 
 M.ReduceOp = { SUM = "SUM", MEAN = "MEAN" }
 

@@ -184,6 +184,33 @@ describe("tide.distribute", function()
     h.errors("num_replicas_in_sync must be a positive integer, got 0", function() D.InputContext { num_replicas_in_sync = 0 } end)
   end)
 
+  it("fit's helpers: each worker's rows and share, chief-only callbacks, the model's strategy", function()
+    local d = require("tide.models.training").distribution
+    local w1 = { num_replicas_in_sync = 2, worker_index = 1, is_chief = false }
+    assert.are.same({ 132, 137 }, { d.rows(w1, 128, 137) }) -- 9 rows: 4 and 5
+    assert.are.equal(5 / 9, w1._grad_scale)
+    assert.are.same({ 64, 65 }, { d.rows(w1, 64, 65) }) -- fewer rows than workers: all of them, a 1/N share each
+    assert.are.equal(0.5, w1._grad_scale)
+    local dir = os.tmpname()
+    local csv, stop = tide.callbacks.CSVLogger(dir .. ".csv"), tide.callbacks.EarlyStopping {}
+    local kept = d.callbacks(w1, { csv, stop, tide.callbacks.ModelCheckpoint(dir .. ".weights.h5") })
+    assert.are.same({ stop }, kept)
+    local chief = { num_replicas_in_sync = 2, worker_index = 0, is_chief = true }
+    assert.are.equal(3, #d.callbacks(chief, { csv, stop, csv }))
+    os.remove(dir)
+    -- one worker: fit runs as without a strategy; compile under scope remembers the strategy
+    local s = D.MultiWorkerMirroredStrategy()
+    local model = s:scope(function()
+      local m = tide.Sequential { tide.Input { shape = { 2 } }, tide.layers.Dense { 1 } }
+      m:compile { optimizer = "sgd", loss = "mse" }
+      return m
+    end)
+    assert.are.equal(s, rawget(model, "_distribute_strategy"))
+    assert.is_nil(d.of(model)) -- a world of one
+    local h1 = model:fit(f32 { { 1, 2 }, { 3, 4 } }, f32 { { 1 }, { 2 } }, { verbose = 0, epochs = 2 })
+    assert.are.equal(2, #h1.history.loss)
+  end)
+
   it("refuses bad arguments to the strategy", function()
     h.errors("unknown option 'cluster'", function() D.MultiWorkerMirroredStrategy { cluster = 1 } end)
     h.errors("expected an options table or nothing", function() D.MultiWorkerMirroredStrategy(3) end)
