@@ -109,6 +109,15 @@ NVCCFLAGS := -std=c++17 -O3 --expt-relaxed-constexpr -diag-suppress 186 -lineinf
   -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -Xcompiler -fPIC,-fvisibility=hidden
 CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart -lcublasLt -lcublas -lcudnn -lnvrtc -Wl,-rpath,$(CUDA_HOME)/lib64
 
+# tide.distribute's MPI backend: kernels/dist/*.c, built with mpicc into
+# libtide_mpi.so, which libtide dlopens only in a process mpirun started
+# (kernels/core/dist.c), so libtide itself never needs MPI. Built when mpicc
+# is found (Open MPI: tools/deps.sh); `make MPI=0` skips it.
+MPICC ?= mpicc
+ifneq ($(MPI),0)
+MPI_LIB := $(if $(shell command -v $(MPICC) 2>/dev/null),$(BUILD)/libtide_mpi.so,)
+endif
+
 LIB := $(BUILD)/libtide.so
 VMLIB := $(BUILD)/libtidevm.so
 PROGRAM := $(BUILD)/tide
@@ -116,7 +125,7 @@ CDEF := $(BUILD)/lua/tide/cdef.lua
 EXAMPLES := $(BUILD)/examples/embed $(BUILD)/examples/game_loop
 
 .PHONY: all deps test test-run demo bench install clean ctests
-all: $(LIB) $(VMLIB) $(PROGRAM) $(CDEF) $(EXAMPLES) $(CUDA_LIB)
+all: $(LIB) $(VMLIB) $(PROGRAM) $(CDEF) $(EXAMPLES) $(CUDA_LIB) $(MPI_LIB)
 
 deps:
 	@tools/deps.sh
@@ -162,6 +171,10 @@ $(BUILD)/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(CUDA_HEADERS) $(wildcard k
 
 $(BUILD)/libtide_cuda.so: $(CUDA_CU_OBJ) $(CUDA_C_OBJ) $(LIB)
 	$(CC) -shared -o $@ $(CUDA_CU_OBJ) $(CUDA_C_OBJ) -L$(BUILD) -ltide $(CUDA_LIBS) -lstdc++ -lm -pthread $(RPATH) $(LDFLAGS_SAN)
+
+$(BUILD)/libtide_mpi.so: $(wildcard kernels/dist/*.c) kernels/core/dist_backend.h
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS_BASE) -O2 -shared -o $@ $(wildcard kernels/dist/*.c) $(LDFLAGS_SAN)
 
 $(VMLIB): $(VM_OBJ) $(LIB)
 	$(CC) -shared -o $@ $(VM_OBJ) -L$(BUILD) -ltide $(LUAJIT_LIBS) -ldl -lm -pthread $(RPATH) $(LDFLAGS_SAN)
@@ -232,7 +245,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/tide \
 	  $(DESTDIR)$(PREFIX)/share/tide/lua/tide
 	install -m 755 $(PROGRAM) $(DESTDIR)$(PREFIX)/bin/tide
-	install -m 755 $(LIB) $(VMLIB) $(CUDA_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB) $(VMLIB) $(CUDA_LIB) $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 kernels/include/tide/*.h kernels/include/tide/*.def $(DESTDIR)$(PREFIX)/include/tide/
 	cd stdlib && find tide -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/share/tide/lua/{} \;
 	cd bindings && find tide -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/share/tide/lua/{} \;

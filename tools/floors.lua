@@ -41,7 +41,7 @@ M.FLOORS = {
   { name = "layers", modules = { "tide.layers", "tide.layers.*" },
     what = "the Layer base (weights, tracking, configs) and the Keras layers" },
   { name = "models", modules = { "tide.models", "tide.models.*", "tide.callbacks", "tide.callbacks.*",
-      "tide.debugging", "tide.debugging.*" },
+      "tide.debugging", "tide.debugging.*", "tide.distribute", "tide.distribute.*" },
     what = "Sequential, functional and subclassed models, compile/fit/evaluate/predict, callbacks and the progress bar" },
   { name = "saving", modules = { "tide.saved_model", "tide.saved_model.*", "tide.train", "tide.train.*" },
     what = "SavedModel (tide.saved_model, whole Keras models) and checkpoints (tide.train.Checkpoint, CheckpointManager)" },

@@ -198,6 +198,8 @@ keras.debugging = function() return require "tide.debugging" end
 keras.train = function() return require "tide.train" end
 -- Mixed precision (keras.mixed_precision): dtype policies, on first use.
 keras.mixed_precision = function() return require "tide.mixed_precision" end
+-- Strategies (tf.distribute): the default, OneDevice and MultiWorkerMirrored over MPI, on first use.
+keras.distribute = function() return require "tide.distribute" end
 
 setmetatable(tide, {
   __lazy = keras, -- the names, for the REPL's completion and help (which load nothing)

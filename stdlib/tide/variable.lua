@@ -175,6 +175,9 @@ function Variable:__init(initial, ...)
                   trainable = args.bool("Variable", "trainable", o.trainable, true),
                   constraint = check_constraint(o.constraint),
                   autocast = args.bool("Variable", "autocast", o.autocast, true) }
+  -- tide.distribute (a higher floor) gives a new variable the chief's value
+  -- while a strategy's scope runs; h is still only this variable's.
+  if M.on_create then M.on_create(self, h) end
 end
 
 -- tide.Variable(...) makes the userdata and initializes it.

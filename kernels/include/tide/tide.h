@@ -22,5 +22,6 @@
 #include "tide/npy.h"
 #include "tide/profiler.h"
 #include "tide/device.h"
+#include "tide/dist.h"
 
 #endif

@@ -67,6 +67,8 @@ end
 -- compile{optimizer="rmsprop", loss=, metrics=, loss_weights=, run_eagerly=false}.
 local function compile(self, opts)
   opts = options(who(self) .. ": compile", opts, COMPILE)
+  -- tide.distribute (when loaded) remembers the strategy a model was compiled under, for fit.
+  if M.on_compile then M.on_compile(self) end
   local ok, opt = pcall(optimizers.get, opts.optimizer == nil and "rmsprop" or opts.optimizer)
   if not ok then binding.error(fmt("%s: compile: %s", who(self), (tostring(opt):gsub("^.-tide%.optimizers%.get: ", "")))) end
   local loss_id = opts.loss

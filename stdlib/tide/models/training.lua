@@ -277,6 +277,10 @@ end
 -- fit
 ---------------------------------------------------------------------------
 
+-- fit under a multi-worker strategy: tide.distribute (when loaded) sets
+-- M.distribution to { of(model) -> strategy or nil (one replica), ... }.
+M.distribution = nil
+
 local FIT = set { "batch_size", "epochs", "verbose", "callbacks", "validation_split", "validation_data", "shuffle",
   "initial_epoch", "steps_per_epoch", "class_weight", "sample_weight", "validation_batch_size", "validation_steps",
   "validation_freq" }
@@ -336,11 +340,21 @@ local function fit(self, x, y, opts)
     vn = n - at
     n = at
   end
+  -- Under a strategy of several workers, every worker walks the same global
+  -- batches and trains on its rows of each (M.distribution tells the rest).
+  local dist = M.distribution and M.distribution.of(self)
+  if dist then
+    if source then
+      binding.error(fmt("%s: under %s, fit takes tensors for now; for a dataset write the loop with " ..
+        "strategy:experimental_distribute_dataset(ds) and strategy:run", what, dist.name))
+    end
+    verbose = dist.is_chief and verbose or 0
+  end
   local batches = math.ceil(n / batch_size)
   local steps = opts.steps_per_epoch and positive_int("fit", "steps_per_epoch", opts.steps_per_epoch) or batches
   if source then steps = source:steps(steps ~= batches and steps or nil, "steps_per_epoch") end
-  local cbs = callbacks_mod.CallbackList(opts.callbacks, { add_history = true, add_progbar = verbose ~= 0,
-    model = self, verbose = verbose, epochs = epochs, steps = steps })
+  local cbs = callbacks_mod.CallbackList(dist and M.distribution.callbacks(dist, opts.callbacks) or opts.callbacks,
+    { add_history = true, add_progbar = verbose ~= 0, model = self, verbose = verbose, epochs = epochs, steps = steps })
   rawset(self, "stop_training", false)
   cbs:on_train_begin()
   local perm, cursor = nil, batches -- cursor: the next batch of the current pass
@@ -374,10 +388,12 @@ local function fit(self, x, y, opts)
           break
         end
         perm, cursor = data.permutation(n, shuffle), 0
+        if dist and perm then perm = M.distribution.same_permutation(dist, perm) end
       end
       if not source then
         local a, b = cursor * batch_size, math.min(n, (cursor + 1) * batch_size)
         cursor = cursor + 1
+        if dist then a, b = M.distribution.rows(dist, a, b) end
         xb, yb = data.batch(xd, a, b, perm), data.batch(yd, a, b, perm)
         wb = sw and (perm and shape_ops.gather(sw, perm:slice { { a, b } }) or sw:slice { { a, b } }) or nil
       end
@@ -387,10 +403,15 @@ local function fit(self, x, y, opts)
         -- slots and trace are fixed for the run (trainable changes apply
         -- at the next fit), and a step pays for no lookups
         prepare(self, xb, true)
-        train_function = step_function(self, "train", xb, yb, wb)
+        train_function = dist and M.distribution.eager_step(self, step_function, xb, yb, wb)
+          or step_function(self, "train", xb, yb, wb)
         rawset(self, "train_function", train_function) -- Keras's model.train_function (TensorBoard's write_graph)
       end
-      logs = numbers(call_step(train_function, xb, yb, wb))
+      if dist then
+        logs = M.distribution.step(dist, function() return numbers(call_step(train_function, xb, yb, wb)) end)
+      else
+        logs = numbers(call_step(train_function, xb, yb, wb))
+      end
       ran = ran + 1
       cbs:on_train_batch_end(step, logs)
       if rawget(self, "stop_training") then break end

@@ -580,6 +580,10 @@ local function apply_step(self, grads, vars, n)
       "depends on the variables and was computed inside tape:run", self.__name))
   end
   if #missing > 0 then warn_missing(self, missing) end
+  -- tide.distribute (a higher floor) sums the gradients over the workers
+  -- while a strategy's scope or run is current (TF's apply_gradients in a
+  -- replica context).
+  if M.aggregate_gradients then gs = M.aggregate_gradients(gs, vs, self) end
   if context.current() == nil and not recorder.active and not tracing.eager
       and is_variable_or_schedule(rawget(self, "_learning_rate")) then
     run_traced_update(self, gs, vs)

@@ -1,0 +1,132 @@
+/* core/dist.c — the world of processes tide.distribute trains in: size 1
+ * without MPI, or libtide_mpi.so (loaded at run time) under mpirun. */
+#include "dist_backend.h"
+#include "internal.h"
+#include "tide/dist.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Only the Lua thread joins, reduces and broadcasts: no lock. */
+static int joined;       /* init ran (and succeeded) */
+static int rank_, world_ = 1;
+static tide_dist_backend backend;
+static const tide_dist_backend *mpi; /* &backend under mpirun, else NULL */
+
+/* Open MPI's launcher sets these in every process it starts. */
+static int launched_by_mpirun(void) {
+  const char *s = getenv("OMPI_COMM_WORLD_SIZE");
+  return (s && *s) || getenv("PMIX_RANK") != NULL;
+}
+
+/* libtide_mpi.so beside libtide.so, unless TIDE_MPI_LIBRARY names another. */
+static void backend_path(char *buf, size_t size) {
+  const char *env = getenv("TIDE_MPI_LIBRARY");
+  if (env && *env) {
+    snprintf(buf, size, "%s", env);
+    return;
+  }
+  Dl_info info;
+  if (dladdr((void *)&tide_dist_init, &info) && info.dli_fname) {
+    snprintf(buf, size, "%s", info.dli_fname);
+    char *slash = strrchr(buf, '/');
+    if (slash) {
+      snprintf(slash + 1, size - (size_t)(slash + 1 - buf), "libtide_mpi.so");
+      return;
+    }
+  }
+  snprintf(buf, size, "libtide_mpi.so");
+}
+
+static void finalize_at_exit(void) {
+  char why[512];
+  if (mpi && mpi->finalize(why, sizeof why)) fprintf(stderr, "tide: %s\n", why);
+  mpi = NULL;
+}
+
+tide_status tide_dist_init(void) {
+  if (joined) return TIDE_OK;
+  if (!launched_by_mpirun()) {
+    joined = 1;
+    return TIDE_OK;
+  }
+  char path[4096];
+  backend_path(path, sizeof path);
+  /* RTLD_GLOBAL: Open MPI's own plugins look up libmpi's symbols globally. */
+  void *lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+  if (!lib) {
+    const char *e = dlerror();
+    return TIDE_FAIL(TIDE_ERR_UNSUPPORTED,
+                     "tide.distribute: this process was started by mpirun but the MPI backend did not load (%.400s); "
+                     "build tide with Open MPI installed (libopenmpi-dev) so that libtide_mpi.so is made",
+                     e ? e : path);
+  }
+  tide_dist_backend_init_fn init = (tide_dist_backend_init_fn)(uintptr_t)dlsym(lib, TIDE_DIST_BACKEND_INIT);
+  memset(&backend, 0, sizeof backend);
+  if (!init || init(&backend) || backend.abi != TIDE_DIST_BACKEND_ABI || backend.size != sizeof backend)
+    return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "tide.distribute: %.400s is not an MPI backend for this libtide", path);
+  char why[512] = "";
+  int r = 0, w = 1;
+  if (backend.init(&r, &w, why, sizeof why))
+    return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "tide.distribute: MPI did not start: %s", why);
+  rank_ = r;
+  world_ = w;
+  mpi = &backend;
+  joined = 1;
+  atexit(finalize_at_exit); /* mpirun counts a process that exits without MPI_Finalize as failed */
+  return TIDE_OK;
+}
+
+int tide_dist_rank(void) { return rank_; }
+int tide_dist_size(void) { return world_; }
+int tide_dist_uses_mpi(void) { return mpi != NULL; }
+
+/* The checks every collective makes on its tensor. */
+static tide_status check_tensor(const char *what, const tide_tensor *t) {
+  if (!t) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: the tensor is NULL", what);
+  if (!joined) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: call tide_dist_init first", what);
+  if (t->flags & TIDE_TENSOR_SYMBOLIC)
+    return TIDE_FAIL(TIDE_ERR_UNSUPPORTED,
+                     "%s: the tensor is a value of a graph being traced; collectives run eagerly only "
+                     "(call them outside tide.trace)", what);
+  if (t->dev != TIDE_CPU) return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: the tensor is on a GPU; only CPU tensors are supported", what);
+  if (!tide_tensor_is_contiguous(t)) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: the tensor must be contiguous (not a view)", what);
+  return TIDE_OK;
+}
+
+tide_status tide_dist_all_reduce_sum(tide_tensor *t) {
+  const char *what = "tide_dist_all_reduce_sum";
+  tide_status st = check_tensor(what, t);
+  if (st) return st;
+  if (t->dt != TIDE_FLOAT32 && t->dt != TIDE_FLOAT64)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: the tensor is %s; only float32 and float64 are summed", what, tide_dtype_name(t->dt));
+  if (!mpi || t->nelem == 0) return TIDE_OK; /* a world of one: the sum is the value */
+  char why[512] = "";
+  if (mpi->all_reduce_sum(t->data, t->nelem, t->dt == TIDE_FLOAT64 ? TIDE_DIST_F64 : TIDE_DIST_F32, why, sizeof why))
+    return TIDE_FAIL(TIDE_ERR_IO, "%s: %s", what, why);
+  return TIDE_OK;
+}
+
+tide_status tide_dist_broadcast(tide_tensor *t, int root) {
+  const char *what = "tide_dist_broadcast";
+  tide_status st = check_tensor(what, t);
+  if (st) return st;
+  if (root < 0 || root >= world_)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: root %d is not a rank of this world of %d", what, root, world_);
+  if (t->dt == TIDE_STRING) return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: string tensors cannot be broadcast", what);
+  if (!mpi || t->nelem == 0) return TIDE_OK;
+  char why[512] = "";
+  if (mpi->broadcast(t->data, t->nelem * (int64_t)tide_dtype_size(t->dt), root, why, sizeof why))
+    return TIDE_FAIL(TIDE_ERR_IO, "%s: %s", what, why);
+  return TIDE_OK;
+}
+
+tide_status tide_dist_barrier(void) {
+  if (!joined) return TIDE_FAIL(TIDE_ERR_VALUE, "tide_dist_barrier: call tide_dist_init first");
+  if (!mpi) return TIDE_OK;
+  char why[512] = "";
+  if (mpi->barrier(why, sizeof why)) return TIDE_FAIL(TIDE_ERR_IO, "tide_dist_barrier: %s", why);
+  return TIDE_OK;
+}

@@ -1,0 +1,38 @@
+/* tide/dist.h — processes training together (tide.distribute): the world's
+ * rank and size, all-reduce, broadcast and barrier over Open MPI. */
+#ifndef TIDE_DIST_H
+#define TIDE_DIST_H
+#include <stdint.h>
+#include "tide/export.h"
+#include "tide/error.h"
+#include "tide/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Join the world, once (later calls do nothing). A process started by
+ * mpirun (OMPI_COMM_WORLD_SIZE or PMIX_RANK set) loads libtide_mpi.so
+ * (beside libtide.so, or TIDE_MPI_LIBRARY) and initializes MPI, finalized at
+ * exit; any other process is a world of size 1 without MPI. Fails, saying
+ * why, when a launched process cannot load or start MPI. */
+TIDE_API tide_status tide_dist_init(void);
+/* This process's rank (0 = the chief) and the world's size; 0 and 1 before init. */
+TIDE_API int tide_dist_rank(void);
+TIDE_API int tide_dist_size(void);
+/* 1 when the world runs over MPI, else 0. */
+TIDE_API int tide_dist_uses_mpi(void);
+/* Sum `t` (contiguous, on the CPU, float32 or float64) over every process,
+ * in place: each ends with the same sums. Every process must call it with
+ * the same dtype and element count. */
+TIDE_API tide_status tide_dist_all_reduce_sum(tide_tensor *t);
+/* Overwrite `t` (contiguous, on the CPU, any fixed-size dtype) on every
+ * process with its value on rank `root`. */
+TIDE_API tide_status tide_dist_broadcast(tide_tensor *t, int root);
+/* Wait until every process reaches the barrier. */
+TIDE_API tide_status tide_dist_barrier(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
