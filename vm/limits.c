@@ -15,6 +15,7 @@
 #include <lauxlib.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "tide/runtime.h"
@@ -64,9 +65,17 @@ static tide_vm *vm_of(lua_State *L) {
   return vm;
 }
 
+/* True when `source` (a chunk name) is a file of tide's own Lua library. */
+static bool in_library(const tide_vm *vm, const char *source) {
+  for (int k = 0; k < 3; k++) {
+    const char *prefix = vm->library_sources[k];
+    if (prefix && strncmp(source, prefix, strlen(prefix)) == 0) return true;
+  }
+  return false;
+}
+
 /* The count hook: charge the instructions, raise once a budget is spent. */
 static void budget_hook(lua_State *L, lua_Debug *ar) {
-  (void)ar;
   tide_vm *vm = vm_of(L);
   if (!vm || vm->depth == 0) return;
   int expired = __atomic_load_n(&vm->expired, __ATOMIC_RELAXED);
@@ -76,6 +85,12 @@ static void budget_hook(lua_State *L, lua_Debug *ar) {
   }
   if (!expired) return;
   lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1); /* every instruction from now on */
+  /* Not inside tide's own Lua library: an error between a C op and the
+   * finalizer the library then gives its result would leak that result's
+   * storage. The hook fires again at the next instruction, and the first one
+   * back in the script raises; long work inside the library is stopped by
+   * the watchdog's C interrupt at its next op. */
+  if (ar && lua_getinfo(L, "S", ar) && ar->source && in_library(vm, ar->source)) return;
   char msg[96]; /* lua_pushfstring knows no 64-bit formats */
   if (expired == 2)
     snprintf(msg, sizeof msg, "instruction budget of %llu exceeded", (unsigned long long)vm->opts.instruction_limit);

@@ -41,7 +41,16 @@ static void library_dir(char *out, size_t size) {
  * without guessing) and what the host allows (tide's Lua library reads it).
  * In-tree, libtidevm sits in the build folder whose parent holds stdlib/ and
  * bindings/; installed, in PREFIX/lib beside PREFIX/share. */
-static void set_paths(lua_State *L, const tide_vm *vm) {
+/* Record prefix k of the chunk names tide's own Lua files get (a failed
+ * allocation leaves it NULL: the budget then raises anywhere, as before). */
+static void set_library_source(tide_vm *vm, int k, const char *fmt, const char *dir) {
+  size_t n = strlen(fmt) + strlen(dir);
+  free(vm->library_sources[k]);
+  vm->library_sources[k] = malloc(n);
+  if (vm->library_sources[k]) snprintf(vm->library_sources[k], n, fmt, dir);
+}
+
+static void set_paths(lua_State *L, tide_vm *vm) {
   char dir[4096], parent[4096], probe[4096 + 64], lib[4096 + 64];
   library_dir(dir, sizeof dir);
   snprintf(lib, sizeof lib, "%s/libtide.so", dir);
@@ -58,11 +67,16 @@ static void set_paths(lua_State *L, const tide_vm *vm) {
     lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;", vm->lua_root, vm->lua_root);
     luaL_addvalue(&b);
   }
-  if (file_exists(probe)) /* running from a build folder of the source tree */
+  if (file_exists(probe)) { /* running from a build folder of the source tree */
     lua_pushfstring(L, "%s/stdlib/?.lua;%s/stdlib/?/init.lua;%s/bindings/?.lua;%s/lua/?.lua;",
                     parent, parent, parent, dir);
-  else /* installed: PREFIX/lib and PREFIX/share/tide/lua */
+    set_library_source(vm, 0, "@%s/stdlib/", parent);
+    set_library_source(vm, 1, "@%s/bindings/", parent);
+    set_library_source(vm, 2, "@%s/lua/", dir);
+  } else { /* installed: PREFIX/lib and PREFIX/share/tide/lua */
     lua_pushfstring(L, "%s/share/tide/lua/?.lua;%s/share/tide/lua/?/init.lua;", parent, parent);
+    set_library_source(vm, 0, "@%s/share/tide/lua/", parent);
+  }
   luaL_addvalue(&b);
   lua_getfield(L, package, "path");
   luaL_addvalue(&b);
@@ -376,5 +390,6 @@ void tide_vm_close(tide_vm *vm) {
   tide_memory_account_release(vm->account); /* results the host still holds keep it alive */
   free(vm->error);
   free(vm->lua_root);
+  for (int k = 0; k < 3; k++) free(vm->library_sources[k]);
   free(vm);
 }

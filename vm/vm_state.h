@@ -30,6 +30,10 @@ struct tide_vm {
   pthread_cond_t wake;
   bool call_active, quit, watchdog_idle;
   uint64_t generation;           /* counts calls, so the watchdog tells one from the next */
+  /* Chunk-name prefixes ("@/path/stdlib/") of tide's own Lua library: a spent
+   * budget raises only outside it (limits.c), never between a C op and the
+   * finalizer the library gives its result. */
+  char *library_sources[3];
   int env_ref;                   /* LUA_REGISTRYINDEX ref of the scripts' environment (sandbox), or LUA_NOREF */
   int helper_ref;                /* ref of host.c's Lua helper table, or LUA_NOREF */
 };
