@@ -20,7 +20,7 @@ static tide_status zip_next(dnode *self, tide_tensor *out, int *end) {
   int off = 0;
   for (int i = 0; i < m->ds->ninputs; i++) {
     dnode *in = m->in[i];
-    tide_status st = in->ops->next(in, out + off, end);
+    tide_status st = dnext(in, out + off, end);
     if (st || *end) { /* TF: what the earlier inputs gave for this element is dropped */
       delem_release(out, off);
       if (*end) m->done = 1;
@@ -40,7 +40,7 @@ static tide_status concat_next(dnode *self, tide_tensor *out, int *end) {
     }
     if (!m->in[m->at] && !(m->in[m->at] = dnode_make(m->ds->inputs[m->at], self->pass))) return tide_last_status();
     dnode *in = m->in[m->at];
-    tide_status st = in->ops->next(in, out, end);
+    tide_status st = dnext(in, out, end);
     if (st || !*end) return st;
     *end = 0;
     in->ops->free(in); /* its threads end with it */

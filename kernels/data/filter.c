@@ -39,7 +39,7 @@ static tide_status filter_next(dnode *self, tide_tensor *out, int *end) {
   filter_node *f = (filter_node *)self;
   for (;;) {
     if (dpass_stopping(self->pass)) return dstopped();
-    tide_status st = f->in->ops->next(f->in, out, end);
+    tide_status st = dnext(f->in, out, end);
     if (st || *end) return st;
     bool keep = false;
     st = judge(f, out, f->index++, &keep);

@@ -154,6 +154,11 @@ dnode *dnode_repeat(tide_dataset *ds, dpass *pass);
 dnode *dnode_prefetch(tide_dataset *ds, dpass *pass);
 dnode *dnode_filter(tide_dataset *ds, dpass *pass);
 dnode *dnode_multi(tide_dataset *ds, dpass *pass); /* zip, concatenate */
-dnode *dnode_padded_batch(tide_dataset *ds, dpass *pass);
+dnode *dnode_padded_batch(tide_dataset *ds, dpass *pass); /* transform.c: batch's node, padding_stack's assembly */
+
+/* padded_batch's assembly (padded_batch.c): the `count` elements pending[i *
+ * ncomp + k] padded to ds's padded shapes with its padding values and
+ * stacked into out[0 .. ncomp); on failure out holds nothing. */
+tide_status padding_stack(const tide_dataset *ds, const tide_tensor *pending, int64_t count, tide_tensor *out);
 
 #endif

@@ -4,21 +4,27 @@
 
 /* ---- batch -------------------------------------------------------------------- */
 
+/* How a batch's pending elements become its components: stacked as they
+ * are (batch) or padded first (padded_batch). */
+typedef tide_status (*batch_assembly)(const tide_dataset *ds, const tide_tensor *pending, int64_t count,
+                                      tide_tensor *out);
+
 typedef struct batch_node {
   dnode base;
   tide_dataset *ds;
   dnode *in;
   tide_tensor *pending; /* n * ncomp headers: the elements of the batch being made */
   int done;
+  batch_assembly assemble;
 } batch_node;
 
 /* Stack `count` elements (pending[i * ncomp + k]) into out[k]. */
-static tide_status stack(batch_node *b, int64_t count, tide_tensor *out) {
-  int nc = b->base.ncomp;
+static tide_status stack(const tide_dataset *ds, const tide_tensor *pending, int64_t count, tide_tensor *out) {
+  int nc = ds->ncomp;
   for (int k = 0; k < nc; k++) {
-    const tide_tensor *first = &b->pending[k];
+    const tide_tensor *first = &pending[k];
     for (int64_t i = 1; i < count; i++) {
-      const tide_tensor *e = &b->pending[i * nc + k];
+      const tide_tensor *e = &pending[i * nc + k];
       bool same = e->dt == first->dt && e->ndim == first->ndim;
       for (int d = 0; same && d < e->ndim; d++) same = e->dims[d] == first->dims[d];
       if (!same) {
@@ -46,7 +52,7 @@ static tide_status stack(batch_node *b, int64_t count, tide_tensor *out) {
     }
     size_t row = (size_t)first->nelem * tide_dtype_size_unchecked(first->dt);
     for (int64_t i = 0; i < count && row > 0; i++) {
-      const tide_tensor *e = &b->pending[i * nc + k];
+      const tide_tensor *e = &pending[i * nc + k];
       char *dst = (char *)out[k].data + (size_t)i * row;
       if (tide_tensor_is_contiguous(e)) {
         memcpy(dst, e->data, row);
@@ -81,7 +87,7 @@ static tide_status batch_next(dnode *self, tide_tensor *out, int *end) {
     else count++;
   }
   if (!st && (count == 0 || (b->ds->flag && count < b->ds->n))) *end = 1;
-  else if (!st) st = stack(b, count, out);
+  else if (!st) st = b->assemble(b->ds, b->pending, count, out);
   for (int64_t i = 0; i < count; i++) delem_release(&b->pending[i * nc], nc);
   return st;
 }
@@ -94,23 +100,31 @@ static void batch_free(dnode *self) {
 }
 
 static const dnode_ops batch_ops = {batch_next, batch_free, "batch"};
+static const dnode_ops padded_batch_ops = {batch_next, batch_free, "padded_batch"};
 
-dnode *dnode_batch(tide_dataset *ds, dpass *pass) {
+static dnode *make_batch(tide_dataset *ds, dpass *pass, const dnode_ops *ops, batch_assembly assemble) {
   batch_node *b = calloc(1, sizeof *b);
   if (b && ds->n <= (int64_t)1 << 24) b->pending = calloc((size_t)(ds->n * ds->ncomp), sizeof *b->pending);
   if (!b || !b->pending) {
     free(b);
-    TIDE_FAIL(TIDE_ERR_MEMORY, "batch: out of memory for a batch of %lld", (long long)ds->n);
+    TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory for a batch of %lld", ops->name, (long long)ds->n);
     return NULL;
   }
-  b->base = (dnode){&batch_ops, ds->ncomp, pass};
+  b->base = (dnode){ops, ds->ncomp, pass};
   b->ds = ds;
+  b->assemble = assemble;
   if (!(b->in = dnode_make(ds->input, pass))) {
     free(b->pending);
     free(b);
     return NULL;
   }
   return &b->base;
+}
+
+dnode *dnode_batch(tide_dataset *ds, dpass *pass) { return make_batch(ds, pass, &batch_ops, stack); }
+
+dnode *dnode_padded_batch(tide_dataset *ds, dpass *pass) {
+  return make_batch(ds, pass, &padded_batch_ops, padding_stack);
 }
 
 /* ---- shuffle ------------------------------------------------------------------ */
