@@ -2,13 +2,12 @@
 -- tide.while_loop and tide.for_range (TensorArrays: tracing/tensor_array.lua).
 -- Eagerly they run as plain Lua; while a function is traced they become COND
 -- and WHILE nodes whose branches and bodies are subgraphs that run in C
--- (graph/control.c).
+-- (graph/control.c). Tracing the subgraphs: tracing/subgraph.lua; the
+-- structures they carry: tracing/structure.lua.
 local binding = require "tide.binding"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local convert = require "tide.convert"
-local context = require "tide.trace_context"
-local scope = require "tide.scope"
 local spec = require "tide.tracing.spec"
 local values = require "tide.tracing.values"
 local recorder = require "tide.tape_recorder"
@@ -16,7 +15,7 @@ local tensor = require "tide.tensor"
 local format = require "tide.format"
 local tensor_shape = require "tide.tensor_shape"
 local math_ops = require "tide.ops.math"
-local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
+local ffi, C = binding.ffi, binding.C
 local unpack = unpack or table.unpack
 local pack = recorder.pack
 local None = spec.None
@@ -34,50 +33,16 @@ local BOOL, I32 = C.TIDE_BOOL, C.TIDE_INT32
 -- settle (a trace that changes a shape traces again).
 local MAX_BODY_TRACES = 64
 
----------------------------------------------------------------------------
--- Tracing subgraphs
----------------------------------------------------------------------------
+local subgraph = require "tide.tracing.subgraph"
+local trace_sub, disown, adopt = subgraph.trace_sub, subgraph.disown, subgraph.adopt
+local pinned_reads, set_outputs, result_headers = subgraph.pinned_reads, subgraph.set_outputs, subgraph.result_headers
+local structures = require "tide.tracing.structure"
+local structure, list_structure, describe = structures.structure, structures.list_structure, structures.describe
+local path_text, zip, rebuild = structures.path_text, structures.zip, structures.rebuild
+local flat_like, number_tensor = structures.flat_like, structures.number_tensor
 
-local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
-
--- A symbolic input of g with dtype code dt and dims (-1 unknown; nil: an unknown rank).
-local function graph_input(g, dt, dims)
-  for i, d in ipairs(dims or {}) do dims_buf[i - 1] = d end
-  local t = Tensor()
-  if C.tide_graph_input(g, dt, dims and #dims or C.TIDE_UNKNOWN_RANK, dims_buf, t) ~= 0 then binding.raise() end
-  return t
-end
-
--- While a subgraph is traced, each recording tape is replaced by a
--- stand-in: tapes do not follow ops into subgraphs (their values exist only
--- inside the node). The stand-in notes in `used` the tensors the real tape
--- tracks that the subgraph uses (captured outer tensors, and its own reads
--- of watched variables, with used.var_of[read] = variable), so that the
--- node can get a gradient (tracing/control_grad.lua).
-local function tape_stand_ins(used)
-  used.var_of = used.var_of or {}
-  local stand_ins = {}
-  for i, tape in ipairs(recorder.tapes) do
-    local tracked = setmetatable({}, { __index = tape._tracked })
-    stand_ins[i] = {
-      _paused = tape._paused,
-      _tracked = tracked,
-      _keep = function(_, node)
-        for _, x in ipairs(node.inputs) do
-          if rawget(tracked, x) == nil and tape._tracked[x] then used[#used + 1] = x end
-        end
-        for _, out in ipairs(node.outputs) do tracked[out] = true end
-      end,
-      _watches_variable = function(_, v) return tape:_watches_variable(v) end,
-      _track_read = function(_, v, r)
-        tape:_track_read(v, r) -- the read leads into the node: its gradient goes to v
-        used[#used + 1] = r
-        used.var_of[r] = v
-      end,
-    }
-  end
-  return stand_ins
-end
+local TensorArray = tensor_array.TensorArray
+M.TensorArray = TensorArray
 
 -- The gradients of COND and WHILE nodes (tracing/control_grad.lua) are built
 -- with cond and while_loop themselves: that module sits above this one and
@@ -87,231 +52,6 @@ local control_grad = setmetatable({}, { __index = function(_, k)
 end })
 
 function M.set_gradients(module) control_grad = module end
-
--- The graph being built before g began is built again (a way out of
--- trace_sub; looked up now: a way out must not allocate).
-local tide_graph_abandon = C.tide_graph_abandon
-local function abandon_graph(g) tide_graph_abandon(g) end
-
--- Trace fn into a new graph built on top of the current one: descs
--- ({dt=, dims=} each) become its inputs, handed to make_args to build fn's
--- arguments. Returns the graph (finished, outputs not yet set) and fn's
--- results (packed). Lua side effects in fn happen now, once. Tracked
--- tensors of recording tapes that fn uses are appended to `used`.
-local function trace_sub(name, fn, descs, make_args, used)
-  local g = C.tide_graph_new(name)
-  if g == nil then binding.raise() end
-  g = ffi.gc(g, C.tide_graph_free)
-  local outer = context.current()
-  -- the branch belongs to the same traced function: its variables and
-  -- first-trace flag; the variables it reads are noted in used.reads too
-  local outer_vars = outer and outer.variables or {}
-  local reads = used.reads or {}
-  used.reads = reads
-  local vars = setmetatable({}, { __newindex = function(t, k, v)
-    rawset(t, k, v)
-    outer_vars[k] = v
-    reads[k] = true
-  end })
-  local ctx = setmetatable({ graph = g, variables = vars }, { __index = outer or { first = true } })
-  -- Every way out (tide.scope) gives back the tapes, the graph being built
-  -- and the traces in progress that were there before.
-  local mark = scope.enter()
-  scope.push(recorder.restore, recorder.tapes)
-  scope.push(abandon_graph, g)
-  scope.push(context.restore, #context.stack)
-  local res = pack(scope.call("a tide.cond branch or tide.while_loop body being traced (tide.trace)", mark, function()
-    if C.tide_graph_begin(g) ~= 0 then binding.raise() end
-    context.push(ctx)
-    -- Tapes do not follow ops into subgraphs: their values exist only inside the node.
-    if recorder.active then recorder.tapes = tape_stand_ins(used) end
-    local ins = {}
-    for i, d in ipairs(descs) do ins[i] = graph_input(g, d.dt, d.dims) end
-    return fn(make_args(ins))
-  end))
-  return g, res
-end
-
--- A cond or while node owns its subgraphs once made. Their finalizers go
--- before the call and come back only when it fails: an error between the
--- two (a debug hook, an interrupt) then leaks a graph instead of freeing
--- one that a node still owns.
-local tide_graph_free = C.tide_graph_free
-local function disown(sub)
-  ffi.gc(sub, nil)
-  return sub
-end
-local function adopt(status, a, b)
-  if status == 0 then return true end
-  ffi.gc(a, tide_graph_free)
-  ffi.gc(b, tide_graph_free)
-  return false
-end
-
--- The variable's tensor (what graphs name it by).
-local variable_handle = convert.variable_handle
-
--- While tapes record: a read, in the graph being built and just before the
--- node, of each variable the node's subgraphs read (used.reads), so that a
--- gradient running them again reads these values (pinned, graph/split.c)
--- rather than the variables when the gradient runs.
-local function pinned_reads(used)
-  local pins = {}
-  for v in pairs(used.reads or {}) do
-    pins[#pins + 1] = { handle = variable_handle(v), read = variable.traced_read(v) }
-  end
-  return pins
-end
-
--- Set g's outputs to the tensors in list.
-local function set_outputs(g, list)
-  local n = #list
-  local arr = ffi.new("const tide_tensor *[?]", math.max(n, 1))
-  for i, t in ipairs(list) do arr[i - 1] = t end
-  if C.tide_graph_set_outputs(g, n, arr) ~= 0 then binding.raise() end
-end
-
--- n blank headers for a node's results, and the array C fills.
-local function result_headers(n)
-  local outs = {}
-  local arr = ffi.new("tide_tensor *[?]", math.max(n, 1))
-  for i = 1, n do
-    outs[i] = Tensor()
-    arr[i - 1] = outs[i]
-  end
-  return outs, arr
-end
-
----------------------------------------------------------------------------
--- Structures: nested Lua values whose leaves are tensors, TensorArrays,
--- numbers and booleans (made tensors), carried through cond and while_loop
----------------------------------------------------------------------------
-
-local TensorArray, is_ta = tensor_array.TensorArray, tensor_array.is_ta
-M.TensorArray = TensorArray
-
--- The structure of x: a tree whose leaves are
---   {kind="tensor", t=} | {kind="number", v=} | {kind="ta", ta=} | {kind="value", v=}
--- and whose inner nodes are {kind="table", keys=, items=}.
-local function structure(x)
-  if is_tensor(x) then return { kind = "tensor", t = x } end
-  local tx = type(x)
-  if tx == "number" or tx == "boolean" then return { kind = "number", v = x } end
-  if is_variable(x) then return { kind = "tensor", t = read_variable(x) } end
-  if tx == "table" then
-    if is_ta(x) then return { kind = "ta", ta = x } end
-    if getmetatable(x) == nil then
-      local keys = {}
-      for k in pairs(x) do keys[#keys + 1] = k end
-      table.sort(keys, function(a, b)
-        local ta, tb = type(a), type(b)
-        if ta ~= tb then return ta < tb end
-        return a < b
-      end)
-      local items = {}
-      for i, k in ipairs(keys) do items[i] = structure(x[k]) end
-      return { kind = "table", keys = keys, items = items }
-    end
-  end
-  return { kind = "value", v = x }
-end
-
--- A list structure from packed values (results of a function, loop variables).
-local function list_structure(p)
-  local keys, items = {}, {}
-  for i = 1, p.n do
-    keys[i] = i
-    items[i] = structure(p[i])
-  end
-  return { kind = "table", keys = keys, items = items, list = true }
-end
-
--- "(tensor, {h=tensor, c=tensor})" for messages.
-local function describe(s)
-  if s.kind == "tensor" then return "tensor " .. type_text(s.t) end
-  if s.kind == "number" then return type(s.v) == "boolean" and "boolean" or "number" end
-  if s.kind == "ta" then return "TensorArray" end
-  if s.kind == "value" then return type(s.v) == "nil" and "nil" or type(s.v) .. " " .. tostring(s.v) end
-  local parts = {}
-  for i, item in ipairs(s.items) do
-    parts[i] = s.list and describe(item) or (tostring(s.keys[i]) .. "=" .. describe(item))
-  end
-  return (s.list and "(" or "{") .. table.concat(parts, ", ") .. (s.list and ")" or "}")
-end
-
--- Where a leaf sits: "result 2", "loop variable 1[h]".
-local function path_text(what, path)
-  local parts = { what, " ", tostring(path[1]) }
-  for i = 2, #path do parts[#parts + 1] = "[" .. tostring(path[i]) .. "]" end
-  return table.concat(parts)
-end
-
--- Visit the leaves of two structures that must agree in shape (same tables
--- and keys, tensors against tensors or numbers, TensorArrays against
--- TensorArrays, other values equal); fail(path, why) otherwise.
-local function zip(a, b, path, visit, fail)
-  local leaf_a, leaf_b = a.kind ~= "table", b.kind ~= "table"
-  if leaf_a ~= leaf_b then return fail(path, "the structure differs") end
-  if not leaf_a then
-    local same = #a.keys == #b.keys
-    for i, k in ipairs(a.keys) do same = same and b.keys[i] == k end
-    if not same then
-      local ka, kb = {}, {}
-      for i, k in ipairs(a.keys) do ka[i] = tostring(k) end
-      for i, k in ipairs(b.keys) do kb[i] = tostring(k) end
-      return fail(path, string.format("the keys differ (%s and %s)", table.concat(ka, ", "), table.concat(kb, ", ")))
-    end
-    for i, k in ipairs(a.keys) do
-      path[#path + 1] = k
-      zip(a.items[i], b.items[i], path, visit, fail)
-      path[#path] = nil
-    end
-    return
-  end
-  local value_a, value_b = a.kind == "tensor" or a.kind == "number", b.kind == "tensor" or b.kind == "number"
-  if (a.kind == "ta") ~= (b.kind == "ta") or (value_a ~= value_b) then return fail(path, "the structure differs") end
-  if a.kind == "value" and a.v ~= b.v then return fail(path, "non-tensor values differ (they must be equal)") end
-  visit(a, b, path)
-end
-
--- Rebuild a structure, taking its tensor leaves from next_tensor() in order.
-local function rebuild(s, next_tensor, next_ta)
-  if s.kind == "tensor" or s.kind == "number" then return next_tensor() end
-  if s.kind == "ta" then return next_ta(s) end
-  if s.kind == "value" then return s.v end
-  local out = {}
-  for i, k in ipairs(s.keys) do out[k] = rebuild(s.items[i], next_tensor, next_ta) end
-  return out
-end
-
--- The tensors of s (a structure zip accepts against ref) in the order of
--- ref's flat slots, as a list with n: a tensor leaf gives its tensor, a
--- number a tensor of the slot's dtype when ref knows it (a loop variable's
--- desc) and nil otherwise, a TensorArray its buffer (nil when it has none)
--- where ref has a slot for it (has_slot(ref leaf)). For gradients: it
--- lines a function's results up with its node's values again.
-local function flat_like(ref, s, has_slot, out)
-  out = out or { n = 0 }
-  if ref.kind == "table" then
-    for i, item in ipairs(ref.items) do flat_like(item, s.items[i], has_slot, out) end
-  elseif ref.kind == "ta" then
-    if has_slot(ref) then
-      out.n = out.n + 1
-      out[out.n] = s.kind == "ta" and rawget(s.ta, "_buffer") or nil
-    end
-  elseif ref.kind == "tensor" or ref.kind == "number" then
-    out.n = out.n + 1
-    if s.kind == "tensor" then out[out.n] = s.t
-    elseif ref.desc then out[out.n] = convert.tensor(s.v, dtype.names[ref.desc.dt], "control flow") end
-  end
-  return out
-end
-
--- A Lua number or boolean as a tensor: of dtype code dt when given, else as
--- tide.tensor infers it (int32 for whole numbers, float32, bool).
-local function number_tensor(v, dt)
-  return convert.tensor(v, dt and dtype.names[dt] or nil, "control flow")
-end
 
 ---------------------------------------------------------------------------
 -- tide.cond
