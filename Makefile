@@ -122,7 +122,7 @@ LIB := $(BUILD)/libtide.so
 VMLIB := $(BUILD)/libtidevm.so
 PROGRAM := $(BUILD)/tide
 CDEF := $(BUILD)/lua/tide/cdef.lua
-EXAMPLES := $(BUILD)/examples/embed $(BUILD)/examples/game_loop
+EXAMPLES := $(BUILD)/examples/sandboxed_script $(BUILD)/examples/game_loop
 
 .PHONY: all deps test test-run demo bench install clean ctests
 all: $(LIB) $(VMLIB) $(PROGRAM) $(CDEF) $(EXAMPLES) $(CUDA_LIB) $(MPI_LIB)
@@ -192,8 +192,8 @@ $(VM_TESTS): $(BUILD)/tests/%: tests/c/%.c tests/c/check.h tests/c/util.h $(VMLI
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(LUAJIT_CFLAGS) -O1 -o $@ $< -L$(BUILD) -ltidevm -ltide $(LUAJIT_LIBS) -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 
-# The embedding example (examples/embed.c), built like a host program would be.
-$(BUILD)/examples/embed: examples/embed.c $(VMLIB) $(CDEF) $(HEADERS)
+# examples/embed/sandboxed_script.c, a host of tide/vm.h, built like a host program would be.
+$(BUILD)/examples/sandboxed_script: examples/embed/sandboxed_script.c $(VMLIB) $(CDEF) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(LUAJIT_CFLAGS) -O2 -o $@ $< -L$(BUILD) -ltidevm -ltide $(LUAJIT_LIBS) -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 

@@ -539,9 +539,9 @@ echo "rc=$?"
   end)
 end)
 
-describe("embedding example", function()
+describe("embedding example (examples/embed/sandboxed_script.c)", function()
   it("builds and runs", function()
-    local rc, out, err = sh(shell_quote(build .. "/examples/embed"))
+    local rc, out, err = sh(shell_quote(build .. "/examples/sandboxed_script"))
     assert.are.equal(0, rc, err)
     assert.truthy(has(out, "frame 0: score = 3 (weighted 0 -0 2)"), out)
     assert.truthy(has(out, "frame 1: score = 2.5 (weighted 0.5 -2 2)"), out)

@@ -1,9 +1,9 @@
-/* examples/embed.c — tide inside a C program (a game, a tool), with Lua: open
+/* examples/embed/sandboxed_script.c — tide inside a C program (a game, a tool), with Lua: open
  * a sandboxed VM with a memory cap and a time budget, load a script, call its
  * function with tensors every frame, give it a host function, handle errors.
  *
- * `make` builds it as build/examples/embed. By hand, from the source tree:
- *   cc examples/embed.c -Ikernels/include -Lbuild -ltidevm -ltide \
+ * `make` builds it as build/examples/sandboxed_script. By hand, from the source tree:
+ *   cc examples/embed/sandboxed_script.c -Ikernels/include -Lbuild -ltidevm -ltide \
  *      -Wl,-rpath,$PWD/build -o embed
  * Installed (make install), use -I$PREFIX/include -L$PREFIX/lib instead.
  * No Lua header is needed: tensors go in and come out as tide_tensor.
