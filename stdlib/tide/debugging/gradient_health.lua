@@ -78,6 +78,47 @@ end
 local OPTIONS = { step = true, writer = true, prefix = true, warn = true, vanish_ratio = true, explode_ratio = true,
   min_norm = true, max_norm = true }
 
+-- The gradient norms of fit's own steps, for GradientHealth without a probe
+-- batch: the traced train step calls record(grads, optimizer) after taking
+-- its gradients, which writes each variable's gradient norm (unscaled when
+-- the optimizer scales the loss; -1 for a variable without a gradient) into
+-- a float32 Variable; `grads()` reads them back as scalar tensors that
+-- gradient_health combines per layer as it would the gradients themselves
+-- (a layer's norm is the root of its variables' squared norms either way).
+-- Cost while it is on: one reduction per variable per step, in the step.
+local StepNorms = {}
+StepNorms.__index = StepNorms
+
+function M.step_norms(vars)
+  local Variable = require("tide.variable").Variable
+  local norms = {}
+  for i = 1, #vars do norms[i] = Variable(-1, { dtype = "float32", name = "gradient_norm", trainable = false }) end
+  return setmetatable({ vars = vars, norms = norms }, StepNorms)
+end
+
+function StepNorms:record(grads, optimizer)
+  local scale = optimizer and rawget(optimizer, "dynamic_scale")
+  for i, v in ipairs(self.norms) do
+    local g = grads[i]
+    if g == nil then v:assign(-1)
+    else
+      local n = math_ops.sqrt(reduce.reduce_sum(math_ops.square(g:cast("float32"))))
+      if scale then n = n / scale end
+      v:assign(n)
+    end
+  end
+end
+
+-- The last recorded step's norms, one scalar tensor (or nil) per variable.
+function StepNorms:grads()
+  local out = { n = #self.norms }
+  for i, v in ipairs(self.norms) do
+    local n = v:read_value()
+    if n:item() >= 0 then out[i] = n end
+  end
+  return out
+end
+
 function M.gradient_health(grads, vars_or_model, given)
   given = given or {}
   if type(grads) ~= "table" then binding.error("gradient_health: grads must be a list of tensors (tape:gradient's result)") end
@@ -94,9 +135,10 @@ function M.gradient_health(grads, vars_or_model, given)
     opts[k] = opts[k] or v
   end
   local groups, vars = layer_groups(vars_or_model)
-  if #grads ~= #vars then
+  local ngrads = grads.n or #grads -- n: a list with holes (variables without a gradient)
+  if ngrads ~= #vars then
     binding.error(fmt("gradient_health: %d gradients for %d variables (give the gradients of the model's " ..
-      "trainable_weights, in order)", #grads, #vars))
+      "trainable_weights, in order)", ngrads, #vars))
   end
   local grad_of = {}
   for i, v in ipairs(vars) do grad_of[v] = grads[i] end

@@ -48,6 +48,9 @@ local function train_step(self, batch)
   end)
   if #vars > 0 then
     local grads = tape:gradient(loss, vars)
+    -- GradientHealth without a probe batch: this step's gradient norms
+    local norms = rawget(self, "_gradient_norms")
+    if norms then norms:record(grads, self.optimizer) end
     self.optimizer:apply(grads, vars)
   end
   return self:compute_metrics(x, y, y_pred, sw)
@@ -96,6 +99,7 @@ local function step_function(self, kind, x, y, sw)
   local eager = rawget(self, "run_eagerly") == true
   local nx, ny = #x.leaves, y and #y.leaves or 0
   local key = kind .. (y and ":y" or "") .. (sw and ":w" or "") .. (eager and ":eager" or "")
+    .. (kind == "train" and rawget(self, "_gradient_norms") and ":norms" or "")
   if kind == "train" then
     local tk = trainable_key(self)
     if rawget(self, "_trainable_key") ~= tk then

@@ -163,6 +163,32 @@ describe("gradient health", function()
     assert.are.equal(2, #cb2.reports)
   end)
 
+  it("without a probe batch judges fit's own step: the traced step records each layer's norm", function()
+    for _, scaled in ipairs { false, true } do
+      tide.random.set_seed(11)
+      local m = mlp(3, { activation = "sigmoid" })
+      if scaled then -- the recorded norms are of the unscaled gradients
+        m:compile { optimizer = tide.mixed_precision.LossScaleOptimizer(tide.optimizers.SGD { learning_rate = 1e-9 }),
+          loss = "mse" }
+      end
+      local want = D.gradient_health(grads_of(m), m, { writer = false }).layers -- at the initial weights
+      local cb = tide.callbacks.GradientHealth { warn = false }
+      -- one batch of all 64 rows: the step's gradients are those at the initial weights
+      m:fit(x, y, { epochs = 1, batch_size = 64, shuffle = false, verbose = 0, callbacks = { cb } })
+      assert.are.equal(1, #cb.reports)
+      local got = cb.reports[1].layers
+      assert.are.equal(#want, #got)
+      for i, l in ipairs(want) do
+        assert.are.equal(l.name, got[i].name)
+        assert.is_true(math.abs(got[i].norm - l.norm) <= 1e-5 * l.norm, ("%s: %g vs %g"):format(l.name, got[i].norm, l.norm))
+      end
+      assert.is_nil(rawget(m, "_gradient_norms")) -- fit without the callback records nothing
+      local traced = m.train_function
+      m:fit(x, y, { epochs = 1, batch_size = 64, verbose = 0 })
+      assert.are_not.equal(traced, m.train_function)
+    end
+  end)
+
   it("refuses bad arguments", function()
     local m = mlp(1, {})
     local g = grads_of(m)
@@ -171,7 +197,7 @@ describe("gradient health", function()
     h.errors("3 gradients for 4 variables", D.gradient_health, { g[1], g[2], g[3] }, m)
     h.errors("unknown option 'treshold'", D.gradient_health, g, m, { treshold = 1 })
     h.errors("max_norm must be a positive number", D.gradient_health, g, m, { max_norm = -1 })
-    h.errors("data must be a probe batch", tide.callbacks.GradientHealth, {})
+    h.errors("data must be a probe batch", tide.callbacks.GradientHealth, { data = 3 })
     h.errors("freq must be", tide.callbacks.GradientHealth, { data = { x, y }, freq = 0 })
     h.errors("unknown option 'logdir'", tide.callbacks.GradientHealth, { data = { x, y }, logdir = "x" })
     h.errors("expects a table", tide.callbacks.GradientHealth, "x")
