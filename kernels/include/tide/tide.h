@@ -20,6 +20,7 @@
 #include "tide/json.h"
 #include "tide/safetensors.h"
 #include "tide/npy.h"
+#include "tide/files.h"
 #include "tide/profiler.h"
 #include "tide/device.h"
 #include "tide/dist.h"

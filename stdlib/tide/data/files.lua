@@ -1,8 +1,10 @@
 -- stdlib/tide/data/files.lua — TF's TFRecordDataset and TextLineDataset: file
--- sources read in C (kernels/data/file_sources.c), each element a 0-d string.
+-- sources read in C (kernels/data/file_sources.c), each element a 0-d string;
+-- and Dataset.list_files, the file names that glob patterns match.
 local binding = require "tide.binding"
 local spec = require "tide.tracing.spec"
 local dataset = require "tide.data.dataset"
+local io_files = require "tide.io.files"
 
 local ffi, C = binding.ffi, binding.C
 local M = {}
@@ -66,6 +68,30 @@ function M.TextLineDataset(filenames, opts)
   local what = "TextLineDataset"
   opts = options(what, opts, { compression_type = true, buffer_size = true, num_parallel_reads = true })
   return source(what, file_list(what, filenames), compression_of(what, opts), C.tide_dataset_text_lines)
+end
+
+-- Dataset.list_files(pattern, {shuffle=true, seed=}): a dataset of the
+-- file names (0-d strings) that the glob pattern(s) match (a string, a list
+-- of strings or a string tensor), as tf.data.Dataset.list_files: matched
+-- once, now, with tide.io.matching_files' rules (sorted), then shuffled
+-- with a buffer of all of them (reshuffled each pass; `seed` fixes the
+-- order) unless shuffle=false. No match is an error naming the patterns.
+-- Use Dataset.from_tensor_slices(names) for names already listed.
+function M.list_files(pattern, opts)
+  local what = "list_files"
+  opts = options(what, opts, { shuffle = true, seed = true, name = true })
+  if opts.shuffle ~= nil and type(opts.shuffle) ~= "boolean" then
+    binding.error(what .. ": shuffle must be a boolean, got " .. type(opts.shuffle))
+  end
+  local names = io_files.matching_files(pattern)
+  local n = names.shape[1]
+  if n == 0 then
+    local list = binding.istensor(pattern) and pattern:totable() or pattern
+    binding.error(what .. ": no files matched pattern: " .. (type(list) == "table" and table.concat(list, ", ") or tostring(list)))
+  end
+  local ds = dataset.Dataset.from_tensor_slices(names)
+  if opts.shuffle ~= false then ds = ds:shuffle(n, { seed = opts.seed }) end
+  return ds
 end
 
 return M

@@ -4,6 +4,7 @@ local dataset = require "tide.data.dataset"
 local csv = require "tide.data.csv"
 local files = require "tide.data.files"
 dataset.set_engines(require "tide.data.c_engine", require "tide.data.lua_engine")
+dataset.Dataset.list_files = files.list_files -- a constructor, as tf.data.Dataset.list_files
 
 local M = {
   Dataset = dataset.Dataset,

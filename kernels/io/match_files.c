@@ -1,0 +1,69 @@
+/* io/match_files.c — tide_match_files: glob(3) over each pattern, the
+ * matches of all patterns sorted together (tf.io.matching_files). */
+#include <errno.h>
+#include <glob.h> /* GLOB_PERIOD (GNU; the build defines _GNU_SOURCE): `*` matches a leading dot, as TF's matcher */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tide/files.h"
+#include "tide/strings.h"
+#include "../core/internal.h"
+
+static int by_bytes(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* "." or ".." as the last component: GLOB_PERIOD lets `*` match them too. */
+static int is_dot_entry(const char *path) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  return strcmp(base, ".") == 0 || strcmp(base, "..") == 0;
+}
+
+/* A folder that does not exist matches nothing (as TF); any other failure
+ * to read one stops the match, which the caller reports. */
+static int unreadable(const char *path, int err) {
+  (void)path;
+  return !(err == ENOENT || err == ENOTDIR);
+}
+
+tide_status tide_match_files(int64_t n, const char *const *patterns, tide_tensor *out) {
+  if (!out || n < 0 || (n > 0 && !patterns))
+    return TIDE_FAIL(TIDE_ERR_VALUE, "matching_files: patterns and an output tensor are required");
+  glob_t *globs = calloc((size_t)(n > 0 ? n : 1), sizeof *globs);
+  if (!globs) return TIDE_FAIL(TIDE_ERR_MEMORY, "matching_files: out of memory");
+  tide_status st = TIDE_OK;
+  int64_t done = 0, total = 0;
+  for (; done < n; done++) {
+    if (!patterns[done]) {
+      st = TIDE_FAIL(TIDE_ERR_VALUE, "matching_files: pattern %lld is NULL", (long long)done);
+      break;
+    }
+    int rc = glob(patterns[done], GLOB_PERIOD | GLOB_NOSORT, unreadable, &globs[done]);
+    if (rc == GLOB_NOMATCH) continue;
+    if (rc != 0) {
+      st = rc == GLOB_NOSPACE ? TIDE_FAIL(TIDE_ERR_MEMORY, "matching_files: out of memory matching '%s'", patterns[done])
+                              : TIDE_FAIL(TIDE_ERR_IO, "matching_files: cannot read a folder while matching '%s'",
+                                          patterns[done]);
+      done++; /* globfree it too */
+      break;
+    }
+    total += (int64_t)globs[done].gl_pathc;
+  }
+  char **paths = st ? NULL : malloc((size_t)(total > 0 ? total : 1) * sizeof *paths);
+  if (!st && !paths) st = TIDE_FAIL(TIDE_ERR_MEMORY, "matching_files: out of memory");
+  int64_t count = 0;
+  if (!st) {
+    for (int64_t p = 0; p < done; p++)
+      for (size_t i = 0; i < globs[p].gl_pathc; i++)
+        if (!is_dot_entry(globs[p].gl_pathv[i])) paths[count++] = globs[p].gl_pathv[i];
+    qsort(paths, (size_t)count, sizeof *paths, by_bytes);
+    st = tide_tensor_init(out, TIDE_STRING, 1, &count);
+    if (!st) {
+      for (int64_t i = 0; !st && i < count; i++) st = tide_string_set(out, i, paths[i], (int64_t)strlen(paths[i]));
+      if (st) tide_tensor_release(out);
+    }
+  }
+  free(paths);
+  for (int64_t p = 0; p < done; p++) globfree(&globs[p]);
+  free(globs);
+  return st;
+}
