@@ -6,7 +6,10 @@
  * real globals (they need ffi), so nothing of theirs is handed over except
  * the public tide table. The string metatable is hidden (getmetatable("")
  * gives false), so scripts cannot reach the shared string library through
- * it, and string.dump is removed from it when bytecode is refused. */
+ * it, and string.dump is removed from it when bytecode is refused. Under
+ * the VM's file policy (vm.h's files_root), Lua's io.open, io.lines,
+ * io.input, io.output, os.remove and os.rename check it too, for tide's own
+ * modules and for scripts given io. */
 #include "vm_state.h"
 
 #include <lauxlib.h>
@@ -53,6 +56,23 @@ static const char sandbox_lua[] =
     "    if not f then error(err, 2) end\n"
     "    return f()\n"
     "  end\n"
+    "end\n"
+    "if allow.checked_files then -- the VM's file policy (tide/files.h) also covers Lua's io in tide's own code\n"
+    "  local binding = require 'tide.binding'\n"
+    "  local C = binding.C\n"
+    "  local function check(path, write)\n"
+    "    if type(path) == 'string' and C.tide_file_check(path, write) ~= 0 then binding.raise() end\n"
+    "  end\n"
+    "  local open, lines, input, output, remove, rename = io.open, io.lines, io.input, io.output, os.remove, os.rename\n"
+    "  io.open = function(path, mode, ...)\n"
+    "    check(path, type(mode) == 'string' and mode:find('[wa+]') ~= nil)\n"
+    "    return open(path, mode, ...)\n"
+    "  end\n"
+    "  io.lines = function(path, ...) check(path, false) return lines(path, ...) end\n"
+    "  io.input = function(f) check(f, false) return input(f) end\n"
+    "  io.output = function(f) check(f, true) return output(f) end\n"
+    "  os.remove = function(path) check(path, true) return remove(path) end\n"
+    "  os.rename = function(a, b) check(a, true) check(b, true) return rename(a, b) end\n"
     "end\n"
     "if allow.io then env.io = io end\n"
     "if allow.os then env.os = os end\n"
@@ -121,6 +141,8 @@ void tide_vm_sandbox_open(tide_vm *vm) {
     lua_pushboolean(L, (allow & bits[i].bit) != 0);
     lua_setfield(L, -2, bits[i].name);
   }
+  lua_pushboolean(L, vm->files != NULL);
+  lua_setfield(L, -2, "checked_files");
   if (vm->lua_root) lua_pushstring(L, vm->lua_root);
   else lua_pushnil(L);
   lua_call(L, 2, 1);

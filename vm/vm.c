@@ -141,6 +141,17 @@ tide_vm *tide_vm_open(const tide_vm_options *opts) {
   if (vm->opts.memory_limit > (size_t)INT64_MAX) vm->opts.memory_limit = (size_t)INT64_MAX;
   vm->account = tide_memory_account_new((int64_t)vm->opts.memory_limit);
   if (!vm->account) return open_failed(vm, TIDE_ERR_MEMORY, "out of memory");
+  /* A sandbox confines tide's file functions to files_root, or to nothing
+   * (unless the host gave io back without a root: io reaches every file anyway). */
+  unsigned allow = vm->opts.allow;
+  if (vm->opts.sandbox && !(allow & TIDE_VM_ALLOW_FILES) && (vm->opts.files_root || !(allow & TIDE_VM_ALLOW_IO))) {
+    if (!(vm->files = tide_file_policy_new(vm->opts.files_root))) {
+      char msg[1024];
+      snprintf(msg, sizeof msg, "files_root: %s", tide_last_error());
+      return open_failed(vm, TIDE_ERR_IO, msg);
+    }
+  }
+  vm->opts.files_root = NULL; /* the caller's string: not kept */
   if (vm->opts.memory_limit) { /* the Lua heap counts against the cap too */
     vm->lua_heap_charged = true;
     vm->L = lua_newstate(tide_vm_alloc, vm);
@@ -266,8 +277,10 @@ static tide_vm_status run(tide_vm *vm, int nargs, int nresults, bool budget) {
   lua_insert(L, base);
   bool outer = vm->depth == 0;
   tide_memory_account *prev = NULL;
+  tide_file_policy *prev_files = NULL;
   if (outer) {
     prev = tide_memory_account_swap(vm->account);
+    prev_files = tide_file_policy_swap(vm->files);
     vm->limit_hit = false;
     tide_clear_error();
     if (budget) tide_vm_budget_begin(vm);
@@ -278,6 +291,7 @@ static tide_vm_status run(tide_vm *vm, int nargs, int nresults, bool budget) {
   if (outer) {
     if (budget) tide_vm_budget_end(vm);
     tide_memory_account_swap(prev);
+    tide_file_policy_swap(prev_files);
   }
   lua_remove(L, base);
   if (status == 0) {
@@ -388,6 +402,7 @@ void tide_vm_close(tide_vm *vm) {
     tide_memory_account_swap(prev);
   }
   tide_memory_account_release(vm->account); /* results the host still holds keep it alive */
+  tide_file_policy_release(vm->files);      /* pipeline threads still running keep it alive */
   free(vm->error);
   free(vm->lua_root);
   for (int k = 0; k < 3; k++) free(vm->library_sources[k]);

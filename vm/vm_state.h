@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "tide/files.h"
 #include "tide/memory.h"
 #include "tide/vm.h"
 
@@ -16,6 +17,7 @@ struct tide_vm {
   tide_vm_options opts;
   char *lua_root;                /* opts.lua_root's copy */
   tide_memory_account *account;  /* tensor storage made in calls (+ the Lua heap when capped) */
+  tide_file_policy *files;       /* what tide's file functions may touch in calls (sandbox), or NULL */
   bool lua_heap_charged;         /* the Lua heap goes through limits.c's allocator */
   bool limit_hit;                /* the allocator refused a block since the call began */
   int depth;                     /* nested runs and calls (a host function calling back) */

@@ -155,6 +155,12 @@ int64_t tide_prof_now(void);
  * NaN or an infinity, naming the op, the output and the inputs (core/numerics.c). */
 tide_status tide_numerics_check(const char *name, int n_in, const tide_tensor *const *in, int n_out,
                                 tide_tensor *const *out);
+/* ---- file policies (core/file_policy.c) ---- */
+/* This thread's current policy (tide_file_policy_swap), or NULL. */
+tide_file_policy *tide_file_policy_current(void);
+/* Another reference (a pipeline thread holds one). */
+void tide_file_policy_retain(tide_file_policy *p);
+
 /* ---- memory accounts (core/account.c) ---- */
 /* This thread's current account (tide_memory_account_swap), or NULL. */
 tide_memory_account *tide_memory_account_current(void);

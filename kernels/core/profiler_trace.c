@@ -108,6 +108,8 @@ tide_status tide_profiler_write_trace(const char *path) {
   if (!path || !*path) return TIDE_FAIL(TIDE_ERR_VALUE, "profiler: write_trace needs a path");
   if (tide_profiler_active())
     return TIDE_FAIL(TIDE_ERR_VALUE, "profiler: stop the session before writing its trace");
+  tide_status checked = tide_file_check(path, true);
+  if (checked) return checked;
   size_t len = strlen(path);
   bool gz = len > 3 && !strcmp(path + len - 3, ".gz");
   char *tmp = malloc(len + 16);
@@ -144,6 +146,7 @@ char *tide_profiler_read_text(const char *path, int64_t *len) {
     TIDE_FAIL(TIDE_ERR_VALUE, "profiler: read_text needs a path");
     return NULL;
   }
+  if (tide_file_check(path, false)) return NULL;
   gzFile f = gzopen(path, "rb"); /* reads plain files as they are */
   if (!f) {
     TIDE_FAIL(TIDE_ERR_IO, "profiler: cannot open '%s'", path);

@@ -507,16 +507,45 @@ int tide_data_autotune_parallelism(void) { return tide_parallel_threads() + 1; }
 
 int tide_data_live_threads(void) { return __atomic_load_n(&live_threads, __ATOMIC_RELAXED); }
 
+/* A pipeline thread runs under the file policy of the thread that started
+ * it (a sandboxed VM's scripts reach files through pipelines too). */
+typedef struct {
+  void *(*fn)(void *);
+  void *arg;
+  tide_file_policy *policy;
+} thread_start;
+
+static void *thread_main(void *p) {
+  thread_start s = *(thread_start *)p;
+  free(p);
+  tide_file_policy_swap(s.policy);
+  void *r = s.fn(s.arg);
+  tide_file_policy_swap(NULL);
+  tide_file_policy_release(s.policy);
+  return r;
+}
+
 /* Pipeline threads block every asynchronous signal, as the pool's workers
  * do (core/threads.c): a signal meant for the Lua VM's thread never lands here. */
 int dthread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
+  thread_start *s = malloc(sizeof *s);
+  if (!s) {
+    TIDE_FAIL(TIDE_ERR_MEMORY, "data: cannot start a pipeline thread (out of memory)");
+    return ENOMEM;
+  }
+  *s = (thread_start){fn, arg, tide_file_policy_current()};
+  tide_file_policy_retain(s->policy);
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  int rc = pthread_create(t, NULL, fn, arg);
+  int rc = pthread_create(t, NULL, thread_main, s);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc == 0) __atomic_add_fetch(&live_threads, 1, __ATOMIC_RELAXED);
-  else TIDE_FAIL(TIDE_ERR_MEMORY, "data: cannot start a pipeline thread (error %d)", rc);
+  else {
+    tide_file_policy_release(s->policy);
+    free(s);
+    TIDE_FAIL(TIDE_ERR_MEMORY, "data: cannot start a pipeline thread (error %d)", rc);
+  }
   return rc;
 }
 

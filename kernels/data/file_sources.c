@@ -69,6 +69,8 @@ static tide_status open_next(files_ctx *x, files_state *s, int *end) {
     if (!(s->rec = tide_record_reader_open(path, x->compression))) return tide_last_status();
     return TIDE_OK;
   }
+  tide_status st = tide_file_check(path, false);
+  if (st) return st;
   /* gzopen reads plain files as they are; "GZIP" is the same reader */
   if (!(s->lines = gzopen(path, "rb"))) return TIDE_FAIL(TIDE_ERR_IO, "TextLineDataset: cannot open '%s'", path);
   gzbuffer(s->lines, 1 << 16);

@@ -33,6 +33,8 @@ tide_status atomic_file_begin(atomic_file *a, const char *path, const char *who)
   if (!path || !*path) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: the file path is empty", who);
   size_t n = strlen(path);
   if (path[n - 1] == '/') return TIDE_FAIL(TIDE_ERR_VALUE, "%s: '%s' names a folder, not a file", who, path);
+  tide_status st = tide_file_check(path, true);
+  if (st) return st;
   a->path = strdup(path);
   a->tmp = malloc(n + 64);
   a->buf = malloc(BUFFER_BYTES);
@@ -86,6 +88,8 @@ tide_status tide_remove_stale_temporaries(const char *dir, const char *prefix, c
   if (removed) *removed = 0;
   if (!dir || !*dir || !prefix || !*prefix)
     return TIDE_FAIL(TIDE_ERR_VALUE, "removing stale temporary files: a folder and a name prefix are needed");
+  tide_status st = tide_file_check(dir, true);
+  if (st) return st;
   DIR *d = opendir(dir);
   if (!d) {
     if (errno == ENOENT) return TIDE_OK;
@@ -246,6 +250,8 @@ tide_status tide_write_file_atomic(const char *path, const void *data, size_t nb
 
 tide_status tide_make_dirs(const char *path) {
   if (!path || !*path) return TIDE_FAIL(TIDE_ERR_VALUE, "make_dirs: the path is empty");
+  tide_status checked = tide_file_check(path, true);
+  if (checked) return checked;
   char *p = strdup(path);
   if (!p) return TIDE_FAIL(TIDE_ERR_MEMORY, "make_dirs: out of memory");
   tide_status st = TIDE_OK;

@@ -90,6 +90,7 @@ tide_csv_reader *tide_csv_open(const char *path, char delim, bool use_quote) {
     TIDE_FAIL(TIDE_ERR_VALUE, "CSV: path is NULL");
     return NULL;
   }
+  if (tide_file_check(path, false)) return NULL;
   tide_csv_reader *r = reader_new(path, delim, use_quote);
   if (!r) return NULL;
   r->f = fopen(path, "rb");

@@ -67,6 +67,8 @@ static tide_status read_body(gzFile gz, const char *path, int64_t file_bytes, ti
 
 tide_status tide_read_idx(const char *path, tide_tensor *out) {
   if (!path || !out) return TIDE_FAIL(TIDE_ERR_VALUE, "read_idx: a path and an output tensor are required");
+  tide_status checked = tide_file_check(path, false);
+  if (checked) return checked;
   struct stat sb;
   FILE *probe = fopen(path, "rb");
   if (!probe || fstat(fileno(probe), &sb) != 0 || !S_ISREG(sb.st_mode)) {

@@ -9,6 +9,20 @@
 #include "tide/strings.h"
 #include "../core/internal.h"
 
+/* Under a file policy: the folder a pattern searches (the components before
+ * the first one with a wildcard) must be allowed. */
+static tide_status check_pattern(const char *pattern) {
+  size_t wild = strcspn(pattern, "*?[");
+  if (!pattern[wild]) return tide_file_check(pattern, false);
+  char *dir = strndup(pattern, wild);
+  if (!dir) return TIDE_FAIL(TIDE_ERR_MEMORY, "matching_files: out of memory");
+  char *slash = strrchr(dir, '/');
+  if (slash) slash[slash == dir ? 1 : 0] = '\0';
+  tide_status st = tide_file_check(slash ? dir : ".", false);
+  free(dir);
+  return st;
+}
+
 static int by_bytes(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* "." or ".." as the last component: GLOB_PERIOD lets `*` match them too. */
@@ -37,6 +51,7 @@ tide_status tide_match_files(int64_t n, const char *const *patterns, tide_tensor
       st = TIDE_FAIL(TIDE_ERR_VALUE, "matching_files: pattern %lld is NULL", (long long)done);
       break;
     }
+    if ((st = check_pattern(patterns[done]))) break;
     int rc = glob(patterns[done], GLOB_PERIOD | GLOB_NOSORT, unreadable, &globs[done]);
     if (rc == GLOB_NOMATCH) continue;
     if (rc != 0) {

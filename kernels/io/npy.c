@@ -411,6 +411,8 @@ static tide_status read_fd(int fd, const char *path, tide_tensor *out) {
 tide_status tide_npy_read(const char *path, tide_tensor *out) {
   if (!path) return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: the path is NULL");
   if (!out) return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: the output tensor is NULL");
+  tide_status checked = tide_file_check(path, false);
+  if (checked) return checked;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return TIDE_FAIL(TIDE_ERR_IO, "read_npy: cannot open '%s': %s", path, strerror(errno));
   tide_status st = read_fd(fd, path, out);

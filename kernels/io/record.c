@@ -109,7 +109,7 @@ tide_record_writer *tide_record_writer_open(const char *path, const char *compre
     return NULL;
   }
   int comp = compression_of("TFRecordWriter", path, compression);
-  if (comp < 0) return NULL;
+  if (comp < 0 || tide_file_check(path, true)) return NULL;
   tide_record_writer *w = calloc(1, sizeof *w);
   if (!w || !(w->path = strdup(path))) {
     free(w);
@@ -319,6 +319,7 @@ tide_record_reader *tide_record_reader_open(const char *path, const char *compre
     TIDE_FAIL(TIDE_ERR_VALUE, "TFRecord reader: path is NULL");
     return NULL;
   }
+  if (tide_file_check(path, false)) return NULL;
   tide_record_reader *r = reader_new(path, compression);
   if (!r) return NULL;
   r->f = fopen(path, "rb");

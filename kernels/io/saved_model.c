@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #endif
 #include "tide/saved_model.h"
+#include "tide/files.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -208,6 +209,8 @@ static tide_status sync_dir(const char *path) {
 }
 
 static tide_status write_text(const char *path, const char *text) {
+  tide_status checked = tide_file_check(path, true);
+  if (checked) return checked;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return tide_set_error(TIDE_ERR_IO, "saved model: cannot create %s: %s", path, strerror(errno));
   size_t n = strlen(text);
@@ -268,6 +271,8 @@ static void parent_of(const char *dir, char *out, size_t size) {
 tide_status tide_saved_model_save(tide_saved_model_writer *w, const char *dir) {
   if (!w || !dir || !*dir) return tide_set_error(TIDE_ERR_VALUE, "saved model: no directory given");
   if (strlen(dir) > 3000) return tide_set_error(TIDE_ERR_VALUE, "saved model: directory name too long");
+  tide_status checked = tide_file_check(dir, true);
+  if (checked) return checked;
   struct stat sb;
   bool exists = stat(dir, &sb) == 0;
   if (exists && !S_ISDIR(sb.st_mode)) return tide_set_error(TIDE_ERR_IO, "saved model: %s exists and is not a directory", dir);
@@ -379,6 +384,8 @@ void tide_saved_model_free(tide_saved_model *m) {
 }
 
 static tide_status read_whole(const char *path, char **out, size_t *len) {
+  tide_status checked = tide_file_check(path, false);
+  if (checked) return checked;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return tide_set_error(TIDE_ERR_IO, "saved model: cannot open %s: %s", path, strerror(errno));
   struct stat sb;
@@ -550,6 +557,8 @@ tide_status tide_saved_model_open(const char *dir, tide_saved_model **out) {
   *out = NULL;
   if (!dir || !*dir) return tide_set_error(TIDE_ERR_VALUE, "saved model: no directory given");
   if (strlen(dir) > 3000) return tide_set_error(TIDE_ERR_VALUE, "saved model: directory name too long");
+  tide_status checked = tide_file_check(dir, false);
+  if (checked) return checked;
   char path[3100];
   struct stat sb;
   if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))

@@ -199,6 +199,7 @@ tide_summary_writer *tide_summary_writer_open(const char *logdir, const char *fi
               max_queue, flush_millis);
     return NULL;
   }
+  if (tide_file_check(logdir, true)) return NULL;
   if (!filename_suffix) filename_suffix = "";
   if (strchr(filename_suffix, '/')) {
     TIDE_FAIL(TIDE_ERR_VALUE, "create_file_writer: filename_suffix must not contain '/', got \"%s\"", filename_suffix);

@@ -12,14 +12,17 @@
 #include "tide/vm.h"
 #include "util.h"
 
-static tide_vm *open_sandbox(unsigned allow, const char *lua_root) {
+static tide_vm *open_sandbox_in(unsigned allow, const char *lua_root, const char *files_root) {
   tide_vm_options opts;
   memset(&opts, 0, sizeof opts);
   opts.sandbox = true;
   opts.allow = allow;
   opts.lua_root = lua_root;
+  opts.files_root = files_root;
   return tide_vm_open(&opts);
 }
+
+static tide_vm *open_sandbox(unsigned allow, const char *lua_root) { return open_sandbox_in(allow, lua_root, NULL); }
 
 /* `code` fails in the sandbox with a message containing `expect`. */
 static bool refused(tide_vm *vm, const char *code, const char *expect) {
@@ -249,10 +252,97 @@ static void test_allowed(void) {
   }
 }
 
+/* A host function that checks a path with the host's rights: 1 when allowed. */
+static int host_may_read(void *userdata, int n_in, const tide_tensor *const *in, int max_out, tide_tensor *out) {
+  (void)n_in, (void)in, (void)max_out;
+  if (tide_tensor_init(&out[0], TIDE_INT32, 0, NULL)) return -1;
+  *(int32_t *)out[0].data = tide_file_check((const char *)userdata, false) == TIDE_OK;
+  return 1;
+}
+
+/* tide's file functions under the sandbox: nowhere by default, under
+ * files_root when given (in pipeline threads too, and Lua's io in tide's
+ * code or in scripts given io), anywhere with TIDE_VM_ALLOW_FILES; the
+ * host's own functions and the host thread after a call keep their rights. */
+static void test_files(void) {
+  char root[] = "/tmp/tide_test_files_XXXXXX", out[] = "/tmp/tide_test_out_XXXXXX";
+  CHECK(mkdtemp(root) != NULL && mkdtemp(out) != NULL);
+  write_file(out, "lines.txt", "a\nb\n");
+  char code[2048], outside_file[128];
+  snprintf(outside_file, sizeof outside_file, "%s/lines.txt", out);
+
+  tide_vm *vm = open_sandbox(0, NULL);
+  CHECK(vm != NULL);
+  if (vm) {
+    snprintf(code, sizeof code, "require('tide').io.TFRecordWriter('%s/w.tfrecord')", root);
+    CHECK(refused(vm, code, "file access refused: cannot write"));
+    CHECK(refused(vm, code, "this host allows its scripts no files"));
+    snprintf(code, sizeof code, "for x in require('tide').data.TextLineDataset('%s'):iter() do end", outside_file);
+    CHECK(refused(vm, code, "allows its scripts no files"));
+    CHECK(refused(vm, "require('tide').io.matching_files('/etc/*')", "allows its scripts no files"));
+    CHECK(tide_file_check(outside_file, false) == TIDE_OK); /* the host thread after the call: no policy */
+    CHECK(tide_vm_register(vm, "host_may_read", host_may_read, outside_file) == TIDE_VM_OK);
+    CHECK(runs(vm, "assert(host_may_read():item() == 1)")); /* the host's function: the host's rights */
+    tide_vm_close(vm);
+  }
+
+  vm = open_sandbox_in(TIDE_VM_ALLOW_IO, NULL, root);
+  CHECK(vm != NULL);
+  if (vm) {
+    snprintf(code, sizeof code,
+             "local tide = require 'tide'\n"
+             "local w = tide.io.TFRecordWriter('%s/w.tfrecord'); w:write('hello'); w:close()\n"
+             "local got = {}\n"
+             "for x in tide.data.TFRecordDataset('%s/w.tfrecord'):prefetch(1):iter() do got[#got + 1] = x:item() end\n"
+             "assert(#got == 1 and got[1] == 'hello')\n"
+             "local f = assert(io.open('%s/note.txt', 'w')); f:write('x'); f:close()",
+             root, root, root);
+    CHECK(runs(vm, code));
+    /* the first open happens on the prefetch thread: it has the VM's policy */
+    snprintf(code, sizeof code, "for x in require('tide').data.TextLineDataset('%s'):prefetch(1):iter() do end",
+             outside_file);
+    CHECK(refused(vm, code, "lies outside"));
+    snprintf(code, sizeof code, "io.open('%s', 'r')", outside_file);
+    CHECK(refused(vm, code, "file access refused: cannot read"));
+    snprintf(code, sizeof code, "os.remove('%s')", outside_file);
+    CHECK(refused(vm, code, "global 'os'")); /* no os without its bit */
+    snprintf(code, sizeof code, "require('tide').io.TFRecordWriter('%s/../%s/w.tfrecord')", root, strrchr(out, '/') + 1);
+    CHECK(refused(vm, code, "lies outside"));
+    tide_vm_close(vm);
+  }
+
+  vm = open_sandbox(TIDE_VM_ALLOW_FILES, NULL);
+  CHECK(vm != NULL);
+  if (vm) {
+    snprintf(code, sizeof code, "for x in require('tide').data.TextLineDataset('%s'):iter() do end", outside_file);
+    CHECK(runs(vm, code));
+    tide_vm_close(vm);
+  }
+  vm = open_sandbox(TIDE_VM_ALLOW_IO, NULL); /* io given back without a root: files as io reaches them */
+  CHECK(vm != NULL);
+  if (vm) {
+    snprintf(code, sizeof code, "assert(io.open('%s', 'r')):close()", outside_file);
+    CHECK(runs(vm, code));
+    tide_vm_close(vm);
+  }
+  CHECK(open_sandbox_in(0, NULL, "/no/such/root") == NULL && contains(tide_last_error(), "files_root"));
+
+  char path[128];
+  const char *made[] = {"w.tfrecord", "note.txt"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(path, sizeof path, "%s/%s", root, made[i]);
+    unlink(path);
+  }
+  unlink(outside_file);
+  rmdir(root);
+  rmdir(out);
+}
+
 int main(void) {
   test_refused();
   test_tide_inside();
   test_lua_root();
   test_allowed();
+  test_files();
   return CHECK_SUMMARY("vm_sandbox");
 }

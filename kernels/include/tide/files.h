@@ -1,5 +1,7 @@
 /* tide/files.h — the file system as tide's file functions see it: finding
- * files by pattern (tf.io.matching_files, behind Dataset.list_files). */
+ * files by pattern (tf.io.matching_files, behind Dataset.list_files), and
+ * file policies, which confine what tide reads and writes for a host's
+ * scripts (a sandboxed tide_vm) to one folder, or to nothing. */
 #ifndef TIDE_FILES_H
 #define TIDE_FILES_H
 #include "tide/export.h"
@@ -18,6 +20,32 @@ extern "C" {
  * an empty tensor; a folder that cannot be read while matching is an error
  * naming the pattern. */
 TIDE_API tide_status tide_match_files(int64_t n, const char *const *patterns, tide_tensor *out);
+
+/* ---- file policies ----
+ * While a policy is this thread's current one, every file or folder that
+ * tide's functions open, make, rename or remove on this thread (TFRecords,
+ * CSV, IDX, .npy, safetensors, SavedModels and checkpoints, summaries,
+ * profiler traces, text lines, matching_files' folders) must lie under the
+ * policy's root once symbolic links are followed, or the call fails with
+ * TIDE_ERR_IO ("file access refused: ..."). A pipeline thread takes the
+ * policy that was current where it was started. What a host does itself
+ * (fopen, its own code) is not tide's and not checked; a path swapped for a
+ * symbolic link between the check and the open is not caught. */
+typedef struct tide_file_policy tide_file_policy;
+
+/* A policy allowing what lies under the folder `root` (which must exist),
+ * or no files at all when root is NULL; one reference. NULL on failure
+ * (tide_last_error() says why). */
+TIDE_API tide_file_policy *tide_file_policy_new(const char *root);
+/* Drop a reference; the policy goes with the last (pipeline threads hold one). */
+TIDE_API void tide_file_policy_release(tide_file_policy *p);
+/* Make `p` (NULL: none, everything allowed) this thread's current policy;
+ * returns the previous one. */
+TIDE_API tide_file_policy *tide_file_policy_swap(tide_file_policy *p);
+/* TIDE_OK when this thread's policy allows touching `path` (`write`: to
+ * write, make or remove it; for the message), else TIDE_ERR_IO with a
+ * message naming the path and what is allowed. */
+TIDE_API tide_status tide_file_check(const char *path, bool write);
 
 #ifdef __cplusplus
 }

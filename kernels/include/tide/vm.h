@@ -38,7 +38,8 @@ enum {
   TIDE_VM_ALLOW_DEBUG = 1 << 3,      /* the debug library, getfenv and setfenv */
   TIDE_VM_ALLOW_LOAD_FILES = 1 << 4, /* loadfile and dofile (chunks run in the sandbox) */
   TIDE_VM_ALLOW_BYTECODE = 1 << 5,   /* load/loadstring of precompiled chunks, string.dump */
-  TIDE_VM_ALLOW_C_MODULES = 1 << 6   /* require of C modules (package.cpath), package.loadlib */
+  TIDE_VM_ALLOW_C_MODULES = 1 << 6,  /* require of C modules (package.cpath), package.loadlib */
+  TIDE_VM_ALLOW_FILES = 1 << 7       /* tide's file functions reach any file (else: files_root, see below) */
 };
 
 /* Options of tide_vm_open; all-zero (or a NULL pointer) is the default: no
@@ -50,6 +51,9 @@ typedef struct tide_vm_options {
   uint32_t time_limit_ms;     /* wall-clock milliseconds per run or call; 0: none */
   bool sandbox;               /* scripts get only the safe libraries, plus `allow` */
   unsigned allow;             /* TIDE_VM_ALLOW_* bits, read when sandbox is set */
+  const char *files_root;     /* with sandbox, without TIDE_VM_ALLOW_FILES: the folder (which must exist)
+                                 tide's file functions, and io when allowed, may touch while scripts run;
+                                 NULL: no files at all, unless TIDE_VM_ALLOW_IO gives io (and them) back */
 } tide_vm_options;
 
 /* The outcome of a run or call. */

@@ -1,0 +1,124 @@
+/* tests/c/test_file_policy.c — file policies (tide/files.h): what lies under
+ * the root passes once symbolic links are followed, anything else (a link
+ * out, "..", a missing tail climbing out) is refused with a message naming
+ * the path, no root refuses everything, policies are per thread, and the
+ * library's file functions (a TFRecord writer, matching_files) obey them. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "tide/tide.h"
+#include "util.h"
+
+static char root[64], outside[64];
+
+static bool allowed(const char *path) { return tide_file_check(path, false) == TIDE_OK; }
+
+static bool refused(const char *path, const char *expect) {
+  bool ok = tide_file_check(path, true) == TIDE_ERR_IO && contains(tide_last_error(), expect);
+  if (!ok) fprintf(stderr, "not refused as expected: %s -> %s\n", path, tide_last_error());
+  return ok;
+}
+
+static void *check_on_other_thread(void *arg) {
+  (void)arg;
+  return (void *)(intptr_t)allowed(outside); /* no policy here: allowed */
+}
+
+static void test_root(void) {
+  char path[256], link[256];
+  tide_file_policy *p = tide_file_policy_new(root);
+  CHECK(p != NULL);
+  CHECK(tide_file_policy_swap(p) == NULL);
+  CHECK(allowed(root));
+  snprintf(path, sizeof path, "%s/a.txt", root);
+  CHECK(allowed(path));
+  snprintf(path, sizeof path, "%s/new/deeper/file.bin", root); /* not there yet: to be written */
+  CHECK(allowed(path));
+  snprintf(path, sizeof path, "%s/./sub/../a.txt", root);
+  CHECK(allowed(path));
+  CHECK(refused(outside, "it lies outside"));
+  CHECK(refused("/etc/passwd", "'/etc/passwd'"));
+  snprintf(path, sizeof path, "%s/../%s", root, strrchr(outside, '/') + 1); /* ".." out through folders that exist */
+  CHECK(refused(path, "lies outside"));
+  snprintf(path, sizeof path, "%s/missing/../../x", root); /* ".." after a folder that does not exist */
+  CHECK(refused(path, "climbs out of a folder that does not exist"));
+  snprintf(path, sizeof path, "%sx/file", root); /* a sibling whose name starts with the root's */
+  CHECK(refused(path, "lies outside"));
+  snprintf(link, sizeof link, "%s/out", root); /* a link inside pointing out */
+  CHECK(symlink(outside, link) == 0);
+  snprintf(path, sizeof path, "%s/out/file", root);
+  CHECK(refused(path, "lies outside"));
+  CHECK(refused(link, "lies outside"));
+  /* relative paths resolve against the working folder */
+  char cwd[512];
+  CHECK(getcwd(cwd, sizeof cwd) != NULL);
+  CHECK(chdir(root) == 0);
+  CHECK(allowed("a.txt") && allowed("./new.txt"));
+  CHECK(refused("../x", "lies outside"));
+  CHECK(chdir(cwd) == 0);
+  /* per thread: another thread has none */
+  pthread_t t;
+  void *r = NULL;
+  CHECK(pthread_create(&t, NULL, check_on_other_thread, NULL) == 0);
+  pthread_join(t, &r);
+  CHECK(r == (void *)1);
+  /* the library's file functions obey it */
+  snprintf(path, sizeof path, "%s/w.tfrecord", outside);
+  CHECK(tide_record_writer_open(path, "") == NULL && contains(tide_last_error(), "file access refused"));
+  snprintf(path, sizeof path, "%s/w.tfrecord", root);
+  tide_record_writer *w = tide_record_writer_open(path, "");
+  CHECK(w != NULL);
+  if (w) CHECK(tide_record_writer_close(w) == TIDE_OK);
+  unlink(path);
+  char pattern[256];
+  snprintf(pattern, sizeof pattern, "%s/*", outside);
+  const char *pats[1] = {pattern};
+  tide_tensor m = blank();
+  CHECK(tide_match_files(1, pats, &m) == TIDE_ERR_IO && contains(tide_last_error(), "lies outside"));
+  snprintf(pattern, sizeof pattern, "%s/*.txt", root);
+  CHECK(tide_match_files(1, pats, &m) == TIDE_OK && m.nelem == 1);
+  tide_tensor_release(&m);
+  CHECK(tide_file_policy_swap(NULL) == p);
+  CHECK(allowed(outside)); /* none current: everything */
+  tide_file_policy_release(p);
+  unlink(link);
+}
+
+static void test_no_root(void) {
+  tide_file_policy *p = tide_file_policy_new(NULL);
+  CHECK(p != NULL);
+  tide_file_policy_swap(p);
+  CHECK(refused(root, "allows its scripts no files"));
+  CHECK(refused("relative.txt", "allows its scripts no files"));
+  CHECK(tide_file_check(NULL, false) == TIDE_ERR_IO);
+  tide_file_policy_swap(NULL);
+  tide_file_policy_release(p);
+  CHECK(tide_file_policy_new("/no/such/folder/anywhere") == NULL && contains(tide_last_error(), "cannot be resolved"));
+  tide_file_policy_release(NULL); /* allowed */
+}
+
+int main(void) {
+  strcpy(root, "/tmp/tide_policy_root_XXXXXX");
+  strcpy(outside, "/tmp/tide_policy_out_XXXXXX");
+  CHECK(mkdtemp(root) != NULL && mkdtemp(outside) != NULL);
+  char path[256];
+  snprintf(path, sizeof path, "%s/sub", root);
+  CHECK(mkdir(path, 0755) == 0);
+  snprintf(path, sizeof path, "%s/a.txt", root);
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  if (f) fclose(f);
+  test_root();
+  test_no_root();
+  unlink(path);
+  snprintf(path, sizeof path, "%s/sub", root);
+  rmdir(path);
+  rmdir(root);
+  rmdir(outside);
+  return CHECK_SUMMARY("file_policy");
+}
