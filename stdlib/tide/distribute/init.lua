@@ -495,8 +495,14 @@ M.ReduceOp = { SUM = "SUM", MEAN = "MEAN" }
 -- For distribute/mirrored.lua: the strategy base, running with a strategy current.
 M._Strategy, M._within, M._check_fn = Strategy, within, check_fn
 -- MirroredStrategy and its cross-device ops (distribute/mirrored.lua, loaded on first use).
-for _, name in ipairs { "MirroredStrategy", "NcclAllReduce", "ReductionToOneDevice", "PerReplica", "is_per_replica" } do
-  M[name] = function(...) return require("tide.distribute.mirrored")[name](...) end
+-- _on_cpu_replicas(n): n replicas all on the CPU, for tests on machines without GPUs.
+for _, name in ipairs { "MirroredStrategy", "NcclAllReduce", "ReductionToOneDevice", "PerReplica", "is_per_replica",
+                        "_on_cpu_replicas" } do
+  M[name] = function(...)
+    local mirrored = require "tide.distribute.mirrored"
+    mirrored.attach(M)
+    return mirrored[name](...)
+  end
 end
 
 return M

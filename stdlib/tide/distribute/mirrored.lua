@@ -19,13 +19,18 @@ local device = require "tide.device"
 local variable = require "tide.variable"
 local reduce_ops = require "tide.ops.reduce"
 local dataset = require "tide.data.dataset"
-local dist = require "tide.distribute"
+
+-- tide.distribute (which loads this file on first use and attaches itself:
+-- a require of it here would be a cycle): the strategy base and its helpers.
+local dist
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local fmt = string.format
 local CPU = C.TIDE_CPU
 
 local M = {}
+
+function M.attach(distribute) dist = distribute end
 
 ---------------------------------------------------------------------------
 -- Per-replica values
@@ -159,9 +164,9 @@ end
 -- The strategy
 ---------------------------------------------------------------------------
 
-local Mirrored = setmetatable({}, { __index = dist._Strategy })
+local Mirrored = setmetatable({}, { __index = function(_, k) return dist._Strategy[k] end })
 Mirrored.__index = Mirrored
-Mirrored.__tostring = dist._Strategy.__tostring
+Mirrored.__tostring = function(self) return dist._Strategy.__tostring(self) end
 
 -- Make the strategy on dev codes devs (checked already).
 local function make(devs, cross)

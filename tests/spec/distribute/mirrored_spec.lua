@@ -10,7 +10,6 @@ local binding = require "tide.binding"
 local ffi, C = binding.ffi, binding.C
 
 local D = tide.distribute
-local mirrored = require "tide.distribute.mirrored"
 local f32 = function(v) return tide.tensor(v, "float32") end
 
 local no_gpu = #tide.config.list_physical_devices("GPU") == 0
@@ -173,7 +172,7 @@ describe("tide.distribute.MirroredStrategy", function()
 
   describe("on two replicas (both on the CPU, summing through it)", function()
     it("splits each global batch by rows and returns PerReplica results", function()
-      local s = mirrored._on_cpu_replicas(2)
+      local s = D._on_cpu_replicas(2)
       assert.are.equal(2, s.num_replicas_in_sync)
       local ds = tide.data.Dataset.from_tensor_slices(f32 { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 }):batch(5)
       local parts = {}
@@ -211,7 +210,7 @@ describe("tide.distribute.MirroredStrategy", function()
     for _, opt_name in ipairs { "sgd", "adam" } do
       it("trains as one replica on the global batch (" .. opt_name .. "), applying each step once", function()
         local w1, l1, it1 = train(nil, opt_name)
-        local w2, l2, it2 = train(mirrored._on_cpu_replicas(2), opt_name)
+        local w2, l2, it2 = train(D._on_cpu_replicas(2), opt_name)
         assert.are.equal(it1, it2) -- 3 steps, not 6
         close(w1, w2, 1e-5, "weights")
         close(l1, l2, 1e-5, "losses")
@@ -222,7 +221,7 @@ describe("tide.distribute.MirroredStrategy", function()
     end
 
     it("refuses replicas that apply different gradients, and fit", function()
-      local s = mirrored._on_cpu_replicas(2)
+      local s = D._on_cpu_replicas(2)
       local a, b = s:scope(function() return tide.Variable(f32 { 1 }), tide.Variable(f32 { 2 }) end)
       local opt = tide.optimizers.SGD { learning_rate = 0.1 }
       local replica = 0
