@@ -118,45 +118,49 @@ describe("tide.profiler limits", function()
       tide.config.set_num_threads(2)
       local n = 1048576 -- 16 grains of cheap elementwise work: split over the pool
       local a, b = tide.ones { n }, tide.ones { n }
-      P.start()
-      for _ = 1, 20 do local _ = a + b end
-      local small = tide.ones { 8 } + tide.ones { 8 } -- inline: no worker event
-      P.stop()
-      local trace = P.read_trace(P.write_trace(tmpdir() .. "/pool.json"))
-      local xs, names = events_of(trace)
-      local adds = find_all(xs, function(e) return e.cat == "op" and e.name == "add" end)
-      assert.are.equal(21, #adds)
-      local workers = find_all(xs, function(e) return e.cat == "worker" end)
-      assert.is_true(#workers >= 20)
-      local other_thread, range = 0, nil
-      for i = 1, 20 do
-        local op = adds[i]
-        -- the op's chunks: on the caller inside the op, elsewhere overlapping it; together the
-        -- whole range the kernel split (in its own units: the same for every call)
-        local mine = find_all(workers, function(w)
-          return w.ts >= op.ts - 0.001 and w.ts <= op.ts + op.dur + 0.002
-        end)
-        local items, tids = 0, {}
-        for _, w in ipairs(mine) do
-          assert.are.equal("add", w.name)
-          local chunks, count = w.args.chunks:match("^(%d+) chunks?, (%d+) items$")
-          assert.truthy(chunks, w.args.chunks)
-          assert.is_true(tonumber(chunks) >= 1)
-          items = items + tonumber(count)
-          assert.is_nil(tids[w.tid], "one event per thread per op")
-          tids[w.tid] = true
-          if w.tid == op.tid then assert.is_true(inside(w, op)) else
-            other_thread = other_thread + 1
-            assert.is_string(names[w.tid])
+      -- A loaded machine may leave the pool's thread asleep through a whole
+      -- session: up to 5 sessions of 20 ops for one chunk run on it.
+      local other_thread, range, xs, names, adds, workers = 0, nil, nil, nil, nil, nil
+      for _ = 1, 5 do
+        P.start()
+        for _ = 1, 20 do local _ = a + b end
+        local small = tide.ones { 8 } + tide.ones { 8 } -- inline: no worker event
+        P.stop()
+        assert.is_not_nil(small)
+        xs, names = events_of(P.read_trace(P.write_trace(tmpdir() .. "/pool.json")))
+        adds = find_all(xs, function(e) return e.cat == "op" and e.name == "add" end)
+        assert.are.equal(21, #adds)
+        workers = find_all(xs, function(e) return e.cat == "worker" end)
+        assert.is_true(#workers >= 20)
+        for i = 1, 20 do
+          local op = adds[i]
+          -- the op's chunks: on the caller inside the op, elsewhere overlapping it; together the
+          -- whole range the kernel split (in its own units: the same for every call)
+          local mine = find_all(workers, function(w)
+            return w.ts >= op.ts - 0.001 and w.ts <= op.ts + op.dur + 0.002
+          end)
+          local items, tids = 0, {}
+          for _, w in ipairs(mine) do
+            assert.are.equal("add", w.name)
+            local chunks, count = w.args.chunks:match("^(%d+) chunks?, (%d+) items$")
+            assert.truthy(chunks, w.args.chunks)
+            assert.is_true(tonumber(chunks) >= 1)
+            items = items + tonumber(count)
+            assert.is_nil(tids[w.tid], "one event per thread per op")
+            tids[w.tid] = true
+            if w.tid == op.tid then assert.is_true(inside(w, op)) else
+              other_thread = other_thread + 1
+              assert.is_string(names[w.tid])
+            end
           end
+          range = range or items
+          assert.are.equal(range, items)
         end
-        range = range or items
-        assert.are.equal(range, items)
+        assert.are.equal(0, #find_all(workers, function(w) return inside(w, adds[21]) end))
+        if other_thread > 0 then break end
       end
       assert.is_true(range >= 2)
-      assert.is_true(other_thread >= 1, "no chunk ran on a pool thread in 20 ops of 1M elements")
-      assert.are.equal(0, #find_all(workers, function(w) return inside(w, adds[21]) end))
-      assert.is_not_nil(small)
+      assert.is_true(other_thread >= 1, "no chunk ran on a pool thread in 100 ops of 1M elements")
       -- the summary: worker rows, left out of the shares' total
       local rows = P.summary { print = false, category = "worker" }
       assert.are.equal("add", rows[1].name)
@@ -171,12 +175,9 @@ describe("tide.profiler limits", function()
 
     it("names a traced graph node's chunks by the node", function()
       tide.config.set_num_threads(2)
-      local f = tide.trace(function(x, y) return tide.matmul(x, y) end, { name = "mm" })
-      local x = tide.ones { 256, 256 }
       local big = tide.trace(function(v) return tide.reduce_sum(v, 0) end, { name = "colsum" })
       local v = tide.ones { 1024, 1024 }
-      f(x, x)
-      big(v)
+      big(v) -- traced and planned before the session
       P.start()
       for _ = 1, 5 do big(v) end
       P.stop()
