@@ -94,7 +94,7 @@ CTEST_BIN := $(CTEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
 
 # The CUDA backend: kernels/cuda/*.cu (nvcc: sm_90 code plus compute_90 PTX that
 # newer GPUs compile at load) and kernels/cuda/*.c (CC, with CUDA's headers)
-# link with cuBLAS(Lt), cuDNN and NVRTC into libtide_cuda.so, which libtide
+# link with cuBLAS(Lt), cuDNN, NVRTC and NCCL into libtide_cuda.so, which libtide
 # dlopens the first time a program asks for GPUs (kernels/core/device.c).
 # Built when nvcc is found; `make CUDA=0` skips it.
 CUDA_HOME ?= /usr/local/cuda
@@ -107,7 +107,7 @@ CUDA_C_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard kernels/cuda/*.c))
 CUDA_HEADERS := $(wildcard kernels/cuda/*.h kernels/cuda/*.cuh)
 NVCCFLAGS := -std=c++17 -O3 --expt-relaxed-constexpr -diag-suppress 186 -lineinfo -Ikernels/include \
   -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -Xcompiler -fPIC,-fvisibility=hidden
-CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart -lcublasLt -lcublas -lcudnn -lnvrtc -Wl,-rpath,$(CUDA_HOME)/lib64
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart -lcublasLt -lcublas -lcudnn -lnvrtc -lnccl -Wl,-rpath,$(CUDA_HOME)/lib64
 
 # tide.distribute's MPI backend: kernels/dist/*.c, built with mpicc into
 # libtide_mpi.so, which libtide dlopens only in a process mpirun started

@@ -7,7 +7,7 @@
 #include "linalg.h"
 
 /* Bumped whenever the table's layout changes: a stale libtide_cuda.so is refused. */
-enum { TIDE_CUDA_BACKEND_ABI = 1 };
+enum { TIDE_CUDA_BACKEND_ABI = 2 };
 
 typedef enum tide_copy_kind { TIDE_COPY_H2D = 0, TIDE_COPY_D2H = 1, TIDE_COPY_D2D = 2 } tide_copy_kind;
 
@@ -39,6 +39,13 @@ typedef struct tide_cuda_backend {
   void (*set_tf32)(bool on);
   /* The loaded libraries' versions: CUDA runtime, driver (0: none), cuBLASLt, cuDNN, NVRTC (major * 1000 + minor * 10). */
   void (*versions)(int64_t out[5]);
+  /* NCCL's version code (major * 10000 + minor * 100 + patch; 0: unknown), without a GPU. */
+  int (*nccl_version)(void);
+  /* Sum each buffer b < n_buf over GPUs devs[0..n_dev): send[b * n_dev + i]
+   * (on devs[i], counts[b] elements of dtype dtypes[b]) into recv[b * n_dev + i]
+   * on the same GPU, in one NCCL group, ordered on each GPU's stream. */
+  tide_status (*all_reduce_sum)(int n_dev, const int *devs, int n_buf, const void *const *send, void *const *recv,
+                                const int64_t *counts, const int *dtypes);
   /* One slot per registry op (indexed by op id), NULL where the op has no
    * CUDA kernel. Outputs arrive allocated on the inputs' device. */
   tide_kernel_fn kernels[TIDE_NUM_OPS];

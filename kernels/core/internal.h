@@ -151,6 +151,9 @@ void tide_prof_record(int cat, const char *name, const char *text, int64_t t0, i
 void tide_prof_shapes(char *buf, size_t cap, int n, const tide_tensor *const *in);
 /* Nanoseconds on the profiler's clock. */
 int64_t tide_prof_now(void);
+/* While the profiler records: the name of the op or graph node this thread
+ * runs (set around it), which the pool's workers give their chunks' events. */
+extern _Thread_local const char *tide_prof_label;
 /* With check numerics on: fail when a float output of op `name` holds a
  * NaN or an infinity, naming the op, the output and the inputs (core/numerics.c). */
 tide_status tide_numerics_check(const char *name, int n_in, const tide_tensor *const *in, int n_out,

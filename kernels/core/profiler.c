@@ -20,6 +20,14 @@ static pbuf *all_bufs;
 static uint64_t session;       /* atomic: the recording session's number (0: none yet) */
 static int64_t session_t0;     /* its start, ns */
 static _Thread_local pbuf *my_buf;
+_Thread_local const char *tide_prof_label;
+/* The cap: events are counted as they are claimed (one relaxed add, about
+ * what the event's clock read costs), so that a session keeps at most
+ * session_cap of them in all threads together and counts the rest. */
+static int64_t max_events = TIDE_PROFILER_DEFAULT_MAX_EVENTS; /* atomic: for the next session */
+static int64_t session_cap = TIDE_PROFILER_DEFAULT_MAX_EVENTS;
+static int64_t claimed;                                        /* atomic: events claimed this session */
+static int64_t dropped;                                        /* atomic: past the cap, or no memory */
 static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
@@ -119,15 +127,27 @@ static void copy_text(char *dst, size_t cap, const char *text, bool keep_tail) {
   dst[len] = 0;
 }
 
+static __attribute__((noinline, cold)) void drop_event(void) { __atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED); }
+
 void tide_prof_record(int cat, const char *name, const char *text, int64_t t0, int64_t t1) {
   uint64_t s = __atomic_load_n(&session, __ATOMIC_ACQUIRE);
+  if (TIDE_UNLIKELY(__atomic_fetch_add(&claimed, 1, __ATOMIC_RELAXED) >= __atomic_load_n(&session_cap, __ATOMIC_RELAXED))) {
+    drop_event();
+    return;
+  }
   pbuf *b = my_buf;
-  if (TIDE_UNLIKELY(!b || b->session != s) && !(b = buf_for(s))) return;
+  if (TIDE_UNLIKELY(!b || b->session != s) && !(b = buf_for(s))) {
+    drop_event();
+    return;
+  }
   pblock *k = b->last;
   int n = k->n;
   if (TIDE_UNLIKELY(n == PBLOCK_EVENTS)) { /* a new block, published before it is used */
     pblock *nk = malloc(sizeof *nk);
-    if (!nk) return;
+    if (!nk) {
+      drop_event();
+      return;
+    }
     nk->next = NULL;
     nk->n = 0;
     __atomic_store_n(&k->next, nk, __ATOMIC_RELEASE);
@@ -149,6 +169,26 @@ void tide_profiler_add(const char *name, int64_t start_ns, int64_t end_ns) {
   tide_prof_record(TIDE_PROF_USER, NULL, name ? name : "", start_ns, end_ns);
 }
 
+void tide_profiler_add_compile(const char *phase, const char *graph, int64_t start_ns, int64_t end_ns) {
+  if (!(tide_hooks_now() & TIDE_HOOK_PROFILE)) return;
+  static const char *const known[] = {"trace", "graph_passes", "plan"};
+  for (size_t i = 0; phase && i < sizeof known / sizeof *known; i++)
+    if (!strcmp(phase, known[i])) {
+      tide_prof_record(TIDE_PROF_COMPILE, known[i], graph ? graph : "", start_ns, end_ns);
+      return;
+    }
+  tide_prof_record(TIDE_PROF_COMPILE, NULL, phase ? phase : "", start_ns, end_ns);
+}
+
+tide_status tide_profiler_set_max_events(int64_t n) {
+  if (n < 1) return TIDE_FAIL(TIDE_ERR_VALUE, "profiler: max_events must be at least 1, got %lld", (long long)n);
+  __atomic_store_n(&max_events, n, __ATOMIC_RELAXED);
+  return TIDE_OK;
+}
+
+int64_t tide_profiler_max_events(void) { return __atomic_load_n(&max_events, __ATOMIC_RELAXED); }
+int64_t tide_profiler_dropped_events(void) { return __atomic_load_n(&dropped, __ATOMIC_RELAXED); }
+
 tide_status tide_profiler_start(void) {
   pthread_mutex_lock(&list_mu);
   if (tide_hooks_now() & TIDE_HOOK_PROFILE) {
@@ -156,6 +196,9 @@ tide_status tide_profiler_start(void) {
     return TIDE_FAIL(TIDE_ERR_VALUE, "profiler: a session is already recording (stop it first)");
   }
   session_t0 = tide_prof_now();
+  __atomic_store_n(&session_cap, __atomic_load_n(&max_events, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+  __atomic_store_n(&claimed, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&dropped, 0, __ATOMIC_RELAXED);
   __atomic_add_fetch(&session, 1, __ATOMIC_RELEASE);
   __atomic_fetch_or(&tide_hooks, TIDE_HOOK_PROFILE, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&list_mu);
@@ -175,6 +218,7 @@ void tide_prof_each_buffer(void (*fn)(const pbuf *b, void *ctx), void *ctx) {
 }
 
 int64_t tide_prof_session_start(void) { return session_t0; }
+int64_t tide_prof_session_cap(void) { return __atomic_load_n(&session_cap, __ATOMIC_RELAXED); }
 
 static void count_buffer(const pbuf *b, void *ctx) {
   for (const pblock *k = &b->first; k; k = __atomic_load_n(&k->next, __ATOMIC_ACQUIRE))
@@ -253,6 +297,8 @@ static void summarize_buffer(const pbuf *b, void *ctx) {
     r->calls++;
     r->total_ns += e->dur;
     r->self_ns += e->dur;
+    /* a worker's chunks of the caller's own op overlap that op: its time, not time taken from it */
+    if (e->cat == TIDE_PROF_WORKER) continue;
     while (depth > 0 && stack[depth - 1]->ts + stack[depth - 1]->dur <= e->ts) depth--;
     if (depth > 0) s->rows[rows[stack_i[depth - 1]]].self_ns -= e->dur;
     stack[depth] = e;

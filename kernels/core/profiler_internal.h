@@ -39,5 +39,7 @@ typedef struct pbuf {
 void tide_prof_each_buffer(void (*fn)(const pbuf *b, void *ctx), void *ctx);
 /* The last session's start, ns. */
 int64_t tide_prof_session_start(void);
+/* The last session's cap on events. */
+int64_t tide_prof_session_cap(void);
 
 #endif

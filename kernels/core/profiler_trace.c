@@ -61,9 +61,11 @@ static void out_str(out *o, const char *s) {
   out_put(o, "\"", 1);
 }
 
-static const char *const category_names[TIDE_PROF_NUM_CATEGORIES] = {"op", "node", "graph", "data", "user"};
+static const char *const category_names[TIDE_PROF_NUM_CATEGORIES] = {"op", "node", "graph", "data", "user",
+                                                                     "worker", "compile"};
 /* The args key naming an event's text, by category (none where the text is the name). */
-static const char *const detail_keys[TIDE_PROF_NUM_CATEGORIES] = {"inputs", "recorded_at", NULL, "detail", NULL};
+static const char *const detail_keys[TIDE_PROF_NUM_CATEGORIES] = {"inputs", "recorded_at", NULL, "detail", NULL,
+                                                                   "chunks", "graph"};
 
 typedef struct writer {
   out *o;
@@ -130,7 +132,9 @@ tide_status tide_profiler_write_trace(const char *path) {
   sep(&w);
   out_fmt(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"tide\"}}", w.pid);
   tide_prof_each_buffer(write_buffer, &w);
-  out_put(o, "\n]}\n", 4);
+  /* Chrome's trace format keeps top-level keys it does not know; otherData is its place for metadata. */
+  out_fmt(o, "\n],\"otherData\":{\"max_events\":%lld,\"recorded_events\":%lld,\"dropped_events\":%lld}}\n",
+          (long long)tide_prof_session_cap(), (long long)tide_profiler_event_count(), (long long)tide_profiler_dropped_events());
   out_flush(o);
   int failed = o->failed;
   if (o->gz) failed |= gzclose(o->gz) != Z_OK;

@@ -314,7 +314,10 @@ static __attribute__((noinline, cold)) tide_status run_hooked(const tide_op_def 
   uint32_t hooks = tide_hooks_now();
   if (hooks & TIDE_HOOK_INTERRUPT) tide_interrupt_clear();
   int64_t t0 = hooks & TIDE_HOOK_PROFILE ? tide_prof_now() : 0;
+  const char *label = tide_prof_label;
+  if (hooks & TIDE_HOOK_PROFILE) tide_prof_label = def->name; /* the pool's workers name their chunks by it */
   tide_status st = run_eager(def, op, attrs, n_in, in, n_out, out);
+  tide_prof_label = label;
   if (hooks & TIDE_HOOK_PROFILE) {
     int64_t t1 = tide_prof_now();
     char shapes[64];

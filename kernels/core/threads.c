@@ -2,11 +2,13 @@
  * its own slice of a range and then helps with the others', chunk by chunk. */
 #include "internal.h"
 #include "parallel.h"
+#include "tide/profiler.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +50,7 @@ typedef struct job {
   int slots;               /* atomic: participants so far (the caller is slot 0) */
   int max_slots;           /* the thread count when the job began: more never help */
   region *regions;
+  const char *label;       /* while the profiler records: the op's name, for each participant's event; else NULL */
 } job;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -90,9 +93,11 @@ static bool spin_while_equal64(const uint64_t *word, uint64_t value, int64_t ns)
   }
 }
 
-/* Claim and run chunks: of region `first` first, then of the others in turn. */
-static void run_chunks(job *j, int first) {
+/* Claim and run chunks: of region `first` first, then of the others in
+ * turn. Made twice: with `profiled` (a constant) 0 the loop is as it was. */
+static inline __attribute__((always_inline)) int64_t claim_chunks(job *j, int first, int profiled, int *chunks) {
   int nr = j->nregions;
+  int64_t items = 0;
   for (int k = 0; k < nr; k++) {
     region *r = &j->regions[(first + k) % nr];
     for (;;) {
@@ -101,8 +106,40 @@ static void run_chunks(job *j, int first) {
       if (begin >= r->end) break;
       int64_t end = begin + j->chunk < r->end ? begin + j->chunk : r->end;
       j->fn(j->ctx, begin, end);
+      if (profiled) items += end - begin, ++*chunks;
     }
   }
+  return items;
+}
+
+static void u64_text(char *p, uint64_t v) { /* decimal, no printf on this path */
+  char digits[24], *d = digits + sizeof digits;
+  *--d = 0;
+  do *--d = (char)('0' + v % 10); while ((v /= 10) > 0);
+  while ((*p++ = *d++)) {}
+}
+
+/* While the profiler records: this thread's share of the job as one event
+ * named as the op, on this thread ("3 chunks, 98304 items"). */
+static __attribute__((noinline, cold)) void run_chunks_profiled(job *j, int first) {
+  int chunks = 0;
+  int64_t t0 = tide_prof_now();
+  int64_t items = claim_chunks(j, first, 1, &chunks);
+  if (chunks == 0) return; /* came too late: nothing left to claim */
+  char text[64];
+  u64_text(text, (uint64_t)chunks);
+  size_t n = strlen(text);
+  memcpy(text + n, chunks == 1 ? " chunk, " : " chunks, ", chunks == 1 ? 9 : 10);
+  n = strlen(text);
+  u64_text(text + n, (uint64_t)items);
+  n = strlen(text);
+  memcpy(text + n, " items", 7);
+  tide_prof_record(TIDE_PROF_WORKER, j->label, text, t0, tide_prof_now());
+}
+
+static void run_chunks(job *j, int first) {
+  if (TIDE_UNLIKELY(j->label != NULL)) run_chunks_profiled(j, first);
+  else claim_chunks(j, first, 0, NULL);
 }
 
 /* A worker: spin, then sleep, until a new generation brings a job; help with it. */
@@ -224,7 +261,10 @@ void tide_parallel_for(int64_t n, int64_t grain, tide_range_fn fn, void *ctx) {
     regions[r].next = per_region * r < n ? per_region * r : n;
     regions[r].end = per_region * (r + 1) < n ? per_region * (r + 1) : n;
   }
-  job j = {fn, ctx, chunk, nregions, 1, threads, regions};
+  /* read once per job, past the inline path: a tiny op never gets here */
+  const char *label = NULL;
+  if (TIDE_UNLIKELY(tide_hooks_now() & TIDE_HOOK_PROFILE)) label = tide_prof_label ? tide_prof_label : "parallel_for";
+  job j = {fn, ctx, chunk, nregions, 1, threads, regions, label};
 
   /* One job at a time: a second thread calling in meanwhile runs alone. */
   job *expected = NULL;

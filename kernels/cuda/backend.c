@@ -116,6 +116,8 @@ __attribute__((visibility("default"))) tide_status tide_cuda_backend_init(const 
   be->device_used = tcu_device_used;
   be->set_tf32 = set_tf32;
   be->versions = versions;
+  be->nccl_version = tcu_nccl_version;
+  be->all_reduce_sum = tcu_all_reduce_sum;
   fill_kernels(be);
   return TIDE_OK;
 }

@@ -45,6 +45,11 @@ tide_status tcu_set_memory_limit(int k, int64_t bytes);
 tide_status tcu_memory_info(int k, int64_t *current, int64_t *peak);
 bool tcu_device_used(int k);
 
+/* NCCL across this process's GPUs (nccl.c): see tide_cuda_backend.all_reduce_sum. */
+tide_status tcu_all_reduce_sum(int n_dev, const int *devs, int n_buf, const void *const *send, void *const *recv,
+                               const int64_t *counts, const int *dtypes);
+int tcu_nccl_version(void);
+
 /* The op kernels (ops.c, matmul.c), in the registry's kernel signature. */
 #define TCU_KERNEL(name)                                                                                   \
   tide_status name(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in, \

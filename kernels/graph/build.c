@@ -3,6 +3,7 @@
  * symbolic tensors into nodes (capturing eager tensors as constants and
  * enclosing graphs' values). */
 #include "graph_internal.h"
+#include "tide/profiler.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -546,7 +547,9 @@ tide_status tide_graph_finalize(tide_graph *g, unsigned passes) {
   if (!g) return TIDE_FAIL(TIDE_ERR_VALUE, "graph: NULL graph");
   if (g->building) return TIDE_FAIL(TIDE_ERR_VALUE, "graph '%s' is still being built", g->name);
   if (g->finalized) return TIDE_OK;
+  int64_t t0 = tide_hooks_now() & TIDE_HOOK_PROFILE ? tide_prof_now() : 0;
   tide_status st = tide_graph_run_passes(g, passes);
+  if (t0) tide_profiler_add_compile("graph_passes", g->name, t0, tide_prof_now());
   if (st) return st;
   g->finalized = true;
   tide_graph_index_free(g); /* building is over */

@@ -5,6 +5,7 @@
 #include "plan.h"
 #include "passes.h"
 #include "tide/fused.h"
+#include "tide/profiler.h"
 #include "../core/views.h"
 
 #include <stdio.h>
@@ -311,8 +312,19 @@ static void lock_plans(void) {
 }
 static void unlock_plans(void) { __atomic_store_n(&plans_lock, 0, __ATOMIC_RELEASE); }
 
-/* Make the plan for these argument and capture layouts (not cached). */
+static tide_status make_plan_untimed(tide_graph *g, int n_key, const tide_tensor *const *key, gplan **out);
+
+/* Make the plan for these argument and capture layouts (not cached); the
+ * profiler sees it as a "plan" event of the compile category. */
 static tide_status make_plan(tide_graph *g, int n_key, const tide_tensor *const *key, gplan **out) {
+  if (TIDE_LIKELY(!(tide_hooks_now() & TIDE_HOOK_PROFILE))) return make_plan_untimed(g, n_key, key, out);
+  int64_t t0 = tide_prof_now();
+  tide_status st = make_plan_untimed(g, n_key, key, out);
+  tide_profiler_add_compile("plan", g->name, t0, tide_prof_now());
+  return st;
+}
+
+static tide_status make_plan_untimed(tide_graph *g, int n_key, const tide_tensor *const *key, gplan **out) {
   gplan *p = calloc(1, sizeof *p);
   if (!p) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
   p->n_key = n_key;
@@ -538,18 +550,23 @@ static inline __attribute__((always_inline)) tide_status run_step(tide_graph *g,
   }
 }
 
+/* A node's name in the profile and in numerics errors. */
+static const char *node_name(const gnode *n) {
+  return n->kind == TIDE_NODE_OP      ? tide_op_name(n->op)
+         : n->kind == TIDE_NODE_FUSED ? tide_graph_fused_name(n)
+         : n->kind == TIDE_NODE_COND  ? "cond"
+         : n->kind == TIDE_NODE_WHILE ? "while_loop"
+         : n->kind == TIDE_NODE_PRINT ? "print"
+         : n->kind == TIDE_NODE_ASSIGN ? "assign" : "read_variable";
+}
+
 /* After step s ran (from t0, status st) while the profiler records or
  * numerics are checked (hooks): the node's event, and the scan of an op's
  * or fused node's results. */
 static __attribute__((noinline, cold)) tide_status step_hooked(gplan *p, const gstep *s, uint32_t hooks, int64_t t0,
                                                                tide_status st) {
   const gnode *n = s->n;
-  const char *name = n->kind == TIDE_NODE_OP      ? tide_op_name(n->op)
-                     : n->kind == TIDE_NODE_FUSED ? tide_graph_fused_name(n)
-                     : n->kind == TIDE_NODE_COND  ? "cond"
-                     : n->kind == TIDE_NODE_WHILE ? "while_loop"
-                     : n->kind == TIDE_NODE_PRINT ? "print"
-                     : n->kind == TIDE_NODE_ASSIGN ? "assign" : "read_variable";
+  const char *name = node_name(n);
   if (hooks & TIDE_HOOK_PROFILE) tide_prof_record(TIDE_PROF_NODE, name, n->origin, t0, tide_prof_now());
   if (!st && (hooks & TIDE_HOOK_NUMERICS) && (n->kind == TIDE_NODE_OP || n->kind == TIDE_NODE_FUSED)) {
     for (int k = 0; k < n->n_out; k++) p->outs[k] = p->cur[s->val + k];
@@ -565,8 +582,15 @@ static inline __attribute__((always_inline)) tide_status run_steps(tide_graph *g
   tide_status st = TIDE_OK;
   for (int i = 0; i < p->nsteps; i++) {
     const gstep *s = &p->steps[i];
-    int64_t ts = hooks & TIDE_HOOK_PROFILE ? tide_prof_now() : 0;
+    int64_t ts = 0;
+    const char *label = NULL;
+    if (hooks & TIDE_HOOK_PROFILE) { /* the pool's workers name their chunks by the node */
+      ts = tide_prof_now();
+      label = tide_prof_label;
+      tide_prof_label = node_name(s->n);
+    }
     st = run_step(g, p, s);
+    if (hooks & TIDE_HOOK_PROFILE) tide_prof_label = label;
     if (hooks) st = step_hooked(p, s, hooks, ts, st);
     if (TIDE_UNLIKELY(tide_interrupt_pending()) && !st) { /* Ctrl-C: stop between nodes */
       tide_interrupt_clear();

@@ -11,7 +11,8 @@ local M = {}
 local session = nil -- { logdir = ..., t0 = os.time() } while recording
 
 local CATEGORY = { [C.TIDE_PROF_OP] = "op", [C.TIDE_PROF_NODE] = "node", [C.TIDE_PROF_GRAPH] = "graph",
-                   [C.TIDE_PROF_DATA] = "data", [C.TIDE_PROF_USER] = "user" }
+                   [C.TIDE_PROF_DATA] = "data", [C.TIDE_PROF_USER] = "user", [C.TIDE_PROF_WORKER] = "worker",
+                   [C.TIDE_PROF_COMPILE] = "compile" }
 
 local function host_name()
   local f = io.open("/proc/sys/kernel/hostname", "r")
@@ -21,22 +22,43 @@ local function host_name()
   return (name:gsub("[^%w%._-]", "_"))
 end
 
+-- Events a session keeps unless start is told otherwise (80 bytes each: 80 MB).
+M.DEFAULT_MAX_EVENTS = C.TIDE_PROFILER_DEFAULT_MAX_EVENTS
+
 -- Start recording. With `logdir`, stop() writes the trace to
 -- <logdir>/plugins/profile/<run>/<host>.trace.json.gz, where TensorBoard's
 -- profile plugin finds it; without, the events stay for summary() and write_trace().
-function M.start(logdir)
+-- options: {max_events = n}: keep at most n events (default
+-- DEFAULT_MAX_EVENTS); later ones are dropped and counted (dropped_events()).
+function M.start(logdir, options)
   if logdir ~= nil and type(logdir) ~= "string" then
     binding.error("tide.profiler.start: logdir must be a string (a folder), got " .. type(logdir))
+  end
+  if options ~= nil and type(options) ~= "table" then
+    binding.error("tide.profiler.start: options must be a table {max_events=}, got " .. type(options))
+  end
+  local max_events = M.DEFAULT_MAX_EVENTS
+  for k, v in pairs(options or {}) do
+    if k ~= "max_events" then binding.error("tide.profiler.start: unknown option '" .. tostring(k) .. "' (max_events)") end
+    if type(v) ~= "number" or v % 1 ~= 0 or v < 1 then
+      binding.error("tide.profiler.start: max_events must be a positive integer, got " .. tostring(v))
+    end
+    max_events = v
   end
   if session or C.tide_profiler_active() ~= 0 then
     binding.error("tide.profiler.start: a profiling session is already running (call tide.profiler.stop() first)")
   end
+  if C.tide_profiler_set_max_events(max_events) ~= 0 then binding.raise() end
   if C.tide_profiler_start() ~= 0 then binding.raise() end
   session = { logdir = logdir, started = os.time() }
 end
 
 -- True while a session records.
 function M.active() return C.tide_profiler_active() ~= 0 end
+
+-- Events the last (or current) session kept, and those it dropped (past max_events).
+function M.event_count() return tonumber(C.tide_profiler_event_count()) end
+function M.dropped_events() return tonumber(C.tide_profiler_dropped_events()) end
 
 -- Write the last session's events to `path` as a Chrome trace (gzip when it ends in .gz).
 function M.write_trace(path)
@@ -84,10 +106,13 @@ function M.read_trace(path)
 end
 
 -- The last session's events by category and name, busiest (self time)
--- first: { {name=, category=, calls=, total_ms=, self_ms=, share=}, ... },
--- share being the row's self time over all rows' (nested events count
--- once). Prints the table unless opts.print is false; opts.top limits rows
--- printed (default 20), opts.category keeps one category ("op", "node", ...).
+-- first: { {name=, category=, calls=, total_ms=, self_ms=, share=}, ...,
+-- dropped_events = n }, share being the row's self time over all rows' but
+-- the "worker" ones (nested events count once; a worker row is the time the
+-- pool's threads spent in an op's chunks, the caller's part included, over
+-- that same total). Prints the table (and a line when the session dropped
+-- events) unless opts.print is false; opts.top limits rows printed (default
+-- 20), opts.category keeps one category ("op", "node", "worker", "compile", ...).
 function M.summary(opts)
   opts = opts or {}
   if type(opts) ~= "table" then binding.error("tide.profiler.summary: options must be a table") end
@@ -104,7 +129,7 @@ function M.summary(opts)
     if not opts.category or opts.category == cat then
       rows[#rows + 1] = { name = ffi.string(r.name), category = cat, calls = tonumber(r.calls),
                           total_ms = tonumber(r.total_ns) / 1e6, self_ms = tonumber(r.self_ns) / 1e6 }
-      self_total = self_total + tonumber(r.self_ns) / 1e6
+      if cat ~= "worker" then self_total = self_total + tonumber(r.self_ns) / 1e6 end
     end
   end
   for _, r in ipairs(rows) do r.share = self_total > 0 and r.self_ms / self_total or 0 end
@@ -121,6 +146,11 @@ function M.summary(opts)
         r.total_ms, r.self_ms, 100 * r.share))
     end
     if #rows > top then print(string.format("(%d more rows)", #rows - top)) end
+  end
+  rows.dropped_events = M.dropped_events()
+  if rows.dropped_events > 0 and opts.print ~= false then
+    print(string.format("(%d events dropped: the session kept its first %d; start with {max_events=} to keep more)",
+      rows.dropped_events, tonumber(C.tide_profiler_event_count())))
   end
   return rows
 end

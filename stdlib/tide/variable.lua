@@ -63,9 +63,14 @@ end
 local autocast_code = nil -- the dtype code reads are cast to (Keras's AutocastScope), or nil
 local cast_to                -- math_ops.cast, required when first needed (ops sit below this floor)
 
+-- M.replica_value(v, handle): set by tide.distribute's MirroredStrategy while
+-- a replica runs on another device than the variables: the copy it reads.
+M.replica_value = nil
+
 function M.read(v)
   local st = state[v]
   local h = st.handle
+  if M.replica_value then h = M.replica_value(v, h) end
   local traced = context.stack[1] ~= nil
   if traced then h = M.traced_read(v) end
   if recorder.active then

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/sh/test_cuda_build.sh — the CUDA backend's build: libtide_cuda.so is a
-# separate library with sm_90 code and compute_90 PTX, linking the CUDA libraries (cudart, cuBLAS(Lt), cuDNN, NVRTC)
+# separate library with sm_90 code and compute_90 PTX, linking the CUDA libraries (cudart, cuBLAS(Lt), cuDNN, NVRTC, NCCL)
 # that libtide itself never links; a missing library or GPU is "no GPU", never a crash.
 # Skips (saying so, counting nothing) when nvcc is absent or the build was made with CUDA=0.
 set -u
@@ -34,15 +34,25 @@ check "tide_cuda_backend_init is its only exported tide_ symbol: $(grep -E ' [TD
 
 # It links the CUDA libraries (all found), and libtide; libtide links none of them.
 ldd "$lib" >"$tmp/ldd" 2>&1
-for l in libcudart libcublasLt libcublas libcudnn libnvrtc libtide.so; do
+for l in libcudart libcublasLt libcublas libcudnn libnvrtc libnccl libtide.so; do
   grep -q "$l" "$tmp/ldd"
   check "libtide_cuda.so links $l"
 done
 ! grep -q "not found" "$tmp/ldd"
 check "every library of libtide_cuda.so is found: $(grep 'not found' "$tmp/ldd" | tr '\n' ' ')"
 ldd "$BUILD/libtide.so" >"$tmp/ldd_core" 2>&1
-! grep -qE 'libcuda|libcublas|libcudnn|libnvrtc' "$tmp/ldd_core"
+! grep -qE 'libcuda|libcublas|libcudnn|libnvrtc|libnccl' "$tmp/ldd_core"
 check "libtide.so links no CUDA library (it loads the backend at run time)"
+
+# MirroredStrategy's all-reduce calls NCCL itself (nccl.c): communicators for
+# the process's GPUs made together, grouped all-reduces, errors reported.
+nm -D --undefined-only "$lib" >"$tmp/nm_u" 2>&1
+for s in ncclCommInitAll ncclGroupStart ncclAllReduce ncclGroupEnd ncclCommDestroy ncclGetErrorString ncclGetVersion; do
+  grep -qE " U $s\$" "$tmp/nm_u"
+  check "libtide_cuda.so calls $s"
+done
+nm -D --defined-only "$(ldd "$lib" | awk '/libnccl/ {print $3}')" 2>/dev/null | grep -qE ' [TW] ncclCommInitAll(@.*)?$'
+check "the libnccl it links defines ncclCommInitAll"
 
 # Hopper code and a PTX fallback, read without cuobjdump (not in every
 # toolkit install): the fat binary section, the SASS's ptxas options, the PTX text.
@@ -61,6 +71,7 @@ local ffi = require "ffi"
 print("gpus " .. #tide.config.list_physical_devices("GPU"))
 print("reason " .. ffi.string(require("tide.binding").C.tide_cuda_unavailable_reason()))
 print("sum " .. (tide.tensor{1, 2} + 1):sum():item())
+print("nccl " .. require("tide.binding").C.tide_nccl_version())
 local ok, v = pcall(tide.config.cuda_versions)
 if ok then print(string.format("versions runtime %d cublaslt %d cudnn %d nvrtc %d", v.cuda_runtime, v.cublaslt, v.cudnn, v.nvrtc))
 else print("versions error " .. tostring(v)) end
@@ -84,6 +95,14 @@ grep -qE '^versions runtime [1-9][0-9]+ cublaslt [1-9][0-9]+ cudnn 9[0-9]+ nvrtc
 check "the CUDA libraries report their versions with no GPU: $(grep versions "$tmp/out")"
 grep -q 'versions error.*did not load' "$tmp/out.nolib"
 check "without the backend library, cuda_versions says it did not load: $(cat "$tmp/out.nolib")"
+# NCCL loads and reports its version with no GPU (2.x: 2xxyy), and 0 without the backend.
+nccl_h="$CUDA_HOME/include/nccl.h"
+want=$(awk '/#define NCCL_VERSION_CODE/ {print $3}' "$nccl_h" 2>/dev/null)
+[ -n "$want" ] || want='2[0-9]{4}'
+grep -qE "^nccl $want\$" "$tmp/out"
+check "NCCL reports its version ${want:-} with no GPU: $(grep nccl "$tmp/out")"
+grep -q '^nccl 0$' "$tmp/out.nolib"
+check "without the backend library, the NCCL version is 0: $(grep nccl "$tmp/out.nolib")"
 
 echo "sh test_cuda_build: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

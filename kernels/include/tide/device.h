@@ -55,6 +55,15 @@ TIDE_API tide_status tide_op_run_device(int dev, int op, const tide_attrs *attrs
  * runtime, driver (0 without one), cuBLASLt, cuDNN, NVRTC (major * 1000 + minor * 10).
  * Fails when the backend library did not load; needs no GPU. */
 TIDE_API tide_status tide_cuda_library_versions(int64_t out[5]);
+/* Sum tensors across GPUs with NCCL (MirroredStrategy's all-reduce): for each
+ * t < n_tensors, in[t * n_dev + i] (i < n_dev: one GPU per replica, the same
+ * GPUs for every t, the same dtype and shape across replicas) summed into
+ * out[t * n_dev + i], a new contiguous tensor on in's GPU (out are blank
+ * headers). Every tensor goes in one NCCL group. */
+TIDE_API tide_status tide_device_all_reduce_sum(int n_dev, int n_tensors, const tide_tensor *const *in,
+                                                tide_tensor *const *out);
+/* NCCL's version (major * 10000 + minor * 100 + patch), 0 without the backend; needs no GPU. */
+TIDE_API int tide_nccl_version(void);
 /* True when op `op` has a CUDA kernel (false without a backend). */
 TIDE_API bool tide_op_has_cuda_kernel(int op);
 

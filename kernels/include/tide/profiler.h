@@ -19,6 +19,8 @@ enum {
   TIDE_PROF_GRAPH,     /* one run of a traced graph (its nodes nest inside) */
   TIDE_PROF_DATA,      /* an input pipeline stage producing an element */
   TIDE_PROF_USER,      /* a range named by the caller (a train step) */
+  TIDE_PROF_WORKER,    /* one thread's chunks of an op split over the kernel pool (named as the op) */
+  TIDE_PROF_COMPILE,   /* graph building: tracing a function, the graph passes, a plan for new shapes */
   TIDE_PROF_NUM_CATEGORIES
 };
 
@@ -36,10 +38,22 @@ TIDE_API int64_t tide_profiler_now_ns(void);
 TIDE_API void tide_profiler_add(const char *name, int64_t start_ns, int64_t end_ns);
 /* Events the last (or current) session recorded. */
 TIDE_API int64_t tide_profiler_event_count(void);
+/* Events a session keeps at most (the rest are dropped and counted): n >= 1,
+ * taking effect at the next start. The default, TIDE_PROFILER_DEFAULT_MAX_EVENTS,
+ * is 80 MB of events. */
+enum { TIDE_PROFILER_DEFAULT_MAX_EVENTS = 1000000 };
+TIDE_API tide_status tide_profiler_set_max_events(int64_t n);
+TIDE_API int64_t tide_profiler_max_events(void);
+/* Events the last (or current) session dropped: past the cap, or no memory for them. */
+TIDE_API int64_t tide_profiler_dropped_events(void);
+/* Record a graph-building phase (TIDE_PROF_COMPILE) named `phase` ("trace",
+ * copied when it is not one of "trace", "graph_passes", "plan") about graph
+ * `graph` (copied, cut at 55 bytes); nothing when no session records. */
+TIDE_API void tide_profiler_add_compile(const char *phase, const char *graph, int64_t start_ns, int64_t end_ns);
 /* Write the last session's events to `path` as a Chrome trace (JSON with
  * traceEvents: "X" events, ts and dur in microseconds, pid, tid, args, and
- * thread names), gzip-compressed when path ends in ".gz". Fails while a
- * session records (stop it first). */
+ * thread names; otherData holds the cap and the dropped events' count),
+ * gzip-compressed when path ends in ".gz". Fails while a session records. */
 TIDE_API tide_status tide_profiler_write_trace(const char *path);
 
 /* One row of the summary: events of one category and name. */

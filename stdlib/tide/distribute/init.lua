@@ -407,6 +407,7 @@ end
 
 optimizer.aggregate_gradients = function(gs, vs, opt)
   local s = current
+  if s and s._aggregate then return s:_aggregate(gs, vs, opt) end -- MirroredStrategy (mirrored.lua)
   if not (s and getmetatable(s) == MWMS) then return gs end
   local scale = s._grad_scale -- fit: this worker's share of the global batch
   if scale then
@@ -432,6 +433,10 @@ training.distribution = {
   -- The multi-worker strategy fit runs under (the model's, else the current one), or nil.
   of = function(model)
     local s = rawget(model, "_distribute_strategy") or current
+    if s and s._replicas_in_process and s.num_replicas_in_sync > 1 then
+      binding.error(fmt("fit: under a %s of %d replicas fit is not supported yet; write the step with " ..
+        "strategy:run and experimental_distribute_dataset (one replica runs fit as usual)", s.name, s.num_replicas_in_sync))
+    end
     if s and getmetatable(s) == MWMS and s.num_replicas_in_sync > 1 then return s end
     return nil
   end,
@@ -486,5 +491,18 @@ training.distribution = {
 }
 
 M.ReduceOp = { SUM = "SUM", MEAN = "MEAN" }
+
+-- For distribute/mirrored.lua: the strategy base, running with a strategy current.
+M._Strategy, M._within, M._check_fn = Strategy, within, check_fn
+-- MirroredStrategy and its cross-device ops (distribute/mirrored.lua, loaded on first use).
+-- _on_cpu_replicas(n): n replicas all on the CPU, for tests on machines without GPUs.
+for _, name in ipairs { "MirroredStrategy", "NcclAllReduce", "ReductionToOneDevice", "PerReplica", "is_per_replica",
+                        "_on_cpu_replicas" } do
+  M[name] = function(...)
+    local mirrored = require "tide.distribute.mirrored"
+    mirrored.attach(M)
+    return mirrored[name](...)
+  end
+end
 
 return M

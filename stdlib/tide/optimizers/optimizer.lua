@@ -583,7 +583,11 @@ local function apply_step(self, grads, vars, n)
   -- tide.distribute (a higher floor) sums the gradients over the workers
   -- while a strategy's scope or run is current (TF's apply_gradients in a
   -- replica context).
-  if M.aggregate_gradients then gs = M.aggregate_gradients(gs, vs, self) end
+  -- (false: another replica applies these gradients, summed with its own: MirroredStrategy)
+  if M.aggregate_gradients then
+    gs = M.aggregate_gradients(gs, vs, self)
+    if gs == false then return self.iterations end
+  end
   if context.current() == nil and not recorder.active and not tracing.eager
       and is_variable_or_schedule(rawget(self, "_learning_rate")) then
     run_traced_update(self, gs, vs)

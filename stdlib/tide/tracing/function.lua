@@ -154,6 +154,7 @@ local TRACED = "a traced function (tide.trace)"
 function Function:_trace(target, nslots)
   local key = key_of(target)
   self:_check_recursion(key, target)
+  local t0 = C.tide_profiler_now_ns() -- the profiler's "trace" event: running fn symbolically
   local g = C.tide_graph_new(self.name)
   if g == nil then binding.raise() end
   g = ffi.gc(g, C.tide_graph_free)
@@ -192,6 +193,7 @@ function Function:_trace(target, nslots)
   local arr = ffi.new("const tide_tensor *[?]", math.max(n_out, 1))
   for i, t in ipairs(outs) do arr[i - 1] = t end
   if C.tide_graph_set_outputs(g, n_out, arr) ~= 0 then binding.raise() end
+  C.tide_profiler_add_compile("trace", self.name, t0, C.tide_profiler_now_ns())
   -- Traced under check numerics: unfused, so each op's result is checked.
   local passes = C.tide_check_numerics_enabled() ~= 0 and bit.band(PASSES, bit.bnot(C.TIDE_PASS_FUSE)) or PASSES
   if C.tide_graph_finalize(g, passes) ~= 0 then binding.raise() end
