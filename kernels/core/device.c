@@ -127,8 +127,11 @@ static tide_status no_gpu(const char *name, int k) {
 
 tide_status tide_device_parse(const char *name, int *dev) {
   if (!name || !dev) return TIDE_FAIL(TIDE_ERR_VALUE, "device: a name is due (\"cpu\" or \"cuda:0\")");
-  const char *s = name;
-  if (strncmp(s, "/device:", 8) == 0 || strncmp(s, "/physical_device:", 17) == 0) s = strchr(s + 1, ':') + 1;
+  /* TF's forms too: "/cpu:0", "/gpu:1", "/device:GPU:0", "/physical_device:GPU:0",
+   * "/job:localhost/replica:0/task:0/device:CPU:0" */
+  const char *s = name, *d = strstr(name, "device:");
+  if (d) s = d + 7;
+  else if (*s == '/') s++;
   if (strcasecmp(s, "cpu") == 0 || strcasecmp(s, "cpu:0") == 0) {
     *dev = TIDE_CPU;
     return TIDE_OK;

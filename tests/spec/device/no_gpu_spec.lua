@@ -34,6 +34,16 @@ describe("devices without a GPU", function()
     assert.is_false(ran)
     assert.matches(NO_GPU, message(tide.device, "gpu:0", function() end), 1, true)
     assert.matches(NO_GPU, message(tide.device, "/device:GPU:0", function() end), 1, true)
+    assert.matches(NO_GPU, message(tide.device, "/gpu:1", function() end), 1, true)
+  end)
+
+  it("takes TF's device names for the CPU", function()
+    for _, name in ipairs { "/cpu:0", "CPU:0", "/device:CPU:0", "/physical_device:CPU:0",
+      "/job:localhost/replica:0/task:0/device:CPU:0" } do
+      assert.are.equal("cpu", tide.device(name, function() return tide.tensor { 1 }.device end), name)
+    end
+    assert.are.equal("OneDeviceStrategy", tostring(tide.distribute.OneDeviceStrategy("/cpu:0")):match("^%a+"))
+    assert.matches("not a device name", message(tide.device, "/tpu:0", function() end), 1, true)
   end)
 
   it("runs tide.device(\"cpu\", fn) and returns its results", function()
