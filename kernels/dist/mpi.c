@@ -26,11 +26,13 @@
 #define CHUNK ((int64_t)1 << 30)
 
 /* Polling: MPI_Test back to back (yielding the core) for SPIN_S, so a
- * collective of a busy training step answers at once; then sleeps that grow
- * from PAUSE_MIN_NS to PAUSE_MAX_NS, so a worker waiting minutes for a slow
- * peer costs next to no CPU and still sees the answer within ~1 ms. */
-#define SPIN_S 200e-6
-#define PAUSE_MIN_NS 10000L
+ * collective of a busy training step answers at once (a non-blocking
+ * collective moves on only inside MPI_Test: a large all-reduce's rounds would
+ * stall while we sleep); then sleeps that grow from PAUSE_MIN_NS to
+ * PAUSE_MAX_NS, so a worker waiting minutes for a slow peer costs next to no
+ * CPU and still sees the answer within a millisecond. */
+#define SPIN_S 5e-3
+#define PAUSE_MIN_NS 20000L
 #define PAUSE_MAX_NS 1000000L
 
 static double timeout_s = 300; /* kernels/core/dist.c sets the real value at init */
