@@ -140,6 +140,28 @@ describe("BackupAndRestore", function()
     assert.are.same(setup_reference(), weights(m2))
   end)
 
+  it("resumes inside an epoch of a dataset: the batches before the step are read and dropped", function()
+    local function ds_setup()
+      local m, x, y = setup()
+      return m, tide.data.Dataset.from_tensor_slices({ x, y }):batch(8)
+    end
+    local m0, ds0 = ds_setup()
+    m0:fit(ds0, nil, { epochs = 3, verbose = 0 })
+    local want = weights(m0)
+    local dir = tmpdir()
+    local m, ds = ds_setup()
+    h.errors("interrupted on purpose", function()
+      m:fit(ds, nil, { epochs = 3, verbose = 0,
+                       callbacks = { C.BackupAndRestore { backup_dir = dir, save_freq = 3 }, interrupt_at(1, 3) } })
+    end)
+    assert.are.equal("4", safetensors.load_metadata(dir .. "/latest.safetensors").step) -- saved after the 9th step (epoch 1, step 3)
+    local m2, ds2 = ds_setup()
+    local hist = m2:fit(ds2, nil, { epochs = 3, verbose = 0,
+                                    callbacks = { C.BackupAndRestore { backup_dir = dir, save_freq = 3 } } })
+    assert.are.same({ 1, 2 }, hist.epoch)
+    assert.are.same(want, weights(m2))
+  end)
+
   it("keeps the backup with delete_checkpoint=false; a finished backup resumes past the last epoch", function()
     local dir = tmpdir()
     local m, x, y = setup()
