@@ -70,8 +70,9 @@ run "stuck worker, all-reduce" stuck $T $((T + SLACK)) \
 run "stuck worker, broadcast" stuck-bcast $T $((T + SLACK)) "broadcast \(MPI_Ibcast\) timed out on worker 0 of 2 after 3\.[0-9] s"
 run "stuck worker, barrier" stuck-barrier $T $((T + SLACK)) "barrier \(MPI_Ibarrier\) timed out on worker 0 of 2 after 3\.[0-9] s"
 # A Lua error on one worker ends the job at once (tide_dist_abort), long before the 60 s timeout.
+# (rank 0 may not be inside its all-reduce yet when mpirun stops it: "while waiting in" is not asserted)
 run "failed worker" error 60 $((SLACK)) "worker 1 failed on purpose" \
-  "tide: worker 0 of 2 stopped by mpirun \(SIGTERM\) while waiting in all-reduce"
+  "tide: worker 0 of 2 stopped by mpirun \(SIGTERM\)"
 # A caught timeout: later collectives are refused at once, and exit ends the job instead of finalizing.
 run "caught timeout" caught $T $((T + SLACK)) "caught: .*all-reduce \(MPI_Iallreduce\) timed out" \
   "then: .*barrier \(MPI_Ibarrier\): not started on worker 0, because an earlier collective failed" \

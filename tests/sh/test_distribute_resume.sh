@@ -47,6 +47,7 @@ waited=0
 while [ ! -s "$dir/pid1" ] && [ "$waited" -lt 3000 ]; do sleep 0.1; waited=$((waited + 1)); done
 if [ -s "$dir/pid1" ]; then
   pid=$(cat "$dir/pid1")
+  sleep 0.5 # worker 0 is then surely waiting in its next all-reduce
   start=$(date +%s.%N)
   kill -9 "$pid"
   wait "$job"
