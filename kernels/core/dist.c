@@ -16,8 +16,9 @@ static int rank_, world_ = 1;
 static tide_dist_backend backend;
 static const tide_dist_backend *mpi; /* &backend under mpirun, else NULL */
 /* Seconds a collective waits for the others before failing. TF's collectives
- * wait without limit and find dead peers by a health check (every 30 s, 10 s
- * to answer); tide has no side channel, so the collective itself times out.
+ * wait without limit (CommunicationOptions.timeout_seconds=None) and find dead
+ * peers by a health check (every 30 s, 10 s to answer, 3 tries); tide has
+ * no side channel, so the collective itself times out.
  * 5 minutes: longer than a worker may fairly lag (the chief writing a large
  * checkpoint, a first trace, a slow file system), short enough that a job
  * with a stuck worker frees its machines soon. */
