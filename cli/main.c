@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "tide/device.h"
+#include "tide/dist.h"
 #include "tide/runtime.h"
 #include "tide/vm.h"
 #include "../repl/repl.h"
@@ -377,6 +378,9 @@ int main(int argc, char **argv) {
       }
     }
   }
+  /* Under mpirun, a worker whose script failed ends the whole job now: the
+   * others would otherwise wait in their next collective until it times out. */
+  if (status == EXIT_CODE_FAILED) tide_dist_abort(status);
   tide_vm_close(vm);
   return status;
 }

@@ -5,6 +5,7 @@
 #include "tide/dist.h"
 
 #include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,15 @@ static int joined;       /* init ran (and succeeded) */
 static int rank_, world_ = 1;
 static tide_dist_backend backend;
 static const tide_dist_backend *mpi; /* &backend under mpirun, else NULL */
+/* Seconds a collective waits for the others before failing. TF's collectives
+ * wait without limit (CommunicationOptions.timeout_seconds=None) and find dead
+ * peers by a health check (every 30 s, 10 s to answer, 3 tries); tide has
+ * no side channel, so the collective itself times out.
+ * 5 minutes: longer than a worker may fairly lag (the chief writing a large
+ * checkpoint, a first trace, a slow file system), short enough that a job
+ * with a stuck worker frees its machines soon. */
+#define DEFAULT_TIMEOUT_S 300.0
+static double timeout_s = DEFAULT_TIMEOUT_S;
 
 /* Open MPI's launcher sets these in every process it starts. */
 static int launched_by_mpirun(void) {
@@ -46,8 +56,25 @@ static void finalize_at_exit(void) {
   mpi = NULL;
 }
 
+/* A timeout in seconds: positive, "inf" for none. */
+static tide_status parse_timeout(const char *text, double *out) {
+  char *end = NULL;
+  double v = strtod(text, &end);
+  if (end == text || *end != '\0' || !(v > 0))
+    return TIDE_FAIL(TIDE_ERR_VALUE,
+                     "tide.distribute: TIDE_DIST_TIMEOUT must be a positive number of seconds (or inf), got '%.60s'",
+                     text);
+  *out = v;
+  return TIDE_OK;
+}
+
 tide_status tide_dist_init(void) {
   if (joined) return TIDE_OK;
+  const char *env = getenv("TIDE_DIST_TIMEOUT");
+  if (env && *env) {
+    tide_status st = parse_timeout(env, &timeout_s);
+    if (st) return st;
+  }
   if (!launched_by_mpirun()) {
     joined = 1;
     return TIDE_OK;
@@ -74,6 +101,7 @@ tide_status tide_dist_init(void) {
   rank_ = r;
   world_ = w;
   mpi = &backend;
+  mpi->set_timeout(timeout_s);
   joined = 1;
   atexit(finalize_at_exit); /* mpirun counts a process that exits without MPI_Finalize as failed */
   return TIDE_OK;
@@ -82,6 +110,27 @@ tide_status tide_dist_init(void) {
 int tide_dist_rank(void) { return rank_; }
 int tide_dist_size(void) { return world_; }
 int tide_dist_uses_mpi(void) { return mpi != NULL; }
+
+tide_status tide_dist_set_timeout(double seconds) {
+  if (!(seconds > 0))
+    return TIDE_FAIL(TIDE_ERR_VALUE, "tide_dist_set_timeout: the timeout must be a positive number of seconds "
+                     "(HUGE_VAL for none), got %g", seconds);
+  timeout_s = seconds;
+  if (mpi) mpi->set_timeout(seconds);
+  return TIDE_OK;
+}
+
+double tide_dist_timeout(void) { return timeout_s; }
+
+void tide_dist_abort(int code) {
+  if (mpi) mpi->abort_job(code);
+}
+
+/* A failed collective as a tide error: a timeout or a broken world is not a
+ * file error, but TIDE_ERR_IO is the code for "the outside world failed". */
+static tide_status collective_failed(const char *what, const char *why) {
+  return TIDE_FAIL(TIDE_ERR_IO, "%s: %s", what, why);
+}
 
 /* The checks every collective makes on its tensor. */
 static tide_status check_tensor(const char *what, const tide_tensor *t) {
@@ -105,7 +154,7 @@ tide_status tide_dist_all_reduce_sum(tide_tensor *t) {
   if (!mpi || t->nelem == 0) return TIDE_OK; /* a world of one: the sum is the value */
   char why[512] = "";
   if (mpi->all_reduce_sum(t->data, t->nelem, t->dt == TIDE_FLOAT64 ? TIDE_DIST_F64 : TIDE_DIST_F32, why, sizeof why))
-    return TIDE_FAIL(TIDE_ERR_IO, "%s: %s", what, why);
+    return collective_failed(what, why);
   return TIDE_OK;
 }
 
@@ -119,7 +168,7 @@ tide_status tide_dist_broadcast(tide_tensor *t, int root) {
   if (!mpi || t->nelem == 0) return TIDE_OK;
   char why[512] = "";
   if (mpi->broadcast(t->data, t->nelem * (int64_t)tide_dtype_size(t->dt), root, why, sizeof why))
-    return TIDE_FAIL(TIDE_ERR_IO, "%s: %s", what, why);
+    return collective_failed(what, why);
   return TIDE_OK;
 }
 
@@ -127,6 +176,6 @@ tide_status tide_dist_barrier(void) {
   if (!joined) return TIDE_FAIL(TIDE_ERR_VALUE, "tide_dist_barrier: call tide_dist_init first");
   if (!mpi) return TIDE_OK;
   char why[512] = "";
-  if (mpi->barrier(why, sizeof why)) return TIDE_FAIL(TIDE_ERR_IO, "tide_dist_barrier: %s", why);
+  if (mpi->barrier(why, sizeof why)) return collective_failed("tide_dist_barrier", why);
   return TIDE_OK;
 }

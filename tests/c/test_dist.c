@@ -1,6 +1,9 @@
 /* tests/c/test_dist.c — tide_dist_*: a process mpirun did not start is a world
  * of one without MPI; a "launched" one whose backend is missing fails clearly;
- * the collectives' checks on their tensors. (2 workers: tests/sh/test_distribute.sh.) */
+ * the collectives' checks on their tensors; the timeout (TIDE_DIST_TIMEOUT,
+ * tide_dist_set_timeout). (2 workers: tests/sh/test_distribute.sh; failing
+ * workers: tests/sh/test_distribute_faults.sh.) */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,8 +32,27 @@ int main(void) {
   unsetenv("OMPI_COMM_WORLD_SIZE");
   unsetenv("TIDE_MPI_LIBRARY");
 
+  /* The timeout: 300 s unless TIDE_DIST_TIMEOUT (read at init) says otherwise; a bad one fails init. */
+  CHECK(tide_dist_timeout() == 300.0);
+  const char *bad[] = {"soon", "0", "-5", "nan", "10s"};
+  for (int i = 0; i < 5; i++) {
+    setenv("TIDE_DIST_TIMEOUT", bad[i], 1);
+    CHECK(tide_dist_init() == TIDE_ERR_VALUE && strstr(tide_last_error(), "TIDE_DIST_TIMEOUT") &&
+          strstr(tide_last_error(), bad[i]));
+  }
+  setenv("TIDE_DIST_TIMEOUT", "7.5", 1);
+
   /* Alone: a world of one; init is idempotent. */
   CHECK(tide_dist_init() == TIDE_OK && tide_dist_init() == TIDE_OK);
+  unsetenv("TIDE_DIST_TIMEOUT");
+  CHECK(tide_dist_timeout() == 7.5);
+  CHECK(tide_dist_set_timeout(0) == TIDE_ERR_VALUE && strstr(tide_last_error(), "positive"));
+  CHECK(tide_dist_set_timeout(-1) == TIDE_ERR_VALUE);
+  CHECK(tide_dist_set_timeout(NAN) == TIDE_ERR_VALUE);
+  CHECK(tide_dist_timeout() == 7.5); /* unchanged by the refused ones */
+  CHECK(tide_dist_set_timeout(HUGE_VAL) == TIDE_OK && isinf(tide_dist_timeout()));
+  CHECK(tide_dist_set_timeout(0.25) == TIDE_OK && tide_dist_timeout() == 0.25);
+  tide_dist_abort(1); /* without MPI: nothing (the process goes on) */
   CHECK(tide_dist_rank() == 0 && tide_dist_size() == 1 && !tide_dist_uses_mpi());
   CHECK(tide_dist_barrier() == TIDE_OK);
   CHECK(tide_dist_all_reduce_sum(&t) == TIDE_OK && data[0] == 1 && data[3] == 4); /* the sum of one */

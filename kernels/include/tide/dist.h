@@ -31,6 +31,17 @@ TIDE_API tide_status tide_dist_all_reduce_sum(tide_tensor *t);
 TIDE_API tide_status tide_dist_broadcast(tide_tensor *t, int root);
 /* Wait until every process reaches the barrier. */
 TIDE_API tide_status tide_dist_barrier(void);
+/* Seconds a collective (all-reduce, broadcast, barrier, and the meeting at
+ * exit) waits for the other processes before it fails: positive, HUGE_VAL
+ * for no limit. Default 300, or TIDE_DIST_TIMEOUT read at init. After a
+ * failed or timed-out collective every later one fails at once, and exit
+ * ends the whole job (MPI_Abort) rather than wait in MPI_Finalize. */
+TIDE_API tide_status tide_dist_set_timeout(double seconds);
+TIDE_API double tide_dist_timeout(void);
+/* End every process of the job now with exit status `code` (MPI_Abort,
+ * which does not return); without MPI it does nothing. The tide program
+ * calls it when a script fails, so the other workers stop at once. */
+TIDE_API void tide_dist_abort(int code);
 
 #ifdef __cplusplus
 }

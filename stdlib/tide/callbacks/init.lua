@@ -6,6 +6,7 @@ local checkpoint = require "tide.callbacks.checkpoint"
 local logging = require "tide.callbacks.logging"
 local tensorboard = require "tide.callbacks.tensorboard"
 local gradient_health = require "tide.callbacks.gradient_health"
+local backup = require "tide.callbacks.backup"
 
 return {
   Callback = callback.Callback,
@@ -21,4 +22,5 @@ return {
   LambdaCallback = logging.LambdaCallback,
   TensorBoard = tensorboard.TensorBoard,
   GradientHealth = gradient_health.GradientHealth,
+  BackupAndRestore = backup.BackupAndRestore,
 }

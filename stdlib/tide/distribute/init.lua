@@ -354,19 +354,30 @@ function MWMS:broadcast_variables(vars)
   end
 end
 
--- MultiWorkerMirroredStrategy(): one replica per process of the world that
--- mpirun started (a process started alone is a world of one). Variables
--- created under scope or run start from the chief's values; gradients that
--- an optimizer applies under scope or run are summed over the workers (as
--- TF's: scale each worker's loss by 1/global batch, compute_average_loss).
+-- MultiWorkerMirroredStrategy{timeout=}: one replica per process of the
+-- world that mpirun started (a process started alone is a world of one).
+-- Variables created under scope or run start from the chief's values;
+-- gradients that an optimizer applies under scope or run are summed over the
+-- workers (as TF's: scale each worker's loss by 1/global batch,
+-- compute_average_loss). timeout: seconds a collective waits for the other
+-- workers before it fails and the job ends (default TIDE_DIST_TIMEOUT, else
+-- 300; math.huge for no limit).
 function M.MultiWorkerMirroredStrategy(opts)
   if opts ~= nil and type(opts) ~= "table" then
     binding.error("tide.distribute.MultiWorkerMirroredStrategy: expected an options table or nothing, got " .. type(opts))
   end
   for k in pairs(opts or {}) do
-    binding.error(fmt("tide.distribute.MultiWorkerMirroredStrategy: unknown option '%s'", tostring(k)))
+    if k ~= "timeout" then
+      binding.error(fmt("tide.distribute.MultiWorkerMirroredStrategy: unknown option '%s'", tostring(k)))
+    end
+  end
+  local timeout = opts and opts.timeout
+  if timeout ~= nil and (type(timeout) ~= "number" or not (timeout > 0)) then
+    binding.error("tide.distribute.MultiWorkerMirroredStrategy: timeout must be a positive number of seconds " ..
+      "(math.huge for no limit), got " .. tostring(timeout))
   end
   join()
+  if timeout and C.tide_dist_set_timeout(timeout) ~= 0 then binding.raise() end
   local rank, size = C.tide_dist_rank(), C.tide_dist_size()
   local s = setmetatable({ num_replicas_in_sync = size, worker_index = rank, is_chief = rank == 0,
                            uses_mpi = C.tide_dist_uses_mpi() ~= 0 }, MWMS)
@@ -427,7 +438,8 @@ compile.on_compile = function(model)
 end
 
 -- Callbacks that write files run on the chief only (TF has the others write to temporary folders).
-local CHIEF_ONLY = { ModelCheckpoint = true, TensorBoard = true, CSVLogger = true, BackupAndRestore = true }
+-- BackupAndRestore runs on every worker (each restores) and writes on the chief only.
+local CHIEF_ONLY = { ModelCheckpoint = true, TensorBoard = true, CSVLogger = true }
 
 training.distribution = {
   -- The multi-worker strategy fit runs under (the model's, else the current one), or nil.

@@ -361,6 +361,15 @@ local function fit(self, x, y, opts)
     { add_history = true, add_progbar = verbose ~= 0, model = self, verbose = verbose, epochs = epochs, steps = steps })
   rawset(self, "stop_training", false)
   cbs:on_train_begin()
+  -- BackupAndRestore's on_train_begin resumes a restarted fit: from its
+  -- epoch, and in it from its step (the steps before are walked, not run,
+  -- so the data and its shuffle stay where the interrupted run had them)
+  local skip = 0
+  if rawget(self, "_initial_epoch") ~= nil then
+    initial_epoch, skip = rawget(self, "_initial_epoch"), rawget(self, "_initial_step") or 0
+    rawset(self, "_initial_epoch", nil)
+    rawset(self, "_initial_step", nil)
+  end
   local perm, cursor = nil, batches -- cursor: the next batch of the current pass
   local train_function
   local epoch_logs = {}
@@ -398,8 +407,14 @@ local function fit(self, x, y, opts)
         local a, b = cursor * batch_size, math.min(n, (cursor + 1) * batch_size)
         cursor = cursor + 1
         if dist then a, b = M.distribution.rows(dist, a, b) end
-        xb, yb = data.batch(xd, a, b, perm), data.batch(yd, a, b, perm)
-        wb = sw and (perm and shape_ops.gather(sw, perm:slice { { a, b } }) or sw:slice { { a, b } }) or nil
+        if skip == 0 then
+          xb, yb = data.batch(xd, a, b, perm), data.batch(yd, a, b, perm)
+          wb = sw and (perm and shape_ops.gather(sw, perm:slice { { a, b } }) or sw:slice { { a, b } }) or nil
+        end
+      end
+      if skip > 0 then
+        skip = skip - 1
+        goto next_step
       end
       cbs:on_train_batch_begin(step)
       if train_function == nil then
@@ -419,6 +434,7 @@ local function fit(self, x, y, opts)
       ran = ran + 1
       cbs:on_train_batch_end(step, logs)
       if rawget(self, "stop_training") then break end
+      ::next_step::
     end
     epoch_logs = {}
     for k, v in pairs(logs) do epoch_logs[k] = v end

@@ -193,8 +193,9 @@ describe("tide.distribute", function()
     assert.are.equal(0.5, w1._grad_scale)
     local dir = os.tmpname()
     local csv, stop = tide.callbacks.CSVLogger(dir .. ".csv"), tide.callbacks.EarlyStopping {}
-    local kept = d.callbacks(w1, { csv, stop, tide.callbacks.ModelCheckpoint(dir .. ".weights.h5") })
-    assert.are.same({ stop }, kept)
+    local backup = tide.callbacks.BackupAndRestore { backup_dir = dir .. ".backup" }
+    local kept = d.callbacks(w1, { csv, stop, tide.callbacks.ModelCheckpoint(dir .. ".weights.h5"), backup })
+    assert.are.same({ stop, backup }, kept) -- every worker restores its backup; only the chief writes it
     local chief = { num_replicas_in_sync = 2, worker_index = 0, is_chief = true }
     assert.are.equal(3, #d.callbacks(chief, { csv, stop, csv }))
     os.remove(dir)
@@ -209,6 +210,19 @@ describe("tide.distribute", function()
     assert.is_nil(d.of(model)) -- a world of one
     local h1 = model:fit(f32 { { 1, 2 }, { 3, 4 } }, f32 { { 1 }, { 2 } }, { verbose = 0, epochs = 2 })
     assert.are.equal(2, #h1.history.loss)
+  end)
+
+  it("timeout= sets how long a collective waits for the other workers", function()
+    local C = require("tide.binding").C
+    local before = C.tide_dist_timeout()
+    assert.are.equal(12.5, (function() D.MultiWorkerMirroredStrategy { timeout = 12.5 }; return C.tide_dist_timeout() end)())
+    D.MultiWorkerMirroredStrategy { timeout = math.huge }
+    assert.are.equal(math.huge, C.tide_dist_timeout())
+    for _, bad in ipairs { 0, -1, "5", 0 / 0 } do
+      h.errors("timeout must be a positive number of seconds", function() D.MultiWorkerMirroredStrategy { timeout = bad } end)
+    end
+    assert.are.equal(math.huge, C.tide_dist_timeout()) -- unchanged by the refused ones
+    assert.are.equal(0, C.tide_dist_set_timeout(before))
   end)
 
   it("refuses bad arguments to the strategy", function()
