@@ -2,6 +2,7 @@
 -- (kernels/data): building their tide_dataset descriptions and reading passes.
 local binding = require "tide.binding"
 local convert = require "tide.convert"
+local structure = require "tide.data.structure"
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local M = {}
@@ -22,6 +23,7 @@ function M.supports(ds)
   if s and ds.kind == "padded_batch" then -- numbers and bools (a padding string stays in Lua)
     for _, sp in ipairs(ds.specs) do if sp.dtype == "string" then s = false end end
   end
+  if s and ds.kind == "batch" and structure.has_sparse(ds.input.template) then s = false end -- (sparse: Lua)
   if s and ds.input then s = M.supports(ds.input) end
   for _, d in ipairs(s and ds.inputs or {}) do s = s and M.supports(d) end
   ds._c_ok = s
