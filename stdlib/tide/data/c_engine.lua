@@ -23,7 +23,6 @@ function M.supports(ds)
   if s and ds.kind == "padded_batch" then -- numbers and bools (a padding string stays in Lua)
     for _, sp in ipairs(ds.specs) do if sp.dtype == "string" then s = false end end
   end
-  if s and ds.kind == "batch" and structure.has_sparse(ds.input.template) then s = false end -- (sparse: Lua)
   if s and ds.input then s = M.supports(ds.input) end
   for _, d in ipairs(s and ds.inputs or {}) do s = s and M.supports(d) end
   ds._c_ok = s
@@ -80,7 +79,14 @@ local function handle(ds)
     h = C.tide_dataset_zip(2, ffi.new("tide_dataset *[2]", counter, input))
     C.tide_dataset_free(counter) -- the zip holds it
   elseif k == "batch" then
-    h = C.tide_dataset_batch(input, ds.n, ds.drop and 1 or 0)
+    local sparse = structure.sparse_nodes(ds.input.template)
+    if #sparse == 0 then
+      h = C.tide_dataset_batch(input, ds.n, ds.drop and 1 or 0)
+    else -- where each SparseTensor's indices are (kernels/data/sparse_batch.c)
+      local roles = ffi.new("unsigned char[?]", #ds.input.specs)
+      for _, node in ipairs(sparse) do roles[node.items[1].index - 1] = 1 end
+      h = C.tide_dataset_sparse_batch(input, ds.n, ds.drop and 1 or 0, roles)
+    end
   elseif k == "shuffle" then
     h = C.tide_dataset_shuffle(input, ds.buffer, ds.seed, ds.reshuffle and 1 or 0)
   elseif k == "take" then

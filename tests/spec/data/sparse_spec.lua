@@ -128,6 +128,7 @@ describe("SparseTensor elements against tf.data", function()
     local note = stderr_of(function() ds = records():map(parse_one, { parallel = 2 }) end)
     assert.equal("", note)
     assert.is_true(c_engine.supports(ds))
+    assert.is_true(c_engine.supports(ds:batch(2))) -- batched in C too (kernels/data/sparse_batch.c)
     check("parse_batch", ds:batch(2))
     check("parse_batch_drop", ds:batch(2, { drop_remainder = true }))
     local pe = records():batch(2):map(function(r) return tide.io.parse_example(r, FEATURES) end)
@@ -258,6 +259,34 @@ describe("SparseTensor element errors", function()
     end, { output_signature = tide.SparseTensorSpec(nil, "int32") })
     assert.error_matches(function() ranks:batch(2):totable() end,
       "component 0: element 1 is a SparseTensor of rank 2 but the first is of rank 1", nil, true)
+  end)
+
+  it("batch in C: SparseTensors of different ranks or value dtypes, a bad description", function()
+    local binding = require "tide.binding"
+    local ffi, C = binding.ffi, binding.C
+    local function batch_of(a, b) -- C's batch over a concatenation Lua would refuse to build
+      local h = C.tide_dataset_concatenate(2, ffi.new("tide_dataset *[2]", c_engine.handle(a), c_engine.handle(b)))
+      local roles = ffi.new("unsigned char[3]", 1, 0, 0)
+      local bh = ffi.gc(C.tide_dataset_sparse_batch(h, 2, 0, roles), C.tide_dataset_free)
+      C.tide_dataset_free(h)
+      local it = ffi.gc(C.tide_dataset_iterate(bh), C.tide_data_iterator_free)
+      local outs = ffi.new("tide_tensor *[3]", binding.Tensor(), binding.Tensor(), binding.Tensor())
+      local endp = ffi.new("int[1]")
+      if C.tide_data_iterator_next(it, 3, outs, endp) ~= 0 then return ffi.string(C.tide_last_error()) end
+      return "no error"
+    end
+    local r1 = D.from_tensors(tide.SparseTensor({ { 0 } }, { 1 }, { 2 }))
+    local r2 = D.from_tensors(tide.SparseTensor({ { 0, 0 } }, { 1 }, { 2, 2 }))
+    local f1 = D.from_tensors(tide.SparseTensor({ { 0 } }, tide.tensor({ 1 }, "float32"), { 2 }))
+    assert.truthy(batch_of(r1, r2):find("component 0: element 1 is a SparseTensor of rank 2 but the first is of rank 1",
+      1, true))
+    assert.truthy(batch_of(r1, f1):find("component 0: element 1's SparseTensor holds float32 values but the first's " ..
+      "hold int32", 1, true))
+    assert.equal("no error", batch_of(r1, r1))
+    local bad = C.tide_dataset_sparse_batch(c_engine.handle(r1), 2, 0, ffi.new("unsigned char[3]", 1, 1, 0))
+    assert.is_true(bad == nil)
+    assert.truthy(ffi.string(C.tide_last_error()):find("values and dense_shape (components 1 and 2) are missing", 1,
+      true))
   end)
 
   it("dense and sparse mixed in one component across elements", function()
