@@ -105,6 +105,14 @@ function SparseTensor:value_dtype() return self.values.dtype end
 -- their indices and default_value (0, or "" for strings) elsewhere, as
 -- tf.sparse.to_dense.
 function SparseTensor:to_dense(default_value)
+  if trace_context.is_symbolic(self.dense_shape) or trace_context.is_symbolic(self.values) then
+    -- traced (a dataset map): the shape is known when the graph runs
+    if self.values.dtype == "string" then
+      binding.error("SparseTensor.to_dense: string values work eagerly only (no scatter kernel for strings)")
+    end
+    local dense = create.fill(self.dense_shape, default_value or 0, { dtype = self.values.dtype })
+    return index_ops.tensor_scatter_nd_update(dense, self.indices, self.values)
+  end
   local shape = self:shape_list()
   local n = tonumber(self.values.dims[0])
   if self.values.dtype ~= "string" then

@@ -136,6 +136,23 @@ describe("SparseTensor elements against tf.data", function()
     check("batch_parse_unbatch", pe:unbatch())
   end)
 
+  it("to_dense inside a traced map, after batching in C", function()
+    local ds
+    local note = stderr_of(function()
+      ds = records():map(parse_one):batch(2):map(function(d) return tide.sparse.to_dense(d.tags, -1), d.id end)
+    end)
+    assert.equal("", note)
+    assert.is_true(c_engine.supports(ds))
+    check("parse_batch_to_dense", ds)
+    -- strings have no scatter kernel: such a map runs in Lua, with the note saying why
+    local words
+    note = stderr_of(function()
+      words = records():map(parse_one):map(function(d) return d.words:to_dense() end)
+    end)
+    assert.truthy(note:find("string values work eagerly only", 1, true))
+    assert.same({ { "hello", "world" }, {}, { "a", "b", "c", "d" } }, elements(words))
+  end)
+
   it("an eager (untraced) map takes and returns SparseTensors", function()
     local ds
     local note = stderr_of(function()
