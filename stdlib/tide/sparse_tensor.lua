@@ -199,6 +199,34 @@ function M.to_dense(sp, default_value)
   return sp:to_dense(default_value)
 end
 
+-- reorder(sp): as tf.sparse.reorder: the same SparseTensor with its index
+-- tuples (and values) in row-major order. Eager only.
+function M.reorder(sp)
+  if not is_sparse(sp) then
+    binding.error("tide.sparse.reorder: expected a tide.SparseTensor, got " ..
+      (binding.istensor(sp) and "a dense tensor" or type(sp)))
+  end
+  if trace_context.is_symbolic(sp.indices) then
+    binding.error("tide.sparse.reorder: works eagerly only")
+  end
+  local rows = sp.indices:totable()
+  local n = #rows
+  if n < 2 then return sp end
+  local order = {}
+  for k = 1, n do order[k] = k end
+  table.sort(order, function(a, b)
+    local ra, rb = rows[a], rows[b]
+    for d = 1, #ra do
+      if ra[d] ~= rb[d] then return ra[d] < rb[d] end
+    end
+    return a < b -- stable for repeated tuples
+  end)
+  local take = {}
+  for k = 1, n do take[k] = order[k] - 1 end
+  take = convert.tensor(take, "int64", "tide.sparse.reorder")
+  return SparseTensor(shape_ops.gather(sp.indices, take), shape_ops.gather(sp.values, take), sp.dense_shape)
+end
+
 -- from_dense(t): as tf.sparse.from_dense: a SparseTensor of t's entries that
 -- are not zero ("" for strings, false for bools), indices in row-major order.
 function M.from_dense(t)

@@ -120,7 +120,7 @@ local function sparse_slices(template, leaves)
   for _, node in ipairs(structure.sparse_nodes(template)) do
     local i = node.items[1].index
     set[i], set[i + 1], set[i + 2] = true, true, true
-    split[i] = sparse_elements.split_rows(leaves[i], leaves[i + 1], leaves[i + 2], what)
+    split[i] = sparse_elements.split_rows(leaves[i], leaves[i + 1], leaves[i + 2], what, true)
     if rows and #split[i] ~= rows then
       binding.error(string.format("%s: the components have different first dimensions: %d and %d", what, rows,
         #split[i]))

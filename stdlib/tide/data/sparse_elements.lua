@@ -14,11 +14,30 @@ local function int64_list(list, what)
   return convert.tensor(list, "int64", what)
 end
 
+-- Error unless the index tuples are in row-major (lexicographic) order, as
+-- TF's from_tensor_slices requires (in its words).
+local function check_order(indices, what)
+  local rows = indices:totable()
+  for k = 2, #rows do
+    local a, b = rows[k - 1], rows[k]
+    local cmp = 0
+    for d = 1, #a do
+      if a[d] ~= b[d] then cmp = a[d] < b[d] and -1 or 1; break end
+    end
+    if cmp >= 0 then
+      binding.error(string.format("%s: indices[%d] = [%s] is %s. Many sparse ops require sorted indices. Use " ..
+        "tide.sparse.reorder to create a correctly ordered copy", what, k - 1, table.concat(b, ","),
+        cmp == 0 and "repeated" or "out of order"))
+    end
+  end
+end
+
 -- The rows of a sparse value (its three components) along its first dim:
 -- a list of {indices, values, dense_shape} with the first dim dropped, as
 -- TF slices a SparseTensor (from_tensor_slices, unbatch). Every row keeps
--- the dense shape's other dims, as TF's rows do.
-function M.split_rows(indices, values, dense_shape, what)
+-- the dense shape's other dims, as TF's rows do. ordered: the indices must
+-- be in row-major order (from_tensor_slices, as TF); else any order is grouped.
+function M.split_rows(indices, values, dense_shape, what, ordered)
   local shape = dense_shape:totable()
   local rank = #shape
   if rank < 1 then
@@ -28,6 +47,7 @@ function M.split_rows(indices, values, dense_shape, what)
   local rest_dims = {}
   for d = 2, rank do rest_dims[d - 1] = shape[d] end
   local rest_shape = int64_list(rest_dims, what)
+  if ordered and indices.shape[1] > 1 then check_order(indices, what) end
   local rest_indices = indices:slice { {}, { 1, nil } }
   local first = n > 0 and indices:slice { {}, 0 }:totable() or {}
   local positions, sorted = {}, true

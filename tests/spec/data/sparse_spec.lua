@@ -236,12 +236,19 @@ describe("SparseTensor elements through the other stages", function()
     assert.same({ shape = { 4 }, dtype = "float32", sparse = true }, plain_spec(ds.element_spec))
   end)
 
-  it("unsorted indices slice by their first index", function()
+  it("unsorted indices are an error in TF's words; tide.sparse.reorder sorts them", function()
     local sp = tide.SparseTensor({ { 2, 1 }, { 0, 0 }, { 1, 3 }, { 1, 2 } }, tide.tensor({ 4, 1, 3, 2 }, "float32"), { 3, 4 })
-    local got = elements(D.from_tensor_slices(sp))
-    assert.same({ { 0 } }, got[1].indices)
-    assert.same({ 3, 2 }, got[2].values)
-    assert.same({ 4 }, got[3].values)
+    assert.error_matches(function() D.from_tensor_slices(sp) end,
+      "from_tensor_slices: indices[1] = [0,0] is out of order. Many sparse ops require sorted indices. Use " ..
+      "tide.sparse.reorder to create a correctly ordered copy", nil, true)
+    local twice = tide.SparseTensor({ { 0, 1 }, { 0, 1 } }, { 1, 2 }, { 1, 4 })
+    assert.error_matches(function() D.from_tensor_slices(twice) end, "indices[1] = [0,1] is repeated", nil, true)
+    local sorted = tide.sparse.reorder(sp)
+    assert.same({ { 0, 0 }, { 1, 2 }, { 1, 3 }, { 2, 1 } }, sorted.indices:totable())
+    assert.same({ 1, 2, 3, 4 }, sorted.values:totable())
+    assert.same(cases.slices.elements, elements(D.from_tensor_slices(sorted)))
+    assert.error_matches(function() tide.sparse.reorder(tide.zeros { 2 }) end,
+      "tide.sparse.reorder: expected a tide.SparseTensor, got a dense tensor", nil, true)
   end)
 end)
 
