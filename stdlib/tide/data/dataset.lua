@@ -577,8 +577,8 @@ function Dataset:concatenate(other)
   if a == INFINITE or b == INFINITE then card = INFINITE
   elseif a == UNKNOWN or b == UNKNOWN then card = UNKNOWN
   else card = a + b end
-  return setmetatable({ kind = "concatenate", inputs = { self, other }, template = self.template, specs = specs,
-    card = card }, Dataset)
+  return setmetatable({ kind = "concatenate", inputs = { self, other },
+    template = structure.common_template(self.template, other.template), specs = specs, card = card }, Dataset)
 end
 
 -- ds:interleave(fn, {cycle_length=, block_length=1, parallel=, deterministic=}):

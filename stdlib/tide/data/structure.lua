@@ -113,6 +113,17 @@ function M.flatten_as(value, template, dtypes, what)
       if not sparse.is_sparse(v) then
         return path .. " is " .. (istensor(v) and "a dense tensor" or type(v)) .. ", expected a tide.SparseTensor"
       end
+      if t.shape then -- the signature's static shape: its rank and known dims
+        local got = v:static_shape()
+        local fits = got and #got == #t.shape
+        for d = 1, fits and #got or 0 do fits = fits and (t.shape[d] == None or t.shape[d] == got[d]) end
+        if not fits then
+          local dims = {}
+          for d, x in ipairs(got or {}) do dims[d] = tostring(x) end
+          return string.format("%s is a SparseTensor of dense shape [%s], not %s", path, table.concat(dims, ", "),
+            tostring(sparse.SparseTensorSpec(t.shape, t.dtype)))
+        end
+      end
       leaves[t.items[1].index], leaves[t.items[2].index], leaves[t.items[3].index] = v.indices, v.values, v.dense_shape
       return nil
     end
@@ -234,6 +245,24 @@ end
 -- leading dim.
 function M.spec_dims(s, dims)
   return TensorSpec(dims, s.dtype)
+end
+
+-- The template of a concatenation of a and b (the same structure): sparse
+-- nodes' static dims that differ become None, as TF's most specific
+-- compatible spec.
+function M.common_template(a, b)
+  if a.kind == "tensor" then return a end
+  local items = {}
+  for i, item in ipairs(a.items) do items[i] = M.common_template(item, b.items[i]) end
+  local shape = a.shape
+  if a.kind == "sparse" and shape then
+    if b.shape == nil then shape = nil
+    else
+      shape = {}
+      for d, x in ipairs(a.shape) do shape[d] = (x == b.shape[d]) and x or None end
+    end
+  end
+  return { kind = a.kind, n = a.n, keys = a.keys, items = items, shape = shape, dtype = a.dtype }
 end
 
 -- The most specific spec both fit (concatenate): dims that differ become None.

@@ -203,6 +203,11 @@ describe("SparseTensor elements through the other stages", function()
     for s, i in z:iter() do got[#got + 1] = { plain(s), i:item() } end
     assert.same({ { want[1], 0 }, { want[2], 1 }, { want[3], 2 } }, got)
     assert.same({ want[1], want[2], want[3], want[1], want[2], want[3] }, rows(ds:concatenate(ds)))
+    -- as TF: static dims that differ become None
+    local five = D.from_tensors(tide.SparseTensor({ { 0 } }, tide.tensor({ 9 }, "float32"), { 5 }))
+    local both = ds:concatenate(five)
+    assert.same({ shape = { -1 }, dtype = "float32", sparse = true }, plain_spec(both.element_spec))
+    assert.equal(4, #both:totable())
     local en = {}
     for i, s in ds:enumerate():iter() do en[#en + 1] = { i:item(), plain(s) } end
     assert.same({ { 0, want[1] }, { 1, want[2] }, { 2, want[3] } }, en)
@@ -344,6 +349,20 @@ describe("SparseTensor element errors", function()
     end, { output_signature = tide.TensorSpec({ None }, "int32") })
     assert.error_matches(function() dense_sig:totable() end, "is a tide.SparseTensor, expected a dense tensor", nil,
       true)
+  end)
+
+  it("from_generator: a SparseTensor whose dense shape does not fit the signature", function()
+    local ds = D.from_generator(function()
+      local done = false
+      return function()
+        if done then return nil end
+        done = true
+        return tide.SparseTensor({ { 0 } }, { 1 }, { 5 })
+      end
+    end, { output_signature = tide.SparseTensorSpec({ 4 }, "int32") })
+    assert.error_matches(function() ds:totable() end,
+      "element 0 does not fit output_signature: the element is a SparseTensor of dense shape [5], not " ..
+      "SparseTensorSpec(shape=(4,), dtype=int32)", nil, true)
   end)
 
   it("unbatch of a rank-0 SparseTensor", function()
