@@ -339,6 +339,8 @@ describe("SparseTensor element errors", function()
     end)
     assert.error_matches(function() map:totable() end, "different structure than it did for the first element", nil,
       true)
+    assert.error_matches(function() D.from_tensor_slices(SP):concatenate(D.range(3)) end,
+      "concatenate: the datasets' elements have different structures", nil, true)
     local dense_sig = D.from_generator(function()
       local done = false
       return function()
