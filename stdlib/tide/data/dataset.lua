@@ -110,67 +110,20 @@ local function prepend(first)
   end
 end
 
--- from_tensor_slices of an element with SparseTensors: TF slices each along
--- its first dim. Rows of a sparse value differ in size, so each row is a
--- one-element source and the dataset their concatenation (all in C).
+-- from_tensor_slices of an element with SparseTensors: each row a
+-- one-element source (rows of a sparse value differ in size), the dataset
+-- their concatenation (all in C); the rows come from data/sparse_elements.lua.
 local function sparse_slices(template, leaves)
-  local what = "from_tensor_slices"
-  local set = {}
-  local rows, split = nil, {}
-  for _, node in ipairs(structure.sparse_nodes(template)) do
-    local i = node.items[1].index
-    set[i], set[i + 1], set[i + 2] = true, true, true
-    split[i] = sparse_elements.split_rows(leaves[i], leaves[i + 1], leaves[i + 2], what, true)
-    if rows and #split[i] ~= rows then
-      binding.error(string.format("%s: the components have different first dimensions: %d and %d", what, rows,
-        #split[i]))
-    end
-    rows = #split[i]
+  local rows, row_template, specs = sparse_elements.slices(template, leaves, drop_first)
+  local function source(tensors, card)
+    return setmetatable({ kind = "slices", tensors = tensors, template = row_template, specs = specs, card = card },
+      Dataset)
   end
-  local specs = {}
-  for i, t in ipairs(leaves) do
-    if not set[i] then
-      if t.ndim < 1 then
-        binding.error("from_tensor_slices: component " .. i .. " is a scalar; each component needs a first " ..
-          "dimension to slice (use from_tensors for one element)")
-      end
-      if t.shape[1] ~= rows then
-        binding.error(string.format("%s: the components have different first dimensions: %d and %d", what, rows,
-          t.shape[1]))
-      end
-      local dims = {}
-      for d = 2, t.ndim do dims[d - 1] = t.shape[d] end
-      specs[i] = TensorSpec(dims, structure.dtype_name(t))
-    end
-  end
-  template = structure.map_sparse_shapes(template, drop_first)
-  structure.fix_sparse_specs(template, specs)
+  if #rows == 1 or rows.empty then return source(rows[1], rows.empty and 0 or 1) end
   local parts = {}
-  for r = 1, rows do
-    local row = {}
-    for i, t in ipairs(leaves) do
-      if not set[i] then row[i] = t[r - 1]:expand_dims(0) end
-    end
-    for i, sp in pairs(split) do
-      row[i], row[i + 1], row[i + 2] = sp[r][1]:expand_dims(0), sp[r][2]:expand_dims(0), sp[r][3]:expand_dims(0)
-    end
-    parts[r] = setmetatable({ kind = "slices", tensors = row, template = template, specs = specs, card = 1 }, Dataset)
-  end
-  if rows == 0 then -- one empty source: its tensors only need the components' dims
-    local empty = {}
-    for i, t in ipairs(leaves) do
-      if not set[i] then empty[i] = t end
-    end
-    for i in pairs(split) do
-      local rank = leaves[i + 2].shape[1]
-      empty[i] = convert.empty(C.TIDE_INT64, { 0, 0, rank - 1 }, what)
-      empty[i + 1] = convert.empty(leaves[i + 1].dt, { 0, 0 }, what)
-      empty[i + 2] = convert.empty(C.TIDE_INT64, { 0, rank - 1 }, what)
-    end
-    return setmetatable({ kind = "slices", tensors = empty, template = template, specs = specs, card = 0 }, Dataset)
-  end
-  if rows == 1 then return parts[1] end
-  return setmetatable({ kind = "concatenate", inputs = parts, template = template, specs = specs, card = rows }, Dataset)
+  for r, row in ipairs(rows) do parts[r] = source(row, 1) end
+  return setmetatable({ kind = "concatenate", inputs = parts, template = row_template, specs = specs,
+    card = #rows }, Dataset)
 end
 
 -- Dataset.from_tensor_slices(x): the rows of a tensor, of each tensor of a

@@ -1,10 +1,11 @@
 -- stdlib/tide/data/sparse_elements.lua — SparseTensor components of dataset
--- elements: batching them (TF's rule), unbatching and slicing them into rows.
+-- elements: batching them (TF's rule), unbatching, slicing them into rows.
 local binding = require "tide.binding"
 local convert = require "tide.convert"
 local create = require "tide.ops.create"
 local shape_ops = require "tide.ops.shape"
 local structure = require "tide.data.structure"
+local spec = require "tide.tracing.spec"
 
 local C = binding.C
 local M = {}
@@ -183,6 +184,69 @@ function M.unbatch(flat, template, what)
     out[r] = e
   end
   return out
+end
+
+-- from_tensor_slices of an element with SparseTensors (template and leaves
+-- from structure.flatten): the rows, each a list of its components with a
+-- leading dim of 1 (a one-element source's tensors), the rows' template
+-- (sparse shapes through drop_first) and their specs. With no rows, one
+-- list of empty tensors of the right ranks and rows.empty = true.
+function M.slices(template, leaves, drop_first)
+  local what = "from_tensor_slices"
+  local set, nodes = M.sparse_components(template)
+  local rows, split = nil, {}
+  for _, node in ipairs(nodes) do
+    local i = node.items[1].index
+    split[i] = M.split_rows(leaves[i], leaves[i + 1], leaves[i + 2], what, true)
+    if rows and #split[i] ~= rows then
+      binding.error(string.format("%s: the components have different first dimensions: %d and %d", what, rows,
+        #split[i]))
+    end
+    rows = #split[i]
+  end
+  local specs = {}
+  for i, t in ipairs(leaves) do
+    if not set[i] then
+      if t.ndim < 1 then
+        binding.error(what .. ": component " .. i .. " is a scalar; each component needs a first " ..
+          "dimension to slice (use from_tensors for one element)")
+      end
+      if t.shape[1] ~= rows then
+        binding.error(string.format("%s: the components have different first dimensions: %d and %d", what, rows,
+          t.shape[1]))
+      end
+      local dims = {}
+      for d = 2, t.ndim do dims[d - 1] = t.shape[d] end
+      specs[i] = spec.TensorSpec(dims, structure.dtype_name(t))
+    end
+  end
+  local row_template = structure.map_sparse_shapes(template, drop_first)
+  structure.fix_sparse_specs(row_template, specs)
+  local out = {}
+  for r = 1, rows do
+    local row = {}
+    for i, t in ipairs(leaves) do
+      if not set[i] then row[i] = t[r - 1]:expand_dims(0) end
+    end
+    for i, sp in pairs(split) do
+      row[i], row[i + 1], row[i + 2] = sp[r][1]:expand_dims(0), sp[r][2]:expand_dims(0), sp[r][3]:expand_dims(0)
+    end
+    out[r] = row
+  end
+  if rows == 0 then -- one empty source: its tensors only need the components' ranks
+    local empty = {}
+    for i, t in ipairs(leaves) do
+      if not set[i] then empty[i] = t end
+    end
+    for i in pairs(split) do
+      local rank = leaves[i + 2].shape[1]
+      empty[i] = convert.empty(C.TIDE_INT64, { 0, 0, rank - 1 }, what)
+      empty[i + 1] = convert.empty(leaves[i + 1].dt, { 0, 0 }, what)
+      empty[i + 2] = convert.empty(C.TIDE_INT64, { 0, rank - 1 }, what)
+    end
+    out = { empty, empty = true }
+  end
+  return out, row_template, specs
 end
 
 return M
