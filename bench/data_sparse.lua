@@ -49,7 +49,7 @@ local n = 10000
 local idx, vals = {}, {}
 for r = 0, n - 1 do
   for k = 0, 3 do
-    idx[#idx + 1] = { r, (r + k * 7) % 32 }
+    idx[#idx + 1] = { r, r % 4 + k * 7 }
     vals[#vals + 1] = r + k
   end
 end
