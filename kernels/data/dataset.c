@@ -48,6 +48,7 @@ void tide_dataset_free(tide_dataset *ds) {
     free(ds->inputs);
     free(ds->pad_shapes);
     free(ds->pad_values);
+    free(ds->sparse_roles);
     if (ds->graph) tide_graph_free(ds->graph);
     free(ds);
     ds = input;
@@ -236,6 +237,30 @@ tide_dataset *tide_dataset_batch(tide_dataset *in, int64_t n, int drop_remainder
   }
   tide_dataset *ds = ds_new(DS_BATCH, in, 0);
   if (ds) ds->n = n, ds->flag = drop_remainder != 0;
+  return ds;
+}
+
+tide_dataset *tide_dataset_sparse_batch(tide_dataset *in, int64_t n, int drop_remainder,
+                                        const unsigned char *sparse_roles) {
+  if (!sparse_roles) return tide_dataset_batch(in, n, drop_remainder);
+  for (int k = 0; in && k < in->ncomp; k++) {
+    if (!sparse_roles[k]) continue;
+    if (k + 2 >= in->ncomp || sparse_roles[k + 1] || sparse_roles[k + 2]) {
+      TIDE_FAIL(TIDE_ERR_VALUE, "batch: component %d marks a SparseTensor's indices, but its values and dense_shape "
+                "(components %d and %d) are missing or marked too", k, k + 1, k + 2);
+      return NULL;
+    }
+    k += 2;
+  }
+  tide_dataset *ds = tide_dataset_batch(in, n, drop_remainder);
+  if (!ds) return NULL;
+  ds->sparse_roles = malloc((size_t)ds->ncomp);
+  if (!ds->sparse_roles) {
+    tide_dataset_free(ds);
+    TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
+    return NULL;
+  }
+  memcpy(ds->sparse_roles, sparse_roles, (size_t)ds->ncomp);
   return ds;
 }
 

@@ -35,6 +35,8 @@ struct tide_dataset {
   tide_tensor *tensors;  /* slices: ncomp contiguous tensors */
   tide_data_source src;  /* source */
   tide_dataset **inputs; /* zip, concatenate: ninputs datasets (held) */
+  unsigned char *sparse_roles; /* batch: NULL, or per component 1 where a SparseTensor's indices are (values
+                                * and dense_shape follow), else 0 */
   int64_t *pad_shapes;   /* padded_batch: ncomp * TIDE_MAX_DIMS dims, -1: the batch's longest */
   uint64_t *pad_values;  /* padded_batch: ncomp values, each its component dtype's bytes */
   int ninputs;
@@ -160,5 +162,13 @@ dnode *dnode_padded_batch(tide_dataset *ds, dpass *pass); /* transform.c: batch'
  * ncomp + k] padded to ds's padded shapes with its padding values and
  * stacked into out[0 .. ncomp); on failure out holds nothing. */
 tide_status padding_stack(const tide_dataset *ds, const tide_tensor *pending, int64_t count, tide_tensor *out);
+
+/* batch's stacking of component k of the `count` pending elements into *out
+ * (transform.c); on failure *out holds nothing. */
+tide_status batch_stack_component(const tide_dataset *ds, const tide_tensor *pending, int64_t count, int k,
+                                  tide_tensor *out);
+/* batch's assembly when components are SparseTensors (sparse_batch.c): each
+ * sparse triple batched by TF's rule, the other components stacked. */
+tide_status sparse_stack(const tide_dataset *ds, const tide_tensor *pending, int64_t count, tide_tensor *out);
 
 #endif

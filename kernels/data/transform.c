@@ -18,58 +18,64 @@ typedef struct batch_node {
   batch_assembly assemble;
 } batch_node;
 
-/* Stack `count` elements (pending[i * ncomp + k]) into out[k]. */
-static tide_status stack(const tide_dataset *ds, const tide_tensor *pending, int64_t count, tide_tensor *out) {
+/* Stack component k of `count` elements (pending[i * ncomp + k]) into *out;
+ * on failure *out holds nothing. */
+tide_status batch_stack_component(const tide_dataset *ds, const tide_tensor *pending, int64_t count, int k,
+                                  tide_tensor *out) {
   int nc = ds->ncomp;
-  for (int k = 0; k < nc; k++) {
-    const tide_tensor *first = &pending[k];
-    for (int64_t i = 1; i < count; i++) {
-      const tide_tensor *e = &pending[i * nc + k];
-      bool same = e->dt == first->dt && e->ndim == first->ndim;
-      for (int d = 0; same && d < e->ndim; d++) same = e->dims[d] == first->dims[d];
-      if (!same) {
-        char s0[128], si[128];
-        delem_release(out, k);
-        return TIDE_FAIL(TIDE_ERR_SHAPE,
-                         "batch: cannot batch tensors with different shapes in component %d: the first element "
-                         "is %s %s and element %lld is %s %s; use padded_batch for elements of different shapes",
-                         k, tide_dtype_name(first->dt), TIDE_SHAPE_STR(s0, first), (long long)i,
-                         tide_dtype_name(e->dt), TIDE_SHAPE_STR(si, e));
+  const tide_tensor *first = &pending[k];
+  for (int64_t i = 1; i < count; i++) {
+    const tide_tensor *e = &pending[i * nc + k];
+    bool same = e->dt == first->dt && e->ndim == first->ndim;
+    for (int d = 0; same && d < e->ndim; d++) same = e->dims[d] == first->dims[d];
+    if (!same) {
+      char s0[128], si[128];
+      return TIDE_FAIL(TIDE_ERR_SHAPE,
+                       "batch: cannot batch tensors with different shapes in component %d: the first element "
+                       "is %s %s and element %lld is %s %s; use padded_batch for elements of different shapes",
+                       k, tide_dtype_name(first->dt), TIDE_SHAPE_STR(s0, first), (long long)i,
+                       tide_dtype_name(e->dt), TIDE_SHAPE_STR(si, e));
+    }
+  }
+  int64_t dims[TIDE_MAX_DIMS];
+  if (first->ndim + 1 > TIDE_MAX_DIMS)
+    return TIDE_FAIL(TIDE_ERR_SHAPE, "batch: component %d has rank %d; a batch of it passes the limit of %d", k,
+                     first->ndim, TIDE_MAX_DIMS);
+  dims[0] = count;
+  for (int d = 0; d < first->ndim; d++) dims[d + 1] = first->dims[d];
+  tide_status st = tide_tensor_init(out, first->dt, first->ndim + 1, dims);
+  if (st) return st;
+  size_t row = (size_t)first->nelem * tide_dtype_size_unchecked(first->dt);
+  for (int64_t i = 0; i < count && row > 0; i++) {
+    const tide_tensor *e = &pending[i * nc + k];
+    char *dst = (char *)out->data + (size_t)i * row;
+    if (tide_tensor_is_contiguous(e)) {
+      memcpy(dst, e->data, row);
+    } else {
+      tide_tensor view;
+      memset(&view, 0, sizeof view);
+      tide_status vs = tide_tensor_wrap(&view, dst, e->dt, e->ndim, e->dims, NULL, NULL, NULL);
+      if (!vs) vs = tide_tensor_copy_into(&view, e);
+      tide_tensor_release(&view);
+      if (vs) {
+        tide_tensor_release(out);
+        return vs;
       }
     }
-    int64_t dims[TIDE_MAX_DIMS];
-    if (first->ndim + 1 > TIDE_MAX_DIMS) {
-      delem_release(out, k);
-      return TIDE_FAIL(TIDE_ERR_SHAPE, "batch: component %d has rank %d; a batch of it passes the limit of %d", k,
-                       first->ndim, TIDE_MAX_DIMS);
-    }
-    dims[0] = count;
-    for (int d = 0; d < first->ndim; d++) dims[d + 1] = first->dims[d];
-    tide_status st = tide_tensor_init(&out[k], first->dt, first->ndim + 1, dims);
+  }
+  /* string rows were copied as raw references: the batch takes its own */
+  if (first->dt == TIDE_STRING && out->storage) tide_strings_own(out->storage);
+  return TIDE_OK;
+}
+
+/* Stack `count` elements (pending[i * ncomp + k]) into out[k]. */
+static tide_status stack(const tide_dataset *ds, const tide_tensor *pending, int64_t count, tide_tensor *out) {
+  for (int k = 0; k < ds->ncomp; k++) {
+    tide_status st = batch_stack_component(ds, pending, count, k, &out[k]);
     if (st) {
       delem_release(out, k);
       return st;
     }
-    size_t row = (size_t)first->nelem * tide_dtype_size_unchecked(first->dt);
-    for (int64_t i = 0; i < count && row > 0; i++) {
-      const tide_tensor *e = &pending[i * nc + k];
-      char *dst = (char *)out[k].data + (size_t)i * row;
-      if (tide_tensor_is_contiguous(e)) {
-        memcpy(dst, e->data, row);
-      } else {
-        tide_tensor view;
-        memset(&view, 0, sizeof view);
-        tide_status vs = tide_tensor_wrap(&view, dst, e->dt, e->ndim, e->dims, NULL, NULL, NULL);
-        if (!vs) vs = tide_tensor_copy_into(&view, e);
-        tide_tensor_release(&view);
-        if (vs) {
-          delem_release(out, k + 1);
-          return vs;
-        }
-      }
-    }
-    /* string rows were copied as raw references: the batch takes its own */
-    if (first->dt == TIDE_STRING && out[k].storage) tide_strings_own(out[k].storage);
   }
   return TIDE_OK;
 }
@@ -121,7 +127,9 @@ static dnode *make_batch(tide_dataset *ds, dpass *pass, const dnode_ops *ops, ba
   return &b->base;
 }
 
-dnode *dnode_batch(tide_dataset *ds, dpass *pass) { return make_batch(ds, pass, &batch_ops, stack); }
+dnode *dnode_batch(tide_dataset *ds, dpass *pass) {
+  return make_batch(ds, pass, &batch_ops, ds->sparse_roles ? sparse_stack : stack);
+}
 
 dnode *dnode_padded_batch(tide_dataset *ds, dpass *pass) {
   return make_batch(ds, pass, &padded_batch_ops, padding_stack);

@@ -196,6 +196,13 @@ keras.safetensors = function() return require "tide.safetensors" end
 keras.profiler = function() return require "tide.profiler" end
 keras.debugging = function() return require "tide.debugging" end
 keras.train = function() return require "tide.train" end
+-- TF's tf.sparse (to_dense, from_dense) and tf.SparseTensorSpec, on first use.
+keras.sparse = function()
+  local m = require "tide.sparse_tensor"
+  return { SparseTensor = m.SparseTensor, to_dense = m.to_dense, from_dense = m.from_dense, reorder = m.reorder,
+    is_sparse = m.is_sparse }
+end
+keras.SparseTensorSpec = function() return require("tide.sparse_tensor").SparseTensorSpec end
 -- Mixed precision (keras.mixed_precision): dtype policies, on first use.
 keras.mixed_precision = function() return require "tide.mixed_precision" end
 -- Strategies (tf.distribute): the default, OneDevice and MultiWorkerMirrored over MPI, on first use.

@@ -1,11 +1,18 @@
 -- stdlib/tide/sparse_tensor.lua — tide.SparseTensor: TF's SparseTensor value
--- (indices [N, rank] int64, values [N], dense_shape [rank] int64) and to_dense.
+-- (indices [N, rank] int64, values [N], dense_shape [rank] int64), its
+-- SparseTensorSpec, and tide.sparse's to_dense/from_dense.
 local binding = require "tide.binding"
 local class = require "tide.class"
 local convert = require "tide.convert"
 local create = require "tide.ops.create"
 local index_ops = require "tide.ops.index"
 local shape_ops = require "tide.ops.shape"
+local spec = require "tide.tracing.spec"
+local trace_context = require "tide.trace_context"
+local math_ops = require "tide.ops.math"
+local dtype = require "tide.dtype"
+
+local None = spec.None
 
 local M = {}
 
@@ -68,6 +75,29 @@ function SparseTensor:shape_list()
   return out
 end
 
+-- The static dense shape (TF's sp.shape) as a Lua list, tide.None where
+-- unknown: the values of an eager dense_shape; inside a trace, what the
+-- dataset knew of the sparse input whose dense_shape this is (a map that
+-- passes it through keeps it, as TF's constant folding does), else unknown.
+local static_hint = setmetatable({}, { __mode = "k" })
+function SparseTensor:static_shape()
+  local ds = self.dense_shape
+  if trace_context.is_symbolic(ds) then
+    local hint = static_hint[ds]
+    if hint then return hint end
+    local rank = tonumber(ds.dims[0])
+    if rank < 0 then return nil end
+    local out = {}
+    for i = 1, rank do out[i] = None end
+    return out
+  end
+  return self:shape_list()
+end
+
+-- Record that the (symbolic) dense_shape tensor stands for a sparse of the
+-- static shape `shape` (tide.data does this for a traced map's inputs).
+function M.hint_static_shape(dense_shape, shape) static_hint[dense_shape] = shape end
+
 -- The dtype of the values.
 function SparseTensor:value_dtype() return self.values.dtype end
 
@@ -75,6 +105,14 @@ function SparseTensor:value_dtype() return self.values.dtype end
 -- their indices and default_value (0, or "" for strings) elsewhere, as
 -- tf.sparse.to_dense.
 function SparseTensor:to_dense(default_value)
+  if trace_context.is_symbolic(self.dense_shape) or trace_context.is_symbolic(self.values) then
+    -- traced (a dataset map): the shape is known when the graph runs
+    if self.values.dtype == "string" then
+      binding.error("SparseTensor.to_dense: string values work eagerly only (no scatter kernel for strings)")
+    end
+    local dense = create.fill(self.dense_shape, default_value or 0, { dtype = self.values.dtype })
+    return index_ops.tensor_scatter_nd_update(dense, self.indices, self.values)
+  end
   local shape = self:shape_list()
   local n = tonumber(self.values.dims[0])
   if self.values.dtype ~= "string" then
@@ -107,5 +145,124 @@ end
 
 -- True when v is a SparseTensor.
 function M.is_sparse(v) return class.is_instance(v, SparseTensor) end
+local is_sparse = M.is_sparse
+
+---------------------------------------------------------------------------
+-- SparseTensorSpec
+---------------------------------------------------------------------------
+
+local SparseTensorSpec = class("SparseTensorSpec")
+M.SparseTensorSpec = SparseTensorSpec
+
+-- SparseTensorSpec(shape, dtype): TF's tf.SparseTensorSpec: the dense shape
+-- (sizes and tide.None; nil: any rank) and the values' dtype ("float32").
+function SparseTensorSpec:__init(shape, dt)
+  local probe = spec.TensorSpec(shape, dt or "float32") -- checks and normalizes both
+  self.shape, self.dtype = probe.shape, probe.dtype
+end
+
+function SparseTensorSpec:__tostring()
+  local dims = {}
+  for i, d in ipairs(self.shape or {}) do dims[i] = d == None and "None" or tostring(d) end
+  local text = self.shape == nil and "<unknown>" or
+    ("(" .. table.concat(dims, ", ") .. ((#dims == 1) and ",)" or ")"))
+  return string.format("SparseTensorSpec(shape=%s, dtype=%s)", text, self.dtype)
+end
+
+function SparseTensorSpec.__eq(a, b)
+  if a.dtype ~= b.dtype or (a.shape == nil) ~= (b.shape == nil) then return false end
+  if a.shape == nil then return true end
+  if #a.shape ~= #b.shape then return false end
+  for i, d in ipairs(a.shape) do if b.shape[i] ~= d then return false end end
+  return true
+end
+
+-- True when x is a SparseTensorSpec.
+function M.is_sparse_spec(x) return class.is_instance(x, SparseTensorSpec) end
+
+-- The spec of a SparseTensor (its static shape, its values' dtype).
+function SparseTensorSpec.from_value(sp)
+  if not is_sparse(sp) then binding.error("SparseTensorSpec.from_value: expected a tide.SparseTensor, got " .. type(sp)) end
+  return SparseTensorSpec(sp:static_shape(), sp.values.dtype)
+end
+
+---------------------------------------------------------------------------
+-- tide.sparse: to_dense / from_dense
+---------------------------------------------------------------------------
+
+-- to_dense(sp, default_value): as tf.sparse.to_dense (sp:to_dense(d)).
+function M.to_dense(sp, default_value)
+  if not is_sparse(sp) then
+    binding.error("tide.sparse.to_dense: expected a tide.SparseTensor, got " ..
+      (binding.istensor(sp) and "a dense tensor" or type(sp)))
+  end
+  return sp:to_dense(default_value)
+end
+
+-- reorder(sp): as tf.sparse.reorder: the same SparseTensor with its index
+-- tuples (and values) in row-major order. Eager only.
+function M.reorder(sp)
+  if not is_sparse(sp) then
+    binding.error("tide.sparse.reorder: expected a tide.SparseTensor, got " ..
+      (binding.istensor(sp) and "a dense tensor" or type(sp)))
+  end
+  if trace_context.is_symbolic(sp.indices) then
+    binding.error("tide.sparse.reorder: works eagerly only")
+  end
+  local rows = sp.indices:totable()
+  local n = #rows
+  if n < 2 then return sp end
+  local order = {}
+  for k = 1, n do order[k] = k end
+  table.sort(order, function(a, b)
+    local ra, rb = rows[a], rows[b]
+    for d = 1, #ra do
+      if ra[d] ~= rb[d] then return ra[d] < rb[d] end
+    end
+    return a < b -- stable for repeated tuples
+  end)
+  local take = {}
+  for k = 1, n do take[k] = order[k] - 1 end
+  take = convert.tensor(take, "int64", "tide.sparse.reorder")
+  return SparseTensor(shape_ops.gather(sp.indices, take), shape_ops.gather(sp.values, take), sp.dense_shape)
+end
+
+-- from_dense(t): as tf.sparse.from_dense: a SparseTensor of t's entries that
+-- are not zero ("" for strings, false for bools), indices in row-major order.
+function M.from_dense(t)
+  if not binding.istensor(t) then
+    if type(t) ~= "table" and type(t) ~= "number" and type(t) ~= "boolean" then
+      binding.error("tide.sparse.from_dense: expected a tensor, got " .. type(t))
+    end
+    t = convert.tensor(t, nil, "tide.sparse.from_dense")
+  end
+  if trace_context.is_symbolic(t) then
+    binding.error("tide.sparse.from_dense: works eagerly only (its number of values depends on the data)")
+  end
+  local shape = t.shape
+  local dense_shape = convert.tensor(#shape > 0 and shape or {}, "int64", "from_dense")
+  if #shape == 0 then dense_shape = convert.empty(binding.C.TIDE_INT64, { 0 }, "from_dense") end
+  if t.dtype == "string" then -- no comparison kernel for strings: through Lua lists
+    local flat = shape_ops.reshape(t, { -1 }):totable()
+    local idx, vals = {}, {}
+    for k, v in ipairs(flat) do
+      if v ~= "" then
+        local coord, rest = {}, k - 1
+        for d = #shape, 1, -1 do coord[d] = rest % shape[d]; rest = math.floor(rest / shape[d]) end
+        idx[#idx + 1] = coord
+        vals[#vals + 1] = v
+      end
+    end
+    local indices = #idx > 0 and convert.tensor(idx, "int64", "from_dense")
+      or convert.empty(binding.C.TIDE_INT64, { 0, #shape }, "from_dense")
+    local values = #vals > 0 and convert.tensor(vals, "string", "from_dense")
+      or convert.empty(dtype.codes.string, { 0 }, "from_dense")
+    return SparseTensor(indices, values, dense_shape)
+  end
+  local mask = t.dtype == "bool" and t or math_ops.not_equal(t, 0)
+  local indices = math_ops.where(mask)
+  local values = index_ops.gather_nd(t, indices)
+  return SparseTensor(indices, values, dense_shape)
+end
 
 return M

@@ -84,6 +84,13 @@ TIDE_API tide_dataset *tide_dataset_concatenate(int n, tide_dataset *const *inpu
 /* n elements at a time stacked along a new first dim (the last batch may be
  * smaller unless drop_remainder). */
 TIDE_API tide_dataset *tide_dataset_batch(tide_dataset *in, int64_t n, int drop_remainder);
+/* batch of elements holding SparseTensors: where sparse_roles[k] is 1,
+ * components k, k+1, k+2 are one SparseTensor's indices [N, r] (int64),
+ * values [N] and dense_shape [r] (int64), batched as TF batches them (indices
+ * with the element's position in front, values concatenated, dense_shape
+ * [count, each dim's largest]); other components (0) stack. NULL: batch. */
+TIDE_API tide_dataset *tide_dataset_sparse_batch(tide_dataset *in, int64_t n, int drop_remainder,
+                                                 const unsigned char *sparse_roles);
 /* padded_batch: n elements at a time, each component padded at the end of
  * every dim to shapes[k * TIDE_MAX_DIMS + d] (-1: the batch's longest; NULL:
  * all longest) with values[k] (the component dtype's bytes; NULL: zeros),

@@ -2,6 +2,7 @@
 -- (kernels/data): building their tide_dataset descriptions and reading passes.
 local binding = require "tide.binding"
 local convert = require "tide.convert"
+local structure = require "tide.data.structure"
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local M = {}
@@ -78,7 +79,14 @@ local function handle(ds)
     h = C.tide_dataset_zip(2, ffi.new("tide_dataset *[2]", counter, input))
     C.tide_dataset_free(counter) -- the zip holds it
   elseif k == "batch" then
-    h = C.tide_dataset_batch(input, ds.n, ds.drop and 1 or 0)
+    local sparse = structure.sparse_nodes(ds.input.template)
+    if #sparse == 0 then
+      h = C.tide_dataset_batch(input, ds.n, ds.drop and 1 or 0)
+    else -- where each SparseTensor's indices are (kernels/data/sparse_batch.c)
+      local roles = ffi.new("unsigned char[?]", #ds.input.specs)
+      for _, node in ipairs(sparse) do roles[node.items[1].index - 1] = 1 end
+      h = C.tide_dataset_sparse_batch(input, ds.n, ds.drop and 1 or 0, roles)
+    end
   elseif k == "shuffle" then
     h = C.tide_dataset_shuffle(input, ds.buffer, ds.seed, ds.reshuffle and 1 or 0)
   elseif k == "take" then

@@ -6,6 +6,8 @@ local class = require "tide.class"
 local convert = require "tide.convert"
 local structure = require "tide.data.structure"
 local map_fn = require "tide.data.map_fn"
+local sparse_elements = require "tide.data.sparse_elements"
+local sparse_tensor = require "tide.sparse_tensor"
 local spec = require "tide.tracing.spec"
 
 local ffi, C = binding.ffi, binding.C
@@ -90,10 +92,45 @@ end
 -- Sources
 ---------------------------------------------------------------------------
 
+-- A static shape without its first dim (nil: unknown rank stays unknown).
+local function drop_first(shape)
+  if shape == nil then return nil end
+  local out = {}
+  for d = 2, #shape do out[d - 1] = shape[d] end
+  return out
+end
+
+-- A static shape with a new first dim.
+local function prepend(first)
+  return function(shape)
+    if shape == nil then return nil end
+    local out = { first }
+    for d = 1, #shape do out[d + 1] = shape[d] end
+    return out
+  end
+end
+
+-- from_tensor_slices of an element with SparseTensors: each row a
+-- one-element source (rows of a sparse value differ in size), the dataset
+-- their concatenation (all in C); the rows come from data/sparse_elements.lua.
+local function sparse_slices(template, leaves)
+  local rows, row_template, specs = sparse_elements.slices(template, leaves, drop_first)
+  local function source(tensors, card)
+    return setmetatable({ kind = "slices", tensors = tensors, template = row_template, specs = specs, card = card },
+      Dataset)
+  end
+  if #rows == 1 or rows.empty then return source(rows[1], rows.empty and 0 or 1) end
+  local parts = {}
+  for r, row in ipairs(rows) do parts[r] = source(row, 1) end
+  return setmetatable({ kind = "concatenate", inputs = parts, template = row_template, specs = specs,
+    card = #rows }, Dataset)
+end
+
 -- Dataset.from_tensor_slices(x): the rows of a tensor, of each tensor of a
 -- list {x, y} or map {image=, label=} (same first dimension).
 function Dataset.from_tensor_slices(value)
   local template, leaves = structure.flatten(value, "from_tensor_slices")
+  if structure.has_sparse(template) then return sparse_slices(template, leaves) end
   local specs = {}
   for i, t in ipairs(leaves) do
     if t.ndim < 1 then
@@ -121,6 +158,7 @@ function Dataset.from_tensors(value)
     rows[i] = t:expand_dims(0)
     specs[i] = structure.spec_of(t)
   end
+  structure.fix_sparse_specs(template, specs)
   local ds = setmetatable({ kind = "slices", tensors = rows, template = template, specs = specs, card = 1 }, Dataset)
   return ds
 end
@@ -156,6 +194,11 @@ function Dataset.from_generator(gen, opts)
   end
   local specs = {}
   local function walk(s)
+    if sparse_tensor.is_sparse_spec(s) then
+      local node = structure.sparse_node(#specs + 1, s.shape, s.dtype)
+      specs[#specs + 1], specs[#specs + 2], specs[#specs + 3] = structure.sparse_component_specs(s.shape, s.dtype)
+      return node
+    end
     if spec.is_spec(s) then
       specs[#specs + 1] = s
       return { kind = "tensor", index = #specs }
@@ -234,7 +277,15 @@ function Dataset:map(fn, opts)
   else
     map_fn.note_fallback("map", fn, why)
     ds.template, ds.specs = engines.lua.probe_map(ds)
+    -- as its dense dims: the first element's sparse shapes say nothing of the next ones'
+    ds.template = structure.map_sparse_shapes(ds.template, function(shape)
+      if shape == nil then return nil end
+      local dims = {}
+      for d = 1, #shape do dims[d] = None end
+      return dims
+    end)
   end
+  structure.fix_sparse_specs(ds.template, ds.specs)
   return ds
 end
 
@@ -271,6 +322,10 @@ function Dataset:batch(n, opts)
     specs[i] = TensorSpec(s.shape and dims or nil, s.dtype)
   end
   ds.specs = specs
+  if structure.has_sparse(self.template) then -- TF's rule: a new first dim, each other dim the batch's largest
+    ds.template = structure.map_sparse_shapes(self.template, prepend(drop and n or None))
+    structure.fix_sparse_specs(ds.template, specs)
+  end
   local c = self:cardinality()
   ds.card = c < 0 and c or (drop and math.floor(c / n) or math.ceil(c / n))
   return ds
@@ -284,6 +339,13 @@ function Dataset:padded_batch(n, opts)
   opts = options("padded_batch", { "padded_shapes", "padding_values", "drop_remainder" }, opts)
   local drop = opts.drop_remainder == true
   local nc = #self.specs
+  local sparse_node = structure.sparse_nodes(self.template)[1]
+  if sparse_node then -- as TF: padded_batch takes dense tensors only
+    binding.error(string.format("padded_batch: the element holds a SparseTensor (%s, components %d-%d); " ..
+      "padded_batch takes dense tensors only, as TF's. Use batch() for SparseTensors, or make it dense first " ..
+      "(tide.sparse.to_dense in a map)", tostring(sparse_tensor.SparseTensorSpec(sparse_node.shape, sparse_node.dtype)),
+      sparse_node.items[1].index - 1, sparse_node.items[3].index - 1))
+  end
   local function per_component(v, name)
     if v == nil then return {} end
     if istensor(v) or type(v) == "number" or type(v) == "boolean" or type(v) == "string" then return { v } end
@@ -359,7 +421,14 @@ end
 -- ds:unbatch(): each element's rows as elements.
 function Dataset:unbatch()
   local specs = {}
+  for _, node in ipairs(structure.sparse_nodes(self.template)) do
+    if node.shape and #node.shape == 0 then
+      binding.error("unbatch: the element holds a SparseTensor of rank 0; every component needs a first dimension")
+    end
+  end
+  local sparse_set = sparse_elements.sparse_components(self.template) or {}
   for i, s in ipairs(self.specs) do
+    if sparse_set[i] then s = TensorSpec({ None, None }, "int64") end -- (its specs are fixed below)
     if s.shape and #s.shape == 0 then
       binding.error(string.format("unbatch: component %d is a scalar; every component needs a first dimension", i))
     end
@@ -369,6 +438,10 @@ function Dataset:unbatch()
   end
   local ds = derive(self, "unbatch")
   ds.specs = specs
+  if next(sparse_set) then
+    ds.template = structure.map_sparse_shapes(self.template, drop_first)
+    structure.fix_sparse_specs(ds.template, specs)
+  end
   local c = self:cardinality()
   local lead = self.specs[1].shape and self.specs[1].shape[1]
   ds.card = (c == INFINITE and INFINITE) or ((c >= 0 and type(lead) == "number") and c * lead) or UNKNOWN
@@ -457,8 +530,8 @@ function Dataset:concatenate(other)
   if a == INFINITE or b == INFINITE then card = INFINITE
   elseif a == UNKNOWN or b == UNKNOWN then card = UNKNOWN
   else card = a + b end
-  return setmetatable({ kind = "concatenate", inputs = { self, other }, template = self.template, specs = specs,
-    card = card }, Dataset)
+  return setmetatable({ kind = "concatenate", inputs = { self, other },
+    template = structure.common_template(self.template, other.template), specs = specs, card = card }, Dataset)
 end
 
 -- ds:interleave(fn, {cycle_length=, block_length=1, parallel=, deterministic=}):

@@ -8,6 +8,7 @@ local shape_ops = require "tide.ops.shape"
 local convert = require "tide.convert"
 local spec = require "tide.tracing.spec"
 local cache_file = require "tide.data.cache_file"
+local sparse_elements = require "tide.data.sparse_elements"
 
 local ffi, C = binding.ffi, binding.C
 local None = spec.None
@@ -221,9 +222,11 @@ end
 
 function readers.batch(ds)
   local nextf, close = open(ds.input)
+  local sparse = structure.has_sparse(ds.input.template)
   local st = {}
   return function()
     local elems = next_elements(ds, nextf, st)
+    if elems and sparse then return sparse_elements.batch(elems, ds.input.template, "batch", stack) end
     return elems and stack(elems, "batch")
   end, close
 end
@@ -315,6 +318,18 @@ end
 function readers.unbatch(ds)
   local nextf, close = open(ds.input)
   local cur, row, rows = nil, 0, 0
+  if structure.has_sparse(ds.input.template) then -- rows of SparseTensors are sliced, not indexed
+    return function()
+      while cur == nil or row >= rows do
+        local flat = nextf()
+        if flat == nil then return nil end
+        cur = sparse_elements.unbatch(flat, ds.input.template, "unbatch")
+        row, rows = 0, #cur
+      end
+      row = row + 1
+      return cur[row]
+    end, close
+  end
   return function()
     while cur == nil or row >= rows do
       cur = nextf()

@@ -1,10 +1,12 @@
 -- stdlib/tide/data/structure.lua — a dataset element's structure: a tensor,
--- a list or a map of them (nested), flattened to components and back, and
--- its element_spec (TensorSpecs in the same structure).
+-- a SparseTensor, a list or a map of them (nested), flattened to components
+-- and back, and its element_spec (TensorSpecs in the same structure).
 local binding = require "tide.binding"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local spec = require "tide.tracing.spec"
+local sparse = require "tide.sparse_tensor"
+local trace_context = require "tide.trace_context"
 
 local istensor = binding.istensor
 local TensorSpec, None = spec.TensorSpec, spec.None
@@ -31,10 +33,26 @@ local function sorted_keys(t)
   return keys
 end
 
+-- A sparse node: a SparseTensor of static dense shape `shape` (a list with
+-- tide.None; nil: any rank) and values dtype `dt`, as three components from
+-- `first` on: indices [N, rank] int64, values [N], dense_shape [rank] int64.
+local function sparse_node(first, shape, dt)
+  return { kind = "sparse", shape = shape, dtype = dt, items = { { kind = "tensor", index = first },
+    { kind = "tensor", index = first + 1 }, { kind = "tensor", index = first + 2 } } }
+end
+M.sparse_node = sparse_node
+
+-- The TensorSpecs of a sparse node's three components.
+function M.sparse_component_specs(shape, dt)
+  local rank = shape and #shape or None
+  return TensorSpec({ None, rank }, "int64"), TensorSpec({ None }, dt), TensorSpec({ rank }, "int64")
+end
+
 -- flatten(value, what, dtypes): the template and the list of component
--- tensors. A tensor is one component; a Lua list (1..n) or a map with string
--- keys (sorted, as TF sorts dict keys) a structure; Lua numbers, booleans
--- and tables of numbers become tensors (of dtypes[i] when given).
+-- tensors. A tensor is one component, a SparseTensor three; a Lua list
+-- (1..n) or a map with string keys (sorted, as TF sorts dict keys) a
+-- structure; Lua numbers, booleans and tables of numbers become tensors (of
+-- dtypes[i] when given).
 function M.flatten(value, what, dtypes)
   local leaves = {}
   local function leaf(t)
@@ -44,6 +62,11 @@ function M.flatten(value, what, dtypes)
   local function walk(v, depth)
     if depth > 32 then binding.error(what .. ": the element's structure nests too deeply (a cycle?)") end
     if istensor(v) then return leaf(v) end
+    if sparse.is_sparse(v) then
+      local node = sparse_node(#leaves + 1, v:static_shape(), v.values.dtype)
+      leaves[#leaves + 1], leaves[#leaves + 2], leaves[#leaves + 3] = v.indices, v.values, v.dense_shape
+      return node
+    end
     if convert.is_variable(v) then return leaf(convert.unvariable(v)) end
     local tv = type(v)
     if tv == "number" or tv == "boolean" or (tv == "table" and getmetatable(v) == nil and #v > 0 and is_value_table(v)) then
@@ -86,7 +109,26 @@ end
 function M.flatten_as(value, template, dtypes, what)
   local leaves = {}
   local function walk(t, v, path)
+    if t.kind == "sparse" then
+      if not sparse.is_sparse(v) then
+        return path .. " is " .. (istensor(v) and "a dense tensor" or type(v)) .. ", expected a tide.SparseTensor"
+      end
+      if t.shape then -- the signature's static shape: its rank and known dims
+        local got = v:static_shape()
+        local fits = got and #got == #t.shape
+        for d = 1, fits and #got or 0 do fits = fits and (t.shape[d] == None or t.shape[d] == got[d]) end
+        if not fits then
+          local dims = {}
+          for d, x in ipairs(got or {}) do dims[d] = tostring(x) end
+          return string.format("%s is a SparseTensor of dense shape [%s], not %s", path, table.concat(dims, ", "),
+            tostring(sparse.SparseTensorSpec(t.shape, t.dtype)))
+        end
+      end
+      leaves[t.items[1].index], leaves[t.items[2].index], leaves[t.items[3].index] = v.indices, v.values, v.dense_shape
+      return nil
+    end
     if t.kind == "tensor" then
+      if sparse.is_sparse(v) then return path .. " is a tide.SparseTensor, expected a dense tensor" end
       if istensor(v) then leaves[t.index] = v
       elseif convert.is_variable(v) then leaves[t.index] = convert.unvariable(v)
       elseif type(v) == "number" or type(v) == "boolean" or (type(v) == "table" and getmetatable(v) == nil) then
@@ -114,6 +156,15 @@ end
 function M.rebuild(template, flat)
   local k = template.kind
   if k == "tensor" then return flat[template.index] end
+  if k == "sparse" then
+    local i = template.items[1].index
+    local dense_shape = flat[i + 2]
+    -- inside a trace (a map function) the static shape is known only here
+    if template.shape and trace_context.is_symbolic(dense_shape) then
+      sparse.hint_static_shape(dense_shape, template.shape)
+    end
+    return sparse.SparseTensor(flat[i], flat[i + 1], dense_shape)
+  end
   local out = {}
   if k == "list" then
     for i, item in ipairs(template.items) do out[i] = M.rebuild(item, flat) end
@@ -156,7 +207,8 @@ function M.shift(template, offset)
   if template.kind == "tensor" then return { kind = "tensor", index = template.index + offset } end
   local items = {}
   for i, item in ipairs(template.items) do items[i] = M.shift(item, offset) end
-  return { kind = template.kind, n = template.n, keys = template.keys, items = items }
+  return { kind = template.kind, n = template.n, keys = template.keys, items = items, shape = template.shape,
+    dtype = template.dtype }
 end
 
 -- A list template of several templates (zip, enumerate), components in order.
@@ -173,6 +225,9 @@ end
 function M.same(a, b)
   if a.kind ~= b.kind then return false end
   if a.kind == "tensor" then return true end
+  if a.kind == "sparse" and (a.dtype ~= b.dtype or (a.shape and #a.shape) ~= (b.shape and #b.shape)) then
+    return false
+  end
   if #a.items ~= #b.items then return false end
   for i, item in ipairs(a.items) do
     if a.keys and a.keys[i] ~= b.keys[i] then return false end
@@ -192,6 +247,24 @@ function M.spec_dims(s, dims)
   return TensorSpec(dims, s.dtype)
 end
 
+-- The template of a concatenation of a and b (the same structure): sparse
+-- nodes' static dims that differ become None, as TF's most specific
+-- compatible spec.
+function M.common_template(a, b)
+  if a.kind == "tensor" then return a end
+  local items = {}
+  for i, item in ipairs(a.items) do items[i] = M.common_template(item, b.items[i]) end
+  local shape = a.shape
+  if a.kind == "sparse" and shape then
+    if b.shape == nil then shape = nil
+    else
+      shape = {}
+      for d, x in ipairs(a.shape) do shape[d] = (x == b.shape[d]) and x or None end
+    end
+  end
+  return { kind = a.kind, n = a.n, keys = a.keys, items = items, shape = shape, dtype = a.dtype }
+end
+
 -- The most specific spec both fit (concatenate): dims that differ become None.
 function M.common_spec(a, b, what)
   if a.dtype ~= b.dtype then
@@ -204,9 +277,57 @@ function M.common_spec(a, b, what)
   return TensorSpec(dims, a.dtype)
 end
 
--- element_spec: the specs in the element's structure.
+-- element_spec: the specs in the element's structure (a sparse node: a
+-- tide.SparseTensorSpec).
 function M.spec_value(template, specs)
-  return M.rebuild(template, specs)
+  local k = template.kind
+  if k == "tensor" then return specs[template.index] end
+  if k == "sparse" then return sparse.SparseTensorSpec(template.shape, template.dtype) end
+  local out = {}
+  for i, item in ipairs(template.items) do out[k == "list" and i or template.keys[i]] = M.spec_value(item, specs) end
+  return out
+end
+
+-- True when the template holds a sparse node.
+function M.has_sparse(template)
+  if template.kind == "sparse" then return true end
+  for _, item in ipairs(template.kind ~= "tensor" and template.items or {}) do
+    if M.has_sparse(item) then return true end
+  end
+  return false
+end
+
+-- A copy of the template whose sparse nodes' static shapes are f(shape)
+-- (batch, unbatch, slices change them as they change dense specs).
+function M.map_sparse_shapes(template, f)
+  local k = template.kind
+  if k == "tensor" then return template end
+  local items = {}
+  for i, item in ipairs(template.items) do items[i] = M.map_sparse_shapes(item, f) end
+  local shape = template.shape
+  if k == "sparse" then shape = f(shape) end
+  return { kind = k, n = template.n, keys = template.keys, items = items, shape = shape, dtype = template.dtype }
+end
+
+-- specs with the components of the template's sparse nodes set to what
+-- they are for any value of the node: indices [None, rank], values [None],
+-- dense_shape [rank]. Returns specs.
+function M.fix_sparse_specs(template, specs)
+  for _, node in ipairs(M.sparse_nodes(template)) do
+    local i = node.items[1].index
+    specs[i], specs[i + 1], specs[i + 2] = M.sparse_component_specs(node.shape, node.dtype)
+  end
+  return specs
+end
+
+-- The sparse nodes of a template, in component order.
+function M.sparse_nodes(template, out)
+  out = out or {}
+  if template.kind == "sparse" then out[#out + 1] = template
+  elseif template.kind ~= "tensor" then
+    for _, item in ipairs(template.items) do M.sparse_nodes(item, out) end
+  end
+  return out
 end
 
 -- dtype name of a component tensor.
