@@ -6,6 +6,7 @@ local class = require "tide.class"
 local convert = require "tide.convert"
 local structure = require "tide.data.structure"
 local map_fn = require "tide.data.map_fn"
+local interleave_fn = require "tide.data.interleave_fn"
 local spec = require "tide.tracing.spec"
 
 local ffi, C = binding.ffi, binding.C
@@ -95,18 +96,23 @@ end
 function Dataset.from_tensor_slices(value)
   local template, leaves = structure.flatten(value, "from_tensor_slices")
   local specs = {}
+  local traced = interleave_fn.any_symbolic(leaves)
   for i, t in ipairs(leaves) do
     if t.ndim < 1 then
       binding.error("from_tensor_slices: component " .. i .. " is a scalar; each component needs a first " ..
         "dimension to slice (use from_tensors for one element)")
     end
-    if t.shape[1] ~= leaves[1].shape[1] then
+    if t.shape[1] ~= leaves[1].shape[1] and not (traced and (t.shape[1] == None or leaves[1].shape[1] == None)) then
       binding.error(string.format("from_tensor_slices: the components have different first dimensions: %s and %s",
         tostring(leaves[1].shape), tostring(t.shape)))
     end
     local dims = {}
     for d = 2, t.ndim do dims[d - 1] = t.shape[d] end
     specs[i] = TensorSpec(dims, structure.dtype_name(t))
+  end
+  if traced then -- inside interleave's function: a template leaf fed by the element
+    return interleave_fn.leaf("from_tensor_slices", setmetatable({ kind = "param", source = "slices", args = leaves,
+      template = template, specs = specs, card = UNKNOWN }, Dataset))
   end
   local ds = setmetatable({ kind = "slices", tensors = leaves, template = template, specs = specs }, Dataset)
   ds.card = leaves[1].shape[1]
@@ -121,6 +127,10 @@ function Dataset.from_tensors(value)
     rows[i] = t:expand_dims(0)
     specs[i] = structure.spec_of(t)
   end
+  if interleave_fn.any_symbolic(leaves) then -- inside interleave's function: a leaf fed by the element
+    return interleave_fn.leaf("from_tensors", setmetatable({ kind = "param", source = "slices", args = rows,
+      template = template, specs = specs, card = 1 }, Dataset))
+  end
   local ds = setmetatable({ kind = "slices", tensors = rows, template = template, specs = specs, card = 1 }, Dataset)
   return ds
 end
@@ -129,6 +139,22 @@ end
 function Dataset.range(a, b, c)
   local start, stop, step
   if b == nil then start, stop, step = 0, a, 1 else start, stop, step = a, b, c or 1 end
+  if interleave_fn.any_symbolic { start, stop, step } then -- inside interleave's function: a leaf fed by the element
+    local args = {}
+    for i, v in ipairs { start, stop, step } do
+      if interleave_fn.is_symbolic(v) then
+        if v.ndim ~= 0 or not (v.dtype == "int32" or v.dtype == "int64") then
+          binding.error(string.format("range: %s must be an integer scalar, got %s %s", ({ "start", "stop", "step" })[i],
+            v.dtype, tostring(v.shape)))
+        end
+        args[i] = v.dtype == "int64" and v or v:cast("int64")
+      else
+        args[i] = convert.tensor(count_arg("range", ({ "start", "stop", "step" })[i], v), "int64", "range")
+      end
+    end
+    return interleave_fn.leaf("range", setmetatable({ kind = "param", source = "range", args = args,
+      template = { kind = "tensor", index = 1 }, specs = { TensorSpec({}, "int64") }, card = UNKNOWN }, Dataset))
+  end
   start = count_arg("range", "start", start)
   stop = count_arg("range", "stop", stop)
   step = count_arg("range", "step", step)
@@ -461,11 +487,14 @@ function Dataset:concatenate(other)
     card = card }, Dataset)
 end
 
--- ds:interleave(fn, {cycle_length=, block_length=1, parallel=, deterministic=}):
+-- ds:interleave(fn, {cycle_length=, block_length=1, parallel=, deterministic=true}):
 -- fn makes a dataset of each element; cycle_length of them are read in
--- turn, block_length elements at a time (TF's order). With parallel = p > 1
--- (AUTOTUNE: cycle_length), up to p of the open inner datasets that run in
--- C fill buffers on their own prefetch threads; the order stays the same.
+-- turn, block_length elements at a time (TF's order). fn is called once on a
+-- traced element and the dataset it returns kept as a template that C threads
+-- make anew for each element (data/interleave_fn.lua); with parallel = p > 1
+-- (AUTOTUNE: cycle_length), p threads open and read them ahead, in the same
+-- order unless deterministic = false. An fn that cannot be captured runs in
+-- Lua for each element (a note says why).
 function Dataset:interleave(fn, opts)
   if type(fn) ~= "function" then binding.error("interleave: expected a function, got " .. type(fn)) end
   opts = options("interleave", { "cycle_length", "block_length", "parallel", "num_parallel_calls", "deterministic" },
@@ -477,9 +506,20 @@ function Dataset:interleave(fn, opts)
   local parallel = opts.parallel or opts.num_parallel_calls or 1
   if parallel == M.AUTOTUNE then parallel = cycle
   else parallel = count_arg("interleave", "parallel", parallel, 1) end
-  local ds = derive(self, "interleave", { fn = fn, cycle = cycle, block = block, parallel = parallel })
+  local deterministic = opts.deterministic
+  if deterministic == nil then deterministic = true end
+  if type(deterministic) ~= "boolean" then binding.error("interleave: deterministic must be a boolean") end
+  local ds = derive(self, "interleave", { fn = fn, cycle = cycle, block = block, parallel = parallel,
+    deterministic = deterministic })
   ds.card = self:cardinality() == INFINITE and INFINITE or UNKNOWN
-  ds.template, ds.specs = engines.lua.probe_interleave(ds)
+  local captured, why = interleave_fn.capture(fn, self.template, self.specs, is_dataset, engines.c.supports_stage)
+  if captured then
+    ds.captured = captured
+    ds.template, ds.specs = captured.inner.template, captured.inner.specs
+  else
+    interleave_fn.note_fallback(fn, why)
+    ds.template, ds.specs = engines.lua.probe_interleave(ds)
+  end
   return ds
 end
 
