@@ -409,6 +409,7 @@ function Dataset:shuffle(buffer, opts)
   if reshuffle == nil then reshuffle = true end
   local ds = derive(self, "shuffle", { buffer = buffer, seed = draw_seed(opts.seed, "shuffle"), reshuffle = reshuffle,
     passes = 0 })
+  ds.seedless = opts.seed == nil -- inside interleave's function: each inner dataset would need a seed of its own
   ds.card = self:cardinality()
   return ds
 end

@@ -47,18 +47,19 @@ end
 local function lua_stage(ds, supports)
   if ds.kind == "param" then return nil end
   if ds.input then
-    local s = lua_stage(ds.input, supports)
-    if s then return s end
+    local s, why = lua_stage(ds.input, supports)
+    if s then return s, why end
   end
   for _, d in ipairs(ds.inputs or {}) do
-    local s = lua_stage(d, supports)
-    if s then return s end
+    local s, why = lua_stage(d, supports)
+    if s then return s, why end
   end
   if ds.kind == "interleave" and ds.captured then
-    local s = lua_stage(ds.captured.inner, supports)
-    if s then return s end
+    local s, why = lua_stage(ds.captured.inner, supports)
+    if s then return s, why end
   end
-  if not supports(ds) then return ds end
+  if not supports(ds) or (ds.kind == "shuffle" and ds.seedless) then return ds end
+  if ds.compiled and C.tide_graph_num_captures(ds.compiled.graph) > 0 then return ds, "captures" end
   return nil
 end
 
@@ -115,8 +116,15 @@ function M.capture(fn, in_template, in_specs, is_dataset, supports)
     return nil, why or ("it could not be traced: " .. (tostring(cf):gsub("^[^\n]*tide/[^:]*:%d+: ", ""):match("^[^\n]*")))
   end
   if cf._nin ~= #in_specs then return nil, "it does not use every component of the element as a tensor" end
-  local bad = lua_stage(inner, supports)
+  local bad, captures = lua_stage(inner, supports)
+  if captures then
+    return nil, string.format("the %s function at %s uses the interleave function's element (a captured value), " ..
+      "which a template cannot bind yet", bad.kind, where(bad.fn))
+  end
   if bad then
+    if bad.kind == "shuffle" then
+      return nil, "its dataset shuffles without a seed: each inner dataset must draw its own order (give shuffle a seed)"
+    end
     local at = bad.fn and (" at " .. where(bad.fn)) or ""
     return nil, string.format("the dataset it returns has a stage that runs in Lua (%s%s)", bad.kind, at)
   end
