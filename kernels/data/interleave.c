@@ -336,37 +336,52 @@ static tide_status inner_open(ilv_node *n, inner *x) {
   return st;
 }
 
-/* Queue one element (or failure) of x, made without the lock; called with
- * it held. A failure names the input element. */
-static void inner_push(ilv_node *n, inner *x, tide_status st, int end, tide_tensor *elem) {
-  if (end) {
-    x->done = 1;
-    return;
+/* Make up to `room` elements of x (claimed; lock not held) straight into
+ * its ring from `tail` on: entries the consumer does not read until count
+ * grows (head + count stays put while it takes elements). Then queue them
+ * under the lock, which this returns holding. Stops at x's end or a failure
+ * (queued at its place, naming the input element). Filling in bursts takes
+ * the lock once per burst instead of once per element. */
+static void inner_fill(ilv_node *n, inner *x, int tail, int room) {
+  int k = 0, end = 0, nc = n->base.ncomp;
+  bool open_failed = false;
+  while (k < room && !end) {
+    ient *e = &x->buf[(tail + k) % x->cap];
+    tide_status st = x->node ? TIDE_OK : inner_open(n, x);
+    if (!st) st = dnext(x->node, e->vals, &end);
+    if (st) {
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", tide_last_error());
+      delem_release(e->vals, nc);
+      TIDE_FAIL(st, "interleave: input element %lld: %s", (long long)x->index, msg);
+      derror_save(&e->err, st);
+      open_failed = !x->node; /* it could not be opened: nothing follows */
+      k++;
+      break;
+    }
+    if (!end) k++;
+    if (dpass_stopping(&x->pass)) break;
+    if (k && __atomic_load_n(&n->consumer_waits, __ATOMIC_RELAXED)) { /* someone waits: hand over what is made */
+      pthread_mutex_lock(&n->mu);
+      x->count += k;
+      dsignal(&n->cv, &n->seq);
+      pthread_mutex_unlock(&n->mu);
+      tail = (tail + k) % x->cap, room -= k, k = 0;
+    }
   }
-  ient *e = &x->buf[(x->head + x->count) % x->cap];
-  if (st) {
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", tide_last_error());
-    TIDE_FAIL(st, "interleave: input element %lld: %s", (long long)x->index, msg);
-    derror_save(&e->err, st);
-    if (!x->node) x->done = 1; /* it could not be opened: nothing follows */
-  } else {
-    delem_move(e->vals, elem, n->base.ncomp);
-  }
-  x->count++;
+  pthread_mutex_lock(&n->mu);
+  x->count += k;
+  if (end || open_failed) x->done = 1;
+  if (n->consumer_waits) dsignal(&n->cv, &n->seq);
 }
 
-/* Make x's next element (x claimed, lock not held) and queue it (lock held on return). */
-static void inner_step(ilv_node *n, inner *x) {
-  tide_tensor elem[TIDE_DATA_MAX_COMPONENTS];
-  memset(elem, 0, sizeof(tide_tensor) * (size_t)n->base.ncomp);
-  int end = 0;
-  tide_status st = x->node ? TIDE_OK : inner_open(n, x);
-  if (!st) st = dnext(x->node, elem, &end);
-  if (st) end = 0;
-  pthread_mutex_lock(&n->mu);
-  inner_push(n, x, st, end, elem);
-  if (n->consumer_waits) dsignal(&n->cv, &n->seq);
+/* Claim x (lock held) and fill up to `limit` elements of it. */
+static void inner_claim_fill(ilv_node *n, inner *x, int limit) {
+  x->claimed = 1;
+  int tail = (x->head + x->count) % x->cap, room = x->cap - x->count;
+  pthread_mutex_unlock(&n->mu);
+  inner_fill(n, x, tail, room < limit ? room : limit);
+  x->claimed = 0;
 }
 
 /* The inner a thread should read next: the current ones from the cursor on,
@@ -397,13 +412,7 @@ static void *worker_main(void *arg) {
       n->idle--;
       continue;
     }
-    x->claimed = 1;
-    for (;;) { /* read x until its buffer is full or it ends */
-      pthread_mutex_unlock(&n->mu);
-      inner_step(n, x);
-      if (x->done || x->count >= x->cap || n->stopping || dpass_stopping(n->base.pass)) break;
-    }
-    x->claimed = 0;
+    inner_claim_fill(n, x, x->cap); /* a burst: until its ring is full or it ends */
     if (n->consumer_waits) dsignal(&n->cv, &n->seq);
   }
   pthread_mutex_unlock(&n->mu);
@@ -542,7 +551,7 @@ static tide_status ilv_next(dnode *self, tide_tensor *out, int *end) {
       x->head = (x->head + 1) % x->cap;
       x->count--;
       if (!st && ++n->block_index == n->block) advance(n);
-      if (!x->claimed && !x->done) wake_workers(n);
+      if (!x->claimed && !x->done && x->count <= x->cap / 2) wake_workers(n);
       pthread_mutex_unlock(&n->mu);
       return st;
     }
@@ -566,16 +575,13 @@ static tide_status ilv_next(dnode *self, tide_tensor *out, int *end) {
         continue;
       }
     }
-    if (!x->claimed) { /* no thread holds it: read it here */
-      x->claimed = 1;
-      pthread_mutex_unlock(&n->mu);
-      inner_step(n, x);
-      x->claimed = 0;
+    if (!x->claimed) { /* no thread holds it: read it here, what this block still takes */
+      inner_claim_fill(n, x, (int)(n->block - n->block_index < x->cap ? n->block - n->block_index : x->cap));
       continue;
     }
-    n->consumer_waits = 1;
+    __atomic_store_n(&n->consumer_waits, 1, __ATOMIC_RELAXED);
     dwait(&n->cv, &n->mu, &n->seq, self->pass);
-    n->consumer_waits = 0;
+    __atomic_store_n(&n->consumer_waits, 0, __ATOMIC_RELAXED);
   }
 }
 
