@@ -88,6 +88,11 @@ tide_dataset *tide_dataset_interleave(tide_dataset *in, tide_graph *g, tide_data
               tide_graph_num_inputs(g), in->ncomp);
     return NULL;
   }
+  if (g && tide_graph_num_outputs(g) > TIDE_DATA_MAX_COMPONENTS) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "interleave: the function's datasets take %d tensors (at most %d)",
+              tide_graph_num_outputs(g), TIDE_DATA_MAX_COMPONENTS);
+    return NULL;
+  }
   tide_dataset *ds = ds_alloc(DS_INTERLEAVE, inner->ncomp);
   if (!ds) return NULL;
   if (!(ds->inputs = calloc(1, sizeof *ds->inputs))) {
@@ -265,7 +270,7 @@ static void inner_free(inner *x, int nin, int nout) {
   }
   free(x->err0.msg);
   for (int i = 0; i < x->cap && x->buf; i++) {
-    delem_release(x->buf[i].vals, nout);
+    if (x->buf[i].vals) delem_release(x->buf[i].vals, nout);
     free(x->buf[i].vals);
     free(x->buf[i].err.msg);
   }
@@ -320,6 +325,7 @@ static tide_status inner_open(ilv_node *n, inner *x) {
   if (nargs > TIDE_DATA_MAX_COMPONENTS) {
     st = TIDE_FAIL(TIDE_ERR_VALUE, "the function's datasets take %d tensors (at most %d)", nargs,
                    TIDE_DATA_MAX_COMPONENTS);
+    nargs = 0;
   } else if (n->ds->graph) {
     const tide_tensor *ins[TIDE_DATA_MAX_COMPONENTS];
     tide_tensor *outs[TIDE_DATA_MAX_COMPONENTS];
@@ -423,6 +429,11 @@ static void wake_workers(ilv_node *n) {
   if (n->idle) dsignal(&n->work_cv, &n->work_seq);
 }
 
+/* An inner's ring (threads): max(8, 2 x block) elements, at most 2048. With
+ * cycle + p inners open that bounds what a pass holds; 8 keeps a thread's
+ * bursts long enough that the lock is taken once per several cheap elements. */
+static int inner_cap(const ilv_node *n) { return n->block > 4 ? (int)(n->block < 1024 ? 2 * n->block : 2048) : 8; }
+
 /* Pull input elements ahead until p future inners wait (threads only);
  * lock not held. An input failure is queued at its position. */
 static tide_status top_up(ilv_node *n) {
@@ -436,8 +447,7 @@ static tide_status top_up(ilv_node *n) {
       n->in_done = 1;
       break;
     }
-    inner *x = inner_new(st ? -1 : n->pulled, n->block > 8 ? (int)(n->block < 1024 ? 2 * n->block : 2048) : 16,
-                         n->base.ncomp);
+    inner *x = inner_new(st ? -1 : n->pulled, inner_cap(n), n->base.ncomp);
     if (!x) {
       delem_release(elem, n->nin);
       free(elem);
