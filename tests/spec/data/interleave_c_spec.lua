@@ -226,6 +226,24 @@ describe("interleave with a captured function", function()
     assert.are.equal(before_bytes, binding.memory_stats.current)
   end)
 
+  it("runs `parallel` threads (none at parallel = 1) and joins them when the pass is dropped", function()
+    local function live(p)
+      local ds = D.range(4):interleave(function(x) return D.range(x * 10000, x * 10000 + 5000) end,
+        { cycle_length = 4, parallel = p })
+      assert.is_truthy(ds.captured)
+      local nextf, close = dataset.open(ds)
+      for _ = 1, 8 do assert.is_not_nil(nextf()) end
+      local during = C.tide_data_live_threads()
+      close()
+      return during
+    end
+    assert.are.equal(0, live(1))
+    assert.are.equal(2, live(2))
+    assert.are.equal(4, live(4))
+    assert.are.equal(4, live(tide.data.AUTOTUNE)) -- cycle_length
+    assert.are.equal(0, C.tide_data_live_threads())
+  end)
+
   it("stops threads blocked inside inner passes (inner prefetch, infinite inner datasets)", function()
     local ds = D.range(6):interleave(function(x)
       return D.range(x):map(function(v) return v + 1 end, { parallel = 2 }):repeat_():prefetch(2)
