@@ -195,6 +195,13 @@ static tide_dataset *make_leaf(const tide_dataset *t, tide_tensor *args, int nar
 static tide_dataset *instantiate(tide_dataset *t, tide_tensor *args, int nargs) {
   if (!has_param(t)) return ds_hold(t);
   if (t->kind == DS_PARAM) return make_leaf(t, args, nargs);
+  switch (t->kind) { /* stages whose description copies field by field (below); a new one must be added here */
+  case DS_MAP: case DS_FILTER: case DS_BATCH: case DS_PADDED_BATCH: case DS_SHUFFLE: case DS_TAKE: case DS_SKIP:
+  case DS_REPEAT: case DS_PREFETCH: case DS_ZIP: case DS_CONCAT: case DS_INTERLEAVE: break;
+  default:
+    TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "interleave: a stage of kind %d above a template leaf cannot be copied", t->kind);
+    return NULL;
+  }
   tide_dataset *c = malloc(sizeof *c);
   if (!c) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");

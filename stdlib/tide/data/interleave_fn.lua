@@ -43,6 +43,12 @@ function M.leaf(what, ds)
   return ds
 end
 
+-- Stages kernels/data/interleave.c can copy for each element (its
+-- instantiate() copies them field by field); sources are shared as they are.
+local COPYABLE = { param = true, slices = true, range = true, c_source = true, map = true, filter = true, batch = true,
+  padded_batch = true, shuffle = true, take = true, skip = true, ["repeat"] = true, prefetch = true, zip = true,
+  concatenate = true, enumerate = true, interleave = true }
+
 -- The first stage of ds (walking inputs) that the C engine cannot run, or nil.
 local function lua_stage(ds, supports)
   if ds.kind == "param" then return nil end
@@ -58,7 +64,7 @@ local function lua_stage(ds, supports)
     local s, why = lua_stage(ds.captured.inner, supports)
     if s then return s, why end
   end
-  if not supports(ds) or (ds.kind == "shuffle" and ds.seedless) then return ds end
+  if not supports(ds) or not COPYABLE[ds.kind] or (ds.kind == "shuffle" and ds.seedless) then return ds end
   if ds.compiled and C.tide_graph_num_captures(ds.compiled.graph) > 0 then return ds, "captures" end
   return nil
 end
@@ -124,6 +130,9 @@ function M.capture(fn, in_template, in_specs, is_dataset, supports)
   if bad then
     if bad.kind == "shuffle" then
       return nil, "its dataset shuffles without a seed: each inner dataset must draw its own order (give shuffle a seed)"
+    end
+    if supports(bad) and not COPYABLE[bad.kind] then
+      return nil, string.format("the dataset it returns has a %s stage, which the C template cannot copy yet", bad.kind)
     end
     local at = bad.fn and (" at " .. where(bad.fn)) or ""
     return nil, string.format("the dataset it returns has a stage that runs in Lua (%s%s)", bad.kind, at)
