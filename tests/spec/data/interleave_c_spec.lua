@@ -86,6 +86,44 @@ describe("interleave with a captured function", function()
     end
   end)
 
+  it("captures zip, nested interleaves and elements that are lists or maps, as the Lua path runs them", function()
+    local cases = {
+      function(lua)
+        return D.range(1, 4):interleave(function(x)
+          if lua then x = tide.tensor(x:item(), "int64") end
+          return D.zip { D.range(x), D.from_tensors(x):repeat_() }:map(function(a, b) return a + b * 10 end)
+        end, { cycle_length = 2, parallel = 2 })
+      end,
+      function(lua)
+        return D.range(1, 4):interleave(function(x)
+          if lua then x = x:item() end
+          return D.range(x):interleave(function(y) return D.range(y + 1) end, { cycle_length = 2 })
+        end, { cycle_length = 2, parallel = 2 })
+      end,
+      function(lua)
+        return D.from_tensor_slices { a = tide.tensor { 1, 2, 3 }, b = tide.tensor { 10, 20, 30 } }:interleave(function(d)
+          if lua then return D.range(d.a:item(), d.b:item(), 4) end
+          return D.range(d.a, d.b, 4)
+        end, { cycle_length = 3, parallel = 3 })
+      end,
+      function(lua)
+        return D.from_tensor_slices { tide.tensor { 1, 2, 3 }, tide.tensor { 10, 20, 30 } }:interleave(function(a, b)
+          if lua then return D.range(b:item(), b:item() + a:item()) end
+          return D.range(b, b + a)
+        end, { cycle_length = 3 })
+      end,
+    }
+    for i, make in ipairs(cases) do
+      local c = make(false)
+      assert.is_truthy(c.captured, i)
+      local _, l = stderr_of(function() return make(true) end)
+      assert.is_nil(l.captured, i)
+      local want = values(l)
+      assert.is_true(#want > 3, i)
+      assert.are.same(want, values(c), i)
+    end
+  end)
+
   it("gives the same elements in some order with deterministic = false", function()
     local want = TF.uneven_3_2
     local ds = D.range(1, 10):interleave(uneven, { cycle_length = 3, block_length = 2, parallel = 3,
