@@ -119,7 +119,8 @@ function M.capture(fn, in_template, in_specs, is_dataset, supports)
   for i, s in ipairs(in_specs) do sig[i] = spec.TensorSpec(s.shape, s.dtype) end
   local ok, cf = pcall(f.get_concrete_function, f, unpack(sig, 1, #in_specs))
   if not ok then
-    return nil, why or ("it could not be traced: " .. (tostring(cf):gsub("^[^\n]*tide/[^:]*:%d+: ", ""):match("^[^\n]*")))
+    local msg = tostring(cf):gsub("^[^\n]*tide/[^:]*:%d+: ", ""):match("^[^\n]*")
+    return nil, why or ("it could not be traced: " .. (msg:match("^(.-); ") or msg)) -- the first clause says it
   end
   if cf._nin ~= #in_specs then return nil, "it does not use every component of the element as a tensor" end
   local bad, captures = lua_stage(inner, supports)
