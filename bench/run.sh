@@ -86,6 +86,8 @@ section conv
 echo "# the input pipeline (tide.data) vs torch.utils.data.DataLoader and tf.data (Fashion-MNIST, batches of 128; 20,000 of its images as TFRecords of Examples)"
 export DATA_BENCH_RECORDS="$out/fmnist.tfrecord"
 section data
+echo "# interleave with cheap inner elements: its function in Lua per element (lua) and captured into C (c) vs tf.data"
+section data_interleave
 
 echo "# index-driven ops (gather_nd, scatters, where, boolean_mask, unique, segments) vs PyTorch (threads: $threads)"
 section index

@@ -90,6 +90,38 @@ static void csv_close(void *ctx, void *state) {
   free(s);
 }
 
+/* ctx's columns and settings over other files (interleave's per-element sources). */
+static void *ctx_for_files(const void *ctx, int nfiles, const char *const *files) {
+  const csv_ctx *p = ctx;
+  csv_ctx *x = calloc(1, sizeof *x);
+  if (!x) goto oom;
+  x->ncols = p->ncols, x->delim = p->delim, x->use_quote = p->use_quote, x->header = p->header;
+  size_t nc = (size_t)p->ncols;
+  if (!(x->files = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *x->files)) ||
+      !(x->dtypes = malloc(nc * sizeof *x->dtypes)) || !(x->defaults = calloc(nc, sizeof *x->defaults)) ||
+      !(x->has_default = calloc(nc, sizeof *x->has_default)) || (p->cols && !(x->cols = malloc(nc * sizeof *x->cols))) ||
+      (p->na_value && !(x->na_value = strdup(p->na_value))))
+    goto oom;
+  x->nfiles = nfiles;
+  for (int i = 0; i < nfiles; i++)
+    if (!(x->files[i] = strdup(files[i]))) goto oom;
+  memcpy(x->dtypes, p->dtypes, nc * sizeof *x->dtypes);
+  if (p->cols) memcpy(x->cols, p->cols, nc * sizeof *x->cols);
+  for (int c = 0; c < p->ncols; c++)
+    if (p->has_default[c]) {
+      if (tide_tensor_share(&x->defaults[c], &p->defaults[c])) {
+        ctx_free(x);
+        return NULL;
+      }
+      x->has_default[c] = true;
+    }
+  return x;
+oom:
+  ctx_free(x);
+  TIDE_FAIL(TIDE_ERR_MEMORY, "CsvDataset: out of memory");
+  return NULL;
+}
+
 struct tide_dataset *tide_dataset_csv(int nfiles, const char *const *files, int ncols, const int64_t *cols,
                                       const int32_t *dtypes, const tide_tensor *const *defaults, const char *na_value,
                                       char delim, bool use_quote, bool header) {
@@ -130,7 +162,7 @@ struct tide_dataset *tide_dataset_csv(int nfiles, const char *const *files, int 
       }
       x->has_default[c] = true;
     }
-  tide_data_source src = {x, ncols, TIDE_DATA_UNKNOWN, csv_open, csv_next, csv_close, ctx_free};
+  tide_data_source src = {x, ncols, TIDE_DATA_UNKNOWN, csv_open, csv_next, csv_close, ctx_free, ctx_for_files};
   tide_dataset *ds = tide_dataset_from_source(&src);
   if (!ds) ctx_free(x);
   return ds;

@@ -337,6 +337,8 @@ int64_t tide_dataset_cardinality(const tide_dataset *ds) {
     int64_t step = ds->step;
     return step > 0 ? (span + step - 1) / step : (-span + -step - 1) / -step;
   }
+  case DS_PARAM: return TIDE_DATA_UNKNOWN;
+  case DS_INTERLEAVE: return in == TIDE_DATA_INFINITE ? in : TIDE_DATA_UNKNOWN;
   case DS_MAP:
   case DS_SHUFFLE:
   case DS_PREFETCH: return in;
@@ -400,6 +402,8 @@ dnode *dnode_make(tide_dataset *ds, dpass *pass) {
   case DS_ZIP:
   case DS_CONCAT: return dnode_multi(ds, pass);
   case DS_PADDED_BATCH: return dnode_padded_batch(ds, pass);
+  case DS_PARAM:
+  case DS_INTERLEAVE: return dnode_interleave(ds, pass);
   }
   TIDE_FAIL(TIDE_ERR_INTERNAL, "data: unknown dataset kind %d", ds->kind);
   return NULL;

@@ -147,6 +147,8 @@ static void files_close(void *ctx, void *state) {
   free(s);
 }
 
+static void *ctx_for_files(const void *ctx, int nfiles, const char *const *files);
+
 static struct tide_dataset *files_dataset(int kind, const char *what, int nfiles, const char *const *files,
                                           const char *compression) {
   if (nfiles < 0 || (nfiles && !files)) {
@@ -169,13 +171,31 @@ static struct tide_dataset *files_dataset(int kind, const char *what, int nfiles
   x->nfiles = nfiles;
   for (int i = 0; i < nfiles; i++)
     if (!files[i] || !(x->files[i] = strdup(files[i]))) goto oom;
-  tide_data_source src = {x, 1, TIDE_DATA_UNKNOWN, files_open, files_next, files_close, ctx_free};
+  tide_data_source src = {x, 1, TIDE_DATA_UNKNOWN, files_open, files_next, files_close, ctx_free, ctx_for_files};
   struct tide_dataset *ds = tide_dataset_from_source(&src);
   if (!ds) ctx_free(x);
   return ds;
 oom:
   ctx_free(x);
   TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", what);
+  return NULL;
+}
+
+/* ctx's reader over other files (interleave's per-element sources). */
+static void *ctx_for_files(const void *ctx, int nfiles, const char *const *files) {
+  const files_ctx *p = ctx;
+  files_ctx *x = calloc(1, sizeof *x);
+  if (!x || !(x->compression = strdup(p->compression)) ||
+      !(x->files = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *x->files)))
+    goto oom;
+  x->kind = p->kind;
+  x->nfiles = nfiles;
+  for (int i = 0; i < nfiles; i++)
+    if (!(x->files[i] = strdup(files[i]))) goto oom;
+  return x;
+oom:
+  ctx_free(x);
+  TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", p->kind == KIND_TFRECORD ? "TFRecordDataset" : "TextLineDataset");
   return NULL;
 }
 

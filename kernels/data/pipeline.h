@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum dkind { DS_SOURCE, DS_SLICES, DS_RANGE, DS_MAP, DS_BATCH, DS_SHUFFLE, DS_TAKE, DS_SKIP, DS_REPEAT, DS_PREFETCH, DS_FILTER, DS_ZIP, DS_CONCAT, DS_PADDED_BATCH };
+enum dkind { DS_SOURCE, DS_SLICES, DS_RANGE, DS_MAP, DS_BATCH, DS_SHUFFLE, DS_TAKE, DS_SKIP, DS_REPEAT, DS_PREFETCH, DS_FILTER, DS_ZIP, DS_CONCAT, DS_PADDED_BATCH,
+             DS_PARAM, DS_INTERLEAVE };
 
 struct tide_dataset {
   int refs;              /* atomic */
@@ -40,6 +41,7 @@ struct tide_dataset {
   int64_t *pad_shapes;   /* padded_batch: ncomp * TIDE_MAX_DIMS dims, -1: the batch's longest */
   uint64_t *pad_values;  /* padded_batch: ncomp values, each its component dtype's bytes */
   int ninputs;
+  int64_t cycle, block;  /* interleave (inputs[0]: its template); param: first arg, nargs (inputs[0]: proto) */
 };
 
 typedef struct dpass dpass;
@@ -157,6 +159,7 @@ dnode *dnode_prefetch(tide_dataset *ds, dpass *pass);
 dnode *dnode_filter(tide_dataset *ds, dpass *pass);
 dnode *dnode_multi(tide_dataset *ds, dpass *pass); /* zip, concatenate */
 dnode *dnode_padded_batch(tide_dataset *ds, dpass *pass); /* transform.c: batch's node, padding_stack's assembly */
+dnode *dnode_interleave(tide_dataset *ds, dpass *pass); /* interleave.c (and DS_PARAM's refusal) */
 
 /* padded_batch's assembly (padded_batch.c): the `count` elements pending[i *
  * ncomp + k] padded to ds's padded shapes with its padding values and

@@ -55,6 +55,10 @@ typedef struct tide_data_source {
   tide_status (*next)(void *ctx, void *state, tide_tensor *const *out, int *end);
   void (*close)(void *ctx, void *state);
   void (*free_ctx)(void *ctx);
+  /* Optional (file readers): a new ctx reading files[0..nfiles) with ctx's
+   * other settings (NULL with the error set), for interleave's per-element
+   * sources (tide_dataset_param). */
+  void *(*ctx_for_files)(const void *ctx, int nfiles, const char *const *files);
 } tide_data_source;
 
 /* A dataset of what `src` reads (the struct is copied; ctx is owned from now). */
@@ -111,6 +115,26 @@ TIDE_API tide_dataset *tide_dataset_repeat(tide_dataset *in, int64_t count);
 /* Up to n elements made ahead by a background thread (TIDE_DATA_AUTOTUNE:
  * a buffer that grows while the consumer finds it empty). */
 TIDE_API tide_dataset *tide_dataset_prefetch(tide_dataset *in, int64_t n);
+
+/* ---- interleave --------------------------------------------------------------
+ * interleave's function, captured once: a template dataset whose leaves
+ * (tide_dataset_param) take their arguments from each input element through
+ * a graph. A param leaf uses args[first .. first + nargs) of that graph's
+ * outputs: TIDE_DATA_PARAM_SLICES their rows (from_tensor_slices);
+ * TIDE_DATA_PARAM_RANGE start, stop, step (integer scalars; int64
+ * elements); TIDE_DATA_PARAM_FILES one string tensor of paths (a scalar or
+ * a list) read as `proto`, a file source with ctx_for_files, reads its own.
+ * A template is read only through an interleave. */
+enum { TIDE_DATA_PARAM_SLICES = 0, TIDE_DATA_PARAM_RANGE = 1, TIDE_DATA_PARAM_FILES = 2 };
+TIDE_API tide_dataset *tide_dataset_param(int kind, int first, int nargs, tide_dataset *proto);
+/* For each element of in: g (the element's components -> the template's
+ * arguments; NULL when it has no param leaf) and the template `inner` make
+ * a dataset; cycle of them are read in turn, block elements at a time (TF's
+ * order). parallel <= 1: in the consumer's thread; p > 1: p threads open
+ * and read ahead up to cycle + p of them. deterministic 0: when the current
+ * one has nothing ready, another one's ready element goes first. */
+TIDE_API tide_dataset *tide_dataset_interleave(tide_dataset *in, tide_graph *g, tide_dataset *inner, int64_t cycle,
+                                               int64_t block, int parallel, int deterministic);
 
 /* Drop a reference (NULL is allowed). */
 TIDE_API void tide_dataset_free(tide_dataset *ds);

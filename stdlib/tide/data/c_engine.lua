@@ -12,22 +12,32 @@ local DTYPE_INT64 = require("tide.dtype").codes.int64
 -- Stages the engine runs; a map or filter only when traced.
 local KINDS = { slices = true, range = true, map = true, filter = true, batch = true, shuffle = true, take = true,
   skip = true, ["repeat"] = true, prefetch = true, c_source = true, zip = true, concatenate = true, enumerate = true,
-  padded_batch = true }
+  padded_batch = true, param = true, interleave = true }
+
+-- True when ds's own stage (not its inputs) runs in C.
+local function stage_ok(ds)
+  local s = KINDS[ds.kind] == true
+  if s and (ds.kind == "map" or ds.kind == "filter") and not ds.compiled then s = false end
+  if s and ds.kind == "interleave" and not ds.captured then s = false end
+  if s and ds.kind == "padded_batch" then -- numbers and bools (a padding string stays in Lua)
+    for _, sp in ipairs(ds.specs) do if sp.dtype == "string" then s = false end end
+  end
+  return s
+end
+M.supports_stage = stage_ok
 
 -- True when every stage of ds runs in C (memoized).
 function M.supports(ds)
   local s = rawget(ds, "_c_ok")
   if s ~= nil then return s end
-  s = KINDS[ds.kind] == true
-  if s and (ds.kind == "map" or ds.kind == "filter") and not ds.compiled then s = false end
-  if s and ds.kind == "padded_batch" then -- numbers and bools (a padding string stays in Lua)
-    for _, sp in ipairs(ds.specs) do if sp.dtype == "string" then s = false end end
-  end
+  s = stage_ok(ds)
   if s and ds.input then s = M.supports(ds.input) end
   for _, d in ipairs(s and ds.inputs or {}) do s = s and M.supports(d) end
   ds._c_ok = s
   return s
 end
+
+local PARAM_KINDS = { slices = C.TIDE_DATA_PARAM_SLICES, range = C.TIDE_DATA_PARAM_RANGE, files = C.TIDE_DATA_PARAM_FILES }
 
 -- ds's C description (made once, freed with ds).
 local function handle(ds)
@@ -42,6 +52,15 @@ local function handle(ds)
     h = C.tide_dataset_slices(n, arr)
   elseif k == "range" then
     h = C.tide_dataset_range(ds.start, ds.stop, ds.step, DTYPE_INT64)
+  elseif k == "param" then -- a template leaf: interleave's node makes its source of each element
+    local proto = ds.make_proto and ds.make_proto()
+    if ds.make_proto and proto == nil then binding.raise() end
+    h = C.tide_dataset_param(PARAM_KINDS[ds.source], ds.first, #ds.args, proto)
+    if proto ~= nil then C.tide_dataset_free(proto) end -- the leaf holds it
+  elseif k == "interleave" then
+    local cap = ds.captured
+    h = C.tide_dataset_interleave(input, cap.graph, handle(cap.inner), ds.cycle, ds.block,
+      ds.parallel > 1 and ds.parallel or 0, ds.deterministic and 1 or 0)
   elseif k == "c_source" then
     h = ds.make_source()
   elseif k == "map" then

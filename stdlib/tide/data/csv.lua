@@ -5,6 +5,7 @@ local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local spec = require "tide.tracing.spec"
 local dataset = require "tide.data.dataset"
+local interleave_fn = require "tide.data.interleave_fn"
 
 local ffi, C = binding.ffi, binding.C
 local M = {}
@@ -87,9 +88,11 @@ local function csv_source(what, files, dts, defs, cols, opts, template)
   if na ~= nil and type(na) ~= "string" then binding.error(what .. ": na_value must be a string") end
   local use_quote = opts.use_quote_delim ~= false
   local header = opts.header == true
+  local traced = interleave_fn.is_symbolic(files)
   local function make()
-    local cfiles = ffi.new("const char *[?]", #files)
-    for i, f in ipairs(files) do cfiles[i - 1] = f end
+    local list = traced and {} or files
+    local cfiles = ffi.new("const char *[?]", math.max(#list, 1))
+    for i, f in ipairs(list) do cfiles[i - 1] = f end
     local cdts = ffi.new("int32_t[?]", n)
     local cdefs = ffi.new("const tide_tensor *[?]", n)
     local ccols = cols and ffi.new("int64_t[?]", n) or nil
@@ -98,7 +101,10 @@ local function csv_source(what, files, dts, defs, cols, opts, template)
       cdefs[c - 1] = defs[c]
       if cols then ccols[c - 1] = cols[c] end
     end
-    return C.tide_dataset_csv(#files, cfiles, n, ccols, cdts, cdefs, na, delim:byte(), use_quote, header)
+    return C.tide_dataset_csv(#list, cfiles, n, ccols, cdts, cdefs, na, delim:byte(), use_quote, header)
+  end
+  if traced then -- inside interleave's function: a template leaf reading the element's files
+    return require("tide.data.files").traced_files(what, files, make, template, specs)
   end
   -- check the arguments now, not at the first pass
   local probe = make()
@@ -121,7 +127,7 @@ function M.CsvDataset(files, record_defaults, opts)
     binding.error("CsvDataset: compressed CSV files are not supported yet (compression_type " ..
       tostring(opts.compression_type) .. ")")
   end
-  files = file_list(what, files)
+  if not interleave_fn.is_symbolic(files) then files = file_list(what, files) end
   if type(record_defaults) ~= "table" or binding.istensor(record_defaults) or #record_defaults == 0 then
     binding.error("CsvDataset: record_defaults must be a non-empty list (one entry per column)")
   end

@@ -8,6 +8,7 @@ local structure = require "tide.data.structure"
 local map_fn = require "tide.data.map_fn"
 local sparse_elements = require "tide.data.sparse_elements"
 local sparse_tensor = require "tide.sparse_tensor"
+local interleave_fn = require "tide.data.interleave_fn"
 local spec = require "tide.tracing.spec"
 
 local ffi, C = binding.ffi, binding.C
@@ -132,18 +133,23 @@ function Dataset.from_tensor_slices(value)
   local template, leaves = structure.flatten(value, "from_tensor_slices")
   if structure.has_sparse(template) then return sparse_slices(template, leaves) end
   local specs = {}
+  local traced = interleave_fn.any_symbolic(leaves)
   for i, t in ipairs(leaves) do
     if t.ndim < 1 then
       binding.error("from_tensor_slices: component " .. i .. " is a scalar; each component needs a first " ..
         "dimension to slice (use from_tensors for one element)")
     end
-    if t.shape[1] ~= leaves[1].shape[1] then
+    if t.shape[1] ~= leaves[1].shape[1] and not (traced and (t.shape[1] == None or leaves[1].shape[1] == None)) then
       binding.error(string.format("from_tensor_slices: the components have different first dimensions: %s and %s",
         tostring(leaves[1].shape), tostring(t.shape)))
     end
     local dims = {}
     for d = 2, t.ndim do dims[d - 1] = t.shape[d] end
     specs[i] = TensorSpec(dims, structure.dtype_name(t))
+  end
+  if traced then -- inside interleave's function: a template leaf fed by the element
+    return interleave_fn.leaf("from_tensor_slices", setmetatable({ kind = "param", source = "slices", args = leaves,
+      template = template, specs = specs, card = UNKNOWN }, Dataset))
   end
   local ds = setmetatable({ kind = "slices", tensors = leaves, template = template, specs = specs }, Dataset)
   ds.card = leaves[1].shape[1]
@@ -159,6 +165,10 @@ function Dataset.from_tensors(value)
     specs[i] = structure.spec_of(t)
   end
   structure.fix_sparse_specs(template, specs)
+  if interleave_fn.any_symbolic(leaves) then -- inside interleave's function: a leaf fed by the element
+    return interleave_fn.leaf("from_tensors", setmetatable({ kind = "param", source = "slices", args = rows,
+      template = template, specs = specs, card = 1 }, Dataset))
+  end
   local ds = setmetatable({ kind = "slices", tensors = rows, template = template, specs = specs, card = 1 }, Dataset)
   return ds
 end
@@ -167,6 +177,22 @@ end
 function Dataset.range(a, b, c)
   local start, stop, step
   if b == nil then start, stop, step = 0, a, 1 else start, stop, step = a, b, c or 1 end
+  if interleave_fn.any_symbolic { start, stop, step } then -- inside interleave's function: a leaf fed by the element
+    local args = {}
+    for i, v in ipairs { start, stop, step } do
+      if interleave_fn.is_symbolic(v) then
+        if v.ndim ~= 0 or not (v.dtype == "int32" or v.dtype == "int64") then
+          binding.error(string.format("range: %s must be an integer scalar, got %s %s", ({ "start", "stop", "step" })[i],
+            v.dtype, tostring(v.shape)))
+        end
+        args[i] = v.dtype == "int64" and v or v:cast("int64")
+      else
+        args[i] = convert.tensor(count_arg("range", ({ "start", "stop", "step" })[i], v), "int64", "range")
+      end
+    end
+    return interleave_fn.leaf("range", setmetatable({ kind = "param", source = "range", args = args,
+      template = { kind = "tensor", index = 1 }, specs = { TensorSpec({}, "int64") }, card = UNKNOWN }, Dataset))
+  end
   start = count_arg("range", "start", start)
   stop = count_arg("range", "stop", stop)
   step = count_arg("range", "step", step)
@@ -456,6 +482,7 @@ function Dataset:shuffle(buffer, opts)
   if reshuffle == nil then reshuffle = true end
   local ds = derive(self, "shuffle", { buffer = buffer, seed = draw_seed(opts.seed, "shuffle"), reshuffle = reshuffle,
     passes = 0 })
+  ds.seedless = opts.seed == nil -- inside interleave's function: each inner dataset would need a seed of its own
   ds.card = self:cardinality()
   return ds
 end
@@ -534,11 +561,14 @@ function Dataset:concatenate(other)
     template = structure.common_template(self.template, other.template), specs = specs, card = card }, Dataset)
 end
 
--- ds:interleave(fn, {cycle_length=, block_length=1, parallel=, deterministic=}):
+-- ds:interleave(fn, {cycle_length=, block_length=1, parallel=, deterministic=true}):
 -- fn makes a dataset of each element; cycle_length of them are read in
--- turn, block_length elements at a time (TF's order). With parallel = p > 1
--- (AUTOTUNE: cycle_length), up to p of the open inner datasets that run in
--- C fill buffers on their own prefetch threads; the order stays the same.
+-- turn, block_length elements at a time (TF's order). fn is called once on a
+-- traced element and the dataset it returns kept as a template that C threads
+-- make anew for each element (data/interleave_fn.lua); with parallel = p > 1
+-- (AUTOTUNE: cycle_length), p threads open and read them ahead, in the same
+-- order unless deterministic = false. An fn that cannot be captured runs in
+-- Lua for each element (a note says why).
 function Dataset:interleave(fn, opts)
   if type(fn) ~= "function" then binding.error("interleave: expected a function, got " .. type(fn)) end
   opts = options("interleave", { "cycle_length", "block_length", "parallel", "num_parallel_calls", "deterministic" },
@@ -550,9 +580,20 @@ function Dataset:interleave(fn, opts)
   local parallel = opts.parallel or opts.num_parallel_calls or 1
   if parallel == M.AUTOTUNE then parallel = cycle
   else parallel = count_arg("interleave", "parallel", parallel, 1) end
-  local ds = derive(self, "interleave", { fn = fn, cycle = cycle, block = block, parallel = parallel })
+  local deterministic = opts.deterministic
+  if deterministic == nil then deterministic = true end
+  if type(deterministic) ~= "boolean" then binding.error("interleave: deterministic must be a boolean") end
+  local ds = derive(self, "interleave", { fn = fn, cycle = cycle, block = block, parallel = parallel,
+    deterministic = deterministic })
   ds.card = self:cardinality() == INFINITE and INFINITE or UNKNOWN
-  ds.template, ds.specs = engines.lua.probe_interleave(ds)
+  local captured, why = interleave_fn.capture(fn, self.template, self.specs, is_dataset, engines.c.supports_stage)
+  if captured then
+    ds.captured = captured
+    ds.template, ds.specs = captured.inner.template, captured.inner.specs
+  else
+    interleave_fn.note_fallback(fn, why)
+    ds.template, ds.specs = engines.lua.probe_interleave(ds)
+  end
   return ds
 end
 

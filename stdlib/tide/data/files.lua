@@ -5,6 +5,7 @@ local binding = require "tide.binding"
 local spec = require "tide.tracing.spec"
 local dataset = require "tide.data.dataset"
 local io_files = require "tide.io.files"
+local interleave_fn = require "tide.data.interleave_fn"
 
 local ffi, C = binding.ffi, binding.C
 local M = {}
@@ -31,8 +32,28 @@ local function options(what, opts, known)
   return opts
 end
 
+-- Inside interleave's function, files traced from the element: a template
+-- leaf that reads them as make_c's source reads its files.
+local function traced_files(what, files, make_proto, template, specs)
+  if files.dtype ~= "string" or files.ndim > 1 then
+    binding.error(string.format("%s: filenames must be a string scalar or list, got %s %s", what, files.dtype,
+      tostring(files.shape)))
+  end
+  local probe = make_proto() -- the other arguments checked now
+  if probe == nil then binding.raise() end
+  C.tide_dataset_free(probe)
+  return interleave_fn.leaf(what, setmetatable({ kind = "param", source = "files", args = { files },
+    make_proto = make_proto, template = template, specs = specs, card = dataset.UNKNOWN_CARDINALITY }, dataset.Dataset))
+end
+M.traced_files = traced_files
+
 -- A dataset of what make_c(nfiles, cfiles, compression) reads: one 0-d string per element.
 local function source(what, files, compression, make_c)
+  if interleave_fn.is_symbolic(files) then
+    return traced_files(what, files, function() return make_c(0, nil, compression) end, { kind = "tensor", index = 1 },
+      { spec.TensorSpec({}, "string") })
+  end
+  files = file_list(what, files)
   local function make()
     local cfiles = ffi.new("const char *[?]", #files)
     for i, f in ipairs(files) do cfiles[i - 1] = f end
@@ -59,7 +80,7 @@ end
 function M.TFRecordDataset(filenames, opts)
   local what = "TFRecordDataset"
   opts = options(what, opts, { compression_type = true, buffer_size = true, num_parallel_reads = true })
-  return source(what, file_list(what, filenames), compression_of(what, opts), C.tide_dataset_tfrecord)
+  return source(what, filenames, compression_of(what, opts), C.tide_dataset_tfrecord)
 end
 
 -- TextLineDataset(filenames, {compression_type="" | "GZIP"}): the lines of
@@ -67,7 +88,7 @@ end
 function M.TextLineDataset(filenames, opts)
   local what = "TextLineDataset"
   opts = options(what, opts, { compression_type = true, buffer_size = true, num_parallel_reads = true })
-  return source(what, file_list(what, filenames), compression_of(what, opts), C.tide_dataset_text_lines)
+  return source(what, filenames, compression_of(what, opts), C.tide_dataset_text_lines)
 end
 
 -- Dataset.list_files(pattern, {shuffle=true, seed=}): a dataset of the

@@ -599,6 +599,11 @@ function readers.interleave(ds)
   end
 end
 
+readers.param = function()
+  binding.error("tide.data: this dataset was made from an interleave function's traced element; only that " ..
+    "interleave can read it")
+end
+
 readers.c_source = function(ds) return open(ds) end -- a C source runs in C (dataset.open routes it there)
 
 -- A pass over ds run here (inputs that run in C are opened there).
