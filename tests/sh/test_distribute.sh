@@ -52,6 +52,8 @@ check "2 workers, distributed dataset" $MPIRUN -np 2 "$BUILD/tide" tests/sh/dist
 check "distributed dataset = 1 worker" compare "$dir/one" "$dir/ds" 1e-5
 # Which rows each worker's part of a distributed dataset holds; uneven splits refused.
 check "distributed datasets" $MPIRUN -np 2 "$BUILD/tide" tests/sh/distribute_datasets.lua
+# The all_reduce_sum op itself: buckets, dtypes, views, traced, its gradient.
+check "all_reduce_sum across 2 workers" $MPIRUN -np 2 "$BUILD/tide" tests/sh/distribute_collective.lua
 # The custom loop again with the step traced (tide.trace): the all-reduce is
 # a graph node, one MPI call per step for every gradient.
 check "2 workers, traced step" $MPIRUN -np 2 "$BUILD/tide" tests/sh/distribute_mlp.lua "$dir/tr" "$STEPS" traced

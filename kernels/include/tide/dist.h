@@ -36,7 +36,8 @@ TIDE_API tide_status tide_dist_all_reduce_sum(tide_tensor *t);
  * dtype and element count): the tensors of one dtype are packed, in order,
  * into one buffer cut into buckets of at most bucket_bytes (<= 0: the
  * default), one collective per bucket. In a world of one, out[i] = in[i].
- * Every process must make the same call (dtypes and counts, in order). */
+ * Every process must make the same call (dtypes and counts, in order), on
+ * the thread that joined (MPI runs FUNNELED): another thread gets an error. */
 TIDE_API tide_status tide_dist_all_reduce_sum_packed(int n, const tide_tensor *const *in, tide_tensor *const *out,
                                                      int64_t bucket_bytes);
 /* The collectives this process has handed to MPI so far (all-reduces,

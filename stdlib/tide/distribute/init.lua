@@ -505,6 +505,10 @@ variable.on_create = function(v, h)
   end
 end
 
+-- This worker's rows in fit's current step: one Variable for the process
+-- (every strategy shares the world), so a step traced once reads it anew.
+local fit_rows = nil
+
 -- In fit's step each worker's gradients are means over its own rows, so
 -- they are weighted by its rows (a Variable fit sets before each step, read
 -- by the traced step when it runs) and the sum divided by the rows of every
@@ -515,7 +519,7 @@ optimizer.aggregate_gradients = function(gs, vs, opt)
   local s = current
   if not (s and getmetatable(s) == MWMS) then return gs end
   if s.num_replicas_in_sync == 1 and not s._fit_step then return gs end -- the sum of one
-  local rows = s._fit_step and s._rows
+  local rows = s._fit_step and fit_rows
   if not rows then return s:_sum_list(gs) end
   local list, n = {}, #gs
   local r = variable.read(rows)
@@ -616,13 +620,13 @@ training.distribution = {
   -- and the logs are the metrics over the global batch (compile.global_results),
   -- the same on every worker, so every worker's callbacks decide alike.
   step = function(s, xb, fn)
-    local rows = s._rows
+    local rows = fit_rows
     if rows == nil then
       local saved = current
       current = nil -- not a mirrored variable: no broadcast
       rows = variable.Variable(0, { dtype = "float32", trainable = false, name = "distribute_rows" })
       current = saved
-      s._rows = rows
+      fit_rows = rows
     end
     local leaf = xb.leaves[1]
     rows:assign(leaf.ndim > 0 and leaf.shape[1] or 1)

@@ -96,6 +96,8 @@ local function step_function(self, kind, x, y, sw)
   local eager = rawget(self, "run_eagerly") == true
   local nx, ny = #x.leaves, y and #y.leaves or 0
   local key = kind .. (y and ":y" or "") .. (sw and ":w" or "") .. (eager and ":eager" or "")
+  -- a train step traced under a multi-worker strategy all-reduces; one traced without does not
+  if kind == "train" and M.distribution and M.distribution.of(self) then key = key .. ":distributed" end
   if kind == "train" then
     local tk = trainable_key(self)
     if rawget(self, "_trainable_key") ~= tk then
