@@ -234,6 +234,20 @@ describe("tide.distribute", function()
     h.errors("expected a function", function() s:distribute_datasets_from_function(ds) end)
   end)
 
+  it("auto_shard leaves a world of one's dataset alone; all_have needs no collective for a known size", function()
+    local s = D.MultiWorkerMirroredStrategy()
+    local ds = tide.data.Dataset.from_tensor_slices(tide.range(6)):batch(4)
+    local out, policy = D.auto_shard(s, ds)
+    assert.are.equal(ds, out)
+    assert.are.equal("OFF", policy)
+    local calls = D.collective_calls()
+    assert.is_true(D.all_have(s, 3, true))
+    assert.is_false(D.all_have(s, 3, false))
+    assert.is_true(D.all_have(s, tide.data.UNKNOWN_CARDINALITY, true)) -- a world of one agrees with itself
+    assert.is_false(D.all_have(s, tide.data.UNKNOWN_CARDINALITY, false))
+    assert.are.equal(calls, D.collective_calls())
+  end)
+
   it("InputContext splits the global batch and checks its fields", function()
     local c = D.InputContext { num_input_pipelines = 2, input_pipeline_id = 1, num_replicas_in_sync = 4 }
     assert.are.equal(16, c:get_per_replica_batch_size(64))
