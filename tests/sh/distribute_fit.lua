@@ -4,7 +4,7 @@
 -- MODE "tensors" (default): 201 samples, global batches of 64 (the last, of
 -- 9, splits 4/5), shuffled, 2 epochs, a CSVLogger writing DIR/log<rank>.csv.
 -- MODE "dataset": the same samples as a tide.data.Dataset shuffled with a
--- seed and batched by 64 (drop_remainder), which fit shards by data.
+-- seed and batched by 64 (the last batch of 9 too), which fit shards by data.
 -- MODE "files": the samples' indices written by the chief to 4 text files
 -- in DIR, read back with TextLineDataset and parsed in map: fit shards by
 -- file; each worker also writes the lines its shard holds to OUT.ids<K>.
@@ -62,8 +62,7 @@ local callbacks = { tide.callbacks.CSVLogger(dir .. "/log" .. rank .. ".csv") }
 if mode == "tensors" or mode == "eager" then
   history = model:fit(x, y, { batch_size = 64, epochs = 2, shuffle = true, verbose = 0, callbacks = callbacks })
 elseif mode == "dataset" then
-  local ds = tide.data.Dataset.from_tensor_slices({ x, y }):shuffle(256, { seed = 7 })
-    :batch(64, { drop_remainder = true }):prefetch(2)
+  local ds = tide.data.Dataset.from_tensor_slices({ x, y }):shuffle(256, { seed = 7 }):batch(64):prefetch(2)
   local _
   _, policy = dist.auto_shard(strategy, ds)
   history = model:fit(ds, { epochs = 2, verbose = 0, callbacks = callbacks })

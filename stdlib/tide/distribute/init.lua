@@ -14,6 +14,9 @@ local dataset = require "tide.data.dataset"
 local training = require "tide.models.training"
 local compile = require "tide.models.compile"
 local collective = require "tide.distribute.collective"
+local create_ops = require "tide.ops.create"
+local index_ops = require "tide.ops.index"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local is_variable = variable.is_variable
@@ -277,9 +280,8 @@ end
 -- number of batches, or the all-reduce of the last one would wait forever:
 -- the element count must make whole rounds (or the batch drop its
 -- remainder), or the dataset repeat forever.
-function Strategy:experimental_distribute_dataset(ds, opts)
+function Strategy:experimental_distribute_dataset(ds)
   local what = self.name .. ":experimental_distribute_dataset"
-  local allow_unknown = opts and opts.allow_unknown -- fit: the workers agree each step (M.all_have)
   if not dataset.is_dataset(ds) then binding.error(fmt("%s: expected a tide.data.Dataset, got %s", what, type(ds))) end
   local n = self.num_replicas_in_sync
   if n == 1 then return ds end
@@ -302,7 +304,7 @@ function Strategy:experimental_distribute_dataset(ds, opts)
         "(a hang at the last all-reduce); batch with drop_remainder=true or use a multiple of %d elements", what, c, B, b * n))
     end
     pieces = pieces:take(count)
-  elseif c ~= dataset.INFINITE_CARDINALITY and not allow_unknown then -- infinite: as many as asked for
+  elseif c ~= dataset.INFINITE_CARDINALITY then -- infinite: every worker gets as many as it asks for
     binding.error(fmt("%s: the dataset's size is unknown, so the workers could get different numbers of batches " ..
       "(a hang at the last all-reduce); repeat it (and stop after a number of steps), or shard by hand with " ..
       "distribute_datasets_from_function", what))
@@ -320,13 +322,41 @@ local function clone_node(ds, input)
   return setmetatable(c, getmetatable(ds))
 end
 
+-- A map function giving worker r of n its rows of every leaf of a batch of
+-- m rows: [floor(r m / n), floor((r + 1) m / n)), as fit's rows() splits
+-- tensors (TF's rebatch: a last, short batch splits as evenly as it can);
+-- a batch of fewer rows than workers is every worker's whole. Traced, so
+-- it runs on the pipeline's threads.
+local function rows_of_batch(n, r)
+  local function rows(t)
+    local m = math_ops.cast(dynamic_shape.shape(t)[0], "int64")
+    local ones = create_ops.ones(math_ops.cast(dynamic_shape.shape(t):slice { { 0, 1 } }, "int64"), "int64")
+    local i1 = reduce_ops.cumsum(ones, 0) -- 1..m
+    local keep = math_ops.logical_and((i1 * n):gt(m * r), (i1 * n):le(m * (r + 1)))
+    return index_ops.boolean_mask(t, math_ops.logical_or(keep, m:lt(n)))
+  end
+  local function walk(v)
+    if binding.istensor(v) then return rows(v) end
+    if type(v) ~= "table" then return v end
+    local o = {}
+    for k, x in pairs(v) do o[k] = walk(x) end
+    return o
+  end
+  return function(...)
+    local a = { n = select("#", ...), ... }
+    for i = 1, a.n do a[i] = walk(a[i]) end
+    return unpack(a, 1, a.n)
+  end
+end
+
 -- fit(dataset) under the strategy (TF's auto-shard policy AUTO): ds yields
--- global batches (batch(B) last, prefetch after it allowed). FILE: when it
--- reads files (TFRecordDataset, TextLineDataset, CsvDataset: a source that
--- knows its files) and there are at least as many files as workers, worker
--- k reads files k, k + N, ... and batches B/N of them; else DATA: every
--- worker reads everything and takes its B/N rows of every global batch
--- (experimental_distribute_dataset). Returns this worker's dataset and the policy.
+-- global batches. FILE: when it reads files (TFRecordDataset,
+-- TextLineDataset: a source that knows its files), ends with batch(B)
+-- (prefetch after it allowed) and there are at least as many files as
+-- workers, worker k reads files k, k + N, ... and batches B/N of them; else
+-- DATA: every worker reads everything and takes its rows of every global
+-- batch (rows_of_batch), so every worker makes as many steps, whatever the
+-- size. Returns this worker's dataset and the policy.
 function M.auto_shard(s, ds, what)
   what = what or (s.name .. ": fit")
   local n = s.num_replicas_in_sync
@@ -357,7 +387,7 @@ function M.auto_shard(s, ds, what)
     end
     policy = "FILE"
   else
-    out = s:experimental_distribute_dataset(ds, { allow_unknown = true })
+    out = ds:map(rows_of_batch(n, s.worker_index))
     policy = "DATA"
   end
   for i = #prefetch, 1, -1 do out = out:prefetch(prefetch[i]) end
@@ -612,9 +642,16 @@ training.distribution = {
     return a + math.floor(r * m / n), a + math.floor((r + 1) * m / n)
   end,
   -- fit(dataset): each worker its part of every global batch (M.auto_shard).
-  dataset = function(s, ds, what) return (M.auto_shard(s, ds, what)) end,
+  dataset = function(s, ds, what)
+    local out, policy = M.auto_shard(s, ds, what)
+    s._shards_may_differ = policy == "FILE" -- DATA: every worker reads every batch
+    return out
+  end,
   -- Whether every worker has a batch this step (M.all_have).
-  all_have = function(s, source, has) return M.all_have(s, source.card, has) end,
+  all_have = function(s, source, has)
+    if not s._shards_may_differ then return has end
+    return M.all_have(s, source.card, has)
+  end,
   -- One step on this worker's batch (xb: fit's flat groups) with the
   -- strategy current: its rows weigh its gradients (see aggregate_gradients)
   -- and the logs are the metrics over the global batch (compile.global_results),
