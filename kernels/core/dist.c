@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,10 @@ static const tide_dist_backend *mpi; /* &backend under mpirun, else NULL */
  * with a stuck worker frees its machines soon. */
 #define DEFAULT_TIMEOUT_S 300.0
 static double timeout_s = DEFAULT_TIMEOUT_S;
+static pthread_t joiner;                 /* the thread that joined: MPI was started for it alone (FUNNELED) */
+static int64_t calls;                    /* collectives handed to the backend */
+static void *scratch;                    /* all_reduce_sum_packed's bucket buffer, grown on demand */
+static size_t scratch_size;
 
 /* Open MPI's launcher sets these in every process it starts. */
 static int launched_by_mpirun(void) {
@@ -51,6 +56,9 @@ static void backend_path(char *buf, size_t size) {
 }
 
 static void finalize_at_exit(void) {
+  free(scratch);
+  scratch = NULL;
+  scratch_size = 0;
   char why[512];
   if (mpi && mpi->finalize(why, sizeof why)) fprintf(stderr, "tide: %s\n", why);
   mpi = NULL;
@@ -102,6 +110,7 @@ tide_status tide_dist_init(void) {
   world_ = w;
   mpi = &backend;
   mpi->set_timeout(timeout_s);
+  joiner = pthread_self();
   joined = 1;
   atexit(finalize_at_exit); /* mpirun counts a process that exits without MPI_Finalize as failed */
   return TIDE_OK;
@@ -110,6 +119,16 @@ tide_status tide_dist_init(void) {
 int tide_dist_rank(void) { return rank_; }
 int tide_dist_size(void) { return world_; }
 int tide_dist_uses_mpi(void) { return mpi != NULL; }
+int64_t tide_dist_collective_calls(void) { return calls; }
+
+/* MPI was started with MPI_THREAD_FUNNELED: only the joining thread may call
+ * it (a traced graph with a collective run on a pipeline thread may not). */
+static tide_status check_thread(const char *what) {
+  if (mpi && !pthread_equal(pthread_self(), joiner))
+    return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: collectives run on the thread that joined the world (the Lua "
+                     "thread), not on a pipeline or pool thread", what);
+  return TIDE_OK;
+}
 
 tide_status tide_dist_set_timeout(double seconds) {
   if (!(seconds > 0))
@@ -152,7 +171,9 @@ tide_status tide_dist_all_reduce_sum(tide_tensor *t) {
   if (t->dt != TIDE_FLOAT32 && t->dt != TIDE_FLOAT64)
     return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: the tensor is %s; only float32 and float64 are summed", what, tide_dtype_name(t->dt));
   if (!mpi || t->nelem == 0) return TIDE_OK; /* a world of one: the sum is the value */
+  if ((st = check_thread(what)) != TIDE_OK) return st;
   char why[512] = "";
+  calls++;
   if (mpi->all_reduce_sum(t->data, t->nelem, t->dt == TIDE_FLOAT64 ? TIDE_DIST_F64 : TIDE_DIST_F32, why, sizeof why))
     return collective_failed(what, why);
   return TIDE_OK;
@@ -166,7 +187,9 @@ tide_status tide_dist_broadcast(tide_tensor *t, int root) {
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: root %d is not a rank of this world of %d", what, root, world_);
   if (t->dt == TIDE_STRING) return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: string tensors cannot be broadcast", what);
   if (!mpi || t->nelem == 0) return TIDE_OK;
+  if ((st = check_thread(what)) != TIDE_OK) return st;
   char why[512] = "";
+  calls++;
   if (mpi->broadcast(t->data, t->nelem * (int64_t)tide_dtype_size(t->dt), root, why, sizeof why))
     return collective_failed(what, why);
   return TIDE_OK;
@@ -175,7 +198,93 @@ tide_status tide_dist_broadcast(tide_tensor *t, int root) {
 tide_status tide_dist_barrier(void) {
   if (!joined) return TIDE_FAIL(TIDE_ERR_VALUE, "tide_dist_barrier: call tide_dist_init first");
   if (!mpi) return TIDE_OK;
+  tide_status st = check_thread("tide_dist_barrier");
+  if (st) return st;
   char why[512] = "";
+  calls++;
   if (mpi->barrier(why, sizeof why)) return collective_failed("tide_dist_barrier", why);
+  return TIDE_OK;
+}
+
+/* Sum the bytes [0, used) of the scratch buffer (elements of `kind`) over the world: one collective. */
+static tide_status reduce_scratch(const char *what, size_t used, int kind, size_t elem) {
+  char why[512] = "";
+  calls++;
+  if (mpi->all_reduce_sum(scratch, (int64_t)(used / elem), kind, why, sizeof why))
+    return collective_failed(what, why);
+  return TIDE_OK;
+}
+
+/* The tensors of dtype dt laid end to end are one stream of bytes: copy its
+ * bytes [lo, hi) into buf (pack) or back from it into the tensors. */
+static void copy_range(int n, tide_tensor *const *out, int dt, size_t elem, size_t lo, size_t hi, char *buf,
+                       bool pack) {
+  size_t pos = 0; /* where tensor i starts in the stream */
+  for (int i = 0; i < n && pos < hi; i++) {
+    if (out[i]->dt != dt) continue;
+    size_t bytes = (size_t)out[i]->nelem * elem;
+    size_t a = lo > pos ? lo : pos, b = hi < pos + bytes ? hi : pos + bytes;
+    if (a < b) {
+      char *t = (char *)out[i]->data + (a - pos), *s = buf + (a - lo);
+      if (pack) memcpy(s, t, b - a);
+      else memcpy(t, s, b - a);
+    }
+    pos += bytes;
+  }
+}
+
+tide_status tide_dist_all_reduce_sum_packed(int n, const tide_tensor *const *in, tide_tensor *const *out,
+                                            int64_t bucket_bytes) {
+  const char *what = "all_reduce_sum";
+  if (n < 0 || (n > 0 && (!in || !out))) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: no tensors given", what);
+  if (!joined) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: call tide_dist_init first", what);
+  for (int i = 0; i < n; i++) {
+    const tide_tensor *x = in[i], *o = out[i];
+    if (!x || !o) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: tensor %d is NULL", what, i + 1);
+    if (x->dt != TIDE_FLOAT32 && x->dt != TIDE_FLOAT64)
+      return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: tensor %d is %s; only float32 and float64 are summed", what, i + 1,
+                       tide_dtype_name(x->dt));
+    if (x->dev != TIDE_CPU || o->dev != TIDE_CPU)
+      return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: tensor %d is on a GPU; only CPU tensors are supported", what, i + 1);
+    if ((x->flags | o->flags) & TIDE_TENSOR_SYMBOLIC)
+      return TIDE_FAIL(TIDE_ERR_VALUE, "%s: tensor %d is a symbolic tensor (trace the op instead)", what, i + 1);
+    if (o->dt != x->dt || o->nelem != x->nelem || !tide_tensor_is_contiguous(o) || (!o->data && o->nelem > 0))
+      return TIDE_FAIL(TIDE_ERR_VALUE, "%s: result %d must be an allocated contiguous %s tensor of %lld elements",
+                       what, i + 1, tide_dtype_name(x->dt), (long long)x->nelem);
+  }
+  /* Every result starts as its input (a strided input is gathered here). */
+  for (int i = 0; i < n; i++) {
+    tide_status st = tide_tensor_copy_into(out[i], in[i]);
+    if (st) return st;
+  }
+  if (!mpi) return TIDE_OK; /* a world of one: the sum is the value */
+  tide_status st = check_thread(what);
+  if (st) return st;
+  if (bucket_bytes <= 0) bucket_bytes = TIDE_DIST_BUCKET_BYTES;
+  if (bucket_bytes < 8) bucket_bytes = 8; /* room for one float64 */
+  /* One pass per dtype, in order: the results' bytes streamed through the
+   * scratch bucket, each full bucket (and the last part) reduced at once. */
+  static const int dts[2] = {TIDE_FLOAT32, TIDE_FLOAT64};
+  for (int d = 0; d < 2; d++) {
+    size_t elem = tide_dtype_size(dts[d]);
+    size_t cap = (size_t)bucket_bytes / elem * elem, total = 0;
+    for (int i = 0; i < n; i++)
+      if (out[i]->dt == dts[d]) total += (size_t)out[i]->nelem * elem;
+    if (total == 0) continue;
+    size_t want = total < cap ? total : cap;
+    if (want > scratch_size) {
+      void *grown = realloc(scratch, want);
+      if (!grown) return TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory for a bucket of %zu bytes", what, want);
+      scratch = grown;
+      scratch_size = want;
+    }
+    int kind = dts[d] == TIDE_FLOAT64 ? TIDE_DIST_F64 : TIDE_DIST_F32;
+    for (size_t lo = 0; lo < total; lo += cap) {
+      size_t hi = total - lo < cap ? total : lo + cap;
+      copy_range(n, out, dts[d], elem, lo, hi, scratch, true);
+      if ((st = reduce_scratch(what, hi - lo, kind, elem)) != TIDE_OK) return st;
+      copy_range(n, out, dts[d], elem, lo, hi, scratch, false);
+    }
+  }
   return TIDE_OK;
 }

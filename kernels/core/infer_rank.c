@@ -225,6 +225,7 @@ tide_status tide_infer_unknown_rank(const tide_op_def *def, const tide_attrs *a,
    * shape of unknown length giving an unknown rank). */
   if (def->infer == tide_infer_shape_of) return def->infer(def, a, n_in, in, n_out, out);
   if (def->infer == tide_infer_assert) return def->infer(def, a, n_in, in, n_out, out); /* any rank: a 0-d result */
+  if (def->infer == tide_infer_all_reduce_sum) return def->infer(def, a, n_in, in, n_out, out); /* each as its input */
   if (def->infer == tide_infer_sum_to) {
     if (n_in < 2 || !rank_unknown(in[1])) return def->infer(def, a, n_in, in, n_out, out);
     tide_tensor vec; /* a shape input of unknown rank: a vector (its one valid rank) of unknown length */

@@ -131,8 +131,9 @@ static inline __attribute__((always_inline)) tide_status check_call(const tide_o
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: expects %d input(s), got %d", def->name, def->n_in, n_in);
   if (def->n_in < 0 && n_in < 1)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: expects at least one input", def->name);
-  if (n_out != def->n_out)
-    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: has %d output(s), got %d", def->name, def->n_out, n_out);
+  if (TIDE_UNLIKELY(n_out != def->n_out) && !(def->n_out < 0 && n_out == n_in)) /* -1: one per input */
+    return def->n_out < 0 ? TIDE_FAIL(TIDE_ERR_VALUE, "%s: has one output per input (%d), got %d", def->name, n_in, n_out)
+                          : TIDE_FAIL(TIDE_ERR_VALUE, "%s: has %d output(s), got %d", def->name, def->n_out, n_out);
   for (int i = 0; i < n_in; i++) {
     if (!in[i]) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: input %d is NULL", def->name, i + 1);
     if (!in[i]->data && in[i]->nelem > 0 && !(in[i]->flags & TIDE_TENSOR_SYMBOLIC))

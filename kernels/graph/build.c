@@ -370,10 +370,19 @@ static tide_status record_op(void *ctx, const tide_op_def *def, const tide_attrs
     gnode *src = &g->nodes[vals[i].node];
     descs[i] = src->kind == TIDE_NODE_CONST ? &src->value : gval_desc(g, vals[i]);
   }
-  tide_tensor tmp[4];
-  tide_tensor *tmp_out[4] = {&tmp[0], &tmp[1], &tmp[2], &tmp[3]};
-  if (n_out > 4) return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: too many outputs", def->name);
-  memset(tmp, 0, sizeof tmp);
+  /* The outputs' descriptors: on the heap for an op of many outputs
+   * (all_reduce_sum gives one per input). */
+  tide_tensor tmp_stack[4], *tmp = tmp_stack;
+  tide_tensor *tmp_out_stack[4], **tmp_out = tmp_out_stack;
+  __attribute__((cleanup(graph_free_at))) void *heap_out = NULL;
+  if (n_out > 4) {
+    if (!(heap_out = malloc((size_t)n_out * (sizeof *tmp + sizeof *tmp_out))))
+      return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+    tmp = heap_out;
+    tmp_out = (tide_tensor **)(tmp + n_out);
+  }
+  memset(tmp, 0, (size_t)(n_out > 4 ? n_out : 4) * sizeof *tmp);
+  for (int k = 0; k < n_out; k++) tmp_out[k] = &tmp[k];
   tide_status st = tide_infer(def, attrs, n_in, descs, n_out, tmp_out);
   if (st) return st;
   int node = tide_graph_add_node(g, TIDE_NODE_OP, n_in, n_out);

@@ -318,6 +318,7 @@ static tide_status read_node(reader *r, const cJSON *j, tide_graph_def *d, int n
                  n->n_in);
     if (want < 0 && n->n_in < 1) return bad(r, node, "op '%s' takes at least one input", tide_op_name(n->op));
     n->n_out = tide_op_num_outputs(n->op);
+    if (n->n_out < 0) n->n_out = n->n_in; /* one per input (all_reduce_sum) */
     const cJSON *nout = cJSON_GetObjectItemCaseSensitive(j, "n_out");
     if (nout && (!get_int(nout, 0, 64, &v) || v != n->n_out))
       return bad(r, node, "op '%s' gives %d output%s, the file says %s", tide_op_name(n->op), n->n_out,

@@ -118,6 +118,15 @@ tide_status tide_graph_pin_variable(tide_graph *g, tide_tensor *handle, const ti
   return TIDE_OK;
 }
 
+void tide_graph_unpin_variable(tide_graph *g, const tide_tensor *handle) {
+  if (!g) return;
+  for (int k = 0; k < g->n_pins; k++)
+    if (g->pins[k].handle == handle) {
+      g->pins[k] = g->pins[--g->n_pins];
+      return;
+    }
+}
+
 const tide_tensor *tide_graph_find_pin(const tide_graph *g, const tide_tensor *handle) {
   for (; g; g = g->parent)
     for (int k = 0; k < g->n_pins; k++)

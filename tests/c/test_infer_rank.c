@@ -199,6 +199,8 @@ static const rcase cases[] = {
     {ROW(SUBSTR), IN3(D(STR, 1, 2), S(I32), S(I32)), OUT(STR, 1, 2)},
     {ROW(STRING_SPLIT), IN2(UR(STR), S(STR)), OUT(STR, 1, U), OUT1(I64, 1, U)},
     {ROW(ASSERT), IN2(UR(BOOL), S(STR)), OUT(BOOL, 0, 0)},
+    {ROW(ALL_REDUCE_SUM), IN2(UR(F32), D(F32, 2, 2, 3)), OUT(F32, R, 0), OUT1(F32, 2, 2, 3)},
+    {ROW(ALL_REDUCE_SUM), IN1(UR(I32)), ERR(TIDE_ERR_DTYPE, "all_reduce_sum: input 1 is int32")},
     {ROW(PARSE_EXAMPLE_DENSE), A(.dtype = I64, .ints = {2}, .nints = 1), IN3(UR(STR), S(STR), D(I64, 1, 0)), OUT(I64, R, 0)},
     {ROW(PARSE_EXAMPLE_SPARSE), A(.dtype = F32), IN2(UR(STR), S(STR)), OUT(I64, R, 0), OUT1(F32, R, 0)},
 };
@@ -245,6 +247,7 @@ static void run_case(const rcase *c) {
   tide_tensor *outs[3] = {&out[0], &out[1], &out[2]};
   for (int i = 0; i < c->n_in; i++) make_desc(&in[i], &c->in[i]), ins[i] = &in[i];
   int n_out = tide_op_num_outputs(c->op);
+  if (n_out < 0) n_out = c->n_in; /* one per input */
   tide_status st = tide_op_infer(c->op, &c->at, c->n_in, ins, n_out, outs);
   covered[c->op] = true;
   if (c->st) {

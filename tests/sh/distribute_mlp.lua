@@ -1,16 +1,18 @@
 -- tests/sh/distribute_mlp.lua — one training run of a small MLP under
 -- MultiWorkerMirroredStrategy, for tests/sh/test_distribute.sh (run alone and under mpirun -np 2).
---   build/tide tests/sh/distribute_mlp.lua OUT [STEPS [dataset]]
+--   build/tide tests/sh/distribute_mlp.lua OUT [STEPS [dataset | traced]]
 -- Each worker takes its slice of every global batch of 64 rows (by hand, or
--- with "dataset" through strategy:experimental_distribute_dataset); every worker
+-- with "dataset" through strategy:experimental_distribute_dataset; with
+-- "traced" the step is a tide.trace function, its all-reduce a graph node); every worker
 -- seeds its initializers differently, so equal weights need the chief's
 -- broadcast. The chief writes the final weights to OUT (one value per line,
--- %.9g), worker k to OUT.rankK, and the chief prints "step_ms: <median over the steps after the first>".
+-- %.9g), worker k to OUT.rankK, and the chief prints "step_ms: <median over the steps after the first>"
+-- and "mpi_calls_per_step: <collectives per step>".
 local tide = require "tide"
 local L = tide.layers
 local dist = tide.distribute
 
-local out, steps, use_dataset = arg[1], tonumber(arg[2] or "30"), arg[3] == "dataset"
+local out, steps, use_dataset, traced = arg[1], tonumber(arg[2] or "30"), arg[3] == "dataset", arg[3] == "traced"
 local GLOBAL_BATCH, FEATURES, CLASSES = 64, 20, 4
 
 local strategy = dist.MultiWorkerMirroredStrategy()
@@ -53,6 +55,8 @@ local function step_fn(x, y)
   return loss
 end
 
+local run_step = traced and tide.trace(step_fn) or step_fn
+
 -- With "dataset": the global batches as a dataset, each worker iterating its part.
 local next_batch
 if use_dataset then
@@ -67,11 +71,13 @@ end
 
 local now_ns = require("tide.binding").C.tide_profiler_now_ns -- CLOCK_MONOTONIC
 local times = {}
+local calls0
 for s = 0, steps - 1 do
+  if s == 1 then calls0 = dist.collective_calls() end
   local x, y = next_batch()
   assert(x.shape[1] == local_batch, "each worker gets its part of the global batch")
   local ns0 = now_ns()
-  strategy:run(step_fn, { x, y })
+  strategy:run(run_step, { x, y })
   local ns1 = now_ns()
   if s > 0 then times[#times + 1] = tonumber(ns1 - ns0) / 1e6 end
 end
@@ -87,4 +93,7 @@ end
 if strategy.is_chief then
   table.sort(times)
   if #times > 0 then print(string.format("step_ms: %.3f", times[math.floor((#times + 1) / 2)])) end
+  if calls0 and steps > 1 then
+    print(string.format("mpi_calls_per_step: %.2f", (dist.collective_calls() - calls0) / (steps - 1)))
+  end
 end

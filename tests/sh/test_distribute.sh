@@ -2,8 +2,10 @@
 # tests/sh/test_distribute.sh — MultiWorkerMirroredStrategy over Open MPI: a
 # small MLP trained 30 steps by 2 workers (mpirun -np 2, each on its half of
 # every global batch) ends with the same weights, to float32 rounding, as 1
-# worker on the whole batch (also with experimental_distribute_dataset, and
-# with model:fit); and both workers hold identical weights. Skips,
+# worker on the whole batch (also with experimental_distribute_dataset, with
+# the step traced, and with model:fit over tensors, a dataset and files); both
+# workers hold identical weights and log 1 worker's metrics; mutations (no
+# all-reduce, per-worker metrics) are caught. Skips,
 # saying so, without mpirun or libtide_mpi.so. Run by tests/run.sh (BUILD names the build folder).
 set -u
 BUILD=${BUILD:-build}
@@ -50,17 +52,57 @@ check "2 workers, distributed dataset" $MPIRUN -np 2 "$BUILD/tide" tests/sh/dist
 check "distributed dataset = 1 worker" compare "$dir/one" "$dir/ds" 1e-5
 # Which rows each worker's part of a distributed dataset holds; uneven splits refused.
 check "distributed datasets" $MPIRUN -np 2 "$BUILD/tide" tests/sh/distribute_datasets.lua
-# fit: 1 worker and 2 (each its rows of every shuffled global batch, the
-# last split unevenly) end with the same weights; the workers log the same
-# loss, near 1 worker's (each averages its own batches); only the chief's CSVLogger writes.
-mkdir -p "$dir/fit1" "$dir/fit2"
-check "fit, 1 worker" "$BUILD/tide" tests/sh/distribute_fit.lua "$dir/fit1/w" "$dir/fit1"
-check "fit, 2 workers" $MPIRUN -np 2 "$BUILD/tide" tests/sh/distribute_fit.lua "$dir/fit2/w" "$dir/fit2"
-check "fit: 2 workers = 1 worker" compare "$dir/fit1/w.rank0" "$dir/fit2/w.rank0" 1e-5
-check "fit: the workers hold equal weights" compare "$dir/fit2/w.rank0" "$dir/fit2/w.rank1" 0
-check "fit: the workers log equal losses" compare "$dir/fit2/w.loss0" "$dir/fit2/w.loss1" 0
-check "fit: the logged loss is near 1 worker's" compare "$dir/fit1/w.loss0" "$dir/fit2/w.loss0" 1e-3
+# The all_reduce_sum op itself: buckets, dtypes, views, traced, its gradient.
+check "all_reduce_sum across 2 workers" $MPIRUN -np 2 "$BUILD/tide" tests/sh/distribute_collective.lua
+# The custom loop again with the step traced (tide.trace): the all-reduce is
+# a graph node, one MPI call per step for every gradient.
+check "2 workers, traced step" $MPIRUN -np 2 "$BUILD/tide" tests/sh/distribute_mlp.lua "$dir/tr" "$STEPS" traced
+cp "$dir/log" "$dir/traced.log"
+grep '^step_ms\|^mpi_calls' "$dir/traced.log" | sed 's/^/2 workers traced /'
+check "traced step: one MPI call per step" grep -qx 'mpi_calls_per_step: 1.00' "$dir/traced.log"
+check "traced step = 1 worker" compare "$dir/one" "$dir/tr" 1e-5
+check "traced step: the workers hold equal weights" compare "$dir/tr" "$dir/tr.rank1" 0
+
+# fit, its step traced: 1 worker and 2 (each its rows of every shuffled
+# global batch, the last split unevenly) end with the same weights; both
+# workers log the loss and accuracy 1 worker logs (the metrics' states are
+# summed over the workers before result()); only the chief's CSVLogger writes.
+fit_pair() { # name, mode: runs 1 and 2 workers into $dir/<name>1, $dir/<name>2
+  mkdir -p "$dir/${1}1" "$dir/${1}2"
+  check "fit $2, 1 worker" "$BUILD/tide" tests/sh/distribute_fit.lua "$dir/${1}1/w" "$dir/${1}1" "$2"
+  check "fit $2, 2 workers" $MPIRUN -np 2 "$BUILD/tide" tests/sh/distribute_fit.lua "$dir/${1}2/w" "$dir/${1}2" "$2"
+  check "fit $2: 2 workers = 1 worker" compare "$dir/${1}1/w.rank0" "$dir/${1}2/w.rank0" 1e-5
+  check "fit $2: the workers hold equal weights" compare "$dir/${1}2/w.rank0" "$dir/${1}2/w.rank1" 0
+  check "fit $2: the workers log equal losses" compare "$dir/${1}2/w.loss0" "$dir/${1}2/w.loss1" 0
+  check "fit $2: the logged loss is 1 worker's" compare "$dir/${1}1/w.loss0" "$dir/${1}2/w.loss0" 1e-5
+  check "fit $2: the logged accuracy is 1 worker's" compare "$dir/${1}1/w.acc0" "$dir/${1}2/w.acc0" 1e-6
+}
+fit_pair fit tensors
+check "fit: the step is traced" grep -qx traced "$dir/fit2/w.info0"
 check "fit: only the chief's CSVLogger writes" test -s "$dir/fit2/log0.csv" -a ! -e "$dir/fit2/log1.csv"
+fit_pair fite eager
+check "fit eager: the step is eager" grep -qx eager "$dir/fite2/w.info0"
+# fit(dataset): the global batches as a dataset, sharded by data.
+fit_pair fitd dataset
+check "fit(dataset): sharded by data" grep -qx DATA "$dir/fitd2/w.info0"
+# fit(TextLineDataset over 4 files): sharded by file, 2 of them each; the
+# shards end at different steps (51 and 50 batches), which the workers agree on.
+mkdir -p "$dir/fitf"
+check "fit(files), 2 workers" $MPIRUN -np 2 "$BUILD/tide" tests/sh/distribute_fit.lua "$dir/fitf/w" "$dir/fitf" files
+check "fit(files): sharded by file" grep -qx FILE "$dir/fitf/w.info0"
+check "fit(files): the workers hold equal weights" compare "$dir/fitf/w.rank0" "$dir/fitf/w.rank1" 0
+check "fit(files): the shards are disjoint and hold every line" sh -c \
+  "[ \$(cat '$dir/fitf/w.ids0' '$dir/fitf/w.ids1' | sort -n | uniq | wc -l) -eq 201 ] &&
+   [ \$(cat '$dir/fitf/w.ids0' '$dir/fitf/w.ids1' | wc -l) -eq 201 ] &&
+   [ \$(wc -l < '$dir/fitf/w.ids0') -eq 101 ]"
+
+# Mutations: each must break the check that guards it.
+fails() { ! "$@"; }
+mkdir -p "$dir/mut1" "$dir/mut2"
+check "mutation: fit without the all-reduce runs" $MPIRUN -np 2 "$BUILD/tide" tests/sh/distribute_fit.lua "$dir/mut1/w" "$dir/mut1" tensors no_all_reduce
+check "mutation: without the all-reduce, 2 workers != 1 worker" fails compare "$dir/fit1/w.rank0" "$dir/mut1/w.rank0" 1e-5
+check "mutation: fit with local metrics runs" $MPIRUN -np 2 "$BUILD/tide" tests/sh/distribute_fit.lua "$dir/mut2/w" "$dir/mut2" tensors local_metrics
+check "mutation: local metrics are not 1 worker's" fails compare "$dir/fit1/w.loss0" "$dir/mut2/w.loss0" 1e-5
 
 echo "sh distribute: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -886,4 +886,15 @@ do
   end
 end
 
+-- tide.distribute's all_reduce_sum: in one process a world of one (each sum
+-- is the value); an effect, so the graph keeps the node in order.
+cases.all_reduce_sum = function(add)
+  local D = tide.distribute
+  add("two dtypes, one call", function(x, y)
+    local s = D.all_reduce_op { x, y }
+    return s[1] * 2, s[2]
+  end, { data({ 2, 3 }, "float32"), data({ 4 }, "float64") })
+  add("small buckets", function(x) return D.all_reduce_sum(x, { bytes_per_pack = 8 }) + 1 end, { data({ 5 }, "float32") })
+end
+
 return M

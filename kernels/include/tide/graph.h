@@ -159,6 +159,9 @@ TIDE_API tide_status tide_graph_alias(tide_graph *g, const tide_tensor *foreign,
  * reading the variable. How a gradient that runs a loop body or a branch
  * again sees the values its forward pass read. */
 TIDE_API tide_status tide_graph_pin_variable(tide_graph *g, tide_tensor *handle, const tide_tensor *value);
+/* Undo g's pin of the variable whose tensor is `handle` (none: nothing to do):
+ * reads read the variable again. */
+TIDE_API void tide_graph_unpin_variable(tide_graph *g, const tide_tensor *handle);
 
 /* ---- running -------------------------------------------------------------- */
 

@@ -86,7 +86,7 @@ typedef struct tide_attrs {
 TIDE_API const char *tide_op_name(int op);                  /* NULL if unknown */
 TIDE_API int tide_op_lookup(const char *name);              /* -1 if unknown */
 TIDE_API int tide_op_num_inputs(int op);                    /* -1 = variadic */
-TIDE_API int tide_op_num_outputs(int op);
+TIDE_API int tide_op_num_outputs(int op);                   /* -1 = one per input */
 TIDE_API uint32_t tide_op_flags(int op);
 TIDE_API uint32_t tide_op_dtypes(int op);                   /* TIDE_DTS_* mask */
 

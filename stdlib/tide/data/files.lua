@@ -62,8 +62,10 @@ local function source(what, files, compression, make_c)
   local probe = make() -- the arguments checked now, not at the first pass
   if probe == nil then binding.raise() end
   C.tide_dataset_free(probe)
+  -- files and with_files: tide.distribute's FILE auto-shard gives each worker some of the files
   return setmetatable({ kind = "c_source", make_source = make, template = { kind = "tensor", index = 1 },
-    specs = { spec.TensorSpec({}, "string") }, card = dataset.UNKNOWN_CARDINALITY }, dataset.Dataset)
+    specs = { spec.TensorSpec({}, "string") }, card = dataset.UNKNOWN_CARDINALITY, files = files,
+    with_files = function(some) return source(what, some, compression, make_c) end }, dataset.Dataset)
 end
 
 local function compression_of(what, opts)

@@ -13,6 +13,10 @@ local optimizer = require "tide.optimizers.optimizer"
 local dataset = require "tide.data.dataset"
 local training = require "tide.models.training"
 local compile = require "tide.models.compile"
+local collective = require "tide.distribute.collective"
+local create_ops = require "tide.ops.create"
+local index_ops = require "tide.ops.index"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local is_variable = variable.is_variable
@@ -62,21 +66,33 @@ end
 function M.worker_index() join(); return C.tide_dist_rank() end
 function M.num_workers() join(); return C.tide_dist_size() end
 
--- The sum of x over every worker, as a new tensor of x's dtype. Floats are
--- summed in their own precision (float16/bfloat16 in float32), integers and
--- booleans in float64 (exact below 2^53).
-function M.all_reduce_sum(x)
+-- The sum of x over every worker, as a new tensor of x's dtype; given a
+-- list of values, the list of their sums, made by one collective (packed
+-- per dtype, in buckets of bytes_per_pack: 25 MiB unless given). Floats
+-- are summed in their own precision (float16/bfloat16 in float32),
+-- integers and booleans in float64 (exact below 2^53). Eager or inside
+-- tide.trace: the registry op all_reduce_sum, which a graph keeps in program
+-- order; its gradient is the sum of the upstream gradients.
+function M.all_reduce_sum(x, opts)
+  local what = "tide.distribute.all_reduce_sum"
   join()
-  x = concrete("tide.distribute.all_reduce_sum", x)
-  local dt = x.dtype
-  local work_dt = (dt == "float32" or dt == "float64") and dt
-    or ((dt == "float16" or dt == "bfloat16") and "float32" or "float64")
-  if dt == "string" then binding.error("tide.distribute.all_reduce_sum: string tensors cannot be summed") end
-  local h = fresh_copy(work_dt == dt and x or math_ops.cast(x, work_dt))
-  if C.tide_dist_all_reduce_sum(h) ~= 0 then binding.raise() end
-  if work_dt ~= dt then h = math_ops.cast(h, dt) end
-  return h
+  if opts ~= nil and type(opts) ~= "table" then binding.error(what .. ": options must be a table {bytes_per_pack=}") end
+  local bytes = opts and opts.bytes_per_pack
+  if bytes ~= nil and (type(bytes) ~= "number" or bytes < 0 or bytes % 1 ~= 0) then
+    binding.error(fmt("%s: bytes_per_pack must be a whole number of bytes >= 0, got %s", what, tostring(bytes)))
+  end
+  if x == nil then binding.error(what .. ": expected a tensor, a Variable, a number or a list of them, got nil") end
+  if type(x) == "table" and not binding.istensor(x) then return collective.sum_list(x, bytes, what) end
+  return collective.sum_list({ x }, bytes, what)[1]
 end
+
+-- The raw registry op all_reduce_sum on a list of float32/float64 tensors
+-- (no casting): the list of their sums over the workers.
+M.all_reduce_op = collective.op
+
+-- Collectives this process has made (MPI calls: all-reduce buckets,
+-- broadcasts, barriers), for benchmarks.
+function M.collective_calls() return tonumber(C.tide_dist_collective_calls()) end
 
 -- x as on worker `root` (default 0, the chief), as a new tensor.
 function M.broadcast(x, root)
@@ -171,8 +187,9 @@ function Strategy:reduce(op, value, axis)
   return total / n
 end
 
--- The sum of x over the replicas (one replica: x itself).
+-- The sum of x over the replicas (one replica: x itself); of each of a list.
 function Strategy:_sum(x) return x end
+function Strategy:_sum_list(list) return list end
 
 -- Sum (or with "MEAN", average) each gradient of the list over the replicas;
 -- nil entries stay nil. Returns a new list.
@@ -185,13 +202,12 @@ function Strategy:all_reduce_gradients(grads, op)
     binding.error(fmt('%s:all_reduce_gradients: the op must be "SUM" or "MEAN", got %s', self.name, tostring(op)))
   end
   local out, n = {}, self.num_replicas_in_sync
+  local list, at = {}, {}
   for i = 1, table.maxn(grads) do
-    local g = grads[i]
-    if g ~= nil then
-      local s = self:_sum(concrete(self.name .. ":all_reduce_gradients", g))
-      out[i] = op == "MEAN" and s / n or s
-    end
+    if grads[i] ~= nil then list[#list + 1], at[#at + 1] = grads[i], i end
   end
+  local sums = self:_sum_list(list)
+  for j, i in ipairs(at) do out[i] = op == "MEAN" and sums[j] / n or sums[j] end
   return out
 end
 
@@ -296,6 +312,98 @@ function Strategy:experimental_distribute_dataset(ds)
   return pieces:shard(n, self.worker_index)
 end
 
+-- A copy of dataset node ds over `input` (its caches left behind).
+local function clone_node(ds, input)
+  local c = {}
+  for k, v in pairs(ds) do
+    if type(k) ~= "string" or k:sub(1, 1) ~= "_" then c[k] = v end
+  end
+  c.input = input
+  return setmetatable(c, getmetatable(ds))
+end
+
+-- A map function giving worker r of n its rows of every leaf of a batch of
+-- m rows: [floor(r m / n), floor((r + 1) m / n)), as fit's rows() splits
+-- tensors (TF's rebatch: a last, short batch splits as evenly as it can);
+-- a batch of fewer rows than workers is every worker's whole. Traced, so
+-- it runs on the pipeline's threads.
+local function rows_of_batch(n, r)
+  local function rows(t)
+    local m = math_ops.cast(dynamic_shape.shape(t)[0], "int64")
+    local ones = create_ops.ones(math_ops.cast(dynamic_shape.shape(t):slice { { 0, 1 } }, "int64"), "int64")
+    local i1 = reduce_ops.cumsum(ones, 0) -- 1..m
+    local keep = math_ops.logical_and((i1 * n):gt(m * r), (i1 * n):le(m * (r + 1)))
+    return index_ops.boolean_mask(t, math_ops.logical_or(keep, m:lt(n)))
+  end
+  local function walk(v)
+    if binding.istensor(v) then return rows(v) end
+    if type(v) ~= "table" then return v end
+    local o = {}
+    for k, x in pairs(v) do o[k] = walk(x) end
+    return o
+  end
+  return function(...)
+    local a = { n = select("#", ...), ... }
+    for i = 1, a.n do a[i] = walk(a[i]) end
+    return unpack(a, 1, a.n)
+  end
+end
+
+-- fit(dataset) under the strategy (TF's auto-shard policy AUTO): ds yields
+-- global batches. FILE: when it reads files (TFRecordDataset,
+-- TextLineDataset: a source that knows its files), ends with batch(B)
+-- (prefetch after it allowed) and there are at least as many files as
+-- workers, worker k reads files k, k + N, ... and batches B/N of them; else
+-- DATA: every worker reads everything and takes its rows of every global
+-- batch (rows_of_batch), so every worker makes as many steps, whatever the
+-- size. Returns this worker's dataset and the policy.
+function M.auto_shard(s, ds, what)
+  what = what or (s.name .. ": fit")
+  local n = s.num_replicas_in_sync
+  if n == 1 then return ds, "OFF" end
+  local prefetch = {}
+  while ds.kind == "prefetch" do
+    prefetch[#prefetch + 1] = ds.n
+    ds = ds.input
+  end
+  local chain, root = {}, ds
+  while root.input ~= nil and root.inputs == nil do
+    chain[#chain + 1] = root
+    root = root.input
+  end
+  local out, policy
+  local files = root.kind == "c_source" and root.files
+  if files and #files >= n and ds.kind == "batch" then
+    if ds.n % n ~= 0 then
+      binding.error(fmt("%s: the global batch size %d does not split evenly over %d workers", what, ds.n, n))
+    end
+    local mine = {}
+    for i = s.worker_index + 1, #files, n do mine[#mine + 1] = files[i] end
+    out = root.with_files(mine)
+    for i = #chain, 1, -1 do
+      local node = clone_node(chain[i], out)
+      if i == 1 then node.n = ds.n / n end -- the last batch: this worker's part of the global batch
+      out = node
+    end
+    policy = "FILE"
+  else
+    out = ds:map(rows_of_batch(n, s.worker_index))
+    policy = "DATA"
+  end
+  for i = #prefetch, 1, -1 do out = out:prefetch(prefetch[i]) end
+  return out, policy
+end
+
+-- Whether every worker got a batch this step (has: this one did), for a
+-- dataset of unknown size whose shards may end at different steps: a
+-- worker that stops early would leave the others waiting in an all-reduce.
+-- Known sizes split evenly (checked when sharding): no collective then.
+function M.all_have(s, card, has)
+  if card >= 0 or card == dataset.INFINITE_CARDINALITY then return has end
+  local t = M.all_reduce_sum(convert.tensor({ has and 1 or 0 }, "float64", "fit"))
+  return t:totable()[1] == s.num_replicas_in_sync
+end
+
 local function new_strategy(name, fields)
   local s = setmetatable(fields, Strategy)
   s.name = name
@@ -339,6 +447,10 @@ MWMS.__index = MWMS
 MWMS.__tostring = Strategy.__tostring
 
 function MWMS:_sum(x) return M.all_reduce_sum(x) end
+function MWMS:_sum_list(list)
+  if #list == 0 then return {} end
+  return collective.sum_list(list, self.bytes_per_pack, self.name .. ":all_reduce")
+end
 
 -- Give existing variables the chief's values (scope does this for the
 -- variables created inside it).
@@ -354,33 +466,55 @@ function MWMS:broadcast_variables(vars)
   end
 end
 
--- MultiWorkerMirroredStrategy{timeout=}: one replica per process of the
--- world that mpirun started (a process started alone is a world of one).
--- Variables created under scope or run start from the chief's values;
--- gradients that an optimizer applies under scope or run are summed over the
--- workers (as TF's: scale each worker's loss by 1/global batch,
--- compute_average_loss). timeout: seconds a collective waits for the other
--- workers before it fails and the job ends (default TIDE_DIST_TIMEOUT, else
--- 300; math.huge for no limit).
+-- MultiWorkerMirroredStrategy{timeout=, communication_options=}: one
+-- replica per process of the world that mpirun started (a process started
+-- alone is a world of one). Variables created under scope or run start from
+-- the chief's values; gradients that an optimizer applies under scope or run
+-- are summed over the workers (as TF's: scale each worker's loss by 1/global
+-- batch, compute_average_loss). timeout: seconds a collective waits for the
+-- other workers before it fails and the job ends (default
+-- TIDE_DIST_TIMEOUT, else 300; math.huge for no limit).
+-- communication_options = {bytes_per_pack=, timeout_seconds=} (TF's
+-- CommunicationOptions): the bucket size gradients are packed into, one MPI
+-- call per bucket (0 or nil: 25 MiB, PyTorch DDP's), and the timeout again.
 function M.MultiWorkerMirroredStrategy(opts)
+  local what = "tide.distribute.MultiWorkerMirroredStrategy"
   if opts ~= nil and type(opts) ~= "table" then
-    binding.error("tide.distribute.MultiWorkerMirroredStrategy: expected an options table or nothing, got " .. type(opts))
+    binding.error(what .. ": expected an options table or nothing, got " .. type(opts))
   end
-  for k in pairs(opts or {}) do
-    if k ~= "timeout" then
-      binding.error(fmt("tide.distribute.MultiWorkerMirroredStrategy: unknown option '%s'", tostring(k)))
+  local bytes_per_pack, timeout
+  local function set_timeout(name, v)
+    if type(v) ~= "number" or not (v > 0) then
+      binding.error(fmt("%s: %s must be a positive number of seconds (math.huge for no limit), got %s", what, name,
+        tostring(v)))
     end
+    timeout = v
   end
-  local timeout = opts and opts.timeout
-  if timeout ~= nil and (type(timeout) ~= "number" or not (timeout > 0)) then
-    binding.error("tide.distribute.MultiWorkerMirroredStrategy: timeout must be a positive number of seconds " ..
-      "(math.huge for no limit), got " .. tostring(timeout))
+  for k, v in pairs(opts or {}) do
+    if k == "timeout" then set_timeout("timeout", v)
+    elseif k == "communication_options" then
+      if type(v) ~= "table" then
+        binding.error(what .. ": communication_options must be a table {bytes_per_pack=, timeout_seconds=}")
+      end
+      for ck, cv in pairs(v) do
+        if ck == "timeout_seconds" then set_timeout("timeout_seconds", cv)
+        elseif ck ~= "bytes_per_pack" then
+          binding.error(fmt("%s: unknown communication option '%s'", what, tostring(ck)))
+        elseif type(cv) ~= "number" or cv < 0 or cv % 1 ~= 0 then
+          binding.error(fmt("%s: bytes_per_pack must be a whole number of bytes >= 0, got %s", what, tostring(cv)))
+        else
+          bytes_per_pack = cv
+        end
+      end
+    else
+      binding.error(fmt("%s: unknown option '%s'", what, tostring(k)))
+    end
   end
   join()
   if timeout and C.tide_dist_set_timeout(timeout) ~= 0 then binding.raise() end
   local rank, size = C.tide_dist_rank(), C.tide_dist_size()
   local s = setmetatable({ num_replicas_in_sync = size, worker_index = rank, is_chief = rank == 0,
-                           uses_mpi = C.tide_dist_uses_mpi() ~= 0 }, MWMS)
+                           uses_mpi = C.tide_dist_uses_mpi() ~= 0, bytes_per_pack = bytes_per_pack }, MWMS)
   s.name = "MultiWorkerMirroredStrategy"
   s.extended = s
   return s
@@ -416,16 +550,34 @@ variable.on_create = function(v, h)
   end
 end
 
+-- This worker's rows in fit's current step: one Variable for the process
+-- (every strategy shares the world), so a step traced once reads it anew.
+local fit_rows = nil
+
+-- In fit's step each worker's gradients are means over its own rows, so
+-- they are weighted by its rows (a Variable fit sets before each step, read
+-- by the traced step when it runs) and the sum divided by the rows of every
+-- worker, summed in the same call: the mean over the global batch, however
+-- it split. A custom loop's are summed (scale the loss by 1/global batch:
+-- compute_average_loss).
 optimizer.aggregate_gradients = function(gs, vs, opt)
   local s = current
   if s and s._aggregate then return s:_aggregate(gs, vs, opt) end -- MirroredStrategy (mirrored.lua)
   if not (s and getmetatable(s) == MWMS) then return gs end
-  local scale = s._grad_scale -- fit: this worker's share of the global batch
-  if scale then
-    gs = { unpack(gs) }
-    for i, g in ipairs(gs) do gs[i] = g * scale end
+  if s.num_replicas_in_sync == 1 and not s._fit_step then return gs end -- the sum of one
+  local rows = s._fit_step and fit_rows
+  if not rows then return s:_sum_list(gs) end
+  local list, n = {}, #gs
+  local r = variable.read(rows)
+  for i = 1, n do
+    local g = gs[i]
+    list[i] = g * (g.dtype == r.dtype and r or math_ops.cast(r, g.dtype))
   end
-  return s:all_reduce_gradients(gs, "SUM")
+  list[n + 1] = r
+  local sums = s:_sum_list(list)
+  local total, out = sums[n + 1], {}
+  for i = 1, n do out[i] = sums[i] / (sums[i].dtype == total.dtype and total or math_ops.cast(total, sums[i].dtype)) end
+  return out
 end
 
 ---------------------------------------------------------------------------
@@ -440,6 +592,45 @@ end
 -- Callbacks that write files run on the chief only (TF has the others write to temporary folders).
 -- BackupAndRestore runs on every worker (each restores) and writes on the chief only.
 local CHIEF_ONLY = { ModelCheckpoint = true, TensorBoard = true, CSVLogger = true }
+
+-- The metrics' results over the global batch: inside fit's step under a
+-- multi-worker strategy, every metric's state (totals, counts, ...) summed
+-- over the workers in one collective, then each result computed from the
+-- sums (TF's SUM-aggregated metric variables read across replicas), so every
+-- worker logs what one worker on the global batch would. Traced, the reads
+-- of the state Variables are pinned to the sums while result() runs; eager,
+-- the sums are assigned meanwhile and the local state put back.
+compile.global_results = function(metrics)
+  local s = current
+  if not (s and getmetatable(s) == MWMS and s._fit_step and s.num_replicas_in_sync > 1) then return nil end
+  local vars = {}
+  for _, m in ipairs(metrics) do
+    for _, v in ipairs(rawget(m, "variables") or {}) do vars[#vars + 1] = v end
+  end
+  local out = {}
+  if #vars == 0 then
+    for _, m in ipairs(metrics) do out[m.name] = m:result() end
+    return out
+  end
+  local reads = {}
+  for i, v in ipairs(vars) do reads[i] = variable.read_value(v) end
+  local sums = s:_sum_list(reads)
+  local g = C.tide_graph_building()
+  if g ~= nil and context.current() ~= nil then
+    for i, v in ipairs(vars) do
+      if C.tide_graph_pin_variable(g, variable.handle(v), sums[i]) ~= 0 then binding.raise() end
+    end
+    local ok, err = pcall(function() for _, m in ipairs(metrics) do out[m.name] = m:result() end end)
+    for _, v in ipairs(vars) do C.tide_graph_unpin_variable(g, variable.handle(v)) end
+    if not ok then error(err, 0) end
+  else
+    for i, v in ipairs(vars) do v:assign(sums[i]) end
+    local ok, err = pcall(function() for _, m in ipairs(metrics) do out[m.name] = m:result() end end)
+    for i, v in ipairs(vars) do v:assign(reads[i]) end
+    if not ok then error(err, 0) end
+  end
+  return out
+end
 
 training.distribution = {
   -- The multi-worker strategy fit runs under (the model's, else the current one), or nil.
@@ -463,41 +654,44 @@ training.distribution = {
   end,
   -- Every worker shuffles alike: the chief's permutation.
   same_permutation = function(s, perm) return M.broadcast(perm, 0) end,
-  -- This worker's rows of the global batch [a, b), and its share of the
-  -- gradient (its rows / the batch's: the losses are means over the rows).
-  -- A batch smaller than the world is every worker's whole, each a 1/N share.
+  -- This worker's rows of the global batch [a, b). A batch smaller than
+  -- the world is every worker's whole (each weighs in with all its rows,
+  -- so the weighted mean is the batch's).
   rows = function(s, a, b)
     local n, r, m = s.num_replicas_in_sync, s.worker_index, b - a
-    if m < n then
-      s._grad_scale = 1 / n
-      return a, b
+    if m < n then return a, b end
+    return a + math.floor(r * m / n), a + math.floor((r + 1) * m / n)
+  end,
+  -- fit(dataset): each worker its part of every global batch (M.auto_shard).
+  dataset = function(s, ds, what)
+    local out, policy = M.auto_shard(s, ds, what)
+    s._shards_may_differ = policy == "FILE" -- DATA: every worker reads every batch
+    return out
+  end,
+  -- Whether every worker has a batch this step (M.all_have).
+  all_have = function(s, source, has)
+    if not s._shards_may_differ then return has end
+    return M.all_have(s, source.card, has)
+  end,
+  -- One step on this worker's batch (xb: fit's flat groups) with the
+  -- strategy current: its rows weigh its gradients (see aggregate_gradients)
+  -- and the logs are the metrics over the global batch (compile.global_results),
+  -- the same on every worker, so every worker's callbacks decide alike.
+  step = function(s, xb, fn)
+    local rows = fit_rows
+    if rows == nil then
+      local saved = current
+      current = nil -- not a mirrored variable: no broadcast
+      rows = variable.Variable(0, { dtype = "float32", trainable = false, name = "distribute_rows" })
+      current = saved
+      fit_rows = rows
     end
-    local lo, hi = a + math.floor(r * m / n), a + math.floor((r + 1) * m / n)
-    s._grad_scale = (hi - lo) / m
-    return lo, hi
-  end,
-  -- The collectives run eagerly, so fit's step does too under a strategy.
-  eager_step = function(model, step_function, xb, yb, wb)
-    local was = rawget(model, "run_eagerly")
-    rawset(model, "run_eagerly", true)
-    local ok, f = pcall(step_function, model, "train", xb, yb, wb)
-    rawset(model, "run_eagerly", was)
-    if not ok then error(f, 0) end
-    return f
-  end,
-  -- One step with the strategy current; the logs averaged over the workers,
-  -- so that every worker's callbacks (EarlyStopping, ...) decide alike.
-  step = function(s, fn)
-    local logs = within(s, "fit", fn)
-    s._grad_scale = nil
-    local keys = {}
-    for k, v in pairs(logs) do if type(v) == "number" then keys[#keys + 1] = k end end
-    table.sort(keys)
-    if #keys == 0 then return logs end
-    local values = {}
-    for i, k in ipairs(keys) do values[i] = logs[k] end
-    local mean = M.all_reduce_sum(convert.tensor(values, "float64", "fit")):totable()
-    for i, k in ipairs(keys) do logs[k] = mean[i] / s.num_replicas_in_sync end
+    local leaf = xb.leaves[1]
+    rows:assign(leaf.ndim > 0 and leaf.shape[1] or 1)
+    s._fit_step = true
+    local ok, logs = pcall(within, s, "fit", fn)
+    s._fit_step = nil
+    if not ok then error(logs, 0) end
     return logs
   end,
 }

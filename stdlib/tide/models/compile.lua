@@ -299,6 +299,9 @@ local function compute_metrics(self, x, y, y_pred, sample_weight)
 end
 
 local function get_metrics_result(self)
+  -- tide.distribute (a higher floor) sums the states over the workers first in fit's step
+  local global = M.global_results and M.global_results(self.metrics)
+  if global then return global end
   local out = {}
   for _, m in ipairs(self.metrics) do out[m.name] = m:result() end
   return out

@@ -100,6 +100,8 @@ local function step_function(self, kind, x, y, sw)
   local nx, ny = #x.leaves, y and #y.leaves or 0
   local key = kind .. (y and ":y" or "") .. (sw and ":w" or "") .. (eager and ":eager" or "")
     .. (kind == "train" and rawget(self, "_gradient_norms") and ":norms" or "")
+  -- a train step traced under a multi-worker strategy all-reduces; one traced without does not
+  if kind == "train" and M.distribution and M.distribution.of(self) then key = key .. ":distributed" end
   if kind == "train" then
     local tk = trainable_key(self)
     if rawget(self, "_trainable_key") ~= tk then
@@ -348,10 +350,7 @@ local function fit(self, x, y, opts)
   -- batches and trains on its rows of each (M.distribution tells the rest).
   local dist = M.distribution and M.distribution.of(self)
   if dist then
-    if source then
-      binding.error(fmt("%s: under %s, fit takes tensors for now; for a dataset write the loop with " ..
-        "strategy:experimental_distribute_dataset(ds) and strategy:run", what, dist.name))
-    end
+    if source then source = dsource.source(M.distribution.dataset(dist, x, what), what, y, opts) end
     verbose = dist.is_chief and verbose or 0
   end
   local batches = math.ceil(n / batch_size)
@@ -385,6 +384,7 @@ local function fit(self, x, y, opts)
       local xb, yb, wb
       if source then -- a dataset's batch; running out ends the epoch
         xb, yb, wb = source:next()
+        if dist and not M.distribution.all_have(dist, source, xb ~= nil) then xb = nil end -- all stop alike
         if xb == nil then
           if opts.steps_per_epoch then
             io.stderr:write(fmt("Warning: fit: the dataset ran out of data in epoch %d after %d of %d steps " ..
@@ -422,12 +422,11 @@ local function fit(self, x, y, opts)
         -- slots and trace are fixed for the run (trainable changes apply
         -- at the next fit), and a step pays for no lookups
         prepare(self, xb, true)
-        train_function = dist and M.distribution.eager_step(self, step_function, xb, yb, wb)
-          or step_function(self, "train", xb, yb, wb)
+        train_function = step_function(self, "train", xb, yb, wb)
         rawset(self, "train_function", train_function) -- Keras's model.train_function (TensorBoard's write_graph)
       end
       if dist then
-        logs = M.distribution.step(dist, function() return numbers(call_step(train_function, xb, yb, wb)) end)
+        logs = M.distribution.step(dist, xb, function() return numbers(call_step(train_function, xb, yb, wb)) end)
       else
         logs = numbers(call_step(train_function, xb, yb, wb))
       end

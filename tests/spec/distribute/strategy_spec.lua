@@ -4,6 +4,7 @@
 -- collectives, and their errors. 2 workers: tests/sh/test_distribute.sh.
 local tide = require "tide"
 local h = require "helpers"
+local gc = require "gradcheck"
 
 local D = tide.distribute
 local f32 = function(v) return tide.tensor(v, "float32") end
@@ -70,6 +71,12 @@ describe("tide.distribute", function()
     h.errors("collectives run eagerly only", function()
       tide.trace(function(x) return s:reduce("SUM", x) end)(f32 { 1 })
     end)
+    h.errors("bytes_per_pack must be a whole number of bytes >= 0, got 0.5",
+      function() D.MultiWorkerMirroredStrategy { communication_options = { bytes_per_pack = 0.5 } } end)
+    h.errors("unknown communication option 'timeout'",
+      function() D.MultiWorkerMirroredStrategy { communication_options = { timeout = 1 } } end)
+    assert.are.equal(1024, D.MultiWorkerMirroredStrategy { communication_options = { bytes_per_pack = 1024 } }
+      .bytes_per_pack)
   end)
 
   it("collectives: all_reduce_sum keeps the dtype, broadcast copies, barrier returns", function()
@@ -85,10 +92,63 @@ describe("tide.distribute", function()
     assert.are.same({ 3, 4 }, b:totable())
     assert.are.same({ 3, 4 }, D.all_reduce_sum(tide.transpose(f32 { { 3 }, { 4 } })):totable()[1])
     D.barrier()
-    h.errors("string tensors cannot be summed", function() D.all_reduce_sum(tide.tensor { "a" }) end)
+    h.errors("strings cannot be summed", function() D.all_reduce_sum(tide.tensor { "a" }) end)
     h.errors("root 1 is not a rank of this world of 1", function() D.broadcast(f32 { 1 }, 1) end)
     h.errors("root must be a worker index", function() D.broadcast(f32 { 1 }, 0.5) end)
-    h.errors("expected a tensor, a Variable or a number, got function", function() D.all_reduce_sum(print) end)
+    h.errors("must be a tensor, a Variable or a number, got function", function() D.all_reduce_sum(print) end)
+  end)
+
+  it("all_reduce_sum: a list in one call, eagerly and traced (a world of one: the values)", function()
+    local calls = D.collective_calls()
+    local s = D.all_reduce_sum { f32 { 1, 2 }, tide.tensor({ 3 }, "float64"), tide.Variable(f32 { 4 }), 5 }
+    assert.are.same({ { 1, 2 }, { 3 }, { 4 } }, { s[1]:totable(), s[2]:totable(), s[3]:totable() })
+    assert.are.same({ "float32", "float64", "float32", "int32" }, { s[1].dtype, s[2].dtype, s[3].dtype, s[4].dtype })
+    assert.are.equal(5, s[4]:item())
+    assert.are.equal(calls, D.collective_calls()) -- no MPI in a world of one
+    local f = tide.trace(function(x, y)
+      local r = D.all_reduce_sum({ x, y }, { bytes_per_pack = 8 })
+      return r[1] * 2, r[2]
+    end)
+    local a, b = f(f32 { { 1, 2 }, { 3, 4 } }, tide.tensor({ 5, 6 }, "float64"))
+    assert.are.same({ { 2, 4 }, { 6, 8 } }, a:totable())
+    assert.are.same({ 5, 6 }, b:totable())
+    -- an effect: kept in the graph when nothing reads it, never folded from constants
+    local g = tide.trace(function(x)
+      D.all_reduce_sum(x)
+      D.all_reduce_sum(f32 { 1 })
+      return x + 1
+    end)
+    assert.are.same({ 2 }, g(f32 { 1 }):totable())
+    local text = tostring(g:get_concrete_function(f32 { 1 }).graph)
+    local _, count = text:gsub("all_reduce_sum", "")
+    assert.are.equal(2, count)
+  end)
+
+  it("all_reduce_sum names what was wrong", function()
+    h.errors("expected a tensor, a Variable, a number or a list of them, got nil", function() D.all_reduce_sum(nil) end)
+    h.errors("value 2 is nil", function() D.all_reduce_sum { f32 { 1 }, nil, f32 { 2 } } end)
+    h.errors("value 1 is a string tensor", function() D.all_reduce_sum { tide.tensor { "a" } } end)
+    h.errors("bytes_per_pack must be a whole number of bytes >= 0, got -1",
+      function() D.all_reduce_sum(f32 { 1 }, { bytes_per_pack = -1 }) end)
+    -- the registry op itself takes float32 and float64 only
+    h.errors("all_reduce_sum: input 2 is int32; only float32 and float64", function()
+      D.all_reduce_op { f32 { 1 }, tide.tensor { 1 } }
+    end)
+    h.errors("tensor 1 is nil", function() D.all_reduce_op { nil, f32 { 1 } } end)
+    h.errors("expected a list of tensors, got a tensor", function() D.all_reduce_op(f32 { 1 }) end)
+    h.errors("input 1 is float16", function()
+      tide.trace(function(x) return D.all_reduce_op({ x })[1] end)(tide.tensor({ 1 }, "float16"))
+    end)
+  end)
+
+  it("all_reduce_sum's gradient is the all-reduce of the upstream gradient", function()
+    local x = tide.tensor({ { 0.5, -1 }, { 2, 3 } }, "float64")
+    local y = tide.tensor({ 1.5, -0.25 }, "float64")
+    gc.check(function(a) return D.all_reduce_sum(a) * a end, { x })
+    gc.check(function(a, b)
+      local s = D.all_reduce_op { a, b }
+      return tide.reduce_sum(s[1] * s[1], 1) + s[2]
+    end, { x, y })
   end)
 
   it("all_reduce_gradients sums or averages a list with holes", function()
@@ -174,6 +234,20 @@ describe("tide.distribute", function()
     h.errors("expected a function", function() s:distribute_datasets_from_function(ds) end)
   end)
 
+  it("auto_shard leaves a world of one's dataset alone; all_have needs no collective for a known size", function()
+    local s = D.MultiWorkerMirroredStrategy()
+    local ds = tide.data.Dataset.from_tensor_slices(tide.range(6)):batch(4)
+    local out, policy = D.auto_shard(s, ds)
+    assert.are.equal(ds, out)
+    assert.are.equal("OFF", policy)
+    local calls = D.collective_calls()
+    assert.is_true(D.all_have(s, 3, true))
+    assert.is_false(D.all_have(s, 3, false))
+    assert.is_true(D.all_have(s, tide.data.UNKNOWN_CARDINALITY, true)) -- a world of one agrees with itself
+    assert.is_false(D.all_have(s, tide.data.UNKNOWN_CARDINALITY, false))
+    assert.are.equal(calls, D.collective_calls())
+  end)
+
   it("InputContext splits the global batch and checks its fields", function()
     local c = D.InputContext { num_input_pipelines = 2, input_pipeline_id = 1, num_replicas_in_sync = 4 }
     assert.are.equal(16, c:get_per_replica_batch_size(64))
@@ -188,9 +262,7 @@ describe("tide.distribute", function()
     local d = require("tide.models.training").distribution
     local w1 = { num_replicas_in_sync = 2, worker_index = 1, is_chief = false }
     assert.are.same({ 132, 137 }, { d.rows(w1, 128, 137) }) -- 9 rows: 4 and 5
-    assert.are.equal(5 / 9, w1._grad_scale)
-    assert.are.same({ 64, 65 }, { d.rows(w1, 64, 65) }) -- fewer rows than workers: all of them, a 1/N share each
-    assert.are.equal(0.5, w1._grad_scale)
+    assert.are.same({ 64, 65 }, { d.rows(w1, 64, 65) }) -- fewer rows than workers: all of them
     local dir = os.tmpname()
     local csv, stop = tide.callbacks.CSVLogger(dir .. ".csv"), tide.callbacks.EarlyStopping {}
     local backup = tide.callbacks.BackupAndRestore { backup_dir = dir .. ".backup" }

@@ -152,6 +152,12 @@ do
   calls.parse_example_sparse = function() return tide.io.parse_example({ rec }, { a = tide.io.VarLenFeature("int64") }).a.values end
 end
 
+-- all_reduce_sum: tide.distribute's collective (loading it registers the gradient; a world of one here).
+do
+  local D = tide.distribute
+  calls.all_reduce_sum = function() return D.all_reduce_sum(m) end
+end
+
 -- sum_to has no public entry: gradients run it (tide.grad.util's unbroadcast with None dims).
 calls.sum_to = function()
   local a = ffi.new("tide_attrs")
