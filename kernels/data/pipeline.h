@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum dkind { DS_SOURCE, DS_SLICES, DS_RANGE, DS_MAP, DS_BATCH, DS_SHUFFLE, DS_TAKE, DS_SKIP, DS_REPEAT, DS_PREFETCH, DS_FILTER, DS_ZIP, DS_CONCAT, DS_PADDED_BATCH };
+enum dkind { DS_SOURCE, DS_SLICES, DS_RANGE, DS_MAP, DS_BATCH, DS_SHUFFLE, DS_TAKE, DS_SKIP, DS_REPEAT, DS_PREFETCH, DS_FILTER, DS_ZIP, DS_CONCAT, DS_PADDED_BATCH,
+  DS_CACHE };
 
 struct tide_dataset {
   int refs;              /* atomic */
@@ -38,6 +39,7 @@ struct tide_dataset {
   int64_t *pad_shapes;   /* padded_batch: ncomp * TIDE_MAX_DIMS dims, -1: the batch's longest */
   uint64_t *pad_values;  /* padded_batch: ncomp values, each its component dtype's bytes */
   int ninputs;
+  struct dcache *cache;  /* cache: its file or memory store (cache.c) */
 };
 
 typedef struct dpass dpass;
@@ -155,6 +157,12 @@ dnode *dnode_prefetch(tide_dataset *ds, dpass *pass);
 dnode *dnode_filter(tide_dataset *ds, dpass *pass);
 dnode *dnode_multi(tide_dataset *ds, dpass *pass); /* zip, concatenate */
 dnode *dnode_padded_batch(tide_dataset *ds, dpass *pass); /* transform.c: batch's node, padding_stack's assembly */
+dnode *dnode_cache(tide_dataset *ds, dpass *pass);
+
+/* A cache dataset's store (cache.c): path NULL or "" for memory; NULL with the error set. */
+typedef struct dcache dcache;
+dcache *dcache_new(const char *path, int ncomp, const int32_t *dtypes);
+void dcache_free(dcache *c);
 
 /* padded_batch's assembly (padded_batch.c): the `count` elements pending[i *
  * ncomp + k] padded to ds's padded shapes with its padding values and

@@ -2,6 +2,7 @@
 -- (kernels/data): building their tide_dataset descriptions and reading passes.
 local binding = require "tide.binding"
 local convert = require "tide.convert"
+local cache_file = require "tide.data.cache_file"
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local M = {}
@@ -11,7 +12,7 @@ local DTYPE_INT64 = require("tide.dtype").codes.int64
 -- Stages the engine runs; a map or filter only when traced.
 local KINDS = { slices = true, range = true, map = true, filter = true, batch = true, shuffle = true, take = true,
   skip = true, ["repeat"] = true, prefetch = true, c_source = true, zip = true, concatenate = true, enumerate = true,
-  padded_batch = true }
+  padded_batch = true, cache = true }
 
 -- True when every stage of ds runs in C (memoized).
 function M.supports(ds)
@@ -77,6 +78,8 @@ local function handle(ds)
     if counter == nil then binding.raise() end
     h = C.tide_dataset_zip(2, ffi.new("tide_dataset *[2]", counter, input))
     C.tide_dataset_free(counter) -- the zip holds it
+  elseif k == "cache" then -- the memory store or file lives with h (kernels/data/cache.c)
+    h = C.tide_dataset_cache(input, ds.filename, #ds.specs, cache_file.dtype_codes(ds.specs))
   elseif k == "batch" then
     h = C.tide_dataset_batch(input, ds.n, ds.drop and 1 or 0)
   elseif k == "shuffle" then
@@ -117,6 +120,7 @@ function M.open(ds)
     freed = true
     C.tide_data_iterator_free(p)
     live[token] = nil
+    cache_file.note_c_partials() -- a cache stage that stopped early warns (once)
   end
   it = ffi.gc(it, free)
   local n = #ds.specs

@@ -75,8 +75,6 @@ function M.probe_interleave(ds)
   return inner.template, inner.specs
 end
 
-local warned_cache = false
-
 local readers = {}
 
 function readers.slices(ds)
@@ -441,12 +439,7 @@ function readers.cache(ds)
     finished = true
     if writer then writer.abort() end
     if close then close() end
-    if not warned_cache then
-      warned_cache = true
-      io.stderr:write("tide.data: a pass over a cached dataset stopped before its end, so the cache was discarded " ..
-        "(nothing partial is kept). If you meant to cache only some elements, write ds:take(k):cache() " ..
-        "instead of ds:cache():take(k).\n")
-    end
+    cache_file.warn_partial()
   end
   local dropped = false -- a file cache whose pass hit an error keeps nothing
   return function()
