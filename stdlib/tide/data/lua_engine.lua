@@ -456,7 +456,7 @@ function readers.cache(ds)
     if flat == nil then
       finished = true
       if writer then writer.finish()
-      elseif not dropped then ds.store.elems, ds.store.complete = elems, true end
+      elseif not dropped and not ds.store.complete then ds.store.elems, ds.store.complete = elems, true end -- the first to end wins (TF)
       return nil
     end
     if not file then elems[#elems + 1] = flat end

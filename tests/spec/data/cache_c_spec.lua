@@ -168,6 +168,40 @@ describe("cache in C", function()
     assert.are.same(gb, items(mem))
   end)
 
+  it("the Lua engine's file cache (above a generator) takes the same lock; its memory cache keeps the first to end", function()
+    local function gen_ds()
+      return D.from_generator(function()
+        local i = -1
+        return function() i = i + 1; if i < 4 then return tide.tensor(i, "int32") end end
+      end, { output_signature = tide.TensorSpec({}, "int32") })
+    end
+    local path = dir .. "/g.cache"
+    local ds = gen_ds():cache(path)
+    assert.is_false(c_engine.supports(ds))
+    local a = ds:iter()
+    assert.are.equal(0, a():item())
+    h.errors("another pass is writing the cache file " .. path, function() local b = ds:iter(); b() end)
+    local rest = {}
+    for x in a do rest[#rest + 1] = x:item() end
+    assert.are.same({ 1, 2, 3 }, rest)
+    assert.are.same({ "g.cache" }, listing(dir))
+    assert.are.same({ 0, 1, 2, 3 }, items(ds))
+    -- memory: two passes at once; the first to end fills the cache
+    local n = 0
+    local mem = D.from_generator(function()
+      n = n + 1
+      local base, i = n * 10, -1
+      return function() i = i + 1; if i < 3 then return tide.tensor(base + i, "int32") end end
+    end, { output_signature = tide.TensorSpec({}, "int32") }):cache()
+    local ia, ib = mem:iter(), mem:iter()
+    local ga, gb = {}, {}
+    for _ = 1, 3 do ga[#ga + 1] = ia():item(); gb[#gb + 1] = ib():item() end
+    assert.is_nil(ib())
+    assert.is_nil(ia())
+    assert.are.same(gb, items(mem))
+    assert.are_not.same(ga, gb)
+  end)
+
   it("keeps nothing when the input fails midway, and the failure names the input's error", function()
     local rec = dir .. "/bad.tfrecord"
     local w = tide.io.TFRecordWriter(rec)
