@@ -416,7 +416,8 @@ static tide_status decode(tide_cache_reader *r, const uint8_t *d, size_t n, uint
         snprintf(why, sizeof why, "gives component %d the dim %lld", k, (long long)dims[i]);
         goto corrupt;
       }
-      count = count * (uint64_t)dims[i] > n ? n + 1 : count * (uint64_t)dims[i]; /* saturate: checked below */
+      uint64_t dim = (uint64_t)dims[i]; /* the count saturates at n + 1 (more than any record holds): checked below */
+      count = dim && count > (n + 1) / dim ? n + 1 : count * dim;
     }
     /* every value takes at least a byte (a string its 8-byte length): check before allocating */
     size_t least = dt == TIDE_STRING ? 8 : tide_dtype_size(dt);

@@ -225,6 +225,38 @@ describe("cache in C", function()
     assert.is_truthy(err:find("byte offset", 1, true), err)
   end)
 
+  it("reads garbage element records as errors naming the offset, never a crash", function()
+    local u32 = function(v) return string.char(v % 256, math.floor(v / 256) % 256, 0, 0) end
+    local i64 = function(v) return string.char(v % 256, math.floor(v / 256) % 256, 0, 0, 0, 0, 0, v < 0 and 255 or 0) end
+    local seed = 12345
+    local function rnd(k) seed = (seed * 1103515245 + 12345) % 2147483648; return seed % k end
+    local errors = 0
+    for trial = 1, 300 do
+      local parts = {}
+      for _ = 1, 2 do -- an int32 component then a string component, each with a random (often wrong) shape
+        local rank = rnd(4)
+        parts[#parts + 1] = u32(rank == 3 and 40 or rank)
+        for _ = 1, math.min(rank, 2) do parts[#parts + 1] = i64(rnd(5) - (rnd(9) == 0 and 3 or 0)) end
+      end
+      for _ = 1, rnd(40) do parts[#parts + 1] = string.char(rnd(7) == 0 and 255 or rnd(6)) end
+      local path = dir .. "/g" .. trial .. ".cache"
+      local w = tide.io.TFRecordWriter(path)
+      w:write("tide.data.cache 1\n2\nint32\nstring\n")
+      w:write(table.concat(parts))
+      w:write("tide.data.cache end 1")
+      w:close()
+      local ok, err = pcall(function()
+        return D.from_tensor_slices { tide.tensor({ 1 }, "int32"), tide.tensor { "a" } }:cache(path):totable()
+      end)
+      if not ok then
+        errors = errors + 1
+        assert.is_truthy(tostring(err):find("element record at byte offset 49", 1, true), err)
+      end
+      os.remove(path)
+    end
+    assert.is_true(errors > 200, errors)
+  end)
+
   it("takes over a lock a dead process left, removes its temporaries, and refuses a live holder's", function()
     local path = dir .. "/c.cache"
     local pid = dead_pid(dir)
