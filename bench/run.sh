@@ -87,6 +87,9 @@ echo "# the input pipeline (tide.data) vs torch.utils.data.DataLoader and tf.dat
 export DATA_BENCH_RECORDS="$out/fmnist.tfrecord"
 section data
 
+echo "# the cache stage: elements/s of a pass writing and one reading a memory and a file cache (Fashion-MNIST's 60,000 elements, then batch(128))"
+DATA_BENCH_DIR="$out" section data_cache
+
 echo "# index-driven ops (gather_nd, scatters, where, boolean_mask, unique, segments) vs PyTorch (threads: $threads)"
 section index
 
