@@ -108,7 +108,21 @@ local live = {}
 
 -- A pass over ds: next() gives the next element's components or nil; close()
 -- ends it early (the collector ends a forgotten one).
+-- The file names of ds's file caches (memoized).
+local function cache_files(ds, out)
+  local top = out == nil
+  if top and rawget(ds, "_cache_files") then return ds._cache_files end
+  out = out or {}
+  if ds.kind == "cache" and ds.filename then out[#out + 1] = ds.filename end
+  if ds.input then cache_files(ds.input, out) end
+  for _, d in ipairs(ds.inputs or {}) do cache_files(d, out) end
+  if top then ds._cache_files = out end
+  return out
+end
+
 function M.open(ds)
+  local files = cache_files(ds)
+  if files[1] then cache_file.release_dropped(files) end
   local h = handle(ds)
   local it = C.tide_dataset_iterate(h)
   if it == nil then binding.raise() end

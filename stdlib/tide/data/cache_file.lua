@@ -28,6 +28,27 @@ function M.note_c_partials()
   end
 end
 
+-- True when path names an existing file.
+function M.exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close(); return true end
+  return false
+end
+
+-- Before a pass that may write the cache files `paths`: a lock left by a
+-- pass of this program that was dropped (a `break` out of its loop) but not
+-- yet collected goes with a full collection, so that the dropped pass does
+-- not make the next one an error for a second writer. A pass still in use
+-- keeps its lock (and the new pass gets TF's error).
+function M.release_dropped(paths)
+  for _, p in ipairs(paths) do
+    if not M.exists(p) and M.exists(p .. ".lock") then
+      collectgarbage(); collectgarbage()
+      return
+    end
+  end
+end
+
 -- The specs' dtype codes as an int32_t array.
 function M.dtype_codes(specs)
   local codes = ffi.new("int32_t[?]", #specs)
@@ -78,13 +99,6 @@ function M.writer(path, specs)
   end
   self.abort = w.close
   return self
-end
-
--- True when path names an existing file.
-function M.exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close(); return true end
-  return false
 end
 
 -- A pass over the cache file at path: nextf, close. Its components must have

@@ -427,6 +427,7 @@ function readers.cache(ds)
       return elems[i]
     end
   end
+  if file then cache_file.release_dropped { file } end
   local writer = file and cache_file.writer(file, ds.specs)
   local ok, nextf, close = pcall(open, ds.input)
   if not ok then

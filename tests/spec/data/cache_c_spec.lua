@@ -202,6 +202,20 @@ describe("cache in C", function()
     assert.are_not.same(ga, gb)
   end)
 
+  it("a pass dropped by a break but not yet collected does not block the next pass, in C and in Lua", function()
+    local gen = D.from_generator(function()
+      local i = -1
+      return function() i = i + 1; if i < 5 then return tide.tensor(i, "int64") end end
+    end, { output_signature = tide.TensorSpec({}, "int64") })
+    for _, ds in ipairs { D.range(5):cache(dir .. "/c.cache"), gen:cache(dir .. "/l.cache") } do
+      stderr_of(function()
+        for _ in ds:iter() do break end -- dropped; its lock stays until it is collected
+        assert.are.same({ 0, 1, 2, 3, 4 }, items(ds))
+      end)
+    end
+    assert.are.same({ "c.cache", "l.cache" }, listing(dir))
+  end)
+
   it("keeps nothing when the input fails midway, and the failure names the input's error", function()
     local rec = dir .. "/bad.tfrecord"
     local w = tide.io.TFRecordWriter(rec)
