@@ -43,6 +43,9 @@ end
 function M.release_dropped(paths)
   for _, p in ipairs(paths) do
     if not M.exists(p) and M.exists(p .. ".lock") then
+      -- a JIT trace may hold a dropped pass's closure as a constant: flush
+      -- the traces first (rare: only while such a lock exists)
+      if jit then jit.flush() end
       collectgarbage(); collectgarbage()
       return
     end
