@@ -89,6 +89,9 @@ section data
 echo "# interleave with cheap inner elements: its function in Lua per element (lua) and captured into C (c) vs tf.data"
 section data_interleave
 
+echo "# the cache stage: elements/s of a pass writing and one reading a memory and a file cache (Fashion-MNIST's 60,000 elements, then batch(128))"
+DATA_BENCH_DIR="$out" section data_cache
+
 echo "# index-driven ops (gather_nd, scatters, where, boolean_mask, unique, segments) vs PyTorch (threads: $threads)"
 section index
 

@@ -1,6 +1,7 @@
 /* data/dataset.c — dataset descriptions (making, references, cardinality),
  * iterators over them, and the pipeline's thread and stop helpers. */
 #include "pipeline.h"
+#include "tide/data_cache.h"
 
 #include <errno.h>
 #include <sys/resource.h>
@@ -50,6 +51,7 @@ void tide_dataset_free(tide_dataset *ds) {
     free(ds->pad_values);
     free(ds->sparse_roles);
     if (ds->graph) tide_graph_free(ds->graph);
+    dcache_free(ds->cache);
     free(ds);
     ds = input;
   }
@@ -324,6 +326,21 @@ tide_dataset *tide_dataset_prefetch(tide_dataset *in, int64_t n) {
   return ds;
 }
 
+tide_dataset *tide_dataset_cache(tide_dataset *in, const char *path, int ncomp, const int32_t *dtypes) {
+  if (in && ncomp != in->ncomp) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "cache: %d dtypes given for elements of %d components", ncomp, in->ncomp);
+    return NULL;
+  }
+  dcache *c = dcache_new(path, ncomp, dtypes);
+  tide_dataset *ds = c ? ds_new(DS_CACHE, in, 0) : NULL;
+  if (!ds) {
+    dcache_free(c);
+    return NULL;
+  }
+  ds->cache = c;
+  return ds;
+}
+
 /* TF's cardinality rules. */
 int64_t tide_dataset_cardinality(const tide_dataset *ds) {
   if (!ds) return TIDE_DATA_UNKNOWN;
@@ -341,7 +358,8 @@ int64_t tide_dataset_cardinality(const tide_dataset *ds) {
   case DS_INTERLEAVE: return in == TIDE_DATA_INFINITE ? in : TIDE_DATA_UNKNOWN;
   case DS_MAP:
   case DS_SHUFFLE:
-  case DS_PREFETCH: return in;
+  case DS_PREFETCH:
+  case DS_CACHE: return in;
   case DS_FILTER: return in == TIDE_DATA_INFINITE ? in : TIDE_DATA_UNKNOWN;
   case DS_ZIP: { /* TF: the shortest; unknown if any is; infinite if all are */
     int64_t n = TIDE_DATA_INFINITE;
@@ -404,6 +422,7 @@ dnode *dnode_make(tide_dataset *ds, dpass *pass) {
   case DS_PADDED_BATCH: return dnode_padded_batch(ds, pass);
   case DS_PARAM:
   case DS_INTERLEAVE: return dnode_interleave(ds, pass);
+  case DS_CACHE: return dnode_cache(ds, pass);
   }
   TIDE_FAIL(TIDE_ERR_INTERNAL, "data: unknown dataset kind %d", ds->kind);
   return NULL;

@@ -17,7 +17,7 @@
 #include <string.h>
 
 enum dkind { DS_SOURCE, DS_SLICES, DS_RANGE, DS_MAP, DS_BATCH, DS_SHUFFLE, DS_TAKE, DS_SKIP, DS_REPEAT, DS_PREFETCH, DS_FILTER, DS_ZIP, DS_CONCAT, DS_PADDED_BATCH,
-             DS_PARAM, DS_INTERLEAVE };
+             DS_PARAM, DS_INTERLEAVE, DS_CACHE };
 
 struct tide_dataset {
   int refs;              /* atomic */
@@ -42,6 +42,7 @@ struct tide_dataset {
   uint64_t *pad_values;  /* padded_batch: ncomp values, each its component dtype's bytes */
   int ninputs;
   int64_t cycle, block;  /* interleave (inputs[0]: its template); param: first arg, nargs (inputs[0]: proto) */
+  struct dcache *cache;  /* cache: its file or memory store (cache.c) */
 };
 
 typedef struct dpass dpass;
@@ -160,6 +161,12 @@ dnode *dnode_filter(tide_dataset *ds, dpass *pass);
 dnode *dnode_multi(tide_dataset *ds, dpass *pass); /* zip, concatenate */
 dnode *dnode_padded_batch(tide_dataset *ds, dpass *pass); /* transform.c: batch's node, padding_stack's assembly */
 dnode *dnode_interleave(tide_dataset *ds, dpass *pass); /* interleave.c (and DS_PARAM's refusal) */
+dnode *dnode_cache(tide_dataset *ds, dpass *pass);
+
+/* A cache dataset's store (cache.c): path NULL or "" for memory; NULL with the error set. */
+typedef struct dcache dcache;
+dcache *dcache_new(const char *path, int ncomp, const int32_t *dtypes);
+void dcache_free(dcache *c);
 
 /* padded_batch's assembly (padded_batch.c): the `count` elements pending[i *
  * ncomp + k] padded to ds's padded shapes with its padding values and

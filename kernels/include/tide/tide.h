@@ -16,6 +16,7 @@
 #include "tide/records.h"
 #include "tide/summary.h"
 #include "tide/data.h"
+#include "tide/data_cache.h"
 #include "tide/saved_model.h"
 #include "tide/json.h"
 #include "tide/safetensors.h"

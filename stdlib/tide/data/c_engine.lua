@@ -3,6 +3,7 @@
 local binding = require "tide.binding"
 local convert = require "tide.convert"
 local structure = require "tide.data.structure"
+local cache_file = require "tide.data.cache_file"
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local M = {}
@@ -12,7 +13,7 @@ local DTYPE_INT64 = require("tide.dtype").codes.int64
 -- Stages the engine runs; a map or filter only when traced.
 local KINDS = { slices = true, range = true, map = true, filter = true, batch = true, shuffle = true, take = true,
   skip = true, ["repeat"] = true, prefetch = true, c_source = true, zip = true, concatenate = true, enumerate = true,
-  padded_batch = true, param = true, interleave = true }
+  padded_batch = true, param = true, interleave = true, cache = true }
 
 -- True when ds's own stage (not its inputs) runs in C.
 local function stage_ok(ds)
@@ -97,6 +98,8 @@ local function handle(ds)
     if counter == nil then binding.raise() end
     h = C.tide_dataset_zip(2, ffi.new("tide_dataset *[2]", counter, input))
     C.tide_dataset_free(counter) -- the zip holds it
+  elseif k == "cache" then -- the memory store or file lives with h (kernels/data/cache.c)
+    h = C.tide_dataset_cache(input, ds.filename, #ds.specs, cache_file.dtype_codes(ds.specs))
   elseif k == "batch" then
     local sparse = structure.sparse_nodes(ds.input.template)
     if #sparse == 0 then
@@ -132,7 +135,21 @@ local live = {}
 
 -- A pass over ds: next() gives the next element's components or nil; close()
 -- ends it early (the collector ends a forgotten one).
+-- The file names of ds's file caches (memoized).
+local function cache_files(ds, out)
+  local top = out == nil
+  if top and rawget(ds, "_cache_files") then return ds._cache_files end
+  out = out or {}
+  if ds.kind == "cache" and ds.filename then out[#out + 1] = ds.filename end
+  if ds.input then cache_files(ds.input, out) end
+  for _, d in ipairs(ds.inputs or {}) do cache_files(d, out) end
+  if top then ds._cache_files = out end
+  return out
+end
+
 function M.open(ds)
+  local files = cache_files(ds)
+  if files[1] then cache_file.release_dropped(files) end
   local h = handle(ds)
   local it = C.tide_dataset_iterate(h)
   if it == nil then binding.raise() end
@@ -144,6 +161,7 @@ function M.open(ds)
     freed = true
     C.tide_data_iterator_free(p)
     live[token] = nil
+    cache_file.note_c_partials() -- a cache stage that stopped early warns (once)
   end
   it = ffi.gc(it, free)
   local n = #ds.specs

@@ -76,8 +76,6 @@ function M.probe_interleave(ds)
   return inner.template, inner.specs
 end
 
-local warned_cache = false
-
 local readers = {}
 
 function readers.slices(ds)
@@ -444,6 +442,7 @@ function readers.cache(ds)
       return elems[i]
     end
   end
+  if file then cache_file.release_dropped { file } end
   local writer = file and cache_file.writer(file, ds.specs)
   local ok, nextf, close = pcall(open, ds.input)
   if not ok then
@@ -456,12 +455,7 @@ function readers.cache(ds)
     finished = true
     if writer then writer.abort() end
     if close then close() end
-    if not warned_cache then
-      warned_cache = true
-      io.stderr:write("tide.data: a pass over a cached dataset stopped before its end, so the cache was discarded " ..
-        "(nothing partial is kept). If you meant to cache only some elements, write ds:take(k):cache() " ..
-        "instead of ds:cache():take(k).\n")
-    end
+    cache_file.warn_partial()
   end
   local dropped = false -- a file cache whose pass hit an error keeps nothing
   return function()
@@ -478,7 +472,7 @@ function readers.cache(ds)
     if flat == nil then
       finished = true
       if writer then writer.finish()
-      elseif not dropped then ds.store.elems, ds.store.complete = elems, true end
+      elseif not dropped and not ds.store.complete then ds.store.elems, ds.store.complete = elems, true end -- the first to end wins (TF)
       return nil
     end
     if not file then elems[#elems + 1] = flat end

@@ -25,6 +25,28 @@ local function compression_of(what, opts)
   return c
 end
 
+-- A C handle closed exactly once, by close() or by the collector: `h.p` is
+-- the handle while open, nil once closed. In one collection (and at
+-- lua_close) finalizers run in no set order, so an owner's __gc may call
+-- close() after the handle's own finalizer closed it: both go through h,
+-- and the second does nothing.
+local function owned(ptr, close_c)
+  local h = { p = ptr }
+  h.holder = ffi.gc(ptr, function(p)
+    if h.p ~= nil then h.p = nil; close_c(p) end
+  end)
+  return h
+end
+
+-- Close h's handle now (nil when it already was); returns close_c's result.
+local function close_owned(h, close_c)
+  local p = h and h.p
+  if p == nil then return nil end
+  h.p = nil
+  ffi.gc(h.holder, nil)
+  return close_c(p)
+end
+
 local function check_path(what, path)
   if type(path) ~= "string" then
     binding.error(string.format("%s: path must be a string, got %s", what, type(path)))
@@ -46,15 +68,16 @@ function TFRecordWriter:__init(path, opts)
   check_path("TFRecordWriter", path)
   local w = C.tide_record_writer_open(path, compression_of("TFRecordWriter", opts))
   if w == nil then binding.raise() end
-  self._w = ffi.gc(w, C.tide_record_writer_close)
+  self._w = owned(w, C.tide_record_writer_close)
   self.path = path
 end
 
 local function live(self, what)
-  if not self._w then
+  local p = self._w and self._w.p
+  if p == nil then
     binding.error(string.format("TFRecordWriter.%s: the writer of '%s' is closed", what, self.path))
   end
-  return self._w
+  return p
 end
 
 -- write(record): appends one record (a Lua string of any bytes).
@@ -73,11 +96,8 @@ end
 
 -- close(): finishes the file; closing twice is allowed.
 function TFRecordWriter:close()
-  local w = self._w
-  if not w then return end
-  self._w = nil
-  ffi.gc(w, nil)
-  if C.tide_record_writer_close(w) ~= 0 then binding.raise() end
+  local st = close_owned(self._w, C.tide_record_writer_close)
+  if st ~= nil and st ~= 0 then binding.raise() end
 end
 
 ---------------------------------------------------------------------------
@@ -92,7 +112,7 @@ function Reader:__init(path, opts)
   check_path("tf_record_iterator", path)
   local r = C.tide_record_reader_open(path, compression_of("tf_record_iterator", opts))
   if r == nil then binding.raise() end
-  self._r = ffi.gc(r, C.tide_record_reader_close)
+  self._r = owned(r, C.tide_record_reader_close)
   self.path = path
 end
 
@@ -102,8 +122,8 @@ local len_ptr = ffi.new("size_t[1]")
 -- next(): the next record as a Lua string, or nil at the end; a corrupt or
 -- truncated record is an error naming the file and its byte offset.
 function Reader:next()
-  local r = self._r
-  if not r then return nil end
+  local r = self._r.p
+  if r == nil then return nil end
   local rc = C.tide_record_reader_next(r, data_ptr, len_ptr)
   if rc == 1 then return ffi.string(data_ptr[0], len_ptr[0]) end
   if rc == 0 then
@@ -115,16 +135,13 @@ end
 
 -- The byte offset (of the uncompressed data) where the next record starts.
 function Reader:offset()
-  return self._r and tonumber(C.tide_record_reader_offset(self._r)) or nil
+  local r = self._r.p
+  return r ~= nil and tonumber(C.tide_record_reader_offset(r)) or nil
 end
 
 -- close(): lets the file go (also done at the end and on collection).
 function Reader:close()
-  local r = self._r
-  if not r then return end
-  self._r = nil
-  ffi.gc(r, nil)
-  C.tide_record_reader_close(r)
+  close_owned(self._r, C.tide_record_reader_close)
 end
 
 -- tf_record_iterator(path, {compression_type=}): an iterator over the records

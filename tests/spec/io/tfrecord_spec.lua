@@ -185,3 +185,38 @@ describe("TFRecord files", function()
     assert.is_nil(r:next())
   end)
 end)
+
+describe("TFRecord reader and writer handles", function()
+  local prog = require "tide_program"
+
+  it("are closed once when an owner's finalizer closes them after their own finalizer ran", function()
+    -- In one collection (and at lua_close) finalizers run in no set order: a
+    -- proxy whose __gc calls close() may come after the handle's finalizer.
+    -- The child process aborts (a double free) if a handle is closed twice.
+    local dir = prog.make_tmpdir("tfrecord_gc")
+    prog.write_file(dir .. "/child.lua", [[
+      local tfrecord = require "tide.io.tfrecord"
+      local dir = arg[1]
+      local w0 = tfrecord.TFRecordWriter(dir .. "/a.tfrecord"); w0:write("x"); w0:close()
+      for i = 1, 200 do
+        local r = tfrecord.Reader(dir .. "/a.tfrecord")
+        local p = newproxy(true)
+        getmetatable(p).__gc = function() r:close(); r:close() end
+        local w = tfrecord.TFRecordWriter(dir .. "/w" .. (i % 4) .. ".tfrecord")
+        local q = newproxy(true)
+        getmetatable(q).__gc = function() w:close(); w:close() end
+        if i % 2 == 0 then _G["keep" .. i] = { p, q } end -- these live until lua_close
+      end
+      collectgarbage(); collectgarbage()
+      local r = tfrecord.Reader(dir .. "/a.tfrecord")
+      assert(r:next() == "x" and r:next() == nil and r:offset() == nil)
+      r:close(); r:close()
+      print("done")
+    ]])
+    local rc, out, err = prog.sh(dir, "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 " ..
+      prog.quote(prog.path) .. " " .. prog.quote(dir .. "/child.lua") .. " " .. prog.quote(dir))
+    prog.remove_tmpdir(dir)
+    assert.are.equal(0, rc, err)
+    assert.are.equal("done\n", out)
+  end)
+end)
