@@ -1,13 +1,15 @@
 /* data/prefetch.c — prefetch: a background thread pulls elements from the
  * input into a bounded ring while the consumer works on earlier ones. */
 #include "pipeline.h"
+#include "autotune.h"
 
-/* AUTOTUNE: the buffer starts at 1 element and doubles, up to MAX_AUTO,
- * each time the consumer finds it empty (the producer is slower than the
- * consumer's rate at that depth), TF's hill-climbing in its simplest form:
- * a consumer that never waits keeps a small buffer (little memory held).
- * The depth reached is kept with the dataset, so the next pass (the next
- * epoch of fit) starts there instead of starving its way up again. */
+/* AUTOTUNE: the depth starts at 1 (or where the last pass settled: the
+ * next epoch of fit starts there instead of starving its way up again),
+ * doubles when the consumer finds the buffer empty after the producer had
+ * filled it (a burst the depth can absorb), and after each window of takes
+ * follows dtune_depth (autotune.c): halved while the producer is simply
+ * slower, lowered while the consumer never waits; up to MAX_AUTO, and within
+ * the RAM budget for elements of the size seen. */
 enum { MAX_AUTO = 64 };
 
 typedef struct pentry {
@@ -29,7 +31,34 @@ typedef struct prefetch_node {
   pthread_cond_t cv;
   unsigned seq; /* bumped with every broadcast on cv (dsignal) */
   dwaiter waiter;
+  /* AUTOTUNE's window (under mu) */
+  int64_t win_t0, elem_bytes;
+  int win_n, starved, filled, min_held; /* takes, of them found empty, the producer found it full, fewest held */
 } prefetch_node;
+
+/* An element's bytes (for the RAM budget). */
+static int64_t elem_bytes(const tide_tensor *e, int n) {
+  int64_t b = 0;
+  for (int k = 0; k < n; k++) b += e[k].nelem * (int64_t)tide_dtype_size(e[k].dt);
+  return b;
+}
+
+/* AUTOTUNE: set the depth (under mu): doubled for a burst, else by the
+ * window of takes that is over. */
+static void retune(prefetch_node *p, int64_t now, bool burst) {
+  int cap = dtune_ram_cap(p->elem_bytes, p->cap - 1);
+  int limit = burst ? (p->limit * 2 < cap ? p->limit * 2 : cap) : dtune_depth(p->limit, cap, p->win_n, p->starved, p->min_held);
+  if (burst) {
+    p->filled = 0; /* the next doubling needs the producer to fill the deeper buffer */
+  } else {
+    p->win_t0 = now, p->win_n = 0, p->starved = 0, p->min_held = p->cap;
+  }
+  if (limit != p->limit) {
+    if (limit > p->limit) dsignal(&p->cv, &p->seq);
+    p->limit = limit;
+    __atomic_store_n(&p->ds->tuned, limit, __ATOMIC_RELAXED);
+  }
+}
 
 static void *producer_main(void *arg) {
   prefetch_node *p = arg;
@@ -40,6 +69,7 @@ static void *producer_main(void *arg) {
   tide_tensor elem[TIDE_DATA_MAX_COMPONENTS];
   for (;;) {
     pthread_mutex_lock(&p->mu);
+    if (p->count >= p->limit) p->filled = 1;
     while (p->count >= p->limit && !dpass_stopping(pass)) dwait(&p->cv, &p->mu, &p->seq, pass);
     pthread_mutex_unlock(&p->mu);
     if (dpass_stopping(pass)) break;
@@ -50,7 +80,10 @@ static void *producer_main(void *arg) {
     pentry *e = &p->ring[(p->head + p->count) % p->cap];
     if (st) derror_save(&e->err, st);
     else if (end) e->end = 1;
-    else delem_move(e->vals, elem, nc);
+    else {
+      if (p->autotune && !p->elem_bytes) p->elem_bytes = elem_bytes(elem, nc);
+      delem_move(e->vals, elem, nc);
+    }
     p->count++;
     if (end) p->finished = 1;
     dsignal(&p->cv, &p->seq);
@@ -67,17 +100,18 @@ static tide_status prefetch_next(dnode *self, tide_tensor *out, int *end) {
     p->started = 1;
   }
   pthread_mutex_lock(&p->mu);
-  while (p->count == 0 && !dpass_stopping(self->pass)) {
-    if (p->autotune && p->limit < p->cap) { /* starved: allow a deeper buffer */
-      p->limit = p->limit * 2 < p->cap ? p->limit * 2 : p->cap;
-      int had = __atomic_load_n(&p->ds->tuned, __ATOMIC_RELAXED);
-      while (had < p->limit &&
-             !__atomic_compare_exchange_n(&p->ds->tuned, &had, p->limit, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-      }
-      dsignal(&p->cv, &p->seq);
+  if (p->autotune) {
+    int64_t now = dtune_now();
+    if (!p->win_t0) p->win_t0 = now, p->min_held = p->cap;
+    if (p->win_n >= DTUNE_WINDOW_MIN && now - p->win_t0 >= DTUNE_WINDOW_NS) retune(p, now, false);
+    p->win_n++;
+    if (p->count < p->min_held) p->min_held = p->count;
+    if (p->count == 0) {
+      p->starved++;
+      if (p->filled) retune(p, now, true); /* a burst: deepen now, not a window later */
     }
-    dwait(&p->cv, &p->mu, &p->seq, self->pass);
   }
+  while (p->count == 0 && !dpass_stopping(self->pass)) dwait(&p->cv, &p->mu, &p->seq, self->pass);
   if (p->count == 0) {
     pthread_mutex_unlock(&p->mu);
     return dstopped();
@@ -153,6 +187,7 @@ dnode *dnode_prefetch(tide_dataset *ds, dpass *pass) {
   p->autotune = autotune;
   int tuned = __atomic_load_n(&ds->tuned, __ATOMIC_RELAXED);
   p->limit = autotune ? (tuned > 1 && tuned < cap ? tuned : 1) : (int)want;
+  p->min_held = cap;
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv, NULL);
   dpass_watch(pass, &p->waiter, &p->mu, &p->cv);

@@ -1,0 +1,80 @@
+/* data/autotune.h — AUTOTUNE's decisions: the hill-climbing controller of a
+ * map's parallelism, the prefetch depth rule and the pass's CPU budget.
+ *
+ * What is taken from TF's model-based autotune (tf.data's model.cc): the
+ * tunables are a map's parallelism and a prefetch buffer's depth; they are
+ * set from per-stage timings measured while the pass runs, not from static
+ * guesses; the parallelism of all tuned maps of a pass together stays within
+ * a CPU budget of the machine's cores, and buffers within a RAM budget (half
+ * the physical memory, TF's default). What differs: TF predicts the output
+ * latency from a queueing model of every node's processing time and climbs
+ * that model; on 2 cores the cost that decides (the hand-off of an element
+ * between threads, a few µs, more than a Fashion-MNIST map's work) is not in
+ * such a model, so here each step of the climb is a trial that the measured
+ * time per element accepts or reverts, and the budget subtracts the cores
+ * the consumer (the training step and its kernel pool) keeps busy. */
+#ifndef TIDE_DATA_AUTOTUNE_H
+#define TIDE_DATA_AUTOTUNE_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* Nanoseconds on CLOCK_MONOTONIC (the tuner's clock). */
+static inline int64_t dtune_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* One tuned integer (a map's active workers, 0 = in the caller's thread). */
+typedef struct dtune {
+  int value, lo, hi;        /* the setting and its bounds */
+  int trial;                /* on trial: +1 one more, -1 one fewer, -2 straight to lo; 0: settled */
+  int trial_left;           /* windows of the trial still to measure */
+  double trial_sum;         /* their ns per element, summed */
+  int before;               /* the value before the trial */
+  double settled;           /* ns per element at the settled value (a moving average) */
+  int settled_n;            /* windows measured at it */
+  int hold_up, hold_down, hold_far; /* windows to wait before the next trial that way */
+  int backoff_up, backoff_down, backoff_far;
+} dtune;
+
+enum {
+  DTUNE_WINDOW_NS = 10000000, /* a decision every 10 ms of the caller's time ... */
+  DTUNE_WINDOW_MIN = 16,      /* ... and at least this many elements */
+  DTUNE_BACKOFF_MAX = 32,     /* a rejected direction is retried after at most 32 windows */
+  DTUNE_TRIAL = 2             /* windows a trial is measured over */
+};
+
+void dtune_init(dtune *k, int value, int lo, int hi);
+/* One window's measurements: cycle_ns, the caller's time per element (from
+ * one call of next to the next); share, the part of it spent inside next
+ * (waiting for, or in the caller's thread running, the stage); budget, the
+ * most the value may be now. Returns the value for the next window. */
+int dtune_window(dtune *k, double cycle_ns, double share, int budget);
+
+/* The workers tuned maps of a pass may run together: the cores
+ * (tide_parallel_threads) less those the consumer keeps busy, consumer_busy
+ * being the share of its time it spends outside next (in permille), at
+ * least 1. */
+int dtune_cpu_budget(int consumer_busy_permille);
+
+/* The most elements of elem_bytes each a prefetch buffer may hold within the
+ * RAM budget. */
+int dtune_ram_cap(int64_t elem_bytes, int cap);
+
+/* The consumer of a pass called next at `enter` (its thread only): the
+ * time since its last call came back counts as its own work. */
+typedef struct dpass dpass;
+void dtune_consumer_enter(dpass *pass, int64_t enter);
+
+/* A prefetch buffer's depth after a window of `takes` takes, `starved` of
+ * which found it empty, min_held the fewest elements it held at a take:
+ * halved when most takes found it empty (the producer is slower than the
+ * consumer: depth does not help, memory is freed); lowered by half of
+ * min_held when none did (a margin of one element is enough); else kept.
+ * (It doubles at once, in prefetch.c, when the consumer finds it empty
+ * after the producer had filled it: a burst that depth absorbs.) */
+int dtune_depth(int limit, int cap, int takes, int starved, int min_held);
+
+#endif
