@@ -41,8 +41,8 @@ int dtune_window(dtune *k, double cycle_ns, double share, int budget) {
     if (--k->trial_left > 0) return k->value;
     double c = k->trial_sum / DTUNE_TRIAL;
     bool keep = k->trial > 0 ? c < k->settled * (1 - GAIN) : c <= k->settled * (1 + SLACK);
-    int *backoff = k->trial > 0 ? &k->backoff_up : k->trial == -1 ? &k->backoff_down : &k->backoff_far;
-    int *hold = k->trial > 0 ? &k->hold_up : k->trial == -1 ? &k->hold_down : &k->hold_far;
+    int *backoff = k->trial == 1 ? &k->backoff_up : k->trial == -1 ? &k->backoff_down : &k->backoff_far;
+    int *hold = k->trial == 1 ? &k->hold_up : k->trial == -1 ? &k->hold_down : &k->hold_far;
     if (keep) {
       *backoff = 1, *hold = 0;
       k->settled = c, k->settled_n = DTUNE_TRIAL;
@@ -64,15 +64,18 @@ int dtune_window(dtune *k, double cycle_ns, double share, int budget) {
   if (k->hold_down) k->hold_down--;
   if (k->hold_far) k->hold_far--;
   if (k->settled_n < DTUNE_TRIAL) return k->value;
-  /* Besides one step either way, straight down to lo: with lo 0 that is the
-   * caller's own thread, which has no hand-offs at all and so can beat every
-   * worker count when one fewer worker alone does not (a local optimum). */
+  /* Besides one step either way, two jumps past a local optimum that one
+   * step cannot see: straight down to lo (with lo 0, the caller's own
+   * thread, which has no hand-offs at all and can beat every worker count
+   * when one fewer worker alone does not), and from 0 straight up to 2 (one
+   * worker runs the map's work on one thread as the caller did; only the
+   * second adds a core). They share a backoff. */
   bool up = k->value < hi && !k->hold_up, down = k->value > k->lo && !k->hold_down;
-  bool far = k->value - 1 > k->lo && !k->hold_far;
+  bool far_down = k->value - 1 > k->lo && !k->hold_far, far_up = k->value == 0 && hi >= 2 && !k->hold_far;
   int dir = 0;
-  if (share > GROW_SHARE && up) dir = 1; /* held up: more first, else see whether fewer does as well */
-  else if (down) dir = -1;               /* keeping up: fewer threads if that keeps up too */
-  else if (far) dir = -2;
+  if (share > GROW_SHARE && (up || far_up)) dir = up ? 1 : 2; /* held up: more first, else see whether fewer does as well */
+  else if (down) dir = -1;                                    /* keeping up: fewer threads if that keeps up too */
+  else if (far_down) dir = -2;
   if (dir) {
     k->trial = dir;
     k->trial_left = DTUNE_TRIAL;

@@ -29,7 +29,7 @@ static inline int64_t dtune_now(void) {
 /* One tuned integer (a map's active workers, 0 = in the caller's thread). */
 typedef struct dtune {
   int value, lo, hi;        /* the setting and its bounds */
-  int trial;                /* on trial: +1 one more, -1 one fewer, -2 straight to lo; 0: settled */
+  int trial;                /* on trial: +1 one more, -1 one fewer, -2 straight to lo, +2 from 0 to 2; 0: settled */
   int trial_left;           /* windows of the trial still to measure */
   double trial_sum;         /* their ns per element, summed */
   int before;               /* the value before the trial */
@@ -42,7 +42,7 @@ typedef struct dtune {
 enum {
   DTUNE_WINDOW_NS = 10000000, /* a decision every 10 ms of the caller's time ... */
   DTUNE_WINDOW_MIN = 16,      /* ... and at least this many elements */
-  DTUNE_BACKOFF_MAX = 32,     /* a rejected direction is retried after at most 32 windows */
+  DTUNE_BACKOFF_MAX = 128,    /* a rejected direction is retried after at most 128 windows (1.3 s) */
   DTUNE_TRIAL = 2             /* windows a trial is measured over */
 };
 

@@ -73,6 +73,13 @@ describe("the parallelism tuner (modelled stages)", function()
     assert.is_true(count_at(trace, 0, 100) >= 90) -- retrying one more only now and then (backoff)
   end)
 
+  it("tries two workers from the caller's thread when one alone does not pay", function()
+    -- a heavy map (JPEG decoding) on an idle machine: one worker runs it on one thread as the caller did
+    local trace, last = simulate(0, 2, { 2e6, 2.02e6, 1.05e6 }, { 0.9, 0.9, 0.5 }, 200)
+    assert.are.equal(2, last)
+    assert.is_true(count_at(trace, 2, 100) >= 90)
+  end)
+
   it("stops where one more worker no longer pays", function()
     local trace, last = simulate(1, 4, { 9e6, 4e6, 2.1e6, 2.05e6, 2.2e6 }, { 0.9, 0.8, 0.5, 0.5, 0.5 }, 200)
     assert.are.equal(2, last)
