@@ -30,16 +30,18 @@ static void reject(int *backoff, int *hold) {
   *hold = *backoff;
 }
 
-/* A move is judged by the mean of DTUNE_TRIAL windows at the new value
- * against the moving average of the settled value's windows (one window of
- * 10 ms on a shared machine is too noisy to judge by). */
+/* A move is judged by the fastest of DTUNE_TRIAL windows at the new value
+ * against the fastest recent window of the settled value (a minimum that
+ * rises 2% a window, so it follows a slower phase of the pass). On a shared
+ * machine other programs only ever add time to a window, so minima are what
+ * compare the settings; one 10 ms window alone is too noisy to judge by. */
 int dtune_window(dtune *k, double cycle_ns, double share, int budget) {
   int hi = k->hi < budget ? k->hi : budget;
   if (hi < k->lo) hi = k->lo;
   if (k->trial) {
-    k->trial_sum += cycle_ns;
+    if (k->trial_left == DTUNE_TRIAL || cycle_ns < k->trial_best) k->trial_best = cycle_ns;
     if (--k->trial_left > 0) return k->value;
-    double c = k->trial_sum / DTUNE_TRIAL;
+    double c = k->trial_best;
     bool keep = k->trial > 0 ? c < k->settled * (1 - GAIN) : c <= k->settled * (1 + SLACK);
     int *backoff = k->trial == 1 ? &k->backoff_up : k->trial == -1 ? &k->backoff_down : &k->backoff_far;
     int *hold = k->trial == 1 ? &k->hold_up : k->trial == -1 ? &k->hold_down : &k->hold_far;
@@ -58,7 +60,7 @@ int dtune_window(dtune *k, double cycle_ns, double share, int budget) {
     k->settled_n = 0;
     return k->value = hi;
   }
-  k->settled = k->settled_n ? 0.7 * k->settled + 0.3 * cycle_ns : cycle_ns;
+  k->settled = k->settled_n && k->settled * 1.02 < cycle_ns ? k->settled * 1.02 : cycle_ns;
   k->settled_n++;
   if (k->hold_up) k->hold_up--;
   if (k->hold_down) k->hold_down--;
@@ -79,7 +81,6 @@ int dtune_window(dtune *k, double cycle_ns, double share, int budget) {
   if (dir) {
     k->trial = dir;
     k->trial_left = DTUNE_TRIAL;
-    k->trial_sum = 0;
     k->before = k->value;
     k->value = dir == -2 ? k->lo : k->value + dir;
   }

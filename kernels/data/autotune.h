@@ -31,9 +31,9 @@ typedef struct dtune {
   int value, lo, hi;        /* the setting and its bounds */
   int trial;                /* on trial: +1 one more, -1 one fewer, -2 straight to lo, +2 from 0 to 2; 0: settled */
   int trial_left;           /* windows of the trial still to measure */
-  double trial_sum;         /* their ns per element, summed */
+  double trial_best;        /* the fewest ns per element among them */
   int before;               /* the value before the trial */
-  double settled;           /* ns per element at the settled value (a moving average) */
+  double settled;           /* ns per element at the settled value (a slowly rising minimum) */
   int settled_n;            /* windows measured at it */
   int hold_up, hold_down, hold_far; /* windows to wait before the next trial that way */
   int backoff_up, backoff_down, backoff_far;
@@ -43,7 +43,7 @@ enum {
   DTUNE_WINDOW_NS = 10000000, /* a decision every 10 ms of the caller's time ... */
   DTUNE_WINDOW_MIN = 16,      /* ... and at least this many elements */
   DTUNE_BACKOFF_MAX = 128,    /* a rejected direction is retried after at most 128 windows (1.3 s) */
-  DTUNE_TRIAL = 2             /* windows a trial is measured over */
+  DTUNE_TRIAL = 3             /* windows a trial is measured over */
 };
 
 void dtune_init(dtune *k, int value, int lo, int hi);
