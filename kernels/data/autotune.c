@@ -12,7 +12,7 @@
  * down may make it this much longer (fewer threads, fewer hand-offs, less
  * CPU taken from the consumer) and stays. Measured windows on a shared
  * machine vary by a few percent; a wrong call is undone by a later trial. */
-static const double GAIN = 0.05, SLACK = 0.02;
+static const double GAIN = 0.05, SLACK = 0.02, ABORT = 0.25;
 /* The caller spends more than this share of its time inside next: the stage
  * holds it up, so more parallelism is tried first. Below it the stage keeps
  * up and only fewer threads are tried. */
@@ -40,7 +40,8 @@ int dtune_window(dtune *k, double cycle_ns, double share, int budget) {
   if (hi < k->lo) hi = k->lo;
   if (k->trial) {
     if (k->trial_left == DTUNE_TRIAL || cycle_ns < k->trial_best) k->trial_best = cycle_ns;
-    if (--k->trial_left > 0) return k->value;
+    /* a trial already far slower ends at once: trials cost what they lose */
+    if (--k->trial_left > 0 && k->trial_best <= k->settled * (1 + ABORT)) return k->value;
     double c = k->trial_best;
     bool keep = k->trial > 0 ? c < k->settled * (1 - GAIN) : c <= k->settled * (1 + SLACK);
     int *backoff = k->trial == 1 ? &k->backoff_up : k->trial == -1 ? &k->backoff_down : &k->backoff_far;

@@ -106,6 +106,7 @@ struct par_map {
   int active;            /* workers that take elements (nthreads unless autotuned) */
   /* AUTOTUNE: the tuner and its window, in the caller's thread */
   int autotune;
+  int quiet; /* active 0 and every slot seen free: no worker takes an element until the caller raises active */
   dtune tune;
   int64_t win_t0, win_in;
   int win_n;
@@ -220,6 +221,7 @@ static tide_status retune(par_map *m, int64_t now) {
   int v = dtune_window(&m->tune, (double)span / m->win_n, (double)m->win_in / (double)span, budget < 0 ? 0 : budget);
   m->win_t0 = now, m->win_in = 0, m->win_n = 0;
   if (v == was) return TIDE_OK;
+  m->quiet = 0;
   tide_status st = start_workers(m, v);
   if (st) v = m->started; /* run with the workers there are */
   __atomic_add_fetch(&pass->map_workers, v - was, __ATOMIC_RELAXED);
@@ -232,43 +234,32 @@ static tide_status retune(par_map *m, int64_t now) {
   return st;
 }
 
-/* active 0: the next element made in the caller's thread, once nothing is in
- * flight (*done = 0: a worker took an element first; look again). */
-static tide_status run_inline(par_map *m, tide_tensor *out, int *end, int *done) {
-  *done = 0;
-  pthread_mutex_lock(&m->in_mu);
-  pthread_mutex_lock(&m->mu);
-  bool idle = m->active == 0 && !m->in_done;
-  for (int k = 0; k < m->cap && idle; k++) idle = m->slots[k].state == SLOT_FREE;
-  if (!idle) {
-    pthread_mutex_unlock(&m->mu);
-    pthread_mutex_unlock(&m->in_mu);
+/* Quiet (active 0, nothing in flight): the next element made in the
+ * caller's thread. No lock: workers take elements only below active, which
+ * only this thread raises (clearing quiet first), and they look at it under
+ * mu, which this thread held when it saw every slot free. */
+static tide_status run_quiet(par_map *m, tide_tensor *out, int *end) {
+  if (m->in_done) {
+    *end = 1;
     return TIDE_OK;
   }
   int64_t seq = m->next_seq++;
-  pthread_mutex_unlock(&m->mu);
-  *done = 1;
   tide_tensor in[TIDE_DATA_MAX_COMPONENTS];
   int n_in = m->in->ncomp;
   memset(in, 0, sizeof(tide_tensor) * (size_t)n_in);
   int in_end = 0;
   tide_status st = dnext(m->in, in, &in_end);
-  pthread_mutex_lock(&m->mu);
   if (!st && in_end) {
+    pthread_mutex_lock(&m->mu);
     m->in_done = 1;
     m->end_seq = seq;
-    dsignal(&m->cv, &m->cv_seq);
-    pthread_cond_broadcast(&m->park_cv);
-  } else {
-    m->consumed++;
-  }
-  pthread_mutex_unlock(&m->mu);
-  pthread_mutex_unlock(&m->in_mu);
-  if (st) return st;
-  if (in_end) {
+    pthread_cond_broadcast(&m->park_cv); /* parked workers leave */
+    pthread_mutex_unlock(&m->mu);
     *end = 1;
     return TIDE_OK;
   }
+  m->consumed++;
+  if (st) return st;
   st = run_graph(m->ds->graph, in, n_in, out, m->base.ncomp);
   if (st) {
     char msg[1024];
@@ -280,6 +271,7 @@ static tide_status run_inline(par_map *m, tide_tensor *out, int *end, int *done)
 
 static tide_status par_take(par_map *m, tide_tensor *out, int *end) {
   dnode *self = &m->base;
+  if (m->quiet) return dpass_stopping(self->pass) ? dstopped() : run_quiet(m, out, end);
   for (;;) {
     pthread_mutex_lock(&m->mu);
     int i;
@@ -304,11 +296,9 @@ static tide_status par_take(par_map *m, tide_tensor *out, int *end) {
       dwait(&m->cv, &m->mu, &m->cv_seq, self->pass);
     }
     if (inline_now) {
+      m->quiet = 1;
       pthread_mutex_unlock(&m->mu);
-      int done;
-      tide_status st = run_inline(m, out, end, &done);
-      if (done || st) return st;
-      continue;
+      return run_quiet(m, out, end);
     }
     mslot *s = &m->slots[i];
     tide_status st = TIDE_OK;
