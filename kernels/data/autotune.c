@@ -25,6 +25,26 @@ void dtune_init(dtune *k, int value, int lo, int hi) {
   k->backoff_up = k->backoff_down = k->backoff_far = 1;
 }
 
+static int log2i(int v) {
+  int e = 0;
+  while (v > 1) v >>= 1, e++;
+  return e;
+}
+
+int dtune_save(const dtune *k) {
+  return log2i(k->backoff_up) | log2i(k->backoff_down) << 4 | log2i(k->backoff_far) << 8 | 1 << 12;
+}
+
+void dtune_restore(dtune *k, int saved) {
+  if (!(saved & 1 << 12)) return; /* nothing saved yet */
+  k->hold_up = k->backoff_up = 1 << (saved & 15);
+  k->hold_down = k->backoff_down = 1 << (saved >> 4 & 15);
+  k->hold_far = k->backoff_far = 1 << (saved >> 8 & 15);
+  if (k->backoff_up == 1) k->hold_up = 0; /* not rejected: free to try at once */
+  if (k->backoff_down == 1) k->hold_down = 0;
+  if (k->backoff_far == 1) k->hold_far = 0;
+}
+
 static void reject(int *backoff, int *hold) {
   *backoff = *backoff * 2 > DTUNE_BACKOFF_MAX ? DTUNE_BACKOFF_MAX : *backoff * 2;
   *hold = *backoff;

@@ -47,6 +47,11 @@ enum {
 };
 
 void dtune_init(dtune *k, int value, int lo, int hi);
+/* The tuner's backoffs in one int, for the next pass to start with
+ * (dtune_restore: it then waits that long before retrying a direction the
+ * last pass rejected, instead of paying for the same trials every epoch). */
+int dtune_save(const dtune *k);
+void dtune_restore(dtune *k, int saved);
 /* One window's measurements: cycle_ns, the caller's time per element (from
  * one call of next to the next); share, the part of it spent inside next
  * (waiting for, or in the caller's thread running, the stage); budget, the

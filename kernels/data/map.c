@@ -220,6 +220,7 @@ static tide_status retune(par_map *m, int64_t now) {
   int was = m->active;
   int v = dtune_window(&m->tune, (double)span / m->win_n, (double)m->win_in / (double)span, budget < 0 ? 0 : budget);
   m->win_t0 = now, m->win_in = 0, m->win_n = 0;
+  __atomic_store_n(&m->ds->tuned_backoffs, dtune_save(&m->tune), __ATOMIC_RELAXED);
   if (v == was) return TIDE_OK;
   m->quiet = 0;
   tide_status st = start_workers(m, v);
@@ -405,6 +406,7 @@ dnode *dnode_map(tide_dataset *ds, dpass *pass) {
     int tuned = __atomic_load_n(&ds->tuned, __ATOMIC_RELAXED);
     m->autotune = 1;
     dtune_init(&m->tune, tuned > 0 ? tuned - 1 : 1, 0, nthreads);
+    dtune_restore(&m->tune, __atomic_load_n(&ds->tuned_backoffs, __ATOMIC_RELAXED));
     m->active = m->tune.value;
     __atomic_add_fetch(&pass->map_workers, m->active, __ATOMIC_RELAXED);
   }

@@ -31,6 +31,7 @@ struct tide_dataset {
   uint64_t seed;         /* shuffle */
   uint64_t passes;       /* atomic: passes begun (shuffle's reshuffle counter) */
   int tuned;             /* atomic: AUTOTUNE: the prefetch depth, or the map's active workers + 1, the last pass settled on (0: none yet) */
+  int tuned_backoffs;    /* atomic: map AUTOTUNE: the tuner's backoffs the last pass left (dtune_save) */
   tide_graph *graph;     /* map */
   tide_tensor *tensors;  /* slices: ncomp contiguous tensors */
   tide_data_source src;  /* source */
