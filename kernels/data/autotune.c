@@ -35,7 +35,8 @@ int dtune_save(const dtune *k) {
   return log2i(k->backoff_up) | log2i(k->backoff_down) << 4 | log2i(k->backoff_far) << 8 | 1 << 12;
 }
 
-void dtune_restore(dtune *k, int saved) {
+void dtune_restore(dtune *k, int saved, int64_t settled_ns) {
+  if (settled_ns > 0) k->settled = (double)settled_ns, k->settled_n = DTUNE_TRIAL;
   if (!(saved & 1 << 12)) return; /* nothing saved yet */
   k->hold_up = k->backoff_up = 1 << (saved & 15);
   k->hold_down = k->backoff_down = 1 << (saved >> 4 & 15);

@@ -49,9 +49,13 @@ enum {
 void dtune_init(dtune *k, int value, int lo, int hi);
 /* The tuner's backoffs in one int, for the next pass to start with
  * (dtune_restore: it then waits that long before retrying a direction the
- * last pass rejected, instead of paying for the same trials every epoch). */
+ * last pass rejected, instead of paying for the same trials every epoch),
+ * and with the settled setting's time per element (settled_ns > 0), so a
+ * short pass (a few windows) can judge a trial without measuring it again. */
 int dtune_save(const dtune *k);
-void dtune_restore(dtune *k, int saved);
+void dtune_restore(dtune *k, int saved, int64_t settled_ns);
+/* The setting to carry to the next pass: the settled one (not one on trial). */
+static inline int dtune_settled_value(const dtune *k) { return k->trial ? k->before : k->value; }
 /* One window's measurements: cycle_ns, the caller's time per element (from
  * one call of next to the next); share, the part of it spent inside next
  * (waiting for, or in the caller's thread running, the stage); budget, the

@@ -512,7 +512,7 @@ int tide_dataset_autotuned(const tide_dataset *ds) {
                (ds->kind == DS_PREFETCH && ds->n == TIDE_DATA_AUTOTUNE)))
     return -1;
   int tuned = __atomic_load_n(&ds->tuned, __ATOMIC_RELAXED);
-  if (ds->kind == DS_MAP) return tuned > 0 ? tuned - 1 : 1; /* stored + 1 (map.c) */
+  if (ds->kind == DS_MAP) return tuned > 0 ? tuned - 1 : 0; /* stored + 1 (map.c) */
   return tuned > 0 ? tuned : 1;
 }
 
@@ -524,6 +524,7 @@ tide_status tide_dataset_set_autotuned(tide_dataset *ds, int value) {
     return TIDE_FAIL(TIDE_ERR_VALUE, "data: a tuned %s must be at least %d, got %d", map ? "parallelism" : "depth",
                      map ? 0 : 1, value);
   __atomic_store_n(&ds->tuned, map ? value + 1 : value, __ATOMIC_RELAXED); /* each pass clamps it to its bounds */
+  if (map) __atomic_store_n(&ds->tuned_ns, 0, __ATOMIC_RELAXED); /* measured at another setting */
   return TIDE_OK;
 }
 

@@ -220,13 +220,15 @@ static tide_status retune(par_map *m, int64_t now) {
   int was = m->active;
   int v = dtune_window(&m->tune, (double)span / m->win_n, (double)m->win_in / (double)span, budget < 0 ? 0 : budget);
   m->win_t0 = now, m->win_in = 0, m->win_n = 0;
+  /* for the next pass: the settled setting (not one on trial), its time, the backoffs */
+  __atomic_store_n(&m->ds->tuned, dtune_settled_value(&m->tune) + 1, __ATOMIC_RELAXED); /* + 1: 0 says none yet */
+  if (m->tune.settled_n > 0) __atomic_store_n(&m->ds->tuned_ns, (int64_t)m->tune.settled, __ATOMIC_RELAXED);
   __atomic_store_n(&m->ds->tuned_backoffs, dtune_save(&m->tune), __ATOMIC_RELAXED);
   if (v == was) return TIDE_OK;
   m->quiet = 0;
   tide_status st = start_workers(m, v);
   if (st) v = m->started; /* run with the workers there are */
   __atomic_add_fetch(&pass->map_workers, v - was, __ATOMIC_RELAXED);
-  __atomic_store_n(&m->ds->tuned, v + 1, __ATOMIC_RELAXED); /* + 1: 0 says no pass has settled yet */
   pthread_mutex_lock(&m->mu);
   m->active = v;
   pthread_cond_broadcast(&m->park_cv);
@@ -402,11 +404,12 @@ dnode *dnode_map(tide_dataset *ds, dpass *pass) {
   m->cap = cap;
   for (int t = 0; t < nthreads; t++) m->workers[t] = (mworker){m, t};
   m->active = nthreads;
-  if (autotune) { /* start where the last pass settled, else at 1 worker */
+  if (autotune) { /* start where the last pass settled, else in the caller's thread (workers as measured need shows) */
     int tuned = __atomic_load_n(&ds->tuned, __ATOMIC_RELAXED);
     m->autotune = 1;
-    dtune_init(&m->tune, tuned > 0 ? tuned - 1 : 1, 0, nthreads);
-    dtune_restore(&m->tune, __atomic_load_n(&ds->tuned_backoffs, __ATOMIC_RELAXED));
+    dtune_init(&m->tune, tuned > 0 ? tuned - 1 : 0, 0, nthreads);
+    dtune_restore(&m->tune, __atomic_load_n(&ds->tuned_backoffs, __ATOMIC_RELAXED),
+                  __atomic_load_n(&ds->tuned_ns, __ATOMIC_RELAXED));
     m->active = m->tune.value;
     __atomic_add_fetch(&pass->map_workers, m->active, __ATOMIC_RELAXED);
   }

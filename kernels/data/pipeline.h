@@ -32,6 +32,7 @@ struct tide_dataset {
   uint64_t passes;       /* atomic: passes begun (shuffle's reshuffle counter) */
   int tuned;             /* atomic: AUTOTUNE: the prefetch depth, or the map's active workers + 1, the last pass settled on (0: none yet) */
   int tuned_backoffs;    /* atomic: map AUTOTUNE: the tuner's backoffs the last pass left (dtune_save) */
+  int64_t tuned_ns;      /* atomic: map AUTOTUNE: ns per element at the setting it left (0: none) */
   tide_graph *graph;     /* map */
   tide_tensor *tensors;  /* slices: ncomp contiguous tensors */
   tide_data_source src;  /* source */

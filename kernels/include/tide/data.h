@@ -128,7 +128,7 @@ TIDE_API void tide_data_iterator_free(tide_data_iterator *it);
 TIDE_API int tide_data_autotune_parallelism(void);
 /* For a map or prefetch given TIDE_DATA_AUTOTUNE: the active workers (0:
  * in the caller's thread) or the buffer depth its last pass settled on, the
- * next pass's start (1 before any); else -1. */
+ * next pass's start (before any: 0 workers, depth 1); else -1. */
 TIDE_API int tide_dataset_autotuned(const tide_dataset *ds);
 /* Start the next pass of such a map or prefetch at `value` (clamped to the
  * pass's bounds; tests, or a setting carried from another dataset). */
