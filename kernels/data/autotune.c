@@ -139,9 +139,9 @@ int dtune_ram_cap(int64_t elem_bytes, int cap) {
   return n < 1 ? 1 : n < cap ? (int)n : cap;
 }
 
-int dtune_depth(int limit, int cap, int takes, int starved, int min_held) {
-  if (starved * 2 > takes) limit /= 2;
-  else if (!starved && min_held >= 2) limit -= min_held / 2;
+int dtune_depth(int limit, int cap, int floor, int starved, int min_held) {
+  if (!starved && min_held >= 2) limit -= min_held / 2;
+  if (limit < floor) limit = floor;
   return limit < 1 ? 1 : limit > cap ? cap : limit;
 }
 

@@ -5,11 +5,10 @@
 
 /* AUTOTUNE: the depth starts at 1 (or where the last pass settled: the
  * next epoch of fit starts there instead of starving its way up again),
- * doubles when the consumer finds the buffer empty after the producer had
- * filled it (a burst the depth can absorb), and after each window of takes
- * follows dtune_depth (autotune.c): halved while the producer is simply
- * slower, lowered while the consumer never waits; up to MAX_AUTO, and within
- * the RAM budget for elements of the size seen. */
+ * doubles each time the consumer finds the buffer empty, and after each
+ * window of takes follows dtune_depth (autotune.c): lowered while the
+ * consumer never waits, but not below what a recent starvation needed; up
+ * to MAX_AUTO, and within the RAM budget for elements of the size seen. */
 enum { MAX_AUTO = 64 };
 
 typedef struct pentry {
@@ -33,7 +32,8 @@ typedef struct prefetch_node {
   dwaiter waiter;
   /* AUTOTUNE's window (under mu) */
   int64_t win_t0, elem_bytes;
-  int win_n, starved, filled, min_held; /* takes, of them found empty, the producer found it full, fewest held */
+  int win_n, starved, min_held;         /* takes, of them found empty, fewest held at a take */
+  int floor, floor_age;                 /* the depth a recent burst needed; windows since */
 } prefetch_node;
 
 /* An element's bytes (for the RAM budget). */
@@ -43,14 +43,16 @@ static int64_t elem_bytes(const tide_tensor *e, int n) {
   return b;
 }
 
-/* AUTOTUNE: set the depth (under mu): doubled for a burst, else by the
+/* AUTOTUNE: set the depth (under mu): doubled when starved, else by the
  * window of takes that is over. */
-static void retune(prefetch_node *p, int64_t now, bool burst) {
+static void retune(prefetch_node *p, int64_t now, bool starved) {
   int cap = dtune_ram_cap(p->elem_bytes, p->cap - 1);
-  int limit = burst ? (p->limit * 2 < cap ? p->limit * 2 : cap) : dtune_depth(p->limit, cap, p->win_n, p->starved, p->min_held);
-  if (burst) {
-    p->filled = 0; /* the next doubling needs the producer to fill the deeper buffer */
+  int limit = starved ? (p->limit * 2 < cap ? p->limit * 2 : cap)
+                      : dtune_depth(p->limit, cap, p->floor, p->starved, p->min_held);
+  if (starved) {
+    p->floor = limit, p->floor_age = 0;
   } else {
+    if (++p->floor_age >= DTUNE_FLOOR_WINDOWS) p->floor /= 2, p->floor_age = 0;
     p->win_t0 = now, p->win_n = 0, p->starved = 0, p->min_held = p->cap;
   }
   if (limit != p->limit) {
@@ -69,7 +71,6 @@ static void *producer_main(void *arg) {
   tide_tensor elem[TIDE_DATA_MAX_COMPONENTS];
   for (;;) {
     pthread_mutex_lock(&p->mu);
-    if (p->count >= p->limit) p->filled = 1;
     while (p->count >= p->limit && !dpass_stopping(pass)) dwait(&p->cv, &p->mu, &p->seq, pass);
     pthread_mutex_unlock(&p->mu);
     if (dpass_stopping(pass)) break;
@@ -106,9 +107,9 @@ static tide_status prefetch_next(dnode *self, tide_tensor *out, int *end) {
     if (p->win_n >= DTUNE_WINDOW_MIN && now - p->win_t0 >= DTUNE_WINDOW_NS) retune(p, now, false);
     p->win_n++;
     if (p->count < p->min_held) p->min_held = p->count;
-    if (p->count == 0) {
+    if (p->count == 0) { /* starved: deepen now, not a window later */
       p->starved++;
-      if (p->filled) retune(p, now, true); /* a burst: deepen now, not a window later */
+      retune(p, now, true);
     }
   }
   while (p->count == 0 && !dpass_stopping(self->pass)) dwait(&p->cv, &p->mu, &p->seq, self->pass);
@@ -188,6 +189,7 @@ dnode *dnode_prefetch(tide_dataset *ds, dpass *pass) {
   int tuned = __atomic_load_n(&ds->tuned, __ATOMIC_RELAXED);
   p->limit = autotune ? (tuned > 1 && tuned < cap ? tuned : 1) : (int)want;
   p->min_held = cap;
+  p->floor = p->limit; /* the depth the last pass left is the depth its bursts needed */
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv, NULL);
   dpass_watch(pass, &p->waiter, &p->mu, &p->cv);
