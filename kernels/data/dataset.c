@@ -2,6 +2,7 @@
  * iterators over them, and the pipeline's thread and stop helpers. */
 #include "pipeline.h"
 #include "tide/data_cache.h"
+#include "autotune.h"
 
 #include <errno.h>
 #include <sys/resource.h>
@@ -160,7 +161,7 @@ tide_dataset *tide_dataset_map(tide_dataset *in, tide_graph *g, int parallel, in
   ds->ncomp = nout;
   tide_graph_retain(g); /* a pass's threads may outlive the caller's reference */
   ds->graph = g;
-  ds->parallel = parallel == TIDE_DATA_AUTOTUNE ? tide_data_autotune_parallelism() : parallel;
+  ds->parallel = parallel; /* AUTOTUNE: resolved by each pass (map.c) */
   ds->flag = deterministic != 0;
   return ds;
 }
@@ -465,7 +466,9 @@ tide_status tide_data_iterator_next(tide_data_iterator *it, int n, tide_tensor *
   memset(elem, 0, sizeof(tide_tensor) * (size_t)n);
   *end = 0;
   tide_clear_error();
+  dtune_consumer_enter(&it->pass, dtune_now());
   tide_status st = dnext(it->top, elem, end);
+  it->pass.cons_exit = dtune_now();
   if (st || *end) return st;
   for (int k = 0; k < n; k++) {
     tide_tensor_release(out[k]);
@@ -548,10 +551,30 @@ void dpass_unwatch(dpass *pass, dwaiter *w) {
 
 /* ---- threads ----------------------------------------------------------------- */
 
-/* One map worker per core, and one more: a prefetch or batching thread
- * shares the cores with them (bench/image.lua: 2 workers and prefetch gave
- * 6,800 JPEGs/s on 2 cores, 3 gave 8,900; without prefetch 2 gave 9,200). */
-int tide_data_autotune_parallelism(void) { return tide_parallel_threads() + 1; }
+/* The cores, TF's CPU budget: a tuned map starts workers up to this many as
+ * its tuner (autotune.c) activates them, within what the consumer leaves. */
+int tide_data_autotune_parallelism(void) { return tide_parallel_threads(); }
+
+int tide_dataset_autotuned(const tide_dataset *ds) {
+  if (!ds || !((ds->kind == DS_MAP && ds->parallel == TIDE_DATA_AUTOTUNE) ||
+               (ds->kind == DS_PREFETCH && ds->n == TIDE_DATA_AUTOTUNE)))
+    return -1;
+  int tuned = __atomic_load_n(&ds->tuned, __ATOMIC_RELAXED);
+  if (ds->kind == DS_MAP) return tuned > 0 ? tuned - 1 : 0; /* stored + 1 (map.c) */
+  return tuned > 0 ? tuned : 1;
+}
+
+tide_status tide_dataset_set_autotuned(tide_dataset *ds, int value) {
+  int map = ds && ds->kind == DS_MAP && ds->parallel == TIDE_DATA_AUTOTUNE;
+  if (!map && !(ds && ds->kind == DS_PREFETCH && ds->n == TIDE_DATA_AUTOTUNE))
+    return TIDE_FAIL(TIDE_ERR_VALUE, "data: only a map or prefetch given AUTOTUNE has a tuned setting");
+  if (value < (map ? 0 : 1))
+    return TIDE_FAIL(TIDE_ERR_VALUE, "data: a tuned %s must be at least %d, got %d", map ? "parallelism" : "depth",
+                     map ? 0 : 1, value);
+  __atomic_store_n(&ds->tuned, map ? value + 1 : value, __ATOMIC_RELAXED); /* each pass clamps it to its bounds */
+  if (map) __atomic_store_n(&ds->tuned_ns, 0, __ATOMIC_RELAXED); /* measured at another setting */
+  return TIDE_OK;
+}
 
 int tide_data_live_threads(void) { return __atomic_load_n(&live_threads, __ATOMIC_RELAXED); }
 

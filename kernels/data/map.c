@@ -1,6 +1,7 @@
 /* data/map.c — map: each element through a traced graph, in the consumer's
  * thread (parallel 0) or on worker threads that run the graph with no Lua. */
 #include "pipeline.h"
+#include "autotune.h"
 
 #include <stdio.h>
 
@@ -61,7 +62,13 @@ static const dnode_ops seq_ops = {seq_next, seq_free, "map"};
  * input's order), runs the graph outside any lock, and marks the slot done.
  * The consumer takes the slot of the next sequence number (deterministic) or
  * any done one, oldest first. At most `cap` elements are in flight or
- * waiting: workers sleep on a full set of slots. */
+ * waiting: workers sleep on a full set of slots.
+ *
+ * AUTOTUNE (autotune.c): only workers 0 .. active-1 take elements; the
+ * others park on park_cv (asleep, no spinning) until the tuner wants them.
+ * Workers start as `active` first reaches them, so a pass never has more
+ * than the most it was tuned to. With active 0 the caller runs the graph
+ * itself once every slot is handed out (sequence numbers stay in order). */
 
 enum { SLOT_FREE = 0, SLOT_RUNNING, SLOT_DONE };
 
@@ -72,24 +79,38 @@ typedef struct mslot {
   derror err;
 } mslot;
 
-typedef struct par_map {
+typedef struct par_map par_map;
+typedef struct mworker {
+  par_map *m;
+  int index;
+} mworker;
+
+struct par_map {
   dnode base;
   tide_dataset *ds;
   dnode *in;
   int nthreads, started, cap;
   pthread_t *threads;
+  mworker *workers;
   mslot *slots;
-  pthread_mutex_t mu;    /* slots, counters, flags */
+  pthread_mutex_t mu;    /* slots, counters, flags, active */
   pthread_cond_t cv;     /* any change the other side waits for */
   unsigned cv_seq;       /* bumped with every broadcast on cv (dsignal) */
+  pthread_cond_t park_cv; /* parked workers: active grew (or the pass stops) */
   pthread_mutex_t in_mu; /* pulling from the input */
-  dwaiter waiter;
+  dwaiter waiter, park_waiter;
   int64_t next_seq;      /* sequence number of the next input element */
   int64_t consumed;      /* deterministic: the next sequence number to hand out */
   int in_done;
   int64_t end_seq;       /* the input's length, once in_done */
-  int running;           /* slots being filled */
-} par_map;
+  int active;            /* workers that take elements (nthreads unless autotuned) */
+  /* AUTOTUNE: the tuner and its window, in the caller's thread */
+  int autotune;
+  int quiet; /* active 0 and every slot seen free: no worker takes an element until the caller raises active */
+  dtune tune;
+  int64_t win_t0, win_in;
+  int win_n;
+};
 
 static int free_slot(par_map *m) {
   for (int i = 0; i < m->cap; i++)
@@ -98,21 +119,31 @@ static int free_slot(par_map *m) {
 }
 
 static void *worker_main(void *arg) {
-  par_map *m = arg;
+  mworker *self = arg;
+  par_map *m = self->m;
   dpass *pass = m->base.pass;
   dthread_enter();
   pthread_setname_np(pthread_self(), "tide-map"); /* in profiles, top and gdb */
   int n_in = m->in->ncomp, n_out = m->base.ncomp;
   tide_tensor in[TIDE_DATA_MAX_COMPONENTS];
   for (;;) {
+    pthread_mutex_lock(&m->mu);
+    while (self->index >= m->active && !m->in_done && !dpass_stopping(pass)) pthread_cond_wait(&m->park_cv, &m->mu);
+    pthread_mutex_unlock(&m->mu);
     pthread_mutex_lock(&m->in_mu);
     pthread_mutex_lock(&m->mu);
-    int i;
-    while ((i = free_slot(m)) < 0 && !m->in_done && !dpass_stopping(pass)) dwait(&m->cv, &m->mu, &m->cv_seq, pass);
+    int i = -1;
+    while (self->index < m->active && (i = free_slot(m)) < 0 && !m->in_done && !dpass_stopping(pass))
+      dwait(&m->cv, &m->mu, &m->cv_seq, pass);
     if (m->in_done || dpass_stopping(pass)) {
       pthread_mutex_unlock(&m->mu);
       pthread_mutex_unlock(&m->in_mu);
       break;
+    }
+    if (i < 0) { /* parked while waiting for a slot */
+      pthread_mutex_unlock(&m->mu);
+      pthread_mutex_unlock(&m->in_mu);
+      continue;
     }
     mslot *s = &m->slots[i];
     s->state = SLOT_RUNNING;
@@ -128,6 +159,7 @@ static void *worker_main(void *arg) {
       m->end_seq = s->seq;
       s->state = SLOT_FREE;
       dsignal(&m->cv, &m->cv_seq);
+      pthread_cond_broadcast(&m->park_cv);
       pthread_mutex_unlock(&m->mu);
       pthread_mutex_unlock(&m->in_mu);
       break;
@@ -169,40 +201,136 @@ static int ready_slot(par_map *m) {
   return best;
 }
 
+/* Start workers up to `want` (the caller's thread). */
+static tide_status start_workers(par_map *m, int want) {
+  for (int t = m->started; t < want; t++) {
+    if (dthread_start(&m->threads[t], worker_main, &m->workers[t]) != 0) return tide_last_status();
+    m->started = t + 1;
+  }
+  return TIDE_OK;
+}
+
+/* AUTOTUNE: a window of the caller's calls is over: let the tuner set the
+ * active workers, within the pass's budget less the other tuned maps'. */
+static tide_status retune(par_map *m, int64_t now) {
+  dpass *pass = m->base.pass;
+  int64_t span = now - m->win_t0;
+  int others = __atomic_load_n(&pass->map_workers, __ATOMIC_RELAXED) - m->active;
+  int budget = dtune_cpu_budget(__atomic_load_n(&pass->consumer_busy, __ATOMIC_RELAXED)) - others;
+  int was = m->active;
+  int v = dtune_window(&m->tune, (double)span / m->win_n, (double)m->win_in / (double)span, budget < 0 ? 0 : budget);
+  m->win_t0 = now, m->win_in = 0, m->win_n = 0;
+  /* for the next pass: the settled setting (not one on trial), its time, the backoffs */
+  __atomic_store_n(&m->ds->tuned, dtune_settled_value(&m->tune) + 1, __ATOMIC_RELAXED); /* + 1: 0 says none yet */
+  if (m->tune.settled_n > 0) __atomic_store_n(&m->ds->tuned_ns, (int64_t)m->tune.settled, __ATOMIC_RELAXED);
+  __atomic_store_n(&m->ds->tuned_backoffs, dtune_save(&m->tune), __ATOMIC_RELAXED);
+  if (v == was) return TIDE_OK;
+  m->quiet = 0;
+  tide_status st = start_workers(m, v);
+  if (st) v = m->started; /* run with the workers there are */
+  __atomic_add_fetch(&pass->map_workers, v - was, __ATOMIC_RELAXED);
+  pthread_mutex_lock(&m->mu);
+  m->active = v;
+  pthread_cond_broadcast(&m->park_cv);
+  dsignal(&m->cv, &m->cv_seq); /* a worker waiting for a slot sees it is parked now */
+  pthread_mutex_unlock(&m->mu);
+  return st;
+}
+
+/* Quiet (active 0, nothing in flight): the next element made in the
+ * caller's thread. No lock: workers take elements only below active, which
+ * only this thread raises (clearing quiet first), and they look at it under
+ * mu, which this thread held when it saw every slot free. */
+static tide_status run_quiet(par_map *m, tide_tensor *out, int *end) {
+  if (m->in_done) {
+    *end = 1;
+    return TIDE_OK;
+  }
+  int64_t seq = m->next_seq++;
+  tide_tensor in[TIDE_DATA_MAX_COMPONENTS];
+  int n_in = m->in->ncomp;
+  memset(in, 0, sizeof(tide_tensor) * (size_t)n_in);
+  int in_end = 0;
+  tide_status st = dnext(m->in, in, &in_end);
+  if (!st && in_end) {
+    pthread_mutex_lock(&m->mu);
+    m->in_done = 1;
+    m->end_seq = seq;
+    pthread_cond_broadcast(&m->park_cv); /* parked workers leave */
+    pthread_mutex_unlock(&m->mu);
+    *end = 1;
+    return TIDE_OK;
+  }
+  m->consumed++;
+  if (st) return st;
+  st = run_graph(m->ds->graph, in, n_in, out, m->base.ncomp);
+  if (st) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", tide_last_error());
+    return fail_element(seq, st, msg);
+  }
+  return TIDE_OK;
+}
+
+static tide_status par_take(par_map *m, tide_tensor *out, int *end) {
+  dnode *self = &m->base;
+  if (m->quiet) return dpass_stopping(self->pass) ? dstopped() : run_quiet(m, out, end);
+  for (;;) {
+    pthread_mutex_lock(&m->mu);
+    int i;
+    bool inline_now = false;
+    for (;;) {
+      if (dpass_stopping(self->pass)) {
+        pthread_mutex_unlock(&m->mu);
+        return dstopped();
+      }
+      if ((i = ready_slot(m)) >= 0) break;
+      bool any_busy = false;
+      for (int k = 0; k < m->cap && !any_busy; k++) any_busy = m->slots[k].state != SLOT_FREE;
+      if (m->in_done && (m->ds->flag ? m->consumed >= m->end_seq : !any_busy)) {
+        pthread_mutex_unlock(&m->mu);
+        *end = 1;
+        return TIDE_OK;
+      }
+      if (m->active == 0 && !any_busy) {
+        inline_now = true;
+        break;
+      }
+      dwait(&m->cv, &m->mu, &m->cv_seq, self->pass);
+    }
+    if (inline_now) {
+      m->quiet = 1;
+      pthread_mutex_unlock(&m->mu);
+      return run_quiet(m, out, end);
+    }
+    mslot *s = &m->slots[i];
+    tide_status st = TIDE_OK;
+    if (s->err.st) st = derror_raise(&s->err, NULL);
+    else delem_move(out, s->vals, self->ncomp);
+    s->state = SLOT_FREE;
+    m->consumed++;
+    dsignal(&m->cv, &m->cv_seq);
+    pthread_mutex_unlock(&m->mu);
+    return st;
+  }
+}
+
 static tide_status par_next(dnode *self, tide_tensor *out, int *end) {
   par_map *m = (par_map *)self;
-  if (!m->started) {
-    m->started = 1;
-    for (int t = 0; t < m->nthreads; t++) {
-      if (dthread_start(&m->threads[t], worker_main, m) != 0) return tide_last_status();
-      m->started = t + 1;
-    }
+  if (!m->started && m->active > 0) {
+    tide_status st = start_workers(m, m->active);
+    if (st) return st;
   }
-  pthread_mutex_lock(&m->mu);
-  int i;
-  for (;;) {
-    if (dpass_stopping(self->pass)) {
-      pthread_mutex_unlock(&m->mu);
-      return dstopped();
-    }
-    if ((i = ready_slot(m)) >= 0) break;
-    bool any_busy = false;
-    for (int k = 0; k < m->cap && !any_busy; k++) any_busy = m->slots[k].state != SLOT_FREE;
-    if (m->in_done && (m->ds->flag ? m->consumed >= m->end_seq : !any_busy)) {
-      pthread_mutex_unlock(&m->mu);
-      *end = 1;
-      return TIDE_OK;
-    }
-    dwait(&m->cv, &m->mu, &m->cv_seq, self->pass);
+  if (!m->autotune) return par_take(m, out, end);
+  int64_t t0 = dtune_now();
+  if (!m->win_t0) m->win_t0 = t0;
+  if (m->win_n >= DTUNE_WINDOW_MIN && t0 - m->win_t0 >= DTUNE_WINDOW_NS) {
+    tide_status st = retune(m, t0);
+    if (st) return st;
   }
-  mslot *s = &m->slots[i];
-  tide_status st = TIDE_OK;
-  if (s->err.st) st = derror_raise(&s->err, NULL);
-  else delem_move(out, s->vals, self->ncomp);
-  s->state = SLOT_FREE;
-  m->consumed++;
-  dsignal(&m->cv, &m->cv_seq);
-  pthread_mutex_unlock(&m->mu);
+  tide_status st = par_take(m, out, end);
+  m->win_in += dtune_now() - t0;
+  m->win_n++;
   return st;
 }
 
@@ -210,9 +338,12 @@ static void par_free(dnode *self) {
   par_map *m = (par_map *)self;
   pthread_mutex_lock(&m->mu);
   dsignal(&m->cv, &m->cv_seq); /* the pass is stopping: workers see it and leave */
+  pthread_cond_broadcast(&m->park_cv);
   pthread_mutex_unlock(&m->mu);
   for (int t = 0; t < m->started; t++) dthread_join(m->threads[t]);
+  if (m->autotune) __atomic_sub_fetch(&self->pass->map_workers, m->active, __ATOMIC_RELAXED);
   dpass_unwatch(self->pass, &m->waiter);
+  dpass_unwatch(self->pass, &m->park_waiter);
   m->in->ops->free(m->in);
   for (int i = 0; i < m->cap; i++) {
     delem_release(m->slots[i].vals, self->ncomp);
@@ -221,8 +352,10 @@ static void par_free(dnode *self) {
   }
   free(m->slots);
   free(m->threads);
+  free(m->workers);
   pthread_mutex_destroy(&m->mu);
   pthread_cond_destroy(&m->cv);
+  pthread_cond_destroy(&m->park_cv);
   pthread_mutex_destroy(&m->in_mu);
   free(m);
 }
@@ -244,18 +377,21 @@ dnode *dnode_map(tide_dataset *ds, dpass *pass) {
     m->in = in;
     return &m->base;
   }
+  int autotune = ds->parallel == TIDE_DATA_AUTOTUNE;
+  int nthreads = autotune ? tide_data_autotune_parallelism() : ds->parallel;
   par_map *m = calloc(1, sizeof *m);
-  int cap = ds->parallel * 2; /* a result waiting per worker while each runs the next */
+  int cap = nthreads * 2; /* a result waiting per worker while each runs the next */
   if (m) {
     m->slots = calloc((size_t)cap, sizeof *m->slots);
-    m->threads = calloc((size_t)ds->parallel, sizeof *m->threads);
+    m->threads = calloc((size_t)nthreads, sizeof *m->threads);
+    m->workers = calloc((size_t)nthreads, sizeof *m->workers);
   }
-  bool ok = m && m->slots && m->threads;
+  bool ok = m && m->slots && m->threads && m->workers;
   for (int i = 0; ok && i < cap; i++) ok = (m->slots[i].vals = calloc((size_t)ds->ncomp, sizeof(tide_tensor))) != NULL;
   if (!ok) {
     if (m && m->slots)
       for (int i = 0; i < cap; i++) free(m->slots[i].vals);
-    if (m) free(m->slots), free(m->threads);
+    if (m) free(m->slots), free(m->threads), free(m->workers);
     free(m);
     in->ops->free(in);
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
@@ -264,11 +400,24 @@ dnode *dnode_map(tide_dataset *ds, dpass *pass) {
   m->base = (dnode){&par_ops, ds->ncomp, pass};
   m->ds = ds;
   m->in = in;
-  m->nthreads = ds->parallel;
+  m->nthreads = nthreads;
   m->cap = cap;
+  for (int t = 0; t < nthreads; t++) m->workers[t] = (mworker){m, t};
+  m->active = nthreads;
+  if (autotune) { /* start where the last pass settled, else in the caller's thread (workers as measured need shows) */
+    int tuned = __atomic_load_n(&ds->tuned, __ATOMIC_RELAXED);
+    m->autotune = 1;
+    dtune_init(&m->tune, tuned > 0 ? tuned - 1 : 0, 0, nthreads);
+    dtune_restore(&m->tune, __atomic_load_n(&ds->tuned_backoffs, __ATOMIC_RELAXED),
+                  __atomic_load_n(&ds->tuned_ns, __ATOMIC_RELAXED));
+    m->active = m->tune.value;
+    __atomic_add_fetch(&pass->map_workers, m->active, __ATOMIC_RELAXED);
+  }
   pthread_mutex_init(&m->mu, NULL);
   pthread_cond_init(&m->cv, NULL);
+  pthread_cond_init(&m->park_cv, NULL);
   pthread_mutex_init(&m->in_mu, NULL);
   dpass_watch(pass, &m->waiter, &m->mu, &m->cv);
+  dpass_watch(pass, &m->park_waiter, &m->mu, &m->park_cv);
   return &m->base;
 }

@@ -31,7 +31,9 @@ struct tide_dataset {
   int parallel;          /* map */
   uint64_t seed;         /* shuffle */
   uint64_t passes;       /* atomic: passes begun (shuffle's reshuffle counter) */
-  int tuned;             /* atomic: prefetch AUTOTUNE: the depth earlier passes grew to */
+  int tuned;             /* atomic: AUTOTUNE: the prefetch depth, or the map's active workers + 1, the last pass settled on (0: none yet) */
+  int tuned_backoffs;    /* atomic: map AUTOTUNE: the tuner's backoffs the last pass left (dtune_save) */
+  int64_t tuned_ns;      /* atomic: map AUTOTUNE: ns per element at the setting it left (0: none) */
   tide_graph *graph;     /* map */
   tide_tensor *tensors;  /* slices: ncomp contiguous tensors */
   tide_data_source src;  /* source */
@@ -80,6 +82,11 @@ struct dpass {
   int stop;              /* atomic: the iterator is being freed */
   pthread_mutex_t mu;    /* guards waiters */
   dwaiter *waiters;
+  /* AUTOTUNE (autotune.c): what the tuned stages of the pass read */
+  int consumer_busy;     /* atomic: permille of the consumer's time spent outside next, last window */
+  int map_workers;       /* atomic: workers the pass's tuned maps have active together */
+  int64_t cons_t0, cons_busy, cons_exit; /* the consumer's window (its thread only) */
+  int cons_n;
 };
 
 /* A node for a pass over ds (NULL with the error set). */

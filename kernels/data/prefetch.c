@@ -1,13 +1,14 @@
 /* data/prefetch.c — prefetch: a background thread pulls elements from the
  * input into a bounded ring while the consumer works on earlier ones. */
 #include "pipeline.h"
+#include "autotune.h"
 
-/* AUTOTUNE: the buffer starts at 1 element and doubles, up to MAX_AUTO,
- * each time the consumer finds it empty (the producer is slower than the
- * consumer's rate at that depth), TF's hill-climbing in its simplest form:
- * a consumer that never waits keeps a small buffer (little memory held).
- * The depth reached is kept with the dataset, so the next pass (the next
- * epoch of fit) starts there instead of starving its way up again. */
+/* AUTOTUNE: the depth starts at 1 (or where the last pass settled: the
+ * next epoch of fit starts there instead of starving its way up again),
+ * doubles each time the consumer finds the buffer empty, and after each
+ * window of takes follows dtune_depth (autotune.c): lowered while the
+ * consumer never waits, but not below what a recent starvation needed; up
+ * to MAX_AUTO, and within the RAM budget for elements of the size seen. */
 enum { MAX_AUTO = 64 };
 
 typedef struct pentry {
@@ -29,7 +30,37 @@ typedef struct prefetch_node {
   pthread_cond_t cv;
   unsigned seq; /* bumped with every broadcast on cv (dsignal) */
   dwaiter waiter;
+  /* AUTOTUNE's window (under mu) */
+  int64_t win_t0, elem_bytes;
+  int win_n, starved, min_held;         /* takes, of them found empty, fewest held at a take */
+  int floor, floor_age;                 /* the depth a recent burst needed; windows since */
 } prefetch_node;
+
+/* An element's bytes (for the RAM budget). */
+static int64_t elem_bytes(const tide_tensor *e, int n) {
+  int64_t b = 0;
+  for (int k = 0; k < n; k++) b += e[k].nelem * (int64_t)tide_dtype_size(e[k].dt);
+  return b;
+}
+
+/* AUTOTUNE: set the depth (under mu): doubled when starved, else by the
+ * window of takes that is over. */
+static void retune(prefetch_node *p, int64_t now, bool starved) {
+  int cap = dtune_ram_cap(p->elem_bytes, p->cap - 1);
+  int limit = starved ? (p->limit * 2 < cap ? p->limit * 2 : cap)
+                      : dtune_depth(p->limit, cap, p->floor, p->starved, p->min_held);
+  if (starved) {
+    p->floor = limit, p->floor_age = 0;
+  } else {
+    if (++p->floor_age >= DTUNE_FLOOR_WINDOWS) p->floor /= 2, p->floor_age = 0;
+    p->win_t0 = now, p->win_n = 0, p->starved = 0, p->min_held = p->cap;
+  }
+  if (limit != p->limit) {
+    if (limit > p->limit) dsignal(&p->cv, &p->seq);
+    p->limit = limit;
+    __atomic_store_n(&p->ds->tuned, limit, __ATOMIC_RELAXED);
+  }
+}
 
 static void *producer_main(void *arg) {
   prefetch_node *p = arg;
@@ -50,7 +81,10 @@ static void *producer_main(void *arg) {
     pentry *e = &p->ring[(p->head + p->count) % p->cap];
     if (st) derror_save(&e->err, st);
     else if (end) e->end = 1;
-    else delem_move(e->vals, elem, nc);
+    else {
+      if (p->autotune && !p->elem_bytes) p->elem_bytes = elem_bytes(elem, nc);
+      delem_move(e->vals, elem, nc);
+    }
     p->count++;
     if (end) p->finished = 1;
     dsignal(&p->cv, &p->seq);
@@ -67,17 +101,18 @@ static tide_status prefetch_next(dnode *self, tide_tensor *out, int *end) {
     p->started = 1;
   }
   pthread_mutex_lock(&p->mu);
-  while (p->count == 0 && !dpass_stopping(self->pass)) {
-    if (p->autotune && p->limit < p->cap) { /* starved: allow a deeper buffer */
-      p->limit = p->limit * 2 < p->cap ? p->limit * 2 : p->cap;
-      int had = __atomic_load_n(&p->ds->tuned, __ATOMIC_RELAXED);
-      while (had < p->limit &&
-             !__atomic_compare_exchange_n(&p->ds->tuned, &had, p->limit, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-      }
-      dsignal(&p->cv, &p->seq);
+  if (p->autotune) {
+    int64_t now = dtune_now();
+    if (!p->win_t0) p->win_t0 = now, p->min_held = p->cap;
+    if (p->win_n >= DTUNE_WINDOW_MIN && now - p->win_t0 >= DTUNE_WINDOW_NS) retune(p, now, false);
+    p->win_n++;
+    if (p->count < p->min_held) p->min_held = p->count;
+    if (p->count == 0) { /* starved: deepen now, not a window later */
+      p->starved++;
+      retune(p, now, true);
     }
-    dwait(&p->cv, &p->mu, &p->seq, self->pass);
   }
+  while (p->count == 0 && !dpass_stopping(self->pass)) dwait(&p->cv, &p->mu, &p->seq, self->pass);
   if (p->count == 0) {
     pthread_mutex_unlock(&p->mu);
     return dstopped();
@@ -153,6 +188,8 @@ dnode *dnode_prefetch(tide_dataset *ds, dpass *pass) {
   p->autotune = autotune;
   int tuned = __atomic_load_n(&ds->tuned, __ATOMIC_RELAXED);
   p->limit = autotune ? (tuned > 1 && tuned < cap ? tuned : 1) : (int)want;
+  p->min_held = cap;
+  p->floor = p->limit; /* the depth the last pass left is the depth its bursts needed */
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv, NULL);
   dpass_watch(pass, &p->waiter, &p->mu, &p->cv);

@@ -73,7 +73,7 @@ TIDE_API tide_dataset *tide_dataset_range(int64_t start, int64_t stop, int64_t s
 
 /* Each element through graph g (finalized; inputs = the element's components,
  * outputs = the new element's). parallel 0: in the consumer's thread;
- * n > 0: n worker threads; TIDE_DATA_AUTOTUNE: the cores. deterministic 0
+ * n > 0: n worker threads; TIDE_DATA_AUTOTUNE: tuned while it runs (below). deterministic 0
  * hands out results as they finish. The dataset holds g (tide_graph_retain);
  * variables g reads must outlive every pass. */
 TIDE_API tide_dataset *tide_dataset_map(tide_dataset *in, tide_graph *g, int parallel, int deterministic);
@@ -113,7 +113,8 @@ TIDE_API tide_dataset *tide_dataset_skip(tide_dataset *in, int64_t n);
  * that gives nothing ends it). */
 TIDE_API tide_dataset *tide_dataset_repeat(tide_dataset *in, int64_t count);
 /* Up to n elements made ahead by a background thread (TIDE_DATA_AUTOTUNE:
- * a buffer that grows while the consumer finds it empty). */
+ * a depth that grows when the consumer finds the buffer empty after bursts
+ * and shrinks while it never does, within half the RAM). */
 TIDE_API tide_dataset *tide_dataset_prefetch(tide_dataset *in, int64_t n);
 
 /* ---- interleave --------------------------------------------------------------
@@ -152,8 +153,24 @@ TIDE_API tide_status tide_data_iterator_next(tide_data_iterator *it, int n, tide
 /* Stop the pass: its threads are told to stop and joined, buffered
  * elements released. NULL is allowed. */
 TIDE_API void tide_data_iterator_free(tide_data_iterator *it);
-/* Worker threads a map given TIDE_DATA_AUTOTUNE uses. */
+/* The most worker threads a map given TIDE_DATA_AUTOTUNE starts (the
+ * cores); its tuner keeps active as many as the measured rates call for
+ * (0: the map runs in its caller's thread) and parks the rest. */
 TIDE_API int tide_data_autotune_parallelism(void);
+/* For a map or prefetch given TIDE_DATA_AUTOTUNE: the active workers (0:
+ * in the caller's thread) or the buffer depth its last pass settled on, the
+ * next pass's start (before any: 0 workers, depth 1); else -1. */
+TIDE_API int tide_dataset_autotuned(const tide_dataset *ds);
+/* Start the next pass of such a map or prefetch at `value` (clamped to the
+ * pass's bounds; tests, or a setting carried from another dataset). */
+TIDE_API tide_status tide_dataset_set_autotuned(tide_dataset *ds, int value);
+/* For tests: the parallelism tuner run over `windows` windows of a stage
+ * whose time per element and share inside next are cycle_ns[v] and
+ * share[v] at parallelism v (0..hi), starting at `start` with `budget`
+ * workers allowed; trace[w] (if not NULL) gets the value after window w.
+ * Returns the last value (-1 on bad arguments). */
+TIDE_API int tide_data_autotune_simulate(int start, int hi, int budget, const double *cycle_ns, const double *share,
+                                         int windows, int *trace);
 /* Threads the engine's pipelines are running now (for tests). */
 TIDE_API int tide_data_live_threads(void);
 

@@ -127,6 +127,26 @@ local function handle(ds)
 end
 M.handle = handle
 
+-- AUTOTUNE's settings in ds's stages as the last pass left them (the next
+-- pass starts there), top down: {stage = "map", parallel = n} (0: the map
+-- runs in its caller's thread) and {stage = "prefetch", depth = n}, for each
+-- stage given AUTOTUNE whose C description exists (a pass has been made).
+function M.autotune_state(ds)
+  local out = {}
+  local function walk(d)
+    local h = rawget(d, "_c")
+    local v = h and tonumber(C.tide_dataset_autotuned(h)) or -1
+    if v >= 0 then
+      out[#out + 1] = d.kind == "map" and { stage = "map", parallel = v } or { stage = "prefetch", depth = v }
+    end
+    if d.input then walk(d.input) end
+    for _, i in ipairs(d.inputs or {}) do walk(i) end
+  end
+  local auto = rawget(ds, "_auto_prefetch")
+  walk(auto or ds)
+  return out
+end
+
 -- Passes whose threads may still run a map graph keep their dataset (and
 -- through it the traced functions, graphs and variables they read) here
 -- until the pass is freed: the collector may otherwise free a graph in the

@@ -629,6 +629,10 @@ end
 -- Elements in one pass: a count, INFINITE_CARDINALITY (-1) or UNKNOWN_CARDINALITY (-2).
 function Dataset:cardinality() return self.card end
 
+-- For tests and benches: AUTOTUNE's settings in this dataset's stages as the
+-- last pass over it left them (data/c_engine.lua's autotune_state), top down.
+function Dataset:_autotune_state() return engines.c.autotune_state(self) end
+
 -- element_spec: a TensorSpec, or a list/map of them as the elements are.
 function Dataset:element_spec_value() return structure.spec_value(self.template, self.specs) end
 
