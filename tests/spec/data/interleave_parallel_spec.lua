@@ -56,6 +56,10 @@ describe("interleave with parallel", function()
 
   it("runs up to `parallel` inner passes on threads and joins them when the pass is dropped", function()
     local function long(x) return D.range(x:item() * 10000, x:item() * 10000 + 5000):map(function(y) return y + 1 end) end
+    -- The collector is stopped while threads are counted: passes earlier
+    -- specs dropped are joined by their finalizers, which must not run
+    -- between two counts. (A full collection here instead hangs LuaJIT about
+    -- once in 100 runs: see issue 14's note.)
     local function live_threads(p)
       local ds = D.range(4):interleave(long, { cycle_length = 4, parallel = p })
       local nextf, close = dataset.open(ds)
@@ -65,9 +69,8 @@ describe("interleave with parallel", function()
       return during
     end
     live_threads(4) -- warm up (pools that start once)
-    -- passes earlier specs dropped without closing: joined now, not while counting
-    collectgarbage()
-    collectgarbage()
+    collectgarbage("stop")
+    finally(function() collectgarbage("restart") end)
     local base = threads()
     assert.are.equal(base, live_threads(1))
     assert.are.equal(base + 2, live_threads(2))
