@@ -1,5 +1,5 @@
 /* data/autotune.c — AUTOTUNE's decisions (see autotune.h): the trial-and-
- * revert climb of a map's parallelism, the prefetch depth rule, the budgets. */
+ * revert climb of a map's parallelism, the CPU and RAM budgets. */
 #include "autotune.h"
 
 #include "pipeline.h"
@@ -137,12 +137,6 @@ int dtune_ram_cap(int64_t elem_bytes, int cap) {
   if (elem_bytes <= 0) return cap;
   int64_t n = b / elem_bytes;
   return n < 1 ? 1 : n < cap ? (int)n : cap;
-}
-
-int dtune_depth(int limit, int cap, int floor, int starved, int min_held) {
-  if (!starved && min_held >= 2) limit -= min_held / 2;
-  if (limit < floor) limit = floor;
-  return limit < 1 ? 1 : limit > cap ? cap : limit;
 }
 
 int tide_data_autotune_simulate(int start, int hi, int budget, const double *cycle_ns, const double *share, int windows,

@@ -1,5 +1,5 @@
 /* data/autotune.h — AUTOTUNE's decisions: the hill-climbing controller of a
- * map's parallelism, the prefetch depth rule and the pass's CPU budget.
+ * map's parallelism, the RAM cap of a prefetch depth and the pass's CPU budget.
  *
  * What is taken from TF's model-based autotune (tf.data's model.cc): the
  * tunables are a map's parallelism and a prefetch buffer's depth; they are
@@ -77,16 +77,5 @@ int dtune_ram_cap(int64_t elem_bytes, int cap);
 typedef struct dpass dpass;
 void dtune_consumer_enter(dpass *pass, int64_t enter);
 
-/* A prefetch buffer's depth after a window of takes in which `starved`
- * found it empty and min_held was the fewest elements it held at a take:
- * when none found it empty, lowered by half of min_held (a margin of one
- * element is enough), but never below floor, the depth a recent
- * starvation needed; else kept. (It doubles at once, in prefetch.c, when
- * the consumer finds it empty, and the floor rises with it and halves after
- * DTUNE_FLOOR_WINDOWS windows without one: the depth a training step needs
- * would be lost to every shrink otherwise, as a producer at nice + 5 gets
- * no core while the step's kernels run and fills the buffer in the gaps.) */
-enum { DTUNE_FLOOR_WINDOWS = 100 };
-int dtune_depth(int limit, int cap, int floor, int starved, int min_held);
 
 #endif

@@ -113,8 +113,8 @@ TIDE_API tide_dataset *tide_dataset_skip(tide_dataset *in, int64_t n);
  * that gives nothing ends it). */
 TIDE_API tide_dataset *tide_dataset_repeat(tide_dataset *in, int64_t count);
 /* Up to n elements made ahead by a background thread (TIDE_DATA_AUTOTUNE:
- * a depth that grows when the consumer finds the buffer empty after bursts
- * and shrinks while it never does, within half the RAM). */
+ * a depth that doubles when the consumer finds the buffer empty, up to 64
+ * and within half the RAM, and starts the next pass where this one left it). */
 TIDE_API tide_dataset *tide_dataset_prefetch(tide_dataset *in, int64_t n);
 
 /* ---- interleave --------------------------------------------------------------
