@@ -58,8 +58,7 @@ describe("interleave with parallel", function()
     local function long(x) return D.range(x:item() * 10000, x:item() * 10000 + 5000):map(function(y) return y + 1 end) end
     -- The collector is stopped while threads are counted: passes earlier
     -- specs dropped are joined by their finalizers, which must not run
-    -- between two counts. (A full collection here instead hangs LuaJIT about
-    -- once in 100 runs: see issue 14's note.)
+    -- between two counts.
     local function live_threads(p)
       local ds = D.range(4):interleave(long, { cycle_length = 4, parallel = p })
       local nextf, close = dataset.open(ds)
