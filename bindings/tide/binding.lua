@@ -226,6 +226,31 @@ end
 
 M.memory_stats = stats
 
+-- A C handle closed exactly once, by h.close() or by the collector (close_c,
+-- a C function taking the handle): h.p is the handle while open, nil after.
+-- Within one collection (and at lua_close) finalizers run in no set order,
+-- so an owner's __gc may call h.close() after the handle's own finalizer
+-- closed it: both go through h, and the second does nothing. h.take()
+-- hands the handle over instead (to be ended another way), nil when closed.
+function M.owned(ptr, close_c)
+  local h = { p = ptr }
+  local holder = ffi.gc(ptr, function(p)
+    if h.p ~= nil then h.p = nil; close_c(p) end
+  end)
+  function h.take()
+    local p = h.p
+    if p == nil then return nil end
+    h.p = nil
+    ffi.gc(holder, nil)
+    return p
+  end
+  function h.close()
+    local p = h.take()
+    if p ~= nil then return close_c(p) end
+  end
+  return h
+end
+
 -- Use `t` here so it stays alive up to this point. A pointer taken from a
 -- tensor (t.data) does not keep the tensor alive: code that reads through
 -- one calls this after its last read. (A guard on a field load, which the

@@ -59,32 +59,13 @@ function M.dtype_codes(specs)
   return codes
 end
 
--- An owned C handle closed exactly once: by close(), or by the collector. At
--- lua_close (and within one collection) finalizers run in no set order, so a
--- pass's own close (from its __gc) may come after the handle's: both go
--- through `state`, and the second does nothing.
-local function owned(ptr, close_c)
-  local state = { p = ptr }
-  state.holder = ffi.gc(ptr, function(p)
-    if state.p ~= nil then state.p = nil; close_c(p) end
-  end)
-  function state.close()
-    local p = state.p
-    if p == nil then return end
-    state.p = nil
-    ffi.gc(state.holder, nil)
-    return close_c(p)
-  end
-  return state
-end
-
 -- A writer of path: elements go to a temporary file beside it, renamed into
 -- place (fsynced) by finish() only after a complete pass; abort() removes it.
 function M.writer(path, specs)
   local n = #specs
   local ptr = C.tide_cache_writer_open(path, n, M.dtype_codes(specs))
   if ptr == nil then binding.raise() end
-  local w = owned(ptr, C.tide_cache_writer_abort)
+  local w = binding.owned(ptr, C.tide_cache_writer_abort)
   local elem = ffi.new("const tide_tensor *[?]", n)
   local self = {}
   function self.write(flat)
@@ -94,10 +75,8 @@ function M.writer(path, specs)
     if st ~= 0 then binding.raise() end
   end
   function self.finish()
-    local p = w.p
+    local p = w.take()
     if p == nil then return end
-    w.p = nil
-    ffi.gc(w.holder, nil)
     if C.tide_cache_writer_finish(p) ~= 0 then binding.raise() end -- frees the writer either way
   end
   self.abort = w.close
@@ -110,7 +89,7 @@ function M.reader(path, specs)
   local n = #specs
   local ptr = C.tide_cache_reader_open(path, n, M.dtype_codes(specs))
   if ptr == nil then binding.raise() end
-  local rd = owned(ptr, C.tide_cache_reader_close)
+  local rd = binding.owned(ptr, C.tide_cache_reader_close)
   local outs = ffi.new("tide_tensor *[?]", n)
   local endp = ffi.new("int[1]")
   local function nextf()

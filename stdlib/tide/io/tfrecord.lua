@@ -25,28 +25,6 @@ local function compression_of(what, opts)
   return c
 end
 
--- A C handle closed exactly once, by close() or by the collector: `h.p` is
--- the handle while open, nil once closed. In one collection (and at
--- lua_close) finalizers run in no set order, so an owner's __gc may call
--- close() after the handle's own finalizer closed it: both go through h,
--- and the second does nothing.
-local function owned(ptr, close_c)
-  local h = { p = ptr }
-  h.holder = ffi.gc(ptr, function(p)
-    if h.p ~= nil then h.p = nil; close_c(p) end
-  end)
-  return h
-end
-
--- Close h's handle now (nil when it already was); returns close_c's result.
-local function close_owned(h, close_c)
-  local p = h and h.p
-  if p == nil then return nil end
-  h.p = nil
-  ffi.gc(h.holder, nil)
-  return close_c(p)
-end
-
 local function check_path(what, path)
   if type(path) ~= "string" then
     binding.error(string.format("%s: path must be a string, got %s", what, type(path)))
@@ -68,7 +46,7 @@ function TFRecordWriter:__init(path, opts)
   check_path("TFRecordWriter", path)
   local w = C.tide_record_writer_open(path, compression_of("TFRecordWriter", opts))
   if w == nil then binding.raise() end
-  self._w = owned(w, C.tide_record_writer_close)
+  self._w = binding.owned(w, C.tide_record_writer_close)
   self.path = path
 end
 
@@ -96,7 +74,7 @@ end
 
 -- close(): finishes the file; closing twice is allowed.
 function TFRecordWriter:close()
-  local st = close_owned(self._w, C.tide_record_writer_close)
+  local st = self._w.close()
   if st ~= nil and st ~= 0 then binding.raise() end
 end
 
@@ -112,7 +90,7 @@ function Reader:__init(path, opts)
   check_path("tf_record_iterator", path)
   local r = C.tide_record_reader_open(path, compression_of("tf_record_iterator", opts))
   if r == nil then binding.raise() end
-  self._r = owned(r, C.tide_record_reader_close)
+  self._r = binding.owned(r, C.tide_record_reader_close)
   self.path = path
 end
 
@@ -141,7 +119,7 @@ end
 
 -- close(): lets the file go (also done at the end and on collection).
 function Reader:close()
-  close_owned(self._r, C.tide_record_reader_close)
+  self._r.close()
 end
 
 -- tf_record_iterator(path, {compression_type=}): an iterator over the records
