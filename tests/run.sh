@@ -9,7 +9,24 @@ set -u
 BUILD=${BUILD:-build}
 export BUILD
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# What failed, said again just above the summary: a CI log is often read from
+# its tail, and the full output of a failing file scrolls far above it.
+failures=$(mktemp)
+trap 'rm -f "$log" "$failures"' EXIT
+# Keeps the first lines of a failing file's failure and error blocks.
+remember_failures() {
+  { echo "== $1"
+    sed -n '/^\(Failure\|Error\) -> /,$p' "$log" | head -n 60
+  } >>"$failures"
+}
+# A C test's or shell check's FAIL lines (or, when it printed no summary, its last lines).
+remember_fail_lines() {
+  if ! grep -qE '^(c|sh) [^:]+: [0-9]+ passed, [0-9]+ failed$' "$log"; then
+    { echo "== $1: crashed or printed no summary; its last lines:"; tail -n 20 "$log"; } >>"$failures"
+  elif grep -q '^FAIL' "$log"; then
+    { echo "== $1"; grep '^FAIL' "$log" | head -n 30; } >>"$failures"
+  fi
+}
 
 if [ "${SANITIZE:-0}" = 1 ]; then
   export ASAN_OPTIONS="abort_on_error=0:detect_leaks=1"
@@ -35,6 +52,7 @@ run_c_tests() {
     "$t" >"$log" 2>&1
     rc=$?
     cat "$log"
+    remember_fail_lines "$t"
     line=$(grep -E '^c [^:]+: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
     if [ -n "$line" ]; then
       p=$(passed_of "$line"); f=$(failed_of "$line")
@@ -56,6 +74,7 @@ run_sh_tests() {
     "$t" >"$log" 2>&1
     rc=$?
     cat "$log"
+    remember_fail_lines "$t"
     line=$(grep -E '^sh [^:]+: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
     if [ -n "$line" ]; then
       p=$(passed_of "$line"); f=$(failed_of "$line")
@@ -91,6 +110,7 @@ run_specs() {
     if [ -z "$summary" ]; then
       cat "$log"
       echo "$file: crashed or printed no summary (exit $rc)"
+      { echo "== $file: crashed or printed no summary (exit $rc); its last lines:"; tail -n 20 "$log"; } >>"$failures"
       s_crashed=$((s_crashed + 1))
       bad_files="$bad_files $file(crashed)"
       continue
@@ -104,6 +124,7 @@ run_specs() {
     [ -n "$sk" ] && { gpu_skipped=$((gpu_skipped + sk)); grep -E '^no GPU visible: ' "$log" | tail -n 1; }
     if [ "$f" -ne 0 ] || [ "$e" -ne 0 ] || [ "$pd" -ne 0 ]; then
       cat "$log"
+      remember_failures "$file"
       bad_files="$bad_files $file"
     elif [ "$rc" -ne 0 ]; then
       cat "$log"
@@ -144,6 +165,11 @@ else
 fi
 
 spec_bad=$((s_failed + s_errors + s_pending + s_crashed))
+if [ -s "$failures" ]; then
+  echo
+  echo "what failed (repeated from above):"
+  cat "$failures"
+fi
 echo
 [ $# -gt 0 ] || echo "C tests: $c_passed assertions passed, $c_failed failed ($c_programs programs)"
 [ $# -gt 0 ] || echo "shell checks: $sh_passed passed, $sh_failed failed ($sh_programs scripts)"
