@@ -578,20 +578,27 @@ tide_status tide_dataset_set_autotuned(tide_dataset *ds, int value) {
 
 int tide_data_live_threads(void) { return __atomic_load_n(&live_threads, __ATOMIC_RELAXED); }
 
-/* A pipeline thread runs under the file policy of the thread that started
- * it (a sandboxed VM's scripts reach files through pipelines too). */
+/* A pipeline thread runs under the file policy and the memory account of
+ * the thread that started it: a sandboxed VM's scripts reach files through
+ * pipelines too, and the tensors a capped VM's pipeline makes count against
+ * its limit (a map that makes too much fails at its element, as it would on
+ * the VM's own thread). */
 typedef struct {
   void *(*fn)(void *);
   void *arg;
   tide_file_policy *policy;
+  tide_memory_account *account;
 } thread_start;
 
 static void *thread_main(void *p) {
   thread_start s = *(thread_start *)p;
   free(p);
   tide_file_policy_swap(s.policy);
+  tide_memory_account_swap(s.account);
   void *r = s.fn(s.arg);
+  tide_memory_account_swap(NULL);
   tide_file_policy_swap(NULL);
+  if (s.account) tide_memory_account_release(s.account);
   tide_file_policy_release(s.policy);
   return r;
 }
@@ -604,8 +611,9 @@ int dthread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: cannot start a pipeline thread (out of memory)");
     return ENOMEM;
   }
-  *s = (thread_start){fn, arg, tide_file_policy_current()};
+  *s = (thread_start){fn, arg, tide_file_policy_current(), tide_memory_account_current()};
   tide_file_policy_retain(s->policy);
+  if (s->account) tide_memory_account_retain(s->account);
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -613,6 +621,7 @@ int dthread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc == 0) __atomic_add_fetch(&live_threads, 1, __ATOMIC_RELAXED);
   else {
+    if (s->account) tide_memory_account_release(s->account);
     tide_file_policy_release(s->policy);
     free(s);
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: cannot start a pipeline thread (error %d)", rc);

@@ -104,6 +104,39 @@ static void test_tensor_cap(void) {
   tide_vm_close(vm);
 }
 
+/* A pipeline's threads charge the VM that started them: a map running on a
+ * prefetch thread or a parallel map's workers cannot make past the cap what
+ * the VM's own thread could not, and the error comes to the iteration. */
+static void test_pipeline_threads_charge_the_vm(void) {
+  tide_vm *vm = open_capped(CAP);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  const char *script = "local tide = require 'tide'\n"
+                       "local ds = tide.data.Dataset.range(4):map(function(i)\n"
+                       "  return tide.tile(tide.reshape(tide.cast(i, 'float32'), {1}), {2e7}) end, {parallel = %s}):prefetch(2)\n"
+                       "local ok, err = pcall(function() for x in ds:iter() do x = nil end end)\n"
+                       "assert(not ok and err:find('memory limit of 67108864 bytes reached'), err)\n"
+                       "assert(err:find('failed on element 0'), err)";
+  char code[1024];
+  const char *settings[] = {"1", "2", "tide.data.AUTOTUNE"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(code, sizeof code, script, settings[i]);
+    int rc = tide_vm_dostring(vm, code, "=pipeline");
+    CHECK(rc == TIDE_VM_OK);
+    if (rc != TIDE_VM_OK) fprintf(stderr, "parallel=%s: %s\n", settings[i], tide_vm_last_error(vm));
+  }
+  /* Under the cap the same pipeline runs, and what it made is given back. */
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                             "local n = 0\n"
+                             "for x in tide.data.Dataset.range(8):map(function(i)\n"
+                             "    return tide.tile(tide.reshape(tide.cast(i, 'float32'), {1}), {1e6}) end, {parallel = 2}):prefetch(2):iter() do\n"
+                             "  n = n + 1 end\n"
+                             "assert(n == 8, n); collectgarbage(); collectgarbage()",
+                         NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_memory_used(vm) < CAP);
+  tide_vm_close(vm);
+}
+
 static tide_vm *open_budget(uint64_t instructions, uint32_t ms) {
   tide_vm_options opts;
   memset(&opts, 0, sizeof opts);
@@ -186,6 +219,7 @@ static void test_time_budget(void) {
 int main(void) {
   test_lua_heap_cap();
   test_tensor_cap();
+  test_pipeline_threads_charge_the_vm();
   test_instruction_budget();
   test_time_budget();
   return CHECK_SUMMARY("vm_limits");

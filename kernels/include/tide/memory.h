@@ -38,8 +38,9 @@ TIDE_API void tide_memory_set_cache_limit(int64_t bytes);
 
 /* ---- memory accounts: a cap on what one host (a capped tide_vm) holds ----
  * While an account is this thread's current one, every tensor storage made
- * on this thread is charged to it (and refused past its limit, with
- * TIDE_ERR_MEMORY "memory limit of N bytes reached ..."); the storage keeps
+ * on this thread, and on the data-pipeline threads it starts, is charged to
+ * it (and refused past its limit, with TIDE_ERR_MEMORY "memory limit of N
+ * bytes reached ..."); the storage keeps
  * the account alive and credits it back when it is freed, on any thread.
  * Hosts charge their own allocations (a Lua heap) with _charge/_credit.
  * Not charged: headers, kernels' scratch buffers, wrapped caller memory. */
