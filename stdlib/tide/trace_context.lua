@@ -109,7 +109,8 @@ function M.user_line()
   end
   local ctx = M.stack[#M.stack]
   local f = ctx and ctx.fn
-  local fn = type(f) == "table" and rawget(f, "fn")
+  -- A library wrapper traced for the user (a tf.data map's) names the user's function as user_fn.
+  local fn = type(f) == "table" and (rawget(f, "user_fn") or rawget(f, "fn"))
   if type(fn) ~= "function" then return "?" end
   local d = debug.getinfo(fn, "S")
   return string.format("%s:%d (a tail call in the traced function that starts there)", d.short_src, d.linedefined)

@@ -68,6 +68,16 @@ describe("map on C threads", function()
     h.errors("element 3", it)
   end)
 
+  it("names the line of the user's map function, also for an op it tail-calls", function()
+    local line = debug.getinfo(1, "l").currentline + 1
+    local ds = D.from_tensor_slices(tide.tensor { 0, 7 }):map(function(v) return tide.gather(tide.tensor { 1, 2 }, v) end,
+      { parallel = 2 })
+    assert.is_true(require("tide.data.c_engine").supports(ds))
+    local it = ds:iter()
+    assert.are.equal(1, it():item())
+    h.errors("engine_spec.lua:" .. line, it)
+  end)
+
   it("names the element in the sequential map too", function()
     local ds = D.from_tensor_slices(tide.tensor { 2, 5 }):map(function(v) return tide.gather(tide.tensor { 1, 2, 3 }, v) end)
     local it = ds:iter { prefetch = false }
