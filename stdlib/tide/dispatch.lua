@@ -49,12 +49,35 @@ function M.promote(t)
   return t
 end
 
+-- Ops of more than two outputs (all_reduce_sum over a bucket, a replayed
+-- SavedModel node): the same call with an output array of their own.
+local function run_many(op, a, inputs, nout)
+  local res, out_arr = {}, ffi.new("tide_tensor *[?]", nout)
+  for k = 1, nout do res[k] = Tensor() end
+  local n = #inputs
+  local in_arr = ffi.new("const tide_tensor *[?]", math.max(n, 1))
+  local function fill()
+    for i = 1, n do in_arr[i - 1] = inputs[i] end
+    for k = 1, nout do out_arr[k - 1] = res[k] end
+  end
+  fill()
+  if C.tide_op_run(op, a, n, in_arr, nout, out_arr) ~= 0 then
+    if not collect_for_retry() then raise() end
+    fill() -- finalizers may have run ops
+    if C.tide_op_run(op, a, n, in_arr, nout, out_arr) ~= 0 then raise() end
+  end
+  for k = 1, nout do finish(res[k]) end
+  if recorder.active and recorder.any_wanted(inputs) then recorder.op(op, a, inputs, res) end
+  return unpack(res, 1, nout)
+end
+
 -- Run op with the given attrs on the inputs (a Lua list of tensors), giving
 -- `nout` outputs (returned as multiple values). The input array holds raw
 -- pointers, which keep nothing alive: the outputs are allocated first, so no
 -- collection can run between filling the array and the call.
 function M.run(op, a, inputs, nout)
   nout = nout or 1
+  if nout > 2 then return run_many(op, a, inputs, nout) end
   local o1, o2 = Tensor(), nout > 1 and Tensor() or nil
   local n = #inputs
   local in_arr = n > MAX_IN and ffi.new("const tide_tensor *[?]", n) or ins
