@@ -126,10 +126,11 @@ function M.summary(opts)
   for i = 0, n - 1 do
     local r = buf[i]
     local cat = CATEGORY[r.category] or "user"
+    -- the total is over every row, kept or not: a share means the same with or without opts.category
+    if cat ~= "worker" then self_total = self_total + tonumber(r.self_ns) / 1e6 end
     if not opts.category or opts.category == cat then
       rows[#rows + 1] = { name = ffi.string(r.name), category = cat, calls = tonumber(r.calls),
                           total_ms = tonumber(r.total_ns) / 1e6, self_ms = tonumber(r.self_ns) / 1e6 }
-      if cat ~= "worker" then self_total = self_total + tonumber(r.self_ns) / 1e6 end
     end
   end
   for _, r in ipairs(rows) do r.share = self_total > 0 and r.self_ms / self_total or 0 end

@@ -168,6 +168,12 @@ describe("tide.profiler limits", function()
       local all, share = P.summary { print = false }, 0
       for _, r in ipairs(all) do if r.category ~= "worker" then share = share + r.share end end
       assert.is_true(math.abs(share - 1) < 1e-9, share)
+      -- a row's share is the same with a category kept or not (it was 0 for every worker row)
+      local function row_of(list, cat, name)
+        return find_all(list, function(r) return r.category == cat and r.name == name end)[1]
+      end
+      assert.is_true(rows[1].share > 0)
+      assert.is_true(math.abs(rows[1].share - row_of(all, "worker", "add").share) < 1e-12)
       -- a worker event takes no self time from the op it runs inside
       local add_row = find_all(all, function(r) return r.category == "op" and r.name == "add" end)[1]
       assert.is_true(math.abs(add_row.self_ms - add_row.total_ms) < 1e-9)

@@ -156,7 +156,10 @@ describe("tide.profiler", function()
     -- the graph's self time excludes its node's
     assert.is_true(by["graph:sine"].self_ms <= by["graph:sine"].total_ms - by["node:sin"].total_ms + 1e-6)
     local ops = P.summary { print = false, category = "op" }
-    for _, r in ipairs(ops) do assert.are.equal("op", r.category) end
+    for _, r in ipairs(ops) do
+      assert.are.equal("op", r.category)
+      assert.is_true(math.abs(r.share - by["op:" .. r.name].share) < 1e-12) -- over every row's self time, as unfiltered
+    end
     -- sorted by self time
     for i = 2, #rows do assert.is_true(rows[i - 1].self_ms >= rows[i].self_ms) end
   end)
