@@ -3,8 +3,9 @@
  *
  * Each input element runs the argument graph (the function's work on the
  * element) and the template is copied along the path to its param leaves,
- * which become real sources (slices, range, files); everything else is
- * shared. The inner datasets ("inners") each get a pass of their own, so one
+ * which become real sources (slices, range, files), and to its stages whose
+ * graphs capture the element (bound to the argument graph's results: each
+ * copy holds its element's values); everything else is shared. The inner datasets ("inners") each get a pass of their own, so one
  * can end (its threads joined) while the others go on.
  *
  * Order (deterministic): TF's InterleaveDataset. `cycle` slots are visited
@@ -223,9 +224,9 @@ static tide_dataset *instantiate(tide_dataset *t, tide_tensor *args, int nargs) 
                 t->cap_first + t->ncaps, nargs);
       return NULL;
     }
-    if ((c->cap_vals = calloc((size_t)t->ncaps, sizeof *c->cap_vals)))
-      for (int k = 0; k < t->ncaps && caps_ok; k++) caps_ok = !tide_tensor_share(&c->cap_vals[k], &args[t->cap_first + k]);
-    else caps_ok = false;
+    if (!(c->cap_vals = calloc((size_t)t->ncaps, sizeof *c->cap_vals))) caps_ok = false;
+    for (int k = 0; caps_ok && k < t->ncaps; k++)
+      caps_ok = tide_tensor_share(&c->cap_vals[k], &args[t->cap_first + k]) == TIDE_OK;
   }
   size_t nd = (size_t)t->ncomp * TIDE_MAX_DIMS;
   if (t->pad_shapes && (c->pad_shapes = malloc(nd * sizeof *c->pad_shapes)))

@@ -7,8 +7,11 @@
 -- range, TFRecordDataset, TextLineDataset, CsvDataset. The trace's outputs
 -- are those leaves' arguments (a graph the C node runs on each element); the
 -- stages above the leaves are ordinary datasets (a map in them is traced as
--- usual). What cannot be captured gives a reason, and interleave then calls
--- fn in Lua for each element (a one-time note says why).
+-- usual). A map, filter or interleave among them whose graph uses the element
+-- (captures values of fn's trace) has those values added to the outputs too,
+-- and each copy of the template runs it with its own element's values. What
+-- cannot be captured gives a reason, and interleave then calls fn in Lua for
+-- each element (a one-time note says why).
 local binding = require "tide.binding"
 local structure = require "tide.data.structure"
 local tracing = require "tide.tracing.function"
@@ -70,6 +73,12 @@ local function lua_stage(ds, supports)
   return nil
 end
 
+-- Where fn was defined.
+local function where(fn)
+  local info = debug.getinfo(fn, "S")
+  return info.short_src .. ":" .. (info.linedefined or 0)
+end
+
 -- The graph ds's own stage runs (a traced map's or filter's, a captured
 -- interleave's argument graph), or nil.
 function M.stage_graph(ds)
@@ -96,12 +105,6 @@ local function capture_values(ds)
       where(ds.fn), ffi.string(C.tide_last_error())), 0)
   end
   return syms
-end
-
--- Where fn was defined.
-local function where(fn)
-  local info = debug.getinfo(fn, "S")
-  return info.short_src .. ":" .. (info.linedefined or 0)
 end
 
 -- capture(fn, in_template, in_specs, is_dataset, supports): { inner=, graph=,

@@ -243,5 +243,9 @@ describe("interleave whose inner stages use the element", function()
     binding.finish(out)
     assert.are.equal(45, out:item())
     h.errors("captures values of an enclosing graph", function() kept:totable() end) -- nothing binds them
+    -- returned from an interleave function, its captures are not that function's: the Lua path, saying why
+    local note, ds = stderr_of(function() return D.range(2):interleave(function() return kept end) end)
+    assert.is_nil(ds.captured)
+    assert.is_truthy(note:find("captures a value that is not the interleave function's", 1, true), note)
   end)
 end)
