@@ -51,6 +51,10 @@ void tide_dataset_free(tide_dataset *ds) {
     free(ds->pad_shapes);
     free(ds->pad_values);
     free(ds->sparse_roles);
+    if (ds->cap_vals) {
+      delem_release(ds->cap_vals, ds->ncaps);
+      free(ds->cap_vals);
+    }
     if (ds->graph) tide_graph_free(ds->graph);
     dcache_free(ds->cache);
     free(ds);
@@ -186,6 +190,30 @@ tide_dataset *tide_dataset_filter(tide_dataset *in, tide_graph *g) {
   tide_graph_retain(g);
   ds->graph = g;
   return ds;
+}
+
+tide_status tide_dataset_bind_captures(tide_dataset *ds, int first) {
+  if (!ds || (ds->kind != DS_MAP && ds->kind != DS_FILTER && ds->kind != DS_INTERLEAVE) || !ds->graph)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "interleave: only a map, filter or interleave with a graph can bind captures");
+  int n = tide_graph_num_captures(ds->graph);
+  if (first < 0 || n < 1 || first + n > TIDE_DATA_MAX_COMPONENTS)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "interleave: cannot bind %d capture(s) to the function's results %d.. (at most %d)",
+                     n, first, TIDE_DATA_MAX_COMPONENTS);
+  if (ds->ncaps || ds->cap_vals)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "interleave: this stage's captures are bound already");
+  ds->cap_first = first, ds->ncaps = n;
+  return TIDE_OK;
+}
+
+tide_status dgraph_run(const tide_dataset *ds, int n_in, const tide_tensor *const *in, int n_out,
+                       tide_tensor *const *out) {
+  if (!ds->ncaps) return tide_graph_run(ds->graph, n_in, in, n_out, out);
+  if (!ds->cap_vals)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "data: this dataset uses an interleave function's traced element; only that "
+                                     "interleave can read it");
+  const tide_tensor *caps[TIDE_DATA_MAX_COMPONENTS];
+  for (int k = 0; k < ds->ncaps; k++) caps[k] = &ds->cap_vals[k];
+  return tide_graph_run_captured(ds->graph, n_in, in, ds->ncaps, caps, n_out, out);
 }
 
 /* zip or concatenate over n datasets (held). */

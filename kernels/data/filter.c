@@ -18,7 +18,7 @@ static tide_status judge(filter_node *f, tide_tensor *elem, int64_t index, bool 
   tide_tensor answer;
   memset(&answer, 0, sizeof answer);
   tide_tensor *outs[1] = {&answer};
-  tide_status st = tide_graph_run(f->ds->graph, f->base.ncomp, ins, 1, outs);
+  tide_status st = dgraph_run(f->ds, f->base.ncomp, ins, 1, outs);
   if (st) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", tide_last_error());

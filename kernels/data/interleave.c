@@ -3,8 +3,9 @@
  *
  * Each input element runs the argument graph (the function's work on the
  * element) and the template is copied along the path to its param leaves,
- * which become real sources (slices, range, files); everything else is
- * shared. The inner datasets ("inners") each get a pass of their own, so one
+ * which become real sources (slices, range, files), and to its stages whose
+ * graphs capture the element (bound to the argument graph's results: each
+ * copy holds its element's values); everything else is shared. The inner datasets ("inners") each get a pass of their own, so one
  * can end (its threads joined) while the others go on.
  *
  * Order (deterministic): TF's InterleaveDataset. `cycle` slots are visited
@@ -107,11 +108,12 @@ tide_dataset *tide_dataset_interleave(tide_dataset *in, tide_graph *g, tide_data
   return ds;
 }
 
-/* Does ds read a param leaf of its own template? (An interleave's template
- * belongs to that interleave: only its input counts.) */
+/* Does ds read a param leaf of its own template, or run a graph bound to
+ * its function's results? (Then each element needs a copy. An interleave's
+ * template belongs to that interleave: only its input counts.) */
 static bool has_param(const tide_dataset *ds) {
   if (!ds) return false;
-  if (ds->kind == DS_PARAM) return true;
+  if (ds->kind == DS_PARAM || ds->ncaps > 0) return true;
   if (has_param(ds->input)) return true;
   if (ds->kind == DS_INTERLEAVE) return false;
   for (int i = 0; i < ds->ninputs; i++)
@@ -211,7 +213,21 @@ static tide_dataset *instantiate(tide_dataset *t, tide_tensor *args, int nargs) 
   c->refs = 1, c->passes = 0;
   c->input = NULL, c->inputs = NULL, c->ninputs = 0, c->graph = NULL, c->pad_shapes = NULL, c->pad_values = NULL;
   c->tensors = NULL, c->src.free_ctx = NULL; /* slices and sources are leaves: never on the copied path */
+  c->cap_vals = NULL;
   if (t->graph) tide_graph_retain(t->graph), c->graph = t->graph;
+  bool caps_ok = true; /* this element's values of the captures t's graph was bound to */
+  if (t->ncaps > 0) {
+    if (t->cap_first + t->ncaps > nargs) {
+      c->ncaps = 0;
+      tide_dataset_free(c);
+      TIDE_FAIL(TIDE_ERR_INTERNAL, "interleave: a stage's captures want arguments %d..%d of %d", t->cap_first,
+                t->cap_first + t->ncaps, nargs);
+      return NULL;
+    }
+    if (!(c->cap_vals = calloc((size_t)t->ncaps, sizeof *c->cap_vals))) caps_ok = false;
+    for (int k = 0; caps_ok && k < t->ncaps; k++)
+      caps_ok = tide_tensor_share(&c->cap_vals[k], &args[t->cap_first + k]) == TIDE_OK;
+  }
   size_t nd = (size_t)t->ncomp * TIDE_MAX_DIMS;
   if (t->pad_shapes && (c->pad_shapes = malloc(nd * sizeof *c->pad_shapes)))
     memcpy(c->pad_shapes, t->pad_shapes, nd * sizeof *c->pad_shapes);
@@ -224,7 +240,8 @@ static tide_dataset *instantiate(tide_dataset *t, tide_tensor *args, int nargs) 
       c->ninputs = i + 1;
     }
   }
-  bool ok = (!t->pad_shapes || c->pad_shapes) && (!t->pad_values || c->pad_values) && c->ninputs == t->ninputs;
+  bool ok = caps_ok && (!t->pad_shapes || c->pad_shapes) && (!t->pad_values || c->pad_values) &&
+            c->ninputs == t->ninputs;
   if (ok && t->input && !(c->input = instantiate(t->input, args, nargs))) ok = false;
   if (!ok) {
     if (tide_last_status() == TIDE_OK) TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
@@ -338,7 +355,7 @@ static tide_status inner_open(ilv_node *n, inner *x) {
     tide_tensor *outs[TIDE_DATA_MAX_COMPONENTS];
     for (int k = 0; k < n->nin; k++) ins[k] = &x->elem[k];
     for (int k = 0; k < nargs; k++) outs[k] = &args[k];
-    st = tide_graph_run(n->ds->graph, n->nin, ins, nargs, outs);
+    st = dgraph_run(n->ds, n->nin, ins, nargs, outs);
   }
   delem_release(x->elem, n->nin);
   free(x->elem);

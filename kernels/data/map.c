@@ -5,13 +5,13 @@
 
 #include <stdio.h>
 
-/* Run g on one element (in: the input's components, released after). */
-static tide_status run_graph(tide_graph *g, tide_tensor *in, int n_in, tide_tensor *out, int n_out) {
+/* Run ds's graph on one element (in: the input's components, released after). */
+static tide_status run_graph(const tide_dataset *ds, tide_tensor *in, int n_in, tide_tensor *out, int n_out) {
   const tide_tensor *ins[TIDE_DATA_MAX_COMPONENTS] = {0};
   tide_tensor *outs[TIDE_DATA_MAX_COMPONENTS] = {0};
   for (int k = 0; k < n_in; k++) ins[k] = &in[k];
   for (int k = 0; k < n_out; k++) outs[k] = &out[k];
-  tide_status st = tide_graph_run(g, n_in, ins, n_out, outs);
+  tide_status st = dgraph_run(ds, n_in, ins, n_out, outs);
   delem_release(in, n_in);
   if (st) delem_release(out, n_out);
   return st;
@@ -39,7 +39,7 @@ static tide_status seq_next(dnode *self, tide_tensor *out, int *end) {
   tide_status st = dnext(m->in, in, end);
   if (st || *end) return st;
   int64_t index = m->index++;
-  st = run_graph(m->ds->graph, in, n_in, out, self->ncomp);
+  st = run_graph(m->ds, in, n_in, out, self->ncomp);
   if (st) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", tide_last_error());
@@ -167,7 +167,7 @@ static void *worker_main(void *arg) {
     pthread_mutex_unlock(&m->in_mu);
     if (!st) {
       int64_t t0 = tide_hooks_now() & TIDE_HOOK_PROFILE ? tide_prof_now() : -1;
-      st = run_graph(m->ds->graph, in, n_in, s->vals, n_out);
+      st = run_graph(m->ds, in, n_in, s->vals, n_out);
       if (TIDE_UNLIKELY(t0 >= 0)) tide_prof_record(TIDE_PROF_DATA, "map_function", NULL, t0, tide_prof_now());
       if (st) {
         derror_save(&s->err, st);
@@ -263,7 +263,7 @@ static tide_status run_quiet(par_map *m, tide_tensor *out, int *end) {
   }
   m->consumed++;
   if (st) return st;
-  st = run_graph(m->ds->graph, in, n_in, out, m->base.ncomp);
+  st = run_graph(m->ds, in, n_in, out, m->base.ncomp);
   if (st) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", tide_last_error());

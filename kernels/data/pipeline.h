@@ -45,6 +45,12 @@ struct tide_dataset {
   int ninputs;
   int64_t cycle, block;  /* interleave (inputs[0]: its template); param: first arg, nargs (inputs[0]: proto) */
   struct dcache *cache;  /* cache: its file or memory store (cache.c) */
+  /* map, filter, interleave inside an interleave's template whose graph
+   * captures values of that interleave's function (its element): the
+   * function's results cap_first .. + ncaps feed the captures; each copy
+   * of the template holds its input element's values in cap_vals */
+  int cap_first, ncaps;
+  tide_tensor *cap_vals;
 };
 
 typedef struct dpass dpass;
@@ -153,6 +159,11 @@ static inline tide_status derror_raise(derror *e, const char *prefix) {
 
 /* The status a node returns when its pass is stopping. */
 static inline tide_status dstopped(void) { return TIDE_FAIL(TIDE_ERR_INTERRUPTED, "data: the iterator was closed"); }
+
+/* Run ds's graph (a map, filter or interleave's) on n_in tensors, with the
+ * values its captures were bound to (tide_dataset_bind_captures) if any. */
+tide_status dgraph_run(const tide_dataset *ds, int n_in, const tide_tensor *const *in, int n_out,
+                       tide_tensor *const *out);
 
 /* Node makers (data/sources.c, transform.c, padded_batch.c, map.c, filter.c, combine.c, prefetch.c). */
 dnode *dnode_source(tide_dataset *ds, dpass *pass);

@@ -719,6 +719,19 @@ tide_status tide_graph_run(tide_graph *g, int n_in, const tide_tensor *const *in
   return tide_graph_exec(g, n_in, in, 0, NULL, n_out, out);
 }
 
+tide_status tide_graph_run_captured(tide_graph *g, int n_in, const tide_tensor *const *in, int n_caps,
+                                    const tide_tensor *const *caps, int n_out, tide_tensor *const *out) {
+  if (tide_interrupt_pending()) tide_interrupt_clear(); /* as tide_graph_run */
+  for (int i = 0; i < n_in + n_caps; i++) {
+    const tide_tensor *x = i < n_in ? (in ? in[i] : NULL) : (caps ? caps[i - n_in] : NULL);
+    if (x && x->dev != TIDE_CPU)
+      return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "graph '%s': %s %d is on a GPU; traced graphs run on the CPU only for now "
+                       "(move it with :cpu())", g ? g->name : "?", i < n_in ? "input" : "capture",
+                       i < n_in ? i + 1 : i - n_in + 1);
+  }
+  return tide_graph_exec(g, n_in, in, n_caps, caps, n_out, out);
+}
+
 /* For graph/control.c: the layouts of g's outputs for inputs of these
  * layouts (a dim may be -1: values that depend on it come out unknown),
  * from g's cached plan for them. Does not run anything. */

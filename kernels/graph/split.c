@@ -44,6 +44,29 @@ tide_status tide_graph_detach(tide_graph *g, int n, tide_tensor *const *outer) {
   return TIDE_OK;
 }
 
+tide_status tide_graph_capture_values(const tide_graph *g, int n, tide_tensor *const *outer) {
+  if (!g) return TIDE_FAIL(TIDE_ERR_VALUE, "graph capture values: NULL graph");
+  tide_graph *parent = g->parent;
+  if (g->n_captures == 0) return TIDE_OK;
+  if (!parent || parent != tide_graph_building())
+    return TIDE_FAIL(TIDE_ERR_VALUE, "graph capture values: graph '%s' was not built on top of the graph being built",
+                     g->name);
+  if (n < g->n_captures || !outer)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "graph capture values: graph '%s' captures %d value(s) but %d header(s) were given",
+                     g->name, g->n_captures, n);
+  for (int k = 0; k < g->n_captures; k++) {
+    gvalue v = g->nodes[g->captures[k]].capture;
+    if (v.node < 0 || v.node >= parent->nnodes || v.index < 0 || v.index >= parent->nodes[v.node].n_out)
+      return TIDE_FAIL(TIDE_ERR_INTERNAL, "graph capture values: a capture of '%s' names no value of '%s'", g->name,
+                       parent->name);
+  }
+  for (int k = 0; k < g->n_captures; k++) {
+    gvalue v = g->nodes[g->captures[k]].capture;
+    tide_graph_symbolic(parent, v.node, v.index, outer[k]);
+  }
+  return TIDE_OK;
+}
+
 tide_status tide_graph_alias(tide_graph *g, const tide_tensor *foreign, const tide_tensor *local) {
   if (!g || !foreign || !local) return TIDE_FAIL(TIDE_ERR_VALUE, "graph alias: NULL argument");
   if (!g->building || tide_graph_building() != g)

@@ -136,6 +136,12 @@ TIDE_API tide_dataset *tide_dataset_param(int kind, int first, int nargs, tide_d
  * one has nothing ready, another one's ready element goes first. */
 TIDE_API tide_dataset *tide_dataset_interleave(tide_dataset *in, tide_graph *g, tide_dataset *inner, int64_t cycle,
                                                int64_t block, int parallel, int deterministic);
+/* Bind the captures of ds (a map, filter or interleave of a template whose
+ * graph captures values of the interleave function it was made in) to that
+ * function's results first .. first + tide_graph_num_captures - 1: each copy
+ * of the template runs ds's graph with its own input element's values.
+ * Before any pass; such a stage is then read only through that interleave. */
+TIDE_API tide_status tide_dataset_bind_captures(tide_dataset *ds, int first);
 
 /* Drop a reference (NULL is allowed). */
 TIDE_API void tide_dataset_free(tide_dataset *ds);

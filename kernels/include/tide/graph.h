@@ -148,6 +148,13 @@ TIDE_API int tide_graph_num_captures(const tide_graph *g);
  * output. This is how a backward pass traced on top of its forward pass
  * becomes a graph of the forward's saved values. */
 TIDE_API tide_status tide_graph_detach(tide_graph *g, int n, tide_tensor *const *outer);
+/* The enclosing graph's values that g's captures name, g left as it is:
+ * outer[k] (n >= tide_graph_num_captures(g) blank headers, made symbolic)
+ * for capture k. g (finalized or not) was built on top of the graph being
+ * built now, which can then compute them and hand them to each run of g
+ * (tide_graph_run_captured): how interleave feeds an inner map the values it
+ * captured of the interleave function's element. */
+TIDE_API tide_status tide_graph_capture_values(const tide_graph *g, int n, tide_tensor *const *outer);
 /* While g is being built, let `local` (a value of g, or an eager tensor: a
  * constant) stand for `foreign`, a symbolic tensor of another graph: ops on
  * `foreign` in g, and in graphs built on top of g, use `local` instead. How a
@@ -170,6 +177,11 @@ TIDE_API void tide_graph_unpin_variable(tide_graph *g, const tide_tensor *handle
  * of input shapes are made once and cached. */
 TIDE_API tide_status tide_graph_run(tide_graph *g, int n_in, const tide_tensor *const *in, int n_out,
                                     tide_tensor *const *out);
+/* Run a finalized graph that captures values of an enclosing graph, given
+ * those values (caps: n_caps = tide_graph_num_captures(g) eager tensors, in
+ * capture order) as well as its n_in inputs; otherwise as tide_graph_run. */
+TIDE_API tide_status tide_graph_run_captured(tide_graph *g, int n_in, const tide_tensor *const *in, int n_caps,
+                                             const tide_tensor *const *caps, int n_out, tide_tensor *const *out);
 
 /* Print now, as a PRINT node does when its graph runs (eager tide.print). */
 TIDE_API tide_status tide_print(const char *text, int n, const tide_tensor *const *tensors);

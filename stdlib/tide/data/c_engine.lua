@@ -122,6 +122,8 @@ local function handle(ds)
   end
   if h == nil then binding.raise() end
   h = ffi.gc(h, C.tide_dataset_free)
+  -- in an interleave's template: the graph's captures of the function's element (data/interleave_fn.lua)
+  if ds.cap_first and C.tide_dataset_bind_captures(h, ds.cap_first) ~= 0 then binding.raise() end
   ds._c = h
   return h
 end

@@ -7,14 +7,17 @@
 -- range, TFRecordDataset, TextLineDataset, CsvDataset. The trace's outputs
 -- are those leaves' arguments (a graph the C node runs on each element); the
 -- stages above the leaves are ordinary datasets (a map in them is traced as
--- usual). What cannot be captured gives a reason, and interleave then calls
--- fn in Lua for each element (a one-time note says why).
+-- usual). A map, filter or interleave among them whose graph uses the element
+-- (captures values of fn's trace) has those values added to the outputs too,
+-- and each copy of the template runs it with its own element's values. What
+-- cannot be captured gives a reason, and interleave then calls fn in Lua for
+-- each element (a one-time note says why).
 local binding = require "tide.binding"
 local structure = require "tide.data.structure"
 local tracing = require "tide.tracing.function"
 local spec = require "tide.tracing.spec"
 
-local C = binding.C
+local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local band = bit.band
 local pack = function(...) return { n = select("#", ...), ... } end
 local M = {}
@@ -65,7 +68,8 @@ local function lua_stage(ds, supports)
     if s then return s, why end
   end
   if not supports(ds) or not COPYABLE[ds.kind] or (ds.kind == "shuffle" and ds.seedless) then return ds end
-  if ds.compiled and C.tide_graph_num_captures(ds.compiled.graph) > 0 then return ds, "captures" end
+  local g = M.stage_graph(ds)
+  if g and C.tide_graph_num_captures(g) > 0 and not ds.cap_first then return ds, "captures" end
   return nil
 end
 
@@ -73,6 +77,34 @@ end
 local function where(fn)
   local info = debug.getinfo(fn, "S")
   return info.short_src .. ":" .. (info.linedefined or 0)
+end
+
+-- The graph ds's own stage runs (a traced map's or filter's, a captured
+-- interleave's argument graph), or nil.
+function M.stage_graph(ds)
+  if ds.compiled then return ds.compiled.graph end
+  if ds.kind == "interleave" and ds.captured then return ds.captured.graph end
+  return nil
+end
+
+-- Symbolic tensors of the graph being built (fn's trace) naming the values
+-- that ds's stage graph captures of it (the element, or what fn computed of
+-- it), or nil when it captures none; an error (a reason) when they are not
+-- the trace's own values.
+local function capture_values(ds)
+  local g = M.stage_graph(ds)
+  local n = g and C.tide_graph_num_captures(g) or 0
+  if n == 0 then return nil end
+  local syms, arr = {}, ffi.new("tide_tensor *[?]", n)
+  for k = 1, n do
+    syms[k] = Tensor()
+    arr[k - 1] = syms[k]
+  end
+  if C.tide_graph_capture_values(g, n, arr) ~= 0 then
+    error(string.format("the %s function at %s captures a value that is not the interleave function's (%s)", ds.kind,
+      where(ds.fn), ffi.string(C.tide_last_error())), 0)
+  end
+  return syms
 end
 
 -- capture(fn, in_template, in_specs, is_dataset, supports): { inner=, graph=,
@@ -105,6 +137,17 @@ function M.capture(fn, in_template, in_specs, is_dataset, supports)
         for _, a in ipairs(d.args) do outs[#outs + 1] = a end
         return
       end
+      -- a stage whose graph captures the element: each copy of the template
+      -- binds those captures to its element's values, computed here
+      local ok, caps = pcall(capture_values, d)
+      if not ok then
+        why = caps
+        error(why, 0)
+      end
+      if caps then
+        d.cap_first = #outs
+        for _, a in ipairs(caps) do outs[#outs + 1] = a end
+      end
       if d.kind == "interleave" and d.captured then walk(d.input); return end
       if d.input then walk(d.input) end
       for _, x in ipairs(d.inputs or {}) do walk(x) end
@@ -125,8 +168,8 @@ function M.capture(fn, in_template, in_specs, is_dataset, supports)
   if cf._nin ~= #in_specs then return nil, "it does not use every component of the element as a tensor" end
   local bad, captures = lua_stage(inner, supports)
   if captures then
-    return nil, string.format("the %s function at %s uses the interleave function's element (a captured value), " ..
-      "which a template cannot bind yet", bad.kind, where(bad.fn))
+    return nil, string.format("the %s function at %s uses a traced value that the template cannot bind " ..
+      "(one of a dataset not returned by the interleave function)", bad.kind, where(bad.fn))
   end
   if bad then
     if bad.kind == "shuffle" then

@@ -198,8 +198,6 @@ describe("interleave with a captured function", function()
     end, "runs in Lua (generator)", 6)
     check(function(x) return D.range(x):shuffle(4) end, "shuffles without a seed", 6)
     check(function(x) return D.range(x):batch(2):unbatch() end, "runs in Lua (unbatch)", 6)
-    check(function(x) return D.range(x):map(function(y) return x * 10 + y end) end,
-      "uses the interleave function's element (a captured value)", 6)
     local note = stderr_of(function()
       h.errors("interleave: the function must return a tide.data.Dataset", function()
         D.range(3):interleave(function(x) return x end)
