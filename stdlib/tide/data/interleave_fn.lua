@@ -158,6 +158,7 @@ function M.capture(fn, in_template, in_specs, is_dataset, supports)
     return unpack(outs)
   end
   local f = tracing.trace(flat_fn, { name = "interleave_fn" })
+  f.user_fn = fn -- an op tail-called by fn is located in fn, not in flat_fn
   local sig = {}
   for i, s in ipairs(in_specs) do sig[i] = spec.TensorSpec(s.shape, s.dtype) end
   local ok, cf = pcall(f.get_concrete_function, f, unpack(sig, 1, #in_specs))
