@@ -45,6 +45,8 @@ void tide_dataset_free(tide_dataset *ds) {
       delem_release(ds->tensors, ds->ncomp);
       free(ds->tensors);
     }
+    for (int k = 0; ds->row_offsets && k < ds->ncomp; k++) free(ds->row_offsets[k]);
+    free(ds->row_offsets);
     if (ds->kind == DS_SOURCE && ds->src.free_ctx) ds->src.free_ctx(ds->src.ctx);
     for (int i = 0; i < ds->ninputs; i++) tide_dataset_free(ds->inputs[i]);
     free(ds->inputs);
@@ -436,7 +438,7 @@ int64_t tide_dataset_cardinality(const tide_dataset *ds) {
 dnode *dnode_make(tide_dataset *ds, dpass *pass) {
   switch (ds->kind) {
   case DS_SOURCE: return dnode_source(ds, pass);
-  case DS_SLICES: return dnode_slices(ds, pass);
+  case DS_SLICES: return ds->sparse_roles ? dnode_sparse_slices(ds, pass) : dnode_slices(ds, pass);
   case DS_RANGE: return dnode_range(ds, pass);
   case DS_MAP: return dnode_map(ds, pass);
   case DS_BATCH: return dnode_batch(ds, pass);

@@ -212,8 +212,10 @@ static tide_dataset *instantiate(tide_dataset *t, tide_tensor *args, int nargs) 
   memcpy(c, t, sizeof *c);
   c->refs = 1, c->passes = 0;
   c->input = NULL, c->inputs = NULL, c->ninputs = 0, c->graph = NULL, c->pad_shapes = NULL, c->pad_values = NULL;
-  c->tensors = NULL, c->src.free_ctx = NULL; /* slices and sources are leaves: never on the copied path */
+  c->tensors = NULL, c->row_offsets = NULL, c->src.free_ctx = NULL; /* slices and sources are leaves: never on
+                                                                      * the copied path */
   c->cap_vals = NULL;
+  c->sparse_roles = NULL; /* a sparse batch's own copy (below): sharing the pointer freed it twice */
   if (t->graph) tide_graph_retain(t->graph), c->graph = t->graph;
   bool caps_ok = true; /* this element's values of the captures t's graph was bound to */
   if (t->ncaps > 0) {
@@ -233,6 +235,8 @@ static tide_dataset *instantiate(tide_dataset *t, tide_tensor *args, int nargs) 
     memcpy(c->pad_shapes, t->pad_shapes, nd * sizeof *c->pad_shapes);
   if (t->pad_values && (c->pad_values = malloc((size_t)t->ncomp * sizeof *c->pad_values)))
     memcpy(c->pad_values, t->pad_values, (size_t)t->ncomp * sizeof *c->pad_values);
+  if (t->sparse_roles && (c->sparse_roles = malloc((size_t)t->ncomp)))
+    memcpy(c->sparse_roles, t->sparse_roles, (size_t)t->ncomp);
   if (t->ninputs && (c->inputs = calloc((size_t)t->ninputs, sizeof *c->inputs))) {
     for (int i = 0; i < t->ninputs; i++) {
       c->inputs[i] = t->kind == DS_INTERLEAVE ? ds_hold(t->inputs[i]) : instantiate(t->inputs[i], args, nargs);
@@ -241,7 +245,7 @@ static tide_dataset *instantiate(tide_dataset *t, tide_tensor *args, int nargs) 
     }
   }
   bool ok = caps_ok && (!t->pad_shapes || c->pad_shapes) && (!t->pad_values || c->pad_values) &&
-            c->ninputs == t->ninputs;
+            (!t->sparse_roles || c->sparse_roles) && c->ninputs == t->ninputs;
   if (ok && t->input && !(c->input = instantiate(t->input, args, nargs))) ok = false;
   if (!ok) {
     if (tide_last_status() == TIDE_OK) TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");

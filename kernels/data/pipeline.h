@@ -38,8 +38,10 @@ struct tide_dataset {
   tide_tensor *tensors;  /* slices: ncomp contiguous tensors */
   tide_data_source src;  /* source */
   tide_dataset **inputs; /* zip, concatenate: ninputs datasets (held) */
-  unsigned char *sparse_roles; /* batch: NULL, or per component 1 where a SparseTensor's indices are (values
-                                * and dense_shape follow), else 0 */
+  unsigned char *sparse_roles; /* batch, slices: NULL, or per component 1 where a SparseTensor's indices are
+                                * (values and dense_shape follow), else 0 */
+  int64_t **row_offsets; /* slices with sparse_roles: at each SparseTensor's indices component, its n + 1 row
+                          * offsets (dsparse_row_offsets); tensors[k] then holds the indices without dim 0 */
   int64_t *pad_shapes;   /* padded_batch: ncomp * TIDE_MAX_DIMS dims, -1: the batch's longest */
   uint64_t *pad_values;  /* padded_batch: ncomp values, each its component dtype's bytes */
   int ninputs;
@@ -168,6 +170,7 @@ tide_status dgraph_run(const tide_dataset *ds, int n_in, const tide_tensor *cons
 /* Node makers (data/sources.c, transform.c, padded_batch.c, map.c, filter.c, combine.c, prefetch.c). */
 dnode *dnode_source(tide_dataset *ds, dpass *pass);
 dnode *dnode_slices(tide_dataset *ds, dpass *pass);
+dnode *dnode_sparse_slices(tide_dataset *ds, dpass *pass); /* sparse_slices.c: slices with sparse_roles */
 dnode *dnode_range(tide_dataset *ds, dpass *pass);
 dnode *dnode_map(tide_dataset *ds, dpass *pass);
 dnode *dnode_batch(tide_dataset *ds, dpass *pass);
@@ -195,6 +198,16 @@ tide_status padding_stack(const tide_dataset *ds, const tide_tensor *pending, in
  * (transform.c); on failure *out holds nothing. */
 tide_status batch_stack_component(const tide_dataset *ds, const tide_tensor *pending, int64_t count, int k,
                                   tide_tensor *out);
+/* Row offsets of a SparseTensor cut along its first dim (sparse_slices.c):
+ * off[0 .. rows] such that row r's entries are off[r] .. off[r+1) of
+ * indices (int64 [nnz, rank >= 1], any strides). Fails, the message
+ * prefixed "what: ", on an index outside [0, rows) in dim 0, and on indices
+ * out of row-major order: every dim when full_order (TF's from_tensor_slices
+ * check, repeats refused too), else dim 0 only (all that cutting rows needs).
+ * O(nnz + rows); off is the caller's. */
+tide_status dsparse_row_offsets(const tide_tensor *indices, int64_t rows, int full_order, const char *what,
+                                int64_t *off);
+
 /* batch's assembly when components are SparseTensors (sparse_batch.c): each
  * sparse triple batched by TF's rule, the other components stacked. */
 tide_status sparse_stack(const tide_dataset *ds, const tide_tensor *pending, int64_t count, tide_tensor *out);

@@ -66,6 +66,16 @@ TIDE_API tide_dataset *tide_dataset_from_source(const tide_data_source *src);
 /* The rows of n tensors (all with the same first dim): element i is row i of
  * each. The tensors are shared (copied first when not contiguous). */
 TIDE_API tide_dataset *tide_dataset_slices(int n, const tide_tensor *const *tensors);
+/* from_tensor_slices of an element holding SparseTensors: where
+ * sparse_roles[k] is 1, components k, k+1, k+2 are one SparseTensor's
+ * indices [N, r] (int64, row-major order, r >= 1), values [N] and
+ * dense_shape [r] (int64); element i holds its row i: indices[a:b, 1:],
+ * values[a:b] and dense_shape[1:], where a .. b are row i's entries (views,
+ * computed once here). Other components (0) are sliced as by
+ * tide_dataset_slices; every first dim must be dense_shape[0]. Validated
+ * here (errors start "from_tensor_slices: "). NULL roles: tide_dataset_slices. */
+TIDE_API tide_dataset *tide_dataset_sparse_slices(int n, const tide_tensor *const *tensors,
+                                                  const unsigned char *sparse_roles);
 /* start, start + step, ... up to stop (excluded) as scalars of dtype. */
 TIDE_API tide_dataset *tide_dataset_range(int64_t start, int64_t stop, int64_t step, int dtype);
 

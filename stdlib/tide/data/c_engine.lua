@@ -11,7 +11,7 @@ local M = {}
 local DTYPE_INT64 = require("tide.dtype").codes.int64
 
 -- Stages the engine runs; a map or filter only when traced.
-local KINDS = { slices = true, range = true, map = true, filter = true, batch = true, shuffle = true, take = true,
+local KINDS = { slices = true, sparse_slices = true, range = true, map = true, filter = true, batch = true, shuffle = true, take = true,
   skip = true, ["repeat"] = true, prefetch = true, c_source = true, zip = true, concatenate = true, enumerate = true,
   padded_batch = true, param = true, interleave = true, cache = true }
 
@@ -51,6 +51,11 @@ local function handle(ds)
     local arr = ffi.new("const tide_tensor *[?]", n)
     for i, t in ipairs(ds.tensors) do arr[i - 1] = t end
     h = C.tide_dataset_slices(n, arr)
+  elseif k == "sparse_slices" then -- 1 in roles where a SparseTensor's indices are (kernels/data/sparse_slices.c)
+    local n = #ds.tensors
+    local arr, roles = ffi.new("const tide_tensor *[?]", n), ffi.new("unsigned char[?]", n)
+    for i, t in ipairs(ds.tensors) do arr[i - 1], roles[i - 1] = t, ds.roles[i] end
+    h = C.tide_dataset_sparse_slices(n, arr, roles)
   elseif k == "range" then
     h = C.tide_dataset_range(ds.start, ds.stop, ds.step, DTYPE_INT64)
   elseif k == "param" then -- a template leaf: interleave's node makes its source of each element

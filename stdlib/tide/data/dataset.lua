@@ -111,20 +111,15 @@ local function prepend(first)
   end
 end
 
--- from_tensor_slices of an element with SparseTensors: each row a
--- one-element source (rows of a sparse value differ in size), the dataset
--- their concatenation (all in C); the rows come from data/sparse_elements.lua.
+-- from_tensor_slices of an element with SparseTensors: one C source
+-- (kernels/data/sparse_slices.c) that checks the value now and cuts each
+-- row as a view; the rows' template and specs come from data/sparse_elements.lua.
 local function sparse_slices(template, leaves)
-  local rows, row_template, specs = sparse_elements.slices(template, leaves, drop_first)
-  local function source(tensors, card)
-    return setmetatable({ kind = "slices", tensors = tensors, template = row_template, specs = specs, card = card },
-      Dataset)
-  end
-  if #rows == 1 or rows.empty then return source(rows[1], rows.empty and 0 or 1) end
-  local parts = {}
-  for r, row in ipairs(rows) do parts[r] = source(row, 1) end
-  return setmetatable({ kind = "concatenate", inputs = parts, template = row_template, specs = specs,
-    card = #rows }, Dataset)
+  local row_template, specs, roles = sparse_elements.slice_specs(template, leaves, drop_first)
+  local ds = setmetatable({ kind = "sparse_slices", tensors = leaves, roles = roles, template = row_template,
+    specs = specs }, Dataset)
+  ds.card = tonumber(C.tide_dataset_cardinality(engines.c.handle(ds))) -- made now: its errors come here
+  return ds
 end
 
 -- Dataset.from_tensor_slices(x): the rows of a tensor, of each tensor of a

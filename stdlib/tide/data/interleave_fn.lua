@@ -48,7 +48,7 @@ end
 
 -- Stages kernels/data/interleave.c can copy for each element (its
 -- instantiate() copies them field by field); sources are shared as they are.
-local COPYABLE = { param = true, slices = true, range = true, c_source = true, map = true, filter = true, batch = true,
+local COPYABLE = { param = true, slices = true, sparse_slices = true, range = true, c_source = true, map = true, filter = true, batch = true,
   padded_batch = true, shuffle = true, take = true, skip = true, ["repeat"] = true, prefetch = true, zip = true,
   concatenate = true, enumerate = true, interleave = true }
 

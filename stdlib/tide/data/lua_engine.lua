@@ -599,6 +599,7 @@ readers.param = function()
 end
 
 readers.c_source = function(ds) return open(ds) end -- a C source runs in C (dataset.open routes it there)
+readers.sparse_slices = readers.c_source -- SparseTensor rows are cut in C
 
 -- A pass over ds run here (inputs that run in C are opened there).
 function M.open_lua(ds)

@@ -15,30 +15,12 @@ local function int64_list(list, what)
   return convert.tensor(list, "int64", what)
 end
 
--- Error unless the index tuples are in row-major (lexicographic) order, as
--- TF's from_tensor_slices requires (in its words).
-local function check_order(indices, what)
-  local rows = indices:totable()
-  for k = 2, #rows do
-    local a, b = rows[k - 1], rows[k]
-    local cmp = 0
-    for d = 1, #a do
-      if a[d] ~= b[d] then cmp = a[d] < b[d] and -1 or 1; break end
-    end
-    if cmp >= 0 then
-      binding.error(string.format("%s: indices[%d] = [%s] is %s. Many sparse ops require sorted indices. Use " ..
-        "tide.sparse.reorder to create a correctly ordered copy", what, k - 1, table.concat(b, ","),
-        cmp == 0 and "repeated" or "out of order"))
-    end
-  end
-end
-
 -- The rows of a sparse value (its three components) along its first dim:
 -- a list of {indices, values, dense_shape} with the first dim dropped, as
 -- TF slices a SparseTensor (from_tensor_slices, unbatch). Every row keeps
--- the dense shape's other dims, as TF's rows do. ordered: the indices must
--- be in row-major order (from_tensor_slices, as TF); else any order is grouped.
-function M.split_rows(indices, values, dense_shape, what, ordered)
+-- the dense shape's other dims, as TF's rows do. Indices in any order are
+-- grouped by row (from_tensor_slices cuts its rows in C: kernels/data/sparse_slices.c).
+function M.split_rows(indices, values, dense_shape, what)
   local shape = dense_shape:totable()
   local rank = #shape
   if rank < 1 then
@@ -48,7 +30,6 @@ function M.split_rows(indices, values, dense_shape, what, ordered)
   local rest_dims = {}
   for d = 2, rank do rest_dims[d - 1] = shape[d] end
   local rest_shape = int64_list(rest_dims, what)
-  if ordered and indices.shape[1] > 1 then check_order(indices, what) end
   local rest_indices = indices:slice { {}, { 1, nil } }
   local first = n > 0 and indices:slice { {}, 0 }:totable() or {}
   local positions, sorted = {}, true
@@ -187,33 +168,20 @@ function M.unbatch(flat, template, what)
 end
 
 -- from_tensor_slices of an element with SparseTensors (template and leaves
--- from structure.flatten): the rows, each a list of its components with a
--- leading dim of 1 (a one-element source's tensors), the rows' template
--- (sparse shapes through drop_first) and their specs. With no rows, one
--- list of empty tensors of the right ranks and rows.empty = true.
-function M.slices(template, leaves, drop_first)
+-- from structure.flatten): the rows' template (sparse shapes through
+-- drop_first), their specs and the C engine's sparse roles (a list, 1 at
+-- each SparseTensor's indices component). The rows themselves are cut in C
+-- (tide_dataset_sparse_slices), which checks the values.
+function M.slice_specs(template, leaves, drop_first)
   local what = "from_tensor_slices"
-  local set, nodes = M.sparse_components(template)
-  local rows, split = nil, {}
-  for _, node in ipairs(nodes) do
-    local i = node.items[1].index
-    split[i] = M.split_rows(leaves[i], leaves[i + 1], leaves[i + 2], what, true)
-    if rows and #split[i] ~= rows then
-      binding.error(string.format("%s: the components have different first dimensions: %d and %d", what, rows,
-        #split[i]))
-    end
-    rows = #split[i]
-  end
-  local specs = {}
+  local set = M.sparse_components(template)
+  local specs, roles = {}, {}
   for i, t in ipairs(leaves) do
+    roles[i] = set[i] and type(set[i]) == "table" and 1 or 0
     if not set[i] then
       if t.ndim < 1 then
         binding.error(what .. ": component " .. i .. " is a scalar; each component needs a first " ..
           "dimension to slice (use from_tensors for one element)")
-      end
-      if t.shape[1] ~= rows then
-        binding.error(string.format("%s: the components have different first dimensions: %d and %d", what, rows,
-          t.shape[1]))
       end
       local dims = {}
       for d = 2, t.ndim do dims[d - 1] = t.shape[d] end
@@ -222,31 +190,7 @@ function M.slices(template, leaves, drop_first)
   end
   local row_template = structure.map_sparse_shapes(template, drop_first)
   structure.fix_sparse_specs(row_template, specs)
-  local out = {}
-  for r = 1, rows do
-    local row = {}
-    for i, t in ipairs(leaves) do
-      if not set[i] then row[i] = t[r - 1]:expand_dims(0) end
-    end
-    for i, sp in pairs(split) do
-      row[i], row[i + 1], row[i + 2] = sp[r][1]:expand_dims(0), sp[r][2]:expand_dims(0), sp[r][3]:expand_dims(0)
-    end
-    out[r] = row
-  end
-  if rows == 0 then -- one empty source: its tensors only need the components' ranks
-    local empty = {}
-    for i, t in ipairs(leaves) do
-      if not set[i] then empty[i] = t end
-    end
-    for i in pairs(split) do
-      local rank = leaves[i + 2].shape[1]
-      empty[i] = convert.empty(C.TIDE_INT64, { 0, 0, rank - 1 }, what)
-      empty[i + 1] = convert.empty(leaves[i + 1].dt, { 0, 0 }, what)
-      empty[i + 2] = convert.empty(C.TIDE_INT64, { 0, rank - 1 }, what)
-    end
-    out = { empty, empty = true }
-  end
-  return out, row_template, specs
+  return row_template, specs, roles
 end
 
 return M

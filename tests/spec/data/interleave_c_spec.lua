@@ -184,6 +184,32 @@ describe("interleave with a captured function", function()
     prog.remove_tmpdir(dir)
   end)
 
+  it("copies a batch of SparseTensors above a file leaf for each element (each copy its own sparse roles)", function()
+    local F = { tags = tide.io.VarLenFeature("int64"), id = tide.io.FixedLenFeature({}, "int64") }
+    local path = "tests/fixtures/data/examples.tfrecord"
+    local files = D.from_tensor_slices(tide.tensor { path, path, path })
+    local function parsed_batches(name)
+      return tide.data.TFRecordDataset(name):map(function(r) return tide.io.parse_single_example(r, F) end):batch(2)
+    end
+    local _, lua_ds = stderr_of(function() -- the reference: fn called in Lua (x:item() cannot be traced)
+      return files:interleave(function(name) return parsed_batches(name:item()) end, { cycle_length = 2 })
+    end)
+    assert.is_nil(lua_ds.captured)
+    local function plain(ds)
+      local out = {}
+      for e in ds:iter() do out[#out + 1] = { e.tags.indices:totable(), e.tags.values:totable(), e.id:totable() } end
+      return out
+    end
+    local want = plain(lua_ds)
+    assert.are.equal(6, #want)
+    for _, p in ipairs { 1, 2 } do
+      local ds = files:interleave(parsed_batches, { cycle_length = 2, parallel = p })
+      assert.is_truthy(ds.captured)
+      assert.are.same(want, plain(ds)) -- (the copies freed the batch's sparse roles twice: a crash)
+      assert.are.same(want, plain(ds))
+    end
+  end)
+
   it("falls back to calling fn in Lua, with one note saying why", function()
     local function check(fn, why, want_n)
       local note, ds = stderr_of(function() return D.range(1, 4):interleave(fn, { cycle_length = 2 }) end)
