@@ -45,10 +45,11 @@ function Dataset:window(size, opts)
   return ds
 end
 
--- A dataset of the given elements (flat lists of one component's tensors).
-local function elements(list, spec)
-  return setmetatable({ kind = "elements", elems = list, template = { kind = "tensor", index = 1 }, specs = { spec },
-    card = #list }, Dataset)
+-- A dataset of the given elements (flat lists of components) of that
+-- template and specs (default: one component of spec `specs`).
+local function elements(list, specs, template)
+  if template == nil then template, specs = { kind = "tensor", index = 1 }, { specs } end
+  return setmetatable({ kind = "elements", elems = list, template = template, specs = specs, card = #list }, Dataset)
 end
 
 lua_engine.add_reader("elements", function(ds)
@@ -96,4 +97,4 @@ lua_engine.add_reader("window", function(ds)
   end, close
 end)
 
-return {}
+return { elements = elements }

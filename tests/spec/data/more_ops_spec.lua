@@ -30,6 +30,20 @@ local r = D.range
 local function i64(list) return tide.constant(list, "int64") end
 local function zero() return tide.constant(0, "int64") end
 
+-- group_by_window's input, and bucket_by_sequence_length's sequences (int32, of lengths 1-5) and length.
+local function G() return D.from_tensor_slices(i64 { 5, 3, 1, 4, 0, 2, 9, 7, 8, 6 }) end
+local function S()
+  local rows = { { 1 }, { 2, 2, 2 }, { 3, 3 }, { 4, 4, 4, 4, 4 }, { 5 }, { 6, 6, 6, 6 }, { 7, 7 } }
+  return D.from_generator(function()
+    local i = 0
+    return function()
+      i = i + 1
+      return rows[i] and tide.constant(rows[i], "int32")
+    end
+  end, { output_signature = tide.TensorSpec({ tide.None }, "int32") })
+end
+local function length(x) return tide.shape(x)[0] end
+
 local pipelines = {
   flat_map_range = function() return r(1, 4):flat_map(function(x) return r(x) end) end,
   flat_map_slices = function()
@@ -99,9 +113,52 @@ local pipelines = {
     local ds = D.sample_from_datasets({ zeros, ones }, { weights = { 0.25, 0.75 }, seed = 3 }):take(20000)
     return ds:reduce(zero(), function(s, x) return s + x end):item() / 20000
   end,
+  group_by_window_2 = function()
+    return G():group_by_window(function(x) return x % 3 end, function(k, w) return w:batch(10) end, { window_size = 2 })
+  end,
+  group_by_window_flush = function()
+    return G():group_by_window(function(x) return 2 - x % 3 end, function(k, w) return w:batch(10) end,
+      { window_size = 5 })
+  end,
+  group_by_window_negative_keys = function()
+    return G():group_by_window(function(x) return tide.where(x:gt(4), x - 10, x) end,
+      function(k, w) return w:batch(10) end, { window_size = 9 })
+  end,
+  group_by_window_size_func = function()
+    return G():group_by_window(function(x) return x % 2 end,
+      function(k, w) return w:batch(10):map(function(b) return tide.concat({ tide.reshape(k, { 1 }), b }, 0) end) end,
+      { window_size_func = function(k) return k + 2 end })
+  end,
+  group_by_window_tuple = function()
+    return D.zip { G(), G():map(function(x) return x * 10 end) }:group_by_window(function(a, b) return a % 2 end,
+      function(k, w) return w:batch(3) end, { window_size = 3 })
+  end,
+  bucket = function() return S():bucket_by_sequence_length(length, { 3, 5 }, { 2, 2, 2 }) end,
+  bucket_to_boundary = function()
+    return S():bucket_by_sequence_length(length, { 3, 6 }, { 2, 2, 2 },
+      { pad_to_bucket_boundary = true, padding_values = -1 })
+  end,
+  bucket_drop = function() return S():bucket_by_sequence_length(length, { 3 }, { 2, 3 }, { drop_remainder = true }) end,
+  bucket_shapes = function() return S():bucket_by_sequence_length(length, { 3 }, { 2, 3 }, { padded_shapes = { 6 } }) end,
+  bucket_no_padding = function()
+    return D.from_tensor_slices(i64 { { 1, 2 }, { 3, 4 }, { 5, 6 } })
+      :bucket_by_sequence_length(function(x) return x[0]:cast("int32") end, { 4 }, { 2, 2 }, { no_padding = true })
+  end,
+  bucket_spec = function()
+    local s = S():bucket_by_sequence_length(length, { 3 }, { 2, 2 }, { drop_remainder = true }).element_spec
+    return { s.dtype, { s.shape[1] == tide.None and -1 or s.shape[1], s.shape[2] == tide.None and -1 or s.shape[2] } }
+  end,
 }
 
 local cardinality = {
+  group_by_window = function()
+    return G():group_by_window(function(x) return x % 3 end, function(k, w) return w:batch(10) end, { window_size = 2 })
+  end,
+  group_by_window_inf = function()
+    return G():repeat_():group_by_window(function(x) return x % 3 end, function(k, w) return w:batch(10) end,
+      { window_size = 2 })
+  end,
+  bucket = function() return S():bucket_by_sequence_length(length, { 3, 5 }, { 2, 2, 2 }) end,
   flat_map = function() return r(3):flat_map(function(x) return r(x) end) end,
   flat_map_inf = function() return r(3):repeat_():flat_map(function(x) return r(x) end) end,
   scan = function() return r(5):scan(zero(), function(s, x) return s + x, x end) end,
@@ -421,5 +478,72 @@ describe("sample_from_datasets", function()
     fails(function() D.sample_from_datasets({ r(3), r(3) }, { weight = { 1, 1 } }) end,
       "sample_from_datasets: unknown option 'weight'")
     fails(function() D.sample_from_datasets(r(3)) end, "sample_from_datasets: datasets must be a non-empty Lua list")
+  end)
+end)
+
+describe("group_by_window", function()
+  local function batch10(k, w) return w:batch(10) end
+  it("runs a key function that cannot be traced, with the same groups", function()
+    local ds = G():group_by_window(function(x) return tide.constant(x:item() % 3, "int64") end, batch10,
+      { window_size = 2 })
+    assert.are.same(cases.group_by_window_2, values(ds))
+  end)
+  it("has reduce_func's element_spec", function()
+    local ds = G():group_by_window(function(x) return x % 3 end, batch10, { window_size = 2 })
+    assert.are.equal(tide.TensorSpec({ tide.None }, "int64"), ds.element_spec)
+  end)
+  it("checks its arguments", function()
+    fails(function() G():group_by_window(function(x) return x:cast("int32") end, batch10, { window_size = 2 }) end,
+      "group_by_window: key_func must return one int64 scalar")
+    fails(function() G():group_by_window(function(x) return x % 2 end, batch10) end,
+      "group_by_window: give exactly one of window_size and window_size_func")
+    fails(function()
+      G():group_by_window(function(x) return x % 2 end, batch10, { window_size = 2, window_size_func = function() end })
+    end, "give exactly one of")
+    fails(function() G():group_by_window(function(x) return x % 2 end, batch10, { window_size = 0 }) end,
+      "group_by_window: window_size must be a whole number >= 1")
+    fails(function() G():group_by_window(function(x) return x % 2 end, batch10, { size = 2 }) end,
+      "group_by_window: unknown option 'size'")
+    fails(function() G():group_by_window(function(x) return x % 2 end, function() return 1 end, { window_size = 2 }) end,
+      "group_by_window: reduce_func must return a tide.data.Dataset, got number")
+    fails(function() G():group_by_window(1, batch10, { window_size = 2 }) end,
+      "group_by_window: key_func must be a function")
+    fails(function()
+      G():group_by_window(function(x) return x % 2 end, batch10, { window_size_func = function() return 0 end }):totable()
+    end, "group_by_window: window_size_func must give a whole number >= 1, got 0 for key 1")
+  end)
+end)
+
+describe("bucket_by_sequence_length", function()
+  it("refuses an element past the last boundary with pad_to_bucket_boundary (TF: " ..
+    fixture.errors.bucket_past_boundary .. ")", function()
+    fails(function()
+      S():bucket_by_sequence_length(length, { 3 }, { 2, 2 }, { pad_to_bucket_boundary = true }):totable()
+    end, "bucket_by_sequence_length: with pad_to_bucket_boundary, elements must have a length < max(bucket_boundaries) = 3")
+  end)
+  it("pads string sequences with padding_values", function()
+    local words = D.from_generator(function()
+      local rows, i = { { "a" }, { "b", "c" }, { "d", "e", "f" } }, 0
+      return function() i = i + 1; return rows[i] and tide.constant(rows[i]) end
+    end, { output_signature = tide.TensorSpec({ tide.None }, "string") })
+    local ds = words:bucket_by_sequence_length(length, { 2 }, { 2, 2 }, { padding_values = "<pad>" })
+    -- bucket 1 fills first; bucket 0's one element comes out at the end
+    assert.are.same({ { { "b", "c", "<pad>" }, { "d", "e", "f" } }, { { "a" } } }, values(ds))
+  end)
+  it("checks its arguments", function()
+    fails(function() S():bucket_by_sequence_length(length, { 3 }, { 2 }) end,
+      "bucket_by_sequence_length: bucket_batch_sizes must be a Lua list of 2 sizes", "got 1 entries")
+    fails(function() S():bucket_by_sequence_length(length, { 3, 2 }, { 2, 2, 2 }) end,
+      "bucket_by_sequence_length: bucket_boundaries must increase, got 2 after 3")
+    fails(function() S():bucket_by_sequence_length(length, { 3 }, { 2, 0 }) end,
+      "bucket_by_sequence_length: bucket_batch_sizes[2] must be a whole number >= 1")
+    fails(function() S():bucket_by_sequence_length(function(x) return tide.constant(1.5) end, { 3 }, { 2, 2 }) end,
+      "bucket_by_sequence_length: element_length_func must return one int32 or int64 scalar")
+    fails(function() S():bucket_by_sequence_length(length, { 3 }, { 2, 2 }, { padded_shapes = { 2, 2 } }) end,
+      "bucket_by_sequence_length: padded_shapes for component 0 must be a list of 1 sizes")
+    fails(function() S():bucket_by_sequence_length(length, { 3 }, { 2, 2 }, { pad = true }) end,
+      "bucket_by_sequence_length: unknown option 'pad'")
+    fails(function() S():bucket_by_sequence_length(length, { 3 }, { 2, 2 }, { no_padding = "yes" }) end,
+      "bucket_by_sequence_length: no_padding must be a boolean")
   end)
 end)
