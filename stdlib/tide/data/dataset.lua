@@ -309,7 +309,7 @@ function Dataset:map(fn, opts)
     ds.compiled = compiled
     ds.template, ds.specs = compiled.out_template, compiled.out_specs
   else
-    map_fn.note_fallback("map", fn, why)
+    if not structure.holds_datasets(self.specs) then map_fn.note_fallback("map", fn, why) end -- windows: Lua by design
     ds.template, ds.specs = engines.lua.probe_map(ds)
     -- as its dense dims: the first element's sparse shapes say nothing of the next ones'
     ds.template = structure.map_sparse_shapes(ds.template, function(shape)
@@ -338,7 +338,7 @@ function Dataset:filter(pred)
     end
     ds.compiled = compiled
   else
-    map_fn.note_fallback("filter", pred, why)
+    if not structure.holds_datasets(self.specs) then map_fn.note_fallback("filter", pred, why) end
   end
   return ds
 end
@@ -742,7 +742,7 @@ Dataset.__tostring = function(self)
   return string.format("<tide.data.Dataset %s: %s>", self.kind, table.concat(parts, ", "))
 end
 
--- For the modules that add methods (data/functional.lua, sampling.lua, windows.lua).
+-- For the modules that add methods (data/functional.lua, sampling.lua, windows.lua, grouping.lua).
 M.helpers = { options = options, count_arg = count_arg, derive = derive, check_dataset = check_dataset,
   draw_seed = draw_seed, no_datasets = no_datasets }
 

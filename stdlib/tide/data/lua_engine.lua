@@ -602,7 +602,7 @@ end
 readers.c_source = function(ds) return open(ds) end -- a C source runs in C (dataset.open routes it there)
 
 -- Register the reader of a dataset kind that another module adds
--- (data/functional.lua, sampling.lua, windows.lua): reader(ds) gives nextf, close.
+-- (data/functional.lua, sampling.lua, windows.lua, grouping.lua): reader(ds) gives nextf, close.
 function M.add_reader(kind, reader) readers[kind] = reader end
 
 -- A pass over ds run here (inputs that run in C are opened there).
