@@ -624,7 +624,7 @@ function Dataset:interleave(fn, opts)
   if deterministic == nil then deterministic = true end
   if type(deterministic) ~= "boolean" then binding.error("interleave: deterministic must be a boolean") end
   local ds = interleave_node(self, "interleave", fn, cycle, block, parallel, deterministic)
-  ds.card = self:cardinality() == INFINITE and INFINITE or UNKNOWN
+  ds.card = UNKNOWN -- as TF 2.21's, even over an infinite input (its inner datasets may all be empty)
   return ds
 end
 
