@@ -161,6 +161,7 @@ local cardinality = {
   bucket = function() return S():bucket_by_sequence_length(length, { 3, 5 }, { 2, 2, 2 }) end,
   flat_map = function() return r(3):flat_map(function(x) return r(x) end) end,
   flat_map_inf = function() return r(3):repeat_():flat_map(function(x) return r(x) end) end,
+  interleave_inf = function() return r(3):repeat_():interleave(function(x) return r(x) end, { cycle_length = 2 }) end,
   scan = function() return r(5):scan(zero(), function(s, x) return s + x, x end) end,
   scan_inf = function() return r(5):repeat_():scan(zero(), function(s, x) return s + x, x end) end,
   take_while = function() return r(10):take_while(function(x) return x:lt(4) end) end,
