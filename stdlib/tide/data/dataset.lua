@@ -69,6 +69,14 @@ local function derive(input, kind, fields)
 end
 
 local function is_dataset(x) return class.is_instance(x, Dataset) end
+
+-- Stages that stack, pad or store tensors refuse window's datasets, naming the way.
+local function no_datasets(what, ds)
+  if structure.holds_datasets(ds.specs) then
+    binding.error(string.format("%s: the elements are datasets (from window); turn each into tensors first, e.g. " ..
+      "flat_map(function(w) return w:batch(n) end)", what))
+  end
+end
 M.is_dataset = is_dataset
 
 local function check_dataset(what, x)
@@ -296,7 +304,7 @@ function Dataset:map(fn, opts)
     ds.compiled = compiled
     ds.template, ds.specs = compiled.out_template, compiled.out_specs
   else
-    map_fn.note_fallback("map", fn, why)
+    if not structure.holds_datasets(self.specs) then map_fn.note_fallback("map", fn, why) end -- windows: Lua by design
     ds.template, ds.specs = engines.lua.probe_map(ds)
     -- as its dense dims: the first element's sparse shapes say nothing of the next ones'
     ds.template = structure.map_sparse_shapes(ds.template, function(shape)
@@ -325,13 +333,14 @@ function Dataset:filter(pred)
     end
     ds.compiled = compiled
   else
-    map_fn.note_fallback("filter", pred, why)
+    if not structure.holds_datasets(self.specs) then map_fn.note_fallback("filter", pred, why) end
   end
   return ds
 end
 
 -- ds:batch(n, {drop_remainder=false}).
 function Dataset:batch(n, opts)
+  no_datasets("batch", self)
   n = count_arg("batch", "batch_size", n, 1)
   opts = options("batch", { "drop_remainder" }, opts)
   local drop = opts.drop_remainder == true
@@ -356,6 +365,7 @@ end
 -- batch elements of different shapes, each padded (at the end of each dim)
 -- to padded_shapes (None or -1: the batch's longest) with padding_values (0).
 function Dataset:padded_batch(n, opts)
+  no_datasets("padded_batch", self)
   n = count_arg("padded_batch", "batch_size", n, 1)
   opts = options("padded_batch", { "padded_shapes", "padding_values", "drop_remainder" }, opts)
   local drop = opts.drop_remainder == true
@@ -441,6 +451,7 @@ end
 
 -- ds:unbatch(): each element's rows as elements.
 function Dataset:unbatch()
+  no_datasets("unbatch", self)
   local specs = {}
   for _, node in ipairs(structure.sparse_nodes(self.template)) do
     if node.shape and #node.shape == 0 then
@@ -522,6 +533,7 @@ end
 -- existing cache file is read without running the input. A pass that stops
 -- early keeps nothing and warns once, naming the fix.
 function Dataset:cache(filename)
+  no_datasets("cache", self)
   if filename ~= nil and type(filename) ~= "string" then
     binding.error("cache: the filename must be a string (or nothing, for a memory cache), got " .. type(filename))
   end
@@ -541,7 +553,8 @@ end
 
 -- ds:concatenate(other): ds's elements, then other's (same structure and dtypes).
 function Dataset:concatenate(other)
-  check_dataset("concatenate", other)
+  no_datasets("concatenate", self)
+  no_datasets("concatenate", check_dataset("concatenate", other))
   if not structure.same(self.template, other.template) then
     binding.error("concatenate: the datasets' elements have different structures")
   end
@@ -554,6 +567,33 @@ function Dataset:concatenate(other)
   else card = a + b end
   return setmetatable({ kind = "concatenate", inputs = { self, other },
     template = structure.common_template(self.template, other.template), specs = specs, card = card }, Dataset)
+end
+
+-- An interleave node (interleave, flat_map) over self; `what` names it in errors.
+local function interleave_node(self, what, fn, cycle, block, parallel, deterministic)
+  local ds = derive(self, "interleave", { fn = fn, cycle = cycle, block = block, parallel = parallel,
+    deterministic = deterministic, what = what })
+  if structure.holds_datasets(self.specs) then -- window's datasets: fn runs in Lua, called here on empty ones of
+    -- the same specs for the structure of what it makes (as TF traces it on their DatasetSpecs)
+    local args = {}
+    for i, s in ipairs(self.specs) do
+      args[i] = setmetatable({ kind = "elements", elems = {}, template = { kind = "tensor", index = 1 },
+        specs = { s.element_spec }, card = 0 }, Dataset)
+    end
+    local ok, inner = pcall(fn, structure.values(self.template, args))
+    if ok and is_dataset(inner) then ds.template, ds.specs = inner.template, inner.specs
+    else ds.template, ds.specs = engines.lua.probe_interleave(ds) end
+    return ds
+  end
+  local captured, why = interleave_fn.capture(fn, self.template, self.specs, is_dataset, engines.c.supports_stage)
+  if captured then
+    ds.captured = captured
+    ds.template, ds.specs = captured.inner.template, captured.inner.specs
+  else
+    interleave_fn.note_fallback(fn, why, what)
+    ds.template, ds.specs = engines.lua.probe_interleave(ds)
+  end
+  return ds
 end
 
 -- ds:interleave(fn, {cycle_length=, block_length=1, parallel=, deterministic=true}):
@@ -578,17 +618,18 @@ function Dataset:interleave(fn, opts)
   local deterministic = opts.deterministic
   if deterministic == nil then deterministic = true end
   if type(deterministic) ~= "boolean" then binding.error("interleave: deterministic must be a boolean") end
-  local ds = derive(self, "interleave", { fn = fn, cycle = cycle, block = block, parallel = parallel,
-    deterministic = deterministic })
-  ds.card = self:cardinality() == INFINITE and INFINITE or UNKNOWN
-  local captured, why = interleave_fn.capture(fn, self.template, self.specs, is_dataset, engines.c.supports_stage)
-  if captured then
-    ds.captured = captured
-    ds.template, ds.specs = captured.inner.template, captured.inner.specs
-  else
-    interleave_fn.note_fallback(fn, why)
-    ds.template, ds.specs = engines.lua.probe_interleave(ds)
-  end
+  local ds = interleave_node(self, "interleave", fn, cycle, block, parallel, deterministic)
+  ds.card = UNKNOWN -- as TF 2.21's, even over an infinite input (its inner datasets may all be empty)
+  return ds
+end
+
+-- ds:flat_map(fn): the elements of fn(x)'s dataset for each x in turn; TF's
+-- definition, an interleave with cycle_length = 1 (so fn is captured into C
+-- when it can be). Its cardinality is unknown, as TF 2.21's.
+function Dataset:flat_map(fn)
+  if type(fn) ~= "function" then binding.error("flat_map: expected a function, got " .. type(fn)) end
+  local ds = interleave_node(self, "flat_map", fn, 1, 1, 1, true)
+  ds.card = UNKNOWN
   return ds
 end
 
@@ -695,5 +736,9 @@ Dataset.__tostring = function(self)
   for i, s in ipairs(self.specs) do parts[i] = tostring(s) end
   return string.format("<tide.data.Dataset %s: %s>", self.kind, table.concat(parts, ", "))
 end
+
+-- For the modules that add methods (data/functional.lua, sampling.lua, windows.lua, grouping.lua).
+M.helpers = { options = options, count_arg = count_arg, derive = derive, check_dataset = check_dataset,
+  draw_seed = draw_seed, no_datasets = no_datasets }
 
 return M

@@ -5,6 +5,12 @@ local csv = require "tide.data.csv"
 local files = require "tide.data.files"
 dataset.set_engines(require "tide.data.c_engine", require "tide.data.lua_engine")
 dataset.Dataset.list_files = files.list_files -- a constructor, as tf.data.Dataset.list_files
+-- methods added by their own modules: apply, reduce, scan, take_while, unique;
+-- sample_from_datasets, choose_from_datasets; window; group_by_window, bucket_by_sequence_length
+require "tide.data.functional"
+require "tide.data.sampling"
+require "tide.data.windows"
+require "tide.data.grouping"
 
 local M = {
   Dataset = dataset.Dataset,
@@ -12,6 +18,7 @@ local M = {
   INFINITE_CARDINALITY = dataset.INFINITE_CARDINALITY,
   UNKNOWN_CARDINALITY = dataset.UNKNOWN_CARDINALITY,
   is_dataset = dataset.is_dataset,
+  DatasetSpec = require("tide.data.structure").DatasetSpec,
   TFRecordDataset = files.TFRecordDataset,
   TextLineDataset = files.TextLineDataset,
   experimental = {

@@ -187,11 +187,11 @@ end
 
 -- Note once per function that interleave calls it in Lua, and why.
 local noted = setmetatable({}, { __mode = "k" })
-function M.note_fallback(fn, why)
+function M.note_fallback(fn, why, what)
   if noted[fn] then return end
   noted[fn] = true
-  io.stderr:write(string.format("tide.data: the interleave function at %s could not be captured (%s); it runs in " ..
-    "the main Lua state once per input element\n", where(fn), why))
+  io.stderr:write(string.format("tide.data: the %s function at %s could not be captured (%s); it runs in " ..
+    "the main Lua state once per input element\n", what or "interleave", where(fn), why))
 end
 
 return M

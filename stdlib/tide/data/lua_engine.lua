@@ -57,10 +57,11 @@ end
 
 -- The dataset fn makes of an element (checked).
 local function inner_dataset(ds, flat, index)
-  local res = call_eager("interleave", ds.fn, ds.input.template, flat, index)
+  local what = ds.what or "interleave"
+  local res = call_eager(what, ds.fn, ds.input.template, flat, index)
   local inner = res[1]
   if not dataset_mod().is_dataset(inner) then
-    binding.error(string.format("interleave: the function must return a tide.data.Dataset, got %s (element %d)",
+    binding.error(string.format("%s: the function must return a tide.data.Dataset, got %s (element %d)", what,
       type(inner), index))
   end
   return inner
@@ -572,8 +573,8 @@ function readers.interleave(ds)
           local inner = inner_dataset(ds, flat, index)
           index = index + 1
           if not structure.same(inner.template, ds.template) then
-            binding.error(string.format("interleave: the dataset made from element %d has a different structure " ..
-              "than the first one's", index - 1))
+            binding.error(string.format("%s: the dataset made from element %d has a different structure " ..
+              "than the first one's", ds.what or "interleave", index - 1))
           end
           -- parallel: this inner pass runs ahead on a C prefetch thread of its own (when it runs in C)
           local ahead = ds.parallel > 1 and num_ahead < ds.parallel and c_engine().supports(inner)
@@ -600,6 +601,10 @@ end
 
 readers.c_source = function(ds) return open(ds) end -- a C source runs in C (dataset.open routes it there)
 readers.sparse_slices = readers.c_source -- SparseTensor rows are cut in C
+
+-- Register the reader of a dataset kind that another module adds
+-- (data/functional.lua, sampling.lua, windows.lua, grouping.lua): reader(ds) gives nextf, close.
+function M.add_reader(kind, reader) readers[kind] = reader end
 
 -- A pass over ds run here (inputs that run in C are opened there).
 function M.open_lua(ds)

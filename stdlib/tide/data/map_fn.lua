@@ -27,6 +27,7 @@ end
 -- reason it could not be traced. The result: { cf=, graph=, out_template=,
 -- out_specs= }.
 function M.trace(fn, what, in_template, in_specs)
+  if structure.holds_datasets(in_specs) then return nil, "its element holds datasets (window's), which run in Lua" end
   local out_template
   local function flat_fn(...)
     local flat = pack(...)

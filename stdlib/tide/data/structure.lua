@@ -2,6 +2,7 @@
 -- a SparseTensor, a list or a map of them (nested), flattened to components
 -- and back, and its element_spec (TensorSpecs in the same structure).
 local binding = require "tide.binding"
+local class = require "tide.class"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local spec = require "tide.tracing.spec"
@@ -332,6 +333,21 @@ end
 
 -- dtype name of a component tensor.
 function M.dtype_name(t) return dtype.names[t.dt] end
+
+-- TF's DatasetSpec: the spec of a component that is itself a dataset
+-- (window's elements), with the spec of that dataset's elements.
+local DatasetSpec = class("DatasetSpec")
+M.DatasetSpec = DatasetSpec
+function DatasetSpec:__init(element_spec) self.element_spec, self.shape = element_spec, {} end
+DatasetSpec.__tostring = function(s) return "DatasetSpec(" .. tostring(s.element_spec) .. ", shape=[])" end
+DatasetSpec.__eq = function(a, b) return a.element_spec == b.element_spec end
+function M.is_dataset_spec(s) return class.is_instance(s, DatasetSpec) end
+
+-- True when some component of the specs is a dataset (a DatasetSpec).
+function M.holds_datasets(specs)
+  for _, s in ipairs(specs) do if M.is_dataset_spec(s) then return true end end
+  return false
+end
 
 M.None = None
 M.TensorSpec = TensorSpec

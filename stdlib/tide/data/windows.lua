@@ -1,0 +1,100 @@
+-- stdlib/tide/data/windows.lua — ds:window (a dataset of datasets, as TF
+-- 2.21's) and the in-memory "elements" datasets each window is (Lua-engine readers).
+--
+-- A window dataset's element has the input's structure with a Dataset for
+-- each component (its element_spec a tide.data DatasetSpec per component);
+-- flat_map, interleave, take/skip/repeat/shuffle/zip/enumerate and iteration
+-- carry them, and stages that stack or store tensors refuse them by name.
+local binding = require "tide.binding"
+local structure = require "tide.data.structure"
+local dataset = require "tide.data.dataset"
+local lua_engine = require "tide.data.lua_engine"
+
+local Dataset, UNKNOWN, INFINITE = dataset.Dataset, dataset.UNKNOWN_CARDINALITY, dataset.INFINITE_CARDINALITY
+local h = dataset.helpers
+
+-- ds:window(size, {shift=size, stride=1, drop_remainder=false}): windows of
+-- `size` elements `stride` apart, one starting every `shift` elements; the
+-- last ones may be shorter unless drop_remainder.
+function Dataset:window(size, opts)
+  size = h.count_arg("window", "size", size, 1)
+  opts = h.options("window", { "shift", "stride", "drop_remainder" }, opts)
+  local shift = h.count_arg("window", "shift", opts.shift or size, 1)
+  local stride = h.count_arg("window", "stride", opts.stride or 1, 1)
+  local drop = opts.drop_remainder
+  if drop == nil then drop = false end
+  if type(drop) ~= "boolean" then binding.error("window: drop_remainder must be a boolean, got " .. type(drop)) end
+  if structure.has_sparse(self.template) then
+    binding.error("window: the element holds a SparseTensor; window takes dense tensors only, for now")
+  end
+  if structure.holds_datasets(self.specs) then
+    binding.error("window: the elements are already datasets (from window); flat_map them first")
+  end
+  local ds = h.derive(self, "window", { size = size, shift = shift, stride = stride, drop = drop })
+  local specs = {}
+  for i, s in ipairs(self.specs) do specs[i] = structure.DatasetSpec(s) end
+  ds.specs = specs
+  local n = self:cardinality() -- TF's WindowDataset cardinality
+  if n < 0 then ds.card = n
+  elseif drop then
+    local rest = n - ((size - 1) * stride + 1)
+    ds.card = rest < 0 and 0 or math.floor(rest / shift) + 1
+  else
+    ds.card = math.floor(n / shift) + (n % shift == 0 and 0 or 1)
+  end
+  return ds
+end
+
+-- A dataset of the given elements (flat lists of components) of that
+-- template and specs (default: one component of spec `specs`).
+local function elements(list, specs, template)
+  if template == nil then template, specs = { kind = "tensor", index = 1 }, { specs } end
+  return setmetatable({ kind = "elements", elems = list, template = template, specs = specs, card = #list }, Dataset)
+end
+
+lua_engine.add_reader("elements", function(ds)
+  local i, elems = 0, ds.elems
+  return function()
+    i = i + 1
+    return elems[i]
+  end
+end)
+
+-- TF's WindowDataset iterator: a buffer of the (size - 1) * stride + 1
+-- elements a window spans, the window every stride-th of them, then shift
+-- elements dropped (reading past the buffer when shift is larger).
+lua_engine.add_reader("window", function(ds)
+  local nextf, close = dataset.open(ds.input)
+  local span = (ds.size - 1) * ds.stride + 1
+  local buffer, input_done, skip = {}, false, 0
+  local nc = #ds.input.specs
+  return function()
+    while skip > 0 and not input_done do -- a shift past the last window's span
+      if nextf() == nil then input_done = true end
+      skip = skip - 1
+    end
+    while #buffer < span and not input_done do
+      local flat = nextf()
+      if flat == nil then input_done = true else buffer[#buffer + 1] = flat end
+    end
+    if #buffer == 0 or (ds.drop and #buffer < span) then return nil end
+    local per = {}
+    for k = 1, nc do per[k] = {} end
+    for j = 1, #buffer, ds.stride do
+      for k = 1, nc do per[k][#per[k] + 1] = { buffer[j][k] } end
+    end
+    local out = {}
+    for k = 1, nc do out[k] = elements(per[k], ds.input.specs[k]) end
+    if ds.shift >= #buffer then
+      skip = ds.shift - #buffer
+      buffer = {}
+    else
+      local rest = {}
+      for j = ds.shift + 1, #buffer do rest[#rest + 1] = buffer[j] end
+      buffer = rest
+    end
+    return out
+  end, close
+end)
+
+return { elements = elements }
