@@ -76,6 +76,10 @@ static tide_status check_triple(const tide_tensor *const *t, int k, int64_t *row
                      tide_dtype_name(shape->dt), TIDE_SHAPE_STR(s3, shape));
   if (shape->dims[0] < 1)
     return TIDE_FAIL(TIDE_ERR_SHAPE, "from_tensor_slices: a SparseTensor of rank 0 has no first dimension to slice");
+  if (shape->dims[0] == 1) /* as TF 2.21, whose sparse rows go through SerializeManySparse */
+    return TIDE_FAIL(TIDE_ERR_SHAPE, "from_tensor_slices: a SparseTensor of rank 1 cannot be sliced: its rows would be "
+                     "SparseTensors of rank 0 (TF: \"Rank of input SparseTensor should be > 1\"); slice "
+                     "tide.sparse.to_dense(sp) instead, or reshape it to [n, 1] first");
   const int64_t *dims = shape->data;
   for (int64_t d = 0; d < shape->dims[0]; d++) {
     if (dims[d * shape->strides[0]] < 0)

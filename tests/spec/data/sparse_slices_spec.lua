@@ -129,22 +129,18 @@ describe("from_tensor_slices of a SparseTensor: one C source", function()
     assert.equal("SparseTensorSpec(shape=(2, 5), dtype=int32)", tostring(empty.element_spec))
   end)
 
-  it("rank 3, string values, rank 1 (rows of scalars), and dense components beside it", function()
+  it("rank 3, string values, rank 1 (refused, as TF), and dense components beside it", function()
     local r3 = tide.SparseTensor({ { 0, 1, 1 }, { 2, 0, 3 } }, tide.tensor { "a", "b" }, { 3, 2, 4 })
     -- as TF: (1, 2) [[1,1]] ['a'] [2,4]; (0, 2) [] [] [2,4]; (1, 2) [[0,3]] ['b'] [2,4]
     local got = rows_of(D.from_tensor_slices(r3))
     assert.same({ indices = { { 1, 1 } }, values = { "a" }, dense_shape = { 2, 4 } }, got[1])
     assert.same({ indices = {}, values = {}, dense_shape = { 2, 4 } }, got[2])
     assert.same({ indices = { { 0, 3 } }, values = { "b" }, dense_shape = { 2, 4 } }, got[3])
-    -- rank 1: TF refuses it ("Rank of input SparseTensor should be > 1"); tide gives scalar SparseTensors
-    local r1 = D.from_tensor_slices(tide.SparseTensor({ { 0 }, { 2 } }, tide.tensor({ 7, 8 }, "int64"), { 3 }))
-    local els = r1:totable()
-    assert.equal(3, #els)
-    assert.same({ 1, 0 }, els[1].indices.shape)
-    assert.same({ 0 }, els[1].dense_shape.shape)
-    assert.same({ 7 }, els[1].values:totable())
-    assert.same({}, els[2].values:totable())
-    assert.same({ 8 }, els[3].values:totable())
+    -- rank 1: refused, as TF refuses it ("Rank of input SparseTensor should be > 1")
+    assert.error_matches(function()
+      D.from_tensor_slices(tide.SparseTensor({ { 0 }, { 2 } }, tide.tensor({ 7, 8 }, "int64"), { 3 }))
+    end, "from_tensor_slices: a SparseTensor of rank 1 cannot be sliced: its rows would be SparseTensors of rank 0",
+      nil, true)
     -- dense components on either side, and two SparseTensors
     local ds = D.from_tensor_slices { a = tide.tensor { 10, 20, 30 }, s = r3, t = tide.sparse.from_dense(tide.eye(3)),
       z = tide.tensor { { 1, 2 }, { 3, 4 }, { 5, 6 } } }
