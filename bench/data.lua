@@ -41,8 +41,9 @@ timing.emit("fmnist_pipeline_autotune", rate(pipeline(tide.data.AUTOTUNE), 3), "
 -- shard and unbatch (kernels/data/split.c), samples/s, median of 3 epochs:
 -- worker 0 of 2's half of the pipeline above (shard(2, 0) first), and the
 -- pipeline with its images scaled in batches of 256, unbatched and batched
--- by 128 again. `_c` runs every stage in C; `_lua` runs shard or unbatch and
--- the stages above it in the Lua engine (as before they had a C stage).
+-- by 128 again (bench/data_peers.py runs both in tf.data). Every stage runs
+-- in C; `_lua_engine` runs shard or unbatch and the stages above it in the
+-- Lua engine (as before they had a C stage).
 do
   local function lua_from(ds, kind) -- the Lua engine for ds's stages down to the first `kind`
     ds._c_ok = false
@@ -72,10 +73,10 @@ do
     return D.from_tensor_slices { x, y }:batch(256):map(scale, { parallel = tide.data.AUTOTUNE }):unbatch()
       :batch(128):prefetch(tide.data.AUTOTUNE)
   end
-  timing.emit("fmnist_shard2_c", rate_of(sharded, nil, n / 2), "samples/s")
-  timing.emit("fmnist_shard2_lua", rate_of(sharded, "shard", n / 2), "samples/s")
-  timing.emit("fmnist_unbatch_c", rate_of(unbatched, nil, n), "samples/s")
-  timing.emit("fmnist_unbatch_lua", rate_of(unbatched, "unbatch", n), "samples/s")
+  timing.emit("fmnist_shard2", rate_of(sharded, nil, n / 2), "samples/s")
+  timing.emit("fmnist_shard2_lua_engine", rate_of(sharded, "shard", n / 2), "samples/s")
+  timing.emit("fmnist_unbatch", rate_of(unbatched, nil, n), "samples/s")
+  timing.emit("fmnist_unbatch_lua_engine", rate_of(unbatched, "unbatch", n), "samples/s")
 end
 
 -- TFRecords: the first 20,000 images as tf.train.Examples (the raw image
