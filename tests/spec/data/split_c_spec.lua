@@ -200,28 +200,30 @@ describe("unbatch in C", function()
 end)
 
 describe("shard and unbatch: early exit", function()
-  it("a pass dropped midway stops every thread below and above them and gives its memory back", function()
+  -- Passes are closed by hand here: a pass dropped to the collector is
+  -- joined by its finalizer (engine_spec checks that path), whose timing
+  -- belongs to LuaJIT, not to these stages.
+  it("a pass closed midway stops every thread below and above them and gives its memory back", function()
+    local open = require("tide.data.dataset").open
     local x = tide.ones({ 2000, 16 }, "float32")
     local ds = D.from_tensor_slices(x):batch(50):map(function(v) return v * 2 end, { parallel = 2 }):unbatch()
       :shard(3, 1):map(function(v) return v + 1 end, { parallel = 2 }):batch(8):prefetch(4)
     assert.is_true(c_engine.supports(ds))
-    local warm = ds:iter()
-    warm()
-    warm = nil
+    local function partial_pass()
+      local nextf, close = open(ds)
+      assert.are.same({ 8, 16 }, nextf()[1].shape:as_list())
+      assert.is_not_nil(nextf())
+      assert.is_true(C.tide_data_live_threads() >= 5) -- prefetch, and 2 workers for each map
+      close()
+      assert.are.equal(0, C.tide_data_live_threads())
+    end
+    partial_pass() -- warm: the maps' plans are made once and kept
     binding.collect()
     binding.collect()
     local before = binding.memory_stats.current
-    for _ = 1, 3 do
-      local it = ds:iter()
-      it()
-      it()
-      assert.is_true(C.tide_data_live_threads() >= 3)
-      it = nil
-      binding.collect()
-    end
+    for _ = 1, 3 do partial_pass() end
     binding.collect()
     binding.collect()
-    assert.are.equal(0, C.tide_data_live_threads())
     assert.are.equal(before, binding.memory_stats.current)
   end)
 end)
