@@ -3,7 +3,8 @@
 -- batch(128) -> prefetch, samples/s over whole epochs (median of 3) with
 -- map parallel 1 and AUTOTUNE; and the share of a training epoch spent
 -- waiting for input, with and without prefetch; and a TFRecord file of
--- Examples parsed in the pipeline (records/s).
+-- Examples parsed in the pipeline (records/s); shard and unbatch in C and
+-- in the Lua engine.
 local tide = require "tide"
 local timing = dofile(arg[0]:match("^(.-)[^/]*$") .. "timing.lua")
 local D = tide.data.Dataset
@@ -36,6 +37,47 @@ end
 
 timing.emit("fmnist_pipeline_parallel1", rate(pipeline(1), 3), "samples/s")
 timing.emit("fmnist_pipeline_autotune", rate(pipeline(tide.data.AUTOTUNE), 3), "samples/s")
+
+-- shard and unbatch (kernels/data/split.c), samples/s, median of 3 epochs:
+-- worker 0 of 2's half of the pipeline above (shard(2, 0) first), and the
+-- pipeline with its images scaled in batches of 256, unbatched and batched
+-- by 128 again (bench/data_peers.py runs both in tf.data). Every stage runs
+-- in C; `_lua_engine` runs shard or unbatch and the stages above it in the
+-- Lua engine (as before they had a C stage).
+do
+  local function lua_from(ds, kind) -- the Lua engine for ds's stages down to the first `kind`
+    ds._c_ok = false
+    if ds.kind ~= kind then lua_from(ds.input, kind) end
+    return ds
+  end
+  local function rate_of(make, kind, want)
+    local times = {}
+    for r = 1, 3 do
+      collectgarbage()
+      local ds = make()
+      if kind then lua_from(ds, kind) end
+      local t0 = timing.wall()
+      local count = 0
+      for a in ds:iter() do count = count + a.shape[1] end
+      assert(count == want, count)
+      times[r] = timing.wall() - t0
+    end
+    table.sort(times)
+    return want / times[2]
+  end
+  local function sharded()
+    return D.from_tensor_slices { x, y }:shard(2, 0):shuffle(10000, { seed = 1 })
+      :map(scale, { parallel = tide.data.AUTOTUNE }):batch(128):prefetch(tide.data.AUTOTUNE)
+  end
+  local function unbatched()
+    return D.from_tensor_slices { x, y }:batch(256):map(scale, { parallel = tide.data.AUTOTUNE }):unbatch()
+      :batch(128):prefetch(tide.data.AUTOTUNE)
+  end
+  timing.emit("fmnist_shard2", rate_of(sharded, nil, n / 2), "samples/s")
+  timing.emit("fmnist_shard2_lua_engine", rate_of(sharded, "shard", n / 2), "samples/s")
+  timing.emit("fmnist_unbatch", rate_of(unbatched, nil, n), "samples/s")
+  timing.emit("fmnist_unbatch_lua_engine", rate_of(unbatched, "unbatch", n), "samples/s")
+end
 
 -- TFRecords: the first 20,000 images as tf.train.Examples (the raw image
 -- bytes, an int64 label) in one file, which bench/data_peers.py reads too

@@ -1,6 +1,7 @@
 # bench/data_peers.py PEER — bench/data.lua's pipeline in tf.data (PEER tf;
 # jax and tf-xla have no tf.data form and print nothing): parallel 1 and
-# AUTOTUNE, samples/s over an epoch, median of 3; and the TFRecord file
+# AUTOTUNE, samples/s over an epoch, median of 3; its shard(2, 0) and
+# unbatch-then-rebatch forms (AUTOTUNE); and the TFRecord file
 # bench/data.lua wrote (DATA_BENCH_RECORDS) parsed record by record and batch
 # by batch, records/s, median of 3 passes.
 import gzip, os, sys, time
@@ -31,6 +32,30 @@ def rate(parallel):
 
 print(f"fmnist_pipeline_parallel1: {rate(1):.4g} samples/s")
 print(f"fmnist_pipeline_autotune: {rate(tf.data.AUTOTUNE):.4g} samples/s")
+
+
+def split_rate(ds, want):
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        n = 0
+        for a, b in ds: n += a.shape[0]
+        assert n == want, n
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return want / times[1]
+
+
+def scale(a, b): return tf.expand_dims(tf.cast(a, tf.float32), -1) / 255, b
+
+
+auto = tf.data.AUTOTUNE
+sharded = (tf.data.Dataset.from_tensor_slices((x, y)).shard(2, 0).shuffle(10000, seed=1)
+           .map(scale, num_parallel_calls=auto).batch(128).prefetch(auto))
+print(f"fmnist_shard2: {split_rate(sharded, len(x) // 2):.4g} samples/s")
+unbatched = (tf.data.Dataset.from_tensor_slices((x, y)).batch(256).map(scale, num_parallel_calls=auto).unbatch()
+             .batch(128).prefetch(auto))
+print(f"fmnist_unbatch: {split_rate(unbatched, len(x)):.4g} samples/s")
 
 path = os.environ.get("DATA_BENCH_RECORDS", "/tmp/tide_data_bench.tfrecord")
 features = {"image": tf.io.FixedLenFeature([], tf.string), "label": tf.io.FixedLenFeature([], tf.int64)}

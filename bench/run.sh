@@ -88,6 +88,8 @@ export DATA_BENCH_RECORDS="$out/fmnist.tfrecord"
 section data
 echo "# interleave with cheap inner elements: its function in Lua per element (lua) and captured into C (c) vs tf.data"
 section data_interleave
+echo "# shard and unbatch per row, in C and in the Lua engine (rows per CPU second of the consumer's thread)"
+section data_split
 
 echo "# the cache stage: elements/s of a pass writing and one reading a memory and a file cache (Fashion-MNIST's 60,000 elements, then batch(128))"
 DATA_BENCH_DIR="$out" section data_cache

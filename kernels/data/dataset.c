@@ -357,6 +357,23 @@ tide_dataset *tide_dataset_prefetch(tide_dataset *in, int64_t n) {
   return ds;
 }
 
+tide_dataset *tide_dataset_shard(tide_dataset *in, int64_t num_shards, int64_t index) {
+  if (num_shards < 1) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "shard: num_shards must be at least 1, got %lld", (long long)num_shards);
+    return NULL;
+  }
+  if (index < 0 || index >= num_shards) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "shard: index must be in [0, num_shards) = [0, %lld), got %lld", (long long)num_shards,
+              (long long)index);
+    return NULL;
+  }
+  tide_dataset *ds = ds_new(DS_SHARD, in, 0);
+  if (ds) ds->n = num_shards, ds->stop = index;
+  return ds;
+}
+
+tide_dataset *tide_dataset_unbatch(tide_dataset *in) { return ds_new(DS_UNBATCH, in, 0); }
+
 tide_dataset *tide_dataset_cache(tide_dataset *in, const char *path, int ncomp, const int32_t *dtypes) {
   if (in && ncomp != in->ncomp) {
     TIDE_FAIL(TIDE_ERR_VALUE, "cache: %d dtypes given for elements of %d components", ncomp, in->ncomp);
@@ -425,6 +442,11 @@ int64_t tide_dataset_cardinality(const tide_dataset *ds) {
     if (in < 0) return in;
     if (ds->n < 0) return 0;
     return in > ds->n ? in - ds->n : 0;
+  case DS_SHARD:
+    if (in < 0) return in;
+    return in / ds->n + (ds->stop < in % ds->n ? 1 : 0);
+  case DS_UNBATCH: /* the rows per element are not known here (element_spec's side knows a fixed batch dim) */
+    return in == TIDE_DATA_INFINITE || in == 0 ? in : TIDE_DATA_UNKNOWN;
   case DS_REPEAT:
     if (ds->n < 0) return in == 0 ? 0 : TIDE_DATA_INFINITE;
     if (in < 0) return in;
@@ -454,6 +476,8 @@ dnode *dnode_make(tide_dataset *ds, dpass *pass) {
   case DS_PARAM:
   case DS_INTERLEAVE: return dnode_interleave(ds, pass);
   case DS_CACHE: return dnode_cache(ds, pass);
+  case DS_SHARD: return dnode_shard(ds, pass);
+  case DS_UNBATCH: return dnode_unbatch(ds, pass);
   }
   TIDE_FAIL(TIDE_ERR_INTERNAL, "data: unknown dataset kind %d", ds->kind);
   return NULL;

@@ -199,7 +199,8 @@ static tide_dataset *instantiate(tide_dataset *t, tide_tensor *args, int nargs) 
   if (t->kind == DS_PARAM) return make_leaf(t, args, nargs);
   switch (t->kind) { /* stages whose description copies field by field (below); a new one must be added here */
   case DS_MAP: case DS_FILTER: case DS_BATCH: case DS_PADDED_BATCH: case DS_SHUFFLE: case DS_TAKE: case DS_SKIP:
-  case DS_REPEAT: case DS_PREFETCH: case DS_ZIP: case DS_CONCAT: case DS_INTERLEAVE: break;
+  case DS_REPEAT: case DS_PREFETCH: case DS_ZIP: case DS_CONCAT: case DS_INTERLEAVE: case DS_SHARD: case DS_UNBATCH:
+    break;
   default:
     TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "interleave: a stage of kind %d above a template leaf cannot be copied", t->kind);
     return NULL;

@@ -17,7 +17,7 @@
 #include <string.h>
 
 enum dkind { DS_SOURCE, DS_SLICES, DS_RANGE, DS_MAP, DS_BATCH, DS_SHUFFLE, DS_TAKE, DS_SKIP, DS_REPEAT, DS_PREFETCH, DS_FILTER, DS_ZIP, DS_CONCAT, DS_PADDED_BATCH,
-             DS_PARAM, DS_INTERLEAVE, DS_CACHE };
+             DS_PARAM, DS_INTERLEAVE, DS_CACHE, DS_SHARD, DS_UNBATCH };
 
 struct tide_dataset {
   int refs;              /* atomic */
@@ -25,7 +25,7 @@ struct tide_dataset {
   int ncomp;
   tide_dataset *input;
   int64_t n;             /* batch size, buffer, count, range start */
-  int64_t stop, step;    /* range */
+  int64_t stop, step;    /* range; shard: stop is the index (n: num_shards) */
   int dtype;             /* range */
   int flag;              /* drop_remainder, reshuffle, deterministic */
   int parallel;          /* map */
@@ -183,6 +183,8 @@ dnode *dnode_multi(tide_dataset *ds, dpass *pass); /* zip, concatenate */
 dnode *dnode_padded_batch(tide_dataset *ds, dpass *pass); /* transform.c: batch's node, padding_stack's assembly */
 dnode *dnode_interleave(tide_dataset *ds, dpass *pass); /* interleave.c (and DS_PARAM's refusal) */
 dnode *dnode_cache(tide_dataset *ds, dpass *pass);
+dnode *dnode_shard(tide_dataset *ds, dpass *pass);   /* split.c */
+dnode *dnode_unbatch(tide_dataset *ds, dpass *pass); /* split.c */
 
 /* A cache dataset's store (cache.c): path NULL or "" for memory; NULL with the error set. */
 typedef struct dcache dcache;

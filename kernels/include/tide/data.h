@@ -122,6 +122,13 @@ TIDE_API tide_dataset *tide_dataset_skip(tide_dataset *in, int64_t n);
 /* count passes over in, one after another (count < 0: forever; a pass
  * that gives nothing ends it). */
 TIDE_API tide_dataset *tide_dataset_repeat(tide_dataset *in, int64_t count);
+/* TF's shard: input element i when i % num_shards == index (0 <= index <
+ * num_shards). */
+TIDE_API tide_dataset *tide_dataset_shard(tide_dataset *in, int64_t num_shards, int64_t index);
+/* Each input element's rows as elements: row r of every component (all
+ * must share their first dim; a scalar or a mismatch fails at that element).
+ * Small rows are copied, larger ones (and strings) view the element. */
+TIDE_API tide_dataset *tide_dataset_unbatch(tide_dataset *in);
 /* Up to n elements made ahead by a background thread (TIDE_DATA_AUTOTUNE:
  * a depth that doubles when the consumer finds the buffer empty, up to 64
  * and within half the RAM, and starts the next pass where this one left it). */

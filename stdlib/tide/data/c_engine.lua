@@ -10,16 +10,19 @@ local M = {}
 
 local DTYPE_INT64 = require("tide.dtype").codes.int64
 
--- Stages the engine runs; a map or filter only when traced.
-local KINDS = { slices = true, sparse_slices = true, range = true, map = true, filter = true, batch = true, shuffle = true, take = true,
+-- Stages the engine runs; a map or filter only when traced; unbatch only of
+-- dense elements (a SparseTensor's rows are sliced in Lua: sparse_elements.unbatch).
+local KINDS = { slices = true, sparse_slices = true, range = true, map = true, filter = true, batch = true,
+  shuffle = true, take = true,
   skip = true, ["repeat"] = true, prefetch = true, c_source = true, zip = true, concatenate = true, enumerate = true,
-  padded_batch = true, param = true, interleave = true, cache = true }
+  padded_batch = true, param = true, interleave = true, cache = true, shard = true, unbatch = true }
 
 -- True when ds's own stage (not its inputs) runs in C.
 local function stage_ok(ds)
   local s = KINDS[ds.kind] == true
   if s and (ds.kind == "map" or ds.kind == "filter") and not ds.compiled then s = false end
   if s and ds.kind == "interleave" and not ds.captured then s = false end
+  if s and ds.kind == "unbatch" and structure.has_sparse(ds.input.template) then s = false end
   if s and ds.kind == "padded_batch" then -- numbers and bools (a padding string stays in Lua)
     for _, sp in ipairs(ds.specs) do if sp.dtype == "string" then s = false end end
   end
@@ -124,6 +127,10 @@ local function handle(ds)
     h = C.tide_dataset_repeat(input, ds.count)
   elseif k == "prefetch" then
     h = C.tide_dataset_prefetch(input, ds.n)
+  elseif k == "shard" then
+    h = C.tide_dataset_shard(input, ds.num, ds.index)
+  elseif k == "unbatch" then
+    h = C.tide_dataset_unbatch(input)
   end
   if h == nil then binding.raise() end
   h = ffi.gc(h, C.tide_dataset_free)

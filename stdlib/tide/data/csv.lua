@@ -110,8 +110,10 @@ local function csv_source(what, files, dts, defs, cols, opts, template)
   local probe = make()
   if probe == nil then binding.raise() end
   C.tide_dataset_free(probe)
+  -- files and with_files: tide.distribute's FILE auto-shard gives each worker some of the files
   return setmetatable({ kind = "c_source", make_source = make, template = template, specs = specs,
-    card = dataset.UNKNOWN_CARDINALITY }, dataset.Dataset)
+    card = dataset.UNKNOWN_CARDINALITY, files = files,
+    with_files = function(some) return csv_source(what, some, dts, defs, cols, opts, template) end }, dataset.Dataset)
 end
 
 -- CsvDataset(files, record_defaults, {header=, select_cols=, field_delim=,

@@ -50,7 +50,7 @@ end
 -- instantiate() copies them field by field); sources are shared as they are.
 local COPYABLE = { param = true, slices = true, sparse_slices = true, range = true, c_source = true, map = true, filter = true, batch = true,
   padded_batch = true, shuffle = true, take = true, skip = true, ["repeat"] = true, prefetch = true, zip = true,
-  concatenate = true, enumerate = true, interleave = true }
+  concatenate = true, enumerate = true, interleave = true, shard = true, unbatch = true }
 
 -- The first stage of ds (walking inputs) that the C engine cannot run, or nil.
 local function lua_stage(ds, supports)

@@ -329,14 +329,25 @@ function readers.unbatch(ds)
       return cur[row]
     end, close
   end
+  local index = -1 -- (the C stage, kernels/data/split.c, says the same)
   return function()
     while cur == nil or row >= rows do
       cur = nextf()
       if cur == nil then return nil end
-      rows = cur[1].shape[1]
+      index = index + 1
+      local firsts = {}
       for k, x in ipairs(cur) do
-        if x.ndim < 1 or x.shape[1] ~= rows then
-          binding.error("unbatch: the components of an element have different first dimensions")
+        if x.ndim < 1 then
+          binding.error(string.format("unbatch: component %d of element %d is a scalar; every component needs a " ..
+            "first dimension", k - 1, index))
+        end
+        firsts[k] = x.shape[1]
+      end
+      rows = firsts[1]
+      for k = 2, #firsts do
+        if firsts[k] ~= rows then
+          binding.error(string.format("unbatch: the components of element %d have different first dimensions (%s); " ..
+            "each must have the same number of rows", index, table.concat(firsts, ", ")))
         end
       end
       row = 0

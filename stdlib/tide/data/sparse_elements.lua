@@ -143,14 +143,20 @@ function M.unbatch(flat, template, what)
     local i = node.items[1].index
     split[i] = M.split_rows(flat[i], flat[i + 1], flat[i + 2], what)
     if rows and #split[i] ~= rows then
-      binding.error(what .. ": the components of an element have different first dimensions")
+      binding.error(string.format("%s: the components of an element have different first dimensions (%d and %d)",
+        what, rows, #split[i]))
     end
     rows = #split[i]
   end
   for k, x in ipairs(flat) do
     if not set[k] then
-      if x.ndim < 1 or (rows and x.shape[1] ~= rows) then
-        binding.error(what .. ": the components of an element have different first dimensions")
+      if x.ndim < 1 then
+        binding.error(string.format("%s: component %d of an element is a scalar; every component needs a first " ..
+          "dimension", what, k - 1))
+      end
+      if rows and x.shape[1] ~= rows then
+        binding.error(string.format("%s: the components of an element have different first dimensions (%d and %d)",
+          what, rows, x.shape[1]))
       end
       rows = x.shape[1]
     end

@@ -351,7 +351,7 @@ end
 
 -- fit(dataset) under the strategy (TF's auto-shard policy AUTO): ds yields
 -- global batches. FILE: when it reads files (TFRecordDataset,
--- TextLineDataset: a source that knows its files), ends with batch(B)
+-- TextLineDataset, CsvDataset: a source that knows its files), ends with batch(B)
 -- (prefetch after it allowed) and there are at least as many files as
 -- workers, worker k reads files k, k + N, ... and batches B/N of them; else
 -- DATA: every worker reads everything and takes its rows of every global
