@@ -457,6 +457,10 @@ function Dataset:unbatch()
     if node.shape and #node.shape == 0 then
       binding.error("unbatch: the element holds a SparseTensor of rank 0; every component needs a first dimension")
     end
+    if node.shape and #node.shape == 1 then -- as TF 2.21 (its sparse rows go through SerializeManySparse)
+      binding.error("unbatch: the element holds a SparseTensor of rank 1, whose rows would be SparseTensors of " ..
+        "rank 0 (TF: \"Rank of input SparseTensor should be > 1\")")
+    end
   end
   local sparse_set = sparse_elements.sparse_components(self.template) or {}
   for i, s in ipairs(self.specs) do

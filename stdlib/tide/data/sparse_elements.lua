@@ -26,6 +26,10 @@ function M.split_rows(indices, values, dense_shape, what)
   if rank < 1 then
     binding.error(what .. ": a SparseTensor of rank 0 has no first dimension to slice")
   end
+  if rank == 1 then -- a rank the template did not know (a map's output of unknown rank)
+    binding.error(what .. ": a SparseTensor of rank 1 cannot be cut into rows: they would be SparseTensors of rank 0 " ..
+      "(TF: \"Rank of input SparseTensor should be > 1\")")
+  end
   local rows, n = shape[1], indices.shape[1]
   local rest_dims = {}
   for d = 2, rank do rest_dims[d - 1] = shape[d] end

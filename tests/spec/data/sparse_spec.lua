@@ -367,10 +367,13 @@ describe("SparseTensor element errors", function()
       "SparseTensorSpec(shape=(4,), dtype=int32)", nil, true)
   end)
 
-  it("unbatch of a rank-0 SparseTensor", function()
+  it("unbatch of a rank-0 or rank-1 SparseTensor (refused, as TF)", function()
     local scalar = tide.SparseTensor({ {} }, { 1 }, tide.tensor({}, "int64"))
     assert.error_matches(function() D.from_tensors(scalar):unbatch() end,
       "unbatch: the element holds a SparseTensor of rank 0", nil, true)
+    local vector = tide.SparseTensor({ { 0 }, { 2 } }, tide.tensor({ 7, 8 }, "int64"), { 3 })
+    assert.error_matches(function() D.from_tensors(vector):unbatch() end,
+      "unbatch: the element holds a SparseTensor of rank 1, whose rows would be SparseTensors of rank 0", nil, true)
   end)
 end)
 
