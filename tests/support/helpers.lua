@@ -2,6 +2,7 @@
 --   local h = require "helpers"
 --   h.close(actual_table_or_tensor, expected_table, tol)
 --   h.errors("substring of the message", fn, ...)
+--   h.drop(fn) -- fn's iterators and passes, dropped and collected
 local M = {}
 
 local function flatten(v, out)
@@ -43,6 +44,25 @@ function M.errors(needle, fn, ...)
   err = tostring(err)
   assert(err:find(needle, 1, true), "expected an error containing '" .. needle .. "', got: " .. err)
   return err
+end
+
+-- Run fn (which makes iterators or passes and drops them midway) so that
+-- nothing of it stays reachable, then collect: what fn made goes to the
+-- finalizers now, deterministically. fn runs in a coroutine of its own, so
+-- no dead stack slot of the caller's frame still holds one of its values
+-- (LuaJIT marks every slot of a live frame), and JIT traces are flushed,
+-- since a compiled trace keeps the closures it was specialized on (an
+-- iterator called in a hot loop) as constants.
+function M.drop(fn, ...)
+  local co = coroutine.create(fn)
+  local ok, err = coroutine.resume(co, ...)
+  if not ok then error(debug.traceback(co, tostring(err)), 2) end
+  assert(coroutine.status(co) == "dead", "h.drop: fn yielded instead of returning")
+  co = nil
+  if jit then jit.flush() end
+  local binding = require "tide.binding"
+  binding.collect()
+  binding.collect() -- what the first cycle's finalizers let go of goes in the second
 end
 
 return M

@@ -151,22 +151,16 @@ describe("AUTOTUNE in a pass", function()
   it("joins parked and running workers when a pass is dropped midway, and frees its elements", function()
     local x = tide.ones({ 1000, 64 }, "float32")
     local ds = D.from_tensor_slices(x):map(function(v) return v * 2 end, { parallel = AUTOTUNE }):batch(10)
-    local warm = ds:iter()
-    warm()
-    warm = nil
-    binding.collect()
-    binding.collect()
+    h.drop(function() ds:iter()() end)
     local before_threads, before_bytes = threads(), binding.memory_stats.current
     for _, start in ipairs { 0, 1, 2, 0 } do
       C.tide_dataset_set_autotuned(c_engine.handle(ds.input), start)
-      local it = ds:iter()
-      it()
-      it()
-      it = nil
-      binding.collect()
+      h.drop(function()
+        local it = ds:iter()
+        it()
+        it()
+      end)
     end
-    binding.collect()
-    binding.collect()
     assert.are.equal(0, C.tide_data_live_threads())
     assert.are.equal(before_threads, threads())
     assert.are.equal(before_bytes, binding.memory_stats.current)

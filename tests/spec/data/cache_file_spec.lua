@@ -156,10 +156,7 @@ describe("Dataset:cache(filename)", function()
     assert.are.equal(1, n) -- once
     assert.are.same({}, listing(dir)) -- neither the cache nor a temporary file
     -- an iterator dropped midway also keeps nothing
-    local it = ds:iter()
-    it()
-    it = nil
-    collectgarbage(); collectgarbage()
+    h.drop(function() ds:iter()() end)
     assert.are.same({}, listing(dir))
     -- take before cache caches the first elements
     local firsts = source(6, counter):take(2):cache(path)

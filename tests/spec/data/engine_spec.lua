@@ -161,20 +161,19 @@ describe("zip, concatenate and enumerate in C", function()
   it("stop the threads of every input when a pass ends early", function()
     local m = D.range(1000):map(function(v) return v + 1 end, { parallel = 2 })
     for _, ds in ipairs { D.zip { m, m:map(function(v) return v * 2 end, { parallel = 2 }) }, m:concatenate(m), m:enumerate() } do
-      local it = ds:iter()
-      it()
-      it()
-      it = nil
-      binding.collect()
-      binding.collect()
+      h.drop(function()
+        local it = ds:iter()
+        it()
+        it()
+      end)
       assert.are.equal(0, C.tide_data_live_threads())
     end
     -- concatenate ends the first input's pass (and its threads) before the second's
-    local it = D.range(3):map(function(v) return v end, { parallel = 2 }):concatenate(D.range(2)):iter { prefetch = false }
-    for _ = 1, 4 do it() end
-    assert.are.equal(0, C.tide_data_live_threads())
-    it = nil
-    binding.collect()
+    h.drop(function()
+      local it = D.range(3):map(function(v) return v end, { parallel = 2 }):concatenate(D.range(2)):iter { prefetch = false }
+      for _ = 1, 4 do it() end
+      assert.are.equal(0, C.tide_data_live_threads())
+    end)
   end)
 
   it("zip drops what earlier inputs gave for an element a later input ends", function()
@@ -228,22 +227,16 @@ describe("shutdown", function()
   it("joins its threads and frees its elements when a pass is dropped midway", function()
     local x = tide.ones({ 1000, 64 }, "float32")
     local ds = D.from_tensor_slices(x):map(function(v) return v * 2 end, { parallel = 2 }):batch(10):prefetch(4)
-    local warm = ds:iter() -- the graph's plans (one per worker) are made once and kept with it
-    warm()
-    warm = nil
-    binding.collect()
-    binding.collect() -- what the finalizers let go of goes in a second cycle
+    h.drop(function() ds:iter()() end) -- the graph's plans (one per worker) are made once and kept with it
     local before_threads, before_bytes = threads(), binding.memory_stats.current
     for _ = 1, 5 do
-      local it = ds:iter()
-      it()
-      it()
-      assert.is_true(C.tide_data_live_threads() >= 3)
-      it = nil
-      binding.collect()
+      h.drop(function()
+        local it = ds:iter()
+        it()
+        it()
+        assert.is_true(C.tide_data_live_threads() >= 3)
+      end)
     end
-    binding.collect()
-    binding.collect()
     assert.are.equal(0, C.tide_data_live_threads())
     assert.are.equal(before_threads, threads())
     assert.are.equal(before_bytes, binding.memory_stats.current)
@@ -251,10 +244,10 @@ describe("shutdown", function()
 
   it("stops a pass blocked on a full buffer and one in an infinite repeat", function()
     local ds = D.range(10):map(function(v) return v + 1 end, { parallel = 2 }):repeat_():prefetch(2)
-    local it = ds:iter()
-    for _ = 1, 25 do it() end
-    it = nil
-    binding.collect()
+    h.drop(function()
+      local it = ds:iter()
+      for _ = 1, 25 do it() end
+    end)
     assert.are.equal(0, C.tide_data_live_threads())
   end)
 end)

@@ -270,21 +270,15 @@ describe("interleave with a captured function", function()
       return D.from_tensor_slices(rows):map(function(r) return r * 2 end):batch(4)
     end, { cycle_length = 4, parallel = 3 })
     assert.is_truthy(ds.captured)
-    local warm = ds:iter()
-    warm()
-    warm = nil
-    binding.collect()
-    binding.collect()
+    h.drop(function() ds:iter()() end)
     local before_threads, before_bytes = threads(), binding.memory_stats.current
     for _ = 1, 5 do
-      local it = ds:iter()
-      for _ = 1, 7 do it() end
-      assert.is_true(C.tide_data_live_threads() >= 3)
-      it = nil
-      binding.collect()
+      h.drop(function()
+        local it = ds:iter()
+        for _ = 1, 7 do it() end
+        assert.is_true(C.tide_data_live_threads() >= 3)
+      end)
     end
-    binding.collect()
-    binding.collect()
     assert.are.equal(0, C.tide_data_live_threads())
     assert.are.equal(before_threads, threads())
     assert.are.equal(before_bytes, binding.memory_stats.current)

@@ -189,11 +189,7 @@ describe("interleave whose inner stages use the element", function()
         :prefetch(2)
     end, { cycle_length = 3, parallel = 3 })
     assert.is_truthy(ds.captured)
-    local warm = ds:iter()
-    warm()
-    warm = nil
-    binding.collect()
-    binding.collect()
+    h.drop(function() ds:iter()() end)
     local before_threads, before_bytes = threads(), binding.memory_stats.current
     for _ = 1, 4 do
       local nextf, close = dataset.open(ds)
