@@ -3,6 +3,7 @@
 --   h.close(actual_table_or_tensor, expected_table, tol)
 --   h.errors("substring of the message", fn, ...)
 --   h.drop(fn) -- fn's iterators and passes, dropped and collected
+--   h.threads() -- this process's threads now
 local M = {}
 
 local function flatten(v, out)
@@ -44,6 +45,14 @@ function M.errors(needle, fn, ...)
   err = tostring(err)
   assert(err:find(needle, 1, true), "expected an error containing '" .. needle .. "', got: " .. err)
   return err
+end
+
+-- This process's threads (the entries of /proc/self/task, as its status counts them).
+function M.threads()
+  local p = assert(io.open("/proc/self/status"))
+  local s = p:read("*a")
+  p:close()
+  return tonumber(s:match("Threads:%s*(%d+)"))
 end
 
 -- Run fn (which makes iterators or passes and drops them midway) so that

@@ -13,12 +13,7 @@ local AUTOTUNE = tide.data.AUTOTUNE
 
 ffi.cdef [[ int usleep(unsigned int usec); ]]
 
-local function threads()
-  local p = io.open("/proc/self/status")
-  local s = p:read("*a")
-  p:close()
-  return tonumber(s:match("Threads:%s*(%d+)"))
-end
+local threads = h.threads
 
 -- The tuner over `windows` windows of a stage that takes cycle[v + 1] ns per
 -- element and holds its caller share[v + 1] of the time at parallelism v:

@@ -8,13 +8,7 @@ local h = require "helpers"
 local D = tide.data.Dataset
 local C = binding.C
 
--- This process's threads (the entries of /proc/self/task, as its status counts them).
-local function threads()
-  local p = io.open("/proc/self/status")
-  local s = p:read("*a")
-  p:close()
-  return tonumber(s:match("Threads:%s*(%d+)"))
-end
+local threads = h.threads
 
 local function items(ds)
   local t = {}

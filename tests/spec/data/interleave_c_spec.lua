@@ -18,12 +18,7 @@ local function values(ds)
   return out
 end
 
-local function threads()
-  local p = io.open("/proc/self/status")
-  local s = p:read("*a")
-  p:close()
-  return tonumber(s:match("Threads:%s*(%d+)"))
-end
+local threads = h.threads
 
 -- stderr while fn runs (the fallback notes).
 local function stderr_of(fn)

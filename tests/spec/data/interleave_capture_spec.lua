@@ -74,12 +74,7 @@ local function same_as_lua(make, min_n)
   return want
 end
 
-local function threads()
-  local p = io.open("/proc/self/status")
-  local s = p:read("*a")
-  p:close()
-  return tonumber(s:match("Threads:%s*(%d+)"))
-end
+local threads = h.threads
 
 describe("interleave whose inner stages use the element", function()
   local dir, paths

@@ -6,12 +6,7 @@ local h = require "helpers"
 local dataset = require "tide.data.dataset"
 local D = tide.data.Dataset
 
-local function threads()
-  local p = io.open("/proc/self/status")
-  local s = p:read("*a")
-  p:close()
-  return tonumber(s:match("Threads:%s*(%d+)"))
-end
+local threads = h.threads
 
 local function items(ds)
   local t = {}
