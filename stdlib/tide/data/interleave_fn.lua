@@ -185,13 +185,16 @@ function M.capture(fn, in_template, in_specs, is_dataset, supports)
   return { inner = inner, cf = cf, graph = cf._nout > 0 and cf._g or nil }
 end
 
--- Note once per function that interleave calls it in Lua, and why.
-local noted = setmetatable({}, { __mode = "k" })
+-- Note once per function that interleave calls it in Lua, and why (once
+-- per place in the source, as map_fn.note_fallback).
+local noted = {}
 function M.note_fallback(fn, why, what)
-  if noted[fn] then return end
-  noted[fn] = true
+  local at = where(fn)
+  local key = (what or "interleave") .. " " .. at
+  if noted[key] then return end
+  noted[key] = true
   io.stderr:write(string.format("tide.data: the %s function at %s could not be captured (%s); it runs in " ..
-    "the main Lua state once per input element\n", what or "interleave", where(fn), why))
+    "the main Lua state once per input element\n", what or "interleave", at, why))
 end
 
 return M

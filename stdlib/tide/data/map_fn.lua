@@ -53,10 +53,17 @@ function M.trace(fn, what, in_template, in_specs)
   return { cf = cf, graph = cf._g, out_template = out_template, out_specs = out_specs }
 end
 
--- Note once per function that it runs in Lua, and why.
+-- Note once per function that it runs in Lua, and why. "Once" is per place
+-- in the source, not per closure: a map built inside an interleave function
+-- or a loop is a new closure each time, and would say the same thing again.
+local noted = {}
 function M.note_fallback(what, fn, why)
+  local at = where(fn)
+  local key = what .. " " .. at
+  if noted[key] then return end
+  noted[key] = true
   io.stderr:write(string.format("tide.data: the %s function at %s could not be traced (%s); it runs in the main " ..
-    "Lua state, one element at a time, with no parallelism\n", what, where(fn), why))
+    "Lua state, one element at a time, with no parallelism\n", what, at, why))
 end
 
 -- Run a traced function's graph on flat components; the flat results.

@@ -80,12 +80,29 @@ describe("map on C threads", function()
   end)
 
   it("falls back to Lua for a function that cannot be traced, and says why once", function()
-    local ds = D.range(4):map(function(v) return tide.tensor { v:item(), v:item() * 2 } end)
-    assert.are.same({ { 0, 0 }, { 1, 2 }, { 2, 4 }, { 3, 6 } }, (function()
-      local t = {}
-      for e in ds:iter() do t[#t + 1] = e:totable() end
-      return t
-    end)())
+    local real, said = io.stderr, {}
+    io.stderr = { write = function(_, s) said[#said + 1] = s end }
+    local ok, err = pcall(function()
+      local ds = D.range(4):map(function(v) return tide.tensor { v:item(), v:item() * 2 } end)
+      assert.are.same({ { 0, 0 }, { 1, 2 }, { 2, 4 }, { 3, 6 } }, (function()
+        local t = {}
+        for e in ds:iter() do t[#t + 1] = e:totable() end
+        return t
+      end)())
+      -- once per place in the source: a map made in a loop, or in an
+      -- interleave function for each element, is a new closure each time
+      for _ = 1, 3 do D.range(2):map(function(v) return tide.tensor { v:item() } end) end
+      local inner = D.range(3):interleave(function() return D.range(2):map(function(v) return tide.tensor { v:item() } end) end)
+      assert.are.equal(6, #inner:totable())
+    end)
+    io.stderr = real
+    assert(ok, err)
+    local text = table.concat(said)
+    local _, maps = text:gsub("the map function at [^\n]* could not be traced", "")
+    local _, interleaves = text:gsub("the interleave function at [^\n]* could not be captured", "")
+    assert.are.equal(3, maps) -- three places in the source
+    assert.are.equal(1, interleaves)
+    assert.is_truthy(text:find("item: this tensor is symbolic", 1, true))
   end)
 end)
 
