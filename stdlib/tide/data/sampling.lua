@@ -63,8 +63,25 @@ function Dataset.sample_from_datasets(datasets, opts)
   local template, specs, card = inputs(what, datasets)
   local n = #datasets
   local weights = opts.weights
-  if dataset.is_dataset(weights) then
-    binding.error(what .. ": weights given as a dataset are not supported yet; give a Lua list or a 1-D tensor")
+  local stop = flag(what, "stop_on_empty_dataset", opts.stop_on_empty_dataset, false)
+  local rerandomize = flag(what, "rerandomize_each_iteration", opts.rerandomize_each_iteration, false)
+  if dataset.is_dataset(weights) then -- TF: each draw takes the next element's weights; their end ends the whole
+    local ws = weights.specs[1]
+    if #weights.specs ~= 1 or weights.template.kind ~= "tensor" or structure.is_dataset_spec(ws) or
+      (ws.dtype ~= "float32" and ws.dtype ~= "float64") or ws.shape == nil or #ws.shape ~= 1 or
+      (type(ws.shape[1]) == "number" and ws.shape[1] ~= n) then -- None: checked per element
+      binding.error(string.format("%s: a weights dataset's elements must be float32 or float64 vectors of %d " ..
+        "weights (one per dataset), got %s", what, n, #weights.specs == 1 and tostring(ws) or
+        (#weights.specs .. " components")))
+    end
+    h.no_datasets(what, weights)
+    local list = {}
+    for i = 1, n do list[i] = datasets[i] end
+    -- finite weights end the whole; infinite ones leave the inputs' rule
+    if weights:cardinality() ~= INFINITE then card = UNKNOWN end
+    return setmetatable({ kind = "sample_from_datasets", inputs = list, weights_dataset = weights,
+      seed = h.draw_seed(opts.seed, what), stop = stop, rerandomize = rerandomize, passes = 0, template = template,
+      specs = specs, card = card }, Dataset)
   end
   if istensor(weights) then
     if weights.ndim ~= 1 then
@@ -90,8 +107,6 @@ function Dataset.sample_from_datasets(datasets, opts)
     total = total + w
   end
   if total <= 0 then binding.error(what .. ": the weights are all 0; at least one must be positive") end
-  local stop = flag(what, "stop_on_empty_dataset", opts.stop_on_empty_dataset, false)
-  local rerandomize = flag(what, "rerandomize_each_iteration", opts.rerandomize_each_iteration, false)
   if n == 1 then return datasets[1] end
   local list = {}
   for i = 1, n do list[i] = datasets[i] end
@@ -152,12 +167,47 @@ lua_engine.add_reader("sample_from_datasets", function(ds)
   local counter = 0ULL
   local r = ffi.new("uint32_t[4]")
   local weights, live = {}, 0
-  for i, w in ipairs(ds.weights) do
+  for i, w in ipairs(ds.weights or {}) do
     weights[i] = w
     if w > 0 then live = live + w end
   end
-  local nextf_of, close_all = input_passes(ds)
+  local nextf_of, close_inputs = input_passes(ds)
   local done = false
+  -- Weights from a dataset: each draw takes its next element (a dataset
+  -- already exhausted weighs 0 in it; an element whose weights are then all
+  -- 0 is passed over, as TF's redraw passes over an exhausted choice).
+  local next_weights, close_weights
+  if ds.weights_dataset then next_weights, close_weights = dataset.open(ds.weights_dataset) end
+  local exhausted, n = {}, #ds.inputs
+  local function close_all()
+    if close_weights then close_weights(); close_weights = nil end
+    close_inputs()
+  end
+  local function draw_weights()
+    while true do
+      local flat = next_weights()
+      if flat == nil then return false end
+      local v = flat[1]:totable()
+      if #v ~= n then
+        binding.error(string.format("sample_from_datasets: a weights element has %d weights but there are %d " ..
+          "datasets", #v, n))
+      end
+      live = 0
+      for i = 1, n do
+        local w = v[i]
+        if w ~= w or w < 0 or w == math.huge then
+          binding.error(string.format("sample_from_datasets: a weights element has %s at position %d; weights " ..
+            "must be finite numbers >= 0", tostring(w), i - 1))
+        end
+        weights[i] = exhausted[i] and 0 or w
+        live = live + weights[i]
+      end
+      if live > 0 then return true end
+      local any = false
+      for i = 1, n do if not exhausted[i] then any = true end end
+      if not any then return false end
+    end
+  end
   -- A uniform draw in [0, total) from 53 bits of the stream.
   local function uniform(total)
     C.tide_philox4x32(key, counter, 0, r)
@@ -166,6 +216,7 @@ lua_engine.add_reader("sample_from_datasets", function(ds)
   end
   return function()
     while not done do
+      if next_weights and not draw_weights() then done = true; break end
       if live <= 0 then done = true; break end -- every dataset with weight is exhausted
       local u, pick = uniform(live), nil
       for i, w in ipairs(weights) do
@@ -180,6 +231,7 @@ lua_engine.add_reader("sample_from_datasets", function(ds)
       if flat ~= nil then return flat end
       if p.close then p.close(); p.close = nil end
       if ds.stop then done = true; break end
+      exhausted[pick] = true
       live = live - weights[pick] -- the rest are drawn in proportion to their weights, as TF's redraw gives
       weights[pick] = 0
     end

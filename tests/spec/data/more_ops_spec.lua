@@ -27,6 +27,7 @@ local function values(ds)
 end
 
 local r = D.range
+local function onehot() return D.from_tensor_slices(tide.tensor({ { 1, 0 }, { 0, 1 } }, "float32")):repeat_() end
 local function i64(list) return tide.constant(list, "int64") end
 local function zero() return tide.constant(0, "int64") end
 
@@ -148,6 +149,15 @@ local pipelines = {
     local s = S():bucket_by_sequence_length(length, { 3 }, { 2, 2 }, { drop_remainder = true }).element_spec
     return { s.dtype, { s.shape[1] == tide.None and -1 or s.shape[1], s.shape[2] == tide.None and -1 or s.shape[2] } }
   end,
+  -- weights given as a dataset of one-hot rows: TF's draws exactly
+  sample_wds = function() return D.sample_from_datasets({ r(0, 5), r(100, 103) }, { weights = onehot(), seed = 1 }) end,
+  sample_wds_stop = function()
+    return D.sample_from_datasets({ r(0, 5), r(100, 103) }, { weights = onehot(), seed = 1, stop_on_empty_dataset = true })
+  end,
+  sample_wds_short = function()
+    local short = D.from_tensor_slices(tide.tensor({ { 1, 0 }, { 0, 1 }, { 1, 0 } }, "float64"))
+    return D.sample_from_datasets({ r(0, 5), r(100, 103) }, { weights = short, seed = 1 })
+  end,
 }
 
 local cardinality = {
@@ -184,6 +194,13 @@ local cardinality = {
     return D.sample_from_datasets({ r(5):repeat_(), r(10, 15) }, { seed = 1, stop_on_empty_dataset = true })
   end,
   sample_one = function() return D.sample_from_datasets({ r(5) }, { seed = 1 }) end,
+  sample_wds_short = function()
+    local short = D.from_tensor_slices(tide.tensor({ { 1, 0 }, { 0, 1 }, { 1, 0 } }, "float64"))
+    return D.sample_from_datasets({ r(0, 5), r(100, 103) }, { weights = short, seed = 1 })
+  end,
+  sample_wds_inf = function()
+    return D.sample_from_datasets({ r(0, 5):repeat_(), r(100, 103) }, { weights = onehot(), seed = 1 })
+  end,
 }
 
 -- The value a pipeline gives, in the fixture's form.
@@ -478,7 +495,21 @@ describe("sample_from_datasets", function()
     fails(function() D.sample_from_datasets({ r(3), r(3) }, { weights = { 1, -1 } }) end,
       "sample_from_datasets: weights[2] must be a finite number >= 0, got -1")
     fails(function() D.sample_from_datasets({ r(3), r(3) }, { weights = { 0, 0 } }) end, "the weights are all 0")
-    fails(function() D.sample_from_datasets({ r(3), r(3) }, { weights = r(2) }) end, "weights given as a dataset")
+    fails(function() D.sample_from_datasets({ r(3), r(3) }, { weights = r(2) }) end,
+      "sample_from_datasets: a weights dataset's elements must be float32 or float64 vectors of 2 weights (one per " ..
+      "dataset), got TensorSpec(shape=(), dtype=tide.int64, name=None)")
+    fails(function()
+      D.sample_from_datasets({ r(3), r(3) }, { weights = D.from_tensors(tide.tensor({ 1, 1, 1 }, "float32")) })
+    end, "vectors of 2 weights")
+    local ragged = D.from_generator(function()
+      local k = 0
+      return function() k = k + 1; if k == 1 then return tide.tensor({ 1, 1, 1 }, "float32") end end
+    end, { output_signature = tide.TensorSpec({ tide.None }, "float32") })
+    fails(function() values(D.sample_from_datasets({ r(3), r(3) }, { weights = ragged })) end,
+      "sample_from_datasets: a weights element has 3 weights but there are 2 datasets")
+    local negative = D.from_tensors(tide.tensor({ 1, -1 }, "float32"))
+    fails(function() values(D.sample_from_datasets({ r(3), r(3) }, { weights = negative })) end,
+      "a weights element has -1 at position 1; weights must be finite numbers >= 0")
     fails(function() D.sample_from_datasets({ r(3), r(3) }, { seed = 1.5 }) end,
       "sample_from_datasets: seed must be a whole number")
     fails(function() D.sample_from_datasets({ r(3), r(3) }, { weight = { 1, 1 } }) end,
