@@ -239,28 +239,7 @@ lua_engine.add_reader("take_while", function(ds)
     if flat == nil then finish(); return nil end
     local i = index
     index = index + 1
-    local keep
-    if ds.compiled then
-      local out, err = map_fn.run(ds.compiled, flat)
-      if not out then binding.error(string.format("take_while: the predicate failed on element %d: %s", i, err)) end
-      keep = out[1]
-    else
-      local res = pack(pcall(ds.fn, structure.values(ds.input.template, flat)))
-      if not res[1] then
-        binding.error(string.format("take_while: the predicate failed on element %d: %s", i, tostring(res[2])))
-      end
-      keep = res[2]
-    end
-    if istensor(keep) then
-      if keep.nelem ~= 1 or structure.dtype_name(keep) ~= "bool" then
-        binding.error(string.format("take_while: the predicate must return a bool scalar, got %s %s (element %d)",
-          structure.dtype_name(keep), tostring(keep.shape), i))
-      end
-      keep = keep:item()
-    end
-    if type(keep) ~= "boolean" then
-      binding.error(string.format("take_while: the predicate must return a bool, got %s (element %d)", type(keep), i))
-    end
+    local keep = lua_engine.predicate("take_while", ds, flat, i)
     if not keep then finish(); return nil end
     return flat
   end, function() if close then close() end end

@@ -145,6 +145,35 @@ function readers.map(ds)
   end, close
 end
 
+-- A predicate's verdict on element i (filter, take_while): its traced graph
+-- or, untraced, the Lua function; either must give a bool (a scalar tensor
+-- or a Lua boolean). Errors name `what` and the element.
+function M.predicate(what, ds, flat, i)
+  local keep
+  if ds.compiled then
+    local out, err = map_fn.run(ds.compiled, flat)
+    if not out then binding.error(string.format("%s: the predicate failed on element %d: %s", what, i, err)) end
+    keep = out[1]
+  else
+    local res = pack(pcall(ds.fn, structure.values(ds.input.template, flat)))
+    if not res[1] then
+      binding.error(string.format("%s: the predicate failed on element %d: %s", what, i, tostring(res[2])))
+    end
+    keep = res[2]
+  end
+  if binding.istensor(keep) then
+    if keep.nelem ~= 1 or structure.dtype_name(keep) ~= "bool" then
+      binding.error(string.format("%s: the predicate must return a bool scalar, got %s %s (element %d)", what,
+        structure.dtype_name(keep), tostring(keep.shape), i))
+    end
+    keep = keep:item()
+  end
+  if type(keep) ~= "boolean" then
+    binding.error(string.format("%s: the predicate must return a bool, got %s (element %d)", what, type(keep), i))
+  end
+  return keep
+end
+
 function readers.filter(ds)
   local nextf, close = open(ds.input)
   local index = 0
@@ -154,25 +183,7 @@ function readers.filter(ds)
       if flat == nil then return nil end
       local i = index
       index = index + 1
-      local keep
-      if ds.compiled then
-        local out, err = map_fn.run(ds.compiled, flat)
-        if not out then binding.error(string.format("filter: the predicate failed on element %d: %s", i, err)) end
-        keep = out[1]
-      else
-        keep = call_eager("filter", ds.fn, ds.input.template, flat, i)[1]
-      end
-      if binding.istensor(keep) then
-        if keep.nelem ~= 1 then
-          binding.error(string.format("filter: the predicate must return a bool scalar, got shape %s (element %d)",
-            tostring(keep.shape), i))
-        end
-        keep = keep:item()
-      end
-      if type(keep) ~= "boolean" then
-        binding.error(string.format("filter: the predicate must return a bool, got %s (element %d)", type(keep), i))
-      end
-      if keep then return flat end
+      if M.predicate("filter", ds, flat, i) then return flat end
     end
   end, close
 end
