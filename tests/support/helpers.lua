@@ -4,6 +4,7 @@
 --   h.errors("substring of the message", fn, ...)
 --   h.drop(fn) -- fn's iterators and passes, dropped and collected
 --   h.threads() -- this process's threads now
+--   local text, result = h.stderr_of(fn) -- what fn wrote to io.stderr
 local M = {}
 
 local function flatten(v, out)
@@ -53,6 +54,17 @@ function M.threads()
   local s = p:read("*a")
   p:close()
   return tonumber(s:match("Threads:%s*(%d+)"))
+end
+
+-- What fn() wrote to io.stderr (tide's one-time notes and warnings), and
+-- fn's first result; an error in fn is raised again once stderr is back.
+function M.stderr_of(fn)
+  local real, got = io.stderr, {}
+  io.stderr = { write = function(self, ...) for _, s in ipairs { ... } do got[#got + 1] = s end return self end }
+  local ok, res = pcall(fn)
+  io.stderr = real
+  if not ok then error(res, 0) end
+  return table.concat(got), res
 end
 
 -- Run fn (which makes iterators or passes and drops them midway) so that

@@ -26,15 +26,7 @@ local function items(ds)
 end
 
 -- Run fn with io.stderr captured; returns what was written.
-local function stderr_of(fn)
-  local real = io.stderr
-  local got = {}
-  io.stderr = { write = function(_, ...) for _, s in ipairs { ... } do got[#got + 1] = s end end }
-  local ok, err = pcall(fn)
-  io.stderr = real
-  assert(ok, err)
-  return table.concat(got)
-end
+local stderr_of = h.stderr_of
 
 -- A pid no process has now (a shell that has exited).
 local function dead_pid(dir)

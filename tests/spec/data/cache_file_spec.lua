@@ -66,15 +66,7 @@ local function want_rows(n)
 end
 
 -- Run fn with io.stderr captured; returns what was written.
-local function stderr_of(fn)
-  local real = io.stderr
-  local got = {}
-  io.stderr = { write = function(_, ...) for _, s in ipairs { ... } do got[#got + 1] = s end end }
-  local ok, err = pcall(fn)
-  io.stderr = real
-  assert(ok, err)
-  return table.concat(got)
-end
+local stderr_of = h.stderr_of
 
 describe("Dataset:cache(filename)", function()
   local dir

@@ -80,9 +80,7 @@ describe("map on C threads", function()
   end)
 
   it("falls back to Lua for a function that cannot be traced, and says why once", function()
-    local real, said = io.stderr, {}
-    io.stderr = { write = function(_, s) said[#said + 1] = s end }
-    local ok, err = pcall(function()
+    local text = h.stderr_of(function()
       local ds = D.range(4):map(function(v) return tide.tensor { v:item(), v:item() * 2 } end)
       assert.are.same({ { 0, 0 }, { 1, 2 }, { 2, 4 }, { 3, 6 } }, (function()
         local t = {}
@@ -95,9 +93,6 @@ describe("map on C threads", function()
       local inner = D.range(3):interleave(function() return D.range(2):map(function(v) return tide.tensor { v:item() } end) end)
       assert.are.equal(6, #inner:totable())
     end)
-    io.stderr = real
-    assert(ok, err)
-    local text = table.concat(said)
     local _, maps = text:gsub("the map function at [^\n]* could not be traced", "")
     local _, interleaves = text:gsub("the interleave function at [^\n]* could not be captured", "")
     assert.are.equal(3, maps) -- three places in the source

@@ -21,15 +21,7 @@ end
 local threads = h.threads
 
 -- stderr while fn runs (the fallback notes).
-local function stderr_of(fn)
-  local real = io.stderr
-  local got = {}
-  io.stderr = { write = function(_, ...) for _, s in ipairs { ... } do got[#got + 1] = s end end }
-  local ok, res = pcall(fn)
-  io.stderr = real
-  assert(ok, res)
-  return table.concat(got), res
-end
+local stderr_of = h.stderr_of
 
 local function uneven(x) return D.range(x * 100, x * 100 + x % 4):map(function(y) return y * 2 end) end
 

@@ -39,15 +39,7 @@ local function sorted(t)
 end
 
 -- stderr while fn runs (where a fallback note would go).
-local function stderr_of(fn)
-  local real = io.stderr
-  local got = {}
-  io.stderr = { write = function(_, ...) for _, s in ipairs { ... } do got[#got + 1] = s end end }
-  local ok, res = pcall(fn)
-  io.stderr = real
-  assert(ok, res)
-  return table.concat(got), res
-end
+local stderr_of = h.stderr_of
 
 -- make(opts) runs in C with no note, and gives the Lua engine's elements (the
 -- Lua path: fn called on each element) at parallel 1, 2 and AUTOTUNE, in order

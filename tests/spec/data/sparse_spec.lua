@@ -3,6 +3,7 @@
 -- sparse_gen.py with TF 2.21): element_spec, slicing, batching, unbatching,
 -- parse_example's VarLenFeature in a traced map; tide.sparse; the errors.
 local tide = require "tide"
+local h = require "helpers"
 local c_engine = require "tide.data.c_engine"
 local sparse_tensor = require "tide.sparse_tensor"
 local D = tide.data.Dataset
@@ -85,14 +86,7 @@ local function records() return tide.data.TFRecordDataset("tests/fixtures/data/e
 local function parse_one(r) return tide.io.parse_single_example(r, FEATURES) end
 
 -- Run fn with io.stderr captured; returns what was written.
-local function stderr_of(fn)
-  local real, got = io.stderr, {}
-  io.stderr = { write = function(_, ...) for _, s in ipairs { ... } do got[#got + 1] = s end end }
-  local ok, err = pcall(fn)
-  io.stderr = real
-  if not ok then error(err, 0) end
-  return table.concat(got)
-end
+local stderr_of = h.stderr_of
 
 describe("SparseTensor elements against tf.data", function()
   it("from_tensor_slices slices along the first dim", function()

@@ -30,14 +30,7 @@ local function grads_of(m)
 end
 
 -- fn() with io.stderr captured: returns what it wrote.
-local function stderr_of(fn)
-  local saved, out = io.stderr, {}
-  io.stderr = { write = function(self, ...) for _, s in ipairs { ... } do out[#out + 1] = s end return self end }
-  local ok, err = pcall(fn)
-  io.stderr = saved
-  if not ok then error(err, 0) end
-  return table.concat(out)
-end
+local stderr_of = h.stderr_of
 
 local function f32(v) return ffi.new("float[1]", v)[0] end
 
