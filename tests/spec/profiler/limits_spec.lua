@@ -7,25 +7,8 @@ local prog = require "tide_program"
 
 local P = tide.profiler
 
-local function events_of(trace)
-  local xs, names = {}, {}
-  for _, e in ipairs(trace.traceEvents) do
-    if e.ph == "X" then xs[#xs + 1] = e
-    elseif e.ph == "M" and e.name == "thread_name" then names[e.tid] = e.args.name end
-  end
-  return xs, names
-end
-
-local function find_all(xs, pred)
-  local out = {}
-  for _, e in ipairs(xs) do if pred(e) then out[#out + 1] = e end end
-  return out
-end
-
-local function inside(inner, outer)
-  return inner.tid == outer.tid and inner.ts >= outer.ts - 0.001 and
-    inner.ts + inner.dur <= outer.ts + outer.dur + 0.002
-end
+local ev = require "trace_events"
+local events_of, find_all, inside = ev.events_of, ev.find_all, ev.inside
 
 -- print's output while fn runs, as one string
 local function printed(fn)
