@@ -25,7 +25,6 @@ local function items(ds)
   return t
 end
 
--- Run fn with io.stderr captured; returns what was written.
 local stderr_of = h.stderr_of
 
 -- A pid no process has now (a shell that has exited).

@@ -65,7 +65,6 @@ local function want_rows(n)
   return out
 end
 
--- Run fn with io.stderr captured; returns what was written.
 local stderr_of = h.stderr_of
 
 describe("Dataset:cache(filename)", function()

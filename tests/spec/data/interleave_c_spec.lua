@@ -20,7 +20,6 @@ end
 
 local threads = h.threads
 
--- stderr while fn runs (the fallback notes).
 local stderr_of = h.stderr_of
 
 local function uneven(x) return D.range(x * 100, x * 100 + x % 4):map(function(y) return y * 2 end) end

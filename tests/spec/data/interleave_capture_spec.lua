@@ -38,7 +38,6 @@ local function sorted(t)
   return c
 end
 
--- stderr while fn runs (where a fallback note would go).
 local stderr_of = h.stderr_of
 
 -- make(opts) runs in C with no note, and gives the Lua engine's elements (the

@@ -85,7 +85,6 @@ local FEATURES = { tags = tide.io.VarLenFeature("int64"), words = tide.io.VarLen
 local function records() return tide.data.TFRecordDataset("tests/fixtures/data/examples.tfrecord") end
 local function parse_one(r) return tide.io.parse_single_example(r, FEATURES) end
 
--- Run fn with io.stderr captured; returns what was written.
 local stderr_of = h.stderr_of
 
 describe("SparseTensor elements against tf.data", function()

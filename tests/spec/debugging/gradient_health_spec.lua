@@ -29,7 +29,6 @@ local function grads_of(m)
   return tape:gradient(loss, m.trainable_weights)
 end
 
--- fn() with io.stderr captured: returns what it wrote.
 local stderr_of = h.stderr_of
 
 local function f32(v) return ffi.new("float[1]", v)[0] end
