@@ -112,13 +112,7 @@ tide_dataset *tide_dataset_slices(int n, const tide_tensor *const *tensors) {
   }
   for (int k = 0; k < n; k++) {
     const tide_tensor *t = tensors[k];
-    tide_status st;
-    if (tide_tensor_is_contiguous(t) && !(t->flags & TIDE_TENSOR_INLINE) && t->storage) {
-      st = tide_tensor_share(&ds->tensors[k], t);
-    } else { /* rows are views of one contiguous storage of its own */
-      st = tide_tensor_init_heap(&ds->tensors[k], t->dt, t->ndim, t->dims);
-      if (!st && t->nelem > 0) st = tide_tensor_copy_into(&ds->tensors[k], t);
-    }
+    tide_status st = dtensor_own_contiguous(&ds->tensors[k], t); /* rows are views of it */
     if (st) {
       tide_dataset_free(ds);
       return NULL;
@@ -205,6 +199,13 @@ tide_status tide_dataset_bind_captures(tide_dataset *ds, int first) {
     return TIDE_FAIL(TIDE_ERR_VALUE, "interleave: this stage's captures are bound already");
   ds->cap_first = first, ds->ncaps = n;
   return TIDE_OK;
+}
+
+tide_status dtensor_own_contiguous(tide_tensor *dst, const tide_tensor *t) {
+  if (tide_tensor_is_contiguous(t) && !(t->flags & TIDE_TENSOR_INLINE) && t->storage) return tide_tensor_share(dst, t);
+  tide_status st = tide_tensor_init_heap(dst, t->dt, t->ndim, t->dims);
+  if (!st && t->nelem > 0) st = tide_tensor_copy_into(dst, t);
+  return st;
 }
 
 tide_status dgraph_run(const tide_dataset *ds, int n_in, const tide_tensor *const *in, int n_out,

@@ -162,6 +162,10 @@ static inline tide_status derror_raise(derror *e, const char *prefix) {
 /* The status a node returns when its pass is stopping. */
 static inline tide_status dstopped(void) { return TIDE_FAIL(TIDE_ERR_INTERRUPTED, "data: the iterator was closed"); }
 
+/* *dst: t itself when it is contiguous in a storage of its own (rows are
+ * then views of it), else a contiguous copy: a source's tensors. */
+tide_status dtensor_own_contiguous(tide_tensor *dst, const tide_tensor *t);
+
 /* Run ds's graph (a map, filter or interleave's) on n_in tensors, with the
  * values its captures were bound to (tide_dataset_bind_captures) if any. */
 tide_status dgraph_run(const tide_dataset *ds, int n_in, const tide_tensor *const *in, int n_out,

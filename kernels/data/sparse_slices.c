@@ -55,15 +55,6 @@ tide_status dsparse_row_offsets(const tide_tensor *indices, int64_t rows, int fu
   return TIDE_OK;
 }
 
-/* *dst: t itself when it is contiguous in a storage of its own (views need
- * one), else a contiguous copy. */
-static tide_status own_contiguous(tide_tensor *dst, const tide_tensor *t) {
-  if (tide_tensor_is_contiguous(t) && !(t->flags & TIDE_TENSOR_INLINE) && t->storage) return tide_tensor_share(dst, t);
-  tide_status st = tide_tensor_init_heap(dst, t->dt, t->ndim, t->dims);
-  if (!st && t->nelem > 0) st = tide_tensor_copy_into(dst, t);
-  return st;
-}
-
 /* Check the triple at component k (indices, values, dense_shape); its rows into *rows. */
 static tide_status check_triple(const tide_tensor *const *t, int k, int64_t *rows) {
   const tide_tensor *ix = t[k], *vals = t[k + 1], *shape = t[k + 2];
@@ -109,8 +100,8 @@ static tide_status take_triple(tide_dataset *ds, const tide_tensor *const *t, in
   const int64_t *src = ix->data;
   for (int64_t j = 0; j < nnz; j++)
     for (int64_t d = 1; d < rank; d++) *dst++ = src[j * ix->strides[0] + d * ix->strides[1]];
-  st = own_contiguous(&ds->tensors[k + 1], t[k + 1]);
-  if (!st) st = own_contiguous(&ds->tensors[k + 2], t[k + 2]);
+  st = dtensor_own_contiguous(&ds->tensors[k + 1], t[k + 1]);
+  if (!st) st = dtensor_own_contiguous(&ds->tensors[k + 2], t[k + 2]);
   return st;
 }
 
@@ -181,7 +172,7 @@ tide_dataset *tide_dataset_sparse_slices(int n, const tide_tensor *const *tensor
   }
   memcpy(ds->sparse_roles, sparse_roles, (size_t)n);
   for (int k = 0; k < n; k++) {
-    tide_status st = sparse_roles[k] ? take_triple(ds, tensors, k, rows) : own_contiguous(&ds->tensors[k], tensors[k]);
+    tide_status st = sparse_roles[k] ? take_triple(ds, tensors, k, rows) : dtensor_own_contiguous(&ds->tensors[k], tensors[k]);
     if (st) {
       tide_dataset_free(ds);
       return NULL;
