@@ -151,7 +151,7 @@ typedef struct shuffle_node {
 } shuffle_node;
 
 /* The pass's key: (seed, pass number) when reshuffling, else (seed, 0).
- * The Lua engine (stdlib/tide/data/lua_engine.lua) draws the same way. */
+ * The Lua engine (stdlib/tide/data/stages/shuffle.lua) draws the same way. */
 static uint64_t shuffle_key(tide_dataset *ds) {
   uint64_t k = __atomic_fetch_add(&ds->passes, 1, __ATOMIC_RELAXED);
   return tide_random_derive_key(ds->seed, ds->flag ? k : 0);

@@ -1,36 +1,18 @@
 -- stdlib/tide/data/c_engine.lua — datasets whose stages all run in C
--- (kernels/data): building their tide_dataset descriptions and reading passes.
+-- (kernels/data): building their descriptions (each stage its own part) and reading passes.
 local binding = require "tide.binding"
-local convert = require "tide.convert"
-local structure = require "tide.data.structure"
+local stage = require "tide.data.stage"
 local cache_file = require "tide.data.cache_file"
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local M = {}
 
-local DTYPE_INT64 = require("tide.dtype").codes.int64
-
--- Stages the engine runs; a map or filter only when traced; unbatch only of
--- dense elements (a SparseTensor's rows are sliced in Lua: sparse_elements.unbatch).
-local KINDS = { slices = true, sparse_slices = true, range = true, map = true, filter = true, batch = true,
-  shuffle = true, take = true,
-  skip = true, ["repeat"] = true, prefetch = true, c_source = true, zip = true, concatenate = true, enumerate = true,
-  padded_batch = true, param = true, interleave = true, cache = true, shard = true, unbatch = true }
-
--- True when ds's own stage (not its inputs) runs in C.
-local function stage_ok(ds)
-  local s = KINDS[ds.kind] == true
-  if s and (ds.kind == "map" or ds.kind == "filter") and not ds.compiled then s = false end
-  if s and ds.kind == "interleave" and not ds.captured then s = false end
-  if s and ds.kind == "unbatch" and structure.has_sparse(ds.input.template) then s = false end
-  if s and ds.kind == "padded_batch" then -- numbers and bools (a padding string stays in Lua)
-    for _, sp in ipairs(ds.specs) do if sp.dtype == "string" then s = false end end
-  end
-  return s
-end
+-- True when ds's own stage (not its inputs) runs in C (its stage module says).
+local function stage_ok(ds) return stage.of(ds).in_c(ds) end
 M.supports_stage = stage_ok
 
--- True when every stage of ds runs in C (memoized).
+-- True when every stage of ds runs in C (memoized). The Lua engine runs ds
+-- otherwise (data/lua_engine.lua's open_input makes that choice).
 function M.supports(ds)
   local s = rawget(ds, "_c_ok")
   if s ~= nil then return s end
@@ -41,97 +23,14 @@ function M.supports(ds)
   return s
 end
 
-local PARAM_KINDS = { slices = C.TIDE_DATA_PARAM_SLICES, range = C.TIDE_DATA_PARAM_RANGE, files = C.TIDE_DATA_PARAM_FILES }
-
--- ds's C description (made once, freed with ds).
+-- ds's C description (made once, freed with ds): its stage makes it over
+-- its input's.
 local function handle(ds)
   local h = rawget(ds, "_c")
   if h then return h end
-  local k = ds.kind
-  local input = ds.input and handle(ds.input)
-  if k == "slices" then
-    local n = #ds.tensors
-    local arr = ffi.new("const tide_tensor *[?]", n)
-    for i, t in ipairs(ds.tensors) do arr[i - 1] = t end
-    h = C.tide_dataset_slices(n, arr)
-  elseif k == "sparse_slices" then -- 1 in roles where a SparseTensor's indices are (kernels/data/sparse_slices.c)
-    local n = #ds.tensors
-    local arr, roles = ffi.new("const tide_tensor *[?]", n), ffi.new("unsigned char[?]", n)
-    for i, t in ipairs(ds.tensors) do arr[i - 1], roles[i - 1] = t, ds.roles[i] end
-    h = C.tide_dataset_sparse_slices(n, arr, roles)
-  elseif k == "range" then
-    h = C.tide_dataset_range(ds.start, ds.stop, ds.step, DTYPE_INT64)
-  elseif k == "param" then -- a template leaf: interleave's node makes its source of each element
-    local proto = ds.make_proto and ds.make_proto()
-    if ds.make_proto and proto == nil then binding.raise() end
-    h = C.tide_dataset_param(PARAM_KINDS[ds.source], ds.first, #ds.args, proto)
-    if proto ~= nil then C.tide_dataset_free(proto) end -- the leaf holds it
-  elseif k == "interleave" then
-    local cap = ds.captured
-    h = C.tide_dataset_interleave(input, cap.graph, handle(cap.inner), ds.cycle, ds.block,
-      ds.parallel > 1 and ds.parallel or 0, ds.deterministic and 1 or 0)
-  elseif k == "c_source" then
-    h = ds.make_source()
-  elseif k == "map" then
-    local p = ds.parallel
-    h = C.tide_dataset_map(input, ds.compiled.graph, p == nil and 0 or p, ds.deterministic and 1 or 0)
-  elseif k == "filter" then
-    h = C.tide_dataset_filter(input, ds.compiled.graph)
-  elseif k == "zip" or k == "concatenate" then
-    local n = #ds.inputs
-    local arr = ffi.new("tide_dataset *[?]", n)
-    for i, d in ipairs(ds.inputs) do arr[i - 1] = handle(d) end
-    h = (k == "zip" and C.tide_dataset_zip or C.tide_dataset_concatenate)(n, arr)
-  elseif k == "padded_batch" then
-    local nc, MAX = #ds.specs, C.TIDE_MAX_DIMS
-    local shapes, values = ffi.new("int64_t[?]", nc * MAX, -1), ffi.new("uint64_t[?]", nc)
-    for c = 1, nc do
-      for d, w in ipairs(ds.shapes[c] or {}) do
-        if type(w) == "number" and w >= 0 then shapes[(c - 1) * MAX + d - 1] = w end
-      end
-      local v = ds.values[c]
-      if v ~= nil then
-        local t = convert.tensor(v, ds.input.specs[c].dtype, "padded_batch")
-        if tonumber(t.nelem) ~= 1 then
-          binding.error(string.format("padded_batch: padding_values for component %d must be a scalar, got %d values",
-            c, tonumber(t.nelem)))
-        end
-        t = t:contiguous()
-        ffi.copy(values + (c - 1), t.data, tonumber(C.tide_dtype_size(t.dt)))
-      end
-    end
-    h = C.tide_dataset_padded_batch(input, ds.n, ds.drop and 1 or 0, shapes, values)
-  elseif k == "enumerate" then -- TF's own form: zip{range(start, int64 max), ds}
-    local counter = C.tide_dataset_range(ds.start, 9223372036854775807LL, 1, DTYPE_INT64)
-    if counter == nil then binding.raise() end
-    h = C.tide_dataset_zip(2, ffi.new("tide_dataset *[2]", counter, input))
-    C.tide_dataset_free(counter) -- the zip holds it
-  elseif k == "cache" then -- the memory store or file lives with h (kernels/data/cache.c)
-    h = C.tide_dataset_cache(input, ds.filename, #ds.specs, cache_file.dtype_codes(ds.specs))
-  elseif k == "batch" then
-    local sparse = structure.sparse_nodes(ds.input.template)
-    if #sparse == 0 then
-      h = C.tide_dataset_batch(input, ds.n, ds.drop and 1 or 0)
-    else -- where each SparseTensor's indices are (kernels/data/sparse_batch.c)
-      local roles = ffi.new("unsigned char[?]", #ds.input.specs)
-      for _, node in ipairs(sparse) do roles[node.items[1].index - 1] = 1 end
-      h = C.tide_dataset_sparse_batch(input, ds.n, ds.drop and 1 or 0, roles)
-    end
-  elseif k == "shuffle" then
-    h = C.tide_dataset_shuffle(input, ds.buffer, ds.seed, ds.reshuffle and 1 or 0)
-  elseif k == "take" then
-    h = C.tide_dataset_take(input, ds.count)
-  elseif k == "skip" then
-    h = C.tide_dataset_skip(input, ds.count)
-  elseif k == "repeat" then
-    h = C.tide_dataset_repeat(input, ds.count)
-  elseif k == "prefetch" then
-    h = C.tide_dataset_prefetch(input, ds.n)
-  elseif k == "shard" then
-    h = C.tide_dataset_shard(input, ds.num, ds.index)
-  elseif k == "unbatch" then
-    h = C.tide_dataset_unbatch(input)
-  end
+  local s = stage.of(ds)
+  if not s.c then binding.error("tide.data: a '" .. ds.kind .. "' stage has no C description (it runs in Lua)") end
+  h = s.c(ds, ds.input and handle(ds.input), handle)
   if h == nil then binding.raise() end
   h = ffi.gc(h, C.tide_dataset_free)
   -- in an interleave's template: the graph's captures of the function's element (data/interleave_fn.lua)
@@ -167,8 +66,6 @@ end
 -- same cycle as the iterator whose threads run it.
 local live = {}
 
--- A pass over ds: next() gives the next element's components or nil; close()
--- ends it early (the collector ends a forgotten one).
 -- The file names of ds's file caches (memoized).
 local function cache_files(ds, out)
   local top = out == nil
@@ -181,6 +78,8 @@ local function cache_files(ds, out)
   return out
 end
 
+-- A pass over ds: next() gives the next element's components or nil; close()
+-- ends it early (the collector ends a forgotten one).
 function M.open(ds)
   local files = cache_files(ds)
   if files[1] then cache_file.release_dropped(files) end

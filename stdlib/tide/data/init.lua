@@ -3,14 +3,7 @@
 local dataset = require "tide.data.dataset"
 local csv = require "tide.data.csv"
 local files = require "tide.data.files"
-dataset.set_engines(require "tide.data.c_engine", require "tide.data.lua_engine")
 dataset.Dataset.list_files = files.list_files -- a constructor, as tf.data.Dataset.list_files
--- methods added by their own modules: apply, reduce, scan, take_while, unique;
--- sample_from_datasets, choose_from_datasets; window; group_by_window, bucket_by_sequence_length
-require "tide.data.functional"
-require "tide.data.sampling"
-require "tide.data.windows"
-require "tide.data.grouping"
 
 local M = {
   Dataset = dataset.Dataset,
@@ -36,7 +29,7 @@ local M = {
 -- (tide.data.structure), card its cardinality.
 function M.from_c_source(make, template, specs, card)
   return setmetatable({ kind = "c_source", make_source = make, template = template, specs = specs,
-    card = card or dataset.UNKNOWN_CARDINALITY }, dataset.Dataset)
+    card = card or dataset.UNKNOWN_CARDINALITY }, dataset.Dataset) -- (data/stages/c_source.lua)
 end
 
 return M

@@ -14,6 +14,7 @@
 -- each element (a one-time note says why).
 local binding = require "tide.binding"
 local structure = require "tide.data.structure"
+local stage = require "tide.data.stage"
 local tracing = require "tide.tracing.function"
 local spec = require "tide.tracing.spec"
 
@@ -46,11 +47,9 @@ function M.leaf(what, ds)
   return ds
 end
 
--- Stages kernels/data/interleave.c can copy for each element (its
--- instantiate() copies them field by field); sources are shared as they are.
-local COPYABLE = { param = true, slices = true, sparse_slices = true, range = true, c_source = true, map = true, filter = true, batch = true,
-  padded_batch = true, shuffle = true, take = true, skip = true, ["repeat"] = true, prefetch = true, zip = true,
-  concatenate = true, enumerate = true, interleave = true, shard = true, unbatch = true }
+-- Whether kernels/data/interleave.c can copy ds's stage for each element
+-- (its stage module says: copyable); sources are shared as they are.
+local function copyable(ds) return stage.of(ds).copyable == true end
 
 -- The first stage of ds (walking inputs) that the C engine cannot run, or nil.
 local function lua_stage(ds, supports)
@@ -67,7 +66,7 @@ local function lua_stage(ds, supports)
     local s, why = lua_stage(ds.captured.inner, supports)
     if s then return s, why end
   end
-  if not supports(ds) or not COPYABLE[ds.kind] or (ds.kind == "shuffle" and ds.seedless) then return ds end
+  if not supports(ds) or not copyable(ds) or (ds.kind == "shuffle" and ds.seedless) then return ds end
   local g = M.stage_graph(ds)
   if g and C.tide_graph_num_captures(g) > 0 and not ds.cap_first then return ds, "captures" end
   return nil
@@ -176,7 +175,7 @@ function M.capture(fn, in_template, in_specs, is_dataset, supports)
     if bad.kind == "shuffle" then
       return nil, "its dataset shuffles without a seed: each inner dataset must draw its own order (give shuffle a seed)"
     end
-    if supports(bad) and not COPYABLE[bad.kind] then
+    if supports(bad) and not copyable(bad) then
       return nil, string.format("the dataset it returns has a %s stage, which the C template cannot copy yet", bad.kind)
     end
     local at = bad.fn and (" at " .. where(bad.fn)) or ""

@@ -101,6 +101,58 @@ describe("map on C threads", function()
   end)
 end)
 
+describe("the switch that forces the Lua engine (for the specs that run under both engines)", function()
+  local c_engine = require "tide.data.c_engine"
+  local lua_engine = require "tide.data.lua_engine"
+  local engines = require "data_engines"
+
+  -- The passes fn opens in C (c_engine.open's calls) while it runs.
+  local function c_passes(fn)
+    local open, n = c_engine.open, 0
+    c_engine.open = function(ds) n = n + 1; return open(ds) end
+    local ok, err = pcall(fn)
+    c_engine.open = open
+    if not ok then error(err, 0) end
+    return n
+  end
+  local function make() return D.range(10):map(function(v) return v * 2 end, { parallel = 2 }):batch(4):prefetch(2) end
+  local want = { { 0, 2, 4, 6 }, { 8, 10, 12, 14 }, { 16, 18 } }
+  local function batches(ds)
+    local t = {}
+    for b in ds:iter() do t[#t + 1] = b:totable() end
+    return t
+  end
+
+  it("runs every stage in Lua, with no C pass and no data thread, and gives the same elements", function()
+    assert.is_true(c_engine.supports(make()))
+    assert.are.equal(1, c_passes(function() assert.are.same(want, batches(make())) end))
+    assert.are.equal(0, c_passes(function() assert.are.same(want, engines.with(true, batches, make())) end))
+    h.drop(function()
+      local it = make():iter()
+      it()
+      assert.is_true(C.tide_data_live_threads() > 0) -- in C: the map's workers and the prefetch thread
+    end)
+    assert.are.equal(0, C.tide_data_live_threads())
+    engines.with(true, function()
+      local lua_it = make():iter()
+      assert.are.same({ 0, 2, 4, 6 }, lua_it():totable())
+      assert.are.equal(0, C.tide_data_live_threads())
+    end)
+  end)
+
+  it("still reads a source only C reads in C, and restores the switch on every way out", function()
+    local records = tide.data.TFRecordDataset("tests/fixtures/data/examples.tfrecord"):batch(2)
+    local n = c_passes(function() assert.are.same({ 2, 1 }, engines.with(true, function()
+      local sizes = {}
+      for b in records:iter() do sizes[#sizes + 1] = b.shape[1] end
+      return sizes
+    end)) end)
+    assert.are.equal(1, n) -- the source's pass, under the Lua engine's batch
+    assert.has_error(function() engines.with(true, error, "boom") end, "boom")
+    assert.is_false(lua_engine.force(false))
+  end)
+end)
+
 describe("filter in C", function()
   local c_engine = require "tide.data.c_engine"
 

@@ -1,7 +1,7 @@
 -- tests/spec/data/interleave_capture_spec.lua — interleave whose inner map or
 -- filter uses the function's element (a per-file label, say): the captures are
 -- bound per input element and run in C (kernels/data/interleave.c), giving what
--- the Lua engine gives when it calls fn on each element (data/lua_engine.lua).
+-- the Lua engine gives when it calls fn on each element (its Lua reader, data/stages/interleave.lua).
 local tide = require "tide"
 local h = require "helpers"
 local prog = require "tide_program"

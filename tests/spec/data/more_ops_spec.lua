@@ -2,7 +2,9 @@
 -- window, choose_from_datasets and sample_from_datasets against real tf.data
 -- (tests/fixtures/data/more.lua, made by gen_more.py with TF 2.21): orders,
 -- cardinality, element_spec, errors; sample_from_datasets' draws by their rules.
+-- The elements are checked under both engines (tests/support/data_engines.lua).
 local tide = require "tide"
+local engines = require "data_engines"
 local D = tide.data.Dataset
 local c_engine = require "tide.data.c_engine"
 local fixture = dofile("tests/fixtures/data/more.lua")
@@ -211,19 +213,21 @@ local function result(name)
 end
 
 describe("tide.data's further transformations match tf.data", function()
-  for name, expected in pairs(cases) do
-    if name ~= "sample_share_1" then
-      it(name, function()
-        assert(pipelines[name], "no tide pipeline for the fixture case " .. name)
-        assert.are.same(expected, result(name))
-      end)
+  engines.each(function()
+    for name, expected in pairs(cases) do
+      if name ~= "sample_share_1" then
+        it(name, function()
+          assert(pipelines[name], "no tide pipeline for the fixture case " .. name)
+          assert.are.same(expected, result(name))
+        end)
+      end
     end
-  end
 
-  it("sample_from_datasets draws with the weights' proportions (TF: " .. cases.sample_share_1 .. ")", function()
-    local share = pipelines.sample_share_1()
-    assert.is_true(math.abs(share - 0.75) < 0.02, "share of the 0.75 dataset: " .. share)
-    assert.is_true(math.abs(share - cases.sample_share_1) < 0.02)
+    it("sample_from_datasets draws with the weights' proportions (TF: " .. cases.sample_share_1 .. ")", function()
+      local share = pipelines.sample_share_1()
+      assert.is_true(math.abs(share - 0.75) < 0.02, "share of the 0.75 dataset: " .. share)
+      assert.is_true(math.abs(share - cases.sample_share_1) < 0.02)
+    end)
   end)
 
   for name, expected in pairs(card) do

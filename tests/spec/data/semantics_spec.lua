@@ -1,8 +1,10 @@
 -- tests/spec/data/semantics_spec.lua — tide.data against what real tf.data
 -- gave for the same pipelines (tests/fixtures/data/semantics.lua, made by
 -- semantics_gen.py with TF 2.21): order, batching across epochs, interleave,
--- padding, cardinality; shuffle's rules (its draws cannot match TF's).
+-- padding, cardinality; shuffle's rules (its draws cannot match TF's). The
+-- elements are checked under both engines (tests/support/data_engines.lua).
 local tide = require "tide"
+local engines = require "data_engines"
 local D = tide.data.Dataset
 local fixture = dofile("tests/fixtures/data/semantics.lua")
 local cases, card = fixture.cases, fixture.cardinality
@@ -70,14 +72,7 @@ local pipelines = {
 }
 
 describe("tide.data matches tf.data", function()
-  for name, expected in pairs(cases) do
-    it(name, function()
-      local make = assert(pipelines[name], "no tide pipeline for the fixture case " .. name)
-      assert.are.same(expected, values(make()))
-    end)
-  end
-
-  -- The same cases with maps that trace, so padded_batch runs in C (fill's
+  -- The same cases with maps that trace, so that C can run padded_batch (fill's
   -- shape as a tensor; fill({x}, x) reads x's value and runs in Lua).
   local c_engine = require "tide.data.c_engine"
   local function ramp(x) return tide.fill(tide.reshape(x, { 1 }), 1):cast("int64") * x end
@@ -87,13 +82,23 @@ describe("tide.data matches tf.data", function()
       return r(1, 4):map(ramp):padded_batch(2, { padded_shapes = { 4 }, padding_values = -1 })
     end,
   }
-  for name, make in pairs(in_c) do
-    it(name .. " (in C)", function()
-      local ds = make()
-      assert.is_true(c_engine.supports(ds))
-      assert.are.same(cases[name], values(ds))
-    end)
-  end
+
+  engines.each(function()
+    for name, expected in pairs(cases) do
+      it(name, function()
+        local make = assert(pipelines[name], "no tide pipeline for the fixture case " .. name)
+        assert.are.same(expected, values(make()))
+      end)
+    end
+
+    for name, make in pairs(in_c) do
+      it(name .. " (a traced map: every stage can run in C)", function()
+        local ds = make()
+        assert.is_true(c_engine.supports(ds))
+        assert.are.same(cases[name], values(ds))
+      end)
+    end
+  end)
 
   it("has a pipeline for every case and a case for every pipeline", function()
     for name in pairs(pipelines) do assert.is_not_nil(cases[name], name) end
@@ -139,43 +144,48 @@ describe("shuffle", function()
     return #t == n
   end
 
-  it("gives a permutation, the same for the same seed in a new dataset", function()
-    local a = order(r(50):shuffle(10, { seed = 7 }))
-    local b = order(r(50):shuffle(10, { seed = 7 }))
-    assert.is_true(is_permutation(a, 50))
-    assert.are.same(a, b)
-    assert.are_not.same(a, order(r(50):shuffle(10, { seed = 8 })))
-  end)
+  engines.each(function()
+    it("gives a permutation, the same for the same seed in a new dataset", function()
+      local a = order(r(50):shuffle(10, { seed = 7 }))
+      local b = order(r(50):shuffle(10, { seed = 7 }))
+      assert.is_true(is_permutation(a, 50))
+      assert.are.same(a, b)
+      assert.are_not.same(a, order(r(50):shuffle(10, { seed = 8 })))
+    end)
 
-  it("reshuffles each pass unless told not to, deterministically", function()
-    local ds = r(30):shuffle(30, { seed = 1 })
-    local first, second = order(ds), order(ds)
-    assert.are_not.same(first, second)
-    local again = r(30):shuffle(30, { seed = 1 })
-    assert.are.same(first, order(again))
-    assert.are.same(second, order(again))
-    local fixed = r(30):shuffle(30, { seed = 1, reshuffle_each_iteration = false })
-    assert.are.same(order(fixed), order(fixed))
-  end)
+    it("reshuffles each pass unless told not to, deterministically", function()
+      local ds = r(30):shuffle(30, { seed = 1 })
+      local first, second = order(ds), order(ds)
+      assert.are_not.same(first, second)
+      local again = r(30):shuffle(30, { seed = 1 })
+      assert.are.same(first, order(again))
+      assert.are.same(second, order(again))
+      local fixed = r(30):shuffle(30, { seed = 1, reshuffle_each_iteration = false })
+      assert.are.same(order(fixed), order(fixed))
+    end)
 
-  it("keeps order with a buffer of 1, and reshuffles within repeat_", function()
-    assert.are.same({ 0, 1, 2, 3, 4 }, order(r(5):shuffle(1)))
-    local t = order(r(20):shuffle(20, { seed = 3 }):repeat_(2))
-    local e1, e2 = { unpack(t, 1, 20) }, { unpack(t, 21, 40) }
-    assert.is_true(is_permutation(e1, 20) and is_permutation(e2, 20))
-    assert.are_not.same(e1, e2)
-  end)
+    it("keeps order with a buffer of 1, and reshuffles within repeat_", function()
+      assert.are.same({ 0, 1, 2, 3, 4 }, order(r(5):shuffle(1)))
+      local t = order(r(20):shuffle(20, { seed = 3 }):repeat_(2))
+      local e1, e2 = { unpack(t, 1, 20) }, { unpack(t, 21, 40) }
+      assert.is_true(is_permutation(e1, 20) and is_permutation(e2, 20))
+      assert.are_not.same(e1, e2)
+    end)
 
-  it("follows tide.random.set_seed when given no seed", function()
-    tide.random.set_seed(42)
-    local a = order(r(40):shuffle(40))
-    tide.random.set_seed(42)
-    assert.are.same(a, order(r(40):shuffle(40)))
+    it("follows tide.random.set_seed when given no seed", function()
+      tide.random.set_seed(42)
+      local a = order(r(40):shuffle(40))
+      tide.random.set_seed(42)
+      assert.are.same(a, order(r(40):shuffle(40)))
+    end)
   end)
 
   it("draws the same order in C and in Lua (a Lua stage below it)", function()
     local c = order(r(40):shuffle(16, { seed = 5 }))
     local lua = order(r(40):filter(function(x) return x:ge(0) end):shuffle(16, { seed = 5 }))
     assert.are.same(c, lua)
+    -- the Lua engine's shuffle itself, pass after pass (a traced filter runs in C: the switch forces Lua)
+    local in_c, in_lua = r(40):shuffle(16, { seed = 5 }), r(40):shuffle(16, { seed = 5 })
+    for _ = 1, 2 do assert.are.same(order(in_c), engines.with(true, order, in_lua)) end
   end)
 end)

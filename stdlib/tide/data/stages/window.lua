@@ -1,5 +1,5 @@
--- stdlib/tide/data/windows.lua — ds:window (a dataset of datasets, as TF
--- 2.21's) and the in-memory "elements" datasets each window is (Lua-engine readers).
+-- stdlib/tide/data/stages/window.lua — ds:window (a dataset of datasets, as
+-- TF 2.21's) and the in-memory "elements" datasets each window is (Lua engine only).
 --
 -- A window dataset's element has the input's structure with a Dataset for
 -- each component (its element_spec a tide.data DatasetSpec per component);
@@ -7,30 +7,24 @@
 -- carry them, and stages that stack or store tensors refuse them by name.
 local binding = require "tide.binding"
 local structure = require "tide.data.structure"
-local dataset = require "tide.data.dataset"
-local lua_engine = require "tide.data.lua_engine"
-
-local Dataset, UNKNOWN, INFINITE = dataset.Dataset, dataset.UNKNOWN_CARDINALITY, dataset.INFINITE_CARDINALITY
-local h = dataset.helpers
+local stage = require "tide.data.stage"
 
 -- ds:window(size, {shift=size, stride=1, drop_remainder=false}): windows of
 -- `size` elements `stride` apart, one starting every `shift` elements; the
 -- last ones may be shorter unless drop_remainder.
-function Dataset:window(size, opts)
-  size = h.count_arg("window", "size", size, 1)
-  opts = h.options("window", { "shift", "stride", "drop_remainder" }, opts)
-  local shift = h.count_arg("window", "shift", opts.shift or size, 1)
-  local stride = h.count_arg("window", "stride", opts.stride or 1, 1)
-  local drop = opts.drop_remainder
-  if drop == nil then drop = false end
-  if type(drop) ~= "boolean" then binding.error("window: drop_remainder must be a boolean, got " .. type(drop)) end
+local function window(self, size, opts)
+  size = stage.count_arg("window", "size", size, 1)
+  opts = stage.options("window", { "shift", "stride", "drop_remainder" }, opts)
+  local shift = stage.count_arg("window", "shift", opts.shift or size, 1)
+  local stride = stage.count_arg("window", "stride", opts.stride or 1, 1)
+  local drop = stage.flag("window", "drop_remainder", opts.drop_remainder, false)
   if structure.has_sparse(self.template) then
     binding.error("window: the element holds a SparseTensor; window takes dense tensors only, for now")
   end
   if structure.holds_datasets(self.specs) then
     binding.error("window: the elements are already datasets (from window); flat_map them first")
   end
-  local ds = h.derive(self, "window", { size = size, shift = shift, stride = stride, drop = drop })
+  local ds = stage.derive(self, "window", { size = size, shift = shift, stride = stride, drop = drop })
   local specs = {}
   for i, s in ipairs(self.specs) do specs[i] = structure.DatasetSpec(s) end
   ds.specs = specs
@@ -49,22 +43,26 @@ end
 -- template and specs (default: one component of spec `specs`).
 local function elements(list, specs, template)
   if template == nil then template, specs = { kind = "tensor", index = 1 }, { specs } end
-  return setmetatable({ kind = "elements", elems = list, template = template, specs = specs, card = #list }, Dataset)
+  return stage.new { kind = "elements", elems = list, template = template, specs = specs, card = #list }
 end
 
-lua_engine.add_reader("elements", function(ds)
+local elements_stage = {}
+
+function elements_stage.lua(ds)
   local i, elems = 0, ds.elems
   return function()
     i = i + 1
     return elems[i]
   end
-end)
+end
 
 -- TF's WindowDataset iterator: a buffer of the (size - 1) * stride + 1
 -- elements a window spans, the window every stride-th of them, then shift
 -- elements dropped (reading past the buffer when shift is larger).
-lua_engine.add_reader("window", function(ds)
-  local nextf, close = dataset.open(ds.input)
+local window_stage = {}
+
+function window_stage.lua(ds, open)
+  local nextf, close = open(ds.input)
   local span = (ds.size - 1) * ds.stride + 1
   local buffer, input_done, skip = {}, false, 0
   local nc = #ds.input.specs
@@ -95,6 +93,10 @@ lua_engine.add_reader("window", function(ds)
     end
     return out
   end, close
-end)
+end
 
-return { elements = elements }
+return {
+  methods = { window = window },
+  stages = { window = window_stage, elements = elements_stage },
+  elements = elements,
+}

@@ -1,5 +1,5 @@
--- stdlib/tide/data/grouping.lua — ds:group_by_window and
--- ds:bucket_by_sequence_length, as TF 2.21's (a Lua-engine reader).
+-- stdlib/tide/data/stages/group_by_window.lua — ds:group_by_window and
+-- ds:bucket_by_sequence_length, as TF 2.21's (Lua engine only).
 --
 -- Elements are grouped by an int64 key; a group that reaches its window size
 -- goes to reduce_fn(key, window) as a dataset of its elements, and what that
@@ -9,15 +9,13 @@
 local binding = require "tide.binding"
 local structure = require "tide.data.structure"
 local map_fn = require "tide.data.map_fn"
-local dataset = require "tide.data.dataset"
-local lua_engine = require "tide.data.lua_engine"
-local windows = require "tide.data.windows"
+local stage = require "tide.data.stage"
+local windows = require "tide.data.stages.window"
 local convert = require "tide.convert"
 local spec = require "tide.tracing.spec"
 
 local istensor = binding.istensor
-local Dataset, UNKNOWN, INFINITE = dataset.Dataset, dataset.UNKNOWN_CARDINALITY, dataset.INFINITE_CARDINALITY
-local h = dataset.helpers
+local UNKNOWN, INFINITE = stage.UNKNOWN, stage.INFINITE
 local TensorSpec, None = spec.TensorSpec, spec.None
 local pack = function(...) return { n = select("#", ...), ... } end
 
@@ -67,7 +65,7 @@ end
 -- The node: key_of(flat, index) -> key number, key tensor; size_of(key
 -- tensor) -> window size; reduce(key tensor, window dataset) -> dataset.
 local function group_node(self, what, key_of, size_of, reduce, template, specs)
-  local ds = h.derive(self, "group_by_window", { what = what, key_of = key_of, size_of = size_of, reduce = reduce })
+  local ds = stage.derive(self, "group_by_window", { what = what, key_of = key_of, size_of = size_of, reduce = reduce })
   ds.template, ds.specs = template, specs
   ds.card = self:cardinality() == INFINITE and INFINITE or UNKNOWN
   return ds
@@ -76,17 +74,17 @@ end
 -- ds:group_by_window(key_fn, reduce_fn, {window_size=, window_size_func=}):
 -- key_fn(element) gives an int64 scalar; reduce_fn(key, window) a Dataset.
 -- Exactly one of window_size and window_size_func(key) (an int64 scalar).
-function Dataset:group_by_window(key_fn, reduce_fn, opts)
+local function group_by_window(self, key_fn, reduce_fn, opts)
   local what = "group_by_window"
   check_fn(what, "key_func", key_fn)
   check_fn(what, "reduce_func", reduce_fn)
-  opts = h.options(what, { "window_size", "window_size_func" }, opts)
-  h.no_datasets(what, self)
+  opts = stage.options(what, { "window_size", "window_size_func" }, opts)
+  stage.no_datasets(what, self)
   local size, size_fn = opts.window_size, opts.window_size_func
   if (size == nil) == (size_fn == nil) then
     binding.error(what .. ": give exactly one of window_size and window_size_func")
   end
-  if size ~= nil then size = h.count_arg(what, "window_size", size, 1) end
+  if size ~= nil then size = stage.count_arg(what, "window_size", size, 1) end
   if size_fn ~= nil then check_fn(what, "window_size_func", size_fn) end
   local function size_of(key)
     if size then return size end
@@ -105,7 +103,7 @@ function Dataset:group_by_window(key_fn, reduce_fn, opts)
     local ok, out = pcall(reduce_fn, key, window)
     if not ok then binding.error(string.format("%s: reduce_func failed on key %s: %s", what, tostring(key:item()),
       tostring(out))) end
-    if not dataset.is_dataset(out) then
+    if not stage.is_dataset(out) then
       binding.error(string.format("%s: reduce_func must return a tide.data.Dataset, got %s", what,
         istensor(out) and "a tensor" or type(out)))
     end
@@ -139,17 +137,17 @@ end
 -- the same bucket ([-inf, b1), [b1, b2), ..., [bn, inf)) batched together,
 -- padded_batch per bucket (batch with no_padding). With pad_to_bucket_boundary
 -- the unknown dims pad to the bucket's boundary - 1 (the last bucket is then an error).
-function Dataset:bucket_by_sequence_length(length_fn, boundaries, batch_sizes, opts)
+local function bucket_by_sequence_length(self, length_fn, boundaries, batch_sizes, opts)
   local what = "bucket_by_sequence_length"
   check_fn(what, "element_length_func", length_fn)
-  opts = h.options(what, { "padded_shapes", "padding_values", "pad_to_bucket_boundary", "no_padding",
+  opts = stage.options(what, { "padded_shapes", "padding_values", "pad_to_bucket_boundary", "no_padding",
     "drop_remainder" }, opts)
-  h.no_datasets(what, self)
+  stage.no_datasets(what, self)
   if type(boundaries) ~= "table" or istensor(boundaries) then
     binding.error(what .. ": bucket_boundaries must be a Lua list of whole numbers, got " .. type(boundaries))
   end
   for i, b in ipairs(boundaries) do
-    h.count_arg(what, "bucket_boundaries[" .. i .. "]", b)
+    stage.count_arg(what, "bucket_boundaries[" .. i .. "]", b)
     if i > 1 and b <= boundaries[i - 1] then
       binding.error(string.format("%s: bucket_boundaries must increase, got %d after %d", what, b, boundaries[i - 1]))
     end
@@ -159,13 +157,8 @@ function Dataset:bucket_by_sequence_length(length_fn, boundaries, batch_sizes, o
       "boundaries), got %s", what, #boundaries + 1, type(batch_sizes) == "table" and (#batch_sizes .. " entries")
       or type(batch_sizes)))
   end
-  for i, n in ipairs(batch_sizes) do h.count_arg(what, "bucket_batch_sizes[" .. i .. "]", n, 1) end
-  local function flag(name)
-    local v = opts[name]
-    if v == nil then return false end
-    if type(v) ~= "boolean" then binding.error(string.format("%s: %s must be a boolean, got %s", what, name, type(v))) end
-    return v
-  end
+  for i, n in ipairs(batch_sizes) do stage.count_arg(what, "bucket_batch_sizes[" .. i .. "]", n, 1) end
+  local function flag(name) return stage.flag(what, name, opts[name], false) end
   local to_boundary, no_padding, drop = flag("pad_to_bucket_boundary"), flag("no_padding"), flag("drop_remainder")
   local given = shapes_per_component(what, self.template, opts.padded_shapes)
   -- each component's padded shape, None where the batch's longest (or the boundary) decides
@@ -221,8 +214,10 @@ function Dataset:bucket_by_sequence_length(length_fn, boundaries, batch_sizes, o
 end
 
 -- The reader: groups by key, a window's output drained before the next input element is read.
-lua_engine.add_reader("group_by_window", function(ds)
-  local nextf, close = dataset.open(ds.input)
+local group = {}
+
+function group.lua(ds, open)
+  local nextf, close = open(ds.input)
   local groups, flush, input_done, index = {}, nil, false, 0
   local cur, cur_close -- the pass over the window being given out
   local function start(g)
@@ -231,7 +226,7 @@ lua_engine.add_reader("group_by_window", function(ds)
       binding.error(string.format("%s: reduce_func's dataset for key %s has a different structure than for the " ..
         "first window", ds.what, tostring(g.key:item())))
     end
-    cur, cur_close = dataset.open(out)
+    cur, cur_close = open(out)
   end
   return function()
     while true do
@@ -273,6 +268,9 @@ lua_engine.add_reader("group_by_window", function(ds)
     if close then close() end
     if cur_close then cur_close() end
   end
-end)
+end
 
-return {}
+return {
+  methods = { group_by_window = group_by_window, bucket_by_sequence_length = bucket_by_sequence_length },
+  stages = { group_by_window = group },
+}

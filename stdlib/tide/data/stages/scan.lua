@@ -1,42 +1,20 @@
--- stdlib/tide/data/functional.lua — Dataset methods driven by a user function
--- or by the values, as TF 2.21's: apply, reduce, scan, take_while, unique (Lua-engine readers).
+-- stdlib/tide/data/stages/scan.lua — ds:scan and ds:reduce, a state carried
+-- across the elements as TF 2.21's (scan: Lua engine only; reduce: a method, no stage).
 --
--- scan's and take_while's functions are traced (data/map_fn.lua) when they
--- can be, and their graphs run from the Lua reader; reduce calls its function
--- eagerly, one element at a time. As TF, reduce and scan give the function
--- (state, element) with the element as one value (a list element as a Lua
--- list), while take_while's predicate gets a list element's items as
--- separate arguments, as filter's does.
+-- scan's function is traced (data/map_fn.lua) when it can be, and its graph
+-- runs from the Lua reader; reduce calls its function eagerly, one element
+-- at a time. As TF, both give the function (state, element) with the
+-- element as one value (a list element as a Lua list).
 local binding = require "tide.binding"
 local structure = require "tide.data.structure"
 local map_fn = require "tide.data.map_fn"
-local dataset = require "tide.data.dataset"
+local stage = require "tide.data.stage"
 local lua_engine = require "tide.data.lua_engine"
 local spec = require "tide.tracing.spec"
 
-local ffi, C = binding.ffi, binding.C
-local istensor = binding.istensor
-local Dataset, UNKNOWN, INFINITE = dataset.Dataset, dataset.UNKNOWN_CARDINALITY, dataset.INFINITE_CARDINALITY
-local h = dataset.helpers
 local TensorSpec, None = spec.TensorSpec, spec.None
 local pack = function(...) return { n = select("#", ...), ... } end
-
-local function check_fn(what, fn)
-  if type(fn) ~= "function" and not (type(fn) == "table" and getmetatable(fn) and getmetatable(fn).__call) then
-    binding.error(string.format("%s: expected a function, got %s", what, type(fn)))
-  end
-end
-
--- ds:apply(fn): fn(ds), which must return a Dataset (TF's apply).
-function Dataset:apply(fn)
-  check_fn("apply", fn)
-  local out = fn(self)
-  if not dataset.is_dataset(out) then
-    binding.error("apply: the function must return a tide.data.Dataset, got " ..
-      (istensor(out) and "a tensor" or type(out)))
-  end
-  return out
-end
+local check_fn = stage.check_fn
 
 -- A state given to reduce or scan: its template, components and their dtypes.
 local function initial_state(what, initial)
@@ -72,12 +50,12 @@ end
 
 -- ds:reduce(initial, fn): fn(state, element) returns the next state, over
 -- one pass; the final state (the initial one for an empty dataset).
-function Dataset:reduce(initial, fn)
+local function reduce(self, initial, fn)
   check_fn("reduce", fn)
-  h.no_datasets("reduce", self)
+  stage.no_datasets("reduce", self)
   local template, leaves, dtypes = initial_state("reduce", initial)
   local st = { template = template, leaves = leaves, dtypes = dtypes }
-  local nextf, close = dataset.open(self)
+  local nextf, close = lua_engine.open_input(self)
   local index = 0
   local ok, err = pcall(function()
     while true do
@@ -109,14 +87,14 @@ end
 
 -- ds:scan(initial, fn): fn(state, element) returns new_state, output; the
 -- outputs in order, the state carried across elements (restarting each pass).
-function Dataset:scan(initial, fn)
+local function scan(self, initial, fn)
   check_fn("scan", fn)
-  h.no_datasets("scan", self)
+  stage.no_datasets("scan", self)
   local template, leaves, dtypes = initial_state("scan", initial)
   local ns = #leaves
   local state_specs = {}
   for i, x in ipairs(leaves) do state_specs[i] = structure.spec_of(x) end
-  local ds = h.derive(self, "scan", { fn = fn, state_template = template, state_leaves = leaves, dtypes = dtypes })
+  local ds = stage.derive(self, "scan", { fn = fn, state_template = template, state_leaves = leaves, dtypes = dtypes })
   ds.card = self:cardinality()
   local in_template = structure.list_of { template, self.template }
   local compiled, why
@@ -153,9 +131,7 @@ function Dataset:scan(initial, fn)
   else
     map_fn.note_fallback("scan", fn, why)
     -- the output's structure: fn's result on the first element (dims unknown: later ones may differ)
-    local nextf, close = dataset.open(self)
-    local flat = nextf()
-    if close then close() end
+    local flat = lua_engine.first_element(self)
     if flat == nil then
       binding.error("scan: the function could not be traced (" .. why .. ") and the dataset is empty, so the " ..
         "output's structure is unknown")
@@ -172,8 +148,10 @@ function Dataset:scan(initial, fn)
   return ds
 end
 
-lua_engine.add_reader("scan", function(ds)
-  local nextf, close = dataset.open(ds.input)
+local s = {}
+
+function s.lua(ds, open)
+  local nextf, close = open(ds.input)
   local st = { template = ds.state_template, leaves = ds.state_leaves, dtypes = ds.dtypes }
   local state = ds.state_leaves
   local ns, index = #state, 0
@@ -205,99 +183,6 @@ lua_engine.add_reader("scan", function(ds)
     end
     return out
   end, close
-end)
-
--- ds:take_while(pred): the elements up to (not with) the first for which pred is false.
-function Dataset:take_while(pred)
-  check_fn("take_while", pred)
-  local ds = h.derive(self, "take_while", { fn = pred })
-  ds.card = UNKNOWN -- TF 2.21: unknown, even over an infinite input
-  local compiled, why = map_fn.trace(pred, "take_while", self.template, self.specs)
-  if compiled then
-    local s = compiled.out_specs
-    if #s ~= 1 or s[1].dtype ~= "bool" or (s[1].shape and #s[1].shape ~= 0) then
-      binding.error(string.format("take_while: the predicate must return one bool scalar, it returns %s",
-        #s == 1 and tostring(s[1]) or (#s .. " values")))
-    end
-    ds.compiled = compiled
-  elseif not structure.holds_datasets(self.specs) then
-    map_fn.note_fallback("take_while", pred, why)
-  end
-  return ds
 end
 
-lua_engine.add_reader("take_while", function(ds)
-  local nextf, close = dataset.open(ds.input)
-  local index, done = 0, false
-  local function finish()
-    done = true
-    if close then close(); close = nil end
-  end
-  return function()
-    if done then return nil end
-    local flat = nextf()
-    if flat == nil then finish(); return nil end
-    local i = index
-    index = index + 1
-    local keep = lua_engine.predicate("take_while", ds, flat, i)
-    if not keep then finish(); return nil end
-    return flat
-  end, function() if close then close() end end
-end)
-
-local UNIQUE_DTYPES = { int32 = true, int64 = true, string = true }
-
--- ds:unique(): each distinct element once, in the order first seen. As TF:
--- one component of int32, int64 or string (any shape; equal means the same
--- shape and values).
-function Dataset:unique()
-  if #self.specs ~= 1 or self.template.kind ~= "tensor" then
-    binding.error(string.format("unique: the elements must be single tensors; these have %d components " ..
-      "(TF's UniqueDataset supports a single component only)", #self.specs))
-  end
-  local s = self.specs[1]
-  if structure.is_dataset_spec(s) or not UNIQUE_DTYPES[s.dtype] then
-    binding.error(string.format("unique: elements of %s are not supported; only int32, int64 and string, as TF's",
-      structure.is_dataset_spec(s) and "datasets" or s.dtype))
-  end
-  local ds = h.derive(self, "unique")
-  ds.card = UNKNOWN -- TF 2.21: unknown, even over an infinite input
-  return ds
-end
-
-local len_out = ffi.new("int64_t[1]")
-
--- A string that is the same for two tensors exactly when their shapes and values are.
-local function key_of(x)
-  x = x:contiguous()
-  local parts = { table.concat(x.shape, "x"), "|" }
-  if x.dt == C.TIDE_STRING then
-    for i = 0, tonumber(x.nelem) - 1 do
-      local p = C.tide_string_at(x.data, i, len_out)
-      local n = tonumber(len_out[0])
-      parts[#parts + 1] = n .. ":" .. (n > 0 and ffi.string(p, n) or "") -- length-prefixed: no two lists collide
-    end
-  else
-    parts[#parts + 1] = ffi.string(x.data, tonumber(x.nelem) * tonumber(C.tide_dtype_size(x.dt)))
-  end
-  binding.keep_alive(x) -- x.data was read above
-  return table.concat(parts)
-end
-
-lua_engine.add_reader("unique", function(ds)
-  local nextf, close = dataset.open(ds.input)
-  local seen = {}
-  return function()
-    while true do
-      local flat = nextf()
-      if flat == nil then return nil end
-      local k = key_of(flat[1])
-      if not seen[k] then
-        seen[k] = true
-        return flat
-      end
-    end
-  end, close
-end)
-
-return {}
+return { methods = { scan = scan, reduce = reduce }, stages = { scan = s } }

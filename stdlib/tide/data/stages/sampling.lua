@@ -1,35 +1,33 @@
--- stdlib/tide/data/sampling.lua — Dataset.sample_from_datasets and
--- choose_from_datasets (TF 2.21's directed interleave), with Lua-engine readers.
+-- stdlib/tide/data/stages/sampling.lua — Dataset.sample_from_datasets and
+-- choose_from_datasets (TF 2.21's directed interleave), Lua engine only.
 --
 -- sample_from_datasets draws with tide's Philox stream (its order is not TF's;
 -- the proportions, the seed's determinism and stop_on_empty_dataset are).
 local binding = require "tide.binding"
 local structure = require "tide.data.structure"
-local dataset = require "tide.data.dataset"
-local lua_engine = require "tide.data.lua_engine"
+local stage = require "tide.data.stage"
 
 local ffi, C = binding.ffi, binding.C
 local istensor = binding.istensor
-local Dataset, UNKNOWN, INFINITE = dataset.Dataset, dataset.UNKNOWN_CARDINALITY, dataset.INFINITE_CARDINALITY
-local h = dataset.helpers
+local UNKNOWN, INFINITE = stage.UNKNOWN, stage.INFINITE
 
 -- The datasets (a non-empty Lua list), checked to have one structure; the
 -- element's template and specs (dims that differ: None) and the cardinality
 -- (as TF's DirectedInterleave: infinite when one input is, else unknown).
 local function inputs(what, datasets)
-  if type(datasets) ~= "table" or dataset.is_dataset(datasets) or istensor(datasets) or #datasets == 0 then
+  if type(datasets) ~= "table" or stage.is_dataset(datasets) or istensor(datasets) or #datasets == 0 then
     binding.error(string.format("%s: datasets must be a non-empty Lua list of tide.data.Datasets, got %s", what,
-      dataset.is_dataset(datasets) and "one Dataset" or type(datasets)))
+      stage.is_dataset(datasets) and "one Dataset" or type(datasets)))
   end
   local first
   local template, specs, card = nil, nil, UNKNOWN
   for i = 1, #datasets do
     local d = datasets[i]
-    if not dataset.is_dataset(d) then
+    if not stage.is_dataset(d) then
       binding.error(string.format("%s: datasets[%d] is %s, not a tide.data.Dataset", what, i,
         istensor(d) and "a tensor" or type(d)))
     end
-    h.no_datasets(what, d)
+    stage.no_datasets(what, d)
     if first == nil then
       first, template, specs = d, d.template, {}
       for k, s in ipairs(d.specs) do specs[k] = s end
@@ -46,26 +44,22 @@ local function inputs(what, datasets)
   return template, specs, card
 end
 
-local function flag(what, name, v, default)
-  if v == nil then return default end
-  if type(v) ~= "boolean" then binding.error(string.format("%s: %s must be a boolean, got %s", what, name, type(v))) end
-  return v
-end
+local flag = stage.flag
 
 -- Dataset.sample_from_datasets(datasets, {weights=, seed=, stop_on_empty_dataset=false,
 -- rerandomize_each_iteration=false}): each element from a dataset drawn at
 -- random with the given weights (uniform by default). An exhausted dataset
 -- is dropped from the draw, or with stop_on_empty_dataset ends the whole.
 -- One dataset is returned as it is (as TF).
-function Dataset.sample_from_datasets(datasets, opts)
+local function sample_from_datasets(datasets, opts)
   local what = "sample_from_datasets"
-  opts = h.options(what, { "weights", "seed", "stop_on_empty_dataset", "rerandomize_each_iteration" }, opts)
+  opts = stage.options(what, { "weights", "seed", "stop_on_empty_dataset", "rerandomize_each_iteration" }, opts)
   local template, specs, card = inputs(what, datasets)
   local n = #datasets
   local weights = opts.weights
   local stop = flag(what, "stop_on_empty_dataset", opts.stop_on_empty_dataset, false)
   local rerandomize = flag(what, "rerandomize_each_iteration", opts.rerandomize_each_iteration, false)
-  if dataset.is_dataset(weights) then -- TF: each draw takes the next element's weights; their end ends the whole
+  if stage.is_dataset(weights) then -- TF: each draw takes the next element's weights; their end ends the whole
     local ws = weights.specs[1]
     if #weights.specs ~= 1 or weights.template.kind ~= "tensor" or structure.is_dataset_spec(ws) or
       (ws.dtype ~= "float32" and ws.dtype ~= "float64") or ws.shape == nil or #ws.shape ~= 1 or
@@ -74,14 +68,14 @@ function Dataset.sample_from_datasets(datasets, opts)
         "weights (one per dataset), got %s", what, n, #weights.specs == 1 and tostring(ws) or
         (#weights.specs .. " components")))
     end
-    h.no_datasets(what, weights)
+    stage.no_datasets(what, weights)
     local list = {}
     for i = 1, n do list[i] = datasets[i] end
     -- finite weights end the whole; infinite ones leave the inputs' rule
     if weights:cardinality() ~= INFINITE then card = UNKNOWN end
-    return setmetatable({ kind = "sample_from_datasets", inputs = list, weights_dataset = weights,
-      seed = h.draw_seed(opts.seed, what), stop = stop, rerandomize = rerandomize, passes = 0, template = template,
-      specs = specs, card = card }, Dataset)
+    return stage.new { kind = "sample_from_datasets", inputs = list, weights_dataset = weights,
+      seed = stage.draw_seed(opts.seed, what), stop = stop, rerandomize = rerandomize, passes = 0, template = template,
+      specs = specs, card = card }
   end
   if istensor(weights) then
     if weights.ndim ~= 1 then
@@ -110,20 +104,20 @@ function Dataset.sample_from_datasets(datasets, opts)
   if n == 1 then return datasets[1] end
   local list = {}
   for i = 1, n do list[i] = datasets[i] end
-  return setmetatable({ kind = "sample_from_datasets", inputs = list, weights = { unpack(weights, 1, n) },
-    seed = h.draw_seed(opts.seed, what), stop = stop, rerandomize = rerandomize, passes = 0, template = template,
-    specs = specs, card = card }, Dataset)
+  return stage.new { kind = "sample_from_datasets", inputs = list, weights = { unpack(weights, 1, n) },
+    seed = stage.draw_seed(opts.seed, what), stop = stop, rerandomize = rerandomize, passes = 0, template = template,
+    specs = specs, card = card }
 end
 
 -- Dataset.choose_from_datasets(datasets, choice_dataset, {stop_on_empty_dataset=true}):
 -- element i from datasets[c + 1], c the choice dataset's i-th element (an
 -- int64 scalar, 0-based as TF's). A choice of an exhausted dataset ends the
 -- whole, or with stop_on_empty_dataset = false is skipped.
-function Dataset.choose_from_datasets(datasets, choice, opts)
+local function choose_from_datasets(datasets, choice, opts)
   local what = "choose_from_datasets"
-  opts = h.options(what, { "stop_on_empty_dataset" }, opts)
+  opts = stage.options(what, { "stop_on_empty_dataset" }, opts)
   local template, specs, card = inputs(what, datasets)
-  if not dataset.is_dataset(choice) then
+  if not stage.is_dataset(choice) then
     binding.error(string.format("%s: choice_dataset must be a tide.data.Dataset, got %s", what,
       istensor(choice) and "a tensor" or type(choice)))
   end
@@ -136,17 +130,17 @@ function Dataset.choose_from_datasets(datasets, choice, opts)
   local stop = flag(what, "stop_on_empty_dataset", opts.stop_on_empty_dataset, true)
   local list = {}
   for i = 1, #datasets do list[i] = datasets[i] end
-  return setmetatable({ kind = "choose_from_datasets", inputs = list, choice = choice, stop = stop,
-    template = template, specs = specs, card = card }, Dataset)
+  return stage.new { kind = "choose_from_datasets", inputs = list, choice = choice, stop = stop,
+    template = template, specs = specs, card = card }
 end
 
--- Open passes over every input, lazily: opened(i) gives input i's nextf.
-local function input_passes(ds)
+-- Open passes over every input, lazily: nextf_of(i) gives input i's pass.
+local function input_passes(ds, open)
   local passes = {}
   local function nextf_of(i)
     local p = passes[i]
     if not p then
-      local f, c = dataset.open(ds.inputs[i])
+      local f, c = open(ds.inputs[i])
       p = { nextf = f, close = c }
       passes[i] = p
     end
@@ -160,7 +154,9 @@ local function input_passes(ds)
   return nextf_of, close_all
 end
 
-lua_engine.add_reader("sample_from_datasets", function(ds)
+local sample = {}
+
+function sample.lua(ds, open)
   local pass = ds.passes
   ds.passes = ds.passes + 1
   local key = C.tide_random_derive_key(ds.seed, ds.rerandomize and pass or 0)
@@ -171,13 +167,13 @@ lua_engine.add_reader("sample_from_datasets", function(ds)
     weights[i] = w
     if w > 0 then live = live + w end
   end
-  local nextf_of, close_inputs = input_passes(ds)
+  local nextf_of, close_inputs = input_passes(ds, open)
   local done = false
   -- Weights from a dataset: each draw takes its next element (a dataset
   -- already exhausted weighs 0 in it; an element whose weights are then all
   -- 0 is passed over, as TF's redraw passes over an exhausted choice).
   local next_weights, close_weights
-  if ds.weights_dataset then next_weights, close_weights = dataset.open(ds.weights_dataset) end
+  if ds.weights_dataset then next_weights, close_weights = open(ds.weights_dataset) end
   local exhausted, n = {}, #ds.inputs
   local function close_all()
     if close_weights then close_weights(); close_weights = nil end
@@ -238,11 +234,13 @@ lua_engine.add_reader("sample_from_datasets", function(ds)
     close_all()
     return nil
   end, close_all
-end)
+end
 
-lua_engine.add_reader("choose_from_datasets", function(ds)
-  local choices, close_choices = dataset.open(ds.choice)
-  local nextf_of, close_inputs = input_passes(ds)
+local choose = {}
+
+function choose.lua(ds, open)
+  local choices, close_choices = open(ds.choice)
+  local nextf_of, close_inputs = input_passes(ds, open)
   local n = #ds.inputs
   local exhausted, left, done = {}, n, false
   local function close_all()
@@ -270,6 +268,9 @@ lua_engine.add_reader("choose_from_datasets", function(ds)
     close_all()
     return nil
   end, close_all
-end)
+end
 
-return {}
+return {
+  methods = { sample_from_datasets = sample_from_datasets, choose_from_datasets = choose_from_datasets },
+  stages = { sample_from_datasets = sample, choose_from_datasets = choose },
+}
