@@ -238,6 +238,113 @@ describe("the op registry", function()
     end
   end)
 
+  -- grad/X.lua holds the gradients of the ops whose Lua functions ops/X.lua
+  -- (or X.lua: tensor.lua, image.lua) defines; an op run by a module above
+  -- the autodiff floor (tide.distribute's all_reduce_sum) registers its
+  -- gradient beside its function. The op's home is found by running its call
+  -- above: the innermost library function active when the tape recorder is
+  -- handed the op (a dispatch.lua runner counts as the ops/ module that
+  -- exports it: tide.ops.plain's ops are ops/math.lua's). A call hook keeps
+  -- the functions active at each stack depth, since a tail call
+  -- (`return dispatch.run1(...)`) leaves its caller's frame off the stack.
+  it("registers each op's gradient in the grad/X.lua of the ops/X.lua that runs it", function()
+    local reg = require "tide.grad.registry"
+    local recorder = require "tide.tape_recorder"
+    -- Ops that only gradients run (their calls above run them raw): their
+    -- own gradient sits beside their forward op's.
+    local GRADIENT_ONLY = {
+      sum_to = "grad/shape.lua", resize_bilinear_grad = "grad/image.lua", resize_nearest_grad = "grad/image.lua",
+    }
+    local getinfo = debug.getinfo
+    local function lib_file(source) return source and source:match("stdlib/tide/(.*)$") end
+    local exported = {} -- function -> the ops/ module file that exports it
+    for modname, mod in pairs(package.loaded) do
+      if type(mod) == "table" and modname:match("^tide%.ops%.") then
+        local file = "ops/" .. modname:sub(#"tide.ops." + 1) .. ".lua"
+        for _, v in pairs(mod) do if type(v) == "function" then exported[v] = exported[v] or file end end
+      end
+    end
+    -- The home a function gives an op it runs, or nil.
+    local function home_of_fn(f)
+      local file = lib_file(getinfo(f, "S").source)
+      if file == "dispatch.lua" then return exported[f] end
+      if file ~= "tape_recorder.lua" then return file end
+    end
+    local function depth() -- of the hook's caller's caller
+      local d = 3
+      while getinfo(d, "l") do d = d + 1 end
+      return d
+    end
+    -- chains[d]: the Lua functions active at depth d, a tail call appended to
+    -- its caller. A C function sends no return event: none is kept, and one
+    -- tail-called ends the chain it replaces.
+    local chains, top = {}, 0
+    local function hook(event)
+      local d = depth()
+      local info = getinfo(2, "Sf")
+      if event == "call" then
+        for k = d + 1, top do chains[k] = nil end
+        top = d
+        if info.what == "C" then chains[d] = nil
+        elseif chains[d] then chains[d][#chains[d] + 1] = info.func
+        else chains[d] = { info.func } end
+      else
+        for k = d, top do chains[k] = nil end
+        top = d - 1
+      end
+    end
+    local function home_now()
+      for d = top, 1, -1 do
+        local chain = chains[d]
+        for i = chain and #chain or 0, 1, -1 do
+          local home = home_of_fn(chain[i])
+          if home then return home end
+        end
+      end
+    end
+    local function home_of(op, call)
+      local saved = { recorder.active, recorder.any_wanted, recorder.op, recorder.op1, recorder.op2 }
+      local home, seen
+      local function spy(code) if code == op and not seen then seen, home = true, home_now() end end
+      recorder.active, recorder.any_wanted = true, function() return true end
+      recorder.op, recorder.op1, recorder.op2 = spy, spy, spy
+      chains, top = {}, 0
+      local jit_on = jit.status()
+      jit.flush()
+      jit.off() -- compiled code calls no hooks
+      debug.sethook(hook, "cr")
+      local ok, err = pcall(call)
+      debug.sethook()
+      if jit_on then jit.on() end
+      recorder.active, recorder.any_wanted, recorder.op, recorder.op1, recorder.op2 = unpack(saved, 1, 5)
+      assert(ok, tostring(err))
+      return seen, home
+    end
+    local checked = 0
+    for op = 0, nops - 1 do
+      local name = ffi.string(C.tide_op_name(op))
+      local file = reg.files[op] and lib_file(reg.files[op])
+      if file then
+        local seen, home = home_of(op, calls[name])
+        assert(seen, name .. ": its call above never ran the op")
+        local want
+        if home then
+          assert(not GRADIENT_ONLY[name], name .. " is run by " .. home .. ": drop it from GRADIENT_ONLY")
+          local family = home:match("^ops/(.*)$") or (not home:find("/", 1, true) and home)
+          want = family and "grad/" .. family or home
+        else
+          want = GRADIENT_ONLY[name]
+          assert(want, "no library function runs op '" .. name .. "' (its gradient is in " .. file ..
+            "): give it a call through its Lua function, or list it in GRADIENT_ONLY")
+        end
+        assert(file == want, string.format("op '%s': its gradient is registered in stdlib/tide/%s, but its Lua " ..
+          "function is in stdlib/tide/%s: register it in stdlib/tide/%s", name, file, home or "(none)", want))
+        checked = checked + 1
+      end
+    end
+    assert.is_true(checked > 80, "only " .. checked .. " gradients checked")
+  end)
+
   it("rejects a dtype outside each op's signature, naming the op", function()
     local bool = tide.tensor{true, false}
     local word = ffi.new("const tide_tensor *[3]")
