@@ -257,11 +257,17 @@ describe("the op registry", function()
     }
     local getinfo = debug.getinfo
     local function lib_file(source) return source and source:match("stdlib/tide/(.*)$") end
-    local exported = {} -- function -> the ops/ module file that exports it
+    local exported = {} -- a dispatch.lua runner -> the ops/ module file that exports it
     for modname, mod in pairs(package.loaded) do
       if type(mod) == "table" and modname:match("^tide%.ops%.") then
         local file = "ops/" .. modname:sub(#"tide.ops." + 1) .. ".lua"
-        for _, v in pairs(mod) do if type(v) == "function" then exported[v] = exported[v] or file end end
+        for k, v in pairs(mod) do
+          if type(v) == "function" and lib_file(getinfo(v, "S").source) == "dispatch.lua" then
+            assert(exported[v] == nil or exported[v] == file, k .. " is exported by " .. tostring(exported[v]) ..
+              " and " .. file .. ": its op's home is ambiguous")
+            exported[v] = file
+          end
+        end
       end
     end
     -- The home a function gives an op it runs, or nil.
