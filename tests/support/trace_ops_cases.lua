@@ -78,38 +78,48 @@ local cases = M.cases
 -- Elementwise
 ---------------------------------------------------------------------------
 
-local UNARY = {
-  "neg", "abs", "sign", "square", "relu", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "reciprocal",
-  "sin", "cos", "tanh", "sigmoid", "erf", "floor", "ceil", "round", "isnan", "isfinite", "logical_not",
-  "tan", "erfc", "isinf",
+-- The plain elementwise ops (tide.ops.plain walks the registry for them): each
+-- through its public Lua function, in every dtype the registry gives it.
+local plain = require "tide.ops.plain"
+local function public(e) return (e.family == "math" and tide or tide[e.family])[e.lua] end
+
+-- The second operand's kind where the op needs one: ints away from zero
+-- divisors and huge powers, shift counts in range.
+local SECOND = {
+  div = "pos", floordiv = "pos", mod = "pos", pow = "small", truncatediv = "pos", truncatemod = "pos",
+  xlogy = "pos", xlog1py = "pos", xdivy = "pos", left_shift = "small", right_shift = "small",
 }
-for _, name in ipairs(UNARY) do
-  cases[name] = function(add)
-    local fn = function(x) return tide[name](x) end
-    for _, dt in ipairs(M.dtypes_of(name)) do
-      add(dt, fn, { data({ 2, 3 }, dt) })
-      add(dt .. " strided", fn, { strided({ 2, 3 }, dt) })
-      add(dt .. " 0-d", fn, { data({}, dt) })
-      add(dt .. " empty", fn, { data({ 0, 3 }, dt) })
-      if FLOATS[dt] then add(dt .. " specials", fn, { specials(dt) }) end
+
+for _, e in ipairs(plain.list) do
+  local name = e.name
+  if e.nin == 1 then
+    cases[name] = function(add)
+      local f = public(e)
+      local fn = function(x) return f(x) end
+      for _, dt in ipairs(M.dtypes_of(name)) do
+        add(dt, fn, { data({ 2, 3 }, dt) })
+        add(dt .. " strided", fn, { strided({ 2, 3 }, dt) })
+        add(dt .. " 0-d", fn, { data({}, dt) })
+        add(dt .. " empty", fn, { data({ 0, 3 }, dt) })
+        if FLOATS[dt] then add(dt .. " specials", fn, { specials(dt) }) end
+      end
     end
-  end
-end
-
-cases.invert = function(add)
-  for _, dt in ipairs(M.dtypes_of("invert")) do
-    add(dt, tide.bitwise.invert, { data({ 2, 3 }, dt) })
-    add(dt .. " strided", tide.bitwise.invert, { strided({ 2, 3 }, dt) })
-    add(dt .. " 0-d", tide.bitwise.invert, { data({}, dt) })
-    add(dt .. " empty", tide.bitwise.invert, { data({ 0, 3 }, dt) })
-  end
-end
-
-for _, name in ipairs { "elu", "selu", "softplus" } do
-  cases[name] = function(add)
-    for _, dt in ipairs(M.dtypes_of(name)) do
-      add(dt, tide.nn[name], { data({ 2, 3 }, dt) })
-      add(dt .. " specials", tide.nn[name], { specials(dt) })
+  else
+    cases[name] = function(add)
+      local f = public(e)
+      local fn = function(a, b) return f(a, b) end
+      local kind = SECOND[name]
+      for _, dt in ipairs(M.dtypes_of(name)) do
+        add(dt, fn, { data({ 2, 3 }, dt), data({ 2, 3 }, dt, kind) })
+        add(dt .. " broadcast [2,3] [3]", fn, { data({ 2, 3 }, dt), data({ 3 }, dt, kind) })
+        add(dt .. " broadcast [2,1] [1,3]", fn, { data({ 2, 1 }, dt), data({ 1, 3 }, dt, kind) })
+        add(dt .. " 0-d", fn, { data({ 2, 3 }, dt), data({}, dt, kind) })
+        add(dt .. " strided", fn, { strided({ 2, 3 }, dt), data({ 2, 3 }, dt, kind) })
+        add(dt .. " empty", fn, { data({ 0, 3 }, dt), data({ 3 }, dt, kind) })
+        if dt ~= "bool" then
+          add(dt .. " number", function(x) return f(x, 2) end, { data({ 2, 3 }, dt) })
+        end
+      end
     end
   end
 end
@@ -143,35 +153,6 @@ end
 cases.copy = function(add)
   for _, dt in ipairs(M.DTYPES) do
     add(dt, function(x) return tide.contiguous(x:transpose()) end, { data({ 2, 3 }, dt) })
-  end
-end
-
--- Binary ops: the second operand's kind keeps ints away from zero divisors
--- and huge powers.
-local BINARY = {
-  add = false, sub = false, mul = false, div = "pos", floordiv = "pos", mod = "pos", pow = "small",
-  maximum = false, minimum = false, equal = false, not_equal = false, less = false, less_equal = false,
-  greater = false, greater_equal = false, logical_and = false, logical_or = false, logical_xor = false,
-  truncatediv = "pos", truncatemod = "pos", div_no_nan = false, squared_difference = false, atan2 = false,
-  xlogy = "pos", xlog1py = "pos", xdivy = "pos",
-  bitwise_and = false, bitwise_or = false, bitwise_xor = false, left_shift = "small", right_shift = "small",
-}
-for name, kind in pairs(BINARY) do
-  cases[name] = function(add)
-    local f = tide.bitwise[name] or tide[name]
-    local fn = function(a, b) return f(a, b) end
-    kind = kind or nil
-    for _, dt in ipairs(M.dtypes_of(name)) do
-      add(dt, fn, { data({ 2, 3 }, dt), data({ 2, 3 }, dt, kind) })
-      add(dt .. " broadcast [2,3] [3]", fn, { data({ 2, 3 }, dt), data({ 3 }, dt, kind) })
-      add(dt .. " broadcast [2,1] [1,3]", fn, { data({ 2, 1 }, dt), data({ 1, 3 }, dt, kind) })
-      add(dt .. " 0-d", fn, { data({ 2, 3 }, dt), data({}, dt, kind) })
-      add(dt .. " strided", fn, { strided({ 2, 3 }, dt), data({ 2, 3 }, dt, kind) })
-      add(dt .. " empty", fn, { data({ 0, 3 }, dt), data({ 3 }, dt, kind) })
-      if dt ~= "bool" then
-        add(dt .. " number", function(a) return f(a, 2) end, { data({ 2, 3 }, dt) })
-      end
-    end
   end
 end
 

@@ -22,14 +22,18 @@ function M.backward(node, dys, needs)
   return fn(node, dys, needs)
 end
 
--- The families register themselves when loaded.
+-- The families register themselves when loaded: grad/X.lua holds the
+-- gradients of the ops whose Lua functions ops/X.lua (or X.lua) defines
+-- (tests/spec/ops/registry_spec.lua checks the mirror).
 require "tide.grad.math"
 require "tide.grad.reduce"
-require "tide.grad.ordering"
 require "tide.grad.shape"
+require "tide.grad.tensor"
+require "tide.grad.update"
+require "tide.grad.scatter"
 require "tide.grad.linalg"
 require "tide.grad.nn"
-require "tide.grad.conv"
+require "tide.grad.nn_conv"
 require "tide.grad.index"
 require "tide.grad.segment"
 require "tide.grad.image"

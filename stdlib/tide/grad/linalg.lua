@@ -1,129 +1,17 @@
--- stdlib/tide/grad/linalg.lua — gradients of matmul and of the ops that select
--- or rearrange elements (slice, slice_update, concat, tile, pad, reverse), as
--- TF's math_grad.py and array_grad.py compute them. split, unstack and stack
--- need none of their own: they are slices, expand_dims and concat.
+-- stdlib/tide/grad/linalg.lua — the gradient of matmul (ops/linalg.lua), as
+-- TF's math_grad.py computes it, for every pair of transpose flags.
 local grad = require "tide.grad.registry"
 local util = require "tide.grad.util"
 local binding = require "tide.binding"
-local dispatch = require "tide.dispatch"
 local shape = require "tide.ops.shape"
 local linalg = require "tide.ops.linalg"
-local reduce = require "tide.ops.reduce"
 local create = require "tide.ops.create"
-local tensor = require "tide.tensor"
 local m = require "tide.ops.math"
 local dynamic_shape = require "tide.ops.dynamic_shape"
 local C = binding.C
 local band = bit.band
-local unpack = unpack or table.unpack
 
 local reg, dims = grad.register, util.dims
-local convert = require "tide.convert"
-
--- A Lua list of integers as a 1-D int32 tensor.
-local function tide_int32(list) return convert.tensor(list, "int32") end
-local SLICE, SLICE_UPDATE = C.TIDE_OP_SLICE, C.TIDE_OP_SLICE_UPDATE
-
--- Zeros shaped and typed like t (with None dims, t's shape when the graph runs).
-local zeros_of = create.zeros_like
-
----------------------------------------------------------------------------
--- slice and slice_update: the node's own slice attributes, reused
----------------------------------------------------------------------------
-
--- slice (x[i], x:slice{...}, and so split and unstack): dy written into
--- zeros of x's shape at the slice (TF's StridedSliceGrad). tide.newaxis
--- entries are expand_dims nodes of their own, so dy has the slice's shape.
-reg("slice", function(node, dys)
-  return dispatch.run(SLICE_UPDATE, node.attrs, { zeros_of(node.inputs[1]), dys[1] })
-end)
-
--- slice_update(x, update): x's gradient is dy with the slice zeroed (those
--- elements were overwritten); update's is dy's slice.
-reg("slice_update", function(node, dys, needs)
-  local dy, x, u = dys[1], node.inputs[1], node.inputs[2]
-  local dx = util.needs(needs, x) and dispatch.run(SLICE_UPDATE, node.attrs, { dy, zeros_of(u) }) or nil
-  return dx, util.needs(needs, u) and dispatch.run_view(SLICE, node.attrs, dy) or nil
-end)
-
----------------------------------------------------------------------------
--- Ops that copy
----------------------------------------------------------------------------
-
--- concat: each input gets its slab of dy along the axis: a view when the
--- sizes along it are known while tracing, else a gather of the positions
--- each input held, counted when the graph runs.
-reg("concat", function(node, dys)
-  local inputs = node.inputs
-  if #inputs == 1 then return dys[1] end
-  local nd, ax = -1, node.attrs.axis
-  for _, x in ipairs(inputs) do if x.ndim >= 0 then nd = x.ndim end end
-  if ax < 0 and nd >= 0 then ax = ax + nd end
-  local sizes, known = {}, nd >= 0 and ax >= 0
-  for i, x in ipairs(inputs) do
-    sizes[i] = x.ndim >= 0 and tonumber(x.dims[ax]) or -1
-    known = known and sizes[i] >= 0
-  end
-  if known then return unpack(shape.split(dys[1], sizes, ax)) end
-  local out, start = {}, nil
-  for i, x in ipairs(inputs) do
-    local n = dynamic_shape.size_along(x, ax)            -- a 0-d int32 tensor
-    local idx = m.sub(reduce.cumsum(create.ones(shape.reshape(n, { 1 }), { dtype = "int32" })), 1)
-    if start then idx = m.add(idx, start) end
-    out[i] = shape.gather(dys[1], idx, { axis = ax })
-    start = start and m.add(start, n) or n
-  end
-  return unpack(out, 1, #inputs)
-end)
-
--- tile: dy viewed as [m0, d0, m1, d1, ...] and summed over the multiples
--- (TF's _TileGrad); dims tiled once are left whole. None dims of x are read
--- when the graph runs.
-reg("tile", function(node, dys)
-  local x, a = node.inputs[1], node.attrs
-  local d = dims(x)
-  if not d then -- x's rank comes when the graph runs: [m0, d0, m1, d1, ...] then (TF's _TileGrad)
-    local mult, axes = {}, {}
-    for i = 0, a.nints - 1 do
-      mult[i + 1] = tonumber(a.ints[i])
-      axes[i + 1] = 2 * i
-    end
-    if #mult == 0 then return dys[1] end
-    local pairs_ = shape.stack({ tide_int32(mult), dynamic_shape.shape(x) }, 1)
-    return reduce.reduce_sum(shape.reshape(dys[1], shape.reshape(pairs_, { -1 })), axes)
-  end
-  local split_dims, axes = {}, {}
-  for i = 0, x.ndim - 1 do
-    local copies = tonumber(a.ints[i])
-    if copies ~= 1 then
-      axes[#axes + 1] = #split_dims
-      split_dims[#split_dims + 1] = copies
-    end
-    split_dims[#split_dims + 1] = util.dim(x, i)
-  end
-  if #axes == 0 then return dys[1] end
-  return reduce.reduce_sum(util.reshape_to(dys[1], split_dims), axes)
-end)
-
--- pad (CONSTANT; the mirror modes are gathers): the slice of dy that holds x,
--- its end counted from dy's end (so x's dims need not be known).
-reg("pad", function(node, dys)
-  local a = node.attrs
-  local spec = {}
-  for i = 0, a.nints / 2 - 1 do
-    local before, after = tonumber(a.ints[2 * i]), tonumber(a.ints[2 * i + 1])
-    spec[i + 1] = { before, after > 0 and -after or nil }
-  end
-  return tensor.slice(dys[1], spec)
-end)
-
--- reverse: dy reversed along the same axes.
-reg("reverse", function(node, dys)
-  local a = node.attrs
-  local axes = {}
-  for i = 0, a.nints - 1 do axes[i + 1] = tonumber(a.ints[i]) end
-  return shape.reverse(dys[1], { axis = axes })   -- a bare {} would read as options
-end)
 
 ---------------------------------------------------------------------------
 -- matmul

@@ -78,7 +78,6 @@ reg("cast", function(node, dys)
   if not dtype.is_float[x.dt] or not dtype.is_float[dys[1].dt] then return nil end
   return m.cast(dys[1], dtype.names[x.dt])
 end)
-reg("copy", function(_, dys) return dys[1] end)
 
 -- Binary: fn(a, b, dy, y, na, nb) gives da where na and db where nb (the
 -- inputs the tape needs: y * 0.5 computes no gradient for the 0.5); each is

@@ -11,30 +11,8 @@ local istype = ffi.istype
 
 local M = {}
 
-local BINARY = {
-  add = C.TIDE_OP_ADD, sub = C.TIDE_OP_SUB, mul = C.TIDE_OP_MUL, div = C.TIDE_OP_DIV,
-  floordiv = C.TIDE_OP_FLOORDIV, mod = C.TIDE_OP_MOD, pow = C.TIDE_OP_POW,
-  maximum = C.TIDE_OP_MAXIMUM, minimum = C.TIDE_OP_MINIMUM,
-  equal = C.TIDE_OP_EQUAL, not_equal = C.TIDE_OP_NOT_EQUAL, less = C.TIDE_OP_LESS,
-  less_equal = C.TIDE_OP_LESS_EQUAL, greater = C.TIDE_OP_GREATER, greater_equal = C.TIDE_OP_GREATER_EQUAL,
-  logical_and = C.TIDE_OP_LOGICAL_AND, logical_or = C.TIDE_OP_LOGICAL_OR, logical_xor = C.TIDE_OP_LOGICAL_XOR,
-  truncatediv = C.TIDE_OP_TRUNCATEDIV, truncatemod = C.TIDE_OP_TRUNCATEMOD, divide_no_nan = C.TIDE_OP_DIV_NO_NAN,
-  squared_difference = C.TIDE_OP_SQUARED_DIFFERENCE, atan2 = C.TIDE_OP_ATAN2, xlogy = C.TIDE_OP_XLOGY,
-  xlog1py = C.TIDE_OP_XLOG1PY, xdivy = C.TIDE_OP_XDIVY,
-}
-for name, op in pairs(BINARY) do M[name] = dispatch.binary(name, op) end
-
-local UNARY = {
-  neg = C.TIDE_OP_NEG, abs = C.TIDE_OP_ABS, sign = C.TIDE_OP_SIGN, square = C.TIDE_OP_SQUARE,
-  relu = C.TIDE_OP_RELU, exp = C.TIDE_OP_EXP, expm1 = C.TIDE_OP_EXPM1, log = C.TIDE_OP_LOG,
-  log1p = C.TIDE_OP_LOG1P, sqrt = C.TIDE_OP_SQRT, rsqrt = C.TIDE_OP_RSQRT, reciprocal = C.TIDE_OP_RECIPROCAL,
-  sin = C.TIDE_OP_SIN, cos = C.TIDE_OP_COS, tanh = C.TIDE_OP_TANH, sigmoid = C.TIDE_OP_SIGMOID,
-  elu = C.TIDE_OP_ELU, selu = C.TIDE_OP_SELU, softplus = C.TIDE_OP_SOFTPLUS, erf = C.TIDE_OP_ERF,
-  floor = C.TIDE_OP_FLOOR, ceil = C.TIDE_OP_CEIL, round = C.TIDE_OP_ROUND, isnan = C.TIDE_OP_ISNAN,
-  isfinite = C.TIDE_OP_ISFINITE, logical_not = C.TIDE_OP_LOGICAL_NOT, tan = C.TIDE_OP_TAN, erfc = C.TIDE_OP_ERFC,
-  isinf = C.TIDE_OP_ISINF,
-}
-for name, op in pairs(UNARY) do M[name] = dispatch.unary(name, op) end
+-- The plain ops (neg, exp, add, less, ...) come from the registry: tide.ops.plain.
+require("tide.ops.plain").define("math", M)
 
 -- gelu(x, {approximate=false}): the erf form, or the tanh approximation.
 function M.gelu(x, ...)

@@ -4,7 +4,6 @@
 -- collectives, and their errors. 2 workers: tests/sh/test_distribute.sh.
 local tide = require "tide"
 local h = require "helpers"
-local gc = require "gradcheck"
 
 local D = tide.distribute
 local f32 = function(v) return tide.tensor(v, "float32") end
@@ -141,15 +140,8 @@ describe("tide.distribute", function()
     end)
   end)
 
-  it("all_reduce_sum's gradient is the all-reduce of the upstream gradient", function()
-    local x = tide.tensor({ { 0.5, -1 }, { 2, 3 } }, "float64")
-    local y = tide.tensor({ 1.5, -0.25 }, "float64")
-    gc.check(function(a) return D.all_reduce_sum(a) * a end, { x })
-    gc.check(function(a, b)
-      local s = D.all_reduce_op { a, b }
-      return tide.reduce_sum(s[1] * s[1], 1) + s[2]
-    end, { x, y })
-  end)
+  -- all_reduce_sum's gradient (the all-reduce of the upstream gradient):
+  -- tests/support/grad_cases_nn.lua's finite-difference cases.
 
   it("all_reduce_gradients sums or averages a list with holes", function()
     local s = D.MultiWorkerMirroredStrategy()

@@ -1,43 +1,18 @@
 -- tests/spec/grad/conv_spec.lua — max_pool2d's gradients to any order: its
 -- gradient op max_pool2d_grad and that one's (max_pool2d_grad_grad), against
--- float64 finite differences, TF's values (tests/fixtures/pool), eagerly and traced.
+-- TF's values (tests/fixtures/pool), eagerly and traced, ties and operands.
 local tide = require "tide"
 local gc = require "gradcheck"
 local h = require "helpers"
 local nn = require "tide.ops.nn_conv"
-local ffi = require("tide.binding").ffi
 local None = tide.None
 
 local R = gc.random
 local raw, ops = nn.raw, nn.raw.ops
 
--- Pool attrs as the forward node records them: ksize, strides, padding (0 VALID, 1 SAME).
-local function attrs(k, s, padding)
-  k = type(k) == "table" and k or { k, k }
-  s = type(s) == "table" and s or { s, s }
-  local a = ffi.new("tide_attrs")
-  a.ints[0], a.ints[1], a.ints[2], a.ints[3], a.nints = k[1], k[2], s[1], s[2], 4
-  a.m = padding == "SAME" and 1 or 0
-  return a
-end
-
-local function pool_grad(x, dy, k, s, p)
-  return raw.run(ops.max_pool2d_grad, attrs(k, s, p), { x, nn.max_pool2d(x, k, s, p), dy })
-end
-local function pool_grad_grad(x, g, k, s, p)
-  return raw.run(ops.max_pool2d_grad_grad, attrs(k, s, p), { x, nn.max_pool2d(x, k, s, p), g })
-end
-
--- Every window, stride and padding case the forward op takes, including
--- VALID windows larger than the input (empty results).
-local CASES = {
-  { 2, 2, "VALID" }, { 3, 2, "SAME" }, { { 2, 3 }, 1, "SAME" }, { 3, { 1, 2 }, "VALID" }, { 1, 1, "VALID" },
-  { 4, 3, "SAME" }, { { 6, 2 }, { 5, 1 }, "VALID" }, { { 6, 7 }, { 1, 2 }, "VALID" },
-}
-local function case_name(c)
-  local function s(v) return type(v) == "table" and table.concat(v, "x") or tostring(v) end
-  return string.format("ksize %s, strides %s, %s", s(c[1]), s(c[2]), c[3])
-end
+local geo = require "conv_cases"
+local attrs, pool_grad, pool_grad_grad = geo.pool_attrs, geo.pool_grad, geo.pool_grad_grad
+local CASES, case_name = geo.POOL, geo.pool_name
 
 -- A [2, 5, 6, 3] float64 image with ties: values on a coarse grid (few levels)
 -- plus the distinct values of R, chosen per element.
@@ -46,36 +21,10 @@ local function tied_image(seed)
   return tide.round(x * 2) / 2
 end
 
-describe("max_pool2d to second order and beyond (float64 finite differences)", function()
-  it("differentiates the gradient of max_pool2d again, for every window case", function()
-    local x = R({ 2, 6, 5, 3 }, -1, 1, 131):transpose { 0, 2, 1, 3 } -- [2, 5, 6, 3], strided
-    for _, c in ipairs(CASES) do
-      local ok, err = pcall(function()
-        -- the upstream gradient depends on x: second order runs max_pool2d_grad_grad
-        gc.check(function(a) return tide.square(nn.max_pool2d(a, c[1], c[2], c[3])) end, { x },
-          { second_order = true })
-        gc.check(function(a) return tide.tanh(nn.max_pool2d(a * a, c[1], c[2], c[3])) end, { x },
-          { second_order = true })
-      end)
-      assert(ok, case_name(c) .. ": " .. tostring(err))
-    end
-  end)
-
-  it("max_pool2d_grad and max_pool2d_grad_grad, each to second order", function()
-    local x = R({ 2, 5, 6, 3 }, -1, 1, 141)
-    for _, c in ipairs(CASES) do
-      local y = nn.max_pool2d(x, c[1], c[2], c[3])
-      local dy = R(y.shape:as_list(), -1, 1, 142)
-      local g = R(x.shape:as_list(), -1, 1, 143)
-      local ok, err = pcall(function()
-        gc.check(function(a, d) return pool_grad(a, d, c[1], c[2], c[3]) end, { x, dy }, { second_order = true })
-        gc.check(function(a, v) return pool_grad_grad(a, v, c[1], c[2], c[3]) end, { x, g },
-          { second_order = true })
-      end)
-      assert(ok, case_name(c) .. ": " .. tostring(err))
-    end
-  end)
-
+-- The float64 finite-difference cases of max_pool2d to second order (for
+-- every window case), of max_pool2d_grad and of max_pool2d_grad_grad are
+-- tests/support/grad_cases_nn.lua's.
+describe("max_pool2d's gradient op", function()
   it("gives x zeros (not nil) through the gradient op, as TF", function()
     local x = R({ 1, 4, 4, 2 }, -1, 1, 151)
     local dy = R({ 1, 2, 2, 2 }, -1, 1, 152)

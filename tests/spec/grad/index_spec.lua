@@ -1,7 +1,8 @@
 -- tests/spec/grad/index_spec.lua — gradients of the index-driven ops (gather_nd,
 -- the tensor_scatter_nd family, scatter_nd, boolean_mask, the segment family)
 -- checked against float64 finite differences, first and second order, eager
--- and traced. Ties, duplicates and zeros are checked against TF's values in
+-- and traced (the registry ops' own cases: tests/support/grad_cases_more.lua).
+-- Ties, duplicates and zeros are checked against TF's values in
 -- tests/spec/ops/index_fixtures_spec.lua.
 local tide = require "tide"
 local gc = require "gradcheck"
@@ -20,29 +21,11 @@ local function grad_of(f, xs)
 end
 
 describe("gradients of gather_nd and the n-d scatters", function()
-  it("gather_nd: elements, slices, repeated tuples, batch_dims, strided params", function()
-    local p = R({ 3, 4 }, -1, 1, 3)
-    gc.check(function(x) return tide.gather_nd(x, { { 2, 1 }, { 0, 3 }, { 2, 1 } }) end, { p }, { second_order = true })
-    gc.check(function(x) return tide.gather_nd(x, tide.tensor({ { 1 }, { 1 }, { 0 } }, "int64")) end, { p })
-    gc.check(function(x) return tide.gather_nd(x, { { 1 }, { 0 } }) end, { R({ 4, 3 }, -1, 1, 4):transpose() })
-    gc.check(function(x) return tide.gather_nd(x, { { { 2 }, { 0 } }, { { 1 }, { 1 } } }, { batch_dims = 1 }) end,
-      { R({ 2, 3, 2 }, -1, 1, 5) })
-    gc.check(function(x) return tide.gather_nd(x, tide.zeros({ 2, 0 }, "int32")) end, { R({ 2, 2 }, -1, 1, 6) })
-  end)
-
-  it("tensor_scatter_nd_add: tensor passes through, updates read their slices", function()
-    local t, u = R({ 4, 2 }, -1, 1, 7), R({ 3, 2 }, -1, 1, 8)
-    local idx = { { 1 }, { 3 }, { 1 } }
-    gc.check(function(a, b) return tide.tensor_scatter_nd_add(a, idx, b) end, { t, u }, { second_order = true })
-    gc.check(function(a, b) return tide.tensor_scatter_nd_add(a, idx, b) * a end, { t, u })
-    gc.check(function(a, b) return tide.tensor_scatter_nd_add(a, { { { 0 } }, { { 2 } } }, b, { batch_dims = 1 }) end,
-      { R({ 2, 3 }, -1, 1, 9), R({ 2, 1 }, -1, 1, 10) })
-  end)
-
+  -- gather_nd's, tensor_scatter_nd_add's and tensor_scatter_nd_update's finite-difference
+  -- cases are tests/support/grad_cases_more.lua's.
   it("tensor_scatter_nd_update: written positions give tensor no gradient", function()
     local t, u = R({ 2, 3 }, -1, 1, 11), R({ 2 }, -1, 1, 12)
     local idx = { { 0, 2 }, { 1, 0 } }
-    gc.check(function(a, b) return tide.tensor_scatter_nd_update(a, idx, b) end, { t, u }, { second_order = true })
     local g = grad_of(function(a, b) return tide.tensor_scatter_nd_update(a, idx, b) end, { t, u })
     h.close(g[1], { { 1, 1, 0 }, { 0, 1, 1 } }, 0)
     h.close(g[2], { 1, 1 }, 0)
@@ -74,40 +57,14 @@ describe("gradients of boolean_mask", function()
 end)
 
 describe("gradients of the segment family", function()
-  local ids = { 0, 0, 2, 2, 2, 3 } -- segment 1 empty
-  it("segment_sum, segment_mean: first and second order", function()
-    local x = R({ 6, 2 }, -1, 1, 17)
-    gc.check(function(v) return tide.segment_sum(v, ids) end, { x }, { second_order = true })
-    gc.check(function(v) return tide.segment_mean(v, ids) end, { x }, { second_order = true })
-    gc.check(function(v) return tide.segment_mean(v, tide.tensor({ 0, 1, 1, 1, 4, 4 }, "int64")) end,
-      { R({ 2, 6 }, -1, 1, 18):transpose() })
-  end)
-
-  it("segment_max, segment_min (distinct values: no ties)", function()
-    local x = R({ 6, 3 }, -1, 1, 19)
-    gc.check(function(v) return tide.segment_max(v, ids) end, { x })
-    gc.check(function(v) return tide.segment_min(v, ids) end, { x })
-  end)
-
-  it("segment_prod, also with a zero and with two zeros in a segment", function()
-    gc.check(function(v) return tide.segment_prod(v, ids) end, { R({ 6, 2 }, 0.5, 1.5, 20) }, { second_order = true })
-    local z = tide.tensor({ 0.5, 0, 2, 0, 0, 3, -1.5 }, "float64")
-    gc.check(function(v) return tide.segment_prod(v, { 0, 0, 0, 1, 1, 1, 2 }) end, { z })
-  end)
-
-  it("unsorted_segment_*: dropped rows, empty segments, prefix ids", function()
+  -- (the segment ops' own cases are tests/support/grad_cases_more.lua's)
+  it("unsorted_segment_mean and _sqrt_n: dropped rows, empty segments, prefix ids", function()
     local x = R({ 6, 2 }, -1, 1, 21)
     local u = { 3, 0, -1, 3, 0, 1 }
-    for _, name in ipairs { "sum", "max", "min", "mean", "sqrt_n" } do
+    for _, name in ipairs { "mean", "sqrt_n" } do
       local fn = tide["unsorted_segment_" .. name]
       gc.check(function(v) return fn(v, u, 5) end, { x })
     end
-    gc.check(function(v) return tide.unsorted_segment_prod(v, u, 5) end, { R({ 6, 2 }, 0.5, 1.5, 22) },
-      { second_order = true })
-    gc.check(function(v) return tide.unsorted_segment_prod(v, { 0, 0, 1, 0, -1 }, 2) end,
-      { tide.tensor({ 2, 0, 0, 3, 0 }, "float64") })
-    gc.check(function(v) return tide.unsorted_segment_sum(v, { { 0, 2 }, { 2, -1 }, { 1, 0 } }, 3) end,
-      { R({ 3, 2, 2 }, -1, 1, 23) }, { second_order = true })
     gc.check(function(v) return tide.unsorted_segment_mean(v, { { 0, 2 }, { 2, -1 }, { 1, 0 } }, 4) end,
       { R({ 3, 2, 2 }, -1, 1, 24) })
   end)

@@ -1,7 +1,9 @@
 -- tests/spec/grad/shape_spec.lua — gradients of the view and shape ops (reshape,
 -- squeeze, expand_dims, transpose, broadcast_to, slice and x[i], slice_update,
 -- concat, split, unstack, stack, tile, pad, reverse, contiguous, one_hot):
--- hand-computed values and float64 finite-difference checks on strided inputs.
+-- hand-computed values, and float64 finite-difference checks of the
+-- compositions (split, unstack, stack, mirror pads). The ops' own
+-- finite-difference cases are tests/support/grad_cases.lua's.
 local tide = require "tide"
 local gc = require "gradcheck"
 local h = require "helpers"
@@ -17,32 +19,17 @@ local function stepped(rows, cols, seed) return rand({ rows, 2 * cols }, -1, 1, 
 
 describe("gradients of the views", function()
   it("reshape, squeeze and expand_dims put dy back in the input's shape", function()
-    local x = transposed(3, 4, 1)
-    gc.check(function(v) return v:reshape { 2, 6 } end, { x })
-    gc.check(function(v) return v:reshape { -1 } * v:reshape { -1 } end, { x })
-    -- (squeeze without axes needs known dims to find the 1s: not with None dims)
-    gc.check(function(v) return tide.squeeze(v) end, { rand({ 1, 3, 1, 2 }, -1, 1, 2) }, { none = false })
-    gc.check(function(v) return tide.squeeze(v, { -2 }) end, { rand({ 3, 1, 2 }, -1, 1, 3):transpose { 2, 1, 0 } })
-    gc.check(function(v) return tide.expand_dims(v, 1) end, { stepped(2, 3, 4) })
-    gc.check(function(v) return tide.expand_dims(v, -1) * tide.expand_dims(v, 0):reshape { 2, 3, 1 } end,
-      { stepped(2, 3, 4) })
     local g = grads(function(v) return v:reshape { 6 } * tide.range(6):cast("float64") end, { rand({ 2, 3 }) })
     h.close(g[1], { { 0, 1, 2 }, { 3, 4, 5 } })
   end)
 
   it("transpose applies the inverse permutation", function()
-    local x = rand({ 2, 3, 4 }, -1, 1, 5)
-    gc.check(function(v) return v:transpose() end, { x })
-    gc.check(function(v) return v:transpose { 1, -1, 0 } end, { x })
-    gc.check(function(v) return v:transpose { 2, 0, 1 } end, { x:slice { {}, { nil, nil, -1 } } })
     local w = tide.tensor({ { 1, 2 }, { 3, 4 }, { 5, 6 } }, "float64")
     local g = grads(function(v) return v:transpose { 1, 0 } * w end, { rand({ 2, 3 }) })
     h.close(g[1], { { 1, 3, 5 }, { 2, 4, 6 } })
   end)
 
   it("broadcast_to sums over the broadcast dims", function()
-    gc.check(function(v) return tide.broadcast_to(v, { 2, 3, 4 }) end, { rand({ 3, 1 }, -1, 1, 6) })
-    gc.check(function(v) return tide.broadcast_to(v, { 4, 2, 3 }) end, { transposed(2, 3, 7) })
     local g = grads(function(v) return tide.broadcast_to(v, { 5, 2 }) end, { rand({ 1, 2 }) })
     h.close(g[1], { { 5, 5 } })
   end)
@@ -59,10 +46,6 @@ describe("gradients of the views", function()
     local like = rand({ 3, 1 }, -1, 1, 8)
     h.close(sum_to(tide.tensor({ { { 1, 2 }, { 3, 4 }, { 5, 6 } } }, "float64"), like), { { 3 }, { 7 }, { 11 } })
     h.close(sum_to(tide.ones({ 2, 3 }, { dtype = "float64" }), tide.tensor(0.5, "float64")), 6)
-    gc.check(function(v) return sum_to(v, like) end, { rand({ 2, 3, 4 }, -1, 1, 9) }, { second_order = true })
-    gc.check(function(v) return sum_to(v, tide.zeros({ 3, 2 }, { dtype = "float64" })) end, { transposed(3, 2, 10) },
-      { second_order = true })
-    gc.check(function(v) return sum_to(v, like) * sum_to(v, like) end, { rand({ 1, 3, 5 }, -1, 1, 11) })
     local g = grads(function(v) return sum_to(v, like) end, { rand({ 2, 3, 4 }) })
     h.close(g[1], tide.ones({ 2, 3, 4 }, { dtype = "float64" }))
     h.errors("sum_to: cannot sum shape [2, 3] to [4]", sum_to, tide.ones { 2, 3 }, tide.ones { 4 })
@@ -83,28 +66,9 @@ describe("slice gradient", function()
     h.close(g[1], { { 1, 1, 1, 1 }, { 2, 2, 2, 2 }, { 1, 1, 1, 1 }, { 0, 0, 0, 0 } })
   end)
 
-  it("checks numerically: x[i], steps, negative steps, shrink, newaxis and '...'", function()
-    local x = transposed(4, 5, 8)
-    gc.check(function(v) return v[2] end, { x })
-    gc.check(function(v) return v[-1] * v[0] end, { x })
-    gc.check(function(v) return v:slice { { 1, 4, 2 }, { nil, nil, -2 } } end, { x })
-    gc.check(function(v) return v:slice { { nil, nil, -1 }, 3 } end, { x })
-    gc.check(function(v) return v:slice { tide.newaxis, 1, { -1, 0, -1 }, tide.newaxis } end, { x })
-    gc.check(function(v) return v:slice { "...", { 1, 3 } } end, { rand({ 2, 3, 4 }, -1, 1, 9) })
-    gc.check(function(v) return v:slice { 1, "...", 0 } end, { rand({ 2, 3, 4 }, -1, 1, 10):transpose { 2, 1, 0 } })
-    gc.check(function(v) return v:slice { { 1, 3 }, {} } end, { stepped(4, 3, 11) })
-  end)
-
   it("gives zeros for an empty slice", function()
     local g = grads(function(v) return v:slice { { 2, 2 } } end, { rand({ 3, 2 }) })
     h.close(g[1], { { 0, 0 }, { 0, 0 }, { 0, 0 } })
-  end)
-
-  it("differentiates twice", function()
-    gc.check(function(v) return v:slice { { nil, nil, -2 }, { 1, 4 } } * v:slice { { 1, 4, 2 }, { 0, 3 } } end,
-      { rand({ 4, 5 }, -1, 1, 12) }, { second_order = true })
-    gc.check(function(v) return tide.tanh(v[1]) * v:slice { 0, { nil, nil, -1 } } end, { transposed(3, 4, 13) },
-      { second_order = true })
   end)
 end)
 
@@ -115,21 +79,6 @@ describe("slice_update gradient", function()
     local g = grads(function(a, b) return slice_update(a, { {}, { 1, 3 } }, b) * w end, { x, u })
     h.close(g[1], { { 1, 0, 0, 4 }, { 5, 0, 0, 8 }, { 9, 0, 0, 12 } })
     h.close(g[2], { { 2, 3 }, { 6, 7 }, { 10, 11 } })
-  end)
-
-  it("checks numerically with steps, shrink, newaxis and strided inputs", function()
-    local x = transposed(4, 5, 16)
-    gc.check(function(a, b) return slice_update(a, { { 1, 3 }, { nil, nil, -2 } }, b) end,
-      { x, rand({ 2, 3 }, -1, 1, 17) })
-    gc.check(function(a, b) return slice_update(a, { 2 }, b) end, { x, stepped(1, 5, 18):reshape { 5 } })
-    gc.check(function(a, b) return slice_update(a, { tide.newaxis, -1, { 3, 0, -1 } }, b) end,
-      { x, rand({ 1, 3 }, -1, 1, 19) })
-    gc.check(function(a, b) return slice_update(a, { 1, 2 }, b) end, { x, rand({}, -1, 1, 20) })
-  end)
-
-  it("differentiates twice", function()
-    gc.check(function(a, b) return slice_update(a * a, { { 0, 4, 3 }, { 1, 3 } }, tide.sin(b)) * a end,
-      { rand({ 4, 3 }, -1, 1, 21), rand({ 2, 2 }, -1, 1, 22) }, { second_order = true })
   end)
 end)
 
@@ -143,20 +92,6 @@ describe("concat, split, unstack and stack gradients", function()
     -- the same tensor twice: both slabs add up
     g = grads(function(p) return tide.concat({ p, p }, 0) end, { a })
     h.close(g[1], { { 2, 2 }, { 2, 2 } })
-  end)
-
-  it("concat checks numerically on strided inputs along any axis", function()
-    local a, b, c = transposed(3, 2, 23), stepped(3, 4, 24), rand({ 3, 1 }, -1, 1, 25)
-    gc.check(function(p, q, r) return tide.concat({ p, q, r }, 1) end, { a, b, c })
-    gc.check(function(p, q) return tide.concat({ p, q }, 0) end, { a:transpose(), rand({ 1, 3 }, -1, 1, 26) })
-    gc.check(function(p) return tide.concat({ p }, 0) end, { a })
-    gc.check(function(p, q) return tide.concat({ p, q }, -3) end,
-      { rand({ 1, 2, 2 }, -1, 1, 27), rand({ 2, 2, 2 }, -1, 1, 28):slice { { nil, nil, -1 } } })
-  end)
-
-  it("concat differentiates twice", function()
-    gc.check(function(p, q) return tide.concat({ p * q, tide.tanh(q), p }, 1) * tide.concat({ q, p, q }, 1) end,
-      { rand({ 2, 3 }, -1, 1, 29), transposed(2, 3, 30) }, { second_order = true })
   end)
 
   it("split and unstack differentiate through their slices", function()
@@ -199,15 +134,9 @@ describe("tile, pad and reverse gradients", function()
     local w = tide.tensor({ { 1, 2, 3, 4 } }, "float64")
     g = grads(function(v) return tide.tile(v, { 1, 2 }) * w end, { rand({ 1, 2 }) })
     h.close(g[1], { { 4, 6 } })
-    gc.check(function(v) return tide.tile(v, { 2, 1, 3 }) end, { rand({ 2, 3, 2 }, -1, 1, 34):transpose { 1, 0, 2 } })
-    gc.check(function(v) return tide.tile(v, { 3, 2 }) end, { stepped(2, 3, 35) })
-    gc.check(function(v) return tide.tile(v, { 1, 1 }) end, { transposed(2, 3, 36) })
-    gc.check(function(v) return tide.tile(v, { multiples = {} }) * v end, { rand({}, -1, 1, 37) })
     -- zero copies: a zero gradient of the input's shape
     g = grads(function(v) return tide.tile(v, { 0, 2 }) end, { rand({ 2, 2 }) })
     h.close(g[1], { { 0, 0 }, { 0, 0 } })
-    gc.check(function(v) return tide.tile(tide.tanh(v), { 2, 2 }) * tide.tile(v, { 2, 2 }) end,
-      { rand({ 2, 3 }, -1, 1, 38) }, { second_order = true })
   end)
 
   it("pad (CONSTANT) gives the slice of dy that holds the input", function()
@@ -215,10 +144,6 @@ describe("tile, pad and reverse gradients", function()
     local g = grads(function(v) return tide.pad(v, { { 1, 0 }, { 0, 2 } }, { constant_values = 3 }) * w end,
       { rand({ 2, 1 }) })
     h.close(g[1], { { 4 }, { 7 } })
-    gc.check(function(v) return tide.pad(v, { { 1, 2 }, { 0, 3 } }) end, { transposed(4, 3, 39) })
-    gc.check(function(v) return tide.pad(v, { { 0, 0 }, { 2, 1 } }, "CONSTANT", 1.5) end, { stepped(2, 3, 40) })
-    gc.check(function(v) return tide.pad(v, { { 1, 1 }, { 0, 0 }, { 2, 0 } }) end,
-      { rand({ 2, 3, 2 }, -1, 1, 41):transpose { 2, 0, 1 } })
   end)
 
   -- REFLECT and SYMMETRIC are gathers of mirrored indices (ops/shape.lua): they
@@ -242,16 +167,11 @@ describe("tile, pad and reverse gradients", function()
     local w = tide.tensor({ 1, 2, 3 }, "float64")
     local g = grads(function(v) return tide.reverse(v, { 0 }) * w end, { rand({ 3 }) })
     h.close(g[1], { 3, 2, 1 })
-    gc.check(function(v) return tide.reverse(v, { 0, -1 }) end, { rand({ 4, 5 }, -1, 1, 44):slice { { 1, 3 } } })
-    gc.check(function(v) return tide.reverse(v, { 1 }) end, { transposed(3, 4, 45) })
-    gc.check(function(v) return tide.reverse(v, { axis = {} }) end, { rand({ 2, 2 }, -1, 1, 46) })
   end)
 end)
 
 describe("contiguous, copy and one_hot gradients", function()
   it("contiguous copies pass dy through", function()
-    local x = transposed(3, 4, 47)
-    gc.check(function(v) return tide.contiguous(v) * v end, { x })
     gc.check(function(v) return tide.contiguous(v) end, { rand({ 2, 3 }, -1, 1, 48) })
   end)
 

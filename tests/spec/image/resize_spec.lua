@@ -1,10 +1,9 @@
 -- tests/spec/image/resize_spec.lua — tide.image.resize against TF2's
 -- tf.image.resize (tests/fixtures/images: half-pixel centers, bilinear to
 -- 1e-5, nearest exactly), its gradients against TF's and float64 finite
--- differences, eagerly and traced.
+-- differences (tests/support/grad_cases_nn.lua), eagerly and traced.
 local tide = require "tide"
 local h = require "helpers"
-local gc = require "gradcheck"
 local E = dofile("tests/fixtures/images/expected.lua")
 local R = E.resize
 
@@ -89,20 +88,8 @@ describe("tide.image.resize gradients", function()
     end
   end)
 
-  for _, method in ipairs { "bilinear", "nearest" } do
-    it(method .. " passes float64 finite-difference checks, up and down, rank 3 and 4", function()
-      for _, c in ipairs { { { 2, 4, 5, 2 }, { 7, 3 } }, { { 3, 3, 1 }, { 2, 5 } }, { { 1, 2, 3, 2 }, { 1, 1 } } } do
-        local x = gc.random(c[1], -1, 1, 5)
-        gc.check(function(t) return tide.image.resize(t, c[2], { method = method }) end, { x })
-      end
-    end)
-
-    it(method .. "'s gradient op has its own gradient (second order)", function()
-      local x = gc.random({ 1, 3, 4, 2 }, -1, 1, 6)
-      gc.check_second(function(t) return tide.image.resize(t, { 5, 2 }, { method = method }) * t:slice { {}, { 0, 1 }, { 0, 1 }, {} } end, { x }, { none = false })
-    end)
-  end
-
+  -- The float64 finite-difference cases of both methods and of their gradient
+  -- ops (second order) are tests/support/grad_cases_nn.lua's.
   it("gives no gradient to integer images", function()
     local x = tide.tensor({ { { 1 }, { 2 } } }, "int32")
     local tape = tide.GradientTape()

@@ -170,21 +170,9 @@ local function same_shape(t, want)
   for i = 1, #want do assert(s[i] == want[i], string.format("shape %s, expected {%s}", tostring(s), table.concat(want, ", "))) end
 end
 
-local CASES = { -- strides, dilations, padding
-  { { 1, 1 }, { 1, 1 }, "SAME" }, { { 1, 1 }, { 1, 1 }, "VALID" },
-  { { 2, 2 }, { 1, 1 }, "SAME" }, { { 2, 1 }, { 1, 1 }, "VALID" },
-  { { 1, 1 }, { 2, 2 }, "SAME" }, { { 1, 2 }, { 2, 1 }, "VALID" },
-  { { 2, 3 }, { 2, 1 }, "SAME" }, { { 3, 3 }, { 1, 1 }, "SAME" },
-  { { 1, 1 }, { 1, 1 }, { { 0, 0 }, { 1, 2 }, { 0, 1 }, { 0, 0 } } },
-  { { 2, 2 }, { 2, 1 }, { { 0, 0 }, { 2, 0 }, { 1, 1 }, { 0, 0 } } },
-  -- pads wider than the window: whole output rows and columns see only padding
-  { { 1, 2 }, { 1, 1 }, { { 0, 0 }, { 3, 1 }, { 0, 4 }, { 0, 0 } } },
-}
-
-local function case_name(c)
-  local p = type(c[3]) == "table" and "explicit" or c[3]
-  return string.format("strides %d,%d dilations %d,%d %s", c[1][1], c[1][2], c[2][1], c[2][2], p)
-end
+-- strides, dilations, padding (shared with tests/support/grad_cases_nn.lua)
+local geo = require "conv_cases"
+local CASES, case_name = geo.CONV, geo.conv_name
 
 local function tol(dt) return (dt == "float64" and 1e-10) or 1e-4 end
 
@@ -675,27 +663,8 @@ end)
 -- ---- gradients (float64 finite differences) ---------------------------------------
 
 describe("convolution gradients", function()
-  it("conv2d, for each padding, stride and dilation, with strided views as inputs", function()
-    for i, c in ipairs(CASES) do
-      local x = gc.random({ 2, 6, 5, 2 }, -1, 1, 80 + i):transpose { 0, 2, 1, 3 } -- [2, 5, 6, 2]
-      local w = gc.random({ 2, 3, 2, 2 }, -1, 1, 90 + i)
-      local o = { strides = c[1], dilations = c[2], padding = c[3] }
-      local ok, err = pcall(gc.check, function(a, b) return nn.conv2d(a, b, o) end, { x, w })
-      assert(ok, case_name(c) .. ": " .. tostring(err))
-    end
-  end)
-
-  it("conv2d to second order, and its backprop ops to first and second order", function()
-    local x, w = gc.random({ 2, 4, 5, 2 }, -1, 1, 101), gc.random({ 3, 2, 2, 3 }, -1, 1, 102)
-    local o = { strides = { 2, 1 }, padding = "SAME", dilations = { 1, 2 } }
-    gc.check(function(a, b) return nn.conv2d(a, b, o) end, { x, w }, { second_order = true })
-    local dy = gc.random({ 2, 2, 5, 3 }, -1, 1, 103)
-    gc.check(function(d, b) return nn.conv2d_backprop_input({ 2, 4, 5, 2 }, b, d, o) end, { dy, w },
-      { second_order = true })
-    gc.check(function(a, d) return nn.conv2d_backprop_filter(a, { 3, 2, 2, 3 }, d, o) end, { x, dy },
-      { second_order = true })
-  end)
-
+  -- conv2d's, depthwise_conv2d's, their backprop ops' and the pools' float64
+  -- finite-difference cases are tests/support/grad_cases_nn.lua's.
   it("conv1d and conv2d_transpose", function()
     local x, w = gc.random({ 2, 7, 2 }, -1, 1, 111), gc.random({ 3, 2, 3 }, -1, 1, 112)
     gc.check(function(a, b) return nn.conv1d(a, b, 2, "SAME") end, { x, w })
@@ -704,27 +673,8 @@ describe("convolution gradients", function()
     gc.check(function(a, b) return nn.conv2d_transpose(a, b, { 1, 6, 5, 3 }, 2, "SAME") end, { y, f })
   end)
 
-  it("depthwise_conv2d and its backprop ops, to second order", function()
-    local x = gc.random({ 2, 5, 4, 3 }, -1, 1, 121):transpose { 0, 2, 1, 3 } -- [2, 4, 5, 3]
-    local w = gc.random({ 2, 3, 3, 2 }, -1, 1, 122)
-    local o = { strides = { 1, 2 }, padding = "SAME", dilations = 1 }
-    gc.check(function(a, b) return nn.depthwise_conv2d(a, b, o) end, { x, w }, { second_order = true })
-    local o2 = { strides = 1, padding = "VALID", dilations = { 2, 1 } }
-    gc.check(function(a, b) return nn.depthwise_conv2d(a, b, o2) end, { x, w })
-    local dy = gc.random({ 2, 4, 3, 6 }, -1, 1, 123)
-    gc.check(function(d, b) return nn.depthwise_conv2d_backprop_input({ 2, 4, 5, 3 }, b, d, o) end, { dy, w },
-      { second_order = true })
-    gc.check(function(a, d) return nn.depthwise_conv2d_backprop_filter(a, { 2, 3, 3, 2 }, d, o) end, { x, dy },
-      { second_order = true })
-  end)
-
-  it("max_pool2d and avg_pool2d, to second order (more in tests/spec/grad/conv_spec.lua)", function()
+  it("global_avg_pool2d and global_max_pool2d", function()
     local x = gc.random({ 2, 6, 5, 3 }, -1, 1, 131):transpose { 0, 2, 1, 3 } -- [2, 5, 6, 3]
-    for _, c in ipairs { { 2, 2, "VALID" }, { 3, 2, "SAME" }, { { 2, 3 }, 1, "SAME" } } do
-      gc.check(function(a) return tide.square(nn.max_pool2d(a, c[1], c[2], c[3])) end, { x },
-        { second_order = true })
-      gc.check(function(a) return nn.avg_pool2d(a, c[1], c[2], c[3]) end, { x }, { second_order = true })
-    end
     gc.check(function(a) return nn.global_avg_pool2d(a) end, { x })
     gc.check(function(a) return nn.global_max_pool2d(a) end, { x })
   end)

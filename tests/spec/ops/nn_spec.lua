@@ -537,26 +537,8 @@ end)
 describe("gradients of tide.nn (float64 finite differences)", function()
   local x34 = function() return gc.random({ 3, 4 }, -2, 2, 21) end
 
-  it("softmax along the last axis, a non-last axis and a transposed view; second order", function()
-    gc.check(function(x) return nn.softmax(x) end, { x34() }, { second_order = true })
-    gc.check(function(x) return nn.softmax(x, 1) end, { gc.random({ 2, 3, 2 }, -2, 2, 5) }, { second_order = true })
-    gc.check(function(x) return nn.softmax(x, -1) end, { x34():transpose() })
-  end)
-
-  it("log_softmax along both axes of a strided view; second order", function()
-    gc.check(function(x) return nn.log_softmax(x) end, { x34():slice{ { 0, 3 }, { 0, 4, 2 } } })
-    gc.check(function(x) return nn.log_softmax(x, 0) end, { x34():transpose() }, { second_order = true })
-  end)
-
-  it("the fused sparse cross-entropy, labels of rank 1 and 2; second order", function()
-    local lab = tide.tensor{ 1, 0, 3 }
-    gc.check(function(x) return nn.sparse_softmax_cross_entropy_with_logits(lab, x) end, { x34() },
-      { second_order = true })
-    local lab2 = tide.tensor{ { 0, 2 }, { 1, 1 } }
-    gc.check(function(x) return nn.sparse_softmax_cross_entropy_with_logits(lab2, x) end,
-      { gc.random({ 3, 2, 2 }, -2, 2, 6):transpose{ 1, 2, 0 } })
-  end)
-
+  -- softmax's, log_softmax's and the fused sparse cross-entropy's cases are
+  -- tests/support/grad_cases_nn.lua's.
   it("gives labels no gradient in the sparse cross-entropy", function()
     local x = x34()
     local tape = tide.GradientTape()

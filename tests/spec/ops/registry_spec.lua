@@ -11,31 +11,8 @@ local ints = tide.tensor{{1, 2, 3}, {4, 5, 6}}
 
 -- One call per registry row, through the public Lua API.
 local calls = {
-  neg = function() return tide.neg(m) end, abs = function() return tide.abs(m) end,
-  sign = function() return tide.sign(m) end, square = function() return tide.square(m) end,
-  relu = function() return tide.relu(m) end, exp = function() return tide.exp(m) end,
-  expm1 = function() return tide.expm1(m) end, log = function() return tide.log(m) end,
-  log1p = function() return tide.log1p(m) end, sqrt = function() return tide.sqrt(m) end,
-  rsqrt = function() return tide.rsqrt(m) end, reciprocal = function() return tide.reciprocal(m) end,
-  sin = function() return tide.sin(m) end, cos = function() return tide.cos(m) end,
-  tanh = function() return tide.tanh(m) end, sigmoid = function() return tide.sigmoid(m) end,
-  elu = function() return tide.nn.elu(m) end, selu = function() return tide.nn.selu(m) end,
   gelu = function() return tide.nn.gelu(m) end, leaky_relu = function() return tide.nn.leaky_relu(m) end,
-  softplus = function() return tide.nn.softplus(m) end, erf = function() return tide.erf(m) end,
-  floor = function() return tide.floor(m) end, ceil = function() return tide.ceil(m) end,
-  round = function() return tide.round(m) end, isnan = function() return tide.isnan(m) end,
-  isfinite = function() return tide.isfinite(m) end, logical_not = function() return tide.logical_not(m:gt(2)) end,
   cast = function() return m:cast("int32") end, copy = function() return tide.contiguous(m:transpose()) end,
-  add = function() return m + m end, sub = function() return m - m end, mul = function() return m * m end,
-  div = function() return m / m end, floordiv = function() return tide.floordiv(m, m) end,
-  mod = function() return m % m end, pow = function() return m ^ m end,
-  maximum = function() return tide.maximum(m, 2) end, minimum = function() return tide.minimum(m, 2) end,
-  equal = function() return tide.equal(m, 2) end, not_equal = function() return tide.not_equal(m, 2) end,
-  less = function() return m:lt(2) end, less_equal = function() return m:le(2) end,
-  greater = function() return m:gt(2) end, greater_equal = function() return m:ge(2) end,
-  logical_and = function() return tide.logical_and(m:gt(1), m:lt(5)) end,
-  logical_or = function() return tide.logical_or(m:gt(1), m:lt(5)) end,
-  logical_xor = function() return tide.logical_xor(m:gt(1), m:lt(5)) end,
   where = function() return tide.where(m:gt(2), m, 0) end,
   clip_by_value = function() return tide.clip_by_value(m, 2, 4) end,
   sum = function() return tide.reduce_sum(m, 0) end, mean = function() return tide.reduce_mean(m, 1) end,
@@ -61,18 +38,6 @@ local calls = {
   random_shuffle = function() return tide.random.shuffle(ints) end,
   scatter_add = function() return tide.scatter_add(m, { 1, 1 }, m) end,
   slice_update = function() return tide.slice_update(m, {0}, {7, 8, 9}) end,
-  tan = function() return tide.tan(m) end, erfc = function() return tide.erfc(m) end,
-  isinf = function() return tide.is_inf(m) end, invert = function() return tide.bitwise.invert(ints) end,
-  truncatediv = function() return tide.truncatediv(ints, 2) end, truncatemod = function() return tide.truncatemod(m, 2) end,
-  div_no_nan = function() return tide.divide_no_nan(m, 0) end,
-  squared_difference = function() return tide.squared_difference(m, 2) end,
-  atan2 = function() return tide.atan2(m, m) end, xlogy = function() return tide.xlogy(m, m) end,
-  xlog1py = function() return tide.xlog1py(m, m) end, xdivy = function() return tide.xdivy(m, m) end,
-  bitwise_and = function() return tide.bitwise.bitwise_and(ints, 6) end,
-  bitwise_or = function() return tide.bitwise.bitwise_or(ints, 6) end,
-  bitwise_xor = function() return tide.bitwise.bitwise_xor(ints, 6) end,
-  left_shift = function() return tide.bitwise.left_shift(ints, 2) end,
-  right_shift = function() return tide.bitwise.right_shift(ints, 1) end,
   cumulative_logsumexp = function() return tide.cumulative_logsumexp(m, 1) end,
   softmax = function() return tide.nn.softmax(m) end, log_softmax = function() return tide.nn.log_softmax(m, 0) end,
   sparse_softmax_cross_entropy = function() return tide.nn.sparse_softmax_cross_entropy_with_logits({2, 0}, m) end,
@@ -91,6 +56,27 @@ local calls = {
   unsorted_segment_min = function() return tide.unsorted_segment_min(m, {0, -1}, 1) end,
   unsorted_segment_prod = function() return tide.unsorted_segment_prod(m, {0, 0}, 1) end,
 }
+
+-- The plain elementwise ops (tide.ops.plain finds them in the registry): each
+-- through its public Lua function, on a tensor of a dtype the op accepts.
+local plain = require "tide.ops.plain"
+do
+  local operands = { { "float32", m }, { "int32", ints }, { "bool", m:gt(2) } }
+  for _, e in ipairs(plain.list) do
+    local x
+    for _, o in ipairs(operands) do
+      if not x and bit.band(C.tide_op_dtypes(e.op), bit.lshift(1, C["TIDE_" .. o[1]:upper()])) ~= 0 then x = o[2] end
+    end
+    assert(x, e.name .. ": takes none of float32, int32, bool: give it a call of its own here")
+    local where = e.family == "math" and tide or tide[e.family]
+    calls[e.name] = function()
+      local f = where[e.lua]
+      assert(type(f) == "function", "plain op '" .. e.name .. "' has no Lua function " .. e.lua .. " (tide.ops.plain)")
+      if e.nin == 1 then return f(x) end
+      return f(x, x)
+    end
+  end
+end
 
 -- Convolutions and pooling (tide.ops.nn_conv; tide.nn.* exports them).
 do
@@ -212,6 +198,35 @@ describe("the op registry", function()
     end
   end)
 
+  it("names every plain elementwise op in Lua from the registry (tide.ops.plain)", function()
+    local methods = binding.methods
+    local n = 0
+    for op = 0, nops - 1 do
+      local name = ffi.string(C.tide_op_name(op))
+      local e = plain.ops[name]
+      local elementwise = bit.band(C.tide_op_flags(op), C.TIDE_OPF_ELEMENTWISE) ~= 0
+      local nin = C.tide_op_num_inputs(op)
+      if elementwise and (nin == 1 or nin == 2) and C.tide_op_num_outputs(op) == 1 then
+        assert(e or plain.OWN[name], "elementwise op '" .. name .. "' is neither plain nor in tide.ops.plain's OWN")
+      else
+        assert.is_nil(e, name .. " is not a plain op")
+      end
+      if e then
+        n = n + 1
+        if e.family == "bitwise" then
+          assert.is_function(tide.bitwise[e.lua], "tide.bitwise." .. e.lua)
+          assert.is_nil(rawget(tide, e.lua), "tide." .. e.lua .. " (a tf.bitwise op)")
+        else
+          assert.is_function(tide[e.lua], "tide." .. e.lua)
+          assert.are.equal(tide[e.lua], tide.math[e.lua], "tide.math." .. e.lua)
+          assert.are.equal(tide[e.lua], methods[e.lua], "method " .. e.lua)
+        end
+      end
+    end
+    assert.is_true(n >= 60, "only " .. n .. " plain ops")
+    assert.are.equal(tide.divide_no_nan, tide.div_no_nan)
+  end)
+
   it("has a gradient for every op not flagged TIDE_OPF_NO_GRAD", function()
     local grads = require("tide.grad.registry").fns
     for op = 0, nops - 1 do
@@ -221,6 +236,122 @@ describe("the op registry", function()
         assert.is_not_nil(grads[op], "op '" .. name .. "' has no gradient (register one in stdlib/tide/grad/)")
       end
     end
+  end)
+
+  -- grad/X.lua holds the gradients of the ops whose Lua functions ops/X.lua
+  -- (or X.lua: tensor.lua, image.lua) defines; an op run by a module above
+  -- the autodiff floor (tide.distribute's all_reduce_sum) registers its
+  -- gradient beside its function. The op's home is found by running its call
+  -- above: the innermost library function active when the tape recorder is
+  -- handed the op (a dispatch.lua runner counts as the ops/ module that
+  -- exports it: tide.ops.plain's ops are ops/math.lua's). A call hook keeps
+  -- the functions active at each stack depth, since a tail call
+  -- (`return dispatch.run1(...)`) leaves its caller's frame off the stack.
+  it("registers each op's gradient in the grad/X.lua of the ops/X.lua that runs it", function()
+    local reg = require "tide.grad.registry"
+    local recorder = require "tide.tape_recorder"
+    -- Ops that only gradients run (their calls above run them raw): their
+    -- own gradient sits beside their forward op's.
+    local GRADIENT_ONLY = {
+      sum_to = "grad/shape.lua", resize_bilinear_grad = "grad/image.lua", resize_nearest_grad = "grad/image.lua",
+    }
+    local getinfo = debug.getinfo
+    local function lib_file(source) return source and source:match("stdlib/tide/(.*)$") end
+    local exported = {} -- a dispatch.lua runner -> the ops/ module file that exports it
+    for modname, mod in pairs(package.loaded) do
+      if type(mod) == "table" and modname:match("^tide%.ops%.") then
+        local file = "ops/" .. modname:sub(#"tide.ops." + 1) .. ".lua"
+        for k, v in pairs(mod) do
+          if type(v) == "function" and lib_file(getinfo(v, "S").source) == "dispatch.lua" then
+            assert(exported[v] == nil or exported[v] == file, k .. " is exported by " .. tostring(exported[v]) ..
+              " and " .. file .. ": its op's home is ambiguous")
+            exported[v] = file
+          end
+        end
+      end
+    end
+    -- The home a function gives an op it runs, or nil.
+    local function home_of_fn(f)
+      local file = lib_file(getinfo(f, "S").source)
+      if file == "dispatch.lua" then return exported[f] end
+      if file ~= "tape_recorder.lua" then return file end
+    end
+    local function depth() -- of the hook's caller's caller
+      local d = 3
+      while getinfo(d, "l") do d = d + 1 end
+      return d
+    end
+    -- chains[d]: the Lua functions active at depth d, a tail call appended to
+    -- its caller. A C function sends no return event: none is kept, and one
+    -- tail-called ends the chain it replaces.
+    local chains, top = {}, 0
+    local function hook(event)
+      local d = depth()
+      local info = getinfo(2, "Sf")
+      if event == "call" then
+        for k = d + 1, top do chains[k] = nil end
+        top = d
+        if info.what == "C" then chains[d] = nil
+        elseif chains[d] then chains[d][#chains[d] + 1] = info.func
+        else chains[d] = { info.func } end
+      else
+        for k = d, top do chains[k] = nil end
+        top = d - 1
+      end
+    end
+    local function home_now()
+      for d = top, 1, -1 do
+        local chain = chains[d]
+        for i = chain and #chain or 0, 1, -1 do
+          local home = home_of_fn(chain[i])
+          if home then return home end
+        end
+      end
+    end
+    local function home_of(op, call)
+      local saved = { recorder.active, recorder.any_wanted, recorder.op, recorder.op1, recorder.op2 }
+      local home, seen
+      local function spy(code) if code == op and not seen then seen, home = true, home_now() end end
+      recorder.active, recorder.any_wanted = true, function() return true end
+      recorder.op, recorder.op1, recorder.op2 = spy, spy, spy
+      chains, top = {}, 0
+      local jit_on = jit.status()
+      jit.flush()
+      jit.off() -- compiled code calls no hooks
+      debug.sethook(hook, "cr")
+      local ok, err = pcall(call)
+      debug.sethook()
+      if jit_on then jit.on() end
+      recorder.active, recorder.any_wanted, recorder.op, recorder.op1, recorder.op2 = unpack(saved, 1, 5)
+      assert(ok, tostring(err))
+      return seen, home
+    end
+    local checked, wrong = 0, {}
+    for op = 0, nops - 1 do
+      local name = ffi.string(C.tide_op_name(op))
+      local file = reg.files[op] and lib_file(reg.files[op])
+      if file then
+        local seen, home = home_of(op, calls[name])
+        assert(seen, name .. ": its call above never ran the op")
+        local want
+        if home then
+          assert(not GRADIENT_ONLY[name], name .. " is run by " .. home .. ": drop it from GRADIENT_ONLY")
+          local family = home:match("^ops/(.*)$") or (not home:find("/", 1, true) and home)
+          want = family and "grad/" .. family or home
+        else
+          want = GRADIENT_ONLY[name]
+          assert(want, "no library function runs op '" .. name .. "' (its gradient is in " .. file ..
+            "): give it a call through its Lua function, or list it in GRADIENT_ONLY")
+        end
+        if file ~= want then
+          wrong[#wrong + 1] = string.format("op '%s': its gradient is registered in stdlib/tide/%s, but its Lua " ..
+            "function is in stdlib/tide/%s: register it in stdlib/tide/%s", name, file, home or "(none)", want)
+        end
+        checked = checked + 1
+      end
+    end
+    assert(#wrong == 0, #wrong .. " gradients out of place:\n" .. table.concat(wrong, "\n"))
+    assert.is_true(checked > 80, "only " .. checked .. " gradients checked")
   end)
 
   it("rejects a dtype outside each op's signature, naming the op", function()

@@ -1,4 +1,4 @@
--- stdlib/tide/grad/conv.lua — gradients of convolutions and pooling (TF's
+-- stdlib/tide/grad/nn_conv.lua — gradients of convolutions and pooling (TF's
 -- nn_grad.py): each backprop op is linear, so its own gradient is another conv op.
 local grad = require "tide.grad.registry"
 local util = require "tide.grad.util"
