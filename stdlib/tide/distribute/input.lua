@@ -9,6 +9,7 @@ local index_ops = require "tide.ops.index"
 local dynamic_shape = require "tide.ops.dynamic_shape"
 local dataset = require "tide.data.dataset"
 local collective = require "tide.distribute.collective"
+local pack = require("tide.varargs").pack
 
 local fmt = string.format
 
@@ -83,7 +84,7 @@ local function rows_of_batch(n, r)
     return o
   end
   return function(...)
-    local a = { n = select("#", ...), ... }
+    local a = pack(...)
     for i = 1, a.n do a[i] = walk(a[i]) end
     return unpack(a, 1, a.n)
   end

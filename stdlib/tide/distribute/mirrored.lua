@@ -21,6 +21,7 @@ local reduce_ops = require "tide.ops.reduce"
 local dataset = require "tide.data.dataset"
 local strategy = require "tide.distribute.strategy"
 local input = require "tide.distribute.input"
+local pack = require("tide.varargs").pack
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local fmt = string.format
@@ -226,7 +227,7 @@ function M._on_cpu_replicas(n)
 end
 
 local function run_on(self, r, what, fn, ...)
-  local args = { n = select("#", ...), ... }
+  local args = pack(...)
   return strategy.within(self, what, function()
     return device.scope(self.devices[r], function() return fn(unpack(args, 1, args.n)) end)
   end)
@@ -293,7 +294,7 @@ function Mirrored:run(fn, args)
       for i = 1, nargs do mine[i] = arg_for(self, args[i], r) end
       self._replica, self._applies[r] = r, 0
       variable.replica_value = r > 1 and self._devs[r] ~= self._devs[1] and replica_reader(self, r) or nil
-      results[r] = (function(...) return { n = select("#", ...), ... } end)(run_on(self, r, "run", fn, unpack(mine, 1, nargs)))
+      results[r] = pack(run_on(self, r, "run", fn, unpack(mine, 1, nargs)))
       variable.replica_value = nil
     end
   end)
@@ -465,7 +466,7 @@ function DistributedDataset:iter(opts)
     return function()
       local values, width = {}, nil
       for r = 1, s.num_replicas_in_sync do
-        local got = (function(...) return { n = select("#", ...), ... } end)(nextf())
+        local got = pack(nextf())
         if got[1] == nil then return nil end -- the last step needs an element for every replica
         width = width or got.n
         for i = 1, width do
@@ -479,7 +480,7 @@ function DistributedDataset:iter(opts)
     end
   end
   return function()
-    local got = (function(...) return { n = select("#", ...), ... } end)(nextf())
+    local got = pack(nextf())
     if got[1] == nil then return nil end
     for i = 1, got.n do got[i] = split_value(s, got[i]) end
     return unpack(got, 1, got.n)

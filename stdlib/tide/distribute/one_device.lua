@@ -3,6 +3,7 @@
 local binding = require "tide.binding"
 local device = require "tide.device"
 local strategy = require "tide.distribute.strategy"
+local pack = require("tide.varargs").pack
 
 local within, check_fn, new_strategy = strategy.within, strategy.check_fn, strategy.new_strategy
 local fmt = string.format
@@ -19,7 +20,7 @@ function M.OneDeviceStrategy(dev)
   local s = new_strategy("OneDeviceStrategy", { num_replicas_in_sync = 1, worker_index = 0, is_chief = true,
                                                 device = dev })
   local function on_device(what, fn, ...)
-    local args = { n = select("#", ...), ... }
+    local args = pack(...)
     return within(s, what, function() return device.scope(dev, function() return fn(unpack(args, 1, args.n)) end) end)
   end
   function s.scope(self, fn, ...)

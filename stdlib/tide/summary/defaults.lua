@@ -15,7 +15,7 @@ local state = { writer = nil, step = nil, record_if = true }
 M.state = state
 
 local fmt = string.format
-local pack = function(...) return { n = select("#", ...), ... } end
+local pack = require("tide.varargs").pack
 
 local function step_option(opts, what)
   if opts == nil then return nil end
