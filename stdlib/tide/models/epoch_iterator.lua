@@ -55,12 +55,12 @@ end
 
 -- x, y and sample weights as flat groups (models/data.lua), their common
 -- sample count checked: xd, yd, sw, n.
-function M.prepare_xy(self, what, x, y, sample_weight)
-  if x == nil then binding.error(fmt("%s: %s: x is nil; pass the input data", who(self), what)) end
+function M.prepare_xy(model, what, x, y, sample_weight)
+  if x == nil then binding.error(fmt("%s: %s: x is nil; pass the input data", who(model), what)) end
   local xd = data.flatten(x, what .. ": x")
   local yd = y ~= nil and data.flatten(y, what .. ": y") or nil
   local n = data.sample_count { { data = xd, what = "x" }, { data = yd, what = "y" } }
-  local sw = as_weights(sample_weight, n, who(self) .. ": " .. what)
+  local sw = as_weights(sample_weight, n, who(model) .. ": " .. what)
   return xd, yd, sw, n
 end
 
@@ -148,11 +148,11 @@ end
 
 -- The training data of fit(x, y, opts): x, y, sample_weight, class_weight,
 -- batch_size and shuffle checked; validation, distribution and steps follow.
-function M.for_fit(self, what, x, y, opts)
+function M.for_fit(model, what, x, y, opts)
   local source = dsource.is_dataset(x) and dsource.source(x, what, y, opts) or nil
   local xd, yd, sw, n
-  if source then n = 0 else xd, yd, sw, n = M.prepare_xy(self, "fit", x, y, opts.sample_weight) end
-  if not source and yd == nil and rawget(self, "_loss_objects") ~= nil then
+  if source then n = 0 else xd, yd, sw, n = M.prepare_xy(model, "fit", x, y, opts.sample_weight) end
+  if not source and yd == nil and rawget(model, "_loss_objects") ~= nil then
     binding.error(fmt("%s: y is nil, but the model was compiled with a loss; pass the targets", what))
   end
   if opts.class_weight ~= nil then
@@ -220,7 +220,7 @@ function EpochIterator:count_steps()
   local steps = opts.steps_per_epoch and positive_int("fit", "steps_per_epoch", opts.steps_per_epoch) or batches
   if self.source then steps = self.source:steps(steps ~= batches and steps or nil, "steps_per_epoch") end
   self.steps, self.steps_per_epoch = steps, opts.steps_per_epoch ~= nil
-  new(self)
+  self.batches, self.cursor = batches, batches -- no pass begun yet
   return steps
 end
 
@@ -230,8 +230,8 @@ end
 
 -- The data of evaluate(x, y, opts), in order, one pass: the iterator and
 -- its steps (nil: until the dataset runs out).
-function M.for_evaluate(self, x, y, opts)
-  local what = who(self) .. ": evaluate"
+function M.for_evaluate(model, x, y, opts)
+  local what = who(model) .. ": evaluate"
   if dsource.is_dataset(x) then
     local source = dsource.source(x, what, y, opts)
     local steps = source:steps(opts.steps, "steps")
@@ -239,7 +239,7 @@ function M.for_evaluate(self, x, y, opts)
     if opts.steps then steps = math.min(positive_int("evaluate", "steps", opts.steps), steps) end
     return of_dataset(source, opts.steps), steps -- read until it runs out (or steps), whatever its cardinality says
   end
-  local xd, yd, sw, n = M.prepare_xy(self, "evaluate", x, y, opts.sample_weight)
+  local xd, yd, sw, n = M.prepare_xy(model, "evaluate", x, y, opts.sample_weight)
   local batch_size = positive_int("evaluate", "batch_size", opts.batch_size, 32)
   local steps = math.ceil(n / batch_size)
   if opts.steps then steps = math.min(positive_int("evaluate", "steps", opts.steps), steps) end
@@ -248,9 +248,9 @@ end
 
 -- The data of predict(x, opts), in order, one pass: the iterator and its
 -- steps (nil: until the dataset runs out). A dataset's elements give x, or x first.
-function M.for_predict(self, x, opts)
-  if x == nil then binding.error(fmt("%s: predict: x is nil; pass the input data", who(self))) end
-  local source = dsource.is_dataset(x) and dsource.source(x, who(self) .. ": predict", nil, opts) or nil
+function M.for_predict(model, x, opts)
+  if x == nil then binding.error(fmt("%s: predict: x is nil; pass the input data", who(model))) end
+  local source = dsource.is_dataset(x) and dsource.source(x, who(model) .. ": predict", nil, opts) or nil
   local xd = not source and data.flatten(x, "predict: x") or nil
   local n = source and 0 or data.sample_count { { data = xd, what = "x" } }
   local batch_size = positive_int("predict", "batch_size", opts.batch_size, 32)
