@@ -204,10 +204,11 @@ $(BUILD)/examples/game_loop: examples/embed/game_loop.c $(LIB) $(HEADERS)
 	$(CC) $(CFLAGS_BASE) -O2 -o $@ $< -L$(BUILD) -ltide -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 
 # tide_model_run's latency (bench/run.sh, section embed): a host program linked
-# to libtide. Not built with SANITIZE=1: it counts malloc calls by replacing malloc.
-$(BUILD)/bench/embed_model: bench/embed_model.c $(LIB) $(HEADERS)
+# to libtide. Not built with SANITIZE=1: it counts malloc calls by replacing malloc
+# (bench/malloc_count.c).
+$(BUILD)/bench/embed_model: bench/embed_model.c bench/malloc_count.c bench/malloc_count.h $(LIB) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -O2 -o $@ $< -L$(BUILD) -ltide -lm -Wl,-rpath,'$$ORIGIN/..'
+	$(CC) $(CFLAGS_BASE) -O2 -o $@ bench/embed_model.c bench/malloc_count.c -L$(BUILD) -ltide -lm -Wl,-rpath,'$$ORIGIN/..'
 
 # tests/c/test_simd.c scans the objects for instructions beyond the baseline
 # when the build is the default portable one.

@@ -20,7 +20,7 @@ local spec = require "tide.tracing.spec"
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local band = bit.band
-local pack = function(...) return { n = select("#", ...), ... } end
+local pack = require("tide.varargs").pack
 local M = {}
 
 local SYMBOLIC = C.TIDE_TENSOR_SYMBOLIC
