@@ -392,6 +392,23 @@ local function map(who, fn, with_path, ns, s)
     end
   end
   local on_path, path, leaves = {}, {}, {}
+  if ns == 1 and not with_path then -- one structure: no per-node lists of values
+    local function walk1(x, depth)
+      if node_kind(x, false, nil) == nil then return fn(x) end
+      enter(who, on_path, x, path, depth)
+      local keys, nk = keys_of(x)
+      local out = {}
+      for i = 1, nk do
+        local k = keys[i]
+        path[depth + 1] = k
+        out[k] = walk1(x[k], depth + 1)
+      end
+      path[depth + 1] = nil
+      on_path[x] = nil
+      return out
+    end
+    return walk1(s[1], 0)
+  end
   local function walk(xs, depth)
     local x = xs[1]
     if node_kind(x, false, nil) == nil then
