@@ -188,15 +188,56 @@ end
 ---------------------------------------------------------------------------
 -- flatten, flatten_with_path, pack_sequence_as
 ---------------------------------------------------------------------------
+-- The walks are plain recursive functions that make no closures (LuaJIT
+-- does not compile making one). Each call has one state table `st`: the
+-- keys on the path (st[1..depth]), for messages and paths, and, from TRACK
+-- levels down, the tables on the path (st[t] = true), so that a structure
+-- that holds itself stops with an error instead of recursing until the
+-- stack runs out; a cycle has to pass that depth, and shallower walks pay nothing.
+local TRACK = 32
 
--- Walks keep the tables on the current path: a structure that holds itself
--- would otherwise recurse until the stack runs out.
-local function enter(who, on_path, x, path, depth)
-  if on_path[x] then
-    binding.error(string.format("nest.%s: the structure holds itself at %s (a cycle); a nested structure must be " ..
-      "a tree", who, path_text(path, depth)))
+local function enter(who, x, st, depth)
+  if depth < TRACK then return end
+  local seen = st[x]
+  if seen then
+    local keys = {}
+    for i = seen + 1, depth do keys[#keys + 1] = st[i] end
+    binding.error(string.format("nest.%s: the structure holds itself (a cycle: %s leads back to the same table); a " ..
+      "nested structure must be a tree", who, path_text(keys)))
   end
-  on_path[x] = true
+  st[x] = depth
+end
+
+local function leave(x, st, depth)
+  if depth >= TRACK then st[x] = nil end
+end
+
+-- The keys on the path, as a new list.
+local function path_copy(st, depth)
+  local p = {}
+  for i = 1, depth do p[i] = st[i] end
+  return p
+end
+
+-- Append the leaves of x to out (with_path: { path, leaf } pairs).
+local function flatten_into(who, x, out, with_path, expand, is_leaf, st, depth)
+  local kind = node_kind(x, expand, is_leaf)
+  if kind == nil then
+    if with_path then out[#out + 1] = { path_copy(st, depth), x }
+    elseif x ~= nil then out[#out + 1] = x end
+    return
+  end
+  enter(who, x, st, depth)
+  local list, n = is_list(x)
+  local keys
+  if not list then keys, n = sorted_keys(x) end
+  for i = 1, n do
+    local k = list and i or keys[i]
+    st[depth + 1] = k
+    flatten_into(who, x[k], out, with_path, expand, is_leaf, st, depth + 1)
+  end
+  st[depth + 1] = nil
+  leave(x, st, depth)
 end
 
 -- nest.flatten(structure, opts): its leaves in the key order, depth first,
@@ -204,25 +245,10 @@ end
 -- is {} (pack it back with {n = 1}).
 -- opts: { expand_composites = true (walk composites' fields), is_leaf = function(x) }.
 function M.flatten(structure, opts)
-  local expand, is_leaf = read_opts("flatten", opts)
-  local out, n, on_path, path = {}, 0, {}, {}
-  local function walk(x, depth)
-    local kind = node_kind(x, expand, is_leaf)
-    if kind == nil then
-      n = n + 1
-      out[n] = x
-      return
-    end
-    enter("flatten", on_path, x, path, depth)
-    local keys, nk = keys_of(x)
-    for i = 1, nk do
-      path[depth + 1] = keys[i]
-      walk(x[keys[i]], depth + 1)
-    end
-    path[depth + 1] = nil
-    on_path[x] = nil
-  end
-  walk(structure, 0)
+  local expand, is_leaf = false, nil
+  if opts ~= nil then expand, is_leaf = read_opts("flatten", opts) end
+  local out = {}
+  flatten_into("flatten", structure, out, false, expand, is_leaf, {}, 0)
   return out
 end
 
@@ -231,26 +257,29 @@ end
 -- keras.tree.flatten_with_path); a leaf at the top has the path {}.
 function M.flatten_with_path(structure, opts)
   local expand, is_leaf = read_opts("flatten_with_path", opts)
-  local out, on_path, path = {}, {}, {}
-  local function walk(x, depth)
-    local kind = node_kind(x, expand, is_leaf)
-    if kind == nil then
-      local p = {}
-      for i = 1, depth do p[i] = path[i] end
-      out[#out + 1] = { p, x }
-      return
-    end
-    enter("flatten_with_path", on_path, x, path, depth)
-    local keys, nk = keys_of(x)
-    for i = 1, nk do
-      path[depth + 1] = keys[i]
-      walk(x[keys[i]], depth + 1)
-    end
-    path[depth + 1] = nil
-    on_path[x] = nil
-  end
-  walk(structure, 0)
+  local out = {}
+  flatten_into("flatten_with_path", structure, out, true, expand, is_leaf, {}, 0)
   return out
+end
+
+-- x rebuilt with its leaves from flat[used + 1 ...]; returns it and the new used.
+local function pack_from(x, flat, used, expand, is_leaf, st, depth)
+  local kind = node_kind(x, expand, is_leaf)
+  if kind == nil then return flat[used + 1], used + 1 end
+  enter("pack_sequence_as", x, st, depth)
+  local list, n = is_list(x)
+  local keys
+  if not list then keys, n = sorted_keys(x) end
+  local out = {}
+  for i = 1, n do
+    local k = list and i or keys[i]
+    st[depth + 1] = k
+    out[k], used = pack_from(x[k], flat, used, expand, is_leaf, st, depth + 1)
+  end
+  st[depth + 1] = nil
+  leave(x, st, depth)
+  if kind then setmetatable(out, kind) end
+  return out, used
 end
 
 -- nest.pack_sequence_as(structure, flat, opts): structure rebuilt with its
@@ -258,33 +287,14 @@ end
 -- table.pack gives, counts values that are nil). Composites expanded come
 -- back with their metatable. A nil value leaves its key out (Lua tables hold no nil).
 function M.pack_sequence_as(structure, flat, opts)
-  local expand, is_leaf = read_opts("pack_sequence_as", opts)
+  local expand, is_leaf = false, nil
+  if opts ~= nil then expand, is_leaf = read_opts("pack_sequence_as", opts) end
   if type(flat) ~= "table" or getmetatable(flat) ~= nil then
     binding.error(string.format("nest.pack_sequence_as: flat must be a list of values (a Lua table), got %s",
       type(flat)))
   end
   local count = flat.n or #flat
-  local used, on_path, path = 0, {}, {}
-  local function walk(x, depth)
-    local kind = node_kind(x, expand, is_leaf)
-    if kind == nil then
-      used = used + 1
-      return flat[used]
-    end
-    enter("pack_sequence_as", on_path, x, path, depth)
-    local keys, nk = keys_of(x)
-    local out = {}
-    for i = 1, nk do
-      local k = keys[i]
-      path[depth + 1] = k
-      out[k] = walk(x[k], depth + 1)
-    end
-    path[depth + 1] = nil
-    on_path[x] = nil
-    if kind then setmetatable(out, kind) end
-    return out
-  end
-  local result = walk(structure, 0)
+  local result, used = pack_from(structure, flat, 0, expand, is_leaf, {}, 0)
   if used ~= count then
     binding.error(string.format("nest.pack_sequence_as: the structure has %d lea%s, but flat has %d value%s",
       used, used == 1 and "f" or "ves", count, count == 1 and "" or "s"))
@@ -296,20 +306,18 @@ end
 -- Comparing structures: same_structure, assert_same_structure
 ---------------------------------------------------------------------------
 
--- Where and how nodes a and b differ, or nil: check_types compares kinds
--- (a list, a table, a composite's class) and a table's keys; without it
--- two nodes match when they have as many children (TF's check_types=False).
-local function difference(a, b, check_types, expand, is_leaf, on_path, path, depth)
+-- Where and how nodes a and b differ: the depth (st[1..depth] the path)
+-- and why, or nil. check_types compares kinds (a list, a table, a
+-- composite's class) and a table's keys; without it two nodes match when
+-- they have as many children (TF's check_types=False).
+local function difference(who, a, b, check_types, expand, is_leaf, st, depth)
   local ka, kb = node_kind(a, expand, is_leaf), node_kind(b, expand, is_leaf)
   if ka == nil and kb == nil then return nil end
   if ka == nil or kb == nil then
     return depth, string.format("a %s against a %s (the first is %s, the second %s)", ka == nil and "leaf" or "node",
       kb == nil and "leaf" or "node", describe(a, ka), describe(b, kb))
   end
-  if on_path[a] then
-    binding.error(string.format("nest: the structure holds itself at %s (a cycle); a nested structure must be a tree",
-      path_text(path, depth)))
-  end
+  enter(who, a, st, depth)
   local keys_a, na, la = keys_of(a)
   local keys_b, nb, lb = keys_of(b)
   if check_types and (ka ~= kb or la ~= lb) then
@@ -324,17 +332,13 @@ local function difference(a, b, check_types, expand, is_leaf, on_path, path, dep
     return depth, string.format("different numbers of values (the first is %s, the second %s)", describe(a, ka),
       describe(b, kb))
   end
-  on_path[a] = true
   for i = 1, na do
-    path[depth + 1] = keys_a[i]
-    local at, why = difference(a[keys_a[i]], b[keys_b[i]], check_types, expand, is_leaf, on_path, path, depth + 1)
-    if at then
-      on_path[a] = nil
-      return at, why
-    end
+    st[depth + 1] = keys_a[i]
+    local at, why = difference(who, a[keys_a[i]], b[keys_b[i]], check_types, expand, is_leaf, st, depth + 1)
+    if at then return at, why end
   end
-  path[depth + 1] = nil
-  on_path[a] = nil
+  st[depth + 1] = nil
+  leave(a, st, depth)
   return nil
 end
 
@@ -350,10 +354,10 @@ end
 -- structure (what assert_same_structure checks), else false and why.
 function M.same_structure(a, b, check_types)
   local check, expand, is_leaf = compare_opts("same_structure", check_types)
-  local path = {}
-  local at, why = difference(a, b, check, expand, is_leaf, {}, path, 0)
+  local st = {}
+  local at, why = difference("same_structure", a, b, check, expand, is_leaf, st, 0)
   if at == nil then return true end
-  return false, string.format("at %s %s", path_text(path, at), why)
+  return false, string.format("at %s %s", path_text(st, at), why)
 end
 
 -- nest.assert_same_structure(a, b, check_types): an error saying where
@@ -364,11 +368,11 @@ end
 -- asks nodes for as many children, as TF's check_types=False does.
 function M.assert_same_structure(a, b, check_types)
   local check, expand, is_leaf = compare_opts("assert_same_structure", check_types)
-  local path = {}
-  local at, why = difference(a, b, check, expand, is_leaf, {}, path, 0)
+  local st = {}
+  local at, why = difference("assert_same_structure", a, b, check, expand, is_leaf, st, 0)
   if at then
     binding.error(string.format("nest.assert_same_structure: the two structures differ at %s: %s",
-      path_text(path, at), why))
+      path_text(st, at), why))
   end
 end
 
@@ -376,65 +380,70 @@ end
 -- map_structure, map_structure_with_path
 ---------------------------------------------------------------------------
 
--- The map over structures s[1..ns] (checked as assert_same_structure does),
--- shaped as s[1]; fn(leaves...) or, with_path, fn(path, leaves...).
-local function map(who, fn, with_path, ns, s)
+-- One structure: x with each leaf replaced by fn(leaf) (with_path: fn(path, leaf)).
+local function map_one(who, fn, x, with_path, st, depth)
+  if node_kind(x, false, nil) == nil then
+    if with_path then return fn(path_copy(st, depth), x) end
+    return fn(x)
+  end
+  enter(who, x, st, depth)
+  local list, n = is_list(x)
+  local keys
+  if not list then keys, n = sorted_keys(x) end
+  local out = {}
+  for i = 1, n do
+    local k = list and i or keys[i]
+    st[depth + 1] = k
+    out[k] = map_one(who, fn, x[k], with_path, st, depth + 1)
+  end
+  st[depth + 1] = nil
+  leave(x, st, depth)
+  return out
+end
+
+-- Several structures of one structure (checked before): xs[1]'s structure
+-- with each leaf replaced by fn(the leaves of xs[1..ns] there).
+local function map_many(who, fn, xs, ns, with_path, st, depth)
+  local x = xs[1]
+  if node_kind(x, false, nil) == nil then
+    if with_path then return fn(path_copy(st, depth), unpack(xs, 1, ns)) end
+    return fn(unpack(xs, 1, ns))
+  end
+  enter(who, x, st, depth)
+  local keys, n = keys_of(x)
+  local out = {}
+  for i = 1, n do
+    local k = keys[i]
+    st[depth + 1] = k
+    local sub = {}
+    for j = 1, ns do sub[j] = xs[j][k] end
+    out[k] = map_many(who, fn, sub, ns, with_path, st, depth + 1)
+  end
+  st[depth + 1] = nil
+  leave(x, st, depth)
+  return out
+end
+
+local function map(who, fn, with_path, ns, s1, ...)
   if type(fn) ~= "function" and not (getmetatable(fn) and getmetatable(fn).__call) then
     binding.error(string.format("nest.%s: the first argument must be a function, got %s", who, type(fn)))
   end
   if ns == 0 then binding.error(string.format("nest.%s: give at least one structure after the function", who)) end
-  for j = 2, ns do
-    local path = {}
-    local at, why = difference(s[1], s[j], true, false, nil, {}, path, 0)
+  local nrest = ns - 1
+  if nrest == 0 then
+    if not with_path and node_kind(s1, false, nil) == nil then return fn(s1) end -- a leaf: no walk
+    return map_one(who, fn, s1, with_path, {}, 0)
+  end
+  local xs = { s1, ... }
+  for j = 2, nrest + 1 do
+    local st = {}
+    local at, why = difference(who, s1, xs[j], true, false, nil, st, 0)
     if at then
       binding.error(string.format("nest.%s: structure %d differs from structure 1 at %s: %s", who, j,
-        path_text(path, at), why))
+        path_text(st, at), why))
     end
   end
-  local on_path, path, leaves = {}, {}, {}
-  if ns == 1 and not with_path then -- one structure: no per-node lists of values
-    local function walk1(x, depth)
-      if node_kind(x, false, nil) == nil then return fn(x) end
-      enter(who, on_path, x, path, depth)
-      local keys, nk = keys_of(x)
-      local out = {}
-      for i = 1, nk do
-        local k = keys[i]
-        path[depth + 1] = k
-        out[k] = walk1(x[k], depth + 1)
-      end
-      path[depth + 1] = nil
-      on_path[x] = nil
-      return out
-    end
-    return walk1(s[1], 0)
-  end
-  local function walk(xs, depth)
-    local x = xs[1]
-    if node_kind(x, false, nil) == nil then
-      if with_path then
-        local p = {}
-        for i = 1, depth do p[i] = path[i] end
-        return fn(p, unpack(xs, 1, ns))
-      end
-      return fn(unpack(xs, 1, ns))
-    end
-    enter(who, on_path, x, path, depth)
-    local keys, nk = keys_of(x)
-    local out = {}
-    for i = 1, nk do
-      local k = keys[i]
-      path[depth + 1] = k
-      local sub = {}
-      for j = 1, ns do sub[j] = xs[j][k] end
-      out[k] = walk(sub, depth + 1)
-    end
-    path[depth + 1] = nil
-    on_path[x] = nil
-    return out
-  end
-  for j = 1, ns do leaves[j] = s[j] end
-  return walk(leaves, 0)
+  return map_many(who, fn, xs, nrest + 1, with_path, {}, 0)
 end
 
 -- nest.map_structure(fn, s1, s2, ...): s1's structure with each leaf
@@ -442,13 +451,13 @@ end
 -- must have the same structure (assert_same_structure). A nil result
 -- leaves its key out.
 function M.map_structure(fn, ...)
-  return map("map_structure", fn, false, select("#", ...), { ... })
+  return map("map_structure", fn, false, select("#", ...), ...)
 end
 
 -- nest.map_structure_with_path(fn, s1, s2, ...): as map_structure, with
 -- fn(path, leaves...), path the list of keys from the top.
 function M.map_structure_with_path(fn, ...)
-  return map("map_structure_with_path", fn, true, select("#", ...), { ... })
+  return map("map_structure_with_path", fn, true, select("#", ...), ...)
 end
 
 return M

@@ -155,19 +155,25 @@ end
 function M.run(g, inputs, values_in, outputs_struct)
   local values = {}
   for i, kt in ipairs(inputs) do values[kt] = values_in[i] end
+  -- one closure of each per run, not per node
+  local function value_of(v)
+    if is_kt(v) then return values[v] end
+    return v
+  end
+  local function found(kt, v) values[kt] = v end
   for _, node in ipairs(g.nodes) do
     if node.inputs ~= nil then
-      local args = map_structure(node.inputs, function(kt) return values[kt] end)
+      local args = nest.map_structure(value_of, node.inputs)
       local opts
       if node.opts and next(node.opts) ~= nil then
         opts = {}
         for k, v in pairs(node.opts) do opts[k] = v end
       end
       local result = node.layer(args, opts)
-      zip(node.outputs, result, function(kt, v) values[kt] = v end, node.layer)
+      zip(node.outputs, result, found, node.layer)
     end
   end
-  return map_structure(outputs_struct, function(kt) return values[kt] end)
+  return nest.map_structure(value_of, outputs_struct)
 end
 
 return M
