@@ -11,6 +11,7 @@ local trace_context = require "tide.trace_context"
 local nest = require "tide.nest"
 
 local istensor = binding.istensor
+local is_nested, is_list, sorted_keys = nest.is_nested, nest.is_list, nest.sorted_keys
 local TensorSpec, None = spec.TensorSpec, spec.None
 local M = {}
 
@@ -63,15 +64,15 @@ function M.flatten(value, what, dtypes)
     end
     if convert.is_variable(v) then return leaf(convert.unvariable(v)) end
     local tv = type(v)
-    local nested = nest.is_nested(v)
+    local nested = is_nested(v)
     if tv == "number" or tv == "boolean" or (nested and #v > 0 and is_value_table(v)) then
       local dt = dtypes and dtypes[#leaves + 1]
       return leaf(convert.tensor(v, dt, what))
     end
     if nested then
-      local list, n = nest.is_list(v)
+      local list, n = is_list(v)
       local keys, nk
-      if not list then keys, nk = nest.sorted_keys(v) end
+      if not list then keys, nk = sorted_keys(v) end
       if n > 0 then
         local items = {}
         for i = 1, n do items[i] = walk(v[i], depth + 1) end
