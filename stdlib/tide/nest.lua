@@ -104,7 +104,6 @@ local function node_kind(x, expand, is_leaf)
   if is_leaf and is_leaf(x) then return nil end
   return mt or false
 end
-M.node_kind = node_kind
 
 -- nest.is_nested(x, expand_composites): true when x is a node (a plain
 -- Lua table; with expand_composites also a composite such as a
@@ -117,17 +116,17 @@ end
 -- Options, paths and descriptions (for messages)
 ---------------------------------------------------------------------------
 
--- opts: nil, or { expand_composites = bool, is_leaf = function(x) }.
-local function read_opts(who, opts)
+-- opts: nil, or { expand_composites = bool, is_leaf = function(x) }, and
+-- check_types where two structures are compared (compare).
+local function read_opts(who, opts, compare)
   if opts == nil then return false, nil end
+  local names = compare and "check_types=, expand_composites=, is_leaf=" or "expand_composites=, is_leaf="
   if type(opts) ~= "table" or getmetatable(opts) ~= nil then
-    binding.error(string.format("nest.%s: options must be a table {expand_composites=, is_leaf=}, got %s", who,
-      type(opts)))
+    binding.error(string.format("nest.%s: options must be a table {%s}, got %s", who, names, type(opts)))
   end
   for k in pairs(opts) do
-    if k ~= "expand_composites" and k ~= "is_leaf" and k ~= "check_types" then
-      binding.error(string.format("nest.%s: unknown option '%s' (expand_composites, is_leaf%s)", who, tostring(k),
-        who == "assert_same_structure" and ", check_types" or ""))
+    if k ~= "expand_composites" and k ~= "is_leaf" and not (compare and k == "check_types") then
+      binding.error(string.format("nest.%s: unknown option '%s' (%s)", who, tostring(k), names))
     end
   end
   if opts.is_leaf ~= nil and type(opts.is_leaf) ~= "function" then
@@ -346,7 +345,7 @@ end
 -- { check_types = bool (default true), expand_composites =, is_leaf = }.
 local function compare_opts(who, opts)
   if opts == nil or type(opts) == "boolean" then return opts ~= false, false, nil end
-  local expand, is_leaf = read_opts(who, opts)
+  local expand, is_leaf = read_opts(who, opts, true)
   return opts.check_types ~= false, expand, is_leaf
 end
 
@@ -357,7 +356,7 @@ function M.same_structure(a, b, check_types)
   local st = {}
   local at, why = difference("same_structure", a, b, check, expand, is_leaf, st, 0)
   if at == nil then return true end
-  return false, string.format("at %s %s", path_text(st, at), why)
+  return false, string.format("at %s: %s", path_text(st, at), why)
 end
 
 -- nest.assert_same_structure(a, b, check_types): an error saying where

@@ -135,7 +135,13 @@ end)
 describe("tide.nest's errors", function()
   it("names what was wrong", function()
     h.errors("nest.flatten: options must be a table", nest.flatten, {}, 3)
-    h.errors("nest.flatten: unknown option 'expand'", nest.flatten, {}, { expand = true })
+    h.errors("nest.flatten: unknown option 'expand' (expand_composites=, is_leaf=)", nest.flatten, {},
+      { expand = true })
+    h.errors("nest.flatten: unknown option 'check_types'", nest.flatten, {}, { check_types = false })
+    h.errors("nest.assert_same_structure: unknown option 'x' (check_types=, expand_composites=, is_leaf=)",
+      nest.assert_same_structure, {}, {}, { x = 1 })
+    h.errors("nest.same_structure: options must be a table {check_types=, expand_composites=, is_leaf=}, got string",
+      nest.same_structure, {}, {}, "no")
     h.errors("nest.flatten: is_leaf must be a function, got string", nest.flatten, {}, { is_leaf = "x" })
     h.errors("nest.pack_sequence_as: flat must be a list of values (a Lua table), got number",
       nest.pack_sequence_as, { 1 }, 5)
