@@ -190,7 +190,7 @@ end
 -- The walks are plain recursive functions that make no closures (LuaJIT
 -- does not compile making one). Each call has one state table `st`: the
 -- keys on the path (st[1..depth]), for messages and paths, and, from TRACK
--- levels down, the tables on the path (st[t] = true), so that a structure
+-- levels down, the tables on the path (st[t] = its depth), so that a structure
 -- that holds itself stops with an error instead of recursing until the
 -- stack runs out; a cycle has to pass that depth, and shallower walks pay nothing.
 local TRACK = 32
