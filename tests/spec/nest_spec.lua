@@ -222,6 +222,27 @@ describe("every walker of nested values follows tide.nest's order", function()
     assert.are.same({ 1, 2, 3, 4, 5, 6 }, values(d.leaves))
   end)
 
+  it("Dataset.zip over a map and from_generator's output_signature", function()
+    local D = tide.data.Dataset
+    local z = D.zip { b = D.range(3), [0] = D.range(10, 13), a = D.range(20, 23) }
+    assert.are.same({ 0, "a", "b" }, z.template.keys) -- the components' order in C
+    local got = {}
+    for e in z:iter() do got[#got + 1] = { e[0]:item(), e.a:item(), e.b:item() } end
+    assert.are.same({ { 10, 20, 0 }, { 11, 21, 1 }, { 12, 22, 2 } }, got)
+    local sig = { y = tide.TensorSpec({}, "int32"), [1.5] = tide.TensorSpec({}, "float32") }
+    local g = D.from_generator(function()
+      local i = 0
+      return function()
+        i = i + 1
+        if i <= 2 then return { y = i, [1.5] = i / 2 } end
+      end
+    end, { output_signature = sig })
+    assert.are.same({ 1.5, "y" }, g.template.keys)
+    local ys = {}
+    for e in g:iter() do ys[#ys + 1] = e.y:item() + e[1.5]:item() end
+    assert.are.same({ 1.5, 3 }, ys)
+  end)
+
   it("a functional model's inputs", function()
     tide.layers.clear_session()
     local ins = {}
