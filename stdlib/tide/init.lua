@@ -88,6 +88,7 @@ do -- shapes as tensors: tf.shape, tf.size, tf.rank (x.shape stays the Lua list)
 end
 tide.random = require "tide.random"
 tide.image = require "tide.image" -- tf.image and tf.io's image codecs
+tide.nest = require "tide.nest"   -- tf.nest: flatten, pack_sequence_as, map_structure (docs/nest.md)
 
 -- Autodiff: Variables and GradientTape (TF 2's), gradient control.
 local variable = require "tide.variable"
