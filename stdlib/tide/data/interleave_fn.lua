@@ -47,7 +47,7 @@ function M.leaf(what, ds)
   return ds
 end
 
--- Whether kernels/data/interleave.c can copy ds's stage for each element
+-- Whether kernels/data/template.c can copy ds's stage for each element
 -- (its stage module says: copyable); sources are shared as they are.
 local function copyable(ds) return stage.of(ds).copyable == true end
 
