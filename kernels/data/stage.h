@@ -15,7 +15,12 @@
  * the shared part (inputs copied, graph held, captures bound) and the
  * stage's copy fills its own fields. A field the copy forgets is then 0 or
  * NULL in the copy, never a pointer shared with the template (a batch's
- * sparse roles, shared that way, were once freed twice). */
+ * sparse roles, shared that way, were once freed twice).
+ *
+ * A new stage: its file here (constructor, struct, node, table; the
+ * Makefile builds every .c file here), its declaration in tide/data.h,
+ * and its case in tests/c/test_data_stage_copy.c (which refuses a
+ * constructor of the data headers without one). */
 #ifndef TIDE_DATA_STAGE_H
 #define TIDE_DATA_STAGE_H
 
