@@ -22,14 +22,14 @@ struct tide_op_def {
   uint32_t dtypes;      /* TIDE_DTS_* the data inputs accept */
   int out_rule;         /* tide_out_rule */
   tide_infer_fn infer;
-  tide_kernel_fn cpu;
   uint32_t flags;       /* TIDE_OPF_* */
 };
 
 extern const tide_op_def tide_op_defs[TIDE_NUM_OPS];
 
-/* Every family's inference and CPU kernel, declared from the table (the
- * designed exception to "core knows no backend": see tide_op_defs). */
+/* Every family's inference and CPU kernel, declared from the table: the
+ * kernels are the CPU backend's (core/backend_cpu.c), which is the designed
+ * exception to "core knows no backend code"; others pick them through it. */
 #define TIDE_OP(id, name, nin, nout, dts, out, infer, cpu, flags) \
   tide_status infer(const tide_op_def *, const tide_attrs *, int, const tide_tensor *const *, int, \
                     tide_tensor *const *);                                                          \

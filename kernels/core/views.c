@@ -9,12 +9,12 @@
 #include <string.h>
 
 /* Copy src's elements into dst (same dtype, src's shape or broadcast to dst's)
- * with the kernel of the table's COPY row: the strided copy is a backend's
- * kernel, which core reaches only through the op table. */
+ * with the COPY kernel of src's device's backend: the strided copy is a
+ * backend's kernel, which core reaches only through the backend tables (a
+ * GPU tensor exists only once its backend loaded, with a COPY kernel). */
 static tide_status copy_elements(tide_tensor *dst, const tide_tensor *src) {
-  const tide_op_def *copy = &tide_op_defs[TIDE_OP_COPY];
-  if (TIDE_UNLIKELY(src->dev != TIDE_CPU)) return tide_device_copy_kernel()(copy, &tide_default_attrs, 1, &src, 1, &dst);
-  return copy->cpu(copy, &tide_default_attrs, 1, &src, 1, &dst);
+  const tide_backend *be = TIDE_LIKELY(src->dev == TIDE_CPU) ? &tide_cpu_backend : tide_backend_for(src->dev);
+  return be->kernels[TIDE_OP_COPY](&tide_op_defs[TIDE_OP_COPY], &tide_default_attrs, 1, &src, 1, &dst);
 }
 
 /* Contract in views.h. */
