@@ -93,6 +93,9 @@ static inline int tide_cuda_ordinal(int dev) { return dev - TIDE_CUDA; }
 /* ---- core/device.c, for the registry ---- */
 /* The loaded backend, or NULL (no library, wrong ABI): loads it on first use. */
 const tide_cuda_backend *tide_cuda_backend_get(void);
+/* A contiguous tensor of src's elements on src's device: another reference
+ * when src is one, else a copy by the device's COPY kernel. */
+tide_status tide_device_contiguous(tide_tensor *dst, const tide_tensor *src);
 /* Give `t`, whose contiguous layout is set, a new buffer on device dev. */
 tide_status tide_device_alloc_data(tide_tensor *t, int dev);
 /* Run op `def` on device dev (a GPU): every input must be there (the registry's cold path). */

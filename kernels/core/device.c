@@ -283,8 +283,7 @@ tide_status tide_device_alloc_data(tide_tensor *t, int dev) {
 
 /* ---- copies between devices ------------------------------------------------------ */
 
-/* A contiguous version of src on its own device (another reference when it already is). */
-static tide_status contiguous_on_device(tide_tensor *dst, const tide_tensor *src) {
+tide_status tide_device_contiguous(tide_tensor *dst, const tide_tensor *src) {
   if (tide_tensor_is_contiguous(src)) return tide_tensor_share(dst, src);
   return tide_op_unary(TIDE_OP_COPY, dst, src); /* COPY writes a fresh contiguous tensor */
 }
@@ -300,7 +299,7 @@ tide_status tide_tensor_to_device(tide_tensor *dst, const tide_tensor *src, int 
   if (dev != TIDE_CPU && !gpu(tide_cuda_ordinal(dev), "to")) return tide_last_status();
   tide_tensor from;
   memset(&from, 0, sizeof from);
-  tide_status st = contiguous_on_device(&from, src);
+  tide_status st = tide_device_contiguous(&from, src);
   if (st) return st;
   memset(dst, 0, sizeof *dst);
   tide_tensor_set_contiguous_layout(dst, src->dt, src->ndim, src->dims);

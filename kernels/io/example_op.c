@@ -124,21 +124,16 @@ static tide_example_batch *parse(const tide_attrs *a, const tide_tensor *const *
 
 tide_status tide_cpu_parse_example_dense(const tide_op_def *def, const tide_attrs *a, int n_in,
                                          const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
-  TIDE_UNUSED(def), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
   tide_feature_spec spec = {.type = feature_type(a->dtype), .ndim = a->nints, .dims = a->ints, .has_default = a->m == 1};
   /* a default read through its strides: the parser wants it contiguous */
   tide_tensor dense;
   memset(&dense, 0, sizeof dense);
   const tide_tensor *def_v = in[2];
-  tide_status st = TIDE_OK;
-  if (spec.has_default && !tide_tensor_is_contiguous(def_v)) {
-    st = tide_tensor_init(&dense, def_v->dt, def_v->ndim, def_v->dims);
-    if (!st) st = tide_tensor_copy_into(&dense, def_v);
-    if (st) {
-      tide_tensor_release(&dense);
-      return st;
-    }
-    def_v = &dense;
+  tide_status st = spec.has_default ? tide_contiguous_or_copy(def->name, in[2], &dense, &def_v) : TIDE_OK;
+  if (st) {
+    tide_tensor_release(&dense);
+    return st;
   }
   if (spec.has_default && spec.type != TIDE_FEATURE_BYTES) spec.default_values = def_v->data;
   tide_example_batch *b = parse(a, in, &spec);
