@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The rows; their kernels are in the backends' tables (core/backend.h). */
+/* The rows; their kernels are in the backends' tables (core/backend.h), and
+ * each row's unknown-rank rule is its inference's, tide_infer_X_rank, which
+ * the family defines beside it (a link error names a missing one). */
 const tide_op_def tide_op_defs[TIDE_NUM_OPS] = {
 #define TIDE_OP(id, name, nin, nout, dts, out, infer, cpu, flags) \
-  {TIDE_OP_##id, name, nin, nout, (uint32_t)(dts), out, infer, (uint32_t)(flags)},
+  {TIDE_OP_##id, name, nin, nout, (uint32_t)(dts), out, infer, &infer##_rank, (uint32_t)(flags)},
 #include "tide/ops.def"
 #undef TIDE_OP
 };

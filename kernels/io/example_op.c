@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/registry.h"
+#include "../core/infer_rank.h"
 #include "../core/unknown_dims.h"
 #include "tide/records.h"
 #include "tide/strings.h"
@@ -177,3 +177,14 @@ tide_status tide_cpu_parse_example_sparse(const tide_op_def *def, const tide_att
   tide_example_batch_free(b);
   return st;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* serialized a batch (either rank gives valid dtypes), the name a scalar,
+ * the default the feature's shape. */
+static int parse_example_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                              int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(n_in), TIDE_UNUSED(in);
+  return i == 0 ? 1 : i == 1 ? 0 : tide_rank_capped(a->nints);
+}
+const tide_rank_rule tide_infer_parse_example_rank = {parse_example_rank, NULL, NULL};
