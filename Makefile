@@ -71,13 +71,15 @@ endif
 SIMD_FLAGS_avx2 := -march=x86-64-v3
 SIMD_FLAGS_avx512 := -march=x86-64-v4
 
-# Protocol buffer schemas (TF's Example, Event, ...: the subset tide reads and
-# writes) compiled by protoc-c into $(BUILD)/gen/tide_proto/, one object each.
-PROTO_SRC := $(wildcard kernels/io/proto/*.proto)
+# Protocol buffer schemas (TF's Example, Event, GraphDef, ...: the subset tide
+# reads and writes), a leaf that graph and io both use: kernels/proto/*.proto,
+# compiled by protoc-c into $(BUILD)/gen/tide_proto/ (included as
+# "tide_proto/x.pb-c.h"), one object each under $(BUILD)/obj/kernels/proto/.
+PROTO_SRC := $(wildcard kernels/proto/*.proto)
 PROTO_GEN := $(BUILD)/gen/tide_proto
-PROTO_C := $(PROTO_SRC:kernels/io/proto/%.proto=$(PROTO_GEN)/%.pb-c.c)
+PROTO_C := $(PROTO_SRC:kernels/proto/%.proto=$(PROTO_GEN)/%.pb-c.c)
 PROTO_H := $(PROTO_C:.c=.h)
-PROTO_OBJ := $(PROTO_C:%.c=%.o)
+PROTO_OBJ := $(PROTO_SRC:kernels/proto/%.proto=$(BUILD)/obj/kernels/proto/%.pb-c.o)
 .SECONDARY: $(PROTO_C) $(PROTO_H)
 
 ENGINE_SRC := $(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c kernels/io/*.c kernels/data/*.c kernels/model/*.c)
@@ -138,12 +140,13 @@ $(BUILD)/obj/kernels/%.o: kernels/%.c $(HEADERS) | $(PROTO_H)
 # kernels/model's own header (kept out of HEADERS: editing it rebuilds only model/).
 $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard kernels/model/*.c)): $(wildcard kernels/model/*.h)
 
-$(PROTO_GEN)/%.pb-c.c $(PROTO_GEN)/%.pb-c.h: kernels/io/proto/%.proto
+$(PROTO_GEN)/%.pb-c.c $(PROTO_GEN)/%.pb-c.h: kernels/proto/%.proto
 	@mkdir -p $(PROTO_GEN)
-	protoc-c --proto_path=kernels/io/proto --c_out=$(PROTO_GEN) $<
+	protoc-c --proto_path=kernels/proto --c_out=$(PROTO_GEN) $<
 
 # Generated code: its own warnings are protoc-c's business, not ours.
-$(PROTO_GEN)/%.pb-c.o: $(PROTO_GEN)/%.pb-c.c $(PROTO_H)
+$(BUILD)/obj/kernels/proto/%.pb-c.o: $(PROTO_GEN)/%.pb-c.c $(PROTO_H)
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ENGINE) -w -c $< -o $@
 
 # The other levels of SIMD_SRC: the level's -march comes after OPT, so it wins.

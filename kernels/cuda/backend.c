@@ -1,5 +1,6 @@
 /* cuda/backend.c — libtide_cuda.so's one entry point: the table libtide loads
- * (device queries, copies, the allocator, one kernel slot per registry op). */
+ * (its tide_backend: one kernel slot per registry op, the allocator, copies;
+ * and the device queries). */
 #include "cuda_internal.h"
 
 #include <cublasLt.h>
@@ -71,7 +72,7 @@ static void versions(int64_t out[5]) {
 static void set_tf32(bool on) { __atomic_store_n(&tcu_tf32, on, __ATOMIC_RELAXED); }
 
 /* The registry ops with a CUDA kernel, by family. */
-static void fill_kernels(tide_cuda_backend *be) {
+static void fill_kernels(tide_backend *be) {
   static const int unary[] = {
     TIDE_OP_NEG, TIDE_OP_ABS, TIDE_OP_SIGN, TIDE_OP_SQUARE, TIDE_OP_RELU, TIDE_OP_EXP, TIDE_OP_EXPM1, TIDE_OP_LOG,
     TIDE_OP_LOG1P, TIDE_OP_SQRT, TIDE_OP_RSQRT, TIDE_OP_RECIPROCAL, TIDE_OP_SIN, TIDE_OP_COS, TIDE_OP_TANH,
@@ -106,9 +107,10 @@ __attribute__((visibility("default"))) tide_status tide_cuda_backend_init(const 
   be->size = sizeof *be;
   be->device_count = device_count;
   be->device_info = device_info;
-  be->alloc = tcu_alloc;
-  be->free = tcu_free;
-  be->memcpy = copy;
+  be->base.name = "cuda";
+  be->base.alloc = tcu_alloc;
+  be->base.free = tcu_free;
+  be->base.memcpy = copy;
   be->synchronize = synchronize;
   be->set_memory_growth = tcu_set_memory_growth;
   be->set_memory_limit = tcu_set_memory_limit;
@@ -118,6 +120,6 @@ __attribute__((visibility("default"))) tide_status tide_cuda_backend_init(const 
   be->versions = versions;
   be->nccl_version = tcu_nccl_version;
   be->all_reduce_sum = tcu_all_reduce_sum;
-  fill_kernels(be);
+  fill_kernels(&be->base);
   return TIDE_OK;
 }
