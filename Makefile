@@ -165,8 +165,8 @@ $(LIB): $(ENGINE_OBJ)
 $(CUDA_C_OBJ): CFLAGS_ENGINE += -I$(CUDA_HOME)/include
 $(CUDA_C_OBJ): $(CUDA_HEADERS)
 # The .cu files see only the public headers, launch.h (plain C types) and
-# what core shares with them: the formulas (elementwise.def, formulas.h).
-CUDA_SHARED := kernels/core/hd.h kernels/core/formulas.h kernels/core/elementwise.def
+# what core shares with them: the formulas (elementwise.def, formulas.h) and Philox (philox.h).
+CUDA_SHARED := kernels/core/hd.h kernels/core/formulas.h kernels/core/elementwise.def kernels/core/philox.h
 $(BUILD)/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(CUDA_HEADERS) $(CUDA_SHARED) $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
