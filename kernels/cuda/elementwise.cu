@@ -1,5 +1,5 @@
-// cuda/elementwise.cu — one templated kernel family for the registry's
-// elementwise ops (unary, binary, where, clip, cast/copy), over broadcast strided inputs.
+// cuda/elementwise.cu — one templated kernel family for the registry's elementwise ops
+// (unary and binary: a functor per row of core/elementwise.def; where, clip, cast/copy), over broadcast strided inputs.
 #include "common.cuh"
 #include "../core/formulas.h"
 
