@@ -11,7 +11,6 @@
 local binding = require "tide.binding"
 local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
-local dtype = require "tide.dtype"
 local format = require "tide.format"
 local tensor = require "tide.tensor"
 local shape_ops = require "tide.ops.shape"
