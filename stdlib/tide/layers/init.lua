@@ -25,6 +25,7 @@ for _, family in ipairs {
   require "tide.layers.pooling",        -- Max/AveragePooling2D, Global*Pooling2D, ZeroPadding2D, UpSampling2D
   require "tide.layers.conv_more",      -- Conv2DTranspose, DepthwiseConv2D, SeparableConv2D
   require "tide.layers.rnn",            -- RNN, SimpleRNN, LSTM, GRU, their cells, Bidirectional
+  require "tide.layers.attention",      -- EinsumDense, MultiHeadAttention, GroupQueryAttention, Attention, AdditiveAttention
 } do
   for name, value in pairs(family) do M[name] = value end
 end
