@@ -44,7 +44,9 @@
   UN_LOOP(ID##_i8, int8_t, int8_t, int8_t, I) UN_LOOP(ID##_u8, uint8_t, uint8_t, uint8_t, I)           \
   UN_LOOP(ID##_i32, int32_t, int32_t, int32_t, I) UN_LOOP(ID##_i64, int64_t, int64_t, int64_t, I)
 #define UN_NUM(ID, F, I) UN_FLOAT(ID, F) UN_INT(ID, I)
-#define UN_PRED(ID, F) UN_LOOP(ID##_f32, float, float, uint8_t, F) UN_LOOP(ID##_f64, double, double, uint8_t, F)
+/* A predicate writes 0 or 1 (tide/tensor.h: a bool byte is never anything else), whatever
+ * nonzero value its C test returns (glibc's isinf gives -1 for -inf). */
+#define UN_PRED(ID, F) UN_LOOP(ID##_f32, float, float, uint8_t, (F) != 0) UN_LOOP(ID##_f64, double, double, uint8_t, (F) != 0)
 #define UN_BOOL(ID, B) UN_LOOP(ID##_b, uint8_t, bool, uint8_t, B)
 #define TIDE_UNARY(ID, FAMILY, ...) UN_##FAMILY(ID, __VA_ARGS__)
 #include "../core/elementwise.def"

@@ -22,7 +22,7 @@ namespace {
   };
 #define UN_FN_FLOAT(ID, F) UN_FN(ID, T, F)
 #define UN_FN_INT(ID, I) UN_FN(ID, T, I)
-#define UN_FN_PRED(ID, F) UN_FN(ID, uint8_t, F)
+#define UN_FN_PRED(ID, F) UN_FN(ID, uint8_t, (F) != 0) /* 0 or 1, as the CPU writes it */
 #define UN_FN_BOOL(ID, B) UN_FN(ID, uint8_t, B)
 #define UN_FN_NUM(ID, F, I)                                                                         \
   struct un_##ID {                                                                                  \
