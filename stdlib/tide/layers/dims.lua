@@ -1,7 +1,6 @@
 -- stdlib/tide/layers/dims.lua — shape helpers the layer families share: a dim
 -- known now (a number) or only when a traced graph runs (a 0-d int32 tensor),
 -- reshapes to such dims, repeating along an axis, channels_first <-> last.
-local convert = require "tide.convert"
 local binding = require "tide.binding"
 local shape_ops = require "tide.ops.shape"
 local dynamic_shape = require "tide.ops.dynamic_shape"
@@ -32,19 +31,10 @@ function M.product(dims, from, to)
   return n
 end
 
--- reshape(x, dims): dims are numbers (one may be -1) or 0-d int tensors; a
--- plain reshape when all are numbers, else to a shape stacked when the graph runs.
+-- reshape(x, dims): dims are numbers (one may be -1) or 0-d int tensors
+-- (tide.reshape packs them; the numbers stay known in a trace).
 function M.reshape(x, dims)
-  local static = true
-  for _, d in ipairs(dims) do
-    if type(d) ~= "number" then static = false end
-  end
-  if static then return shape_ops.reshape(x, dims) end
-  local parts = {}
-  for i, d in ipairs(dims) do
-    parts[i] = type(d) == "number" and convert.tensor(d, "int32") or d:cast("int32")
-  end
-  return shape_ops.reshape(x, shape_ops.stack(parts))
+  return shape_ops.reshape(x, dims)
 end
 
 -- x with each element repeated `times` times in place along axis (0-based),
