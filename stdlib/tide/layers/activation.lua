@@ -1,6 +1,6 @@
 -- stdlib/tide/layers/activation.lua — Keras 3's activation layers: ReLU,
 -- LeakyReLU, PReLU (a learned slope), ELU and Softmax (with a mask).
--- Each keeps its input's shape and passes masks on (Softmax also uses them).
+-- B = batch: [B, ...] -> [B, ...], masks passed on (Softmax also uses them).
 local binding = require "tide.binding"
 local tensor_shape = require "tide.tensor_shape"
 local math_ops = require "tide.ops.math"

@@ -2,6 +2,7 @@
 -- Multiply, Average, Maximum, Minimum (elementwise, numpy broadcasting),
 -- Concatenate (along an axis) and Dot (batchwise dot products), each called
 -- on a list of tensors {a, b, ...}, and their functions (add, ..., dot).
+-- B = batch: inputs [B, ...] (broadcast against each other for the elementwise ones).
 local binding = require "tide.binding"
 local tensor_shape = require "tide.tensor_shape"
 local math_ops = require "tide.ops.math"

@@ -309,9 +309,9 @@ function GroupNormalization:call(x)
   local r = dims.reshape(xc, grouped)
   local mean, variance = nn.moments(r, { axes = axes, keepdims = true })
   local inv = math_ops.rsqrt(variance + self.epsilon)
-  if self.gamma then inv = inv * shape_ops.reshape(self.gamma, bshape) end
+  if self.gamma then inv = inv * shape_ops.reshape(math_ops.cast(self.gamma, xc.dtype), bshape) end
   local res = -mean * inv
-  if self.beta then res = res + shape_ops.reshape(self.beta, bshape) end
+  if self.beta then res = res + shape_ops.reshape(math_ops.cast(self.beta, xc.dtype), bshape) end
   return to_compute(self, dims.reshape(r * inv + res, d))
 end
 function GroupNormalization:get_config()

@@ -1,7 +1,7 @@
 -- stdlib/tide/layers/pooling.lua — Keras's pooling layers: Max/AveragePooling
 -- 1D/2D/3D and GlobalAverage/GlobalMaxPooling 1D/2D/3D (with keepdims;
--- GlobalAveragePooling1D averages only the unmasked steps), channels_last
--- [B, d1.., dk, C] or channels_first [B, C, d1.., dk].
+-- GlobalAveragePooling1D averages only the unmasked steps). B = batch, C =
+-- channels: channels_last [B, d1.., dk, C] or channels_first [B, C, d1.., dk].
 -- The pooling op is 2-D (NHWC): 1D pools run it over [B, steps, 1, C]; 3D
 -- pools run it over (H, W) and then over D, which is exact because a box
 -- window's max (or mean: SAME's count of the window's elements inside the

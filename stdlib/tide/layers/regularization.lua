@@ -2,7 +2,7 @@
 -- Dropout, SpatialDropout1D/2D/3D, GaussianDropout, GaussianNoise,
 -- AlphaDropout (each active only in training, drawing from tide.random's
 -- seeded streams, also inside traced functions) and ActivityRegularization.
--- All keep their input's shape and pass masks on.
+-- B = batch, C = channels: [B, ...] -> [B, ...], masks passed on.
 local binding = require "tide.binding"
 local convert = require "tide.convert"
 local tensor_shape = require "tide.tensor_shape"

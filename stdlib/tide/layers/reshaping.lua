@@ -1,7 +1,7 @@
 -- stdlib/tide/layers/reshaping.lua — Keras's spatial reshaping layers:
 -- ZeroPadding1D/2D/3D, Cropping1D/2D/3D, UpSampling1D/2D/3D (nearest) and
--- RepeatVector. Spatial layers take [B, d1.., dk, C] (channels_last, the
--- default) or [B, C, d1.., dk] (channels_first); 1D ones [B, steps, C].
+-- RepeatVector. B = batch, C = channels, d1.. = spatial dims: [B, d1.., dk, C]
+-- (channels_last, the default) or [B, C, d1.., dk] (channels_first); 1D: [B, T, C].
 -- (Flatten, Reshape and Permute are in core.lua.)
 local binding = require "tide.binding"
 local tensor_shape = require "tide.tensor_shape"

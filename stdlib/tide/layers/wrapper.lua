@@ -1,6 +1,6 @@
 -- stdlib/tide/layers/wrapper.lua — Keras's Wrapper base (a layer around one
 -- layer: builds it, serializes it in its config) and TimeDistributed.
--- (Bidirectional is in rnn.lua, SpectralNormalization in normalization.lua.)
+-- B = batch, T = time. (Bidirectional is in rnn.lua, SpectralNormalization in normalization.lua.)
 local binding = require "tide.binding"
 local layer = require "tide.layers.layer"
 local dims = require "tide.layers.dims"
