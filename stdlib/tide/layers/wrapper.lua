@@ -6,6 +6,7 @@ local layer = require "tide.layers.layer"
 local dims = require "tide.layers.dims"
 
 local Layer, who = layer.Layer, layer.who
+local None = require("tide.tensor_shape").None
 
 local M = {}
 
@@ -72,6 +73,9 @@ local function check_rank(self, rank, shape_text)
 end
 
 function TimeDistributed:build(input_shape)
+  if type(input_shape) == "table" and type(input_shape[1]) == "table" and input_shape[1] ~= None then
+    binding.error(string.format("%s: expects one tensor [batch, time, ...], got a list", who(self)))
+  end
   check_rank(self, input_shape and #input_shape, input_shape and layer.shape_text(input_shape) or "an unknown rank")
   local child = { input_shape[1] }
   for i = 3, #input_shape do child[#child + 1] = input_shape[i] end
