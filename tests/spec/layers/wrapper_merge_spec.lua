@@ -174,3 +174,29 @@ describe("Dot and the merge functions", function()
     assert.are.equal(1, cat.node.layer.axis)
   end)
 end)
+
+describe("a model of the Keras 3 layers", function()
+  it("saves and loads as a SavedModel (config and weights), with an unknown time dim", function()
+    local tmp = require "tmp"
+    L.clear_session()
+    tide.random.set_seed(31)
+    local inp = L.Input { shape = { tide.None, 3 } }
+    local x = L.UpSampling1D { 2 }(L.ZeroPadding1D { { 1, 0 } }(inp))
+    x = L.TimeDistributed { L.Dense { 4 } }(x)
+    x = L.PReLU { shared_axes = { 1 } }(L.GroupNormalization { groups = 2 }(x))
+    x = L.SpatialDropout1D { 0.2 }(L.MaxPooling1D { 2, padding = "same" }(x))
+    x = L.Dot { { 2, 2 } } { x, L.LeakyReLU()(x) }
+    x = L.RepeatVector { 2 }(L.GlobalAveragePooling1D()(L.Softmax()(x)))
+    local model = tide.Model { inputs = inp, outputs = x }
+    local dir = tmp.dir("keras3_layers")
+    finally(function() tmp.remove(dir) end)
+    model:save(dir)
+    local again = tide.models.load_model(dir)
+    local v = tide.random.normal { 2, 5, 3 }
+    local want = model:predict(v, { verbose = 0 })
+    assert.are.same({ 2, 2, 6 }, want.shape:as_list())
+    h.close(again:predict(v, { verbose = 0 }), want:totable(), 1e-6)
+    local served = tide.saved_model.load(dir).signatures.serving_default(v)
+    h.close(served.output_0, want:totable(), 1e-6)
+  end)
+end)
