@@ -16,6 +16,7 @@ local regularizers = require "tide.regularizers"
 local constraints = require "tide.constraints"
 local activations = require "tide.activations"
 local layer = require "tide.layers.layer"
+local options = require "tide.layers.options"
 local keras_tensor = require "tide.layers.keras_tensor"
 
 local Layer, who = layer.Layer, layer.who
@@ -23,22 +24,9 @@ local None = tensor_shape.None
 
 local M = {}
 
--- A positive integer option, or an error naming the layer and the option.
-local function positive_int(self, what, v)
-  if type(v) ~= "number" or v ~= math.floor(v) or v <= 0 then
-    binding.error(string.format("%s: %s must be a positive integer, got %s", getmetatable(self).__name, what,
-      tostring(v)))
-  end
-  return v
-end
-
-local function boolean(self, what, v, default)
-  if v == nil then return default end
-  if type(v) ~= "boolean" then
-    binding.error(string.format("%s: %s must be true or false, got %s", getmetatable(self).__name, what, tostring(v)))
-  end
-  return v
-end
+-- Option checks (layers/options.lua) naming the layer's class.
+local function positive_int(self, what, v) return options.positive_int(getmetatable(self).__name, what, v) end
+local function boolean(self, what, v, default) return options.boolean(getmetatable(self).__name, what, v, default) end
 
 ---------------------------------------------------------------------------
 -- InputLayer and Input

@@ -1,7 +1,6 @@
 -- stdlib/tide/layers/dims.lua — shape helpers the layer families share: a dim
--- known now (a number) or only when a traced graph runs (a 0-d int32 tensor),
--- reshapes to such dims, repeating along an axis, channels_first <-> last.
-local binding = require "tide.binding"
+-- known now (a number) or only when a traced graph runs (a 0-d int32 tensor,
+-- which tide.reshape takes in its list), repeating along an axis, channels_first <-> last.
 local shape_ops = require "tide.ops.shape"
 local dynamic_shape = require "tide.ops.dynamic_shape"
 
@@ -24,19 +23,6 @@ function M.dims(x)
   return out
 end
 
--- The product of dims (numbers or 0-d tensors): a number when all are numbers.
-function M.product(dims, from, to)
-  local n = 1
-  for i = from or 1, to or #dims do n = n * dims[i] end
-  return n
-end
-
--- reshape(x, dims): dims are numbers (one may be -1) or 0-d int tensors
--- (tide.reshape packs them; the numbers stay known in a trace).
-function M.reshape(x, dims)
-  return shape_ops.reshape(x, dims)
-end
-
 -- x with each element repeated `times` times in place along axis (0-based),
 -- as numpy's repeat (UpSampling's nearest neighbour).
 function M.repeat_axis(x, axis, times)
@@ -48,7 +34,7 @@ function M.repeat_axis(x, axis, times)
   multiples[axis + 2] = times
   local y = shape_ops.tile(shape_ops.expand_dims(x, axis + 1), multiples)
   dims[axis + 1] = dims[axis + 1] * times
-  return M.reshape(y, dims)
+  return shape_ops.reshape(y, dims) -- (dims may hold 0-d tensors: tide.reshape packs them)
 end
 
 -- Permutations between channels_first [B, C, d1.., dk] and channels_last [B, d1.., dk, C].
@@ -64,14 +50,6 @@ function M.to_channels_first(x)
   local perm = { 0, n - 1 }
   for i = 1, n - 2 do perm[#perm + 1] = i end
   return shape_ops.transpose(x, perm)
-end
-
--- The input must be a tensor (not a list of them), for layers of one input.
-function M.one_tensor(who, x)
-  if not binding.istensor(x) then
-    binding.error(string.format("%s: expects one tensor, got %s", who, type(x) == "table" and "a list" or type(x)))
-  end
-  return x
 end
 
 return M

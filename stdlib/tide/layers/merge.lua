@@ -205,14 +205,14 @@ local function batch_dot(x, y, a0, a1)
     y = shape_ops.transpose(y, perm)
   end
   local xd, yd = dims.dims(x), dims.dims(y)
-  if xn > 3 then x = dims.reshape(x, { xd[1], -1, xd[xn] }) end
-  if yn > 3 then y = dims.reshape(y, { yd[1], yd[2], -1 }) end
+  if xn > 3 then x = shape_ops.reshape(x, { xd[1], -1, xd[xn] }) end
+  if yn > 3 then y = shape_ops.reshape(y, { yd[1], yd[2], -1 }) end
   local r = linalg.matmul(x, y)
   if xn > 3 or yn > 3 then
     local out = { dims.dim(r, 0) }
     if xn > 3 then for i = 2, xn - 1 do out[#out + 1] = xd[i] end else out[#out + 1] = dims.dim(r, 1) end
     if yn > 3 then for i = 3, yn do out[#out + 1] = yd[i] end else out[#out + 1] = dims.dim(r, 2) end
-    r = dims.reshape(r, out)
+    r = shape_ops.reshape(r, out)
   end
   if ox == 2 then return shape_ops.squeeze(r, { 1 }) end
   if oy == 2 then return shape_ops.squeeze(r, { -1 }) end

@@ -38,30 +38,11 @@ end
 
 local M = {}
 
-local function number(self, what, v, default)
-  if v == nil then return default end
-  if type(v) ~= "number" or v ~= v then
-    binding.error(string.format("%s: %s must be a number, got %s", getmetatable(self).__name, what, tostring(v)))
-  end
-  return v
-end
-
-local function boolean(self, what, v, default)
-  if v == nil then return default end
-  if type(v) ~= "boolean" then
-    binding.error(string.format("%s: %s must be true or false, got %s", getmetatable(self).__name, what, tostring(v)))
-  end
-  return v
-end
-
--- A 0-based axis of a rank-`rank` input (negative counts from the end), checked.
-local function resolve_axis(self, axis, rank)
-  local a = axis < 0 and rank + axis or axis
-  if a < 0 or a >= rank then
-    binding.error(string.format("%s: axis %d is out of range for an input of rank %d", who(self), axis, rank))
-  end
-  return a
-end
+-- Option checks (layers/options.lua) naming the layer's class; axes checked against a rank.
+local function cls(self) return getmetatable(self).__name end
+local function number(self, what, v, default) return options.number(cls(self), what, v, default) end
+local function boolean(self, what, v, default) return options.boolean(cls(self), what, v, default) end
+local function resolve_axis(self, axis, rank) return options.resolve_axis(who(self), axis, rank) end
 
 ---------------------------------------------------------------------------
 -- BatchNormalization
@@ -306,13 +287,13 @@ function GroupNormalization:call(x)
     end
   end
   for i = 1, #d do if i ~= a then axes[#axes + 1] = i end end -- reshaped axes 1.. except the groups axis a
-  local r = dims.reshape(xc, grouped)
+  local r = shape_ops.reshape(xc, grouped)
   local mean, variance = nn.moments(r, { axes = axes, keepdims = true })
   local inv = math_ops.rsqrt(variance + self.epsilon)
   if self.gamma then inv = inv * shape_ops.reshape(math_ops.cast(self.gamma, xc.dtype), bshape) end
   local res = -mean * inv
   if self.beta then res = res + shape_ops.reshape(math_ops.cast(self.beta, xc.dtype), bshape) end
-  return to_compute(self, dims.reshape(r * inv + res, d))
+  return to_compute(self, shape_ops.reshape(r * inv + res, d))
 end
 function GroupNormalization:get_config()
   local c = Layer.get_config(self)

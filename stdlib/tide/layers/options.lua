@@ -36,10 +36,13 @@ end
 -- unless open_hi (then [lo, hi)).
 function M.number(cls, what, v, default, lo, hi, open_hi)
   if v == nil then v = default end
-  if type(v) ~= "number" or v ~= v then binding.error(fmt("%s: %s must be a number, got %s", cls, what, tostring(v))) end
-  if (lo and v < lo) or (hi and (v > hi or (open_hi and v == hi))) then
-    binding.error(fmt("%s: %s must be a number in [%s, %s%s, got %s", cls, what, tostring(lo), tostring(hi),
-      open_hi and ")" or "]", tostring(v)))
+  local bad = type(v) ~= "number" or v ~= v
+  if not bad then bad = (lo and v < lo) or (hi and (v > hi or (open_hi and v == hi))) end
+  if bad then
+    local range = ""
+    if hi then range = fmt(" in [%s, %s%s", tostring(lo), tostring(hi), open_hi and ")" or "]")
+    elseif lo then range = " >= " .. tostring(lo) end
+    binding.error(fmt("%s: %s must be a number%s, got %s", cls, what, range, tostring(v)))
   end
   return v
 end

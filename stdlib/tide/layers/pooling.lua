@@ -38,10 +38,10 @@ local function pool_nd(op, x, rank, k, s, padding)
   -- 3D: [B, D, H, W, C] -> [B*D, H, W, C], pooled over (H, W) -> [B, D, H'*W', C], pooled over D
   local d = dims.dims(x)
   local b, depth, c = d[1], d[2], d[5]
-  local y = pool2d(op, dims.reshape(x, { -1, d[3], d[4], c }), { k[2], k[3] }, { s[2], s[3] }, padding)
+  local y = pool2d(op, shape_ops.reshape(x, { -1, d[3], d[4], c }), { k[2], k[3] }, { s[2], s[3] }, padding)
   local h2, w2 = dims.dim(y, 1), dims.dim(y, 2)
-  y = pool2d(op, dims.reshape(y, { b, depth, h2 * w2, c }), { k[1], 1 }, { s[1], 1 }, padding)
-  return dims.reshape(y, { b, dims.dim(y, 1), h2, w2, c })
+  y = pool2d(op, shape_ops.reshape(y, { b, depth, h2 * w2, c }), { k[1], 1 }, { s[1], 1 }, padding)
+  return shape_ops.reshape(y, { b, dims.dim(y, 1), h2, w2, c })
 end
 
 -- MaxPoolingND / AveragePoolingND{pool_size=2, strides=pool_size, padding="valid", data_format}.

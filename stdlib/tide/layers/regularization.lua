@@ -29,12 +29,7 @@ local function seed_option(cls, v)
 end
 
 -- A rate option in [0, 1) (Keras takes 1 too, which would divide by zero).
-local function rate_option(cls, v)
-  if type(v) ~= "number" or not (v >= 0 and v < 1) then
-    binding.error(string.format("%s: rate must be a number in [0, 1), got %s", cls, tostring(v)))
-  end
-  return v
-end
+local function rate_option(cls, v) return options.number(cls, "rate", v, nil, 0, 1, true) end
 
 -- The shape of a draw: spec's dims (a number, or nil/tide.None for x's own),
 -- as a list of numbers when all are known, else a shape tensor for when the
@@ -79,11 +74,7 @@ M.Dropout = Dropout
 Dropout.supports_masking = true
 function Dropout:init(...)
   local o = self:_kwargs({ "rate", "noise_shape", "seed" }, ...)
-  local rate = o.rate
-  if type(rate) ~= "number" or rate < 0 or rate >= 1 then
-    binding.error(string.format("Dropout: rate must be a number in [0, 1), got %s", tostring(rate)))
-  end
-  self.rate = rate
+  self.rate = rate_option("Dropout", o.rate)
   if o.noise_shape ~= nil and type(o.noise_shape) ~= "table" then
     binding.error("Dropout: noise_shape must be a list of dims (tide.None for the input's), got " ..
       type(o.noise_shape))

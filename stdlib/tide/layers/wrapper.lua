@@ -2,6 +2,7 @@
 -- layer: builds it, serializes it in its config) and TimeDistributed.
 -- B = batch, T = time. (Bidirectional is in rnn.lua, SpectralNormalization in normalization.lua.)
 local binding = require "tide.binding"
+local shape_ops = require "tide.ops.shape"
 local layer = require "tide.layers.layer"
 local dims = require "tide.layers.dims"
 
@@ -88,7 +89,7 @@ local function merge_time(x)
   local bt = (type(d[1]) == "number" and type(d[2]) == "number") and d[1] * d[2] or -1
   local target = { bt }
   for i = 3, #d do target[#target + 1] = d[i] end
-  return dims.reshape(x, target)
+  return shape_ops.reshape(x, target)
 end
 
 function TimeDistributed:call(x, opts)
@@ -118,7 +119,7 @@ function TimeDistributed:call(x, opts)
     if not binding.istensor(y) then return y end
     local target = { b, t }
     for i = 1, y.ndim - 1 do target[#target + 1] = dims.dim(y, i) end
-    return dims.reshape(y, target)
+    return shape_ops.reshape(y, target)
   end
   local out = self.layer(merge_time(x), inner_opts)
   if type(out) == "table" then

@@ -158,7 +158,7 @@ describe("regularization layers", function()
     local c = ar:get_config()
     assert.is_nil(c.activity_regularizer)
     assert.are.same({ 0.1, 0.01 }, { c.l1, c.l2 })
-    h.errors("ActivityRegularization: l1 must be a number in [0, nil]", L.ActivityRegularization, { l1 = -1 })
+    h.errors("ActivityRegularization: l1 must be a number >= 0, got -1", L.ActivityRegularization, { l1 = -1 })
   end)
 
   it("keep the input's mask; Identity passes anything on", function()
