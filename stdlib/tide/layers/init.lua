@@ -27,7 +27,8 @@ for _, family in ipairs {
   require "tide.layers.normalization",  -- BatchNormalization, LayerNormalization, GroupNormalization,
                                         -- UnitNormalization, RMSNormalization, SpectralNormalization
   require "tide.layers.conv",           -- Conv1D, Conv2D
-  require "tide.layers.pooling",        -- Max/AveragePooling1D/2D/3D, GlobalAverage/GlobalMaxPooling1D/2D/3D
+  require "tide.layers.pooling",        -- Max/AveragePooling, AdaptiveAverage/MaxPooling, GlobalAverage/MaxPooling,
+                                        -- each 1D/2D/3D
   require "tide.layers.reshaping",      -- ZeroPadding1D/2D/3D, Cropping1D/2D/3D, UpSampling1D/2D/3D, RepeatVector
   require "tide.layers.wrapper",        -- Wrapper, TimeDistributed
   require "tide.layers.conv_more",      -- Conv2DTranspose, DepthwiseConv2D, SeparableConv2D

@@ -1,6 +1,6 @@
--- stdlib/tide/layers/pooling.lua — Keras's pooling layers: Max/AveragePooling
--- 1D/2D/3D and GlobalAverage/GlobalMaxPooling 1D/2D/3D (with keepdims;
--- GlobalAveragePooling1D averages only the unmasked steps). B = batch, C =
+-- stdlib/tide/layers/pooling.lua — Keras's pooling layers, each 1D/2D/3D:
+-- Max/AveragePooling, AdaptiveAverage/MaxPooling, GlobalAverage/MaxPooling
+-- (keepdims; GlobalAveragePooling1D averages only the unmasked steps). B = batch, C =
 -- channels: channels_last [B, d1.., dk, C] or channels_first [B, C, d1.., dk].
 -- The pooling op is 2-D (NHWC): 1D pools run it over [B, steps, 1, C]; 3D
 -- pools run it over (H, W) and then over D, which is exact because a box
@@ -133,6 +133,63 @@ for rank = 1, 3 do
   local avg = global_class("GlobalAveragePooling" .. rank .. "D", rank, reduce_ops.reduce_mean, rank == 1)
   local max = global_class("GlobalMaxPooling" .. rank .. "D", rank, reduce_ops.reduce_max, false)
   M["GlobalAvgPool" .. rank .. "D"], M["GlobalMaxPool" .. rank .. "D"] = avg, max
+end
+
+---------------------------------------------------------------------------
+-- Adaptive pooling
+---------------------------------------------------------------------------
+
+-- x pooled along `axis` (0-based) of known size n into `out` windows, window
+-- i being [floor(i * n / out), ceil((i + 1) * n / out)) (PyTorch's and Keras 3's).
+local function adaptive_axis(x, axis, n, out, reduce)
+  if n == out then return x end
+  local parts = {}
+  for i = 0, out - 1 do
+    local first, stop = math.floor(i * n / out), math.ceil((i + 1) * n / out)
+    local spec = {}
+    for k = 1, x.ndim do spec[k] = {} end
+    spec[axis + 1] = { first, stop }
+    parts[i + 1] = reduce(x:slice(spec), axis, true)
+  end
+  return #parts == 1 and parts[1] or shape_ops.concat(parts, axis)
+end
+
+-- AdaptiveAveragePoolingND / AdaptiveMaxPoolingND{output_size, data_format}:
+-- each spatial dim (which must be known) pooled into output_size windows of
+-- nearly equal size that cover it (a mean or max over each; a box window's
+-- is the mean or max along one axis after another).
+local function adaptive_class(name, rank, reduce)
+  local cls = Layer:extend(name)
+  function cls:init(...)
+    local o = self:_kwargs({ "output_size", "data_format" }, ...)
+    if o.output_size == nil then binding.error(name .. ": output_size is required") end
+    self.output_size = options.tuple(name, "output_size", o.output_size, rank)
+    self.data_format = options.data_format(name, o.data_format)
+    self.input_spec = { ndim = rank + 2 }
+  end
+  function cls:call(x)
+    local shape = x.shape
+    for i = 1, rank do
+      local a = self.data_format == "channels_first" and i + 1 or i
+      local n = shape[a + 1]
+      if type(n) ~= "number" then
+        binding.error(string.format("%s: the input's spatial dims must be known (as Keras's), got shape %s",
+          who(self), tostring(shape)))
+      end
+      x = adaptive_axis(x, a, n, self.output_size[i], reduce)
+    end
+    return x
+  end
+  function cls:get_config()
+    local c = Layer.get_config(self)
+    c.output_size, c.data_format = self.output_size, self.data_format
+    return c
+  end
+  M[name] = cls
+end
+for rank = 1, 3 do
+  adaptive_class("AdaptiveAveragePooling" .. rank .. "D", rank, reduce_ops.reduce_mean)
+  adaptive_class("AdaptiveMaxPooling" .. rank .. "D", rank, reduce_ops.reduce_max)
 end
 
 return M

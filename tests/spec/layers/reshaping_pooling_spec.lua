@@ -149,6 +149,27 @@ describe("reshaping and pooling layers", function()
     assert.is_truthy(text:find("does not support masking", 1, true))
   end)
 
+  it("adaptive pooling: windows covering each dim, as PyTorch's; known spatial dims; gradients (float64)", function()
+    local x = tide.range(0, 10, 1, "float32"):reshape(1, 10, 1)
+    h.close(L.AdaptiveAveragePooling1D { 4 }(x), { { { 1 }, { 3 }, { 6 }, { 8 } } }, 1e-6) -- [0,3) [2,5) [5,8) [7,10)
+    h.close(L.AdaptiveMaxPooling1D { 4 }(x), { { { 2 }, { 4 }, { 7 }, { 9 } } }, 0)
+    local img = L.Input { shape = { 9, 7, 3 } }
+    assert.are.equal("(None, 3, 2, 3)", tostring(L.AdaptiveAveragePooling2D { { 3, 2 } }(img).shape))
+    assert.are.equal("(None, 9, 1, 1)", tostring(L.AdaptiveMaxPooling2D { 1, data_format = "channels_first" }(img).shape))
+    h.errors("the input's spatial dims must be known", function() L.AdaptiveAveragePooling1D { 2 }(L.Input {
+      shape = { tide.None, 3 } }) end)
+    h.errors("AdaptiveMaxPooling3D: output_size is required", L.AdaptiveMaxPooling3D, {})
+    h.errors("AdaptiveAveragePooling2D: output_size must be an integer or a list of 2 integers",
+      L.AdaptiveAveragePooling2D, { { 1, 2, 3 } })
+    local v = tide.random.normal({ 2, 5, 4, 3, 2 }, { dtype = "float64" })
+    local sig = { input_signature = { tide.TensorSpec({ tide.None, 5, 4, 3, 2 }, "float64") } }
+    for _, layer in ipairs { L.AdaptiveAveragePooling3D { { 2, 3, 2 }, dtype = "float64" },
+                             L.AdaptiveMaxPooling3D { { 3, 2, 1 }, dtype = "float64" } } do
+      h.close(tide.trace(function(t) return layer(t) end, sig)(v), layer(v):totable(), 1e-12)
+      gc.check(function(t) return layer(t) end, { v }, { none = false }) -- (the spatial dims must be known)
+    end
+  end)
+
   it("pooling options and their errors", function()
     assert.are.same({ 2 }, L.MaxPooling1D().pool_size)
     assert.are.same({ 3, 3, 3 }, L.AveragePooling3D { 3 }.strides)
