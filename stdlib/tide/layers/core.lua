@@ -209,8 +209,7 @@ function Flatten:call(x)
   if rest and batch ~= None then return shape_ops.reshape(x, { batch, rest }) end
   if rest and rest > 0 then return shape_ops.reshape(x, { -1, rest }) end
   if batch ~= None then return shape_ops.reshape(x, { batch, -1 }) end
-  local dyn = dynamic_shape.shape(x) -- the batch size when the graph runs
-  return shape_ops.reshape(x, shape_ops.stack({ dyn[0], convert.tensor(-1, "int32") }))
+  return shape_ops.reshape(x, { dynamic_shape.shape(x)[0], -1 }) -- the batch size when the graph runs
 end
 function Flatten:get_config()
   local c = Layer.get_config(self)
@@ -263,8 +262,8 @@ function Reshape:call(x)
     local rest, known = product(shape, 2, #shape), 1
     if not rest then -- the batch size from the graph at run time, the -1 resolved by reshape
       local parts = { dynamic_shape.shape(x)[0] }
-      for i, d in ipairs(self.target_shape) do parts[i + 1] = convert.tensor(d, "int32") end
-      return shape_ops.reshape(x, shape_ops.stack(parts))
+      for i, d in ipairs(self.target_shape) do parts[i + 1] = d end
+      return shape_ops.reshape(x, parts)
     end
     for _, d in ipairs(self.target_shape) do if d ~= -1 then known = known * d end end
     if known == 0 or rest % known ~= 0 then
