@@ -205,23 +205,25 @@ local function softmax_mask(self, x, mask)
   end
   return mask
 end
-function Softmax:call(x, opts)
-  local mask = opts and opts.mask
-  if mask ~= nil then
-    mask = softmax_mask(self, x, mask)
-    local large = x.dtype == "float16" and -30000.0 or -1e9
-    x = math_ops.where(mask, x, large)
-  end
+-- Softmax.masked(x, mask, axis): the layer's computation, which the attention
+-- layers share: with a bool mask (broadcastable to x), masked entries are set
+-- to -1e9 (-3e4 in float16) first and to 0 after; axis a number or a list.
+function Softmax.masked(x, mask, axis)
+  if mask ~= nil then x = math_ops.where(mask, x, x.dtype == "float16" and -30000.0 or -1e9) end
   local y
-  if type(self.axis) == "table" and #self.axis > 1 then
-    y = math_ops.exp(x - reduce_ops.reduce_logsumexp(x, self.axis, true))
+  if type(axis) == "table" and #axis > 1 then
+    y = math_ops.exp(x - reduce_ops.reduce_logsumexp(x, axis, true))
   else
-    local axis = type(self.axis) == "table" and self.axis[1] or self.axis
-    if x.ndim == 0 then binding.error(who(self) .. ": the input must have at least 1 dimension, got a scalar") end
-    y = nn.softmax(x, { axis = axis })
+    y = nn.softmax(x, { axis = type(axis) == "table" and axis[1] or axis })
   end
   if mask ~= nil then y = math_ops.where(mask, y, 0) end
   return y
+end
+function Softmax:call(x, opts)
+  if x.ndim == 0 then binding.error(who(self) .. ": the input must have at least 1 dimension, got a scalar") end
+  local mask = opts and opts.mask
+  if mask ~= nil then mask = softmax_mask(self, x, mask) end
+  return Softmax.masked(x, mask, self.axis)
 end
 function Softmax:get_config()
   local c = Layer.get_config(self)
