@@ -185,7 +185,8 @@ static int trampoline(lua_State *L) {
   tide_tensor out[TIDE_VM_HOST_MAX_OUT];
   memset(out, 0, sizeof out);
   tide_clear_error();
-  tide_file_policy *policy = tide_file_policy_swap(NULL); /* the host's own code: its own rights */
+  /* The host's own code: the host's rights (a script it calls back gets the VM's again, vm.c) */
+  tide_file_policy *policy = tide_file_policy_swap(h->vm->host_files);
   int k = h->fn(h->userdata, n, in, TIDE_VM_HOST_MAX_OUT, out);
   tide_file_policy_swap(policy);
   if (k < 0 || k > TIDE_VM_HOST_MAX_OUT) {

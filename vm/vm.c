@@ -277,10 +277,13 @@ static tide_vm_status run(tide_vm *vm, int nargs, int nresults, bool budget) {
   lua_insert(L, base);
   bool outer = vm->depth == 0;
   tide_memory_account *prev = NULL;
-  tide_file_policy *prev_files = NULL;
+  /* Script code runs under the VM's file policy at every depth: a host
+   * function (host.c) gives its own code the host's policy back, and a
+   * script it calls back must not inherit that. */
+  tide_file_policy *prev_files = tide_file_policy_swap(vm->files);
   if (outer) {
     prev = tide_memory_account_swap(vm->account);
-    prev_files = tide_file_policy_swap(vm->files);
+    vm->host_files = prev_files;
     vm->limit_hit = false;
     tide_clear_error();
     if (budget) tide_vm_budget_begin(vm);
@@ -288,10 +291,11 @@ static tide_vm_status run(tide_vm *vm, int nargs, int nresults, bool budget) {
   vm->depth++;
   int status = lua_pcall(L, nargs, nresults, base);
   vm->depth--;
+  tide_file_policy_swap(prev_files);
   if (outer) {
     if (budget) tide_vm_budget_end(vm);
     tide_memory_account_swap(prev);
-    tide_file_policy_swap(prev_files);
+    vm->host_files = NULL;
   }
   lua_remove(L, base);
   if (status == 0) {

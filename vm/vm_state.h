@@ -18,6 +18,8 @@ struct tide_vm {
   char *lua_root;                /* opts.lua_root's copy */
   tide_memory_account *account;  /* tensor storage made in calls (+ the Lua heap when capped) */
   tide_file_policy *files;       /* what tide's file functions may touch in calls (sandbox), or NULL */
+  tide_file_policy *host_files;  /* the policy the host's thread had when the outermost call began: host
+                                  * functions run under it, script code (at any depth) under `files` */
   bool lua_heap_charged;         /* the Lua heap goes through limits.c's allocator */
   bool limit_hit;                /* the allocator refused a block since the call began */
   int depth;                     /* nested runs and calls (a host function calling back) */

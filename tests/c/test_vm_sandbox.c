@@ -338,11 +338,67 @@ static void test_files(void) {
   rmdir(out);
 }
 
+/* A host function that calls the script's `cb` back (issue 29, item 1). The
+ * nested script code runs under the VM's file policy again; the host's own
+ * code around it keeps the host's rights (`outside` it may read). */
+typedef struct {
+  tide_vm *vm;
+  const char *outside;
+  int host_allowed_after; /* tide_file_check(outside) in the host's code after the nested call */
+} callback_host;
+
+static int host_calls_back(void *userdata, int n_in, const tide_tensor *const *in, int max_out, tide_tensor *out) {
+  (void)n_in, (void)in;
+  callback_host *h = userdata;
+  int n = 0;
+  tide_vm_status st = tide_vm_call_tensors(h->vm, "cb", 0, NULL, max_out, out, &n);
+  h->host_allowed_after = tide_file_check(h->outside, false) == TIDE_OK;
+  if (st != TIDE_VM_OK) {
+    tide_set_error(TIDE_ERR_IO, "%s", tide_vm_last_error(h->vm));
+    return -1;
+  }
+  return n;
+}
+
+static void test_files_nested(void) {
+  char root[] = "/tmp/tide_test_files_XXXXXX", out[] = "/tmp/tide_test_out_XXXXXX";
+  CHECK(mkdtemp(root) != NULL && mkdtemp(out) != NULL);
+  char code[1024], escaped[128];
+  snprintf(escaped, sizeof escaped, "%s/escape.npy", out);
+  tide_vm *vm = open_sandbox_in(0, NULL, root);
+  CHECK(vm != NULL);
+  if (vm) {
+    callback_host h = {vm, escaped, 0};
+    CHECK(tide_vm_register(vm, "call_back", host_calls_back, &h) == TIDE_VM_OK);
+    snprintf(code, sizeof code,
+             "local tide = require 'tide'\n"
+             "function cb() tide.io.write_npy('%s', tide.ones{2}) return 1 end\n"
+             "call_back()", escaped);
+    CHECK(refused(vm, code, "lies outside"));
+    CHECK(access(escaped, F_OK) != 0); /* nothing written outside */
+    CHECK(h.host_allowed_after == 1); /* back in the host's code: the host's rights */
+    /* inside the root the nested call may write */
+    snprintf(code, sizeof code,
+             "local tide = require 'tide'\n"
+             "function cb() tide.io.write_npy('%s/inside.npy', tide.ones{2}) return 1 end\n"
+             "assert(call_back():item() == 1)", root);
+    CHECK(runs(vm, code));
+    tide_vm_close(vm);
+  }
+  char path[160];
+  snprintf(path, sizeof path, "%s/inside.npy", root);
+  CHECK(unlink(path) == 0);
+  unlink(escaped);
+  rmdir(root);
+  rmdir(out);
+}
+
 int main(void) {
   test_refused();
   test_tide_inside();
   test_lua_root();
   test_allowed();
   test_files();
+  test_files_nested();
   return CHECK_SUMMARY("vm_sandbox");
 }
