@@ -5,6 +5,8 @@
 
 #include "tide/tide.h"
 
+#include <stdio.h>
+
 #define TIDE_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TIDE_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define TIDE_UNUSED(x) ((void)(x))
@@ -163,6 +165,9 @@ tide_status tide_numerics_check(const char *name, int n_in, const tide_tensor *c
 tide_file_policy *tide_file_policy_current(void);
 /* Another reference (a pipeline thread holds one). */
 void tide_file_policy_retain(tide_file_policy *p);
+/* tide_file_open as a stdio stream: mode "rb", "wb" (created, truncated) or
+ * "ab"; NULL with errno and tide_file_why() set. */
+FILE *tide_file_fopen(const char *path, const char *mode);
 
 /* ---- memory accounts (core/account.c) ---- */
 /* This thread's current account (tide_memory_account_swap), or NULL. */

@@ -89,6 +89,57 @@ static void test_root(void) {
   unlink(link);
 }
 
+/* A dangling symbolic link planted inside the root is judged by where it
+ * points, which is where a writer following it would create the file
+ * (issue 29, item 2): refused when that is outside, in every form (absolute,
+ * relative, a chain, a folder on the way), and tide's writers create nothing
+ * there; a dangling link pointing inside is followed as before. */
+static void test_dangling_links(void) {
+  char link[256], target[256], path[512];
+  tide_file_policy *p = tide_file_policy_new(root);
+  CHECK(p != NULL);
+  tide_file_policy_swap(p);
+  snprintf(target, sizeof target, "%s/created.tfrecord", outside);
+  snprintf(link, sizeof link, "%s/dangle.tfrecord", root);
+  CHECK(symlink(target, link) == 0);
+  CHECK(refused(link, "lies outside"));
+  CHECK(tide_record_writer_open(link, "") == NULL && contains(tide_last_error(), "file access refused"));
+  CHECK(access(target, F_OK) != 0); /* nothing created outside */
+  char rel[256], rel_target[256];
+  snprintf(rel, sizeof rel, "%s/rel.tfrecord", root);
+  snprintf(rel_target, sizeof rel_target, "../%s/rel.tfrecord", strrchr(outside, '/') + 1);
+  CHECK(symlink(rel_target, rel) == 0);
+  CHECK(refused(rel, "lies outside"));
+  char chain[256];
+  snprintf(chain, sizeof chain, "%s/chain.tfrecord", root); /* a link to the dangling link */
+  CHECK(symlink(link, chain) == 0);
+  CHECK(refused(chain, "lies outside"));
+  char dir[256];
+  snprintf(dir, sizeof dir, "%s/newdir", root); /* a dangling link as a folder of the path */
+  snprintf(target, sizeof target, "%s/newdir", outside);
+  CHECK(symlink(target, dir) == 0);
+  snprintf(path, sizeof path, "%s/x.tfrecord", dir);
+  CHECK(refused(path, "lies outside"));
+  char loop[256];
+  snprintf(loop, sizeof loop, "%s/loop", root); /* a link to itself: refused, not followed for ever */
+  CHECK(symlink(loop, loop) == 0);
+  CHECK(refused(loop, "too many symbolic links"));
+  /* inside: the writer follows it and creates the file it names */
+  char in_link[256], in_target[256];
+  snprintf(in_target, sizeof in_target, "%s/made.tfrecord", root);
+  snprintf(in_link, sizeof in_link, "%s/inside.tfrecord", root);
+  CHECK(symlink("made.tfrecord", in_link) == 0);
+  CHECK(allowed(in_link));
+  tide_record_writer *w = tide_record_writer_open(in_link, "");
+  CHECK(w != NULL);
+  if (w) CHECK(tide_record_writer_close(w) == TIDE_OK);
+  CHECK(access(in_target, F_OK) == 0);
+  tide_file_policy_swap(NULL);
+  tide_file_policy_release(p);
+  const char *made[] = {link, rel, chain, dir, loop, in_link, in_target};
+  for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) CHECK(unlink(made[i]) == 0);
+}
+
 static void test_no_root(void) {
   tide_file_policy *p = tide_file_policy_new(NULL);
   CHECK(p != NULL);
@@ -114,6 +165,7 @@ int main(void) {
   CHECK(f != NULL);
   if (f) fclose(f);
   test_root();
+  test_dangling_links();
   test_no_root();
   unlink(path);
   snprintf(path, sizeof path, "%s/sub", root);

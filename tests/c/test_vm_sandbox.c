@@ -393,6 +393,36 @@ static void test_files_nested(void) {
   rmdir(out);
 }
 
+/* A dangling symbolic link planted in the allowed folder, pointing out
+ * (issue 29, item 2): tide's writers (TFRecordWriter opens in C) and Lua's
+ * io in tide's code (CSVLogger) and in scripts refuse it; nothing is made outside. */
+static void test_files_dangling_link(void) {
+  char root[] = "/tmp/tide_test_files_XXXXXX", out[] = "/tmp/tide_test_out_XXXXXX";
+  CHECK(mkdtemp(root) != NULL && mkdtemp(out) != NULL);
+  char link[128], target[128], code[1024];
+  snprintf(link, sizeof link, "%s/planted", root);
+  snprintf(target, sizeof target, "%s/escape", out);
+  CHECK(symlink(target, link) == 0);
+  tide_vm *vm = open_sandbox_in(TIDE_VM_ALLOW_IO, NULL, root);
+  CHECK(vm != NULL);
+  if (vm) {
+    const char *tries[] = {"require('tide').io.TFRecordWriter('%s')",
+                           "require('tide').callbacks.CSVLogger('%s'):on_train_begin()", "io.open('%s', 'w')",
+                           "io.open('%s', 'a')"};
+    for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+      snprintf(code, sizeof code, tries[i], link);
+      CHECK(refused(vm, code, "lies outside"));
+      CHECK(access(target, F_OK) != 0); /* nothing made outside */
+      unlink(target);
+    }
+    tide_vm_close(vm);
+  }
+  unlink(link);
+  unlink(target);
+  rmdir(root);
+  rmdir(out);
+}
+
 int main(void) {
   test_refused();
   test_tide_inside();
@@ -400,5 +430,6 @@ int main(void) {
   test_allowed();
   test_files();
   test_files_nested();
+  test_files_dangling_link();
   return CHECK_SUMMARY("vm_sandbox");
 }
