@@ -104,6 +104,20 @@ function M.raise()
   error(ffi.string(C.tide_last_error()), user_level())
 end
 
+-- io.open for tide's own Lua readers and writers, as the C ones open files
+-- (tide_file_open): the file policy first, and only a regular file (or,
+-- to write, a device such as /dev/null), so that a FIFO named by a hostile
+-- path is refused instead of blocking the open for ever. Returns what
+-- io.open returns (nil and a message on failure).
+local io_open = io.open
+function M.open_file(path, mode)
+  mode = mode or "r"
+  if type(path) == "string" and C.tide_file_probe(path, mode:find("[wa+]") ~= nil) ~= 0 then
+    return nil, ffi.string(C.tide_last_error())
+  end
+  return io_open(path, mode)
+end
+
 ---------------------------------------------------------------------------
 -- Memory: finalizers for heap tensors and a collector paced by C bytes
 ---------------------------------------------------------------------------

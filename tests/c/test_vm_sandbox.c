@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -415,6 +416,15 @@ static void test_files_dangling_link(void) {
       CHECK(access(target, F_OK) != 0); /* nothing made outside */
       unlink(target);
     }
+    /* a FIFO in the allowed folder: refused before Lua's open could wait on it (item 11) */
+    char fifo[128];
+    snprintf(fifo, sizeof fifo, "%s/pipe", root);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    snprintf(code, sizeof code, "io.open('%s', 'r')", fifo);
+    CHECK(refused(vm, code, "it is a FIFO, not a regular file"));
+    snprintf(code, sizeof code, "for l in io.lines('%s') do end", fifo);
+    CHECK(refused(vm, code, "it is a FIFO, not a regular file"));
+    unlink(fifo);
     tide_vm_close(vm);
   }
   unlink(link);

@@ -66,7 +66,7 @@ end
 ---------------------------------------------------------------------------
 
 local function exists(path)
-  local f = io.open(path, "rb")
+  local f = binding.open_file(path, "rb")
   if f then f:close() end
   return f ~= nil
 end

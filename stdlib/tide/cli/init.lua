@@ -2,6 +2,8 @@
 -- summary): their options, --help texts and exit statuses. cli/main.c calls
 -- main(command, args) and exits with what it returns: 0, 1 when the work
 -- failed, 2 when the command line was wrong or a file is missing.
+local binding = require "tide.binding"
+
 local M = {}
 
 local EXIT_FAILED, EXIT_USAGE = 1, 2
@@ -66,7 +68,8 @@ end
 
 -- True when path names something that exists (a file or a folder).
 function M.exists(path)
-  local f = io.open(path, "rb")
+  if M.is_dir(path) then return true end
+  local f = binding.open_file(path, "rb") -- a FIFO is not waited on (and counts as missing)
   if f then f:close() end
   return f ~= nil
 end

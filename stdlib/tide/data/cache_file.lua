@@ -30,7 +30,7 @@ end
 
 -- True when path names an existing file.
 function M.exists(path)
-  local f = io.open(path, "rb")
+  local f = binding.open_file(path, "rb")
   if f then f:close(); return true end
   return false
 end

@@ -32,7 +32,7 @@ local function relative(dir, path)
 end
 
 local function exists(path)
-  local f = io.open(path, "rb")
+  local f = binding.open_file(path, "rb")
   if f then f:close() end
   return f ~= nil
 end
@@ -49,7 +49,7 @@ end
 -- timestamps = {numbers}, last_preserved_timestamp }, paths joined to dir; nil
 -- when there is none.
 local function read_index(dir)
-  local f = io.open(join(dir, INDEX), "rb")
+  local f = binding.open_file(join(dir, INDEX), "rb")
   if not f then return nil end
   local text = f:read("*a")
   f:close()
