@@ -83,6 +83,26 @@ static void test_root(void) {
   snprintf(pattern, sizeof pattern, "%s/*.txt", root);
   CHECK(tide_match_files(1, pats, &m) == TIDE_OK && m.nelem == 1);
   tide_tensor_release(&m);
+  /* a wildcard before ".." (issue 29, item 3): every folder the match reads
+   * and every path it tests or finds lie under the root, not only the folder
+   * before the first wildcard: a folder outside is not listed (refused), a
+   * path outside that is only tested counts as missing */
+  const char *out_name = strrchr(outside, '/') + 1;
+  const char *escapes[] = {"%s/s*/../../%s/*", "%s/s*/../../%s/known.txt", "%s/s?b/../../%s/k*", "%s/[s]ub/../../%s/*",
+                           "%s/*/../../%s/*"};
+  for (size_t i = 0; i < sizeof escapes / sizeof escapes[0]; i++) {
+    snprintf(pattern, sizeof pattern, escapes[i], root, out_name);
+    m = blank();
+    tide_status st = tide_match_files(1, pats, &m);
+    bool held = st == TIDE_ERR_IO ? contains(tide_last_error(), "lies outside") : st == TIDE_OK && m.nelem == 0;
+    CHECK(held);
+    if (!held) fprintf(stderr, "matched outside: %s -> %lld paths\n", pattern, st ? 0LL : (long long)m.nelem);
+    if (st == TIDE_OK) tide_tensor_release(&m);
+  }
+  snprintf(pattern, sizeof pattern, "%s/s*/../*.txt", root); /* ".." that stays inside: allowed */
+  m = blank();
+  CHECK(tide_match_files(1, pats, &m) == TIDE_OK && m.nelem == 1);
+  tide_tensor_release(&m);
   CHECK(tide_file_policy_swap(NULL) == p);
   CHECK(allowed(outside)); /* none current: everything */
   tide_file_policy_release(p);
@@ -164,6 +184,11 @@ int main(void) {
   FILE *f = fopen(path, "w");
   CHECK(f != NULL);
   if (f) fclose(f);
+  char known[256];
+  snprintf(known, sizeof known, "%s/known.txt", outside); /* a file outside the root a glob must not find */
+  f = fopen(known, "w");
+  CHECK(f != NULL);
+  if (f) fclose(f);
   test_root();
   test_dangling_links();
   test_no_root();
@@ -171,6 +196,7 @@ int main(void) {
   snprintf(path, sizeof path, "%s/sub", root);
   rmdir(path);
   rmdir(root);
+  unlink(known);
   rmdir(outside);
   return CHECK_SUMMARY("file_policy");
 }

@@ -433,6 +433,35 @@ static void test_files_dangling_link(void) {
   rmdir(out);
 }
 
+/* Globs with ".." after a wildcard (issue 29, item 3): matching_files and
+ * Dataset.list_files list nothing outside the allowed folder. */
+static void test_files_glob(void) {
+  char root[] = "/tmp/tide_test_files_XXXXXX", sub[64], code[2048];
+  CHECK(mkdtemp(root) != NULL);
+  snprintf(sub, sizeof sub, "%s/sub", root);
+  CHECK(mkdir(sub, 0700) == 0);
+  tide_vm *vm = open_sandbox_in(0, NULL, root);
+  CHECK(vm != NULL);
+  if (vm) {
+    snprintf(code, sizeof code,
+             "local tide = require 'tide'\n"
+             "local pattern = '%s/s*/../../../../../../etc/pass*'\n"
+             "local ok, r = pcall(tide.io.matching_files, pattern)\n"
+             "assert(ok and r.shape[1] == 0 or not ok and tostring(r):find('lies outside'), tostring(r))\n"
+             "local n = 0\n"
+             "ok, r = pcall(function()\n"
+             "  for _ in tide.data.Dataset.list_files(pattern, {shuffle = false}):iter() do n = n + 1 end\n"
+             "end)\n"
+             "assert(n == 0 and (ok or tostring(r):find('lies outside') or tostring(r):find('matched')), tostring(r))\n"
+             "ok, r = pcall(tide.io.matching_files, '%s/s*/../*')\n"
+             "assert(ok and r.shape[1] == 1, tostring(r))", root, root);
+    CHECK(runs(vm, code));
+    tide_vm_close(vm);
+  }
+  rmdir(sub);
+  rmdir(root);
+}
+
 int main(void) {
   test_refused();
   test_tide_inside();
@@ -441,5 +470,6 @@ int main(void) {
   test_files();
   test_files_nested();
   test_files_dangling_link();
+  test_files_glob();
   return CHECK_SUMMARY("vm_sandbox");
 }
