@@ -91,6 +91,10 @@ static void set_paths(lua_State *L, tide_vm *vm) {
   lua_setfield(L, -2, "sandbox");
   lua_pushboolean(L, !vm->opts.sandbox || (vm->opts.allow & TIDE_VM_ALLOW_FFI));
   lua_setfield(L, -2, "allow_pointers"); /* tide.from_buffer on raw addresses */
+  lua_pushboolean(L, !vm->opts.sandbox || (vm->opts.allow & TIDE_VM_ALLOW_PROCESS_SETTINGS));
+  lua_setfield(L, -2, "allow_process_settings"); /* binding.check_process_wide */
+  lua_pushboolean(L, !vm->opts.sandbox || (vm->opts.allow & TIDE_VM_ALLOW_PROFILER));
+  lua_setfield(L, -2, "allow_profiler"); /* binding.check_profiler */
   if (vm->opts.memory_limit) {
     /* Collect after cap/8 bytes of new tensors at most, so garbage does not
      * fill the cap (the binding's default step is 32 MB or more). */

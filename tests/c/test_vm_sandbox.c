@@ -462,6 +462,57 @@ static void test_files_glob(void) {
   rmdir(root);
 }
 
+/* What changes the whole process (issue 29, items 4 and 5): refused in a
+ * sandbox unless the host allows it, with a message saying so; the process
+ * keeps its settings. */
+static void test_process_wide(void) {
+  int threads = tide_get_num_threads();
+  tide_vm *vm = open_sandbox(0, NULL);
+  CHECK(vm != NULL);
+  if (vm) {
+    const char *settings[] = {"tide.config.set_num_threads(1)", "tide.config.set_max_cpu_isa('baseline')",
+                              "tide.config.set_memory_cache_limit(0)", "tide.config.reset_memory_peak()",
+                              "tide.config.enable_tensor_float_32(true)", "tide.debugging.enable_check_numerics()",
+                              "tide.debugging.disable_check_numerics()"};
+    char code[256];
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+      snprintf(code, sizeof code, "local tide = require 'tide'; %s", settings[i]);
+      CHECK(refused(vm, code, "TIDE_VM_ALLOW_PROCESS_SETTINGS"));
+    }
+    CHECK(tide_get_num_threads() == threads);
+    CHECK(strcmp(tide_cpu_isa(), "baseline") != 0 || getenv("TIDE_MAX_CPU_ISA"));
+    const char *profiler[] = {"tide.profiler.start()", "tide.profiler.stop()", "tide.profiler.summary{print = false}",
+                              "tide.profiler.event_count()", "tide.profiler.dropped_events()",
+                              "tide.profiler.write_trace('t.json')"};
+    for (size_t i = 0; i < sizeof profiler / sizeof profiler[0]; i++) {
+      snprintf(code, sizeof code, "local tide = require 'tide'; %s", profiler[i]);
+      CHECK(refused(vm, code, "TIDE_VM_ALLOW_PROFILER"));
+    }
+    /* what touches only the VM still runs: reading settings, collecting, a traced range (not recorded) */
+    CHECK(runs(vm, "local tide = require 'tide'\n"
+                   "assert(tide.config.get_num_threads() >= 1 and tide.config.cpu_isa())\n"
+                   "tide.config.release_memory()\n"
+                   "assert(tide.profiler.trace('r', function(a) return a + 1 end, 1) == 2)\n"
+                   "assert(tide.profiler.active() == false)"));
+    tide_vm_close(vm);
+  }
+  CHECK(tide_profiler_active() == 0);
+  vm = open_sandbox(TIDE_VM_ALLOW_PROCESS_SETTINGS | TIDE_VM_ALLOW_PROFILER, NULL);
+  CHECK(vm != NULL);
+  if (vm) {
+    char code[512];
+    snprintf(code, sizeof code,
+             "local tide = require 'tide'\n"
+             "tide.config.set_num_threads(1); assert(tide.config.get_num_threads() == 1)\n"
+             "tide.config.set_num_threads(%d)\n"
+             "tide.profiler.start(); local _ = tide.ones{2} + 1; tide.profiler.stop()\n"
+             "assert(tide.profiler.event_count() > 0)", threads);
+    CHECK(runs(vm, code));
+    tide_vm_close(vm);
+  }
+  CHECK(tide_get_num_threads() == threads);
+}
+
 int main(void) {
   test_refused();
   test_tide_inside();
@@ -471,5 +522,6 @@ int main(void) {
   test_files_nested();
   test_files_dangling_link();
   test_files_glob();
+  test_process_wide();
   return CHECK_SUMMARY("vm_sandbox");
 }
