@@ -104,6 +104,41 @@ static void test_tensor_cap(void) {
   tide_vm_close(vm);
 }
 
+/* String tensors' elements count against the cap too (issue 29, item 6):
+ * their bytes live in refcounted strings, not in the tensor's storage. */
+static void test_string_cap(void) {
+  enum { SMALL_CAP = 32 << 20 };
+  tide_vm *vm = open_capped(SMALL_CAP);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                             "s = tide.tensor{string.rep('a', 4e6)}\n"
+                             "keep = {}\n"
+                             "for i = 1, 20 do keep[i] = tide.strings.upper(s) end",
+                         "=strings") == TIDE_VM_ERR_MEMORY);
+  CHECK(contains(tide_vm_last_error(vm), "memory limit of 33554432 bytes reached"));
+  CHECK(tide_vm_memory_used(vm) <= SMALL_CAP);
+  CHECK(tide_vm_dostring(vm, "assert(#keep >= 3 and #keep < 8, #keep)", NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_dostring(vm, "keep = nil; collectgarbage()", NULL) == TIDE_VM_OK);
+  int64_t before = tide_vm_memory_used(vm);
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                             "keep = { tide.strings.upper(s), tide.strings.upper(s), tide.strings.upper(s) }",
+                         NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_memory_used(vm) >= before + 11000000); /* what the VM holds (3 x 4 MB) is what it says */
+  CHECK(tide_vm_dostring(vm, "keep = nil; collectgarbage()", NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_memory_used(vm) < before + 1000000);
+  /* made on a pipeline thread: charged there too */
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                             "local ds = tide.data.Dataset.from_tensors(s):repeat_(20):map(tide.strings.upper)"
+                             ":prefetch(1)\n"
+                             "keep = {}\n"
+                             "local ok, err = pcall(function() for x in ds:iter() do keep[#keep + 1] = x end end)\n"
+                             "assert(not ok and err:find('memory limit of'), err)\n"
+                             "keep = nil",
+                         NULL) == TIDE_VM_OK);
+  tide_vm_close(vm);
+}
+
 /* A pipeline's threads charge the VM that started them: a map running on a
  * prefetch thread or a parallel map's workers cannot make past the cap what
  * the VM's own thread could not, and the error comes to the iteration. */
@@ -219,6 +254,7 @@ static void test_time_budget(void) {
 int main(void) {
   test_lua_heap_cap();
   test_tensor_cap();
+  test_string_cap();
   test_pipeline_threads_charge_the_vm();
   test_instruction_budget();
   test_time_budget();
