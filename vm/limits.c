@@ -7,8 +7,9 @@
  * watchdog sets when the time runs out; from then on it fires at every
  * instruction, so a script that catches the error with pcall is stopped at
  * its next instruction outside the pcall. A tide op running in C when the
- * time runs out is stopped by tide_request_interrupt() (kernels poll it
- * between chunks), which the watchdog repeats until the call returns. */
+ * time runs out is stopped by the VM's interrupt token (kernels poll it
+ * between chunks), current only on the VM's thread and its pipelines'
+ * threads: no other VM's or host's run sees it. */
 #include "vm_state.h"
 
 #include <errno.h>
@@ -113,8 +114,8 @@ static struct timespec after(double seconds) {
 }
 
 /* The watchdog: waits for a call, sleeps until its deadline, and if the
- * same call is still running then, flags it and interrupts tide's kernels
- * every millisecond until it returns. Calls that end in time are not
+ * same call is still running then, flags it and raises the VM's interrupt
+ * token (tide's kernels on the VM's threads stop), then waits for it to return. Calls that end in time are not
  * signalled: the watchdog wakes at their deadline, sees them gone, and
  * sleeps until the next call's deadline or goes idle. */
 static void *watchdog(void *arg) {
@@ -135,9 +136,9 @@ static void *watchdog(void *arg) {
       continue; /* woken early (call ended, quit) or timed out: look again */
     }
     __atomic_store_n(&vm->expired, 1, __ATOMIC_RELAXED);
+    tide_interrupt_raise(vm->interrupt); /* stays raised until the next call resets it */
     while (!vm->quit && vm->call_active && vm->generation == call) {
-      tide_request_interrupt();
-      struct timespec ts = after(0.001);
+      struct timespec ts = after(0.005);
       pthread_cond_timedwait(&vm->wake, &vm->lock, &ts);
     }
   }
@@ -174,6 +175,7 @@ void tide_vm_budget_begin(tide_vm *vm) {
   if (!vm->opts.instruction_limit && !vm->opts.time_limit_ms) return;
   vm->instructions = 0;
   vm->expired = 0;
+  tide_interrupt_reset(vm->interrupt); /* the last call's, if its budget ran out */
   lua_sethook(vm->L, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
   if (!vm->has_watchdog) return;
   pthread_mutex_lock(&vm->lock);

@@ -145,6 +145,8 @@ tide_vm *tide_vm_open(const tide_vm_options *opts) {
   if (vm->opts.memory_limit > (size_t)INT64_MAX) vm->opts.memory_limit = (size_t)INT64_MAX;
   vm->account = tide_memory_account_new((int64_t)vm->opts.memory_limit);
   if (!vm->account) return open_failed(vm, TIDE_ERR_MEMORY, "out of memory");
+  vm->interrupt = tide_interrupt_new(NULL);
+  if (!vm->interrupt) return open_failed(vm, TIDE_ERR_MEMORY, "out of memory");
   /* A sandbox confines tide's file functions to files_root, or to nothing
    * (unless the host gave io back without a root: io reaches every file anyway). */
   unsigned allow = vm->opts.allow;
@@ -268,8 +270,7 @@ static tide_vm_status failed(tide_vm *vm, int status, bool outer) {
     lua_pushcfunction(L, collect);
     if (lua_pcall(L, 0, 0, 0)) lua_pop(L, 1);
   }
-  if (outer && vm->expired) tide_clear_interrupt();
-  return result;
+  return result; /* a spent budget's token stays raised until the next call: its pipelines stop too */
 }
 
 /* Run the function under its `nargs` arguments with a traceback, the VM's
@@ -281,12 +282,14 @@ static tide_vm_status run(tide_vm *vm, int nargs, int nresults, bool budget) {
   lua_insert(L, base);
   bool outer = vm->depth == 0;
   tide_memory_account *prev = NULL;
+  tide_interrupt *prev_interrupt = NULL;
   /* Script code runs under the VM's file policy at every depth: a host
    * function (host.c) gives its own code the host's policy back, and a
    * script it calls back must not inherit that. */
   tide_file_policy *prev_files = tide_file_policy_swap(vm->files);
   if (outer) {
     prev = tide_memory_account_swap(vm->account);
+    prev_interrupt = tide_interrupt_swap(vm->interrupt); /* the VM's budget stops this thread's kernels, no other's */
     vm->host_files = prev_files;
     vm->limit_hit = false;
     tide_clear_error();
@@ -299,12 +302,13 @@ static tide_vm_status run(tide_vm *vm, int nargs, int nresults, bool budget) {
   if (outer) {
     if (budget) tide_vm_budget_end(vm);
     tide_memory_account_swap(prev);
+    tide_interrupt_swap(prev_interrupt);
     vm->host_files = NULL;
   }
   lua_remove(L, base);
   if (status == 0) {
     if (outer && vm->expired) { /* it ran out just as it returned: drop the watchdog's request */
-      tide_clear_interrupt();
+      tide_interrupt_reset(vm->interrupt);
       vm->expired = 0;
     }
     set_error(vm, NULL);
@@ -404,11 +408,15 @@ struct lua_State *tide_vm_lua_state(tide_vm *vm) { return vm ? vm->L : NULL; }
 void tide_vm_close(tide_vm *vm) {
   if (!vm) return;
   tide_vm_limits_stop(vm);
+  /* Every pipeline the VM started stops: a thread stuck in a map's loop
+   * returns at its next step, so the finalizers below join it in bounded time. */
+  tide_interrupt_raise(vm->interrupt);
   if (vm->L) {
     tide_memory_account *prev = tide_memory_account_swap(vm->account);
     lua_close(vm->L);
     tide_memory_account_swap(prev);
   }
+  tide_interrupt_release(vm->interrupt);
   tide_memory_account_release(vm->account); /* results the host still holds keep it alive */
   tide_file_policy_release(vm->files);      /* pipeline threads still running keep it alive */
   free(vm->error);

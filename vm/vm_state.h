@@ -9,6 +9,7 @@
 
 #include "tide/files.h"
 #include "tide/memory.h"
+#include "tide/runtime.h"
 #include "tide/vm.h"
 
 struct tide_vm {
@@ -17,6 +18,8 @@ struct tide_vm {
   tide_vm_options opts;
   char *lua_root;                /* opts.lua_root's copy */
   tide_memory_account *account;  /* tensor storage made in calls (+ the Lua heap when capped) */
+  tide_interrupt *interrupt;     /* current on the VM's thread in calls (and its pipelines' parent): the
+                                  * watchdog raises it when the time runs out, the next call resets it */
   tide_file_policy *files;       /* what tide's file functions may touch in calls (sandbox), or NULL */
   tide_file_policy *host_files;  /* the policy the host's thread had when the outermost call began: host
                                   * functions run under it, script code (at any depth) under `files` */

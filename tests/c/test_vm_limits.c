@@ -1,9 +1,12 @@
 /* tests/c/test_vm_limits.c — a VM's limits (tide/vm.h): the memory cap on the
  * Lua heap and on tensor storage, and the instruction and time budgets per
  * call, each returning an error to the host and leaving the VM usable. */
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "tide/vm.h"
@@ -251,6 +254,108 @@ static void test_time_budget(void) {
   tide_vm_close(vm);
 }
 
+/* A bystander on another thread: a VM with no limits running a traced
+ * function (its graph polls interrupts between steps) until told to stop. */
+typedef struct {
+  tide_vm *vm;
+  int runs, failures;
+  char error[512];
+  int stop; /* atomic */
+} bystander;
+
+static void *bystander_main(void *arg) {
+  bystander *b = arg;
+  while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) {
+    if (tide_vm_dostring(b->vm, "local s = f(x):sum():item(); assert(s > 0)", "=bystander") != TIDE_VM_OK) {
+      if (!b->failures++) snprintf(b->error, sizeof b->error, "%s", tide_vm_last_error(b->vm));
+    }
+    b->runs++;
+  }
+  return NULL;
+}
+
+/* A spent time budget stops its own VM's kernels and nobody else's (issue
+ * 29, item 7): while a budgeted VM's long op overruns, another VM's runs on
+ * another thread never fail "interrupted". */
+static void test_budget_interrupts_only_its_vm(void) {
+  bystander b;
+  memset(&b, 0, sizeof b);
+  b.vm = tide_vm_open(NULL);
+  CHECK(b.vm != NULL);
+  if (!b.vm) return;
+  CHECK(tide_vm_dostring(b.vm, "local tide = require 'tide'\n"
+                               "x = tide.ones{20000}\n"
+                               "f = tide.trace(function(a) for i = 1, 40 do a = a * 1.0001 + 1 end return a end)\n"
+                               "assert(f(x):sum():item() > 0)",
+                         NULL) == TIDE_VM_OK);
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, bystander_main, &b) == 0);
+  tide_vm *vm = open_budget(0, 20);
+  CHECK(vm != NULL);
+  for (int i = 0; vm && i < 3; i++) {
+    /* one op that runs far past the budget (a matmul polls only when it ends) */
+    tide_vm_status st = tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                                             "local a = tide.ones{1500, 1500}\n"
+                                             "while true do a = tide.matmul(a, a) * 0 end",
+                                         "=overrun");
+    CHECK(st == TIDE_VM_ERR_BUDGET);
+  }
+  __atomic_store_n(&b.stop, 1, __ATOMIC_RELEASE);
+  pthread_join(t, NULL);
+  CHECK(b.runs > 0);
+  CHECK(b.failures == 0);
+  if (b.failures) fprintf(stderr, "the bystander failed %d of %d runs: %s\n", b.failures, b.runs, b.error);
+  tide_vm_close(vm);
+  tide_vm_close(b.vm);
+}
+
+static void on_alarm(int sig) {
+  (void)sig;
+  static const char msg[] = "FAIL tests/c/test_vm_limits.c: hung: a call or tide_vm_close did not return\n";
+  if (write(2, msg, sizeof msg - 1) < 0) _exit(1);
+  _exit(1);
+}
+
+/* A pipeline whose map loops for ever (a traced while_loop, run in C on the
+ * pipeline's threads): the time budget stops the call that waits for it, and
+ * closing the VM, or dropping the iterator, stops and joins its threads in
+ * bounded time (issue 29, item 10). An alarm turns a hang into a failure. */
+static void test_pipelines_stop(void) {
+  signal(SIGALRM, on_alarm);
+  alarm(120);
+  static const char *const stages[] = {"{num_parallel_calls = 2}):prefetch(1)", "{}):prefetch(1)",
+                                       "{num_parallel_calls = 2})", "{num_parallel_calls = 2}):prefetch(2)"};
+  for (int close_first = 0; close_first < 2; close_first++) {
+    for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++) {
+      tide_vm *vm = open_budget(0, 100);
+      CHECK(vm != NULL);
+      if (!vm) continue;
+      char code[1024];
+      snprintf(code, sizeof code,
+               "local tide = require 'tide'\n"
+               "local function spin(x)\n"
+               "  return tide.while_loop(function(i) return i:ge(0) end, function(i) return i + 1 end, {x})\n"
+               "end\n"
+               "it = tide.data.Dataset.range(4):map(spin, %s:iter()\n"
+               "it()", stages[k]);
+      tide_vm_status status;
+      double s = timed(vm, code, &status);
+      CHECK(status == TIDE_VM_ERR_BUDGET && s < 5.0);
+      if (status != TIDE_VM_ERR_BUDGET) fprintf(stderr, "stage %zu: %d %s\n", k, (int)status, tide_vm_last_error(vm));
+      if (!close_first) { /* the script drops its iterator in a later call: collected, its threads joined */
+        s = timed(vm, "it = nil; collectgarbage(); collectgarbage()", &status);
+        CHECK(status == TIDE_VM_OK && s < 5.0);
+        if (status != TIDE_VM_OK) fprintf(stderr, "drop %zu: %.2f s: %s\n", k, s, tide_vm_last_error(vm));
+      }
+      double t0 = tide_monotonic_seconds();
+      tide_vm_close(vm);
+      CHECK(tide_monotonic_seconds() - t0 < 5.0);
+    }
+  }
+  alarm(0);
+  signal(SIGALRM, SIG_DFL);
+}
+
 int main(void) {
   test_lua_heap_cap();
   test_tensor_cap();
@@ -258,5 +363,7 @@ int main(void) {
   test_pipeline_threads_charge_the_vm();
   test_instruction_budget();
   test_time_budget();
+  test_budget_interrupts_only_its_vm();
+  test_pipelines_stop();
   return CHECK_SUMMARY("vm_limits");
 }
