@@ -118,6 +118,8 @@ static int setup(lua_State *L) {
     if (luaL_loadstring(L, "jit.on = function() error('the JIT stays off in a VM with a budget', 2) end") ||
         lua_pcall(L, 0, 0, 0))
       lua_error(L);
+    /* A pattern match runs in one C call, where no hook fires: the budget counts its steps itself. */
+    tide_vm_patterns_open(vm);
   }
   if (vm->opts.sandbox) tide_vm_sandbox_open(vm);
   return 0;

@@ -51,6 +51,14 @@ bool tide_vm_limits_start(tide_vm *vm);  /* the watchdog thread; false if it can
 void tide_vm_limits_stop(tide_vm *vm);
 void tide_vm_budget_begin(tide_vm *vm);  /* before an outermost call: arm hook and deadline */
 void tide_vm_budget_end(tide_vm *vm);    /* after it: disarm */
+/* Work done in C inside a call (a pattern match's steps): charge `steps` to
+ * the instruction budget; true when a budget is spent (then raise its error). */
+bool tide_vm_budget_charge(tide_vm *vm, uint64_t steps);
+void tide_vm_budget_raise(lua_State *L, tide_vm *vm);
+
+/* patterns.c: string.find/match/gmatch/gsub whose matcher charges the budgets
+ * (inside a protected call, before the sandbox copies the string library). */
+void tide_vm_patterns_open(tide_vm *vm);
 
 /* sandbox.c: build the scripts' environment into vm->env_ref (inside a
  * protected call: raises on failure). */

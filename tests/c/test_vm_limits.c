@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <lua.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -356,6 +357,125 @@ static void test_pipelines_stop(void) {
   signal(SIGALRM, SIG_DFL);
 }
 
+/* The results of a battery of pattern calls, serialized by the script into
+ * the global `out` (the same script in two VMs). */
+static const char pattern_battery[] =
+    "local cases = {\n"
+    "  {'hello world', 'o w'}, {'hello world', 'l+'}, {'hello', '^h(.-)o$'}, {'a.b', '.', 1, true},\n"
+    "  {'  x = 12, y=3 ', '(%w+)%s*=%s*(%d+)'}, {'THE (quick) fox', '%((%a+)%)'}, {'f(a(b)c)d', '%b()'},\n"
+    "  {'THE (quick) fox', '%f[%a]%a+'}, {'abc', '()b()'}, {'abcabc', '(a)(b)c%1%2'}, {'x', ''}, {'', 'a*'},\n"
+    "  {'hello', 'l', -2}, {'hello', 'l', 10}, {'hello', 'l', -10}, {'a+b', '+', 1, true}, {'\\0z\\0', '%z'},\n"
+    "  {'key = value', '^(%w+)%s*=%s*(%w+)$'}, {'[x]', '[%[%]]'}, {'a-b', '[a-c]+'}, {'A1_b', '[^%w_]'},\n"
+    "  {'tab\\there', '%c'}, {'x.y', '%.'}, {'caf\\195\\169', '[\\128-\\255]+'}, {'aXb', '%u'}, {'aXb', '%U+'},\n"
+    "  {'0x1F', '%x+$'}, {'a,b,,c', '([^,]*)'}, {'abc', 'b?c'}, {'aaa', 'a-b'}, {'aaab', 'a-b'}, {'$a$', 'a$'},\n"
+    "  {'a$b', '$b'}, {'a^b', 'a^b'},\n"
+    "}\n"
+    "local function show(...) local t = { select('#', ...) }\n"
+    "  for i = 1, select('#', ...) do t[#t + 1] = tostring((select(i, ...))) end return table.concat(t, ',') end\n"
+    "local r = {}\n"
+    "for _, c in ipairs(cases) do\n"
+    "  r[#r + 1] = show(string.find(c[1], c[2], c[3], c[4]))\n"
+    "  r[#r + 1] = show(string.match(c[1], c[2], c[3]))\n"
+    "  r[#r + 1] = show(c[1]:gsub(c[2], '<%0>'))\n"
+    "  r[#r + 1] = show(c[1]:gsub(c[2], function(x) x = tostring(x) return #x > 1 and x:upper() or nil end, 2))\n"
+    "  r[#r + 1] = show(c[1]:gsub(c[2], { a = 'A', l = 'L' }))\n"
+    "  local g = {} for a, b in c[1]:gmatch(c[2]) do g[#g + 1] = show(a, b) if #g > 20 then break end end\n"
+    "  r[#r + 1] = table.concat(g, ';')\n"
+    "end\n"
+    "for _, bad in ipairs { '%', '[a', '(()', '%b', '%f', '%1', '(%1)', ')' } do\n"
+    "  local ok, err = pcall(string.find, 'abc', bad)\n"
+    "  r[#r + 1] = tostring(ok) .. ':' .. tostring(err):gsub('^.-:%d+: ', '')\n"
+    "end\n"
+    "r[#r + 1] = tostring(select(2, pcall(string.gsub, 'abc', 'b', true)))\n"
+    "r[#r + 1] = tostring(select(2, pcall(string.gsub, 'abc', 'b', function() return {} end)))\n"
+    "out = table.concat(r, '\\n')\n";
+
+/* A Lua pattern that backtracks for ever is stopped by the budget (issue 29,
+ * item 8): LuaJIT's matcher runs in one C call no hook can stop, so a VM with
+ * a budget has a matcher counting its steps, with LuaJIT's results. */
+static void test_pattern_budget(void) {
+  static const char *const catastrophic[] = {
+      "string.find(string.rep('a', 60), string.rep('a*', 30) .. 'b')",
+      "local s = string.rep('a', 60); s:match(string.rep('a*', 30) .. 'b')",
+      "for _ in string.gmatch(string.rep('a', 60), string.rep('a*', 30) .. 'b') do end",
+      "string.gsub(string.rep('a', 60), string.rep('a-', 30) .. 'b', 'x')",
+      "pcall(string.find, string.rep('a', 60), string.rep('a*', 30) .. 'b'); error('went on after the budget')",
+  };
+  tide_vm *vm = open_budget(0, 100);
+  CHECK(vm != NULL);
+  for (size_t k = 0; vm && k < sizeof catastrophic / sizeof catastrophic[0]; k++) {
+    tide_vm_status status;
+    double s = timed(vm, catastrophic[k], &status);
+    CHECK(status == TIDE_VM_ERR_BUDGET && s < 2.0);
+    CHECK(contains(tide_vm_last_error(vm), "time budget of 100 ms exceeded"));
+    if (status != TIDE_VM_ERR_BUDGET) fprintf(stderr, "pattern %zu: %d %s\n", k, (int)status, tide_vm_last_error(vm));
+  }
+  if (vm) tide_vm_close(vm);
+  /* the instruction budget counts its steps too; in a sandbox as well */
+  tide_vm_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.instruction_limit = 10000000;
+  opts.sandbox = true;
+  vm = tide_vm_open(&opts);
+  CHECK(vm != NULL);
+  if (vm) {
+    tide_vm_status status;
+    double s = timed(vm, catastrophic[0], &status);
+    CHECK(status == TIDE_VM_ERR_BUDGET && s < 5.0);
+    CHECK(contains(tide_vm_last_error(vm), "instruction budget of 10000000 exceeded"));
+    CHECK(contains(tide_vm_last_error(vm), "timed:1:"));
+    tide_vm_close(vm);
+  }
+  /* the same results and messages as LuaJIT's own matcher */
+  tide_vm *plain = tide_vm_open(NULL);
+  vm = open_budget(100000000, 10000);
+  CHECK(plain && vm);
+  if (plain && vm) {
+    CHECK(tide_vm_dostring(plain, pattern_battery, "=battery") == TIDE_VM_OK);
+    CHECK(tide_vm_dostring(vm, pattern_battery, "=battery") == TIDE_VM_OK);
+    if (*tide_vm_last_error(vm)) fprintf(stderr, "%s\n", tide_vm_last_error(vm));
+    lua_State *a = tide_vm_lua_state(plain), *b = tide_vm_lua_state(vm);
+    lua_getglobal(a, "out");
+    lua_getglobal(b, "out");
+    const char *ra = lua_tostring(a, -1), *rb = lua_tostring(b, -1);
+    CHECK(ra && rb && strlen(ra) > 1000 && strcmp(ra, rb) == 0);
+    if (ra && rb && strcmp(ra, rb) != 0) fprintf(stderr, "LuaJIT's:\n%s\n--- the budgeted VM's:\n%s\n", ra, rb);
+    lua_pop(a, 1);
+    lua_pop(b, 1);
+  }
+  tide_vm_close(plain);
+  tide_vm_close(vm);
+}
+
+/* regex_replace backtracking in PCRE2 under a budget (issue 29, item 8): each
+ * match has a step limit (refused with a clear error), and the budget's
+ * interrupt stops the op between matches and elements. */
+static void test_regex_budget(void) {
+  tide_vm *vm = open_budget(0, 100);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  tide_vm_status status;
+  double s = timed(vm, "local tide = require 'tide'\n"
+                       "local t = {} for i = 1, 200 do t[i] = string.rep('a', 24) .. '!' end\n"
+                       "local x = tide.tensor(t)\n"
+                       "local y = tide.strings.regex_replace(x, '(a|aa)+$', 'x')",
+                   &status);
+  CHECK(status == TIDE_VM_ERR_BUDGET && s < 1.5);
+  if (status != TIDE_VM_ERR_BUDGET || s >= 1.5) fprintf(stderr, "regex: %.2f s: %s\n", s, tide_vm_last_error(vm));
+  tide_vm_close(vm);
+  /* one catastrophic match: the match limit, named in a clear error (no VM needed) */
+  vm = tide_vm_open(NULL);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  s = timed(vm, "local tide = require 'tide'\n"
+                "tide.strings.regex_replace(tide.tensor{string.rep('a', 40) .. '!'}, '^(a+)+$', 'x')",
+            &status);
+  CHECK(status == TIDE_VM_ERR_RUN && s < 2.0);
+  CHECK(contains(tide_vm_last_error(vm),
+                 "regex_replace: matching element 0 failed: the pattern \"^(a+)+$\" backtracks too much"));
+  tide_vm_close(vm);
+}
+
 int main(void) {
   test_lua_heap_cap();
   test_tensor_cap();
@@ -365,5 +485,7 @@ int main(void) {
   test_time_budget();
   test_budget_interrupts_only_its_vm();
   test_pipelines_stop();
+  test_pattern_budget();
+  test_regex_budget();
   return CHECK_SUMMARY("vm_limits");
 }
