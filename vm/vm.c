@@ -275,10 +275,21 @@ static tide_vm_status failed(tide_vm *vm, int status, bool outer) {
   return result; /* a spent budget's token stays raised until the next call: its pipelines stop too */
 }
 
+/* Runs and calls nested inside one another at most (a host function calling
+ * the script back, which calls it again, ...): each level takes C stack (the
+ * host's, LuaJIT's, tide's), and a host whose callback re-enters it without
+ * end would run out of it and crash. Real nesting is a few levels deep. */
+enum { MAX_DEPTH = 200 };
+
 /* Run the function under its `nargs` arguments with a traceback, the VM's
  * memory account current and, when `budget`, its budgets armed. */
 static tide_vm_status run(tide_vm *vm, int nargs, int nresults, bool budget) {
   lua_State *L = vm->L;
+  if (vm->depth >= MAX_DEPTH) {
+    lua_pop(L, nargs + 1); /* the function and its arguments, as a failed call leaves nothing */
+    return tide_vm_fail(vm, TIDE_VM_ERR_RUN, "host and script calls nested too deep (%d levels): a host function "
+                        "calls the script back, which calls it again, without end?", vm->depth);
+  }
   int base = lua_gettop(L) - nargs;
   lua_pushcfunction(L, tide_vm_traceback);
   lua_insert(L, base);
