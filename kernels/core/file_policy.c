@@ -94,7 +94,8 @@ static tide_status resolve(const char *path, char out[PATH_MAX]) {
     memcpy(next + n + 1, t, rest + 1);
     memcpy(todo, next, (size_t)n + 1 + rest + 1);
     t = todo;
-    done = link[0] == '/' ? 1 : (at > 1 ? at : 1); /* an absolute target starts over; a relative one from the link's folder */
+    /* an absolute target starts over; a relative one from the link's folder */
+    done = link[0] == '/' ? 1 : (at > 1 ? at : 1);
     out[done] = '\0';
   }
   return TIDE_OK;
@@ -223,7 +224,8 @@ int tide_file_open(const char *path, int flags, int mode) {
   } else {
     fd = open(path, f, mode);
   }
-  if (fd < 0) return open_failed(errno, errno == ELOOP && p ? "a symbolic link appeared in its path while it was opened" : NULL);
+  if (fd < 0)
+    return open_failed(errno, errno == ELOOP && p ? "a symbolic link appeared in its path while it was opened" : NULL);
   if (folder) return fd;
   struct stat st;
   if (fstat(fd, &st) != 0) {
