@@ -317,13 +317,21 @@ static void on_alarm(int sig) {
   _exit(1);
 }
 
+/* Run a test whose regression would be a hang under an alarm: a hang fails
+ * the program (with a FAIL line) instead of stalling the suite. */
+static void with_alarm(void (*test)(void), unsigned seconds) {
+  signal(SIGALRM, on_alarm);
+  alarm(seconds);
+  test();
+  alarm(0);
+  signal(SIGALRM, SIG_DFL);
+}
+
 /* A pipeline whose map loops for ever (a traced while_loop, run in C on the
  * pipeline's threads): the time budget stops the call that waits for it, and
  * closing the VM, or dropping the iterator, stops and joins its threads in
  * bounded time (issue 29, item 10). An alarm turns a hang into a failure. */
 static void test_pipelines_stop(void) {
-  signal(SIGALRM, on_alarm);
-  alarm(120);
   static const char *const stages[] = {"{num_parallel_calls = 2}):prefetch(1)", "{}):prefetch(1)",
                                        "{num_parallel_calls = 2})", "{num_parallel_calls = 2}):prefetch(2)"};
   for (int close_first = 0; close_first < 2; close_first++) {
@@ -353,8 +361,6 @@ static void test_pipelines_stop(void) {
       CHECK(tide_monotonic_seconds() - t0 < 5.0);
     }
   }
-  alarm(0);
-  signal(SIGALRM, SIG_DFL);
 }
 
 /* The results of a battery of pattern calls, serialized by the script into
@@ -484,8 +490,8 @@ int main(void) {
   test_instruction_budget();
   test_time_budget();
   test_budget_interrupts_only_its_vm();
-  test_pipelines_stop();
-  test_pattern_budget();
-  test_regex_budget();
+  with_alarm(test_pipelines_stop, 120);
+  with_alarm(test_pattern_budget, 120);
+  with_alarm(test_regex_budget, 120);
   return CHECK_SUMMARY("vm_limits");
 }

@@ -3,6 +3,7 @@
  * reachable from tide hands a script ffi, the binding or the C library. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -513,7 +514,16 @@ static void test_process_wide(void) {
   CHECK(tide_get_num_threads() == threads);
 }
 
+static void on_alarm(int sig) {
+  (void)sig;
+  static const char msg[] = "FAIL tests/c/test_vm_sandbox.c: hung (an open waiting on a FIFO?)\n";
+  if (write(2, msg, sizeof msg - 1) < 0) _exit(1);
+  _exit(1);
+}
+
 int main(void) {
+  signal(SIGALRM, on_alarm); /* a regression that blocks fails the program instead of stalling the suite */
+  alarm(600);
   test_refused();
   test_tide_inside();
   test_lua_root();
@@ -523,5 +533,6 @@ int main(void) {
   test_files_dangling_link();
   test_files_glob();
   test_process_wide();
+  alarm(0);
   return CHECK_SUMMARY("vm_sandbox");
 }
