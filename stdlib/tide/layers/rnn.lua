@@ -131,6 +131,11 @@ local function while_loop(step, seq, states, go_backwards, return_sequences, out
     return math_ops.add(i, 1), ns, out, acc:write(i, out)
   end, { i0, states, last, ta })
   local outputs = shape_ops.transpose(final_ta:stack(), { 1, 0, 2 }) -- [T, B, out] -> [B, T, out]
+  -- the buffer's dims come from the run: keep what is known now (Keras's
+  -- (None, None, units)), so that a recurrent layer stacked on this one builds
+  if type(output_size) == "number" then
+    outputs = dynamic_shape.ensure_shape(outputs, { seq.shape[1], seq.shape[2], output_size })
+  end
   return final_last, outputs, final_states
 end
 
