@@ -6,8 +6,14 @@
 local binding = require "tide.binding"
 local class = require "tide.class"
 local progbar = require "tide.models.progbar"
+local base_init = require "tide.initializers.base"
 
 local M = {}
+
+-- A callback's constructor arguments, Keras style: Cls{a, key = v} (list
+-- entries by position in `names`, Keras's argument order), Cls(a, {key = v})
+-- or Cls(a); unknown names are errors naming the class.
+function M.options(what, names, ...) return base_init.kwargs(what, names, ...) end
 
 local Callback = class("Callback")
 M.Callback = Callback
