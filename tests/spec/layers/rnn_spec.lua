@@ -141,7 +141,7 @@ describe("recurrent layers over a time dim of None", function()
     local x = tide.Input { shape = { tide.None, 3 } }
     local stacked = L.GRU { 2 }(L.LSTM { 4, return_sequences = true }(x))
     assert.are.same(F.stacked, { dims(stacked) })
-    local m = tide.Model { x, stacked }
+    local m = tide.Model { inputs = x, outputs = stacked }
     assert.are.same({ 2, 2 }, m(tide.random.normal { 2, 7, 3 }).shape:as_list())
     assert.are.same({ 1, 2 }, m(tide.random.normal { 1, 3, 3 }).shape:as_list())
   end)

@@ -26,7 +26,7 @@ describe("compile's losses align the labels' rank (Keras's LossFunctionWrapper)"
     L.clear_session()
     local x = tide.Input { shape = { 1 } }
     local out = flat and L.Lambda { function(t) return tide.squeeze(t, { -1 }) end }(x) or L.Activation { "linear" }(x)
-    return tide.Model { x, out }
+    return tide.Model { inputs = x, outputs = out }
   end
 
   it("for every loss function tide has: labels (N,) for predictions (N, 1), and (N, 1) for (N,)", function()
@@ -74,9 +74,9 @@ describe("a model of two named Inputs and two outputs", function()
     local hidden = L.Concatenate { name = "cat" } { a, b }
     local o1 = L.Dense { 1, name = "priority" }(hidden)
     local o2 = L.Dense { 4, activation = "softmax", name = "department" }(hidden)
-    local m = tide.Model { { a, b }, { o1, o2 } }
+    local m = tide.Model { inputs = { a, b }, outputs = { o1, o2 } }
     m:set_weights { t32(D.k1), tide.zeros { 1 }, t32(D.k2), tide.zeros { 4 } }
-    m:compile { optimizer = tide.optimizers.SGD { 0.1 }, loss = opts.loss, metrics = opts.metrics,
+    m:compile { optimizer = tide.optimizers.SGD { learning_rate = 0.1 }, loss = opts.loss, metrics = opts.metrics,
                 loss_weights = opts.loss_weights }
     return m
   end

@@ -40,13 +40,13 @@ describe("a subclassed model with its own train_step and no call", function()
     local z_mean = L.Dense { latent_dim, name = "z_mean" }(x)
     local z_log_var = L.Dense { latent_dim, name = "z_log_var" }(x)
     local z = Sampling {} { z_mean, z_log_var }
-    local encoder = tide.Model { enc_in, { z_mean, z_log_var, z }, name = "encoder" }
+    local encoder = tide.Model { inputs = enc_in, outputs = { z_mean, z_log_var, z }, name = "encoder" }
     local dec_in = tide.Input { shape = { latent_dim } }
     local y = L.Dense { 4 * 4 * 4, activation = "relu" }(dec_in)
     y = L.Reshape { { 4, 4, 4 } }(y)
     y = L.Conv2DTranspose { 4, 3, activation = "relu", strides = 2, padding = "same" }(y)
     local dec_out = L.Conv2DTranspose { 1, 3, activation = "sigmoid", padding = "same" }(y)
-    local decoder = tide.Model { dec_in, dec_out, name = "decoder" }
+    local decoder = tide.Model { inputs = dec_in, outputs = dec_out, name = "decoder" }
 
     local VAE = tide.Model:extend("VAE")
     function VAE:init(enc, dec)
@@ -76,7 +76,7 @@ describe("a subclassed model with its own train_step and no call", function()
     end
 
     local vae = VAE(encoder, decoder)
-    vae:compile { optimizer = tide.optimizers.Adam { 1e-2 } }
+    vae:compile { optimizer = tide.optimizers.Adam { learning_rate = 1e-2 } }
     assert.are.same({ "loss", "total_loss", "reconstruction_loss", "kl_loss" }, names(vae.metrics))
     local images = tide.cast(tide.random.uniform { 64, 8, 8, 1 }:gt(0.5), "float32")
     local before = vae.encoder.trainable_weights[1]:read_value()
@@ -138,7 +138,7 @@ describe("a subclassed model with its own train_step and no call", function()
     end
 
     local gan = GAN(discriminator, generator, latent_dim)
-    local d_opt, g_opt = tide.optimizers.Adam { 3e-3 }, tide.optimizers.Adam { 3e-3 }
+    local d_opt, g_opt = tide.optimizers.Adam { learning_rate = 3e-3 }, tide.optimizers.Adam { learning_rate = 3e-3 }
     gan:compile { d_optimizer = d_opt, g_optimizer = g_opt,
                   loss_fn = tide.losses.BinaryCrossentropy { from_logits = true } }
     assert.are.same({ "loss", "d_loss", "g_loss" }, names(gan.metrics))
@@ -173,7 +173,7 @@ describe("a subclassed model with its own train_step and no call", function()
       return { loss = self.total_loss_tracker:result() }
     end
     local m = Lin()
-    m:compile { optimizer = tide.optimizers.SGD { 0.1 } }
+    m:compile { optimizer = tide.optimizers.SGD { learning_rate = 0.1 } }
     local x, y = tide.tensor(F.field_metrics.x, "float32"), tide.tensor(F.field_metrics.y, "float32")
     local hist = m:fit(x, y, { epochs = 2, batch_size = 4, shuffle = false, verbose = 0 })
     h.close(hist.history.loss, F.field_metrics.history.loss, 1e-5)

@@ -87,7 +87,8 @@ describe("tide.Sequential", function()
 
   it("a first layer that is a built model (a keras.applications base) builds the model at once", function()
     local x = tide.Input { shape = { 4, 4, 3 } }
-    local base = tide.Model { x, L.GlobalAveragePooling2D {}(L.Conv2D { 2, 3, padding = "same" }(x)), name = "base" }
+    local base = tide.Model { inputs = x, outputs = L.GlobalAveragePooling2D {}(L.Conv2D { 2, 3, padding = "same" }(x)),
+      name = "base" }
     base.trainable = false
     local m = tide.Sequential { base, L.Dense { 1 } }
     assert.is_true(m.built)

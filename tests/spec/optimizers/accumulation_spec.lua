@@ -9,15 +9,15 @@ local F = dofile("tests/fixtures/keras/examples.lua").gradient_accumulation
 local O = tide.optimizers
 
 local MAKE = {
-  sgd_2 = function() return O.SGD { 0.1, gradient_accumulation_steps = 2 } end,
-  sgd_momentum_3 = function() return O.SGD { 0.1, momentum = 0.9, gradient_accumulation_steps = 3 } end,
-  adam_2 = function() return O.Adam { 0.01, gradient_accumulation_steps = 2 } end,
+  sgd_2 = function() return O.SGD { learning_rate = 0.1, gradient_accumulation_steps = 2 } end,
+  sgd_momentum_3 = function() return O.SGD { learning_rate = 0.1, momentum = 0.9, gradient_accumulation_steps = 3 } end,
+  adam_2 = function() return O.Adam { learning_rate = 0.01, gradient_accumulation_steps = 2 } end,
   adamw_clip_2 = function()
-    return O.AdamW { 0.01, weight_decay = 0.1, clipnorm = 0.5, gradient_accumulation_steps = 2 }
+    return O.AdamW { learning_rate = 0.01, weight_decay = 0.1, clipnorm = 0.5, gradient_accumulation_steps = 2 }
   end,
   rmsprop_schedule_2 = function()
     local lr = O.schedules.ExponentialDecay { 0.01, decay_steps = 1, decay_rate = 0.5 }
-    return O.RMSprop { lr, gradient_accumulation_steps = 2 }
+    return O.RMSprop { learning_rate = lr, gradient_accumulation_steps = 2 }
   end,
 }
 
@@ -52,7 +52,7 @@ describe("gradient_accumulation_steps (Keras 3's)", function()
     local function run(batch_size, steps)
       L.clear_session()
       local m = tide.Sequential { tide.Input { shape = { 3 } }, L.Dense { 1, kernel_initializer = "ones" } }
-      m:compile { optimizer = O.SGD { 0.1, gradient_accumulation_steps = steps }, loss = "mse" }
+      m:compile { optimizer = O.SGD { learning_rate = 0.1, gradient_accumulation_steps = steps }, loss = "mse" }
       m:fit(x, y, { batch_size = batch_size, epochs = 2, shuffle = false, verbose = 0 })
       return m
     end
@@ -65,7 +65,7 @@ describe("gradient_accumulation_steps (Keras 3's)", function()
 
   it("keeps the accumulators as slots after the averages, and in checkpoints", function()
     local w = tide.Variable(t32(F.w0), { name = "w" })
-    local opt = O.Adam { 0.01, use_ema = true, gradient_accumulation_steps = 2 }
+    local opt = O.Adam { learning_rate = 0.01, use_ema = true, gradient_accumulation_steps = 2 }
     opt:build { w }
     local names = {}
     for i, v in ipairs(opt.variables) do names[i] = v.name end
@@ -76,7 +76,7 @@ describe("gradient_accumulation_steps (Keras 3's)", function()
     local dir = tmp.dir("accumulation")
     local ckpt = tide.train.Checkpoint { optimizer = opt, w = w }
     local path = ckpt:save(dir .. "/ckpt")
-    local opt2 = O.Adam { 0.01, use_ema = true, gradient_accumulation_steps = 2 }
+    local opt2 = O.Adam { learning_rate = 0.01, use_ema = true, gradient_accumulation_steps = 2 }
     local w2 = tide.Variable(tide.zeros { 3, 2 }, { name = "w" })
     opt2:build { w2 }
     tide.train.Checkpoint { optimizer = opt2, w = w2 }:restore(path)
