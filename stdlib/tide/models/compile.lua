@@ -13,7 +13,6 @@ local metrics_mod = require "tide.metrics"
 local optimizers = require "tide.optimizers"
 local keras_mask = require "tide.keras_mask"
 local layer_mod = require "tide.layers.layer"
-local tracking = require "tide.layers.tracking"
 local data = require "tide.models.data"
 local nest = require "tide.nest"
 local common = require "tide.losses.common"
@@ -265,29 +264,49 @@ local function build_metrics(self, ys, preds)
 end
 
 -- The metrics a layer holds in its fields (and plain tables in them), in
--- the order the fields were first assigned: Keras 3's layer._metrics
--- (self.total_loss_tracker = tide.metrics.Mean{...}).
-local function field_metrics(layer, out, seen)
-  local t = rawget(layer, "_tracking")
-  if t == nil then return end
-  local function found(obj)
-    if metrics_mod.is_metric(obj) and not seen[obj] then
-      seen[obj] = true
-      out[#out + 1] = obj
+-- the order the fields were first assigned (Keras 3's layer._metrics:
+-- self.total_loss_tracker = tide.metrics.Mean{...}), then those of the
+-- layers below it, depth first; a model below is skipped (it trains apart,
+-- as Keras skips Trainers). A walk of its own, lighter than tracking's (no
+-- Variables to order): fit's progress bar and train_on_batch read model.metrics.
+local is_metric, is_layer = metrics_mod.is_metric, layer_mod.is_layer
+
+local function scan(value, out, subs, seen)
+  if type(value) ~= "table" or seen[value] then return end -- numbers, functions, Variables, tensors
+  seen[value] = true
+  if getmetatable(value) ~= nil then -- an object: a metric, a layer, or another
+    if is_metric(value) then out[#out + 1] = value
+    elseif is_layer(value) and type(value.fit) ~= "function" then subs[#subs + 1] = value end
+    return
+  end
+  local n = #value -- a plain table: its list in order, then its other keys in tide.nest's order
+  for i = 1, n do scan(value[i], out, subs, seen) end
+  local others
+  for k in pairs(value) do
+    if not (type(k) == "number" and k >= 1 and k <= n and k == math.floor(k)) then
+      others = others or {}
+      others[#others + 1] = k
     end
   end
-  local visited = {}
-  for _, k in ipairs(t.keys) do
-    local value = rawget(layer, k)
-    if value ~= nil then tracking.walk_value(value, metrics_mod.is_metric, found, visited) end
+  if others then
+    if #others > 1 then table.sort(others, nest.key_less) end
+    for _, k in ipairs(others) do scan(value[k], out, subs, seen) end
   end
 end
 
+local function field_metrics(layer, out, seen)
+  local t = rawget(layer, "_tracking")
+  if t == nil then return end
+  local subs = {}
+  for _, k in ipairs(t.keys) do scan(rawget(layer, k), out, subs, seen) end
+  for _, l in ipairs(subs) do field_metrics(l, out, seen) end
+end
+
 -- model.metrics in Keras 3's order: the loss tracker, the compiled metrics,
--- each output's loss tracker, the metrics held in the model's fields, then
--- those of the layers below it (not of a model below: it trains apart).
+-- each output's loss tracker, then the metrics held in the model's fields
+-- and in its layers'.
 function M.metrics(self)
-  local out, seen = {}, {}
+  local out, seen = {}, { [self] = true }
   local function add(m)
     if not seen[m] then seen[m] = true; out[#out + 1] = m end
   end
@@ -296,9 +315,6 @@ function M.metrics(self)
   for _, m in ipairs(rawget(self, "_compiled_metrics") or {}) do add(m) end
   for _, e in ipairs(rawget(self, "_output_loss_trackers") or {}) do add(e.metric) end
   field_metrics(self, out, seen)
-  for _, l in ipairs(layer_mod.flatten_layers(self)) do
-    if type(l.fit) ~= "function" then field_metrics(l, out, seen) end -- a model has fit: Keras skips Trainers
-  end
   return out
 end
 

@@ -169,6 +169,7 @@ local function prepare(self, xb, training)
   if has_call and (not rawget(self, "built") or not rawget(self, "_has_run")) then
     self(data.rebuild(xb.template, xb.leaves, 0), { training = false })
     rawset(self, "_has_run", true)
+    reset_metrics(self) -- that call is no step: a metric the model updates in call forgets it (Keras builds symbolically)
   end
   if training and not overrides(self, "train_step") then self.optimizer:build(self.trainable_weights) end
 end

@@ -152,6 +152,33 @@ describe("a subclassed model with its own train_step and no call", function()
     assert.are.equal(2, #gan.optimizer.variables) -- iterations and the learning rate, no slots
   end)
 
+  it("model.metrics finds the metrics of its layers' fields too (not of a model below: it trains apart)", function()
+    local Probe = L.Layer:extend("Probe")
+    function Probe:init() self.seen = { tide.metrics.Sum { name = "rows_seen" } } end
+    function Probe:call(x)
+      self.seen[1]:update_state(tide.reduce_sum(x, 1) * 0 + 1) -- one per row
+      return x
+    end
+    local inner = tide.Sequential { tide.Input { shape = { 2 } }, L.Dense { 1 } }
+    inner:compile { optimizer = "sgd", loss = "mse" }
+    local Net = tide.Model:extend("Net")
+    function Net:init()
+      self.probe = Probe {}
+      self.head = inner
+      self.mean_out = tide.metrics.Mean { name = "mean_out" }
+    end
+    function Net:call(x)
+      local y = self.head(self.probe(x))
+      self.mean_out:update_state(y)
+      return y
+    end
+    local m = Net()
+    m:compile { optimizer = "sgd", loss = "mse" }
+    assert.are.same({ "loss", "mean_out", "rows_seen" }, names(m.metrics))
+    local hist = m:fit(tide.ones { 6, 2 }, tide.zeros { 6, 1 }, { epochs = 2, batch_size = 3, verbose = 0 })
+    assert.are.same({ 6, 6 }, hist.history.rows_seen) -- reset at each epoch
+  end)
+
   it("metrics in fields are reset at each epoch; History matches Keras 3's", function()
     local Lin = tide.Model:extend("Lin")
     function Lin:init()
