@@ -457,6 +457,15 @@ creation("range", {
   { "float step", function() return tide.range(1, 2, 0.25) end },
   { "negative delta int64", function() return tide.range(10, 0, -3, { dtype = "int64" }) end },
 })
+-- range with a bound computed in the trace: range_dynamic (eagerly, the
+-- bound is a number and range runs)
+cases.range_dynamic = function(add)
+  add("int32 limit", function(x) return tide.range(tide.reduce_sum(x)) end, { tide.tensor({ 2, 3 }, "int32") })
+  add("float32 start, negative delta", function(x) return tide.range(tide.reduce_max(x), 0.0, -0.5) end,
+    { tide.tensor({ 1.5, 2.25 }, "float32") })
+  add("int64 bounds", function(a, b) return tide.range(a, b, 3, { dtype = "int64" }) end,
+    { tide.tensor(-4, "int64"), tide.tensor(7, "int64") })
+end
 creation("linspace", {
   { "float32", function() return tide.linspace(0, 1, 5) end },
   { "float64", function() return tide.linspace(-1, 3, 7, { dtype = "float64" }) end },

@@ -31,6 +31,7 @@ local calls = {
   one_hot = function() return tide.one_hot(tide.tensor{0, 2}, 3) end, reverse = function() return tide.reverse(m, {1}) end,
   shape = function() return tide.shape(m) end, size = function() return tide.num_elements(m) end,
   fill = function() return tide.fill({2, 2}, 7) end, range = function() return tide.range(5) end,
+  range_dynamic = function() return tide.trace(function(n) return tide.range(n) end)(tide.tensor(5)) end,
   linspace = function() return tide.linspace(0, 1, 5) end, eye = function() return tide.eye(3) end,
   random_uniform = function() return tide.random.uniform({4}) end,
   random_normal = function() return tide.random.normal({4}) end,
