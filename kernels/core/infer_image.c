@@ -104,7 +104,10 @@ tide_status tide_infer_draw_boxes(const tide_op_def *def, const tide_attrs *a, i
                                   int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
   const tide_tensor *x = in[0], *b = in[1], *c = in[2];
-  tide_status st = tide_check_dtype(def, x, "images");
+  tide_status st = x->dt == TIDE_FLOAT32 || x->dt == TIDE_FLOAT16
+                      ? TIDE_OK
+                      : TIDE_FAIL(TIDE_ERR_DTYPE, "%s: images must be float32 or float16, got %s (convert them with "
+                                  "tide.image.convert_image_dtype)", def->name, tide_dtype_name(x->dt));
   if (!st) st = check_f32(def, b, "boxes");
   if (!st) st = check_f32(def, c, "colors");
   if (st) return st;

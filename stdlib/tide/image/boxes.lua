@@ -100,15 +100,15 @@ function M.non_max_suppression_padded(boxes, scores, max_output_size, ...)
   if b.ndim > 2 and not pad then
     fail(op, "pad_to_max_output_size must be true for batched input (boxes of shape %s)", tostring(b.shape))
   end
-  local lead = {}
+  local lead, batch = {}, 1
   for d = 0, b.ndim - 3 do
     local v = tonumber(b.dims[d])
     if v < 0 then fail(op, "the batch dims of boxes must be known while tracing, got shape %s", tostring(b.shape)) end
     lead[#lead + 1] = v
+    batch = batch * v
   end
-  local n = tonumber(b.dims[b.ndim - 2])
-  local bb = shape_ops.reshape(b, { -1, n, 4 })
-  local ss = shape_ops.reshape(s, { -1, n })
+  local bb = shape_ops.reshape(b, { batch, -1, 4 })
+  local ss = shape_ops.reshape(s, { batch, -1 })
   local m = args.int(op, "max_output_size", max_output_size)
   local idx, _, valid = run_nms(op, NMS, bb, ss, m, num(op, "iou_threshold", o.iou_threshold, 0.5),
     num(op, "score_threshold", o.score_threshold, -math.huge), 0, PAD + TILED)

@@ -156,16 +156,18 @@ local METHODS = { bilinear = true, nearest = true }
 -- One axis of crop_and_resize's sample grid, as TF's kernel computes it in
 -- float32: for n > 1, in = lo * (size - 1) + i * ((hi - lo) * (size - 1) / (n - 1));
 -- for one sample, the box's centre (computed in double, as TF's 0.5 is).
--- lo, hi: [boxes, 1]; returns [boxes, n] coordinates and whether each lies inside.
+-- lo, hi: [boxes, 1] (float32, or float64 for float64 images); returns
+-- [boxes, n] coordinates and whether each lies inside.
 local function grid(lo, hi, size, n)
   local at
+  local dt = dtype.names[tonumber(lo.dt)]
   if n > 1 then
     local scale = math_ops.div(mul(sub(hi, lo), size - 1), n - 1)
-    local steps = shape_ops.reshape(create.range(0, n, 1, "float32"), { 1, n })
+    local steps = shape_ops.reshape(create.range(0, n, 1, dt), { 1, n })
     at = add(mul(lo, size - 1), mul(steps, scale))
   else
     local mid = mul(mul(math_ops.cast(add(lo, hi), "float64"), 0.5), size - 1)
-    at = math_ops.cast(mid, "float32")
+    at = math_ops.cast(mid, dt)
   end
   local inside = math_ops.logical_and(math_ops.greater_equal(at, 0), math_ops.less_equal(at, size - 1))
   return at, inside
@@ -185,7 +187,7 @@ local function pick(flat, b, ys, xs, h, w)
   return shape_ops.gather(flat, idx)
 end
 
--- The crops of one method; image float32 [N, H, W, C], boxes [B, 4] float32,
+-- The crops of one method; image float [N, H, W, C], boxes [B, 4] of its dtype,
 -- b [B, 1] int32; the samples outside the image left as they fall (masked by the caller).
 local function sample(method, image, boxes, b, h, w, ch, cw, c)
   local parts = shape_ops.split(boxes, 4, { axis = 1 })
@@ -219,8 +221,10 @@ end
 -- [y1, x1, y2, x2], flipped when y1 > y2 or x1 > x2, may reach outside [0, 1])
 -- of image box_indices[i], a crop_size sample grid spanning it, read bilinearly
 -- or from the nearest pixel; samples outside the image are extrapolation_value.
--- float32 [boxes, crop_height, crop_width, C]. Differentiable in the image and
--- the boxes (for "nearest", the boxes' gradient is the bilinear one, as TF's).
+-- float32 [boxes, crop_height, crop_width, C] (float64 for float64 images,
+-- where TF gives float32: so that gradients check in float64, as resize).
+-- Differentiable in the image and the boxes (for "nearest", the boxes'
+-- gradient is the bilinear one, as TF's).
 function M.crop_and_resize(image, boxes, box_indices, crop_size, ...)
   local op = "crop_and_resize"
   local o = args.parse(op, { "method", "extrapolation_value" }, ...)
@@ -250,10 +254,9 @@ function M.crop_and_resize(image, boxes, box_indices, crop_size, ...)
   if not dtype.is_int[tonumber(bi.dt)] then
     fail(op, "box_indices must be an int32 tensor, got %s", dtype.names[tonumber(bi.dt)])
   end
-  if bx.dt ~= util.F32 then
-    if not dtype.is_float[tonumber(bx.dt)] then fail(op, "boxes must be a float32 tensor, got %s", dtype.names[tonumber(bx.dt)]) end
-    bx = math_ops.cast(bx, "float32")
-  end
+  local work = x.dt == util.F64 and "float64" or "float32"
+  if not dtype.is_float[tonumber(bx.dt)] then fail(op, "boxes must be a float32 tensor, got %s", dtype.names[tonumber(bx.dt)]) end
+  bx = math_ops.cast(bx, work)
   bi = math_ops.cast(bi, "int32")
   if not tensor.is_symbolic(bi) and n >= 0 and bi.nelem > 0 then -- TF's check, where the values are known now
     local lo, hi = require("tide.ops.reduce").reduce_min(bi):item(), require("tide.ops.reduce").reduce_max(bi):item()
@@ -261,7 +264,7 @@ function M.crop_and_resize(image, boxes, box_indices, crop_size, ...)
       fail(op, "box_indices has values outside [0, batch_size) (batch %d, values from %d to %d)", n, lo, hi)
     end
   end
-  local img = math_ops.cast(x, "float32")
+  local img = math_ops.cast(x, work)
   local b = shape_ops.expand_dims(bi, 1)
   local out, inside = sample(method, img, bx, b, h, w, ch, cw, c)
   if method == "nearest" and recorder.active then
