@@ -132,6 +132,48 @@ tide_status tide_infer_draw_boxes(const tide_op_def *def, const tide_attrs *a, i
   return TIDE_OK;
 }
 
+/* (stateless_)sample_distorted_bounding_box(image_size [3], boxes [B, N, 4],
+ * min_object_covered [][, seed [2]]) -> begin [3], size [3] of image_size's
+ * dtype, bboxes float32 [1, 1, 4]; the attributes checked as TF's constructor does. */
+tide_status tide_infer_distorted_box(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                     const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_out);
+  const tide_tensor *size = in[0], *b = in[1], *cover = in[2];
+  char s[128];
+  if (size->dt != TIDE_INT32 && size->dt != TIDE_INT64)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: image_size must be int32 or int64, got %s", def->name, tide_dtype_name(size->dt));
+  if (size->ndim != 1 || differ(size->dims[0], 3))
+    return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: image_size must be [height, width, channels], got shape %s", def->name,
+                     TIDE_SHAPE_STR(s, size));
+  tide_status st = check_f32(def, b, "bounding_boxes");
+  if (!st) st = check_f32(def, cover, "min_object_covered");
+  if (st) return st;
+  if (b->ndim != 3 || differ(b->dims[2], 4))
+    return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: bounding_boxes must be 3-D [batch, num_boxes, 4], got shape %s", def->name,
+                     TIDE_SHAPE_STR(s, b));
+  if (cover->ndim != 0)
+    return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: min_object_covered must be 0-D, got shape %s", def->name,
+                     TIDE_SHAPE_STR(s, cover));
+  if (def->id == TIDE_OP_STATELESS_SAMPLE_DISTORTED_BOUNDING_BOX) {
+    const tide_tensor *seed = in[3];
+    if ((seed->dt != TIDE_INT32 && seed->dt != TIDE_INT64) || seed->ndim != 1 || differ(seed->dims[0], 2))
+      return TIDE_FAIL(TIDE_ERR_VALUE, "%s: seed must be an int32 or int64 tensor of shape [2], got %s %s", def->name,
+                       tide_dtype_name(seed->dt), TIDE_SHAPE_STR(s, seed));
+  }
+  TIDE_UNUSED(n_in);
+  if (a->n <= 0) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: max_attempts must be positive, got %lld", def->name, (long long)a->n);
+  const double *r = a->scalars; /* area_range, then aspect_ratio_range */
+  if (!(r[0] > 0 && r[1] > 0 && r[0] <= 1 && r[1] <= 1))
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: area_range must lie in (0, 1], got [%g, %g]", def->name, r[0], r[1]);
+  if (!(r[2] > 0 && r[3] > 0))
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: aspect_ratio_range must be positive, got [%g, %g]", def->name, r[2], r[3]);
+  int64_t three = 3, box[3] = {1, 1, 4};
+  tide_tensor_set_contiguous_layout(out[0], size->dt, 1, &three);
+  tide_tensor_set_contiguous_layout(out[1], size->dt, 1, &three);
+  tide_tensor_set_contiguous_layout(out[2], TIDE_FLOAT32, 3, box);
+  return TIDE_OK;
+}
+
 /* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
 
 /* The ranks the inputs have (the mode says whether non_max_suppression is batched). */
@@ -148,7 +190,12 @@ static int draw_rank(const tide_op_def *def, const tide_attrs *a, int n_in, cons
   TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in);
   return i == 0 ? 4 : i == 1 ? 3 : 2;
 }
+static int distorted_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in);
+  return i == 1 ? 3 : i == 2 ? 0 : 1;
+}
 /* Each input has one valid rank, so the stand-ins' output shapes hold. */
 const tide_rank_rule tide_infer_nms_rank = {nms_rank, tide_rank_keeps, NULL};
 const tide_rank_rule tide_infer_combined_nms_rank = {combined_rank, tide_rank_keeps, NULL};
 const tide_rank_rule tide_infer_draw_boxes_rank = {draw_rank, tide_rank_keeps, NULL};
+const tide_rank_rule tide_infer_distorted_box_rank = {distorted_rank, tide_rank_keeps, NULL};

@@ -69,8 +69,13 @@ end
 
 -- The rest of the public table, one module per concern (a module's functions named
 -- with a leading underscore are its own helpers, shared inside tide.image only).
+local PARTS = {
+  codecs = require "tide.image.codecs", convert = require "tide.image.convert", color = require "tide.image.color",
+  geometry = geometry, random = require "tide.image.random", boxes = require "tide.image.boxes",
+  quality = require "tide.image.quality",
+}
 for _, name in ipairs { "codecs", "convert", "color", "geometry", "random", "boxes", "quality" } do
-  for k, v in pairs(require("tide.image." .. name)) do
+  for k, v in pairs(PARTS[name]) do
     if type(v) == "function" and not k:match("^_") then
       assert(M[k] == nil, "tide.image." .. k .. " is defined twice")
       M[k] = v

@@ -56,6 +56,9 @@ local function reserve(a, seed, what)
   a.flags = bit.bor(a.flags, C.TIDE_ATTR_OP_SEED)
 end
 
+-- For random ops run by other modules (tide.image's sampler): the same marking.
+M.reserve_draws = reserve
+
 -- Run creation op `op` of the given shape with two scalars.
 -- The shape may be a traced shape tensor (tide.shape(x)): the op takes it as input.
 local function draw(op, what, shape, dt_name, s0, s1, seed)

@@ -21,7 +21,7 @@ typedef struct icase {
   int line, op;
   tide_attrs at;
   int n_in;
-  desc in[3];
+  desc in[4];
   tide_status st;
   const char *msg;
   int nd0, nd1;
@@ -33,6 +33,7 @@ typedef struct icase {
 #define IN1(a) .n_in = 1, .in = {a}
 #define IN2(a, b) .n_in = 2, .in = {a, b}
 #define IN3(a, b, c) .n_in = 3, .in = {a, b, c}
+#define IN4(a, b, c, d) .n_in = 4, .in = {a, b, c, d}
 #define A(...) .at = {__VA_ARGS__}
 #define OUT(nd, ...) .nd0 = nd, .out0 = {__VA_ARGS__}
 #define OUT1(nd, ...) .nd1 = nd, .out1 = {__VA_ARGS__}
@@ -312,6 +313,10 @@ static const icase cases[] = {
     {ROW(STATELESS_RANDOM_UNIFORM), A(.ints = {2, 3}, .nints = 2, .dtype = F32), IN1(D(I32, 1, U)), OUT(2, 2, 3)},
     {ROW(STATELESS_RANDOM_UNIFORM), A(.dtype = F32), IN2(D(I32, 1, 2), D(I32, 1, 2)), OUT(2, U, U)},
     {ROW(STATELESS_RANDOM_UNIFORM), A(.dtype = I32, .scalars = {3, 3}), IN1(D(I32, 1, 2)), ERR(TIDE_ERR_VALUE, "needs minval < maxval")},
+    {ROW(SAMPLE_DISTORTED_BOUNDING_BOX), A(.n = 10, .scalars = {0.1, 1, 0.75, 1.33}), IN3(D(I32, 1, U), D(F32, 3, U, U, 4), S(F32)), OUT(1, 3), OUT1(1, 3)},
+    {ROW(SAMPLE_DISTORTED_BOUNDING_BOX), A(.n = 10, .scalars = {0, 1, 0.75, 1.33}), IN3(D(I32, 1, 3), D(F32, 3, 1, U, 4), S(F32)), ERR(TIDE_ERR_VALUE, "area_range must lie in (0, 1]")},
+    {ROW(STATELESS_SAMPLE_DISTORTED_BOUNDING_BOX), A(.n = 1, .scalars = {0.1, 1, 1, 1}), IN4(D(TIDE_INT64, 1, 3), D(F32, 3, U, U, 4), S(F32), D(I32, 1, U)), OUT(1, 3), OUT1(1, 3)},
+    {ROW(STATELESS_SAMPLE_DISTORTED_BOUNDING_BOX), A(.n = 1, .scalars = {0.1, 1, 1, 1}), IN4(D(I32, 1, 3), D(F32, 2, U, 4), S(F32), D(I32, 1, 2)), ERR(TIDE_ERR_SHAPE, "bounding_boxes must be 3-D")},
 
     /* ---- strings: elementwise shapes kept; split's sizes come from the data ---- */
     {ROW(STRING_LOWER), IN1(D(STR, 2, U, 3)), OUT(2, U, 3)},
@@ -379,8 +384,8 @@ static bool covered[TIDE_NUM_OPS];
 
 /* Run one row through tide_op_infer and compare. */
 static void run_case(const icase *c) {
-  tide_tensor in[3], out[4]; /* four: combined_non_max_suppression's outputs */
-  const tide_tensor *ins[3];
+  tide_tensor in[4], out[4]; /* four: combined_non_max_suppression's outputs */
+  const tide_tensor *ins[4];
   tide_tensor *outs[4] = {&out[0], &out[1], &out[2], &out[3]};
   for (int i = 0; i < c->n_in; i++) make_desc(&in[i], &c->in[i]), ins[i] = &in[i];
   memset(out, 0, sizeof out);

@@ -806,6 +806,16 @@ do
     add("a shape input", function(s, x) return R.stateless_uniform(tide.shape(x), s) end,
       { tide.tensor { 5, 6 }, data({ 2, 3 }, "float32") })
   end
+  cases.stateless_sample_distorted_bounding_box = function(add)
+    local b = tide.tensor({ { { 0.1, 0.2, 0.6, 0.7 }, { 0.5, 0.5, 0.9, 0.8 } } }, "float32")
+    add("boxes", function(size, bb, s)
+      return I.stateless_sample_distorted_bounding_box(size, bb, s, { min_object_covered = 0.3 })
+    end, { tide.tensor { 60, 80, 3 }, b, tide.tensor { 4, 9 } })
+    add("the whole image, int64", function(size, bb, s)
+      return I.stateless_sample_distorted_bounding_box(size, bb, s, { use_image_if_no_bounding_boxes = true,
+        aspect_ratio_range = { 0.5, 2 } })
+    end, { tide.tensor({ 31, 17, 1 }, "int64"), tide.zeros { 1, 0, 4 }, tide.tensor { -3, 8 } })
+  end
 end
 
 for name, make in pairs(CONV) do

@@ -10,6 +10,7 @@ local convert = require "tide.convert"
 local math_ops = require "tide.ops.math"
 local shape_ops = require "tide.ops.shape"
 local util = require "tide.image.util"
+local random = require "tide.random"
 local C = binding.C
 
 local M = {}
@@ -143,6 +144,58 @@ function M.combined_non_max_suppression(boxes, scores, max_output_size_per_class
   local r = { dispatch.run(COMBINED, a, { f32_arg(op, boxes, "boxes"), f32_arg(op, scores, "scores") }, 4) }
   r.nmsed_boxes, r.nmsed_scores, r.nmsed_classes, r.valid_detections = r[1], r[2], r[3], r[4]
   return r
+end
+
+-- The sampler's attributes, checked and in attrs (ops.def's row).
+local DISTORTED_OPTS = { "min_object_covered", "aspect_ratio_range", "area_range", "max_attempts",
+  "use_image_if_no_bounding_boxes" }
+
+local function range_of(op, what, v, default)
+  if v == nil then return default[1], default[2] end
+  if type(v) ~= "table" or #v ~= 2 then fail(op, "%s must be a pair {lo, hi}", what) end
+  return args.number(op, what .. "[1]", v[1]), args.number(op, what .. "[2]", v[2])
+end
+
+local function distorted_box(op, code, image_size, bounding_boxes, o, seed_arg)
+  local size = util.tensor_arg(op, image_size, "image_size")
+  if size.dt ~= util.I32 and size.dt ~= util.I64 then size = math_ops.cast(size, "int32") end
+  local a = dispatch.attrs()
+  a.n = o.max_attempts == nil and 100 or args.int(op, "max_attempts", o.max_attempts)
+  a.m = args.bool(op, "use_image_if_no_bounding_boxes", o.use_image_if_no_bounding_boxes, false) and 1 or 0
+  a.scalars[0], a.scalars[1] = range_of(op, "area_range", o.area_range, { 0.05, 1 })
+  a.scalars[2], a.scalars[3] = range_of(op, "aspect_ratio_range", o.aspect_ratio_range, { 0.75, 1.33 })
+  local cover = o.min_object_covered == nil and 0.1 or o.min_object_covered
+  cover = type(cover) == "number" and convert.tensor(cover, "float32", op) or util.scalar(op, "min_object_covered", cover, util.F32)
+  local inputs = { size, f32_arg(op, bounding_boxes, "bounding_boxes"), cover }
+  if seed_arg then
+    inputs[4] = seed_arg
+  else -- TF's seed 0 is no seed
+    random.reserve_draws(a, (o.seed ~= nil and o.seed ~= 0) and o.seed or nil, op)
+  end
+  return dispatch.run(code, a, inputs, 3)
+end
+
+-- sample_distorted_bounding_box(image_size, bounding_boxes, {seed=0,
+-- min_object_covered=0.1, aspect_ratio_range={0.75, 1.33}, area_range={0.05,
+-- 1}, max_attempts=100, use_image_if_no_bounding_boxes=false}) as TF 2's: a
+-- random crop of an image of image_size {height, width, channels} (TF's
+-- rejection sampler: an aspect ratio, then a height, then a place, until the
+-- crop covers min_object_covered of one of bounding_boxes [B, N, 4]; the whole
+-- image when max_attempts fail). Returns begin and size (for a slice) and the
+-- crop as a box [1, 1, 4]. Draws from tide.random's stream (seed: an op seed).
+function M.sample_distorted_bounding_box(image_size, bounding_boxes, ...)
+  local op = "sample_distorted_bounding_box"
+  local o = args.parse(op, { "seed", unpack(DISTORTED_OPTS) }, ...)
+  return distorted_box(op, C.TIDE_OP_SAMPLE_DISTORTED_BOUNDING_BOX, image_size, bounding_boxes, o)
+end
+
+-- stateless_sample_distorted_bounding_box(image_size, bounding_boxes, seed,
+-- {...}) as TF's: TF's crop for the seed pair (its Philox words, read as its sampler reads them).
+function M.stateless_sample_distorted_bounding_box(image_size, bounding_boxes, seed, ...)
+  local op = "stateless_sample_distorted_bounding_box"
+  local o = args.parse(op, DISTORTED_OPTS, ...)
+  return distorted_box(op, C.TIDE_OP_STATELESS_SAMPLE_DISTORTED_BOUNDING_BOX, image_size, bounding_boxes, o,
+    util.seed_pair(op, seed))
 end
 
 -- TF's default colours (draw_bounding_box_op.cc): yellow, blue, red, lime,

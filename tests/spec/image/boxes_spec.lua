@@ -150,3 +150,75 @@ describe("tide.image.draw_bounding_boxes", function()
     h.errors("draw_bounding_boxes: images must be float32 or float16", I.draw_bounding_boxes, images:cast("uint8"), boxes)
   end)
 end)
+
+describe("tide.image.sample_distorted_bounding_box", function()
+  local SD = E.distorted_box
+
+  it("stateless: TF's crop for each seed (options, no boxes, failing attempts, int64 sizes)", function()
+    local n = 0
+    for name, c in pairs(SD) do
+      for k, want in pairs(c) do
+        local a, b = k:match("^(-?%d+)_(-?%d+)$")
+        if a then
+          local bg, sz, bb = I.stateless_sample_distorted_bounding_box(T(c.image_size), T(c.boxes),
+            { tonumber(a), tonumber(b) }, c.options)
+          same(bg, want.begin, 0, name .. " " .. k .. " begin")
+          same(sz, want.size, 0, name .. " " .. k .. " size")
+          same(bb, want.bboxes, 0, name .. " " .. k .. " bboxes")
+          n = n + 1
+        end
+      end
+    end
+    assert(n == 25, "cases " .. n)
+  end)
+
+  it("stateful: crops within the constraints, repeatable with an op seed, a slice of the image", function()
+    local boxes = tide.tensor({ { { 0.2, 0.1, 0.7, 0.5 } } }, "float32")
+    local seen = {}
+    for s = 1, 30 do
+      local bg, sz, bb = I.sample_distorted_bounding_box({ 60, 90, 3 }, boxes,
+        { seed = s, area_range = { 0.2, 0.6 }, aspect_ratio_range = { 0.5, 2 }, min_object_covered = 0.4 })
+      local y, x, hh, ww = bg[0]:item(), bg[1]:item(), sz[0]:item(), sz[1]:item()
+      assert(y >= 0 and x >= 0 and y + hh <= 60 and x + ww <= 90, "inside the image")
+      local area = hh * ww / (60 * 90)
+      local whole = hh == 60 and ww == 90
+      assert(whole or (area >= 0.2 - 1e-6 and area <= 0.6 + 1e-6), "area " .. area)
+      if not whole then
+        local ratio = ww / hh
+        assert(ratio >= 0.5 - 0.05 and ratio <= 2 + 0.05, "aspect " .. ratio)
+        local iy = math.max(0, math.min(y + hh, 42) - math.max(y, 12))
+        local ix = math.max(0, math.min(x + ww, 45) - math.max(x, 9))
+        assert(iy * ix / (30 * 36) >= 0.4 - 1e-6, "covers the box")
+      end
+      h.close(bb, { { { y / 60, x / 90, (y + hh) / 60, (x + ww) / 90 } } }, 1e-6)
+      seen[y .. "," .. x .. "," .. hh] = true
+    end
+    local distinct = 0
+    for _ in pairs(seen) do distinct = distinct + 1 end
+    assert(distinct > 10, "crops vary with the seed: " .. distinct)
+    tide.random.set_seed(8)
+    local a = { I.sample_distorted_bounding_box({ 60, 90, 3 }, boxes, { seed = 5 }) }
+    tide.random.set_seed(8)
+    local b = { I.sample_distorted_bounding_box({ 60, 90, 3 }, boxes, { seed = 5 }) }
+    h.close(a[1], b[1], 0)
+    h.close(a[2], b[2], 0)
+    local image = tide.zeros { 60, 90, 3 }
+    local crop = image:slice { { a[1][0]:item(), a[1][0]:item() + a[2][0]:item() }, { a[1][1]:item(), a[1][1]:item() + a[2][1]:item() }, {} }
+    assert.are.same({ a[2][0]:item(), a[2][1]:item(), 3 }, crop.shape:as_list())
+  end)
+
+  it("refuses what TF refuses", function()
+    local boxes = tide.tensor({ { { 0.2, 0.1, 0.7, 0.5 } } }, "float32")
+    h.errors("all bounding box coordinates must be in [0.0, 1.0], got 1.5", I.sample_distorted_bounding_box,
+      { 10, 10, 3 }, tide.tensor({ { { 0.2, 0.1, 1.5, 0.5 } } }, "float32"))
+    h.errors("no bounding boxes provided as input", I.sample_distorted_bounding_box, { 10, 10, 3 }, tide.zeros { 1, 0, 4 })
+    h.errors("area_range must lie in (0, 1]", I.sample_distorted_bounding_box, { 10, 10, 3 }, boxes, { area_range = { 0, 2 } })
+    h.errors("aspect_ratio_range must be positive", I.stateless_sample_distorted_bounding_box, { 10, 10, 3 }, boxes, { 1, 2 },
+      { aspect_ratio_range = { -1, 2 } })
+    h.errors("max_attempts must be positive", I.sample_distorted_bounding_box, { 10, 10, 3 }, boxes, { max_attempts = 0 })
+    h.errors("min_object_covered must be non-negative", I.sample_distorted_bounding_box, { 10, 10, 3 }, boxes,
+      { min_object_covered = -0.5 })
+    h.errors("image_size must be [height, width, channels]", I.sample_distorted_bounding_box, { 10, 10 }, boxes)
+    h.errors("bounding_boxes must be 3-D [batch, num_boxes, 4]", I.sample_distorted_bounding_box, { 10, 10, 3 }, boxes[0])
+  end)
+end)

@@ -183,6 +183,12 @@ do
   calls.draw_bounding_boxes = function() return tide.image.draw_bounding_boxes(img:slice { {}, {}, {}, { 0, 1 } }, boxes:reshape { 1, 2, 4 }) end
   calls.encode_jpeg = function() return tide.image.encode_jpeg_tensor(tide.zeros({ 2, 2, 3 }, "uint8")) end
   calls.stateless_random_uniform = function() return tide.random.stateless_uniform({ 3 }, { 1, 2 }) end
+  calls.sample_distorted_bounding_box = function()
+    return tide.image.sample_distorted_bounding_box({ 10, 10, 3 }, boxes:reshape { 1, 2, 4 }:clip_by_value(0, 1))
+  end
+  calls.stateless_sample_distorted_bounding_box = function()
+    return tide.image.stateless_sample_distorted_bounding_box({ 10, 10, 3 }, boxes:reshape { 1, 2, 4 }:clip_by_value(0, 1), { 1, 2 })
+  end
 end
 
 describe("the op registry", function()
