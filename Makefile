@@ -88,7 +88,7 @@ ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o) $(PROTO_OBJ) \
 VM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard vm/*.c))
 # The program on top: cli -> repl -> vm -> kernels; libtidevm has no REPL (nor readline).
 PROGRAM_OBJ := $(BUILD)/obj/cli/main.o $(BUILD)/obj/repl/repl.o
-HEADERS := $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def kernels/core/*.h kernels/cpu/*.h kernels/cpu/*.def kernels/graph/*.h \
+HEADERS := $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def kernels/core/*.h kernels/core/*.def kernels/cpu/*.h kernels/cpu/*.def kernels/graph/*.h \
   kernels/io/*.h kernels/data/*.h)
 HOST_HEADERS := $(wildcard vm/*.h repl/*.h)
 CTEST_SRC := $(wildcard tests/c/test_*.c)
@@ -157,7 +157,8 @@ $$(SIMD_SRC:%.c=$$(BUILD)/obj/%.$(1).o): $$(BUILD)/obj/%.$(1).o: %.c $$(HEADERS)
 endef
 $(foreach l,$(SIMD_LEVELS),$(eval $(call simd_level_rule,$(l))))
 
-$(BUILD)/obj/vm/%.o $(BUILD)/obj/repl/%.o $(BUILD)/obj/cli/%.o: $(HEADERS) $(HOST_HEADERS)
+# Explicit targets (a pattern rule without a recipe adds no prerequisites to another pattern rule's targets).
+$(VM_OBJ) $(PROGRAM_OBJ): $(HEADERS) $(HOST_HEADERS)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_HOST) -c $< -o $@
@@ -167,8 +168,10 @@ $(LIB): $(ENGINE_OBJ)
 
 $(CUDA_C_OBJ): CFLAGS_ENGINE += -I$(CUDA_HOME)/include
 $(CUDA_C_OBJ): $(CUDA_HEADERS)
-# The .cu files see only the public headers and launch.h (plain C types).
-$(BUILD)/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(CUDA_HEADERS) $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def)
+# The .cu files see only the public headers, launch.h (plain C types) and
+# what core shares with them: the formulas (elementwise.def, formulas.h) and Philox (philox.h).
+CUDA_SHARED := kernels/core/hd.h kernels/core/formulas.h kernels/core/elementwise.def kernels/core/philox.h
+$(BUILD)/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(CUDA_HEADERS) $(CUDA_SHARED) $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 

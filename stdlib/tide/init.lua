@@ -77,6 +77,7 @@ export(math_ops)
 export(reduce_ops)
 export(shape_ops)
 export(linalg_ops)
+export(require "tide.ops.einsum", { no_methods = true }) -- einsum: matmuls between views, no kernel of its own
 export(require "tide.ops.update")              -- slice_update
 export(create_ops, { no_methods = true })
 export(scatter_ops)
@@ -141,6 +142,7 @@ tide.RaggedTensor = tide.strings.RaggedTensor
 -- tide.linalg.* (TF's namespace): matmul and friends.
 tide.linalg = {}
 for name, fn in pairs(linalg_ops) do tide.linalg[name] = fn end
+tide.linalg.einsum = tide.einsum
 
 -- tide.nn.*: activations, softmax and losses, norms, dropout, convolutions and pooling.
 tide.nn = {}
