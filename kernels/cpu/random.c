@@ -231,7 +231,7 @@ static void stateless_blocks(void *arg, int64_t b0, int64_t b1) {
       case TIDE_FLOAT16: ((uint16_t *)c->data)[i] = tide_float_to_half((float)(w[j] & 0x3ffu) * 0x1p-10f); break;
       case TIDE_BFLOAT16: ((uint16_t *)c->data)[i] = tide_float_to_bfloat16((float)(w[j] & 0x7fu) * 0x1p-7f); break;
       case TIDE_FLOAT64:
-        ((double *)c->data)[i] = (double)(join64(w[2 * j] & 0xfffffu, w[2 * j + 1])) * 0x1p-52;
+        ((double *)c->data)[i] = (double)(tide_join64(w[2 * j] & 0xfffffu, w[2 * j + 1])) * 0x1p-52;
         break;
       case TIDE_INT32:
         ((int32_t *)c->data)[i] = c->full ? (int32_t)w[j] : (int32_t)(c->lo + (int64_t)(w[j] % (uint32_t)c->range));
@@ -259,7 +259,7 @@ tide_status tide_cpu_stateless_random(const tide_op_def *def, const tide_attrs *
   tide_philox4x32(TF_SEED_KEY, s[0], s[1], mix);
   int dt = o->dt;
   bool wide = dt == TIDE_FLOAT64 || dt == TIDE_INT64;
-  stateless_ctx c = {dt, attrs->n == 1, o->data, o->nelem, wide ? 2 : 4, join64(mix[1], mix[0]), join64(mix[3], mix[2]),
+  stateless_ctx c = {dt, attrs->n == 1, o->data, o->nelem, wide ? 2 : 4, tide_join64(mix[1], mix[0]), tide_join64(mix[3], mix[2]),
                      0, 0};
   if (tide_dtype_is_int(dt) && !c.full) { /* bounds checked by inference */
     c.lo = (int64_t)attrs->scalars[0];
