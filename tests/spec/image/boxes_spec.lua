@@ -125,6 +125,37 @@ describe("tide.image.combined_non_max_suppression", function()
   end)
 end)
 
+describe("tide.image's box ops and gradients", function()
+  -- TF registers no gradient for NonMaxSuppressionV5, CombinedNonMaxSuppression or
+  -- DrawBoundingBoxesV2 (its tape raises LookupError); tide's tape gives none (nil).
+  it("give no gradient to the boxes, the scores or the image, as TF", function()
+    local b = tide.Variable(tide.tensor({ { { { 0, 0, 1, 1 } }, { { 0, 0.1, 1, 1.1 } } } }, "float32"))
+    local s = tide.Variable(tide.tensor({ { { 0.9 }, { 0.8 } } }, "float32"))
+    local fs = {
+      function()
+        local r = I.combined_non_max_suppression(b, s, 2, 2)
+        return tide.reduce_sum(r.nmsed_boxes) + tide.reduce_sum(r.nmsed_scores)
+      end,
+      function()
+        local _, sc = I.non_max_suppression_with_scores(b:reshape { 2, 4 }, s:reshape { 2 }, 2, { soft_nms_sigma = 0.5 })
+        return tide.reduce_sum(sc)
+      end,
+      function()
+        return tide.reduce_sum(I.draw_bounding_boxes(tide.ones { 1, 3, 3, 3 } * tide.reduce_sum(s), b:reshape { 1, 2, 4 },
+          tide.tensor({ { 1, 0, 0, 1 } }, "float32")))
+      end,
+    }
+    for i, f in ipairs(fs) do
+      local tape = tide.GradientTape()
+      local y = tape:run(f)
+      assert.are.equal("float32", y.dtype, "case " .. i)
+      local g = tape:gradient(y, { b, s })
+      assert.is_nil(g[1], "boxes, case " .. i)
+      assert.is_nil(g[2], "scores (the image in case 3), case " .. i)
+    end
+  end)
+end)
+
 describe("tide.image.draw_bounding_boxes", function()
   local D = E.draw
   local images, boxes = T(D.images), T(D.boxes)
