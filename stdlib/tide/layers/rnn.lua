@@ -535,7 +535,7 @@ function Bidirectional:init(...)
   -- previous output), so the two directions line up
   f.zero_output_for_mask, b.zero_output_for_mask = f.return_sequences, b.return_sequences
   self.stateful = false
-  self.input_spec = { ndim = 3 }
+  self.input_spec = { ndim = f.input_spec and f.input_spec.ndim or 3 } -- (a ConvLSTM's is higher)
 end
 
 function Bidirectional:build(input_shape)
