@@ -40,7 +40,8 @@ describe("ConvLSTM1D, ConvLSTM2D, ConvLSTM3D", function()
       for _, m in ipairs { false, true } do
         local eager = l(x, { mask = m and mask or nil })
         local f = tide.trace(function(v, mm) return l(v, { mask = m and mm or nil }) end, { input_signature = {
-          tide.TensorSpec({ tide.None, tide.None, 5, 2 }, "float32"), tide.TensorSpec({ tide.None, tide.None }, "bool") } })
+          tide.TensorSpec({ tide.None, tide.None, 5, 2 }, "float32"),
+          tide.TensorSpec({ tide.None, tide.None }, "bool") } })
         local got = f(x, mask)
         h.close(got, eager:totable(), 1e-5)
       end
@@ -110,7 +111,8 @@ describe("ConvLSTM1D, ConvLSTM2D, ConvLSTM3D", function()
       function() L.ConvLSTM3D { 2, 2, padding = "causal" } end)
     h.errors("ConvLSTM2D: only data_format=\"channels_last\" is supported",
       function() L.ConvLSTM2D { 2, 2, data_format = "channels_first" } end)
-    h.errors("ConvLSTM2D: unit_forget_bias must be true or false", function() L.ConvLSTM2D { 2, 2, unit_forget_bias = 1 } end)
+    h.errors("ConvLSTM2D: unit_forget_bias must be true or false",
+      function() L.ConvLSTM2D { 2, 2, unit_forget_bias = 1 } end)
     h.errors("expected an input of rank 5", function() L.ConvLSTM2D { 2, 2 }(tide.zeros { 1, 3, 4, 2 }) end)
     h.errors("the spatial and channel dims of the input must be known", function()
       L.ConvLSTM1D { 2, 2 }(tide.Input { shape = { 3, tide.None, 2 } })
