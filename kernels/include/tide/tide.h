@@ -20,6 +20,7 @@
 #include "tide/saved_model.h"
 #include "tide/json.h"
 #include "tide/safetensors.h"
+#include "tide/tensor_bundle.h"
 #include "tide/npy.h"
 #include "tide/files.h"
 #include "tide/profiler.h"
