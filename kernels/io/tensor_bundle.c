@@ -199,6 +199,7 @@ static tide_status read_header(tide_tensor_bundle *b) {
 
 /* Append n dims to the bundle's dims (cap: its capacity, grown here). */
 static tide_status push_dims(tide_tensor_bundle *b, size_t *used, size_t *cap, const int64_t *d, size_t n) {
+  if (n == 0) return TIDE_OK;
   if (*used + n > *cap) {
     size_t c = *cap ? *cap : 256;
     while (c < *used + n) c *= 2;
