@@ -43,6 +43,7 @@ M.CheckpointReader = CheckpointReader
 function CheckpointReader:__init(path)
   local file = resolve("load_checkpoint", path)
   self.path = file
+  self.format = "tide"
   self._file = safetensors.safe_open(file)
   local meta = self._file:metadata()
   if meta.format ~= checkpoint.FORMAT then
