@@ -12,6 +12,7 @@ local manager = require "tide.train.manager"
 local tf_checkpoint = require "tide.train.tf_checkpoint"
 
 local M = {}
+local ffi, C = binding.ffi, binding.C
 local fmt = string.format
 
 local function is_file(path)
@@ -33,6 +34,12 @@ local function resolve(what, path)
   if is_file(file) then return file end
   local ok, latest = pcall(manager.latest_checkpoint, path)
   if ok and latest then return checkpoint.file_of(latest) end
+  -- a file of another format (an HDF5 .h5, a .keras zip, TF's SavedModel, ...) says what it is
+  local phrase = ffi.new("const char *[1]")
+  local kind = C.tide_file_kind(path, phrase)
+  if kind ~= C.TIDE_FILE_UNKNOWN and kind ~= C.TIDE_FILE_CHECKPOINT_DIR then
+    binding.error(fmt("%s: '%s' is no checkpoint: it is %s", what, path, ffi.string(phrase[0])))
+  end
   binding.error(fmt("%s: no checkpoint at '%s' (neither '%s', TF's '%s.index', nor a folder with a checkpoint "
     .. "index)", what, path, file, path))
 end
