@@ -179,8 +179,7 @@ static tide_status parse_block(decoder *d, const unsigned char *p, size_t len, c
 
 static const char *key_of(const decoder *d, size_t i) { return d->keys + d->key_at[i]; }
 
-/* A key for messages: printable bytes as they are, others as \xNN, cut short. */
-static const char *show_key(const char *k, size_t n, char *buf, size_t size) {
+const char *sstable_show_key(const char *k, size_t n, char *buf, size_t size) {
   size_t o = 0;
   for (size_t i = 0; i < n && o + 8 < size; i++) {
     unsigned char c = (unsigned char)k[i];
@@ -219,7 +218,8 @@ static tide_status parse(decoder *d) {
     const sstable_entry *ie = &idx.entries[b];
     const char *ik = key_of(&idx, b);
     if (b > 0 && key_cmp(key_of(&idx, b - 1), idx.entries[b - 1].key_len, ik, ie->key_len) >= 0) {
-      st = corrupt(d, "the index block's keys are out of order at '%s'", show_key(ik, ie->key_len, kb, sizeof kb));
+      st = corrupt(d, "the index block's keys are out of order at '%s'",
+                   sstable_show_key(ik, ie->key_len, kb, sizeof kb));
       break;
     }
     size_t hat = 0;
@@ -244,7 +244,7 @@ static tide_status parse(decoder *d) {
     for (size_t i = first; i < d->count; i++) {
       if (i > 0 && key_cmp(key_of(d, i - 1), d->entries[i - 1].key_len, key_of(d, i), d->entries[i].key_len) >= 0) {
         st = corrupt(d, "its keys are not in increasing order at '%s'",
-                     show_key(key_of(d, i), d->entries[i].key_len, kb, sizeof kb));
+                     sstable_show_key(key_of(d, i), d->entries[i].key_len, kb, sizeof kb));
         break;
       }
     }

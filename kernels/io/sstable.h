@@ -34,6 +34,9 @@ enum { SSTABLE_MAX_KEY_BYTES = 1 << 27 };
  * points. Values point into `data`, which must outlive *t. On a fault:
  * TIDE_ERR_IO "<who>: '<name>' is corrupt: ..." and *t left empty. */
 tide_status sstable_parse(const unsigned char *data, size_t n, const char *who, const char *name, sstable *t);
+/* A key for messages: printable bytes as they are, others as \xNN, cut
+ * short to fit `size` (always terminated); returns buf. */
+const char *sstable_show_key(const char *key, size_t len, char *buf, size_t size);
 /* Free what sstable_parse made (the image is the caller's). */
 void sstable_free(sstable *t);
 /* The position of the entry whose key is key[0..len), or -1. */

@@ -59,18 +59,6 @@ const char *tensor_bundle_tf_name(int32_t d) { return known_dtype(d) ? DTYPES[d]
 
 /* ---- messages ---------------------------------------------------------------- */
 
-const char *tensor_bundle_show_key(const char *k, size_t n, char *buf, size_t size) {
-  size_t o = 0;
-  for (size_t i = 0; i < n && o + 8 < size; i++) {
-    unsigned char c = (unsigned char)k[i];
-    if (c >= 0x20 && c < 0x7f && c != '\'') buf[o++] = (char)c;
-    else o += (size_t)snprintf(buf + o, size - o, "\\x%02x", c);
-  }
-  if (o + 8 >= size) o += (size_t)snprintf(buf + o, size - o, "...");
-  buf[o < size ? o : size - 1] = '\0';
-  return buf;
-}
-
 static tide_status corrupt(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static tide_status corrupt(const char *path, const char *fmt, ...) {
   char what[640];
@@ -115,11 +103,10 @@ static int open_regular(const char *path, const char *what, uint64_t *size) {
     return -1;
   }
   struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    int err = errno;
+  const char *why = fstat(fd, &sb) != 0 ? strerror(errno) : !S_ISREG(sb.st_mode) ? "it is not a regular file" : NULL;
+  if (why) {
     close(fd);
-    if (err && !S_ISREG(sb.st_mode)) err = 0;
-    TIDE_FAIL(TIDE_ERR_IO, WHO ": cannot read %s '%s': %s", what, path, err ? strerror(err) : "it is not a regular file");
+    TIDE_FAIL(TIDE_ERR_IO, WHO ": cannot read %s '%s': %s", what, path, why);
     return -1;
   }
   *size = (uint64_t)sb.st_size;
@@ -218,7 +205,7 @@ static tide_status read_entry_proto(tide_tensor_bundle *b, const sstable_entry *
                                     size_t *dims_cap) {
   const char *path = b->index_path;
   char kb[96];
-  const char *key = tensor_bundle_show_key(s->key, s->key_len, kb, sizeof kb);
+  const char *key = sstable_show_key(s->key, s->key_len, kb, sizeof kb);
   Tensorflow__BundleEntryProto *p = tensorflow__bundle_entry_proto__unpack(NULL, s->value_len, s->value);
   if (!p) return corrupt(path, "the entry of '%s' is not a BundleEntryProto", key);
   tide_status st = TIDE_OK;
@@ -255,6 +242,7 @@ static tide_status read_entry_proto(tide_tensor_bundle *b, const sstable_entry *
   size_t esize = tensor_bundle_tf_size(e->tf_dtype);
   uint64_t want;
   if (st) {
+    /* already refused above */
   } else if (p->shard_id < 0 || p->shard_id >= b->num_shards) {
     st = corrupt(path, "'%s' lies in data shard %d, but the checkpoint has %d", key, p->shard_id, b->num_shards);
   } else if (p->offset < 0 || p->size < 0 || p->size > INT64_MAX - p->offset) {
@@ -362,7 +350,7 @@ const int64_t *tide_tensor_bundle_shape(const tide_tensor_bundle *b, int64_t i, 
 static tide_status decode_strings(const bundle_entry *e, const char *path, const unsigned char *buf, size_t n,
                                   uint64_t **lens_out, size_t *strings_at, uint32_t *crc) {
   char kb[96];
-  const char *key = tensor_bundle_show_key(e->key, e->key_len, kb, sizeof kb);
+  const char *key = sstable_show_key(e->key, e->key_len, kb, sizeof kb);
   if ((uint64_t)e->nelem > n) /* every length takes a byte at least */
     return corrupt(path, "string tensor '%s' has %" PRId64 " elements but only %zu bytes", key, e->nelem, n);
   uint64_t *lens = malloc(((size_t)e->nelem + 1) * sizeof *lens);
@@ -425,7 +413,7 @@ static tide_status fill_strings(const bundle_entry *e, const unsigned char *buf,
 
 tide_status tensor_bundle_read_entry(tide_tensor_bundle *b, const bundle_entry *e, tide_tensor *out) {
   char kb[96];
-  const char *key = tensor_bundle_show_key(e->key, e->key_len, kb, sizeof kb);
+  const char *key = sstable_show_key(e->key, e->key_len, kb, sizeof kb);
   int32_t dt = tensor_bundle_tide_dtype(e->tf_dtype);
   if (dt < 0)
     return TIDE_FAIL(TIDE_ERR_DTYPE, WHO ": '%s': tensor '%s' has dtype %s, which tide has no dtype for (tide reads "

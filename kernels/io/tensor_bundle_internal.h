@@ -40,8 +40,6 @@ size_t tensor_bundle_tf_size(int32_t tf_dtype);
 int32_t tensor_bundle_tide_dtype(int32_t tf_dtype);
 /* TF's name for a dtype ("float32", ...); "an unknown dtype" past the table. */
 const char *tensor_bundle_tf_name(int32_t tf_dtype);
-/* A key for messages: printable bytes as they are, others as \xNN, cut short. */
-const char *tensor_bundle_show_key(const char *key, size_t len, char *buf, size_t size);
 /* Read the whole (unsliced) entry e into the blank header `out`, its bytes
  * checked against its CRC. */
 tide_status tensor_bundle_read_entry(tide_tensor_bundle *b, const bundle_entry *e, tide_tensor *out);

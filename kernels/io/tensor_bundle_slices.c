@@ -84,7 +84,7 @@ static unsigned char *slice_key(const char *key, size_t n, const Tensorflow__Ten
 
 tide_status tensor_bundle_check_slices(const tide_tensor_bundle *b, const bundle_entry *e) {
   char kb[96];
-  const char *key = tensor_bundle_show_key(e->key, e->key_len, kb, sizeof kb);
+  const char *key = sstable_show_key(e->key, e->key_len, kb, sizeof kb);
   const int64_t *dims = b->dims + e->dims_at;
   if (e->ndim == 0)
     return TIDE_FAIL(TIDE_ERR_IO, WHO ": '%s' is corrupt: '%s' is a scalar saved in slices", b->index_path, key);
@@ -138,7 +138,7 @@ static bool place(tide_tensor *out, const tide_tensor *part, const int64_t *star
 
 tide_status tensor_bundle_read_sliced(tide_tensor_bundle *b, const bundle_entry *e, tide_tensor *out) {
   char kb[96];
-  const char *key = tensor_bundle_show_key(e->key, e->key_len, kb, sizeof kb);
+  const char *key = sstable_show_key(e->key, e->key_len, kb, sizeof kb);
   int32_t dt = tensor_bundle_tide_dtype(e->tf_dtype);
   if (dt < 0 || dt == TIDE_STRING || e->ndim > TIDE_MAX_DIMS)
     return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, WHO ": '%s': tensor '%s' (dtype %s, rank %d) is saved in slices, and tide "
