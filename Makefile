@@ -71,13 +71,15 @@ endif
 SIMD_FLAGS_avx2 := -march=x86-64-v3
 SIMD_FLAGS_avx512 := -march=x86-64-v4
 
-# Protocol buffer schemas (TF's Example, Event, ...: the subset tide reads and
-# writes) compiled by protoc-c into $(BUILD)/gen/tide_proto/, one object each.
-PROTO_SRC := $(wildcard kernels/io/proto/*.proto)
+# Protocol buffer schemas (TF's Example, Event, GraphDef, ...: the subset tide
+# reads and writes), a leaf that graph and io both use: kernels/proto/*.proto,
+# compiled by protoc-c into $(BUILD)/gen/tide_proto/ (included as
+# "tide_proto/x.pb-c.h"), one object each under $(BUILD)/obj/kernels/proto/.
+PROTO_SRC := $(wildcard kernels/proto/*.proto)
 PROTO_GEN := $(BUILD)/gen/tide_proto
-PROTO_C := $(PROTO_SRC:kernels/io/proto/%.proto=$(PROTO_GEN)/%.pb-c.c)
+PROTO_C := $(PROTO_SRC:kernels/proto/%.proto=$(PROTO_GEN)/%.pb-c.c)
 PROTO_H := $(PROTO_C:.c=.h)
-PROTO_OBJ := $(PROTO_C:%.c=%.o)
+PROTO_OBJ := $(PROTO_SRC:kernels/proto/%.proto=$(BUILD)/obj/kernels/proto/%.pb-c.o)
 .SECONDARY: $(PROTO_C) $(PROTO_H)
 
 ENGINE_SRC := $(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c kernels/io/*.c kernels/data/*.c kernels/model/*.c)
@@ -86,7 +88,7 @@ ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o) $(PROTO_OBJ) \
 VM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard vm/*.c))
 # The program on top: cli -> repl -> vm -> kernels; libtidevm has no REPL (nor readline).
 PROGRAM_OBJ := $(BUILD)/obj/cli/main.o $(BUILD)/obj/repl/repl.o
-HEADERS := $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def kernels/core/*.h kernels/cpu/*.h kernels/cpu/*.def kernels/graph/*.h \
+HEADERS := $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def kernels/core/*.h kernels/core/*.def kernels/cpu/*.h kernels/cpu/*.def kernels/graph/*.h \
   kernels/io/*.h kernels/data/*.h)
 HOST_HEADERS := $(wildcard vm/*.h repl/*.h)
 CTEST_SRC := $(wildcard tests/c/test_*.c)
@@ -138,12 +140,13 @@ $(BUILD)/obj/kernels/%.o: kernels/%.c $(HEADERS) | $(PROTO_H)
 # kernels/model's own header (kept out of HEADERS: editing it rebuilds only model/).
 $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard kernels/model/*.c)): $(wildcard kernels/model/*.h)
 
-$(PROTO_GEN)/%.pb-c.c $(PROTO_GEN)/%.pb-c.h: kernels/io/proto/%.proto
+$(PROTO_GEN)/%.pb-c.c $(PROTO_GEN)/%.pb-c.h: kernels/proto/%.proto
 	@mkdir -p $(PROTO_GEN)
-	protoc-c --proto_path=kernels/io/proto --c_out=$(PROTO_GEN) $<
+	protoc-c --proto_path=kernels/proto --c_out=$(PROTO_GEN) $<
 
 # Generated code: its own warnings are protoc-c's business, not ours.
-$(PROTO_GEN)/%.pb-c.o: $(PROTO_GEN)/%.pb-c.c $(PROTO_H)
+$(BUILD)/obj/kernels/proto/%.pb-c.o: $(PROTO_GEN)/%.pb-c.c $(PROTO_H)
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ENGINE) -w -c $< -o $@
 
 # The other levels of SIMD_SRC: the level's -march comes after OPT, so it wins.
@@ -164,8 +167,10 @@ $(LIB): $(ENGINE_OBJ)
 
 $(CUDA_C_OBJ): CFLAGS_ENGINE += -I$(CUDA_HOME)/include
 $(CUDA_C_OBJ): $(CUDA_HEADERS)
-# The .cu files see only the public headers and launch.h (plain C types).
-$(BUILD)/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(CUDA_HEADERS) $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def)
+# The .cu files see only the public headers, launch.h (plain C types) and
+# what core shares with them: the formulas (elementwise.def, formulas.h) and Philox (philox.h).
+CUDA_SHARED := kernels/core/hd.h kernels/core/formulas.h kernels/core/elementwise.def kernels/core/philox.h
+$(BUILD)/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(CUDA_HEADERS) $(CUDA_SHARED) $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
@@ -204,10 +209,11 @@ $(BUILD)/examples/game_loop: examples/embed/game_loop.c $(LIB) $(HEADERS)
 	$(CC) $(CFLAGS_BASE) -O2 -o $@ $< -L$(BUILD) -ltide -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 
 # tide_model_run's latency (bench/run.sh, section embed): a host program linked
-# to libtide. Not built with SANITIZE=1: it counts malloc calls by replacing malloc.
-$(BUILD)/bench/embed_model: bench/embed_model.c $(LIB) $(HEADERS)
+# to libtide. Not built with SANITIZE=1: it counts malloc calls by replacing malloc
+# (bench/malloc_count.c).
+$(BUILD)/bench/embed_model: bench/embed_model.c bench/malloc_count.c bench/malloc_count.h $(LIB) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -O2 -o $@ $< -L$(BUILD) -ltide -lm -Wl,-rpath,'$$ORIGIN/..'
+	$(CC) $(CFLAGS_BASE) -O2 -o $@ bench/embed_model.c bench/malloc_count.c -L$(BUILD) -ltide -lm -Wl,-rpath,'$$ORIGIN/..'
 
 # tests/c/test_simd.c scans the objects for instructions beyond the baseline
 # when the build is the default portable one.

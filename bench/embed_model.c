@@ -16,36 +16,7 @@
 #include "tide/runtime.h"
 #include "tide/safetensors.h"
 
-/* ---- counting the system allocator's calls (this program's malloc wins over libc's for libtide too) ---- */
-
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-static long mallocs; /* counted on the bench's one thread only while `counting` */
-static int counting;
-
-void *malloc(size_t n) {
-  if (counting) __atomic_add_fetch(&mallocs, 1, __ATOMIC_RELAXED);
-  return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t size) {
-  if (counting) __atomic_add_fetch(&mallocs, 1, __ATOMIC_RELAXED);
-  return __libc_calloc(n, size);
-}
-void *realloc(void *p, size_t n) {
-  if (counting) __atomic_add_fetch(&mallocs, 1, __ATOMIC_RELAXED);
-  return __libc_realloc(p, n);
-}
-void *aligned_alloc(size_t align, size_t n) {
-  if (counting) __atomic_add_fetch(&mallocs, 1, __ATOMIC_RELAXED);
-  return __libc_memalign(align, n);
-}
-int posix_memalign(void **out, size_t align, size_t n) {
-  if (counting) __atomic_add_fetch(&mallocs, 1, __ATOMIC_RELAXED);
-  *out = __libc_memalign(align, n);
-  return *out ? 0 : 12;
-}
+#include "malloc_count.h" /* the allocator calls a steady-state run makes */
 
 static double now_us(void) {
   struct timespec ts;
@@ -162,11 +133,10 @@ int main(int argc, char **argv) {
   setup(&mlp, dir, "mlp", 1, x, 1, y);
   tide_set_num_threads(1);
   time_frames(&mlp, "mlp_b1_1thread", 2000, iters);
-  counting = 1;
-  long before = mallocs;
+  malloc_count_start();
   for (int i = 0; i < 1000; i++) frame(&mlp);
-  counting = 0;
-  printf("mlp_b1_mallocs_per_run: %.3f count\n", (double)(mallocs - before) / 1000);
+  long mallocs = malloc_count_stop();
+  printf("mlp_b1_mallocs_per_run: %.3f count\n", (double)mallocs / 1000);
   tide_set_num_threads(threads);
   time_frames(&mlp, "mlp_b1_default_threads", 2000, iters);
   teardown(&mlp);

@@ -14,8 +14,9 @@ local M = {}
 M.FLOORS = {
   { name = "binding", modules = { "tide.cdef", "tide.binding" },
     what = "the FFI seam: C declarations, libtide, the tensor metatype, errors, GC pacing" },
-  { name = "base", modules = { "tide.class", "tide.dtype", "tide.format", "tide.tensor_shape", "tide.json" },
-    what = "helpers on plain values: classes, dtypes, printing, shapes and tide.None" },
+  { name = "base", modules = { "tide.class", "tide.dtype", "tide.format", "tide.tensor_shape", "tide.json",
+      "tide.varargs", "tide.file", "tide.nest" },
+    what = "helpers on plain values: classes, dtypes, printing, shapes and tide.None, packing varargs, paths, nested structures" },
   { name = "values", modules = { "tide.convert", "tide.args" },
     what = "Lua values to tensors, and op arguments (both read Variables through a hook)" },
   { name = "dispatch", modules = { "tide.scope", "tide.dispatch", "tide.tape_recorder", "tide.trace_context", "tide.device" },

@@ -55,6 +55,12 @@ static inline void tide_strings_adopt(tide_tensor *t) {
 /* copy_into for strings: dst's elements become src's (broadcast), references counted. */
 tide_status tide_strings_copy_into(tide_tensor *dst, const tide_tensor *src);
 
+/* x itself when contiguous, else a contiguous copy (core/copy.c) made in the
+ * blank header *tmp, errors naming `op`; *use gets the one to read. The
+ * caller releases *tmp (also on failure). A copy of strings borrows x's
+ * elements: read it while x lives. */
+tide_status tide_contiguous_or_copy(const char *op, const tide_tensor *x, tide_tensor *tmp, const tide_tensor **use);
+
 /* Storage references (atomic, so views may be dropped from any thread). */
 void tide_storage_retain(tide_storage *s);
 void tide_storage_release(tide_storage *s);

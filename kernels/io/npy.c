@@ -13,6 +13,7 @@
 
 #include "tide/npy.h"
 #include "atomic_file.h"
+#include "../core/internal.h"
 
 /* A header longer than this is no numpy header (numpy itself refuses more than 10000 bytes by default). */
 enum { MAX_HEADER = 1 << 20, MAGIC_LEN = 6 };
@@ -483,16 +484,12 @@ tide_status tide_npy_write(const char *path, const tide_tensor *t) {
   if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
     return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "write_npy: writing on a big-endian machine is not supported");
 
-  tide_tensor copy = {0};
-  const tide_tensor *src = t;
-  if (!tide_tensor_is_contiguous(t)) {
-    tide_status st = tide_tensor_init(&copy, t->dt, t->ndim, t->dims);
-    if (!st) st = tide_tensor_copy_into(&copy, t);
-    if (st) {
-      tide_tensor_release(&copy);
-      return st;
-    }
-    src = &copy;
+  tide_tensor copy;
+  const tide_tensor *src;
+  tide_status cst = tide_contiguous_or_copy("write_npy", t, &copy, &src);
+  if (cst) {
+    tide_tensor_release(&copy);
+    return cst;
   }
   /* Strings are written as bytes ("S"): numpy's width is the longest, at least 1. */
   char string_descr_text[32];

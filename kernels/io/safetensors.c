@@ -1,6 +1,7 @@
 /* io/safetensors.c — the safetensors format: u64 little-endian header length, a JSON
  * header (cJSON) {name: {dtype, shape, data_offsets}, __metadata__: {k: v}}, raw data. */
 #include "atomic_file.h"
+#include "../core/internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -525,19 +526,14 @@ static char *build_header(const out_entry *es, int64_t count, int64_t meta_count
 /* Tensor data as the file holds them: contiguous, bools as 0 and 1. */
 static tide_status write_tensor(atomic_file *a, const tide_tensor *t) {
   if (t->nelem == 0) return TIDE_OK;
-  tide_tensor copy = {0};
-  const tide_tensor *src = t;
-  if (!tide_tensor_is_contiguous(t)) {
-    tide_status st = tide_tensor_init(&copy, t->dt, t->ndim, t->dims);
-    if (!st) st = tide_tensor_copy_into(&copy, t);
-    if (st) {
-      tide_tensor_release(&copy);
-      return st;
-    }
-    src = &copy;
+  tide_tensor copy;
+  const tide_tensor *src;
+  tide_status st = tide_contiguous_or_copy("safetensors", t, &copy, &src);
+  if (st) {
+    tide_tensor_release(&copy);
+    return st;
   }
   size_t n = (size_t)src->nelem * tide_dtype_size(src->dt);
-  tide_status st = TIDE_OK;
   if (src->dt == TIDE_BOOL) {
     unsigned char chunk[4096];
     const unsigned char *p = src->data;

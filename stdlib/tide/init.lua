@@ -77,6 +77,7 @@ export(math_ops)
 export(reduce_ops)
 export(shape_ops)
 export(linalg_ops)
+export(require "tide.ops.einsum", { no_methods = true }) -- einsum: matmuls between views, no kernel of its own
 export(require "tide.ops.update")              -- slice_update
 export(create_ops, { no_methods = true })
 export(scatter_ops)
@@ -88,6 +89,7 @@ do -- shapes as tensors: tf.shape, tf.size, tf.rank (x.shape stays the Lua list)
 end
 tide.random = require "tide.random"
 tide.image = require "tide.image" -- tf.image and tf.io's image codecs
+tide.nest = require "tide.nest"   -- tf.nest: flatten, pack_sequence_as, map_structure (docs/nest.md)
 
 -- Autodiff: Variables and GradientTape (TF 2's), gradient control.
 local variable = require "tide.variable"
@@ -140,6 +142,7 @@ tide.RaggedTensor = tide.strings.RaggedTensor
 -- tide.linalg.* (TF's namespace): matmul and friends.
 tide.linalg = {}
 for name, fn in pairs(linalg_ops) do tide.linalg[name] = fn end
+tide.linalg.einsum = tide.einsum
 
 -- tide.nn.*: activations, softmax and losses, norms, dropout, convolutions and pooling.
 tide.nn = {}

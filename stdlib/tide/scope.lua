@@ -38,6 +38,7 @@ registry[REGISTRY_KEY] = M
 
 local running = coroutine.running
 local select, unpack, error, pcall = select, unpack or table.unpack, error, pcall
+local pack = require("tide.varargs").pack
 
 local undo = {}                                      -- entries: fn, a, b
 local MAIN = {}                                      -- the key of the main coroutine (running() is nil there)
@@ -75,7 +76,6 @@ function M.push(fn, a, b)
 end
 
 -- The arguments as a list with their count in n (nils kept).
-local function pack(...) return { n = select("#", ...), ... } end
 
 -- fn's results packed (run under pcall: out of memory in it is caught).
 local function packed(fn, ...) return pack(fn(...)) end

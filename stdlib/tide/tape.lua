@@ -19,7 +19,7 @@ local add = require("tide.ops.math").add
 local ffi, Tensor = binding.ffi, binding.Tensor
 local istype = ffi.istype
 local is_variable = variable.is_variable
-local pack, unpack = recorder.pack, unpack or table.unpack
+local pack, unpack = require("tide.varargs").pack, unpack or table.unpack
 
 local M = {}
 

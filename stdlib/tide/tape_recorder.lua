@@ -28,11 +28,6 @@ for op = 0, tonumber(C.TIDE_NUM_OPS) - 1 do
   NO_GRAD[op] = bit.band(C.tide_op_flags(op), C.TIDE_OPF_NO_GRAD) ~= 0
 end
 
-local unpack = unpack or table.unpack
--- The arguments as a list with their count in n (nils kept).
-local function pack(...) return { n = select("#", ...), ... } end
-M.pack = pack
-
 local attrs_ct = ffi.typeof("tide_attrs")
 local attrs_size = ffi.sizeof(attrs_ct)
 

@@ -3,15 +3,10 @@
 -- exact bytes tide writes, atomic replacement, and hostile files (clear errors).
 local tide = require "tide"
 local h = require "helpers"
+local tmp = require "tmp"
 local st = tide.safetensors
 
 local FIX = "tests/fixtures/safetensors/"
-
-local function tmpname(suffix)
-  local p = os.tmpname()
-  os.remove(p)
-  return p .. (suffix or "")
-end
 
 local function read_bytes(path)
   local f = assert(io.open(path, "rb"))
@@ -37,7 +32,7 @@ end
 
 -- A file with this header text and data bytes.
 local function file_with(header, data)
-  local path = tmpname(".safetensors")
+  local path = tmp.name(".safetensors")
   write_bytes(path, u64le(#header) .. header .. (data or ""))
   return path
 end
@@ -91,7 +86,7 @@ describe("tide.safetensors", function()
   end)
 
   it("round-trips every dtype, scalars, empty and strided tensors, Variables, and metadata", function()
-    local path = tmpname(".safetensors")
+    local path = tmp.name(".safetensors")
     local m = tide.tensor({ { 1, 2, 3 }, { 4, 5, 6 } }, "float32")
     local values = {
       f32 = m, f64 = tide.tensor({ 1e300, -0.5 }, "float64"), f16 = tide.tensor({ 0.5, -3 }, "float16"),
@@ -125,7 +120,7 @@ describe("tide.safetensors", function()
   end)
 
   it("writes the exact layout Python writes: header padded to 8, larger dtypes first, then by name", function()
-    local path = tmpname(".safetensors")
+    local path = tmp.name(".safetensors")
     st.save_file({ b = tide.tensor({ 1, 2 }, "int8"), a = tide.tensor({ 1.5 }, "float64"),
       c = tide.tensor({ 3 }, "float32") }, path)
     local bytes = read_bytes(path)
@@ -143,7 +138,7 @@ describe("tide.safetensors", function()
   end)
 
   it("replaces a file atomically and leaves no temporary file, also when the write fails", function()
-    local dir = tmpname("-dir")
+    local dir = tmp.name("-dir")
     os.execute("mkdir -p " .. dir)
     local path = dir .. "/w.safetensors"
     st.save_file({ x = tide.tensor { 1, 2 } }, path)
@@ -164,11 +159,11 @@ describe("tide.safetensors", function()
     local listing = p:read("*a")
     p:close()
     assert.are.equal("sub.safetensors\nw.safetensors\n", listing)
-    os.execute("rm -rf " .. dir)
+    tmp.remove(dir)
   end)
 
   it("refuses bad arguments with errors naming them", function()
-    local path = tmpname(".safetensors")
+    local path = tmp.name(".safetensors")
     h.errors("expects a table of tensors by name, got a tensor", function() st.save_file(tide.tensor { 1 }, path) end)
     h.errors("the path must be a non-empty string", function() st.save_file({}, nil) end)
     h.errors("tensor names must be strings", function() st.save_file({ tide.tensor { 1 } }, path) end)
@@ -231,7 +226,7 @@ describe("tide.safetensors", function()
       it(c[1], function()
         local path
         if c[2] then
-          path = tmpname(".safetensors")
+          path = tmp.name(".safetensors")
           write_bytes(path, c[2])
         else
           path = file_with(c[4], c[5])
@@ -245,7 +240,7 @@ describe("tide.safetensors", function()
 
     it("a folder, or a file that shrinks after it was opened", function()
       h.errors("is not a regular file", function() st.load_file("/tmp") end)
-      local path = tmpname(".safetensors")
+      local path = tmp.name(".safetensors")
       st.save_file({ x = tide.zeros { 1000 } }, path)
       local f = st.safe_open(path)
       write_bytes(path, read_bytes(path):sub(1, 100))

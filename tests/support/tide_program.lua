@@ -2,6 +2,7 @@
 -- path, shell quoting, files, a private temporary folder, and shell runs
 -- that capture exit status, stdout and stderr.
 require "tide" -- sets package.loaded["tide.host"]
+local tmp = require "tmp"
 
 local M = {}
 
@@ -27,19 +28,8 @@ function M.write_file(path, text)
   f:close()
 end
 
--- A new folder /tmp/tide_<tag>_XXXXXX.
-function M.make_tmpdir(tag)
-  local p = io.popen("mktemp -d /tmp/tide_" .. tag .. "_XXXXXX")
-  local dir = p:read("*l")
-  p:close()
-  assert(dir and #dir > 0, "mktemp failed")
-  return dir
-end
-
--- Remove a folder make_tmpdir made (nothing else).
-function M.remove_tmpdir(dir)
-  if dir and dir:match("^/tmp/tide_") then os.execute("rm -rf " .. M.quote(dir)) end
-end
+-- A new folder /tmp/tide_<tag>_XXXXXX, and removing one (nothing else): tests/support/tmp.lua's.
+M.make_tmpdir, M.remove_tmpdir = tmp.dir, tmp.remove
 
 -- Run a shell command line with stdin_text as its input, through files in
 -- dir; returns exit status, stdout, stderr.

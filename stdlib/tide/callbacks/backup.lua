@@ -13,6 +13,7 @@ local convert = require "tide.convert"
 local safetensors = require "tide.safetensors"
 local callback = require "tide.callbacks.callback"
 local monitor = require "tide.callbacks.monitor"
+local exists = require("tide.file").exists
 
 local ffi, C = binding.ffi, binding.C
 local fmt = string.format
@@ -64,12 +65,6 @@ end
 ---------------------------------------------------------------------------
 -- Helpers
 ---------------------------------------------------------------------------
-
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
 
 -- The multi-worker strategy fit runs under, or nil (tide.distribute loaded
 -- lazily: it sits on this floor and requires the models that require us).

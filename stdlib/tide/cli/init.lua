@@ -2,6 +2,8 @@
 -- summary): their options, --help texts and exit statuses. cli/main.c calls
 -- main(command, args) and exits with what it returns: 0, 1 when the work
 -- failed, 2 when the command line was wrong or a file is missing.
+local file = require "tide.file"
+
 local M = {}
 
 local EXIT_FAILED, EXIT_USAGE = 1, 2
@@ -64,19 +66,8 @@ function M.first_line(err)
   return (s:gsub("^[^:%s]+%.lua:%d+: ", ""))
 end
 
--- True when path names something that exists (a file or a folder).
-function M.exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
-
--- True when path is a folder.
-function M.is_dir(path)
-  local f = io.open(path .. "/.", "rb")
-  if f then f:close() end
-  return f ~= nil
-end
+-- Whether path exists (a file or a folder), whether it is a folder (tide.file).
+M.exists, M.is_dir = file.exists, file.is_dir
 
 -- Parse args (a list of strings) against `known` ({name = {value = true,
 -- multi = true}}): returns the options by name (a list for multi) and the

@@ -29,11 +29,7 @@ function M.note_c_partials()
 end
 
 -- True when path names an existing file.
-function M.exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close(); return true end
-  return false
-end
+M.exists = require("tide.file").exists
 
 -- Before a pass that may write the cache files `paths`: a lock left by a
 -- pass of this program that was dropped (a `break` out of its loop) but not

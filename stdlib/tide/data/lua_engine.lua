@@ -12,7 +12,7 @@ local c_engine = require "tide.data.c_engine"
 local map_fn = require "tide.data.map_fn"
 
 local M = {}
-local pack = function(...) return { n = select("#", ...), ... } end
+local pack = require("tide.varargs").pack
 
 ---------------------------------------------------------------------------
 -- Which engine runs a pass

@@ -7,7 +7,7 @@ local tracing = require "tide.tracing.function"
 local spec = require "tide.tracing.spec"
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
-local pack = function(...) return { n = select("#", ...), ... } end
+local pack = require("tide.varargs").pack
 local M = {}
 
 -- Where fn was defined ("file.lua:12").

@@ -8,8 +8,10 @@ local dtype = require "tide.dtype"
 local spec = require "tide.tracing.spec"
 local sparse = require "tide.sparse_tensor"
 local trace_context = require "tide.trace_context"
+local nest = require "tide.nest"
 
 local istensor = binding.istensor
+local is_nested, is_list, sorted_keys = nest.is_nested, nest.is_list, nest.sorted_keys
 local TensorSpec, None = spec.TensorSpec, spec.None
 local M = {}
 
@@ -22,16 +24,6 @@ local function is_value_table(x)
     probe = v
   end
   return type(probe) == "number" or type(probe) == "boolean"
-end
-
-local function sorted_keys(t)
-  local keys = {}
-  for k in pairs(t) do
-    if type(k) ~= "string" then return nil end
-    keys[#keys + 1] = k
-  end
-  table.sort(keys)
-  return keys
 end
 
 -- A sparse node: a SparseTensor of static dense shape `shape` (a list with
@@ -51,9 +43,11 @@ end
 
 -- flatten(value, what, dtypes): the template and the list of component
 -- tensors. A tensor is one component, a SparseTensor three; a Lua list
--- (1..n) or a map with string keys (sorted, as TF sorts dict keys) a
--- structure; Lua numbers, booleans and tables of numbers become tensors (of
--- dtypes[i] when given).
+-- (1..n) or a map with string keys a structure, walked as tide.nest walks
+-- (its leaf rule; a map's keys sorted, as TF sorts dict keys); Lua numbers,
+-- booleans and tables of numbers become tensors (of dtypes[i] when given).
+-- tf.data asks more of a structure than tide.nest: no empty table, no list
+-- with other keys beside its items, no map with keys that are not strings.
 function M.flatten(value, what, dtypes)
   local leaves = {}
   local function leaf(t)
@@ -70,16 +64,20 @@ function M.flatten(value, what, dtypes)
     end
     if convert.is_variable(v) then return leaf(convert.unvariable(v)) end
     local tv = type(v)
-    if tv == "number" or tv == "boolean" or (tv == "table" and getmetatable(v) == nil and #v > 0 and is_value_table(v)) then
+    local nested = is_nested(v)
+    if tv == "number" or tv == "boolean" or (nested and #v > 0 and is_value_table(v)) then
       local dt = dtypes and dtypes[#leaves + 1]
       return leaf(convert.tensor(v, dt, what))
     end
-    if tv == "table" and getmetatable(v) == nil then
-      local n = #v
+    if nested then
+      local list, n = is_list(v)
+      local keys, nk
+      if not list then keys, nk = sorted_keys(v) end
       if n > 0 then
         local items = {}
         for i = 1, n do items[i] = walk(v[i], depth + 1) end
-        for k in pairs(v) do
+        for i = 1, list and 0 or nk do
+          local k = keys[i]
           if type(k) ~= "number" or k < 1 or k > n or k % 1 ~= 0 then
             binding.error(string.format("%s: an element is either a list or a map, not both (key '%s' next to " ..
               "list items)", what, tostring(k)))
@@ -87,10 +85,12 @@ function M.flatten(value, what, dtypes)
         end
         return { kind = "list", n = n, items = items }
       end
-      local keys = sorted_keys(v)
-      if not keys or #keys == 0 then
+      if list then nk = 0 end
+      local strings = nk > 0
+      for i = 1, nk do strings = strings and type(keys[i]) == "string" end
+      if not strings then
         binding.error(string.format("%s: expected a tensor, a list of tensors or a map with string keys, got %s",
-          what, next(v) == nil and "an empty table" or "a table with non-string keys"))
+          what, nk == 0 and "an empty table" or "a table with non-string keys"))
       end
       local items = {}
       for i, k in ipairs(keys) do items[i] = walk(v[k], depth + 1) end

@@ -1,7 +1,9 @@
--- stdlib/tide/distribute/collective.lua — the all_reduce_sum registry op from
--- Lua (eager or traced: a graph keeps it in order as an effect) and its gradient.
+-- stdlib/tide/distribute/collective.lua — the collectives: the all_reduce_sum registry op
+-- from Lua (eager or traced: a graph keeps it in order as an effect) and its gradient, broadcast, barrier.
 local binding = require "tide.binding"
 local convert = require "tide.convert"
+local context = require "tide.trace_context"
+local device = require "tide.device"
 local dispatch = require "tide.dispatch"
 local recorder = require "tide.tape_recorder"
 local grad = require "tide.grad"
@@ -106,5 +108,98 @@ function M.sum_list(values, bucket_bytes, what)
   end
   return sums
 end
+
+local dims_buf = ffi.new("int64_t[?]", C.TIDE_MAX_DIMS)
+
+-- A new contiguous CPU tensor holding x's values, ours to overwrite.
+local function fresh_copy(x)
+  for i = 0, x.ndim - 1 do dims_buf[i] = x.dims[i] end
+  local h = Tensor()
+  if C.tide_tensor_init_heap(h, x.dt, x.ndim, dims_buf) ~= 0 then binding.raise() end
+  binding.track(h)
+  if C.tide_tensor_copy_into(h, x) ~= 0 then binding.raise() end
+  return h
+end
+
+-- Join the world of workers (MPI when mpirun started this process; a
+-- world of one otherwise); later calls do nothing.
+local function join()
+  if C.tide_dist_init() ~= 0 then binding.raise() end
+end
+
+-- The value of a tensor, variable or Lua number/table as a concrete CPU tensor.
+local function concrete(what, x)
+  if variable.is_variable(x) then x = variable.read(x) end
+  if not binding.istensor(x) then
+    local ok, t = pcall(convert.tensor, x, nil, what)
+    if not ok or t == nil then
+      binding.error(fmt("%s: expected a tensor, a Variable or a number, got %s", what, type(x)))
+    end
+    x = t
+  end
+  if context.current() ~= nil or x.flags % 4 >= 2 then
+    binding.error(fmt("%s: collectives run eagerly only; call it outside tide.trace (this value belongs to a " ..
+      "graph being traced)", what))
+  end
+  if x.dev ~= C.TIDE_CPU then x = device.cpu(x) end
+  return x
+end
+
+---------------------------------------------------------------------------
+-- Collectives (every worker must make the same calls in the same order)
+---------------------------------------------------------------------------
+
+-- This worker's index (0 = the chief) and the number of workers.
+function M.worker_index() join(); return C.tide_dist_rank() end
+function M.num_workers() join(); return C.tide_dist_size() end
+
+-- The sum of x over every worker, as a new tensor of x's dtype; given a
+-- list of values, the list of their sums, made by one collective (packed
+-- per dtype, in buckets of bytes_per_pack: 25 MiB unless given). Floats
+-- are summed in their own precision (float16/bfloat16 in float32),
+-- integers and booleans in float64 (exact below 2^53). Eager or inside
+-- tide.trace: the registry op all_reduce_sum, which a graph keeps in program
+-- order; its gradient is the sum of the upstream gradients.
+function M.all_reduce_sum(x, opts)
+  local what = "tide.distribute.all_reduce_sum"
+  join()
+  if opts ~= nil and type(opts) ~= "table" then binding.error(what .. ": options must be a table {bytes_per_pack=}") end
+  local bytes = opts and opts.bytes_per_pack
+  if bytes ~= nil and (type(bytes) ~= "number" or bytes < 0 or bytes % 1 ~= 0) then
+    binding.error(fmt("%s: bytes_per_pack must be a whole number of bytes >= 0, got %s", what, tostring(bytes)))
+  end
+  if x == nil then binding.error(what .. ": expected a tensor, a Variable, a number or a list of them, got nil") end
+  if type(x) == "table" and not binding.istensor(x) then return M.sum_list(x, bytes, what) end
+  return M.sum_list({ x }, bytes, what)[1]
+end
+
+-- The raw registry op all_reduce_sum on a list of float32/float64 tensors
+-- (no casting): the list of their sums over the workers.
+M.all_reduce_op = M.op
+
+-- Collectives this process has made (MPI calls: all-reduce buckets,
+-- broadcasts, barriers), for benchmarks.
+function M.collective_calls() return tonumber(C.tide_dist_collective_calls()) end
+
+-- x as on worker `root` (default 0, the chief), as a new tensor.
+function M.broadcast(x, root)
+  join()
+  x = concrete("tide.distribute.broadcast", x)
+  root = root or 0
+  if type(root) ~= "number" or root % 1 ~= 0 then
+    binding.error("tide.distribute.broadcast: root must be a worker index (an integer), got " .. tostring(root))
+  end
+  local h = fresh_copy(x)
+  if C.tide_dist_broadcast(h, root) ~= 0 then binding.raise() end
+  return h
+end
+
+-- Wait until every worker gets here.
+function M.barrier()
+  join()
+  if C.tide_dist_barrier() ~= 0 then binding.raise() end
+end
+
+M.join, M.concrete = join, concrete
 
 return M

@@ -19,18 +19,15 @@ local device = require "tide.device"
 local variable = require "tide.variable"
 local reduce_ops = require "tide.ops.reduce"
 local dataset = require "tide.data.dataset"
-
--- tide.distribute (which loads this file on first use and attaches itself:
--- a require of it here would be a cycle): the strategy base and its helpers.
-local dist
+local strategy = require "tide.distribute.strategy"
+local input = require "tide.distribute.input"
+local pack = require("tide.varargs").pack
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local fmt = string.format
 local CPU = C.TIDE_CPU
 
 local M = {}
-
-function M.attach(distribute) dist = distribute end
 
 ---------------------------------------------------------------------------
 -- Per-replica values
@@ -164,9 +161,9 @@ end
 -- The strategy
 ---------------------------------------------------------------------------
 
-local Mirrored = setmetatable({}, { __index = function(_, k) return dist._Strategy[k] end })
+local Mirrored = setmetatable({}, { __index = strategy.Strategy })
 Mirrored.__index = Mirrored
-Mirrored.__tostring = function(self) return dist._Strategy.__tostring(self) end
+Mirrored.__tostring = strategy.Strategy.__tostring
 
 -- Make the strategy on dev codes devs (checked already).
 local function make(devs, cross)
@@ -230,8 +227,8 @@ function M._on_cpu_replicas(n)
 end
 
 local function run_on(self, r, what, fn, ...)
-  local args = { n = select("#", ...), ... }
-  return dist._within(self, what, function()
+  local args = pack(...)
+  return strategy.within(self, what, function()
     return device.scope(self.devices[r], function() return fn(unpack(args, 1, args.n)) end)
   end)
 end
@@ -239,7 +236,7 @@ end
 -- scope(fn, ...): fn with the strategy current, placed on the first replica's
 -- device (where the variables made in it live).
 function Mirrored:scope(fn, ...)
-  dist._check_fn(self, "scope", fn)
+  strategy.check_fn(self, "scope", fn)
   return run_on(self, 1, "scope", fn, ...)
 end
 
@@ -280,7 +277,7 @@ end
 -- run(fn, args): fn once per replica, each with its part of the arguments;
 -- the results as PerReplica values (one replica: fn's results themselves).
 function Mirrored:run(fn, args)
-  dist._check_fn(self, "run", fn)
+  strategy.check_fn(self, "run", fn)
   if args ~= nil and type(args) ~= "table" then
     binding.error(fmt("%s:run: args must be a list (table) of arguments, got %s", self.name, type(args)))
   end
@@ -297,7 +294,7 @@ function Mirrored:run(fn, args)
       for i = 1, nargs do mine[i] = arg_for(self, args[i], r) end
       self._replica, self._applies[r] = r, 0
       variable.replica_value = r > 1 and self._devs[r] ~= self._devs[1] and replica_reader(self, r) or nil
-      results[r] = (function(...) return { n = select("#", ...), ... } end)(run_on(self, r, "run", fn, unpack(mine, 1, nargs)))
+      results[r] = pack(run_on(self, r, "run", fn, unpack(mine, 1, nargs)))
       variable.replica_value = nil
     end
   end)
@@ -376,7 +373,7 @@ function Mirrored:reduce(op, value, axis)
   end
   if value == nil then binding.error(what .. ": a value to reduce is required") end
   if not M.is_per_replica(value) then
-    if self.num_replicas_in_sync == 1 then return dist._Strategy.reduce(self, op, value, axis) end
+    if self.num_replicas_in_sync == 1 then return strategy.Strategy.reduce(self, op, value, axis) end
     if op == "SUM" then
       binding.error(what .. ": a value that is not PerReplica cannot be summed over the replicas (it is the same " ..
         "on each); give run's PerReplica result")
@@ -411,7 +408,7 @@ end
 
 -- PerReplica{fn(ctx)} with ctx = {replica_id_in_sync_group = r - 1, num_replicas_in_sync = n}.
 function Mirrored:experimental_distribute_values_from_function(fn)
-  dist._check_fn(self, "experimental_distribute_values_from_function", fn)
+  strategy.check_fn(self, "experimental_distribute_values_from_function", fn)
   local values = {}
   for r = 1, self.num_replicas_in_sync do
     values[r] = device.scope(self.devices[r], function()
@@ -469,7 +466,7 @@ function DistributedDataset:iter(opts)
     return function()
       local values, width = {}, nil
       for r = 1, s.num_replicas_in_sync do
-        local got = (function(...) return { n = select("#", ...), ... } end)(nextf())
+        local got = pack(nextf())
         if got[1] == nil then return nil end -- the last step needs an element for every replica
         width = width or got.n
         for i = 1, width do
@@ -483,7 +480,7 @@ function DistributedDataset:iter(opts)
     end
   end
   return function()
-    local got = (function(...) return { n = select("#", ...), ... } end)(nextf())
+    local got = pack(nextf())
     if got[1] == nil then return nil end
     for i = 1, got.n do got[i] = split_value(s, got[i]) end
     return unpack(got, 1, got.n)
@@ -494,7 +491,7 @@ end
 -- replica gets its share of the rows of each (TF's rebatching; a batch
 -- that does not split evenly gives the first replicas one row fewer).
 function Mirrored:experimental_distribute_dataset(ds)
-  if self.num_replicas_in_sync == 1 then return dist._Strategy.experimental_distribute_dataset(self, ds) end
+  if self.num_replicas_in_sync == 1 then return strategy.Strategy.experimental_distribute_dataset(self, ds) end
   if not dataset.is_dataset(ds) then
     binding.error(fmt("%s:experimental_distribute_dataset: expected a tide.data.Dataset, got %s", self.name, type(ds)))
   end
@@ -504,9 +501,9 @@ end
 -- distribute_datasets_from_function(fn): fn(input_context) makes one
 -- pipeline of per-replica batches; replicas take successive elements.
 function Mirrored:distribute_datasets_from_function(fn)
-  if self.num_replicas_in_sync == 1 then return dist._Strategy.distribute_datasets_from_function(self, fn) end
-  dist._check_fn(self, "distribute_datasets_from_function", fn)
-  local ds = fn(dist.InputContext { num_input_pipelines = 1, input_pipeline_id = 0,
+  if self.num_replicas_in_sync == 1 then return strategy.Strategy.distribute_datasets_from_function(self, fn) end
+  strategy.check_fn(self, "distribute_datasets_from_function", fn)
+  local ds = fn(input.InputContext { num_input_pipelines = 1, input_pipeline_id = 0,
                                     num_replicas_in_sync = self.num_replicas_in_sync })
   if not dataset.is_dataset(ds) then
     binding.error(fmt("%s:distribute_datasets_from_function: the function must return a tide.data.Dataset, got %s",

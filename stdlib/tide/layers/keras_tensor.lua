@@ -21,6 +21,7 @@ local tensor_shape = require "tide.tensor_shape"
 local tracing = require "tide.tracing.function"
 local spec = require "tide.tracing.spec"
 local retracing = require "tide.tracing.retracing"
+local nest = require "tide.nest"
 
 local None = tensor_shape.None
 
@@ -58,42 +59,26 @@ function M.any(x)
   return false
 end
 
--- The keys of a plain table in a fixed order: the list part, then the rest sorted.
-local function ordered_keys(t)
-  local keys, n = {}, #t
-  for i = 1, n do keys[i] = i end
-  local others = {}
-  for k in pairs(t) do
-    if not (type(k) == "number" and k >= 1 and k <= n and k == math.floor(k)) then others[#others + 1] = k end
-  end
-  table.sort(others, function(a, b) return tostring(a) < tostring(b) end)
-  for _, k in ipairs(others) do keys[#keys + 1] = k end
-  return keys
-end
-M.ordered_keys = ordered_keys
-
--- The leaves (KerasTensors) of a structure, in a fixed order.
-local function leaves(x, out)
-  out = out or {}
-  if is(x) then out[#out + 1] = x
-  elseif type(x) == "table" and getmetatable(x) == nil then
-    for _, k in ipairs(ordered_keys(x)) do leaves(x[k], out) end
+-- The leaves (KerasTensors) of a structure, in tide.nest's order (other
+-- leaves are skipped): the order of a model's inputs and outputs, and of
+-- the tensor_index of a node's outputs in a model's config.
+local function leaves(x)
+  local out = {}
+  for _, v in ipairs(nest.flatten(x)) do
+    if is(v) then out[#out + 1] = v end
   end
   return out
 end
 M.leaves = leaves
 
--- The structure x with its leaves replaced, in leaves' order, by values[pos...].
-local function replace(x, values, pos)
-  if is(x) then
-    pos.i = pos.i + 1
-    return values[pos.i]
-  elseif type(x) == "table" and getmetatable(x) == nil then
-    local out = {}
-    for _, k in ipairs(ordered_keys(x)) do out[k] = replace(x[k], values, pos) end
-    return out
-  end
-  return x
+-- The structure x with its KerasTensors replaced, in leaves' order, by values[1...].
+local function replace(x, values)
+  local i = 0
+  return nest.map_structure(function(v)
+    if not is(v) then return v end
+    i = i + 1
+    return values[i]
+  end, x)
 end
 
 -- layer(inputs) where inputs holds KerasTensors: build the layer for their
@@ -107,7 +92,7 @@ function M.symbolic_call(layer, inputs, opts)
   local call_opts = {}
   for k, v in pairs(opts) do call_opts[k] = v end
   local fn = function(...)
-    local structure = layer:_convert_input(replace(inputs, { ... }, { i = 0 })) -- cast as a real call would
+    local structure = layer:_convert_input(replace(inputs, { ... })) -- cast as a real call would
     return layer:_scoped_call(structure, call_opts)
   end
   -- one trace per layer call while a model is defined: not a retracing problem

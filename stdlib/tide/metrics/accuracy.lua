@@ -2,7 +2,9 @@
 -- match, binary with a threshold, categorical, sparse categorical, top-k) and their Metric classes.
 local common = require "tide.losses.common"
 local convert = require "tide.convert"
+local args = require "tide.args"
 local binding = require "tide.binding"
+local base = require "tide.metrics.base"
 
 local ops = common.ops
 local M = {}
@@ -131,5 +133,23 @@ M.classes = {
   { class = "TopKCategoricalAccuracy", name = "top_k_categorical_accuracy", params = { { "k", 5, check_k } },
     order = { "k", "name", "dtype" } },
 }
+
+-- The accuracies: classes, and functions f(y_true, y_pred, [parameter]) giving per-sample 1s and 0s.
+for _, spec in ipairs(M.classes) do
+  local impl = M.impl[spec.name]
+  spec.impl = impl
+  M[spec.class] = base.wrapper(spec)
+  local fname = spec.name
+  M[fname] = function(y_true, y_pred, ...)
+    local o = args.parse(fname, spec.params[1] and { spec.params[1][1] } or {}, ...)
+    local p = {}
+    for _, q in ipairs(spec.params) do
+      local v = o[q[1]]
+      if v == nil then v = q[2] end
+      p[q[1]] = q[3](fname, v)
+    end
+    return impl(fname, y_true, y_pred, p)
+  end
+end
 
 return M

@@ -31,15 +31,7 @@ local function is_ref(x) return type(x) == "table" and x[1] == REF and #x == 4 e
 
 -- Map the KerasTensor leaves of a structure (a KerasTensor, or tables of
 -- them) with f; other values are kept.
-local function map_kts(x, f)
-  if is_kt(x) then return f(x) end
-  if type(x) == "table" and getmetatable(x) == nil then
-    local out = {}
-    for k, v in pairs(x) do out[k] = map_kts(v, f) end
-    return out
-  end
-  return x
-end
+local map_kts = graph.map_structure
 
 -- Map the references of a config structure with f.
 local function map_refs(x, f)

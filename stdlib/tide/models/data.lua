@@ -9,10 +9,9 @@ local shape_ops = require "tide.ops.shape"
 local math_ops = require "tide.ops.math"
 local reduce_ops = require "tide.ops.reduce"
 local random = require "tide.random"
-local keras_tensor = require "tide.layers.keras_tensor"
+local nest = require "tide.nest"
 
 local istensor = binding.istensor
-local ordered_keys = keras_tensor.ordered_keys -- (the order a model's inputs are flattened in)
 local M = {}
 
 -- True when a Lua table is the values of one tensor (numbers, nested).
@@ -25,27 +24,28 @@ local function is_value_table(x)
   return type(probe) == "number" or type(probe) == "boolean"
 end
 
+-- A Lua table of numbers is one tensor's values, not a structure.
+local AS_TENSORS = { is_leaf = is_value_table }
+
 -- flatten(x, what): { leaves = list of tensors, template = the structure
 -- with leaf positions } for a tensor, a Lua table of numbers (one tensor)
--- or a list/table of tensors.
+-- or a list/table of tensors, walked in tide.nest's order (a model's
+-- inputs are flattened in the same order).
 function M.flatten(x, what)
   local leaves = {}
-  local function walk(v)
-    if istensor(v) then leaves[#leaves + 1] = v; return #leaves end
-    if variable.is_variable(v) then leaves[#leaves + 1] = v:read_value(); return #leaves end
-    if type(v) == "table" and getmetatable(v) == nil then
-      if is_value_table(v) then
-        leaves[#leaves + 1] = convert.tensor(v, nil, what)
-        return #leaves
-      end
-      local t = {}
-      for _, k in ipairs(ordered_keys(v)) do t[k] = walk(v[k]) end
-      return t
+  for i, entry in ipairs(nest.flatten_with_path(x, AS_TENSORS)) do
+    local v = entry[2]
+    if istensor(v) then leaves[i] = v
+    elseif variable.is_variable(v) then leaves[i] = v:read_value()
+    elseif type(v) == "table" and getmetatable(v) == nil then leaves[i] = convert.tensor(v, nil, what)
+    else
+      binding.error(string.format("%s: expected a tensor, a Lua table of numbers, or a list/table of tensors, " ..
+        "got %s", what, type(v)))
     end
-    binding.error(string.format("%s: expected a tensor, a Lua table of numbers, or a list/table of tensors, got %s",
-      what, type(v)))
   end
-  local template = walk(x)
+  local positions = {}
+  for i = 1, #leaves do positions[i] = i end
+  local template = nest.pack_sequence_as(x, positions, AS_TENSORS)
   for i, t in ipairs(leaves) do
     if t.ndim < 1 then
       binding.error(string.format("%s: expected tensors with a batch dimension, got a scalar", what))
@@ -56,10 +56,7 @@ end
 
 -- The structure of the template with leaf i replaced by values[offset + i].
 function M.rebuild(template, values, offset)
-  if type(template) == "number" then return values[offset + template] end
-  local out = {}
-  for k, v in pairs(template) do out[k] = M.rebuild(v, values, offset) end
-  return out
+  return nest.map_structure(function(i) return values[offset + i] end, template)
 end
 
 -- The common number of samples of the given flat lists (named by what).

@@ -6,14 +6,15 @@
 -- (a structure of KerasTensors, nil for an Input), opts, outputs }.
 local binding = require "tide.binding"
 local keras_tensor = require "tide.layers.keras_tensor"
+local nest = require "tide.nest"
 
 local M = {}
 
 local is_kt, leaves = keras_tensor.is, keras_tensor.leaves
-local ordered_keys = keras_tensor.ordered_keys -- (the order leaves() walks)
 
 -- The values of `x` at the leaves of `template` (a KerasTensor structure),
--- in leaves' order; `what` names x in errors.
+-- in leaves' order (tide.nest's); `what` names x in errors. x may hold more
+-- than template asks for.
 function M.flatten_like(template, x, what, out)
   out = out or {}
   if is_kt(template) then
@@ -22,23 +23,21 @@ function M.flatten_like(template, x, what, out)
     out[#out + 1] = x
     return out
   end
-  if type(x) ~= "table" or getmetatable(x) ~= nil then
+  if not nest.is_nested(x) then
     binding.error(string.format("%s: expected a structure of %d inputs (a table), got %s", what,
       #leaves(template), type(x)))
   end
-  for _, k in ipairs(ordered_keys(template)) do M.flatten_like(template[k], x[k], what, out) end
+  local keys, n = nest.keys(template)
+  for i = 1, n do M.flatten_like(template[keys[i]], x[keys[i]], what, out) end
   return out
 end
 
 -- The structure `template` with each KerasTensor leaf replaced by get(kt).
 local function map_structure(template, get)
-  if is_kt(template) then return get(template) end
-  if type(template) == "table" and getmetatable(template) == nil then
-    local out = {}
-    for k, v in pairs(template) do out[k] = map_structure(v, get) end
-    return out
-  end
-  return template
+  return nest.map_structure(function(v)
+    if is_kt(v) then return get(v) end
+    return v
+  end, template)
 end
 M.map_structure = map_structure
 
@@ -46,12 +45,13 @@ M.map_structure = map_structure
 -- of `result`: found(kt, value).
 local function zip(template, result, found, layer)
   if is_kt(template) then return found(template, result) end
-  if type(template) == "table" and getmetatable(template) == nil then
+  if nest.is_nested(template) then
     if type(result) ~= "table" then
       binding.error(string.format("%s '%s' returned %s where the model expects a structure of outputs",
         getmetatable(layer).__name, layer.name, type(result)))
     end
-    for k, v in pairs(template) do zip(v, result[k], found, layer) end
+    local keys, n = nest.keys(template)
+    for i = 1, n do zip(template[keys[i]], result[keys[i]], found, layer) end
   end
 end
 
@@ -155,19 +155,25 @@ end
 function M.run(g, inputs, values_in, outputs_struct)
   local values = {}
   for i, kt in ipairs(inputs) do values[kt] = values_in[i] end
+  -- one closure of each per run, not per node
+  local function value_of(v)
+    if is_kt(v) then return values[v] end
+    return v
+  end
+  local function found(kt, v) values[kt] = v end
   for _, node in ipairs(g.nodes) do
     if node.inputs ~= nil then
-      local args = map_structure(node.inputs, function(kt) return values[kt] end)
+      local args = nest.map_structure(value_of, node.inputs)
       local opts
       if node.opts and next(node.opts) ~= nil then
         opts = {}
         for k, v in pairs(node.opts) do opts[k] = v end
       end
       local result = node.layer(args, opts)
-      zip(node.outputs, result, function(kt, v) values[kt] = v end, node.layer)
+      zip(node.outputs, result, found, node.layer)
     end
   end
-  return map_structure(outputs_struct, function(kt) return values[kt] end)
+  return nest.map_structure(value_of, outputs_struct)
 end
 
 return M

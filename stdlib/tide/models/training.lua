@@ -1,20 +1,18 @@
 -- stdlib/tide/models/training.lua — a model's fit, evaluate and predict
 -- (Keras 3's Trainer; compile is models/compile.lua): the
 -- train/test/predict steps as traced functions (one trace each: their input
--- signature has a None batch dim), batches, callbacks and the History.
--- Installed on tide.Model by model.lua.
+-- signature has a None batch dim), the epoch loops, callbacks and the
+-- History; the batches come from models/epoch_iterator.lua. Installed on
+-- tide.Model by model.lua.
 local binding = require "tide.binding"
-local dtype = require "tide.dtype"
-local convert = require "tide.convert"
 local tensor_shape = require "tide.tensor_shape"
-local math_ops = require "tide.ops.math"
 local shape_ops = require "tide.ops.shape"
 local tape_mod = require "tide.tape"
 local tracing = require "tide.tracing.function"
 local spec = require "tide.tracing.spec"
 local retracing = require "tide.tracing.retracing"
 local data = require "tide.models.data"
-local dsource = require "tide.models.dataset_source"
+local epoch_iterator = require "tide.models.epoch_iterator"
 local callbacks_mod = require "tide.callbacks.callback"
 local compile_mod = require "tide.models.compile"
 
@@ -26,6 +24,8 @@ local M = {}
 
 local who, options, set = compile_mod.who, compile_mod.options, compile_mod.set
 local compile, require_compiled = compile_mod.compile, compile_mod.require_compiled
+local positive_int, dataset_options = epoch_iterator.positive_int, epoch_iterator.dataset_options
+local prepare_xy = epoch_iterator.prepare_xy
 local compute_loss, compute_metrics = compile_mod.compute_loss, compile_mod.compute_metrics
 local get_metrics_result, reset_metrics = compile_mod.get_metrics_result, compile_mod.reset_metrics
 M.metrics = compile_mod.metrics
@@ -164,65 +164,21 @@ local function call_step(f, xb, yb, wb)
   return f(unpack(args))
 end
 
-local function as_weights(sw, n, what)
-  if sw == nil then return nil end
-  if not istensor(sw) then sw = convert.tensor(sw, "float32", what) end
-  if sw.dtype ~= "float32" then sw = math_ops.cast(sw, "float32") end
-  if sw.ndim ~= 1 or sw.shape[1] ~= n then
-    binding.error(fmt("%s: sample_weight must have shape (%d,) (one weight per sample), got %s", what, n,
-      tostring(sw.shape)))
-  end
-  return sw
-end
-
-local function positive_int(what, name, v, default)
-  if v == nil then return default end
-  if type(v) ~= "number" or v ~= math.floor(v) or v < 1 then
-    binding.error(fmt("%s: %s must be a positive integer, got %s", what, name, tostring(v)))
-  end
-  return v
-end
-
 ---------------------------------------------------------------------------
 -- evaluate
 ---------------------------------------------------------------------------
 
 local EVALUATE = set { "batch_size", "verbose", "sample_weight", "steps", "callbacks", "return_dict" }
 
-local run_evaluate_dataset -- below
-
--- The core of evaluate on flat groups; returns the logs (numbers).
-local function run_evaluate(self, x, y, sw, n, batch_size, steps, cbs)
-  if dsource.is_dataset(x) then return run_evaluate_dataset(self, x, steps, cbs) end
-  local total_steps = math.ceil(n / batch_size)
-  if steps then total_steps = math.min(steps, total_steps) end
+-- The core of evaluate: one pass over the iterator's batches; returns the logs (numbers).
+local function run_evaluate(self, batches, cbs)
   reset_metrics(self)
   cbs:on_test_begin()
-  local logs = {}
-  for step = 0, total_steps - 1 do
-    local a, b = step * batch_size, math.min(n, (step + 1) * batch_size)
-    local xb, yb = data.batch(x, a, b), data.batch(y, a, b)
-    local wb = sw and sw:slice { { a, b } } or nil
-    cbs:on_test_batch_begin(step)
-    prepare(self, xb, false)
-    local f = step_function(self, "test", xb, yb, wb)
-    logs = numbers(call_step(f, xb, yb, wb))
-    cbs:on_test_batch_end(step, logs)
-  end
-  if total_steps == 0 then logs = numbers(get_metrics_result(self)) end
-  cbs:on_test_end(logs)
-  return logs
-end
-
--- evaluate over a dataset's batches (steps: at most this many).
-run_evaluate_dataset = function(self, ds, steps, cbs)
-  local src = dsource.source(ds, who(self) .. ": evaluate", nil, nil)
-  reset_metrics(self)
-  cbs:on_test_begin()
+  batches:begin_epoch()
   local logs, step = {}, 0
-  while not steps or step < steps do
-    local xb, yb, wb = src:next()
-    if xb == nil then break end
+  while true do
+    local more, xb, yb, wb = batches:next(step)
+    if not more then break end
     cbs:on_test_batch_begin(step)
     prepare(self, xb, false)
     logs = numbers(call_step(step_function(self, "test", xb, yb, wb), xb, yb, wb))
@@ -234,43 +190,19 @@ run_evaluate_dataset = function(self, ds, steps, cbs)
   return logs
 end
 
-local function prepare_xy(self, what, x, y, sample_weight)
-  if x == nil then binding.error(fmt("%s: %s: x is nil; pass the input data", who(self), what)) end
-  local xd = data.flatten(x, what .. ": x")
-  local yd = y ~= nil and data.flatten(y, what .. ": y") or nil
-  local n = data.sample_count { { data = xd, what = "x" }, { data = yd, what = "y" } }
-  local sw = as_weights(sample_weight, n, who(self) .. ": " .. what)
-  return xd, yd, sw, n
-end
-
 -- evaluate(x, y, {batch_size=32, verbose=1, sample_weight=, steps=,
 -- callbacks=, return_dict=false}): the loss and metrics over the data; a
 -- number when there is only the loss, else a list in metrics_names' order
--- (or a table by name with return_dict).
--- With a dataset the targets are in its elements, so the options may come
--- second: fit(ds, {epochs = 5}) as Keras's fit(ds, epochs=5).
-local function dataset_options(x, y, opts)
-  if opts == nil and dsource.is_dataset(x) and type(y) == "table" and getmetatable(y) == nil then return nil, y end
-  return y, opts
-end
-
+-- (or a table by name with return_dict). With a dataset the options may come second.
 local function evaluate(self, x, y, opts)
   y, opts = dataset_options(x, y, opts)
   opts = options(who(self) .. ": evaluate", opts, EVALUATE)
   require_compiled(self, "evaluate")
-  local xd, yd, sw, n, steps
-  if dsource.is_dataset(x) then
-    xd, steps = x, dsource.source(x, who(self) .. ": evaluate", y, opts):steps(opts.steps, "steps")
-  else
-    xd, yd, sw, n = prepare_xy(self, "evaluate", x, y, opts.sample_weight)
-  end
-  local batch_size = positive_int("evaluate", "batch_size", opts.batch_size, 32)
+  local batches, steps = epoch_iterator.for_evaluate(self, x, y, opts)
   local verbose = opts.verbose == nil and 1 or opts.verbose
-  steps = steps or math.ceil(n / batch_size)
-  if opts.steps then steps = math.min(positive_int("evaluate", "steps", opts.steps), steps) end
   local cbs = callbacks_mod.CallbackList(opts.callbacks, { add_progbar = verbose ~= 0, model = self,
     verbose = verbose, epochs = 1, steps = steps })
-  local logs = run_evaluate(self, xd, yd, sw, n, batch_size, opts.steps, cbs)
+  local logs = run_evaluate(self, batches, cbs)
   if opts.return_dict then return logs end
   local names = self.metrics_names
   if #names == 1 then return logs[names[1]] end
@@ -299,20 +231,7 @@ local function fit(self, x, y, opts)
   opts = options(who(self) .. ": fit", opts, FIT)
   require_compiled(self, "fit")
   local what = who(self) .. ": fit"
-  local source = dsource.is_dataset(x) and dsource.source(x, what, y, opts) or nil
-  local xd, yd, sw, n
-  if source then n = 0 else xd, yd, sw, n = prepare_xy(self, "fit", x, y, opts.sample_weight) end
-  if not source and yd == nil and rawget(self, "_loss_objects") ~= nil then
-    binding.error(fmt("%s: y is nil, but the model was compiled with a loss; pass the targets", what))
-  end
-  if opts.class_weight ~= nil then
-    if sw then
-      binding.error(fmt("%s: class_weight and sample_weight cannot be given together (as Keras); fold the class " ..
-        "weights into sample_weight", what))
-    end
-    sw = data.class_weights(opts.class_weight, yd, what)
-  end
-  local batch_size = positive_int("fit", "batch_size", opts.batch_size, 32)
+  local batches = epoch_iterator.for_fit(self, what, x, y, opts)
   local epochs = positive_int("fit", "epochs", opts.epochs, 1)
   local initial_epoch = opts.initial_epoch or 0
   if type(initial_epoch) ~= "number" or initial_epoch < 0 or initial_epoch ~= math.floor(initial_epoch) then
@@ -323,39 +242,15 @@ local function fit(self, x, y, opts)
     binding.error(fmt("%s: verbose must be 0, 1 or 2, got %s", what, tostring(verbose)))
   end
   if verbose == "auto" then verbose = 1 end
-  local shuffle = opts.shuffle ~= false
-  -- validation data
-  local vx, vy, vw, vn
-  if opts.validation_data ~= nil then
-    local vd = opts.validation_data
-    if dsource.is_dataset(vd) then
-      vx = vd
-    elseif type(vd) ~= "table" or getmetatable(vd) ~= nil or vd[1] == nil then
-      binding.error(fmt("%s: validation_data must be {x_val, y_val} or {x_val, y_val, sample_weight_val}", what))
-    end
-    if not vx then vx, vy, vw, vn = prepare_xy(self, "fit: validation_data", vd[1], vd[2], vd[3]) end
-  elseif opts.validation_split ~= nil and opts.validation_split ~= 0 then
-    local f = opts.validation_split
-    if type(f) ~= "number" or f <= 0 or f >= 1 then
-      binding.error(fmt("%s: validation_split must be a number in (0, 1), got %s", what, tostring(f)))
-    end
-    local at
-    xd, vx, at = data.split(xd, n, f)
-    if yd then yd, vy = data.split(yd, n, f) end
-    if sw then vw = sw:slice { { at, n } }; sw = sw:slice { { 0, at } } end
-    vn = n - at
-    n = at
-  end
+  local validation = batches:validation(self)
   -- Under a strategy of several workers, every worker walks the same global
   -- batches and trains on its rows of each (M.distribution tells the rest).
   local dist = M.distribution and M.distribution.of(self)
   if dist then
-    if source then source = dsource.source(M.distribution.dataset(dist, x, what), what, y, opts) end
+    batches:distribute(dist, M.distribution)
     verbose = dist.is_chief and verbose or 0
   end
-  local batches = math.ceil(n / batch_size)
-  local steps = opts.steps_per_epoch and positive_int("fit", "steps_per_epoch", opts.steps_per_epoch) or batches
-  if source then steps = source:steps(steps ~= batches and steps or nil, "steps_per_epoch") end
+  local steps = batches:count_steps()
   local cbs = callbacks_mod.CallbackList(dist and M.distribution.callbacks(dist, opts.callbacks) or opts.callbacks,
     { add_history = true, add_progbar = verbose ~= 0, model = self, verbose = verbose, epochs = epochs, steps = steps })
   rawset(self, "stop_training", false)
@@ -369,49 +264,16 @@ local function fit(self, x, y, opts)
     rawset(self, "_initial_epoch", nil)
     rawset(self, "_initial_step", nil)
   end
-  local perm, cursor = nil, batches -- cursor: the next batch of the current pass
   local train_function
   local epoch_logs = {}
-  local val_bs = opts.validation_batch_size or batch_size
   for epoch = initial_epoch, epochs - 1 do
     reset_metrics(self)
     cbs:on_epoch_begin(epoch)
     local logs = {}
-    local ran = 0
-    if not opts.steps_per_epoch then cursor = batches end -- each epoch is one pass
-    if source and not opts.steps_per_epoch then source:restart() end
-    for step = 0, (steps or math.huge) - 1 do
-      local xb, yb, wb
-      if source then -- a dataset's batch; running out ends the epoch
-        xb, yb, wb = source:next()
-        if dist and not M.distribution.all_have(dist, source, xb ~= nil) then xb = nil end -- all stop alike
-        if xb == nil then
-          if opts.steps_per_epoch then
-            io.stderr:write(fmt("Warning: fit: the dataset ran out of data in epoch %d after %d of %d steps " ..
-              "(steps_per_epoch=%d); the epoch ends here. Make it longer (repeat_()) or give fewer steps.\n",
-              epoch + 1, step, steps, steps))
-          end
-          break
-        end
-      elseif cursor >= batches then
-        if opts.steps_per_epoch and step > 0 then
-          io.stderr:write(fmt("Warning: fit: your input ran out of data in epoch %d after %d of %d steps " ..
-            "(steps_per_epoch=%d, %d batches of %d samples); the epoch ends here. Give steps_per_epoch <= %d.\n",
-            epoch + 1, step, steps, steps, batches, batch_size, batches))
-          break
-        end
-        perm, cursor = data.permutation(n, shuffle), 0
-        if dist and perm then perm = M.distribution.same_permutation(dist, perm) end
-      end
-      if not source then
-        local a, b = cursor * batch_size, math.min(n, (cursor + 1) * batch_size)
-        cursor = cursor + 1
-        if dist then a, b = M.distribution.rows(dist, a, b) end
-        if skip == 0 then
-          xb, yb = data.batch(xd, a, b, perm), data.batch(yd, a, b, perm)
-          wb = sw and (perm and shape_ops.gather(sw, perm:slice { { a, b } }) or sw:slice { { a, b } }) or nil
-        end
-      end
+    batches:begin_epoch(epoch)
+    for step = 0, math.huge do
+      local more, xb, yb, wb = batches:next(step, skip > 0)
+      if not more then break end
       if skip > 0 then
         skip = skip - 1
         goto next_step
@@ -430,7 +292,6 @@ local function fit(self, x, y, opts)
       else
         logs = numbers(call_step(train_function, xb, yb, wb))
       end
-      ran = ran + 1
       cbs:on_train_batch_end(step, logs)
       if rawget(self, "stop_training") then break end
       ::next_step::
@@ -438,9 +299,9 @@ local function fit(self, x, y, opts)
     epoch_logs = {}
     for k, v in pairs(logs) do epoch_logs[k] = v end
     local freq = opts.validation_freq or 1
-    if vx and (epoch + 1) % freq == 0 then
+    if validation and (epoch + 1) % freq == 0 then
       local vcbs = callbacks_mod.CallbackList(nil, { model = self, verbose = 0, epochs = 1, steps = 0 })
-      local vlogs = run_evaluate(self, vx, vy, vw, vn, val_bs, opts.validation_steps, vcbs)
+      local vlogs = run_evaluate(self, validation, vcbs)
       for k, v in pairs(vlogs) do epoch_logs["val_" .. k] = v end
     end
     cbs:on_epoch_end(epoch, epoch_logs)
@@ -478,27 +339,16 @@ end
 -- every sample (the last partial batch included), joined.
 local function predict(self, x, opts)
   opts = options(who(self) .. ": predict", opts, PREDICT)
-  if x == nil then binding.error(fmt("%s: predict: x is nil; pass the input data", who(self))) end
-  local source = dsource.is_dataset(x) and dsource.source(x, who(self) .. ": predict", nil, opts) or nil
-  local xd = not source and data.flatten(x, "predict: x") or nil
-  local n = source and 0 or data.sample_count { { data = xd, what = "x" } }
-  local batch_size = positive_int("predict", "batch_size", opts.batch_size, 32)
-  local steps = source and source:steps(opts.steps, "steps") or math.ceil(n / batch_size)
-  if opts.steps then steps = math.min(positive_int("predict", "steps", opts.steps), steps) end
+  local batches, steps = epoch_iterator.for_predict(self, x, opts)
   local verbose = opts.verbose == nil and 0 or opts.verbose
   local cbs = callbacks_mod.CallbackList(opts.callbacks, { add_progbar = verbose ~= 0, model = self,
     verbose = verbose, epochs = 1, steps = steps })
   cbs:on_predict_begin()
+  batches:begin_epoch()
   local outs = {}
-  for step = 0, (steps or math.huge) - 1 do
-    local xb
-    if source then
-      xb = source:next() -- a dataset's element: x, or x first
-      if xb == nil then break end
-    else
-      local a, b = step * batch_size, math.min(n, (step + 1) * batch_size)
-      xb = data.batch(xd, a, b)
-    end
+  for step = 0, math.huge do
+    local more, xb = batches:next(step) -- a dataset's element: x, or x first
+    if not more then break end
     cbs:on_predict_batch_begin(step)
     prepare(self, xb, false)
     local f = step_function(self, "predict", xb, nil, nil)

@@ -8,6 +8,7 @@ local binding = require "tide.binding"
 local args = require "tide.args"
 local context = require "tide.trace_context"
 local variable = require "tide.variable"
+local defaults = require "tide.summary.defaults"
 local ffi, C = binding.ffi, binding.C
 
 local M = {}
@@ -97,9 +98,9 @@ local function write(w, tag, step, list)
 end
 
 -- The writer and step a graph summary goes to (nil: nothing to write).
-local function target(what, state, recording, step)
-  local w = state.writer
-  if w == nil or not recording() then return nil end
+local function target(what, step)
+  local w = defaults.state.writer
+  if w == nil or not defaults.recording() then return nil end
   if context.current() ~= nil then
     binding.error(what .. ": cannot be called inside a traced function (it writes the graphs of traced functions)")
   end
@@ -109,79 +110,77 @@ end
 -- summary.graph(fn, {step=0}): the graph of a traced function (each of its
 -- concrete functions) or of a ConcreteFunction, to the default writer as the
 -- run's graph (tf.summary.graph). True when written, false with no default writer.
-function M.install(S, state, recording, resolve_step)
-  function S.graph(fn, opts)
-    -- a Function is a table of string keys: the options table is read by hand
-    if opts ~= nil and type(opts) ~= "table" then opts = { step = opts } end
-    local o = opts or {}
-    for k in pairs(o) do
-      if k ~= "step" then binding.error(fmt("summary.graph: unknown option '%s' (step)", tostring(k))) end
-    end
-    local cfs = concretes_of(fn, "summary.graph")
-    local w = target("summary.graph", state, recording)
-    if not w then return false end
-    local step = o.step == nil and 0 or resolve_step(o.step, "graph", "graph")
-    write(w, nil, step, graph_defs(cfs))
-    return true
+function M.graph(fn, opts)
+  -- a Function is a table of string keys: the options table is read by hand
+  if opts ~= nil and type(opts) ~= "table" then opts = { step = opts } end
+  local o = opts or {}
+  for k in pairs(o) do
+    if k ~= "step" then binding.error(fmt("summary.graph: unknown option '%s' (step)", tostring(k))) end
   end
+  local cfs = concretes_of(fn, "summary.graph")
+  local w = target("summary.graph")
+  if not w then return false end
+  local step = o.step == nil and 0 or defaults.resolve_step(o.step, "graph", "graph")
+  write(w, nil, step, graph_defs(cfs))
+  return true
+end
 
-  -- Graph tracing (trace_on/trace_export): the concrete functions run since
-  -- trace_on, in first-run order.
-  local tracing = nil
+-- Graph tracing (trace_on/trace_export): the concrete functions run since
+-- trace_on, in first-run order.
+local tracing = nil
 
-  local function observe(cf)
-    if tracing.seen[cf] then return end
-    tracing.seen[cf] = true
-    tracing.list[#tracing.list + 1] = cf
+local function observe(cf)
+  if tracing.seen[cf] then return end
+  tracing.seen[cf] = true
+  tracing.list[#tracing.list + 1] = cf
+end
+
+-- trace_on{graph=true, profiler=false}: from now on, remember the graph of
+-- every traced function that runs, for trace_export.
+function M.trace_on(...)
+  local o = args.parse("summary.trace_on", { "graph", "profiler", "profiler_outdir" }, ...)
+  if o.profiler then
+    binding.error("summary.trace_on: profiler=true is not supported (tide's profiler is tide.profiler); " ..
+      "pass graph=true only")
   end
-
-  -- trace_on{graph=true, profiler=false}: from now on, remember the graph of
-  -- every traced function that runs, for trace_export.
-  function S.trace_on(...)
-    local o = args.parse("summary.trace_on", { "graph", "profiler", "profiler_outdir" }, ...)
-    if o.profiler then
-      binding.error("summary.trace_on: profiler=true is not supported (tide's profiler is tide.profiler); " ..
-        "pass graph=true only")
-    end
-    if tracing then
-      io.stderr:write("tide: summary.trace_on: tracing is already on; the graphs collected so far are kept\n")
-      return
-    end
-    tracing = { seen = setmetatable({}, { __mode = "k" }), list = {}, graph = o.graph ~= false }
-    context.run_observer = observe
+  if tracing then
+    io.stderr:write("tide: summary.trace_on: tracing is already on; the graphs collected so far are kept\n")
+    return
   end
+  tracing = { seen = setmetatable({}, { __mode = "k" }), list = {}, graph = o.graph ~= false }
+  context.run_observer = observe
+end
 
-  -- trace_off(): stop and forget the graphs collected.
-  function S.trace_off()
-    tracing = nil
-    context.run_observer = nil
-  end
+-- trace_off(): stop and forget the graphs collected.
+function M.trace_off()
+  tracing = nil
+  context.run_observer = nil
+end
 
-  -- trace_export{name=, step=}: write the graphs of the traced functions run
-  -- since trace_on to the default writer (the run's graph, and under `name`
-  -- as tf.summary.trace_export's tagged graph), then stop tracing. Returns
-  -- the number of graphs written; 0 (with a warning) when none ran.
-  function S.trace_export(...)
-    local o = args.parse("summary.trace_export", { "name", "step", "profiler_outdir" }, ...)
-    if type(o.name) ~= "string" or o.name == "" then
-      binding.error("summary.trace_export: name must be a non-empty string, e.g. trace_export{name = \"my_trace\", step = 0}")
-    end
-    if not tracing then
-      binding.error("summary.trace_export: tracing is not on; call tide.summary.trace_on{graph = true} first")
-    end
-    local t = tracing
-    S.trace_off()
-    local w = target("summary.trace_export", state, recording)
-    if not w then return 0 end
-    local step = resolve_step(o.step, "trace_export", o.name)
-    if not t.graph then return 0 end
-    if #t.list == 0 then
-      io.stderr:write(fmt("tide: summary.trace_export '%s': no traced function ran since trace_on; nothing written\n",
-        o.name))
-      return 0
-    end
-    return write(w, o.name, step, graph_defs(t.list))
+-- trace_export{name=, step=}: write the graphs of the traced functions run
+-- since trace_on to the default writer (the run's graph, and under `name`
+-- as tf.summary.trace_export's tagged graph), then stop tracing. Returns
+-- the number of graphs written; 0 (with a warning) when none ran.
+function M.trace_export(...)
+  local o = args.parse("summary.trace_export", { "name", "step", "profiler_outdir" }, ...)
+  if type(o.name) ~= "string" or o.name == "" then
+    binding.error("summary.trace_export: name must be a non-empty string, e.g. trace_export{name = \"my_trace\", step = 0}")
   end
+  if not tracing then
+    binding.error("summary.trace_export: tracing is not on; call tide.summary.trace_on{graph = true} first")
+  end
+  local t = tracing
+  M.trace_off()
+  local w = target("summary.trace_export")
+  if not w then return 0 end
+  local step = defaults.resolve_step(o.step, "trace_export", o.name)
+  if not t.graph then return 0 end
+  if #t.list == 0 then
+    io.stderr:write(fmt("tide: summary.trace_export '%s': no traced function ran since trace_on; nothing written\n",
+      o.name))
+    return 0
+  end
+  return write(w, o.name, step, graph_defs(t.list))
 end
 
 return M

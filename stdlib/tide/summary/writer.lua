@@ -76,4 +76,10 @@ function SummaryWriter:__tostring()
   return string.format("SummaryWriter(%s)", self.path)
 end
 
+-- create_file_writer(logdir, {max_queue=10, flush_millis=120000,
+-- filename_suffix=".v2"}): a writer of a new event file in logdir.
+function M.create_file_writer(logdir, opts)
+  return SummaryWriter(logdir, opts)
+end
+
 return M

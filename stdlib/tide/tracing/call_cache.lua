@@ -2,10 +2,12 @@
 -- concrete functions: a trie over the arguments' trace types, no strings built.
 local binding = require "tide.binding"
 local T = require "tide.tracing.trace_type"
+local nest = require "tide.nest"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local band = bit.band
-local ids, identity, table_kind, is_list, sorted_keys = T.ids, T.identity, T.table_kind, T.is_list, T.sorted_keys
+local ids, identity, table_kind = T.ids, T.identity, T.table_kind
+local is_list, sorted_keys = nest.is_list, nest.sorted_keys -- tide.nest's key order, as template_of walks
 local VARIABLE, SHAPE, TYPED, COMPOSITE = T.VARIABLE, T.SHAPE, T.TYPED, T.COMPOSITE
 
 local M = {}

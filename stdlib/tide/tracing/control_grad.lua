@@ -25,7 +25,7 @@ local spec = require "tide.tracing.spec"
 local tensor_shape = require "tide.tensor_shape"
 local values = require "tide.tracing.values"
 local control = require "tide.tracing.control"
-local pack, unpack = recorder.pack, unpack or table.unpack
+local pack, unpack = require("tide.varargs").pack, unpack or table.unpack
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 
 local M = {}

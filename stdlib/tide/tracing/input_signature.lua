@@ -5,12 +5,13 @@ local dtype = require "tide.dtype"
 local convert = require "tide.convert"
 local spec = require "tide.tracing.spec"
 local T = require "tide.tracing.trace_type"
+local nest = require "tide.nest"
 local ffi, Tensor = binding.ffi, binding.Tensor
 local istype = ffi.istype
 local None = spec.None
 local dims_text = spec.dims_text
 local describe, where, lua_repr, sub_path = T.describe, T.where, T.lua_repr, T.sub_path
-local is_list, sorted_keys, safe_tostring = T.is_list, T.sorted_keys, T.safe_tostring
+local is_list, sorted_keys, safe_tostring = nest.is_list, nest.sorted_keys, T.safe_tostring
 local list_template, template_of, tensor_dims, arg_name = T.list_template, T.template_of, T.tensor_dims, T.arg_name
 
 local M = {}

@@ -5,6 +5,7 @@ local dtype = require "tide.dtype"
 local convert = require "tide.convert"
 local values = require "tide.tracing.values"
 local tensor_array = require "tide.tracing.tensor_array"
+local nest = require "tide.nest"
 local is_tensor = values.is_tensor
 local is_variable, read_variable = values.is_variable, values.read_variable
 local type_text = values.type_text
@@ -13,7 +14,7 @@ local M = {}
 
 local is_ta = tensor_array.is_ta
 
--- The structure of x: a tree whose leaves are
+-- The structure of x (tables walked in tide.nest's order): a tree whose leaves are
 --   {kind="tensor", t=} | {kind="number", v=} | {kind="ta", ta=} | {kind="value", v=}
 -- and whose inner nodes are {kind="table", keys=, items=}.
 local function structure(x)
@@ -23,16 +24,10 @@ local function structure(x)
   if is_variable(x) then return { kind = "tensor", t = read_variable(x) } end
   if tx == "table" then
     if is_ta(x) then return { kind = "ta", ta = x } end
-    if getmetatable(x) == nil then
-      local keys = {}
-      for k in pairs(x) do keys[#keys + 1] = k end
-      table.sort(keys, function(a, b)
-        local ta, tb = type(a), type(b)
-        if ta ~= tb then return ta < tb end
-        return a < b
-      end)
+    if nest.is_nested(x) then -- tide.nest's leaf rule and key order
+      local keys, n = nest.keys(x)
       local items = {}
-      for i, k in ipairs(keys) do items[i] = structure(x[k]) end
+      for i = 1, n do items[i] = structure(x[keys[i]]) end
       return { kind = "table", keys = keys, items = items }
     end
   end

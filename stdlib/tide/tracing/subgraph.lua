@@ -8,7 +8,7 @@ local scope = require "tide.scope"
 local recorder = require "tide.tape_recorder"
 local variable = require "tide.variable"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
-local pack = recorder.pack
+local pack = require("tide.varargs").pack
 
 local M = {}
 

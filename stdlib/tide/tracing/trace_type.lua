@@ -6,6 +6,7 @@ local dtype = require "tide.dtype"
 local tensor_shape = require "tide.tensor_shape"
 local is_variable = require("tide.variable").is_variable
 local spec = require "tide.tracing.spec"
+local nest = require "tide.nest"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local band = bit.band
@@ -60,56 +61,19 @@ local function table_kind(x, mt)
   elseif mt == Shape then k = SHAPE
   elseif is_variable(x) then k = VARIABLE
   elseif type(mt.__tracing_type) == "function" then k = TYPED
-  elseif mt.__tracing_composite == true then k = COMPOSITE
+  elseif nest.is_composite(x) then k = COMPOSITE
   else k = OBJECT end
   mt_kinds[mt] = k
   return k
 end
 
--- Keys of a Lua map in a fixed order (numbers, then strings, then the rest),
--- so that two maps with the same keys give the same trace type.
-local function key_less(a, b)
-  local ta, tb = type(a), type(b)
-  if ta ~= tb then return ta < tb end
-  if ta == "number" or ta == "string" then return a < b end
-  return tostring(a) < tostring(b)
-end
-
-local function sorted_keys(x)
-  local keys, n = {}, 0
-  for k in pairs(x) do
-    n = n + 1
-    keys[n] = k
-  end
-  if n <= 8 then -- insertion sort: small maps are the common case
-    for i = 2, n do
-      local k = keys[i]
-      local j = i - 1
-      while j >= 1 and key_less(k, keys[j]) do
-        keys[j + 1] = keys[j]
-        j = j - 1
-      end
-      keys[j + 1] = k
-    end
-  else
-    table.sort(keys, key_less)
-  end
-  return keys, n
-end
-
--- True when plain table x is a list: its keys are exactly 1..#x.
-local function is_list(x)
-  local n = #x
-  local count = 0
-  for k in pairs(x) do
-    if type(k) ~= "number" or k < 1 or k > n or k % 1 ~= 0 then return false, n end
-    count = count + 1
-  end
-  return count == n, n
-end
+-- Tables are walked in tide.nest's key order: a list (keys 1..n) in order,
+-- any other table by its keys sorted (numbers, then strings, then the rest),
+-- so two maps with the same keys give the same trace type.
+local keys_of = nest.keys
 M.ids = ids
 M.OBJECT, M.VARIABLE, M.SHAPE, M.TYPED, M.COMPOSITE = OBJECT, VARIABLE, SHAPE, TYPED, COMPOSITE
-M.table_kind, M.sorted_keys, M.is_list = table_kind, sorted_keys, is_list
+M.table_kind = table_kind
 
 ---------------------------------------------------------------------------
 -- Trace types (templates)
@@ -137,13 +101,8 @@ local template_of, key_of
 local specs_as_tensors = false -- get_concrete_function: a TensorSpec stands for a tensor
 
 local function table_template(x, slots)
-  local list, n = is_list(x)
-  local keys, items = {}, {}
-  if list then
-    for i = 1, n do keys[i] = i end
-  else
-    keys, n = sorted_keys(x)
-  end
+  local keys, n, list = keys_of(x)
+  local items = {}
   for i = 1, n do items[i] = template_of(x[keys[i]], slots) end
   return { kind = "table", array = list, keys = keys, items = items, n = n }
 end
@@ -322,12 +281,11 @@ local function lua_repr(v, depth)
   if tv ~= "table" or getmetatable(v) ~= nil then return safe_tostring(v) end
   depth = (depth or 0) + 1
   if depth > 3 then return "{...}" end
-  local list, n = is_list(v)
+  local keys, n, list = keys_of(v)
   local parts = {}
   if list then
     for i = 1, n do parts[i] = lua_repr(v[i], depth) end
   else
-    local keys = sorted_keys(v)
     for i, k in ipairs(keys) do
       local ks = (type(k) == "string" and k:match("^[%a_][%w_]*$")) and k or ("[" .. lua_repr(k, depth) .. "]")
       parts[i] = ks .. " = " .. lua_repr(v[k], depth)

@@ -10,6 +10,7 @@ local class = require "tide.class"
 local checkpoint = require "tide.train.checkpoint"
 local init_scope = require "tide.initializers.init_scope"
 local variable = require "tide.variable"
+local exists = require("tide.file").exists
 
 local ffi, C = binding.ffi, binding.C
 local fmt = string.format
@@ -29,12 +30,6 @@ local function relative(dir, path)
   local prefix = dir:sub(-1) == "/" and dir or dir .. "/"
   if path:sub(1, #prefix) == prefix then return path:sub(#prefix + 1) end
   return path
-end
-
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() end
-  return f ~= nil
 end
 
 local function quote(s)

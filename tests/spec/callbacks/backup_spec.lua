@@ -6,21 +6,11 @@
 -- 2 workers killed and resumed: tests/sh/test_distribute_resume.sh.
 local tide = require "tide"
 local h = require "helpers"
+local tmp = require "tmp"
+local exists = require("tide.file").exists
 local L = tide.layers
 local C = tide.callbacks
 local safetensors = require "tide.safetensors"
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  return p .. "-backup"
-end
-
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
 
 -- The same model, data and seed every call: 40 rows, batches of 8 (5 steps an epoch).
 local function setup()
@@ -74,7 +64,7 @@ end
 describe("BackupAndRestore", function()
   it("resumes an interrupted fit from the last epoch: the same weights as without the interruption", function()
     local want = setup_reference()
-    local dir = tmpdir()
+    local dir = tmp.name("-backup")
     local m, x, y = setup()
     h.errors("interrupted on purpose", function()
       m:fit(x, y, fit_opts { C.BackupAndRestore { backup_dir = dir }, interrupt_at(2) })
@@ -105,7 +95,7 @@ describe("BackupAndRestore", function()
 
   it("with save_freq=n resumes inside the epoch, at the step after the backup", function()
     local want = setup_reference()
-    local dir = tmpdir()
+    local dir = tmp.name("-backup")
     local m, x, y = setup()
     local steps = {}
     local Rec = C.Callback:extend("Rec")
@@ -127,7 +117,7 @@ describe("BackupAndRestore", function()
   end)
 
   it("a backup at an epoch's last step resumes at the next epoch", function()
-    local dir = tmpdir()
+    local dir = tmp.name("-backup")
     local m, x, y = setup()
     h.errors("interrupted on purpose", function()
       m:fit(x, y, fit_opts { C.BackupAndRestore { backup_dir = dir, save_freq = 5 }, interrupt_at(1, 1) })
@@ -148,7 +138,7 @@ describe("BackupAndRestore", function()
     local m0, ds0 = ds_setup()
     m0:fit(ds0, nil, { epochs = 3, verbose = 0 })
     local want = weights(m0)
-    local dir = tmpdir()
+    local dir = tmp.name("-backup")
     local m, ds = ds_setup()
     h.errors("interrupted on purpose", function()
       m:fit(ds, nil, { epochs = 3, verbose = 0,
@@ -163,7 +153,7 @@ describe("BackupAndRestore", function()
   end)
 
   it("keeps the backup with delete_checkpoint=false; a finished backup resumes past the last epoch", function()
-    local dir = tmpdir()
+    local dir = tmp.name("-backup")
     local m, x, y = setup()
     m:fit(x, y, fit_opts { C.BackupAndRestore { backup_dir = dir, delete_checkpoint = false } })
     assert.are.equal("4", safetensors.load_metadata(dir .. "/latest.safetensors").epoch)
@@ -189,7 +179,7 @@ describe("BackupAndRestore", function()
       C.BackupAndRestore { backup_dir = "/tmp/x", double_checkpoint = true } end)
     assert.are.equal("/tmp/x", C.BackupAndRestore("/tmp/x/", { save_freq = 3 }).backup_dir)
 
-    local dir = tmpdir()
+    local dir = tmp.name("-backup")
     local m, x, y = setup()
     m:fit(x, y, { batch_size = 8, epochs = 1, verbose = 0,
                   callbacks = { C.BackupAndRestore { backup_dir = dir, delete_checkpoint = false } } })

@@ -5,14 +5,9 @@
 -- TerminateOnNaN, LambdaCallback, save/load_weights, and their errors.
 local tide = require "tide"
 local h = require "helpers"
+local tmp = require "tmp"
 local L = tide.layers
 local C = tide.callbacks
-
-local function tmpname(suffix)
-  local p = os.tmpname()
-  os.remove(p)
-  return p .. (suffix or "")
-end
 
 local function model(lr)
   local m = tide.Sequential { tide.Input { shape = { 3 } }, L.Dense { 4, activation = "relu" }, L.Dense { 1 } }
@@ -72,7 +67,7 @@ describe("callbacks", function()
   end)
 
   it("ModelCheckpoint saves safetensors weights (best only) that load back; nothing half-written", function()
-    local path = tmpname(".safetensors")
+    local path = tmp.name(".safetensors")
     local m = model()
     local values = { 3, 2, 2.5, 1 }
     local Fake = C.Callback:extend("Fake2")
@@ -99,7 +94,7 @@ describe("callbacks", function()
     p:close()
     os.remove(path)
     -- epoch and value fields in the name
-    local pattern = tmpname("-{epoch:02d}-{loss:.1f}.safetensors")
+    local pattern = tmp.name("-{epoch:02d}-{loss:.1f}.safetensors")
     local ck2 = C.ModelCheckpoint(pattern)
     m:fit(x, y, { epochs = 1, verbose = 0, callbacks = { ck2 } })
     local name = ck2:_path(0, { loss = m.history.history.loss[1] })
@@ -108,18 +103,18 @@ describe("callbacks", function()
     os.remove(name)
     h.errors("save_weights_only must be true or false", function() C.ModelCheckpoint(path, { save_weights_only = 1 }) end)
     -- save_weights_only = false: the whole model, as a SavedModel directory
-    local whole = tmpname("-model")
+    local whole = tmp.name("-model")
     local ck3 = C.ModelCheckpoint(whole, { save_weights_only = false })
     m:fit(x, y, { epochs = 1, verbose = 0, callbacks = { ck3 } })
     local back = tide.models.load_model(whole)
     h.close(back:predict(x, { verbose = 0 }), m:predict(x, { verbose = 0 }):totable(), 1e-6)
-    os.execute("rm -rf '" .. whole .. "'")
+    tmp.remove(whole)
   end)
 
   it("load_weights refuses a corrupt or mismatched file and changes nothing", function()
     local m = model()
     local before = m:get_weights()[1]:totable()
-    local path = tmpname(".safetensors")
+    local path = tmp.name(".safetensors")
     local f = io.open(path, "wb")
     f:write("\255\255\0\0\0\0\0\0{")
     f:close()
@@ -150,7 +145,7 @@ describe("callbacks", function()
   end)
 
   it("CSVLogger writes a row per epoch; TerminateOnNaN stops; LambdaCallback calls functions", function()
-    local path = tmpname(".csv")
+    local path = tmp.name(".csv")
     local m = model()
     local epochs = {}
     m:fit(x, y, { epochs = 3, verbose = 0, validation_split = 0.25, callbacks = { C.CSVLogger(path),

@@ -3,7 +3,7 @@
 -- values, batch summaries by update_freq, weight histograms, and errors.
 local tide = require "tide"
 local h = require "helpers"
-local prog = require "tide_program"
+local tmp = require "tmp"
 local reader = require "event_reader"
 local ffi = require "ffi"
 local L = tide.layers
@@ -36,13 +36,8 @@ end
 local function f32(v) return ffi.new("float[1]", v)[0] end
 
 describe("callbacks.TensorBoard", function()
-  local dirs = {}
-  teardown(function() for _, d in ipairs(dirs) do prog.remove_tmpdir(d) end end)
-  local function tmpdir()
-    local d = prog.make_tmpdir("tensorboard")
-    dirs[#dirs + 1] = d
-    return d
-  end
+  local tmpdir, remove_tmpdirs = tmp.dirs("tensorboard")
+  teardown(remove_tmpdirs)
 
   it("writes epoch metrics, the learning rate and validation metrics as Keras lays them out", function()
     local dir = tmpdir()

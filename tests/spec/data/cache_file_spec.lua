@@ -4,13 +4,8 @@
 local tide = require "tide"
 local h = require "helpers"
 local prog = require "tide_program"
+local exists = require("tide.file").exists
 local D = tide.data.Dataset
-
-local function exists(p)
-  local f = io.open(p, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
 
 -- The names in dir (ls), sorted.
 local function listing(dir)

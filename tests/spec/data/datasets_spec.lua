@@ -2,6 +2,7 @@
 -- Debian's package, TIDE_DATA_DIR, and the error naming package and path.
 local tide = require "tide"
 local h = require "helpers"
+local tmp = require "tmp"
 local ffi = require("tide.binding").ffi
 pcall(ffi.cdef, "int setenv(const char *, const char *, int); int unsetenv(const char *);")
 
@@ -16,8 +17,7 @@ describe("tide.datasets", function()
   end)
 
   it("reads TIDE_DATA_DIR first, and names the package and path when files are missing", function()
-    local dir = os.tmpname()
-    os.remove(dir)
+    local dir = tmp.dir("datasets")
     os.execute("mkdir -p " .. dir .. "/mnist")
     ffi.C.setenv("TIDE_DATA_DIR", dir, 1)
     local ok, err = pcall(tide.datasets.mnist.load_data)
@@ -32,7 +32,7 @@ describe("tide.datasets", function()
     local train = tide.datasets.mnist.load_data()
     assert.are.same({ 60000, 28, 28 }, train[1].shape:as_list())
     ffi.C.unsetenv("TIDE_DATA_DIR")
-    os.execute("rm -rf " .. dir)
+    tmp.remove(dir)
     h.errors("mnist", tide.datasets.mnist.load_data)
   end)
 end)

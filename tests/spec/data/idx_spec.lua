@@ -3,6 +3,7 @@
 require "tide"
 local idx = require "tide.io.idx"
 local h = require "helpers"
+local tmp = require "tmp"
 
 local function write(path, bytes)
   local f = io.open(path, "wb")
@@ -11,7 +12,7 @@ local function write(path, bytes)
 end
 
 describe("read_idx", function()
-  local path = os.tmpname()
+  local path = tmp.name()
   after_each(function() os.remove(path); os.remove(path .. ".gz") end)
 
   it("reads a plain and a gzipped IDX file into a uint8 tensor", function()

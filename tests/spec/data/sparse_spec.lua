@@ -6,6 +6,7 @@
 local tide = require "tide"
 local engines = require "data_engines"
 local h = require "helpers"
+local tmp = require "tmp"
 local c_engine = require "tide.data.c_engine"
 local sparse_tensor = require "tide.sparse_tensor"
 local D = tide.data.Dataset
@@ -191,8 +192,7 @@ describe("SparseTensor elements through the other stages", function()
       local cached = ds:cache()
       assert.same(want, rows(cached))
       assert.same(want, rows(cached))
-      local file = os.tmpname()
-      os.remove(file)
+      local file = tmp.name()
       local fc = ds:cache(file)
       assert.same(want, rows(fc))
       assert.same(want, rows(fc))

@@ -4,7 +4,7 @@
 -- TensorBoard logging, the GradientHealth callback in fit, and errors.
 local tide = require "tide"
 local h = require "helpers"
-local prog = require "tide_program"
+local tmp = require "tmp"
 local reader = require "event_reader"
 local ffi = require "ffi"
 
@@ -34,14 +34,9 @@ local stderr_of = h.stderr_of
 local function f32(v) return ffi.new("float[1]", v)[0] end
 
 describe("gradient health", function()
-  local dirs = {}
-  teardown(function() for _, d in ipairs(dirs) do prog.remove_tmpdir(d) end end)
+  local tmpdir, remove_tmpdirs = tmp.dirs("gradhealth")
+  teardown(remove_tmpdirs)
   before_each(function() tide.random.set_seed(11) end) -- the layers' initial weights
-  local function tmpdir()
-    local d = prog.make_tmpdir("gradhealth")
-    dirs[#dirs + 1] = d
-    return d
-  end
 
   it("finds gradients vanishing through a deep sigmoid MLP and names the layer and remedies", function()
     local m = mlp(12, { activation = "sigmoid" })

@@ -4,6 +4,7 @@
 -- collectives, and their errors. 2 workers: tests/sh/test_distribute.sh.
 local tide = require "tide"
 local h = require "helpers"
+local tmp = require "tmp"
 
 local D = tide.distribute
 local f32 = function(v) return tide.tensor(v, "float32") end
@@ -255,7 +256,7 @@ describe("tide.distribute", function()
     local w1 = { num_replicas_in_sync = 2, worker_index = 1, is_chief = false }
     assert.are.same({ 132, 137 }, { d.rows(w1, 128, 137) }) -- 9 rows: 4 and 5
     assert.are.same({ 64, 65 }, { d.rows(w1, 64, 65) }) -- fewer rows than workers: all of them
-    local dir = os.tmpname()
+    local dir = tmp.name()
     local csv, stop = tide.callbacks.CSVLogger(dir .. ".csv"), tide.callbacks.EarlyStopping {}
     local backup = tide.callbacks.BackupAndRestore { backup_dir = dir .. ".backup" }
     local kept = d.callbacks(w1, { csv, stop, tide.callbacks.ModelCheckpoint(dir .. ".weights.h5"), backup })

@@ -3,6 +3,7 @@
 -- quotes, a line break inside quotes, CRLF, missing values, na_value),
 -- make_csv_dataset, and TF's errors for bad files and missing values.
 local tide = require "tide"
+local tmp = require "tmp"
 
 local FIX = dofile("tests/fixtures/data/records_expected.lua").csv
 local QUOTED = "tests/fixtures/data/quoted.csv"
@@ -12,14 +13,6 @@ local function error_of(fn, ...)
   local ok, err = pcall(fn, ...)
   assert(not ok, "expected an error")
   return tostring(err)
-end
-
-local function tmpfile(text)
-  local path = os.tmpname()
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-  return path
 end
 
 -- Every element of ds as a list of Lua values.
@@ -82,8 +75,8 @@ describe("CsvDataset", function()
   end)
 
   it("reads several files in order, with field_delim and no quoting when asked", function()
-    local a = tmpfile("1\tx\n2\t\"y\"\n")
-    local b = tmpfile("3\tz")
+    local a = tmp.file("1\tx\n2\t\"y\"\n")
+    local b = tmp.file("3\tz")
     local ds = CsvDataset({ a, b }, { 0, "" }, { field_delim = "\t", use_quote_delim = false })
     local got = {}
     for n, s in ds:iter() do got[#got + 1] = n:item() .. s:item() end
@@ -103,13 +96,13 @@ describe("CsvDataset", function()
       { "\n", "Expect 2 fields but have 1" },
     }
     for _, case in ipairs(cases) do
-      local path = tmpfile(case[1])
+      local path = tmp.file(case[1])
       local err = error_of(function() for _ in CsvDataset(path, { 0, "" }):iter() do end end)
       assert.matches(case[2], err, 1, true)
       assert.matches(path, err, 1, true)
       os.remove(path)
     end
-    local path = tmpfile("99999999999,a\n")
+    local path = tmp.file("99999999999,a\n")
     assert.matches("not a valid int32: 99999999999",
       error_of(function() for _ in CsvDataset(path, { tide.tensor({ 0 }, "int32"), "" }):iter() do end end), 1, true)
     os.remove(path)
@@ -118,7 +111,7 @@ describe("CsvDataset", function()
     for _ = 1, 80 do
       local t = {}
       for i = 1, math.random(0, 40) do t[i] = chars[math.random(#chars)] end
-      path = tmpfile(table.concat(t))
+      path = tmp.file(table.concat(t))
       local ok, err = pcall(function() for _ in CsvDataset(path, { "", "" }):iter() do end end)
       if not ok then assert.matches(path, tostring(err), 1, true) end
       os.remove(path)
@@ -142,7 +135,7 @@ end)
 
 describe("make_csv_dataset", function()
   it("names columns from the header, infers their types and splits off the label", function()
-    local path = tmpfile("a,b,label,c\n1,2.5,0,x\n2,3,1,y\n3,4,0,z\n")
+    local path = tmp.file("a,b,label,c\n1,2.5,0,x\n2,3,1,y\n3,4,0,z\n")
     local ds = tide.data.experimental.make_csv_dataset(path, 2, { label_name = "label", num_epochs = 1, shuffle = false })
     local batches = {}
     for features, label in ds:iter() do batches[#batches + 1] = { features, label } end
@@ -161,7 +154,7 @@ describe("make_csv_dataset", function()
   end)
 
   it("repeats for num_epochs and shuffles with a seed, the same order each time", function()
-    local path = tmpfile("v\n1\n2\n3\n4\n5\n")
+    local path = tmp.file("v\n1\n2\n3\n4\n5\n")
     local function order(seed)
       local out = {}
       local ds = tide.data.experimental.make_csv_dataset(path, 5, { num_epochs = 2, shuffle_seed = seed })
@@ -193,7 +186,7 @@ describe("make_csv_dataset", function()
       error_of(mk, QUOTED, 2, { label_name = "nope" }))
     assert.matches("no column 'zz'", error_of(mk, QUOTED, 2, { select_columns = { "zz" } }))
     assert.matches("column_names are needed", error_of(mk, QUOTED, 2, { header = false }))
-    local empty = tmpfile("")
+    local empty = tmp.file("")
     assert.matches("is empty: no header", error_of(mk, empty, 2))
     os.remove(empty)
   end)

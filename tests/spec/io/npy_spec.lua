@@ -3,15 +3,10 @@
 -- order, versions 1-3), the exact bytes numpy.save writes, round trips, and
 -- hostile files (clear errors naming the fault).
 local tide = require "tide"
+local tmp = require "tmp"
 local cases = dofile("tests/fixtures/npy/cases.lua")
 
 local FIX = "tests/fixtures/npy/"
-
-local function tmpname(suffix)
-  local p = os.tmpname()
-  os.remove(p)
-  return p .. (suffix or ".npy")
-end
 
 local function read_bytes(path)
   local f = assert(io.open(path, "rb"))
@@ -37,7 +32,7 @@ end
 
 -- Read a hostile variant of a file; the error message.
 local function error_of(bytes)
-  local p = tmpname()
+  local p = tmp.name()
   write_bytes(p, bytes)
   local ok, err = pcall(tide.io.read_npy, p)
   os.remove(p)
@@ -124,7 +119,7 @@ describe("tide.io.write_npy", function()
       -- little-endian, C order, v1.0 (strings are written as bytes: "S")
       if c.name:match("^[%w]+$") and c.name ~= "version2" and c.name ~= "version3" and c.name ~= "unicode" then
         local t = tide.io.read_npy(FIX .. c.name .. ".npy")
-        local p = tmpname()
+        local p = tmp.name()
         tide.io.write_npy(p, t)
         assert.are.equal(read_bytes(FIX .. c.name .. ".npy"), read_bytes(p), c.name)
         os.remove(p)
@@ -134,7 +129,7 @@ describe("tide.io.write_npy", function()
 
   it("writes string tensors as bytes ('S', as wide as the longest) that read back the same", function()
     local t = tide.io.read_npy(FIX .. "unicode.npy")
-    local p = tmpname()
+    local p = tmp.name()
     tide.io.write_npy(p, t)
     local head = read_bytes(p):sub(11, 40)
     assert.truthy(head:find("'descr': '|S6'", 1, true), head) -- "h\195\169llo" is 6 bytes
@@ -147,7 +142,7 @@ describe("tide.io.write_npy", function()
 
   it("writes views (transposed, sliced) in C order and Variables by value", function()
     local x = tide.tensor({ { 1, 2, 3 }, { 4, 5, 6 } }, "float32")
-    local p = tmpname()
+    local p = tmp.name()
     tide.io.write_npy(p, x:transpose())
     local back = tide.io.read_npy(p)
     assert.are.same({ 3, 2 }, back.shape)
@@ -158,7 +153,7 @@ describe("tide.io.write_npy", function()
   end)
 
   it("refuses dtypes numpy lacks and values that are not tensors, leaving no file", function()
-    local p = tmpname()
+    local p = tmp.name()
     local ok, err = pcall(tide.io.write_npy, p, tide.ones({ 2 }, "bfloat16"))
     assert.is_false(ok)
     assert.truthy(tostring(err):find("numpy has no bfloat16 dtype (cast to float32 first)", 1, true), tostring(err))

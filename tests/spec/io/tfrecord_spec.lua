@@ -3,13 +3,10 @@
 -- (tests/fixtures/data), byte-identical output, and every bad file an error
 -- naming the file and the byte offset, never a crash.
 local tide = require "tide"
+local tmp = require "tmp"
 
 local FIX = dofile("tests/fixtures/data/records_expected.lua")
 local DIR = "tests/fixtures/data/"
-
-local function tmpname(tag)
-  return os.tmpname() .. "_" .. tag
-end
 
 local function read_all(path, opts)
   local out = {}
@@ -44,7 +41,7 @@ describe("TFRecord files", function()
   for _, comp in ipairs { "", "GZIP", "ZLIB" } do
     it("round-trips records through TFRecordWriter and tf_record_iterator (" .. (comp == "" and "plain" or comp) .. ")",
       function()
-        local path = tmpname("rt")
+        local path = tmp.name("_rt")
         local w = tide.io.TFRecordWriter(path, { compression_type = comp })
         for _, r in ipairs(records) do w:write(r) end
         w:close()
@@ -58,7 +55,7 @@ describe("TFRecord files", function()
   end
 
   it("takes TF's bare compression string as options", function()
-    local path = tmpname("bare")
+    local path = tmp.name("_bare")
     local w = tide.io.TFRecordWriter(path, "GZIP")
     w:write("x")
     w:close()
@@ -76,7 +73,7 @@ describe("TFRecord files", function()
   end)
 
   it("writes the same bytes TensorFlow writes", function()
-    local path = tmpname("same")
+    local path = tmp.name("_same")
     local w = tide.io.TFRecordWriter(path)
     for _, s in ipairs(FIX.serialized) do w:write(s) end
     w:close()
@@ -86,7 +83,7 @@ describe("TFRecord files", function()
 
   it("flush makes records readable before close", function()
     for _, comp in ipairs { "", "GZIP" } do
-      local path = tmpname("flush")
+      local path = tmp.name("_flush")
       local w = tide.io.TFRecordWriter(path, { compression_type = comp })
       w:write("one")
       w:flush()
@@ -126,7 +123,7 @@ describe("TFRecord files", function()
 
   it("truncated and corrupt GZIP files are errors naming the file", function()
     local gz = slurp(DIR .. "examples.tfrecord.gz")
-    local path = tmpname("cut.gz")
+    local path = tmp.name("_cut.gz")
     spit(path, gz:sub(1, math.floor(#gz * 0.6)))
     assert.matches("cut.gz'.*truncated record at byte offset %d+", error_of(read_all, path, { compression_type = "GZIP" }))
     local bad = gz:sub(1, 20) .. string.char((gz:byte(21) + 77) % 256) .. gz:sub(22)
@@ -141,7 +138,7 @@ describe("TFRecord files", function()
   end)
 
   it("garbage of any kind is an error, never a crash", function()
-    local path = tmpname("junk")
+    local path = tmp.name("_junk")
     math.randomseed(11)
     for trial = 1, 60 do
       local bytes = {}
@@ -162,12 +159,12 @@ describe("TFRecord files", function()
   it("refuses bad arguments with clear errors", function()
     assert.matches("cannot create '/nonexistent%-dir/x'", error_of(tide.io.TFRecordWriter, "/nonexistent-dir/x"))
     assert.matches('compression_type must be "", "GZIP" or "ZLIB", got "LZ4"',
-      error_of(tide.io.TFRecordWriter, tmpname("x"), { compression_type = "LZ4" }))
+      error_of(tide.io.TFRecordWriter, tmp.name("_x"), { compression_type = "LZ4" }))
     assert.matches("unknown option 'compresion_type'",
-      error_of(tide.io.TFRecordWriter, tmpname("x"), { compresion_type = "GZIP" }))
+      error_of(tide.io.TFRecordWriter, tmp.name("_x"), { compresion_type = "GZIP" }))
     assert.matches("path must be a string", error_of(tide.io.TFRecordWriter, 42))
     assert.matches("'/nonexistent%.tfrecord' cannot be opened", error_of(tide.io.tf_record_iterator, "/nonexistent.tfrecord"))
-    local path = tmpname("closed")
+    local path = tmp.name("_closed")
     local w = tide.io.TFRecordWriter(path)
     assert.matches("a record must be a string of bytes, got number", error_of(w.write, w, 5))
     w:close()

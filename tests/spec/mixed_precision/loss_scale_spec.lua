@@ -5,19 +5,13 @@
 -- checkpoints, configs, model:save, and the errors.
 local tide = require "tide"
 local h = require "helpers"
+local tmp = require "tmp"
 local O = tide.optimizers
 local mp = tide.mixed_precision
 local L = tide.layers
 
 local function f32(t) return tide.tensor(t, "float32") end
 local inf, nan = math.huge, 0 / 0
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  os.execute("mkdir -p " .. p)
-  return p
-end
 
 -- { dynamic_scale, step_counter, inner iterations } now.
 local function state(opt)
@@ -211,7 +205,7 @@ describe("LossScaleOptimizer", function()
     opt:apply({ f32 { 32, 32 } }, { w })
     opt:apply({ f32 { inf, 32 } }, { w })
     opt:apply({ f32 { 16, 0 } }, { w })
-    local dir = tmpdir()
+    local dir = tmp.dir("loss_scale")
     local path = tide.train.Checkpoint { w = w, optimizer = opt }:write(dir .. "/ckpt")
     local w2 = tide.Variable({ 0, 0 }, { name = "w" })
     local opt2 = O.LossScaleOptimizer(O.Adam { learning_rate = 0.1 }, { initial_scale = 32, dynamic_growth_steps = 5 })
@@ -224,7 +218,7 @@ describe("LossScaleOptimizer", function()
     opt:apply({ f32 { 1, 1 } }, { w })
     opt2:apply({ f32 { 1, 1 } }, { w2 })
     assert.are.same(w:numpy(), w2:numpy())
-    os.execute("rm -rf " .. dir)
+    tmp.remove(dir)
   end)
 
   it("round-trips its config and a saved model", function()
@@ -245,14 +239,14 @@ describe("LossScaleOptimizer", function()
     m:compile { optimizer = O.Adam { learning_rate = 0.01 }, loss = "sparse_categorical_crossentropy" }
     m:fit(f32 { { 1, 2 }, { 3, 4 } }, tide.tensor { 0, 2 }, { epochs = 2, verbose = 0 })
     mp.set_global_policy(nil)
-    local dir = tmpdir()
+    local dir = tmp.dir("loss_scale")
     m:save(dir .. "/m")
     local m2 = tide.models.load_model(dir .. "/m")
     assert.are.equal("mixed_float16", m2.layers[1].dtype_policy.name)
     assert.are.equal("LossScaleOptimizer", m2.optimizer.__name)
     assert.are.same(state(m.optimizer), state(m2.optimizer))
     h.close(m2(f32 { { 1, 2 } }), m(f32 { { 1, 2 } }), 0)
-    os.execute("rm -rf " .. dir)
+    tmp.remove(dir)
   end)
 
   it("names what is wrong", function()

@@ -60,4 +60,23 @@ describe("fit with a dataset", function()
     local b = model:evaluate(ds, nil, { verbose = 0 })
     assert.are.same(b, a)
   end)
+
+  it("evaluates and predicts a dataset of unknown size to its end (a filter's)", function()
+    local model, x, y = problem()
+    local keep = function(_, label) return label:gt(0) end -- the positive samples
+    local ds = D.from_tensor_slices { x, y }:filter(keep):batch(16)
+    assert.are.equal(tide.data.UNKNOWN_CARDINALITY, ds:cardinality())
+    local n = y:sum():item()
+    local p = model:predict(ds, { verbose = 0 })
+    assert.are.same({ n, 2 }, p.shape:as_list())
+    local xs = tide.boolean_mask(x, y:gt(0))
+    h.close(p, model:predict(xs, { verbose = 0 }), 1e-5)
+    local steps = {}
+    local Count = tide.callbacks.Callback:extend("Count")
+    function Count:on_test_batch_end(step) steps[#steps + 1] = step end
+    local got = model:evaluate(ds, { verbose = 0, callbacks = { Count() } })
+    local want = model:evaluate(xs, tide.boolean_mask(y, y:gt(0)), { batch_size = 16, verbose = 0 })
+    assert.are.equal(math.ceil(n / 16), #steps)
+    h.close(tide.tensor(got), tide.tensor(want), 1e-5)
+  end)
 end)

@@ -3,7 +3,7 @@
 -- in summary), the kernel pool's per-thread chunk events, and graph building
 -- (trace, graph passes, plans) as "compile" events; each read back from the written JSON.
 local tide = require "tide"
-local prog = require "tide_program"
+local tmp = require "tmp"
 
 local P = tide.profiler
 
@@ -25,13 +25,8 @@ local function printed(fn)
 end
 
 describe("tide.profiler limits", function()
-  local dirs = {}
-  local function tmpdir()
-    local d = prog.make_tmpdir("profiler_limits")
-    dirs[#dirs + 1] = d
-    return d
-  end
-  teardown(function() for _, d in ipairs(dirs) do prog.remove_tmpdir(d) end end)
+  local tmpdir, remove_tmpdirs = tmp.dirs("profiler_limits")
+  teardown(remove_tmpdirs)
   after_each(function() if P.active() then P.stop() end end)
 
   describe("the cap on events", function()

@@ -4,7 +4,7 @@
 -- ranges, the summary, TensorBoard's profile_batch, and errors.
 local tide = require "tide"
 local h = require "helpers"
-local prog = require "tide_program"
+local tmp = require "tmp"
 local C = require("tide.binding").C
 
 local P = tide.profiler
@@ -15,13 +15,8 @@ local events_of, find_all, inside = ev.events_of, ev.find_all, ev.inside
 local function this_file() return debug.getinfo(1, "S").short_src:match("[^/]*$") end
 
 describe("tide.profiler", function()
-  local dirs = {}
-  teardown(function() for _, d in ipairs(dirs) do prog.remove_tmpdir(d) end end)
-  local function tmpdir()
-    local d = prog.make_tmpdir("profiler")
-    dirs[#dirs + 1] = d
-    return d
-  end
+  local tmpdir, remove_tmpdirs = tmp.dirs("profiler")
+  teardown(remove_tmpdirs)
   after_each(function() if P.active() then P.stop() end end)
 
   it("writes eager ops and traced graphs as a Chrome trace in TensorBoard's profile layout", function()

@@ -100,6 +100,25 @@ describe("model:save and load_model", function()
     h.close(sig(xa, xb).output_0, m { xa, xb }:totable(), 1e-6)
   end)
 
+  it("saves a model with a map of inputs: its serving signature takes them in the model's input order", function()
+    -- the signature's inputs are m.inputs (tide.nest's order: sorted keys); the
+    -- serving function must fill the map in that order too, not in pairs' order
+    local names = { "a", "b", "c", "d", "e" }
+    local ins, list = {}, {}
+    for i, n in ipairs { "e", "a", "d", "b", "c" } do ins[n] = tide.Input { shape = { 1 }, name = n } end
+    for i, n in ipairs(names) do list[i] = ins[n] end
+    local m = tide.Model { inputs = ins, outputs = L.Concatenate()(list) }
+    m:save(dir .. "/map", { include_optimizer = false })
+    local sig = tide.saved_model.load(dir .. "/map").signatures.serving_default
+    local xs, x = {}, {}
+    for i, n in ipairs(names) do
+      xs[i] = tide.tensor({ { i } }, "float32")
+      x[n] = xs[i]
+    end
+    assert.are.same({ { 1, 2, 3, 4, 5 } }, m(x):totable())
+    assert.are.same({ { 1, 2, 3, 4, 5 } }, sig(unpack(xs)).output_0:totable())
+  end)
+
   it("names what is wrong", function()
     local x = tide.Input { shape = { 2 } }
     local m = tide.Model { inputs = x, outputs = L.Dense { 1 }(x) }

@@ -2,16 +2,11 @@
 -- summary.graph, trace_on/trace_export (nodes, names, inputs, scopes, the
 -- tagged RunMetadata), the TensorBoard callback's write_graph, and the errors.
 local tide = require "tide"
-local prog = require "tide_program"
+local tmp = require "tmp"
 local reader = require "event_reader"
 local S = tide.summary
 
-local dirs = {}
-local function tmpdir()
-  local d = prog.make_tmpdir("summary_graph")
-  dirs[#dirs + 1] = d
-  return d
-end
+local tmpdir, remove_tmpdirs = tmp.dirs("summary_graph")
 
 -- The graph events of a closed writer's file: {step =, nodes = {...}, by_name = {...}}.
 local function graphs(path)
@@ -34,7 +29,7 @@ local function ops_of(g)
 end
 
 describe("tide.summary graphs", function()
-  teardown(function() for _, d in ipairs(dirs) do prog.remove_tmpdir(d) end end)
+  teardown(remove_tmpdirs)
   after_each(function() S.trace_off(); S.experimental.set_step(nil) end)
 
   it("trace_export writes the graph of a traced function that ran, with TF's node names and inputs", function()

@@ -4,15 +4,11 @@
 local tide = require "tide"
 local h = require "helpers"
 local prog = require "tide_program"
+local tmp = require "tmp"
 local reader = require "event_reader"
 local S = tide.summary
 
-local dirs = {}
-local function tmpdir()
-  local d = prog.make_tmpdir("summary")
-  dirs[#dirs + 1] = d
-  return d
-end
+local tmpdir, remove_tmpdirs = tmp.dirs("summary")
 
 local function size(path)
   local s = prog.read_file(path)
@@ -44,7 +40,7 @@ end
 local function scalar_of(v) return reader.as_float(v.tensor.content) end
 
 describe("tide.summary", function()
-  teardown(function() for _, d in ipairs(dirs) do prog.remove_tmpdir(d) end end)
+  teardown(remove_tmpdirs)
   after_each(function() S.experimental.set_step(nil) end)
 
   it("names the file as TF2 and starts it with file_version brain.Event:2", function()

@@ -2,16 +2,11 @@
 -- tide.trace: a graph node that writes at each run (TF's summary ops in a
 -- tf.function), the step read at each run, record_if, and the errors.
 local tide = require "tide"
-local prog = require "tide_program"
+local tmp = require "tmp"
 local reader = require "event_reader"
 local S = tide.summary
 
-local dirs = {}
-local function tmpdir()
-  local d = prog.make_tmpdir("summary_traced")
-  dirs[#dirs + 1] = d
-  return d
-end
+local tmpdir, remove_tmpdirs = tmp.dirs("summary_traced")
 
 -- {tag, step, value(s)} of each summary of a closed writer's file.
 local function summaries(path)
@@ -23,7 +18,7 @@ local function summaries(path)
 end
 
 describe("tide.summary inside tide.trace", function()
-  teardown(function() for _, d in ipairs(dirs) do prog.remove_tmpdir(d) end end)
+  teardown(remove_tmpdirs)
   after_each(function() S.experimental.set_step(nil) end)
 
   it("a traced training step that logs its loss writes one value per call, at the step read at each run", function()

@@ -4,21 +4,10 @@
 -- checks, and errors; CheckpointManager's numbering, index file and max_to_keep.
 local tide = require "tide"
 local h = require "helpers"
+local tmp = require "tmp"
+local exists = require("tide.file").exists
 local L = tide.layers
 local train = tide.train
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  os.execute("mkdir -p " .. p)
-  return p
-end
-
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
 
 local x = tide.random.normal({ 16, 3 }, { seed = 1 })
 local y = tide.random.normal({ 16, 1 }, { seed = 2 })
@@ -42,7 +31,7 @@ describe("tide.train.Checkpoint", function()
     local m, opt = make(true)
     step(m, opt)
     local ck = train.Checkpoint { model = m, optimizer = opt, step = tide.Variable(0, { dtype = "int64" }) }
-    local dir = tmpdir()
+    local dir = tmp.dir("checkpoint")
     local path = ck:write(dir .. "/w")
     assert.are.equal(dir .. "/w", path)
     local f = tide.safetensors.safe_open(path .. ".safetensors")
@@ -60,14 +49,14 @@ describe("tide.train.Checkpoint", function()
     h.close(f:get_tensor("optimizer/iterations"), { 1 }, 0)
     h.close(f:get_tensor("model/layer-0/kernel"), m.layers[1].kernel:read_value():totable(), 0)
     f:close()
-    os.execute("rm -rf " .. dir)
+    tmp.remove(dir)
   end)
 
   it("training continues identically after a restore into a fresh, unbuilt model and optimizer", function()
     local m, opt = make(false)
     local stepv = tide.Variable(0, { dtype = "int64" })
     for _ = 1, 3 do step(m, opt); stepv:assign_add(1) end
-    local dir = tmpdir()
+    local dir = tmp.dir("checkpoint")
     local path = train.Checkpoint { model = m, optimizer = opt, step = stepv }:save(dir .. "/ckpt")
     assert.are.equal(dir .. "/ckpt-1", path)
     local ref = {}
@@ -86,7 +75,7 @@ describe("tide.train.Checkpoint", function()
     status:assert_consumed()
     assert.are.same({}, status:unused_keys())
     h.close(got, ref, 0)
-    os.execute("rm -rf " .. dir)
+    tmp.remove(dir)
   end)
 
   it("training continues identically with fit (a traced train step) after a restore", function()
@@ -97,7 +86,7 @@ describe("tide.train.Checkpoint", function()
     end
     local m = compiled()
     m:fit(x, y, { epochs = 2, batch_size = 8, verbose = 0, shuffle = false })
-    local dir = tmpdir()
+    local dir = tmp.dir("checkpoint")
     local path = train.Checkpoint { model = m, optimizer = m.optimizer }:save(dir .. "/c")
     local ref = m:fit(x, y, { epochs = 2, batch_size = 8, verbose = 0, shuffle = false }).history.loss
     local m2 = compiled()
@@ -106,11 +95,11 @@ describe("tide.train.Checkpoint", function()
     status:assert_consumed()
     h.close(got, ref, 1e-6)
     h.close(m2.layers[2].kernel:read_value(), m.layers[2].kernel:read_value():totable(), 1e-6)
-    os.execute("rm -rf " .. dir)
+    tmp.remove(dir)
   end)
 
   it("tracks layers, metrics, nested checkpoints and tables; names what does not match", function()
-    local dir = tmpdir()
+    local dir = tmp.dir("checkpoint")
     local dense = L.Dense { 2 }
     dense(tide.ones { 1, 3 })
     local metric = tide.metrics.Mean()
@@ -145,11 +134,11 @@ describe("tide.train.Checkpoint", function()
     collectgarbage()
     collectgarbage()
     assert.is_true(open_files() <= before + 2)
-    os.execute("rm -rf " .. dir)
+    tmp.remove(dir)
   end)
 
   it("refuses mismatched values before assigning any, and bad arguments", function()
-    local dir = tmpdir()
+    local dir = tmp.dir("checkpoint")
     local a, b = tide.Variable(tide.tensor({ 1, 2 }, "float32")), tide.Variable(tide.tensor({ 3 }, "float32"))
     train.Checkpoint { a = a, b = b }:write(dir .. "/x")
     local a2, b2 = tide.Variable(tide.tensor({ 0, 0 }, "float32")), tide.Variable(tide.tensor({ 0, 0 }, "float32"))
@@ -176,13 +165,13 @@ describe("tide.train.Checkpoint", function()
     local none = train.Checkpoint { a = a }:restore(nil)
     h.errors("no checkpoint was given", function() none:assert_consumed() end)
     none:expect_partial()
-    os.execute("rm -rf " .. dir)
+    tmp.remove(dir)
   end)
 end)
 
 describe("tide.train.CheckpointManager", function()
   it("numbers saves, keeps max_to_keep, writes TF's index file, and reloads it", function()
-    local dir = tmpdir() .. "/sub/run"
+    local dir = tmp.dir("checkpoint") .. "/sub/run"
     local v = tide.Variable(0)
     local ck = train.Checkpoint { v = v }
     local manager = train.CheckpointManager(ck, dir, { max_to_keep = 2 })
@@ -222,11 +211,11 @@ describe("tide.train.CheckpointManager", function()
     local listing = p:read("*a")
     p:close()
     assert.are.equal("checkpoint\nckpt-100.safetensors\nckpt-5.safetensors\n", listing)
-    os.execute("rm -rf " .. dir:gsub("/sub/run$", ""))
+    tmp.remove((dir:gsub("/sub/run$", "")))
   end)
 
   it("keep_checkpoint_every_n_hours keeps dropped checkpoints on disk; max_to_keep=false keeps all", function()
-    local dir = tmpdir()
+    local dir = tmp.dir("checkpoint")
     local ck = train.Checkpoint { v = tide.Variable(0) }
     local keep = train.CheckpointManager(ck, dir .. "/a", { max_to_keep = 1, keep_checkpoint_every_n_hours = 1e-9 })
     for _ = 1, 3 do keep:save() end
@@ -241,7 +230,7 @@ describe("tide.train.CheckpointManager", function()
     local all = train.CheckpointManager(ck, dir .. "/c", { max_to_keep = false, checkpoint_name = "model" })
     for _ = 1, 3 do all:save() end
     assert.are.same({ dir .. "/c/model-7", dir .. "/c/model-8", dir .. "/c/model-9" }, all.checkpoints)
-    os.execute("rm -rf " .. dir)
+    tmp.remove(dir)
   end)
 
   it("refuses bad arguments", function()

@@ -2,19 +2,13 @@
 -- checkpoint_interval and step_counter, and save's check_interval (TF's rules).
 local tide = require "tide"
 local h = require "helpers"
+local tmp = require "tmp"
 local train = tide.train
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  os.execute("mkdir -p " .. p)
-  return p
-end
 
 describe("CheckpointManager checkpoint_interval", function()
   local dir
-  before_each(function() dir = tmpdir() end)
-  after_each(function() os.execute("rm -rf " .. dir) end)
+  before_each(function() dir = tmp.dir("manager") end)
+  after_each(function() tmp.remove(dir) end)
 
   it("saves only when the step counter moved checkpoint_interval steps since the last save", function()
     local step = tide.Variable(0, { dtype = "int64" })

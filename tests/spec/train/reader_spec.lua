@@ -3,19 +3,13 @@
 -- and list_variables, from a checkpoint path or a managed folder; errors.
 local tide = require "tide"
 local h = require "helpers"
+local tmp = require "tmp"
 local train = tide.train
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  os.execute("mkdir -p " .. p)
-  return p
-end
 
 describe("tide.train.load_checkpoint and list_variables", function()
   local dir
-  before_each(function() dir = tmpdir() end)
-  after_each(function() os.execute("rm -rf " .. dir) end)
+  before_each(function() dir = tmp.dir("reader") end)
+  after_each(function() tmp.remove(dir) end)
 
   local function saved()
     local w = tide.Variable(tide.tensor({ { 1, 2, 3 }, { 4, 5, 6 } }, "float32"))

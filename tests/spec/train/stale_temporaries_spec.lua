@@ -3,26 +3,15 @@
 -- names, and nothing else is: other names, live or own processes, odd tails.
 local tide = require "tide"
 local h = require "helpers"
+local tmp = require "tmp"
+local exists = require("tide.file").exists
 local binding = require "tide.binding"
 local train = tide.train
-
-local function tmpdir()
-  local p = os.tmpname()
-  os.remove(p)
-  os.execute("mkdir -p " .. p)
-  return p
-end
 
 local function touch(path)
   local f = assert(io.open(path, "wb"))
   f:write("partial")
   f:close()
-end
-
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() end
-  return f ~= nil
 end
 
 -- A process id that just ended (its process is gone).
@@ -42,8 +31,8 @@ end
 
 describe("stale temporary files of killed saves", function()
   local dir
-  before_each(function() dir = tmpdir() end)
-  after_each(function() os.execute("rm -rf " .. dir) end)
+  before_each(function() dir = tmp.dir("stale") end)
+  after_each(function() tmp.remove(dir) end)
 
   it("the manager's next save removes its own dead ones and keeps everything else", function()
     local dead, me = dead_pid(), own_pid()

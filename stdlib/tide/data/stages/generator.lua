@@ -5,6 +5,7 @@ local structure = require "tide.data.structure"
 local sparse_tensor = require "tide.sparse_tensor"
 local spec = require "tide.tracing.spec"
 local stage = require "tide.data.stage"
+local nest = require "tide.nest"
 
 -- Dataset.from_generator(gen, {output_signature=}): gen() returns a Lua
 -- iterator (a function giving the next element, or nil at the end), called
@@ -38,9 +39,7 @@ local function from_generator(gen, opts)
       for i = 1, #s do items[i] = walk(s[i]) end
       return { kind = "list", n = #s, items = items }
     end
-    local keys = {}
-    for k in pairs(s) do keys[#keys + 1] = k end
-    table.sort(keys)
+    local keys = nest.sorted_keys(s) -- tide.nest's order, as elements are flattened in
     local items = {}
     for i, k in ipairs(keys) do items[i] = walk(s[k]) end
     return { kind = "map", keys = keys, items = items }

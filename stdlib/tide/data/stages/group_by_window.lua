@@ -17,7 +17,7 @@ local spec = require "tide.tracing.spec"
 local istensor = binding.istensor
 local UNKNOWN, INFINITE = stage.UNKNOWN, stage.INFINITE
 local TensorSpec, None = spec.TensorSpec, spec.None
-local pack = function(...) return { n = select("#", ...), ... } end
+local pack = require("tide.varargs").pack
 
 local function check_fn(what, name, fn)
   if type(fn) ~= "function" then

@@ -13,7 +13,7 @@ local lua_engine = require "tide.data.lua_engine"
 local spec = require "tide.tracing.spec"
 
 local TensorSpec, None = spec.TensorSpec, spec.None
-local pack = function(...) return { n = select("#", ...), ... } end
+local pack = require("tide.varargs").pack
 local check_fn = stage.check_fn
 
 -- A state given to reduce or scan: its template, components and their dtypes.

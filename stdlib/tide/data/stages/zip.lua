@@ -3,6 +3,7 @@
 local binding = require "tide.binding"
 local structure = require "tide.data.structure"
 local stage = require "tide.data.stage"
+local nest = require "tide.nest"
 
 local ffi, C = binding.ffi, binding.C
 local INFINITE, UNKNOWN = stage.INFINITE, stage.UNKNOWN
@@ -16,9 +17,7 @@ local function zip(datasets, ...)
   if #datasets > 0 then
     for i = 1, #datasets do list[i] = stage.check_dataset("zip", datasets[i]) end
   else
-    keys = {}
-    for k in pairs(datasets) do keys[#keys + 1] = k end
-    table.sort(keys)
+    keys = nest.sorted_keys(datasets) -- tide.nest's order, as elements are flattened in
     if #keys == 0 then binding.error("zip: expected at least one dataset") end
     for i, k in ipairs(keys) do list[i] = stage.check_dataset("zip", datasets[k]) end
   end
