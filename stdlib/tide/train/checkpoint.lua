@@ -19,6 +19,7 @@ local class = require "tide.class"
 local variable = require "tide.variable"
 local safetensors = require "tide.safetensors"
 local tf_checkpoint = require "tide.train.tf_checkpoint"
+local exists = require("tide.file").exists
 local layer_mod = require "tide.layers.layer"
 local tracking = require "tide.layers.tracking"
 local optimizer_mod = require "tide.optimizers.optimizer"
@@ -444,9 +445,7 @@ function Checkpoint:restore(path)
   check_path("restore", path)
   local file = file_of(path)
   status.path = file
-  local existing = io.open(file, "rb")
-  if existing then existing:close() end
-  if not existing and tf_checkpoint.prefix_of(path) then
+  if not exists(file) and tf_checkpoint.prefix_of(path) then
     binding.error(fmt("Checkpoint.restore: '%s' is TensorFlow's checkpoint ('%s.index'); tide.train.Checkpoint " ..
       "restores tide's own (.safetensors). Read TF's values with tide.train.load_checkpoint", path, path))
   end

@@ -6,20 +6,15 @@
 --   local k = r:get_tensor("model/_operations/1/_kernel/.ATTRIBUTES/VARIABLE_VALUE")
 local binding = require "tide.binding"
 local class = require "tide.class"
+local file = require "tide.file"
 
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local fmt = string.format
 
 local M = {}
 
-local function is_file(path)
-  local f = io.open(path, "rb")
-  if f == nil then return false end
-  -- a folder opens on Linux but cannot be read (an empty file reads nil, with no error)
-  local got, err = f:read(0)
-  f:close()
-  return got ~= nil or err == nil
-end
+-- A file (not a folder) at path.
+local function is_file(path) return file.exists(path) and not file.is_dir(path) end
 
 -- The TF checkpoint prefix that `path` names, or nil: a prefix whose
 -- `.index` exists (or that `.index` file itself), as TF's readers take it.

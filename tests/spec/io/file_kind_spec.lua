@@ -4,6 +4,7 @@
 local tide = require "tide"
 local h = require "helpers"
 local binding = require "tide.binding"
+local tmp = require "tmp"
 
 local ffi, C = binding.ffi, binding.C
 local FIX = "tests/fixtures/file_kinds/"
@@ -42,12 +43,11 @@ describe("tide_file_kind", function()
     end
     assert.are.same({ tonumber(C.TIDE_FILE_UNKNOWN) }, { kind(FIX .. "garbage.bin") })
     assert.are.same({ tonumber(C.TIDE_FILE_UNKNOWN) }, { kind(FIX .. "missing") })
-    local dir = os.tmpname()
-    os.remove(dir)
+    local dir = tmp.dir("file_kind") .. "/model"
     tide.saved_model.save(tide.trace(function(x) return x * 2 end, { input_signature = { tide.TensorSpec({ 2 }) } }),
       dir)
     assert.are.equal(tonumber(C.TIDE_FILE_TIDE_SAVED_MODEL), (kind(dir)))
-    os.execute("rm -rf " .. dir)
+    tmp.remove(dir:match("^(.*)/model$"))
   end)
 end)
 

@@ -7,7 +7,8 @@ local h = require "helpers"
 local ffi = require "ffi"
 local train = tide.train
 
-local FIX = "tests/fixtures/ckpt/"
+-- make interop points this at checkpoints the TF at hand just wrote (tests/interop/tf_checkpoint_check.sh)
+local FIX = (os.getenv("TIDE_CKPT_FIXTURES") or "tests/fixtures/ckpt") .. "/"
 local expected = dofile(FIX .. "expected.lua")
 
 local function hex(s)
