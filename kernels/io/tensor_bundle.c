@@ -142,7 +142,16 @@ void tide_tensor_bundle_close(tide_tensor_bundle *b) {
 static tide_status read_index(tide_tensor_bundle *b, uint64_t *n) {
   uint64_t size;
   int fd = open_regular(b->index_path, "the index", &size);
-  if (fd < 0) return tide_last_status();
+  if (fd < 0) {
+    /* no `prefix.index`: a prefix that is a file or folder of another format says what it is */
+    const char *kind = NULL;
+    struct stat sb;
+    int k = stat(b->index_path, &sb) != 0 && errno == ENOENT ? tide_file_kind(b->prefix, &kind) : TIDE_FILE_UNKNOWN;
+    if (k != TIDE_FILE_UNKNOWN && kind)
+      return TIDE_FAIL(TIDE_ERR_IO, WHO ": '%s' is no checkpoint prefix (there is no '%s'): it is %s", b->prefix,
+                       b->index_path, kind);
+    return tide_last_status();
+  }
   tide_status st = TIDE_OK;
   if (size > MAX_INDEX_BYTES)
     st = corrupt(b->index_path, "it has %" PRIu64 " bytes; a checkpoint index has far fewer (at most %" PRIu64 " here)",

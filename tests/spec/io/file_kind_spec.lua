@@ -85,6 +85,34 @@ describe("a reader handed another format", function()
     h.errors("is not a directory", tide.saved_model.load, FIX .. "garbage.bin")
   end)
 
+  it("read_idx, TFRecord datasets and the C checkpoint reader name what they were given", function()
+    h.errors("read_idx: '" .. FIX .. "model.weights.h5' is not an IDX file: it is an HDF5 file", tide.io.read_idx,
+      FIX .. "model.weights.h5")
+    h.errors("is not an IDX file: it is a safetensors file", tide.io.read_idx,
+      "tests/fixtures/safetensors/python_all.safetensors")
+    h.errors("is not an IDX file of unsigned bytes (its magic number is wrong)", tide.io.read_idx, FIX .. "garbage.bin")
+    local function records(path)
+      local n = 0
+      for _ in tide.data.TFRecordDataset(path):iter() do n = n + 1 end
+      return n
+    end
+    h.errors("TFRecord file '" .. FIX .. "model.keras' is not a TFRecord file: it is a Keras .keras file", records,
+      FIX .. "model.keras")
+    h.errors("a GZIP file needs compression_type=\"GZIP\"", records, FIX .. "records.tfrecord.gz")
+    h.errors("the checksum of the record's length does not match", records, FIX .. "garbage.bin")
+    assert.are.equal(1, records(FIX .. "records.tfrecord"))
+    local function bundle(prefix)
+      local b = C.tide_tensor_bundle_open(prefix)
+      if b == nil then binding.raise() end
+      C.tide_tensor_bundle_close(b)
+    end
+    h.errors("TF checkpoint: '" .. FIX .. "model.weights.h5' is no checkpoint prefix (there is no '" .. FIX ..
+      "model.weights.h5.index'): it is an HDF5 file", bundle, FIX .. "model.weights.h5")
+    h.errors("is no checkpoint prefix (there is no '" .. FIX .. "tf_saved_model.index'): it is a TensorFlow SavedModel",
+      bundle, FIX .. "tf_saved_model")
+    h.errors("cannot open the index '" .. FIX .. "missing.index'", bundle, FIX .. "missing")
+  end)
+
   it("load_checkpoint names what it was given, and reads a TF SavedModel's variables", function()
     h.errors("load_checkpoint: '" .. FIX .. "model.weights.h5' is no checkpoint: it is an HDF5 file",
       tide.train.load_checkpoint, FIX .. "model.weights.h5")
