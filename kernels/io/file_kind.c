@@ -27,9 +27,9 @@ static const char *const PHRASES[] = {
                          "code (save the weights as safetensors, which tide.safetensors reads)",
     [TIDE_FILE_ZIP] = "a zip archive, which tide does not read",
     [TIDE_FILE_ONNX] = "an ONNX model, which tide cannot read yet",
-    [TIDE_FILE_TF_SAVED_MODEL] = "a TensorFlow SavedModel (saved_model.pb), which tide cannot load yet; its variables "
-                                 "are a TF checkpoint, which tide.train.load_checkpoint reads (<folder>/variables/"
-                                 "variables)",
+    [TIDE_FILE_TF_SAVED_MODEL] = "a TensorFlow SavedModel (saved_model.pb): tide.saved_model.load reads it; its "
+                                 "variables are a TF checkpoint, which tide.train.load_checkpoint reads (<folder>/"
+                                 "variables/variables)",
     [TIDE_FILE_TIDE_SAVED_MODEL] = "a tide SavedModel folder: tide.saved_model.load reads it "
                                    "(tide.models.load_model a saved Keras model)",
     [TIDE_FILE_CHECKPOINT_DIR] = "a folder of checkpoints (it holds a `checkpoint` index): tide.train.load_checkpoint "

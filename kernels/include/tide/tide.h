@@ -21,6 +21,7 @@
 #include "tide/json.h"
 #include "tide/safetensors.h"
 #include "tide/tensor_bundle.h"
+#include "tide/tf_saved_model.h"
 #include "tide/file_kind.h"
 #include "tide/npy.h"
 #include "tide/files.h"
