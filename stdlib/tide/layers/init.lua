@@ -34,6 +34,8 @@ for _, family in ipairs {
   require "tide.layers.conv_more",      -- Conv2DTranspose, DepthwiseConv2D, SeparableConv2D
   require "tide.layers.rnn",            -- RNN, SimpleRNN, LSTM, GRU, their cells, Bidirectional
   require "tide.layers.attention",      -- EinsumDense, MultiHeadAttention, GroupQueryAttention, Attention, AdditiveAttention
+  require "tide.layers.preprocessing",  -- Rescaling, Resizing, CenterCrop, RandomFlip, RandomRotation, RandomZoom,
+                                        -- RandomTranslation, RandomCrop, RandomContrast, RandomBrightness
 } do
   for name, value in pairs(family) do M[name] = value end
 end
