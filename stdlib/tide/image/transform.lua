@@ -1,5 +1,5 @@
--- stdlib/tide/image/transform.lua — affine_transform: keras.ops.image.affine_transform, i.e. TF's
--- ImageProjectiveTransformV3 (the sampler under Keras's RandomRotation, RandomZoom, RandomTranslation).
+-- stdlib/tide/image/transform.lua — samplers at computed positions: affine_transform (keras.ops.image's, i.e.
+-- TF's ImageProjectiveTransformV3, under Keras's RandomRotation/Zoom/Translation) and extract_glimpse.
 -- A composition of elementwise ops and gathers (so it traces, runs in dataset maps and differentiates).
 local binding = require "tide.binding"
 local dtype = require "tide.dtype"
@@ -8,6 +8,9 @@ local math_ops = require "tide.ops.math"
 local shape_ops = require "tide.ops.shape"
 local create = require "tide.ops.create"
 local recorder = require "tide.tape_recorder"
+local reduce = require "tide.ops.reduce"
+local random = require "tide.random"
+local dynamic_shape = require "tide.ops.dynamic_shape"
 local util = require "tide.image.util"
 
 local M = {}
@@ -156,6 +159,87 @@ function M.affine_transform(images, transform, ...)
   if format == "channels_first" then out = shape_ops.transpose(out, { 0, 3, 1, 2 }) end
   if single then out = shape_ops.squeeze(out, { 0 }) end
   return out
+end
+
+-- ---- extract_glimpse -------------------------------------------------------------------------
+
+local NOISES = { uniform = true, gaussian = true, zero = true }
+
+-- extract_glimpse(input, size, offsets, {centered=true, normalized=true, noise="uniform"}) as TF2's
+-- tf.image.extract_glimpse (ExtractGlimpseV2): for image i a size {gh, gw} window whose corner is
+-- offsets[i] = (y, x) made pixels as TF's kernel does (normalized: times the image's size; centered:
+-- halved, moved by half the image and back by half the window; pixel offsets centered: moved by half
+-- the image), truncated toward zero. Pixels of the window outside the image are noise: "zero", or
+-- drawn from tide's stream as TF draws them ("uniform": in [min, max] of the image; "gaussian": each
+-- channel's mean and deviation, clipped to its range). Float images [B, H, W, C] (H, W, C known while
+-- tracing); differentiable in the input (TF registers no gradient).
+function M.extract_glimpse(input, size, offsets, ...)
+  local op = "extract_glimpse"
+  local o = args.parse(op, { "centered", "normalized", "noise" }, ...)
+  local x = util.image_arg(op, input, "input", 4)
+  if x.ndim < 0 then fail(op, "the input's rank must be known while tracing") end
+  if not dtype.is_float[tonumber(x.dt)] then fail(op, "input must be a float tensor, got %s", dtype.names[tonumber(x.dt)]) end
+  local h, w, c = tonumber(x.dims[1]), tonumber(x.dims[2]), tonumber(x.dims[3])
+  if h < 0 or w < 0 or c < 0 then
+    fail(op, "the input's height, width and channels must be known while tracing, got shape %s", tostring(x.shape))
+  end
+  if h == 0 or w == 0 then fail(op, "input must have a positive height and width, got shape %s", tostring(x.shape)) end
+  if type(size) ~= "table" or #size ~= 2 then fail(op, "size must be {glimpse_height, glimpse_width}") end
+  local gh, gw = util.count(op, "glimpse_height", size[1], true), util.count(op, "glimpse_width", size[2], true)
+  local off = util.tensor_arg(op, offsets, "offsets")
+  if off.ndim >= 0 and (off.ndim ~= 2 or (off.dims[1] >= 0 and off.dims[1] ~= 2)) then
+    fail(op, "offsets must be [batch, 2], got shape %s", tostring(off.shape))
+  end
+  if off.ndim == 2 and x.dims[0] >= 0 and off.dims[0] >= 0 and off.dims[0] ~= x.dims[0] then
+    fail(op, "offsets %s must have one row per image of input %s", tostring(off.shape), tostring(x.shape))
+  end
+  local centered = o.centered == nil or o.centered
+  local normalized = o.normalized == nil or o.normalized
+  local noise = o.noise or "uniform"
+  if not NOISES[noise] then fail(op, "noise must be \"uniform\", \"gaussian\" or \"zero\", got %s", tostring(noise)) end
+  local parts = shape_ops.split(recorder.stop_gradient(math_ops.cast(off, "float32")), 2, { axis = 1 })
+  local function corner(v, len, glen) -- [B, 1] float32, TF's order of float operations
+    if normalized then
+      v = mul(v, len)
+      if centered then v = sub(add(div(v, 2), len / 2), glen / 2) end
+    elseif centered then
+      v = add(v, len / 2)
+    end
+    return math_ops.cast(where(math_ops.is_nan(v), mul(v, 0), v), "int32") -- truncation toward zero, as (Index) x
+  end
+  local oy, ox = corner(parts[1], h, gh), corner(parts[2], w, gw)
+  local ys = add(oy, shape_ops.reshape(create.range(0, gh, 1, "int32"), { 1, gh }))   -- [B, gh]
+  local xs = add(ox, shape_ops.reshape(create.range(0, gw, 1, "int32"), { 1, gw }))   -- [B, gw]
+  local yin = land(ge(ys, 0), lt(ys, h))
+  local xin = land(ge(xs, 0), lt(xs, w))
+  local yc = math_ops.clip_by_value(ys, 0, h - 1)
+  local xc = math_ops.clip_by_value(xs, 0, w - 1)
+  local idx = add(mul(shape_ops.expand_dims(yc, 2), w), shape_ops.expand_dims(xc, 1))  -- [B, gh, gw]
+  local flat = shape_ops.reshape(x, { -1, h * w, c })
+  local g = shape_ops.gather(flat, shape_ops.reshape(idx, { -1, gh * gw }), { axis = 1, batch_dims = 1 })
+  g = shape_ops.reshape(g, { -1, gh, gw, c })
+  local inside = shape_ops.expand_dims(land(shape_ops.expand_dims(yin, 2), shape_ops.expand_dims(xin, 1)), 3)
+  local vt = dtype.names[tonumber(x.dt)]
+  local fill
+  if noise == "zero" then
+    fill = math_ops.cast(0, vt)
+  else
+    local shape = tonumber(x.dims[0]) >= 0 and { tonumber(x.dims[0]), gh, gw, c } or dynamic_shape.shape(g)
+    if noise == "uniform" then
+      local lo = reduce.reduce_min(x, { 1, 2, 3 }, { keepdims = true })
+      local range = math_ops.cast(sub(reduce.reduce_max(x, { 1, 2, 3 }, { keepdims = true }), lo), "float32")
+      fill = add(lo, math_ops.cast(mul(random.uniform(shape), range), vt))
+    else
+      local xf = math_ops.cast(x, "float32")
+      local mean = reduce.reduce_mean(xf, { 1, 2 }, { keepdims = true })
+      local sigma = math_ops.sqrt(reduce.reduce_mean(math_ops.square(sub(xf, mean)), { 1, 2 }, { keepdims = true }))
+      local lo = reduce.reduce_min(x, { 1, 2 }, { keepdims = true })
+      local hi = reduce.reduce_max(x, { 1, 2 }, { keepdims = true })
+      fill = add(math_ops.cast(mean, vt), math_ops.cast(mul(random.normal(shape), sigma), vt))
+      fill = math_ops.maximum(math_ops.minimum(fill, hi), lo)
+    end
+  end
+  return where(inside, g, fill)
 end
 
 return M

@@ -2,7 +2,8 @@
 -- keras.ops.image.affine_transform (TF's ImageProjectiveTransformV3) from
 -- tests/fixtures/keras/preprocessing.lua: every fill mode and interpolation, rotations, zooms,
 -- far translations (several periods of reflect and wrap), projective terms, one shared transform,
--- one-row images and channels_first; gradients by float64 finite differences; traces; errors.
+-- one-row images and channels_first; extract_glimpse against TF 2.21 (tests/fixtures/image_ops); gradients
+-- by float64 finite differences; traces; errors.
 local tide = require "tide"
 local h = require "helpers"
 local gc = require "gradcheck"
@@ -73,5 +74,72 @@ describe("tide.image.affine_transform", function()
     h.errors("must have one row or one per image", I.affine_transform, tide.zeros { 2, 3, 3, 1 },
       tide.zeros { 3, 8 })
     h.errors("affine_transform: data_format must be", I.affine_transform, x, m, { data_format = "nhwc" })
+  end)
+end)
+
+describe("tide.image.extract_glimpse", function()
+  local ic = require "image_cases"
+  local G = dofile("tests/fixtures/image_ops/expected.lua").glimpse
+  local x = ic.tensor_of(G.image)
+
+  it("matches TF's windows (ExtractGlimpseV2, noise \"zero\"): centered, normalized, pixels, partly and wholly outside",
+    function()
+      local n = 0
+      for _, name in ipairs { "centered_normalized", "normalized", "centered_pixels", "pixels", "large", "outside" } do
+        local c = G[name]
+        local opts = { noise = "zero" }
+        for k, v in pairs(c.options) do opts[k] = v end
+        local y = I.extract_glimpse(x, c.size, ic.tensor_of(c.offsets), opts)
+        local ok, err = pcall(ic.same, y, c.y)
+        if not ok then error(name .. ": " .. tostring(err), 0) end
+        n = n + 1
+      end
+      assert.are.equal(6, n)
+    end)
+
+  it("fills outside with noise drawn as TF's (uniform in the image's range, gaussian clipped to each channel's)",
+    function()
+      tide.random.set_seed(3)
+      local far = tide.tensor({ { 40, 40 }, { -40, 0 }, { 0, 40 } }, "float32")
+      local u = I.extract_glimpse(x, { 8, 8 }, far, { normalized = false, centered = false })
+      assert.are.same({ 3, 8, 8, 2 }, u.shape:as_list())
+      for i = 0, 2 do
+        local img, win = x[i], u[i]
+        assert.is_true(tide.reduce_min(win):item() >= tide.reduce_min(img):item())
+        assert.is_true(tide.reduce_max(win):item() <= tide.reduce_max(img):item())
+        assert.is_true(tide.reduce_max(win):item() - tide.reduce_min(win):item() > 0.5, "spread over the range")
+      end
+      local gs = I.extract_glimpse(x, { 8, 8 }, far, { normalized = false, centered = false, noise = "gaussian" })
+      local lo = tide.reduce_min(x, { 1, 2 }, { keepdims = true })
+      local hi = tide.reduce_max(x, { 1, 2 }, { keepdims = true })
+      assert.is_true(tide.reduce_all(tide.logical_and(tide.greater_equal(gs, lo), tide.less_equal(gs, hi))):item())
+      -- the part inside is the image's, whatever the noise
+      local part = I.extract_glimpse(x, { 3, 4 }, tide.tensor({ { -1, 5 }, { -1, 5 }, { -1, 5 } }, "float32"),
+        { normalized = false, centered = false })
+      h.close(part:slice { {}, { 1, 3 }, { 0, 2 }, {} }, x:slice { {}, { 0, 2 }, { 5, 7 }, {} }, 0)
+    end)
+
+  it("traces with an unknown batch and differentiates in the input", function()
+    local c = G.centered_normalized
+    local f = tide.trace(function(t, o) return I.extract_glimpse(t, { 3, 4 }, o, { noise = "zero" }) end,
+      { input_signature = { tide.TensorSpec({ tide.None, 5, 7, 2 }, "float32"),
+        tide.TensorSpec({ tide.None, 2 }, "float32") } })
+    ic.same(f(x, ic.tensor_of(c.offsets)), c.y)
+    local o = tide.tensor({ { 0.3, -0.9 }, { 0.1, 0.2 } }, "float32")
+    gc.check(function(t) return I.extract_glimpse(t, { 3, 4 }, o, { noise = "zero" }) end,
+      { gc.random({ 2, 4, 5, 2 }, -1, 1, 43) }, { none = false })
+  end)
+
+  it("refuses bad arguments, naming the op", function()
+    local o = tide.zeros { 3, 2 }
+    h.errors("extract_glimpse: noise must be", I.extract_glimpse, x, { 2, 2 }, o, { noise = "pink" })
+    h.errors("extract_glimpse: offsets must be [batch, 2]", I.extract_glimpse, x, { 2, 2 }, tide.zeros { 3, 3 })
+    h.errors("must have one row per image", I.extract_glimpse, x, { 2, 2 }, tide.zeros { 2, 2 })
+    h.errors("extract_glimpse: glimpse_height must be > 0", I.extract_glimpse, x, { 0, 2 }, o)
+    h.errors("extract_glimpse: size must be {glimpse_height, glimpse_width}", I.extract_glimpse, x, 3, o)
+    h.errors("extract_glimpse: input must be a float tensor", I.extract_glimpse, tide.zeros({ 3, 5, 7, 2 }, "int32"),
+      { 2, 2 }, o)
+    h.errors("extract_glimpse: input must be [batch, height, width, channels]", I.extract_glimpse, tide.zeros { 5, 7, 2 },
+      { 2, 2 }, o)
   end)
 end)
