@@ -20,6 +20,8 @@
 #include "tide/saved_model.h"
 #include "tide/json.h"
 #include "tide/safetensors.h"
+#include "tide/h5.h"
+#include "tide/zip.h"
 #include "tide/npy.h"
 #include "tide/files.h"
 #include "tide/profiler.h"
