@@ -15,18 +15,14 @@ tide_status file_bytes_read(const char *path, const char *who, size_t max_bytes,
   if (!path || !*path) return tide_set_error(TIDE_ERR_VALUE, "%s: the path is empty", who);
   tide_status st = tide_file_check(path, false);
   if (st) return st;
-  /* O_NONBLOCK: a FIFO named by a hostile path must not hang the open (fstat refuses it next). */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return tide_set_error(TIDE_ERR_IO, "%s: cannot open '%s': %s", who, path, strerror(errno));
+  /* tide_file_open: no link swapped in since the check, and a FIFO or device refused, never waited on */
+  int fd = tide_file_open(path, O_RDONLY, 0);
+  if (fd < 0) return tide_set_error(TIDE_ERR_IO, "%s: cannot open '%s': %s", who, path, tide_file_why());
   struct stat sb;
   if (fstat(fd, &sb) != 0) {
     int e = errno;
     close(fd);
     return tide_set_error(TIDE_ERR_IO, "%s: cannot read '%s': %s", who, path, strerror(e));
-  }
-  if (!S_ISREG(sb.st_mode)) {
-    close(fd);
-    return tide_set_error(TIDE_ERR_IO, "%s: '%s' is not a regular file", who, path);
   }
   if (sb.st_size < 0 || (uint64_t)sb.st_size > (uint64_t)max_bytes) {
     close(fd);
@@ -42,7 +38,7 @@ tide_status file_bytes_read(const char *path, const char *who, size_t max_bytes,
   size_t got = 0;
   while (got < size) {
     ssize_t r = read(fd, buf + got, size - got);
-    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (r < 0 && errno == EINTR) continue;
     if (r <= 0) {
       int e = r < 0 ? errno : 0;
       close(fd);
