@@ -477,8 +477,8 @@ static tide_status walk_member(walk *w, hid_t g, const char *name, int depth) {
   memcpy(w->path + base + (base ? 1 : 0), name, len + 1);
   tide_status st = TIDE_OK;
   if (li.type != H5L_TYPE_HARD) {
-    st = bad(w, "'%s' is a %s link; tide follows only hard links", w->path,
-             li.type == H5L_TYPE_SOFT ? "soft" : li.type == H5L_TYPE_EXTERNAL ? "external" : "user-defined");
+    st = bad(w, "'%s' is %s link; tide follows only hard links", w->path,
+             li.type == H5L_TYPE_SOFT ? "a soft" : li.type == H5L_TYPE_EXTERNAL ? "an external" : "a user-defined");
   } else if (++w->objects > H5_MAX_OBJECTS) {
     st = bad(w, "it holds more than %d objects", H5_MAX_OBJECTS);
   } else {

@@ -92,6 +92,13 @@ static tide_status index_entries(tide_zip *z) {
 }
 
 static tide_zip *open_bytes(tide_zip *z) {
+  /* libzip takes an empty file for an empty archive; a real one has at
+   * least its 22-byte end-of-directory record */
+  if (z->n < 22) {
+    bad(z, "it has %zu bytes, fewer than any zip archive", z->n);
+    tide_zip_close(z);
+    return NULL;
+  }
   zip_error_t err;
   zip_error_init(&err);
   zip_source_t *src = zip_source_buffer_create(z->bytes, z->n, 0, &err);

@@ -3,7 +3,7 @@
 -- inference mode), every weight and optimizer variable, and as the extra
 -- JSON the model's config and compile settings; tide.models.load_model(dir)
 -- rebuilds a model that predicts the same and whose fit goes on where it
--- stopped. Hands both down to the models floor when loaded (a hook).
+-- stopped. tide.saving hands both down to the models floor (hooks).
 local binding = require "tide.binding"
 local json = require "tide.json"
 local tracing = require "tide.tracing.function"
@@ -12,8 +12,6 @@ local layers = require "tide.layers"
 local losses = require "tide.losses"
 local metrics = require "tide.metrics"
 local optimizers = require "tide.optimizers"
-local models = require "tide.models"
-local model_mod = require "tide.models.model"
 local graph = require "tide.models.graph"
 local saved_model = require "tide.saved_model"
 
@@ -173,9 +171,5 @@ function M.load_model(dir, opts)
   end
   return m
 end
-
--- The hooks: model:save and tide.models.load_model.
-model_mod.set_saver(M.save)
-models.load_model = M.load_model
 
 return M
