@@ -40,10 +40,9 @@ LUAJIT_LIBS = $(shell pkg-config --libs luajit)
 BLAS_CFLAGS = $(shell pkg-config --cflags openblas)
 BLAS_LIBS = $(shell pkg-config --libs openblas)
 # File formats (kernels/io): JSON, protocol buffers, zlib, PNG, JPEG, HDF5
-# (Debian's serial libhdf5 and its high-level library, whose folder
-# pkg-config names) and zip (libzip).
+# (Debian's serial libhdf5, whose folder pkg-config names) and zip (libzip).
 HDF5_CFLAGS = $(shell pkg-config --cflags hdf5)
-HDF5_LIBS = $(shell pkg-config --libs hdf5) -lhdf5_hl
+HDF5_LIBS = $(shell pkg-config --libs hdf5)
 IO_LIBS = -lcjson -lprotobuf-c -lz -lpng -ljpeg -lpcre2-8 $(HDF5_LIBS) -lzip
 
 CFLAGS_BASE := -std=c11 -g -Wall -Wextra -fwrapv -fPIC -pthread -fvisibility=hidden \

@@ -3,7 +3,6 @@
  * the tree as JSON, datasets read into tensors. The writer is h5_write.c. */
 #include "h5_internal.h"
 
-#include <H5LTpublic.h>
 #include <H5PLpublic.h>
 #include <cjson/cJSON.h>
 #include <pthread.h>
@@ -159,31 +158,10 @@ static hid_t reading_type(hid_t ds, hid_t ft, int *dtype, char *why, size_t why_
     return H5I_INVALID_HID;
   }
   case H5T_OPAQUE:
-    if (size == 2 && H5Aexists(ds, "dtype") > 0) {
-      /* Keras's bfloat16: 2-byte opaque with the attribute dtype = "bfloat16" */
-      hid_t a = H5Aopen(ds, "dtype", H5P_DEFAULT);
-      hid_t at = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
-      bool bf = false;
-      if (at >= 0 && H5Tget_class(at) == H5T_STRING) {
-        char *s = NULL;
-        char fixed[16] = "";
-        if (H5Tis_variable_str(at) > 0) {
-          hid_t mt = H5Tcopy(H5T_C_S1);
-          H5Tset_size(mt, H5T_VARIABLE);
-          if (H5Aread(a, mt, &s) >= 0 && s) bf = strcmp(s, "bfloat16") == 0;
-          if (s) H5free_memory(s);
-          H5Tclose(mt);
-        } else if (H5Tget_size(at) < sizeof fixed) {
-          hid_t mt = H5Tcopy(at);
-          if (H5Aread(a, mt, fixed) >= 0) bf = strncmp(fixed, "bfloat16", 8) == 0;
-          H5Tclose(mt);
-        }
-      }
-      if (at >= 0) H5Tclose(at);
-      if (a >= 0) H5Aclose(a);
-      H5Eclear2(H5E_DEFAULT);
-      if (bf) return *dtype = TIDE_BFLOAT16, H5Tcopy(ft);
-    }
+    /* Keras's bfloat16: a 2-byte opaque with the attribute dtype = "bfloat16"
+     * (a variable-length string, which is not read: see attr_strings) */
+    if (size == 2 && H5Aexists(ds, "dtype") > 0) return *dtype = TIDE_BFLOAT16, H5Tcopy(ft);
+    H5Eclear2(H5E_DEFAULT);
     snprintf(why, why_n, "%zu-byte opaque data", size);
     return H5I_INVALID_HID;
   case H5T_STRING: snprintf(why, why_n, "strings"); return H5I_INVALID_HID;
@@ -231,29 +209,18 @@ static bool attr_budget(walk *w, uint64_t bytes) {
 }
 
 /* A string attribute's n strings as JSON (one string when scalar). */
-static cJSON *attr_strings(walk *w, const char *name, hid_t a, hid_t t, hid_t space, hssize_t n, bool scalar) {
+static cJSON *attr_strings(walk *w, const char *name, hid_t a, hid_t t, hssize_t n, bool scalar) {
   cJSON *out = scalar ? NULL : cJSON_CreateArray();
   if (!scalar && !out) return oom(w), NULL;
   bool ok = true;
   if (H5Tis_variable_str(t) > 0) {
-    char **s = calloc((size_t)n + 1, sizeof *s);
-    hid_t mt = H5Tcopy(H5T_C_S1);
-    if (!s || mt < 0 || H5Tset_size(mt, H5T_VARIABLE) < 0 || H5Tset_cset(mt, H5Tget_cset(t)) < 0 ||
-        H5Aread(a, mt, s) < 0) {
-      ok = false;
-      attr_fail(w, name, NULL);
-    }
-    for (hssize_t i = 0; ok && i < n; i++) {
-      const char *v = s[i] ? s[i] : "";
-      cJSON *j = NULL;
-      if (!attr_budget(w, strlen(v) + 1)) ok = false, attr_fail(w, name, "the attributes pass their size budget");
-      else if (!(j = cJSON_CreateString(v))) ok = false, oom(w);
-      else if (scalar) out = j;
-      else cJSON_AddItemToArray(out, j);
-    }
-    if (s && mt >= 0) H5Dvlen_reclaim(mt, space, H5P_DEFAULT, s);
-    if (mt >= 0) H5Tclose(mt);
-    free(s);
+    /* Not read: libhdf5 1.10 reads variable-length strings from the global
+     * heap without checking it, and a corrupt heap crashes it (found by
+     * fuzz/fuzz_h5.c). Such an attribute is listed as null. */
+    cJSON_Delete(out);
+    out = cJSON_CreateNull();
+    if (!out) return oom(w), NULL;
+    return out;
   } else {
     size_t size = H5Tget_size(t);
     char *buf = NULL, *one = NULL;
@@ -308,7 +275,7 @@ static cJSON *attr_value(walk *w, const char *name, hid_t a) {
     H5T_class_t cls = H5Tget_class(t);
     if ((scalar || (sc == H5S_SIMPLE && rank == 1)) && n >= 0 && n <= H5_MAX_ATTR_STRINGS) {
       if (cls == H5T_STRING) {
-        out = attr_strings(w, name, a, t, space, n, scalar);
+        out = attr_strings(w, name, a, t, n, scalar);
         done = true;
       } else if ((cls == H5T_INTEGER || cls == H5T_FLOAT) && n <= H5_MAX_ATTR_NUMBERS) {
         done = true;
@@ -560,16 +527,36 @@ static tide_status walk_file(tide_h5 *f) {
   return st;
 }
 
-/* Open f's image (f->image, f->image_n) read-only in place and walk it. */
-static tide_h5 *open_image(tide_h5 *f) {
+unsigned long long h5_next_id(void) {
+  static unsigned long long counter;
+  return __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+}
+
+/* Open the n bytes at data read-only with libhdf5's core driver (which
+ * copies them: the caller may free data afterwards) and walk the file.
+ * Not H5LTopen_file_image: it leaks its bookkeeping on every open. */
+static tide_h5 *open_image(tide_h5 *f, const void *data, size_t n) {
   h5_quiet();
-  if (f->image_n < 8) {
-    tide_set_error(TIDE_ERR_VALUE, "hdf5: '%s' is not an HDF5 file (%zu bytes)", f->name, f->image_n);
+  f->image_n = n;
+  if (n < 8) {
+    tide_set_error(TIDE_ERR_VALUE, "hdf5: '%s' is not an HDF5 file (%zu bytes)", f->name, n);
     tide_h5_close(f);
     return NULL;
   }
-  f->file = H5LTopen_file_image(f->image, f->image_n, H5LT_FILE_IMAGE_DONT_COPY | H5LT_FILE_IMAGE_DONT_RELEASE);
+  /* the name only has to be unique among the files this process has open */
+  char inner[64];
+  snprintf(inner, sizeof inner, "tide-h5-read-%llu", h5_next_id());
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0 || H5Pset_fapl_core(fapl, (size_t)1 << 16, 0) < 0 || H5Pset_file_image(fapl, (void *)data, n) < 0) {
+    h5_fail(TIDE_ERR_MEMORY, "hdf5: cannot hold '%s' in memory (%zu bytes)", f->name, n);
+    if (fapl >= 0) H5Pclose(fapl);
+    tide_h5_close(f);
+    return NULL;
+  }
+  f->file = H5Fopen(inner, H5F_ACC_RDONLY, fapl);
+  H5Pclose(fapl);
   if (f->file < 0) {
+    f->file = H5I_INVALID_HID;
     h5_fail(TIDE_ERR_VALUE, "hdf5: '%s' is not a readable HDF5 file", f->name);
     tide_h5_close(f);
     return NULL;
@@ -599,26 +586,22 @@ tide_h5 *tide_h5_open(const char *path) {
   if (!path) return tide_set_error(TIDE_ERR_VALUE, "hdf5: the path is NULL"), NULL;
   tide_h5 *f = new_handle(path);
   if (!f) return NULL;
-  if (file_bytes_read(path, "hdf5", H5_MAX_FILE, &f->image, &f->image_n)) {
+  unsigned char *bytes = NULL;
+  size_t n = 0;
+  if (file_bytes_read(path, "hdf5", H5_MAX_FILE, &bytes, &n)) {
     tide_h5_close(f);
     return NULL;
   }
-  return open_image(f);
+  f = open_image(f, bytes, n);
+  free(bytes);
+  return f;
 }
 
 tide_h5 *tide_h5_open_memory(const void *data, size_t n, const char *name) {
   if (!data && n) return tide_set_error(TIDE_ERR_VALUE, "hdf5: the data pointer is NULL"), NULL;
   tide_h5 *f = new_handle(name);
   if (!f) return NULL;
-  f->image = malloc(n ? n : 1);
-  if (!f->image) {
-    tide_set_error(TIDE_ERR_MEMORY, "hdf5: out of memory copying '%s' (%zu bytes)", f->name, n);
-    tide_h5_close(f);
-    return NULL;
-  }
-  if (n) memcpy(f->image, data, n);
-  f->image_n = n;
-  return open_image(f);
+  return open_image(f, data, n);
 }
 
 void tide_h5_close(tide_h5 *f) {
@@ -628,7 +611,6 @@ void tide_h5_close(tide_h5 *f) {
     H5Fclose(f->file);
     H5Eclear2(H5E_DEFAULT);
   }
-  free(f->image);
   free(f->tree);
   free(f->out);
   free(f->name);

@@ -11,8 +11,7 @@
 struct tide_h5 {
   hid_t file;             /* the open file (H5I_INVALID_HID once closed) */
   char *name;             /* what messages call it: the path, or the caller's name */
-  unsigned char *image;   /* the bytes a reader parses (libhdf5 reads them in place) */
-  size_t image_n;
+  size_t image_n;         /* a reader's file size (libhdf5's core driver holds the bytes) */
   char *tree;             /* tide_h5_tree's JSON (readers) */
   unsigned char *out;     /* tide_h5_image's bytes (writers) */
   size_t out_n;
@@ -23,6 +22,9 @@ struct tide_h5 {
  * per thread) and, once per process, turn off its plugin loading: a hostile
  * file must not make it dlopen a filter library. */
 void h5_quiet(void);
+/* A number for a unique in-memory file name (libhdf5 refuses two open files
+ * of one name). */
+unsigned long long h5_next_id(void);
 /* Fail with `status`: "<what>: <libhdf5's innermost message>", then clear
  * libhdf5's error stack. */
 tide_status h5_fail(tide_status status, const char *what, ...) __attribute__((format(printf, 2, 3)));

@@ -9,8 +9,6 @@
 
 #include "atomic_file.h"
 
-static unsigned long long h5_counter;
-
 tide_h5 *tide_h5_create(const char *name) {
   h5_quiet();
   tide_h5 *f = calloc(1, sizeof *f);
@@ -22,7 +20,7 @@ tide_h5 *tide_h5_create(const char *name) {
   /* The core driver without a backing store: nothing touches the disk; the
    * name only has to be unique among the files this process has open. */
   char inner[64];
-  snprintf(inner, sizeof inner, "tide-h5-%llu", __atomic_add_fetch(&h5_counter, 1, __ATOMIC_RELAXED));
+  snprintf(inner, sizeof inner, "tide-h5-%llu", h5_next_id());
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   if (fapl < 0 || H5Pset_fapl_core(fapl, (size_t)1 << 20, 0) < 0 ||
       (f->file = H5Fcreate(inner, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0) {

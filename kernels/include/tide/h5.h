@@ -26,8 +26,10 @@ TIDE_API void tide_h5_close(tide_h5 *f);
 /* The file's objects as JSON, in walk order (each group's members by name):
  * [{"path": "layers/dense/vars", "kind": "group", "attrs": {"name": "dense"}},
  *  {"path": "layers/dense/vars/0", "kind": "dataset", "dtype": "float32",
- *   "shape": [4, 5], "attrs": {}}, ...]. Attributes are strings, lists of
- * strings, numbers or lists of numbers (at most 4,096); other kinds are null.
+ *   "shape": [4, 5], "attrs": {}}, ...]. Attributes are fixed-length strings,
+ * lists of them, numbers or lists of numbers (at most 4,096); other kinds are
+ * null, variable-length strings (h5py's str) too: libhdf5 1.10 reads those
+ * from the global heap unchecked, and a corrupt heap crashes it.
  * A dataset tide cannot read has "dtype": null and "why": the reason. Owned
  * by f; NULL for a file being written. */
 TIDE_API const char *tide_h5_tree(const tide_h5 *f);
@@ -35,9 +37,9 @@ TIDE_API const char *tide_h5_tree(const tide_h5 *f);
  * tensor). Its dtype and size are checked first: a dataset declaring far
  * more bytes than the file stores, external or virtual storage, or filters
  * other than deflate, shuffle and fletcher32 are refused. float16 and
- * bfloat16 (Keras's 2-byte opaque with attribute dtype = "bfloat16") are
- * read as themselves, int16 and uint16 as int32, uint32 as int64, HDF5
- * booleans (h5py's enum) as bool. */
+ * bfloat16 (Keras's 2-byte opaque with a "dtype" attribute, whose value is
+ * not read) are read as themselves, int16 and uint16 as int32, uint32 as
+ * int64, HDF5 booleans (h5py's enum) as bool. */
 TIDE_API tide_status tide_h5_read(tide_h5 *f, const char *path, tide_tensor *out);
 
 /* A new, empty HDF5 file in memory; `name` names it in messages. */
