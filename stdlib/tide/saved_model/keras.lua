@@ -39,6 +39,7 @@ local function identifier(m, what, id)
     who(m), what, type(id)))
 end
 
+-- The compile settings as config data, or nil (also read by tide.saving's .keras files).
 local function compile_config(m)
   if not rawget(m, "compiled") then return nil end
   return {
@@ -122,6 +123,15 @@ local function revive(id, get)
   return out
 end
 
+M.compile_config = compile_config
+
+-- m:compile with what compile_config wrote.
+function M.compile_from(m, c)
+  m:compile { optimizer = optimizers.deserialize(c.optimizer), loss = revive(c.loss, losses.get),
+    metrics = revive(c.metrics, metrics.get), weighted_metrics = revive(c.weighted_metrics, metrics.get),
+    loss_weights = c.loss_weights, run_eagerly = c.run_eagerly }
+end
+
 -- tide.models.load_model(dir, {custom_objects=, compile=true}).
 function M.load_model(dir, opts)
   opts = opts or {}
@@ -157,9 +167,7 @@ function M.load_model(dir, opts)
   for i, v in ipairs(weights) do restore(v, fmt("model/%d/%s", i, v.name)) end
   local c = info.compile
   if c and opts.compile ~= false then
-    m:compile { optimizer = optimizers.deserialize(c.optimizer), loss = revive(c.loss, losses.get),
-      metrics = revive(c.metrics, metrics.get), weighted_metrics = revive(c.weighted_metrics, metrics.get),
-      loss_weights = c.loss_weights, run_eagerly = c.run_eagerly }
+    M.compile_from(m, c)
     local opt = rawget(m, "optimizer")
     opt:build(m.trainable_weights)
     local vars = opt.variables
