@@ -23,6 +23,8 @@
 #include "tide/tensor_bundle.h"
 #include "tide/tf_saved_model.h"
 #include "tide/file_kind.h"
+#include "tide/h5.h"
+#include "tide/zip.h"
 #include "tide/npy.h"
 #include "tide/files.h"
 #include "tide/profiler.h"
