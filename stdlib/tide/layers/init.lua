@@ -36,6 +36,8 @@ for _, family in ipairs {
   require "tide.layers.rnn",            -- RNN, SimpleRNN, LSTM, GRU, their cells, Bidirectional
   require "tide.layers.conv_lstm",      -- ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
   require "tide.layers.attention",      -- EinsumDense, MultiHeadAttention, GroupQueryAttention, Attention, AdditiveAttention
+  require "tide.layers.preprocessing",  -- Rescaling, Resizing, CenterCrop, RandomFlip, RandomRotation, RandomZoom,
+                                        -- RandomTranslation, RandomCrop, RandomContrast, RandomBrightness
 } do
   for name, value in pairs(family) do M[name] = value end
 end
