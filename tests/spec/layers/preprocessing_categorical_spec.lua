@@ -8,7 +8,8 @@ local L = tide.layers
 local F = dofile("tests/fixtures/keras/preprocessing_categorical.lua")
 
 local function input(name)
-  return tide.tensor(F.inputs[name], name:match("^ids") and "int32" or "float32")
+  local dt = name:match("^ids") and "int32" or (name:match("^tok") or name:match("^idx")) and "int64" or "float32"
+  return tide.tensor(F.inputs[name], dt)
 end
 
 local SKIP = { name = true, trainable = true, dtype = true }
@@ -49,6 +50,21 @@ describe("categorical preprocessing layers vs Keras 3", function()
       while type(v) == "table" do want_shape[#want_shape + 1] = #v; v = v[1] end
       assert.are.same(want_shape, y.shape:as_list())
       same_config(key, layer:get_config(), c.config)
+      if c.vocab then assert.are.same(c.vocab, layer:get_vocabulary()) end
+    end)
+  end
+
+  for key, a in pairs(F.lookups) do
+    it("IntegerLookup adapt " .. key, function()
+      local o = {}
+      for k, v in pairs(a.opts) do o[k] = v end
+      local layer = L.IntegerLookup(o)
+      local batches = {}
+      for i, b in ipairs(a.batches) do batches[i] = tide.tensor(b, "int64") end
+      layer:adapt(#batches == 1 and batches[1] or batches)
+      assert.are.same(a.vocab, layer:get_vocabulary())
+      h.close(layer(input("tok_oob")), a.y, 0)
+      same_config(key, layer:get_config(), a.config)
     end)
   end
 
@@ -112,6 +128,39 @@ describe("categorical preprocessing layers vs Keras 3", function()
     h.close(d2(input("reals")), a.y, 0)
     local ce = L.CategoryEncoding:from_config(L.CategoryEncoding { 5, "count" }:get_config())
     h.close(ce(input("ids2"), { count_weights = input("weights2") }), F.cases.ce_count_weights.y, 1e-6)
+  end)
+
+  it("IntegerLookup reads a vocabulary file, traces, runs in a data map and comes back from its config", function()
+    local tmp = require "tmp"
+    local path = tmp.file("12\n36\n1138\n42\n", ".txt")
+    local c = F.cases.il_mask
+    local lk = L.IntegerLookup { vocabulary = path, mask_token = 0 }
+    h.close(lk(input("tok2")), c.y, 0)
+    local f2 = tide.trace(function(x) return lk(x) end,
+      { input_signature = { tide.TensorSpec({ tide.None, 4 }, "int64") } })
+    h.close(f2(input("tok2")), c.y, 0)
+    local got = tide.data.Dataset.from_tensor_slices(input("tok2")):map(function(x) return lk(x) end):totable()
+    h.close(got[1], c.y[1], 0)
+    h.close(got[2], c.y[2], 0)
+    local back = L.IntegerLookup:from_config(lk:get_config())
+    h.close(back(input("tok2")), c.y, 0)
+    assert.are.same(lk:get_vocabulary(), back:get_vocabulary())
+    os.remove(path)
+  end)
+
+  it("IntegerLookup errors name the layer and the argument", function()
+    h.errors("num_oov_indices", function() L.IntegerLookup { num_oov_indices = -1 } end)
+    h.errors("output_mode", function() L.IntegerLookup { output_mode = "bag" } end)
+    h.errors("invert = true needs", function() L.IntegerLookup { invert = true, output_mode = "count" } end)
+    h.errors("repeats 3", function() L.IntegerLookup { vocabulary = { 3, 4, 3 } } end)
+    h.errors("oov_token", function() L.IntegerLookup { vocabulary = { -1, 4 } } end)
+    h.errors("vocabulary[2] must be an integer", function() L.IntegerLookup { vocabulary = { 1, 2.5 } } end)
+    h.errors("cannot read the vocabulary file", function() L.IntegerLookup { vocabulary = "/nonexistent/v.txt" } end)
+    h.errors("idf_weights", function() L.IntegerLookup { vocabulary = { 1, 2 }, output_mode = "tf_idf" } end)
+    h.errors("max_tokens", function() L.IntegerLookup { vocabulary = { 1, 2, 3 }, max_tokens = 3 } end)
+    h.errors("adapt", function() L.IntegerLookup {}(tide.tensor({ 1 }, "int64")) end)
+    h.errors("integer inputs", function() L.IntegerLookup { vocabulary = { 1 } }(tide.tensor { 1.5 }) end)
+    h.errors("int64", function() L.IntegerLookup { vocabulary_dtype = "int32" } end)
   end)
 
   it("errors name the layer and the argument", function()
