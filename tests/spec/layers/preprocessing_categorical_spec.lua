@@ -8,7 +8,8 @@ local L = tide.layers
 local F = dofile("tests/fixtures/keras/preprocessing_categorical.lua")
 
 local function input(name)
-  local dt = name:match("^ids") and "int32" or (name:match("^tok") or name:match("^idx")) and "int64" or "float32"
+  local dt = name:match("^ids") and "int32" or (name:match("^tok") or name:match("^idx")) and "int64"
+    or name:match("^str") and "string" or "float32"
   return tide.tensor(F.inputs[name], dt)
 end
 
@@ -18,7 +19,10 @@ local function same_config(where, got, want)
     if type(v) == "table" then
       assert(type(got[k]) == "table", where .. "." .. k .. ": expected a table")
       assert(#got[k] == #v, where .. "." .. k .. ": length")
-      for i = 1, #v do assert(math.abs(got[k][i] - v[i]) <= 1e-6 * math.max(1, math.abs(v[i])), where .. "." .. k) end
+      for i = 1, #v do
+        if type(v[i]) == "string" then assert(got[k][i] == v[i], where .. "." .. k .. "[" .. i .. "]")
+        else assert(math.abs(got[k][i] - v[i]) <= 1e-6 * math.max(1, math.abs(v[i])), where .. "." .. k) end
+      end
     else
       assert(got[k] == v, string.format("%s.%s: expected %s, got %s", where, k, tostring(v), tostring(got[k])))
     end
@@ -55,15 +59,16 @@ describe("categorical preprocessing layers vs Keras 3", function()
   end
 
   for key, a in pairs(F.lookups) do
-    it("IntegerLookup adapt " .. key, function()
+    it(a.cls .. " adapt " .. key, function()
       local o = {}
       for k, v in pairs(a.opts) do o[k] = v end
-      local layer = L.IntegerLookup(o)
+      local layer = L[a.cls](o)
+      local strings = a.cls == "StringLookup"
       local batches = {}
-      for i, b in ipairs(a.batches) do batches[i] = tide.tensor(b, "int64") end
+      for i, b in ipairs(a.batches) do batches[i] = tide.tensor(b, strings and "string" or "int64") end
       layer:adapt(#batches == 1 and batches[1] or batches)
       assert.are.same(a.vocab, layer:get_vocabulary())
-      h.close(layer(input("tok_oob")), a.y, 0)
+      h.close(layer(input(strings and "str2" or "tok_oob")), a.y, 0)
       same_config(key, layer:get_config(), a.config)
     end)
   end
@@ -164,6 +169,31 @@ describe("categorical preprocessing layers vs Keras 3", function()
     h.errors("adapt", function() L.IntegerLookup {}(tide.tensor({ 1 }, "int64")) end)
     h.errors("integer inputs", function() L.IntegerLookup { vocabulary = { 1 } }(tide.tensor { 1.5 }) end)
     h.errors("int64", function() L.IntegerLookup { vocabulary_dtype = "int32" } end)
+  end)
+
+  it("StringLookup reads a vocabulary file (one token a line, UTF-8 kept) and runs in a C data map", function()
+    local tmp = require "tmp"
+    local path = tmp.file("a\nb\nc\n\u{e9}t\u{e9}\n", ".txt")
+    local c = F.cases.sl_int
+    local lk = L.StringLookup { vocabulary = path }
+    h.close(lk(input("str2")), c.y, 0)
+    assert.are.same(c.vocab, lk:get_vocabulary())
+    local ds = tide.data.Dataset.from_tensor_slices(input("str2")):map(function(x) return lk(x) end)
+    assert.is_true(require("tide.data.lua_engine").in_c(ds))
+    local got = ds:totable()
+    h.close(got[2], c.y[2], 0)
+    os.remove(path)
+  end)
+
+  it("StringLookup errors name the layer and the argument", function()
+    h.errors("num_oov_indices > 1", function() L.StringLookup { num_oov_indices = 2 } end)
+    h.errors("expected string inputs", function() L.StringLookup { vocabulary = { "a" } }(tide.tensor { 1 }) end)
+    h.errors("vocabulary[2] must be a string", function() L.StringLookup { vocabulary = { "a", 3 } } end)
+    h.errors("holds the oov_token", function() L.StringLookup { vocabulary = { "a", "[UNK]" } } end)
+    h.errors("encoding", function() L.StringLookup { encoding = "latin-1" } end)
+    h.errors("invert = true expects integer indices", function()
+      L.StringLookup { vocabulary = { "a" }, invert = true }(tide.tensor({ "a" }, "string"))
+    end)
   end)
 
   it("errors name the layer and the argument", function()
