@@ -102,7 +102,7 @@ function M.read_trace(path)
   if text == nil then binding.raise() end
   local s = ffi.string(text, len[0])
   C.tide_profiler_free_text(text)
-  return json.decode(s, path)
+  return json.decode(s, string.format("tide.profiler.read_trace: '%s' is not a Chrome trace", path))
 end
 
 -- The last session's events by category and name, busiest (self time)
