@@ -2,6 +2,7 @@
  * header (cJSON) {name: {dtype, shape, data_offsets}, __metadata__: {k: v}}, raw data. */
 #include "atomic_file.h"
 #include "../core/internal.h"
+#include "../core/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -196,34 +197,6 @@ static bool parse_entry(const char *path, const cJSON *item, uint64_t data_bytes
   return true;
 }
 
-/* The offset of the first byte of text[0..n) that is not strict UTF-8 (as
- * Rust's str::from_utf8, which Python's safetensors reads the header with:
- * no overlong forms, no surrogates, nothing past U+10FFFF), or n when valid. */
-static size_t utf8_invalid_at(const unsigned char *s, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    unsigned c = s[i];
-    if (c < 0x80) { i++; continue; }
-    size_t len;
-    unsigned lo = 0x80, hi = 0xBF; /* range of the second byte */
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;      /* overlong */
-      else if (c == 0xED) hi = 0x9F; /* surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;      /* overlong */
-      else if (c == 0xF4) hi = 0x8F; /* past U+10FFFF */
-    } else return i;
-    if (n - i < len || s[i + 1] < lo || s[i + 1] > hi) return i;
-    for (size_t k = 2; k < len; k++)
-      if ((s[i + k] & 0xC0) != 0x80) return i;
-    i += len;
-  }
-  return n;
-}
-
 /* Before cJSON allocates anything: the number of values and the nesting
  * depth, counted over the text (strings skipped). NULL when fine, else why. */
 static const char *prescan(const char *text, size_t n, char *why, size_t size) {
@@ -392,7 +365,7 @@ tide_safetensors *tide_safetensors_open(const char *path) {
       TIDE_FAIL(TIDE_ERR_IO, "safetensors: cannot read '%s': %s", path, errno ? strerror(errno) : "it shrank");
     } else if (text[0] != '{') {
       bad_file(path, "the header does not start with '{'");
-    } else if ((bad_at = utf8_invalid_at((const unsigned char *)text, (size_t)header_bytes)) < header_bytes) {
+    } else if ((bad_at = tide_utf8_invalid_at((const unsigned char *)text, (size_t)header_bytes)) < header_bytes) {
       bad_file(path, "the header is not valid UTF-8 (at byte %zu of %" PRIu64 ")", bad_at, header_bytes);
     } else if (prescan(text, (size_t)header_bytes, why, sizeof why)) {
       bad_file(path, "%s", why);
