@@ -157,7 +157,8 @@ $$(SIMD_SRC:%.c=$$(BUILD)/obj/%.$(1).o): $$(BUILD)/obj/%.$(1).o: %.c $$(HEADERS)
 endef
 $(foreach l,$(SIMD_LEVELS),$(eval $(call simd_level_rule,$(l))))
 
-$(BUILD)/obj/vm/%.o $(BUILD)/obj/repl/%.o $(BUILD)/obj/cli/%.o: $(HEADERS) $(HOST_HEADERS)
+# Explicit targets (a pattern rule without a recipe adds no prerequisites to another pattern rule's targets).
+$(VM_OBJ) $(PROGRAM_OBJ): $(HEADERS) $(HOST_HEADERS)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_HOST) -c $< -o $@

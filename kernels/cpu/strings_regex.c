@@ -1,11 +1,22 @@
 /* cpu/strings_regex.c — regex_replace with PCRE2: TF's RE2 patterns (mostly
  * the same syntax), its rewrite (\0..\9 groups, \\ a backslash), and RE2's
- * rules for the first match or every one (no empty match right after a match). */
+ * rules for the first match or every one (no empty match right after a match).
+ *
+ * PCRE2 backtracks where RE2 runs in linear time, and one pcre2_match call
+ * cannot be interrupted: each call gets a step limit (a pattern that needs
+ * more on one element is refused, naming it), which bounds it to tens of
+ * milliseconds, and an interrupt (a VM's time budget) is polled between calls. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "strings_util.h"
 #include "../core/utf8.h"
 
 #include <pcre2.h>
+
+/* PCRE2's limits for one match: backtracking steps (its default is 10
+ * million, up to a second or so of work) and nested backtracking depth. */
+enum { MATCH_LIMIT = 1000000, DEPTH_LIMIT = 250000 };
+/* replace_one's code for a match stopped by an interrupt. */
+enum { REPLACE_INTERRUPTED = 1 };
 
 /* Check TF's rewrite against a pattern of `groups` capture groups: NULL when
  * it is good, else why not (RE2 refuses these rewrites too). */
@@ -117,12 +128,14 @@ static int match_at(regex *r, bool *valid_utf8, const char *s, int64_t n, int64_
 }
 
 /* One element: its matches replaced into out (RE2's GlobalReplace / Replace).
- * Returns a PCRE2 error code (< 0) or MATCH_NO_CODE when matching failed, else 0. */
+ * Returns a PCRE2 error code (< 0), MATCH_NO_CODE when matching failed or
+ * REPLACE_INTERRUPTED when an interrupt came, else 0. */
 static int replace_one(regex *r, const char *s, int64_t n, const char *rew, int64_t rlen, bool global,
                        tide_strbuf *out, bool *oom) {
   bool valid_utf8 = tide_utf8_invalid_at((const unsigned char *)s, (size_t)n) == (size_t)n;
   int64_t p = 0, last_end = -1;
   while (p <= n) {
+    if (tide_interrupt_pending()) return REPLACE_INTERRUPTED;
     int rc = match_at(r, &valid_utf8, s, n, p);
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0) return rc;
@@ -175,6 +188,10 @@ tide_status tide_cpu_regex_replace(const tide_op_def *def, const tide_attrs *a, 
   /* the match data fit either code: both have the same groups */
   r.md = pcre2_match_data_create_from_pattern(r.valid, NULL);
   r.mc = pcre2_match_context_create(NULL);
+  if (r.mc) {
+    pcre2_set_match_limit(r.mc, MATCH_LIMIT);
+    pcre2_set_depth_limit(r.mc, DEPTH_LIMIT);
+  }
   tide_status st = r.md && r.mc ? TIDE_OK : TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", def->name);
   tide_strings_adopt(o);
   tide_strbuf res = {0};
@@ -186,7 +203,15 @@ tide_status tide_cpu_regex_replace(const tide_op_def *def, const tide_attrs *a, 
     int rc = replace_one(&r, s, len, rew, rlen, a->n == 1, &res, &oom);
     if (oom) st = TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", def->name);
     else if (rc == MATCH_NO_CODE) st = tide_last_status();
-    else if (rc < 0) {
+    else if (rc == REPLACE_INTERRUPTED) {
+      tide_interrupt_clear();
+      st = TIDE_FAIL(TIDE_ERR_INTERRUPTED, "%s: interrupted at element %lld", def->name, (long long)k);
+    } else if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT) {
+      st = TIDE_FAIL(TIDE_ERR_VALUE, "%s: matching element %lld failed: the pattern \"%.*s\" backtracks too much "
+                     "(past the matcher's limit of %d steps, or its depth; TensorFlow's RE2 matches in linear "
+                     "time): simplify the pattern (e.g. no nested repetition such as (a+)+)", def->name,
+                     (long long)k, (int)plen, pat, MATCH_LIMIT);
+    } else if (rc < 0) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(rc, msg, sizeof msg);
       st = TIDE_FAIL(TIDE_ERR_VALUE, "%s: matching element %lld failed: %s", def->name, (long long)k,

@@ -34,10 +34,19 @@ tide_data_iterator *tide_dataset_iterate(tide_dataset *ds) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
     return NULL;
   }
+  /* The pass's threads (started while it is current: here or in next) run
+   * under a token of its own, which freeing the iterator raises. */
+  if (!(it->pass.intr = tide_interrupt_new(tide_interrupt_current()))) {
+    free(it);
+    return NULL;
+  }
   pthread_mutex_init(&it->pass.mu, NULL);
+  tide_interrupt *prev = tide_interrupt_swap(it->pass.intr);
   it->top = dnode_make(ds, &it->pass);
+  tide_interrupt_swap(prev);
   if (!it->top) {
     pthread_mutex_destroy(&it->pass.mu);
+    tide_interrupt_release(it->pass.intr);
     free(it);
     return NULL;
   }
@@ -55,7 +64,9 @@ tide_status tide_data_iterator_next(tide_data_iterator *it, int n, tide_tensor *
   *end = 0;
   tide_clear_error();
   dtune_consumer_enter(&it->pass, dtune_now());
+  tide_interrupt *prev = tide_interrupt_swap(it->pass.intr);
   tide_status st = dnext(it->top, elem, end);
+  tide_interrupt_swap(prev);
   it->pass.cons_exit = dtune_now();
   if (st || *end) return st;
   for (int k = 0; k < n; k++) {
@@ -76,9 +87,12 @@ tide_status dnext_profiled(dnode *n, tide_tensor *out, int *end) {
 void tide_data_iterator_free(tide_data_iterator *it) {
   if (!it) return;
   /* Stop first, everywhere: a thread blocked deep in the tree wakes and
-   * returns; then each node joins its threads as the tree is freed. */
+   * returns, one running a map's graph stops at its next step (the token);
+   * then each node joins its threads as the tree is freed. */
+  tide_interrupt_raise(it->pass.intr);
   dpass_stop(&it->pass);
   it->top->ops->free(it->top);
+  tide_interrupt_release(it->pass.intr);
   pthread_mutex_destroy(&it->pass.mu);
   tide_dataset_free(it->ds);
   free(it);
@@ -149,16 +163,18 @@ int tide_data_autotune_parallelism(void) { return tide_parallel_threads(); }
 
 int tide_data_live_threads(void) { return __atomic_load_n(&live_threads, __ATOMIC_RELAXED); }
 
-/* A pipeline thread runs under the file policy and the memory account of
- * the thread that started it: a sandboxed VM's scripts reach files through
- * pipelines too, and the tensors a capped VM's pipeline makes count against
- * its limit (a map that makes too much fails at its element, as it would on
- * the VM's own thread). */
+/* A pipeline thread runs under the file policy, the memory account and the
+ * interrupt token of the thread that started it: a sandboxed VM's scripts
+ * reach files through pipelines too, the tensors a capped VM's pipeline
+ * makes count against its limit (a map that makes too much fails at its
+ * element, as it would on the VM's own thread), and its pass (or the VM's
+ * budget) stops it. */
 typedef struct {
   void *(*fn)(void *);
   void *arg;
   tide_file_policy *policy;
   tide_memory_account *account;
+  tide_interrupt *intr;
 } thread_start;
 
 static void *thread_main(void *p) {
@@ -166,11 +182,14 @@ static void *thread_main(void *p) {
   free(p);
   tide_file_policy_swap(s.policy);
   tide_memory_account_swap(s.account);
+  tide_interrupt_swap(s.intr);
   void *r = s.fn(s.arg);
+  tide_interrupt_swap(NULL);
   tide_memory_account_swap(NULL);
   tide_file_policy_swap(NULL);
   if (s.account) tide_memory_account_release(s.account);
   tide_file_policy_release(s.policy);
+  tide_interrupt_release(s.intr);
   return r;
 }
 
@@ -182,8 +201,9 @@ int dthread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: cannot start a pipeline thread (out of memory)");
     return ENOMEM;
   }
-  *s = (thread_start){fn, arg, tide_file_policy_current(), tide_memory_account_current()};
+  *s = (thread_start){fn, arg, tide_file_policy_current(), tide_memory_account_current(), tide_interrupt_current()};
   tide_file_policy_retain(s->policy);
+  tide_interrupt_retain(s->intr);
   if (s->account) tide_memory_account_retain(s->account);
   sigset_t all, old;
   sigfillset(&all);
@@ -194,6 +214,7 @@ int dthread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
   else {
     if (s->account) tide_memory_account_release(s->account);
     tide_file_policy_release(s->policy);
+    tide_interrupt_release(s->intr);
     free(s);
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: cannot start a pipeline thread (error %d)", rc);
   }

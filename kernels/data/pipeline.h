@@ -49,6 +49,8 @@ typedef struct dwaiter {
 
 struct dpass {
   int stop;              /* atomic: the iterator is being freed */
+  tide_interrupt *intr;  /* the pass's threads' interrupt token, raised with stop (so a map's graph stuck
+                          * in a loop returns), child of the token current where the pass began; NULL: none */
   pthread_mutex_t mu;    /* guards waiters */
   dwaiter *waiters;
   /* AUTOTUNE (autotune.c): what the tuned stages of the pass read */

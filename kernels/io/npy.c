@@ -414,8 +414,8 @@ tide_status tide_npy_read(const char *path, tide_tensor *out) {
   if (!out) return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: the output tensor is NULL");
   tide_status checked = tide_file_check(path, false);
   if (checked) return checked;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return TIDE_FAIL(TIDE_ERR_IO, "read_npy: cannot open '%s': %s", path, strerror(errno));
+  int fd = tide_file_open(path, O_RDONLY, 0); /* a regular file: a FIFO or a device is refused, never waited on */
+  if (fd < 0) return TIDE_FAIL(TIDE_ERR_IO, "read_npy: cannot open '%s': %s", path, tide_file_why());
   tide_status st = read_fd(fd, path, out);
   close(fd);
   return st;

@@ -323,9 +323,10 @@ static bool parse_header(const char *path, tide_safetensors *f, const cJSON *roo
 tide_safetensors *tide_safetensors_open(const char *path) {
   if (!path) return TIDE_FAIL(TIDE_ERR_VALUE, "safetensors: the path is NULL"), NULL;
   if (tide_file_check(path, false)) return NULL;
-  /* O_NONBLOCK: a FIFO named by a hostile path must not hang the open (fstat refuses it next). */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return TIDE_FAIL(TIDE_ERR_IO, "safetensors: cannot open '%s': %s", path, strerror(errno)), NULL;
+  /* A regular file only: a FIFO named by a hostile path must not hang the open. */
+  int fd = tide_file_open(path, O_RDONLY, 0);
+  if (fd < 0 && (errno == EISDIR || errno == EINVAL)) return bad_file(path, "it is not a regular file"), NULL;
+  if (fd < 0) return TIDE_FAIL(TIDE_ERR_IO, "safetensors: cannot open '%s': %s", path, tide_file_why()), NULL;
   tide_safetensors *f = calloc(1, sizeof *f);
   if (!f) {
     close(fd);

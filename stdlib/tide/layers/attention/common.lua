@@ -186,23 +186,10 @@ end
 -- Softmax over the scores
 ---------------------------------------------------------------------------
 
--- Keras's Softmax layer with a mask: masked scores become -1e9 (-3e4 in
--- float16), softmax over `axes` (a list), then masked positions become 0,
--- so a row with nothing to attend to is all zeros.
-function M.masked_softmax(scores, mask, axes)
-  if mask ~= nil then
-    local big = scores.dtype == "float16" and -3e4 or -1e9
-    scores = math_ops.where(mask, scores, big)
-  end
-  local out
-  if #axes == 1 then
-    out = nn.softmax(scores, axes[1])
-  else
-    out = math_ops.exp(scores - reduce_ops.reduce_logsumexp(scores, axes, true))
-  end
-  if mask ~= nil then out = math_ops.where(mask, out, 0) end
-  return out
-end
+-- Keras's Softmax layer with a mask (scores [..], mask bool, axes a list):
+-- the Softmax layer's own computation (layers/activation.lua), so a row with
+-- nothing to attend to is all zeros.
+M.masked_softmax = require("tide.layers.activation").Softmax.masked
 
 -- The TF backend's dot_product_attention (Keras's path for rank-4
 -- projections without dropout or returned scores): logits scaled after the

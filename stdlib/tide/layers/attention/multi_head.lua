@@ -10,7 +10,7 @@ local constraints = require "tide.constraints"
 local keras_mask = require "tide.keras_mask"
 local convert = require "tide.convert"
 local layer = require "tide.layers.layer"
-local core = require "tide.layers.core"
+local regularization = require "tide.layers.regularization"
 local shape_ops = require "tide.ops.shape"
 local math_ops = require "tide.ops.math"
 local einsum = require("tide.ops.einsum").einsum
@@ -306,7 +306,7 @@ function MultiHeadAttention:build(shapes)
   for i = scores_rank - #axes, scores_rank - 1 do norm[#norm + 1] = i end
   self._attention = { dot = dot, combine = combine, norm_axes = norm, n_axes = #axes, axes = axes,
     scale = 1.0 / math.sqrt(self.key_dim), dropout = self.dropout, query_first = false }
-  self._dropout_layer = core.Dropout { self.dropout, seed = self.seed, dtype = rawget(self, "_dtype_policy") }
+  self._dropout_layer = regularization.Dropout { self.dropout, seed = self.seed, dtype = rawget(self, "_dtype_policy") }
   local out_shape = self._output_shape or { qs[#qs] }
   eq, bias, rank = proj_equation(#qs - 1, 2, #out_shape)
   self._output_dense = projection(self, eq, output_shape_of(rank - 1, out_shape), bias, "attention_output")
@@ -393,7 +393,7 @@ function GroupQueryAttention:build(shapes)
   end
   self._value_dense = projection(self, "bkm,mvh->bkvh", { None, hkv, hd }, "vh", "value")
   self._value_dense:build(vs)
-  self._dropout_layer = core.Dropout { self.dropout, seed = self.seed, dtype = rawget(self, "_dtype_policy") }
+  self._dropout_layer = regularization.Dropout { self.dropout, seed = self.seed, dtype = rawget(self, "_dtype_policy") }
   self._attention = { dot = "bquh,bkuh->buqk", combine = "buqk,bkuh->bquh", norm_axes = { 3 }, n_axes = 1,
     scale = 1.0 / math.sqrt(hd), dropout = self.dropout, query_first = true }
   self._output_dense = projection(self, "bquh,uhm->bqm", { None, self.feature_dim }, "m", "attention_output")
