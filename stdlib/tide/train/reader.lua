@@ -28,9 +28,10 @@ local function resolve(what, path)
     binding.error(fmt("%s: expects a checkpoint path or a folder, got %s", what, type(path)))
   end
   local file = checkpoint.file_of(path)
+  binding.check_file(file) -- refused is an error, not "no checkpoint"
   if is_file(file) then return file end
-  local ok, latest = pcall(manager.latest_checkpoint, path)
-  if ok and latest then return checkpoint.file_of(latest) end
+  local latest = manager.latest_checkpoint(path)
+  if latest then return checkpoint.file_of(latest) end
   binding.error(fmt("%s: no checkpoint at '%s' (neither '%s' nor a folder with a checkpoint index)", what, path,
     file))
 end
