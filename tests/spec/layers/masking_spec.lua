@@ -160,6 +160,8 @@ describe("masks", function()
     -- and is differentiable
     local tape = tide.GradientTape()
     local loss = tape:run(function() return gru(x, { mask = mask }):sum() end)
-    for _, g in ipairs(tape:gradient(loss, gru.trainable_weights)) do assert.is_not_nil(g) end
+    -- by index over the weights: ipairs over the gradients would stop at the first nil
+    local grads = tape:gradient(loss, gru.trainable_weights)
+    for i, w in ipairs(gru.trainable_weights) do assert.are.same(w.shape, grads[i].shape) end
   end)
 end)
