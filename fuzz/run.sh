@@ -7,7 +7,9 @@
 # header comment names the engine files it tests on a line
 #   * fuzz-sources: kernels/io/x.c kernels/io/y.c
 # Those are compiled into the target with the sanitizers; the rest of the engine
-# comes from $BUILD/libtide.so (make builds it first). Optional beside it:
+# comes from $BUILD/libtide.so (make builds it first). System libraries those
+# files need beyond the usual ones go on a line
+#   * fuzz-libs: -lpng -ljpeg Optional beside it:
 # fuzz/corpus/<name>/ (seed inputs, committed) and fuzz/<name>.dict (tokens).
 # The corpus grown while fuzzing lives in $BUILD/fuzz/corpus/<name>/, crash
 # inputs in $BUILD/fuzz/crashes/<name>/. FUZZ_TARGETS="a b" runs only those.
@@ -26,9 +28,10 @@ for name in $targets; do
   src="fuzz/fuzz_$name.c"
   bin="$BUILD/fuzz/fuzz_$name"
   engine=$(sed -n 's/^.*fuzz-sources:[[:space:]]*\(.*[^[:space:]]\)[[:space:]]*\(\*\/\)\{0,1\}$/\1/p' "$src" | sed 's/[[:space:]]*\*\/$//')
+  libs=$(sed -n 's/^.*fuzz-libs:[[:space:]]*\(.*[^[:space:]]\)[[:space:]]*\(\*\/\)\{0,1\}$/\1/p' "$src" | sed 's/[[:space:]]*\*\/$//')
   mkdir -p "$BUILD/fuzz/corpus/$name" "$BUILD/fuzz/crashes/$name"
   # shellcheck disable=SC2086
-  "$CLANG" $flags -o "$bin" "$src" $engine -L"$BUILD" -ltide -lcjson -lprotobuf-c -lz -lm -pthread -Wl,-rpath,"$(pwd)/$BUILD" ||
+  "$CLANG" $flags -o "$bin" "$src" $engine -L"$BUILD" -ltide $libs -lcjson -lprotobuf-c -lz -lm -pthread -Wl,-rpath,"$(pwd)/$BUILD" ||
     { echo "fuzz $name: does not build"; failed="$failed $name"; continue; }
   seeds=""
   [ -d "fuzz/corpus/$name" ] && seeds="fuzz/corpus/$name"
