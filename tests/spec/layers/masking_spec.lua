@@ -162,6 +162,9 @@ describe("masks", function()
     local loss = tape:run(function() return gru(x, { mask = mask }):sum() end)
     -- by index over the weights: ipairs over the gradients would stop at the first nil
     local grads = tape:gradient(loss, gru.trainable_weights)
-    for i, w in ipairs(gru.trainable_weights) do assert.are.same(w.shape, grads[i].shape) end
+    for i, w in ipairs(gru.trainable_weights) do
+      assert.is_not_nil(grads[i], w.name .. " got no gradient")
+      assert.are.same(w.shape, grads[i].shape)
+    end
   end)
 end)
