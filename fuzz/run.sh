@@ -8,8 +8,10 @@
 #   * fuzz-sources: kernels/io/x.c kernels/io/y.c
 # Those are compiled into the target with the sanitizers; the rest of the engine
 # comes from $BUILD/libtide.so (make builds it first). A line
-#   * fuzz-libs: hdf5 zip
-# names the pkg-config packages (or plain libraries) the sources need besides. Optional beside it:
+#   * fuzz-libs: hdf5 zip -lpng
+# names what the sources need besides: pkg-config packages (or plain library
+# names, given as -lNAME when pkg-config does not know them) and linker flags
+# as they are. Optional beside it:
 # fuzz/corpus/<name>/ (seed inputs, committed), fuzz/<name>.dict (tokens) and
 # fuzz/<name>.lsan (LeakSanitizer suppressions, for leaks inside a system library)
 # and fuzz/<name>.options (lines ASAN_OPTIONS=... and FUZZER_FLAGS=..., with why).
@@ -32,7 +34,10 @@ for name in $targets; do
   engine=$(sed -n 's/^.*fuzz-sources:[[:space:]]*\(.*[^[:space:]]\)[[:space:]]*\(\*\/\)\{0,1\}$/\1/p' "$src" | sed 's/[[:space:]]*\*\/$//')
   libs=""
   for lib in $(sed -n 's/^.*fuzz-libs:[[:space:]]*\(.*[^[:space:]]\)[[:space:]]*\(\*\/\)\{0,1\}$/\1/p' "$src" | sed 's/[[:space:]]*\*\/$//'); do
-    libs="$libs $(pkg-config --cflags --libs "$lib" 2>/dev/null || echo "-l$lib")"
+    case $lib in
+      -*) libs="$libs $lib" ;;
+      *) libs="$libs $(pkg-config --cflags --libs "$lib" 2>/dev/null || echo "-l$lib")" ;;
+    esac
   done
   mkdir -p "$BUILD/fuzz/corpus/$name" "$BUILD/fuzz/crashes/$name"
   # shellcheck disable=SC2086

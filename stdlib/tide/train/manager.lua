@@ -44,6 +44,7 @@ end
 -- timestamps = {numbers}, last_preserved_timestamp }, paths joined to dir; nil
 -- when there is none.
 local function read_index(dir)
+  binding.check_file(join(dir, INDEX)) -- refused is an error, not "no index"
   local f = binding.open_file(join(dir, INDEX), "rb")
   if not f then return nil end
   local text = f:read("*a")

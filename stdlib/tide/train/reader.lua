@@ -31,15 +31,17 @@ local function resolve(what, path)
     binding.error(fmt("%s: expects a checkpoint path or a folder, got %s", what, type(path)))
   end
   local file = checkpoint.file_of(path)
+  binding.check_file(file) -- refused is an error, not "no checkpoint"
   if is_file(file) then return file end
-  local ok, latest = pcall(manager.latest_checkpoint, path)
-  if ok and latest then return checkpoint.file_of(latest) end
   -- a file of another format (an HDF5 .h5, a .keras zip, TF's SavedModel, ...) says what it is
+  binding.check_file(path)
   local phrase = ffi.new("const char *[1]")
   local kind = C.tide_file_kind(path, phrase)
   if kind ~= C.TIDE_FILE_UNKNOWN and kind ~= C.TIDE_FILE_CHECKPOINT_DIR then
     binding.error(fmt("%s: '%s' is no checkpoint: it is %s", what, path, ffi.string(phrase[0])))
   end
+  local latest = manager.latest_checkpoint(path) -- a refused or corrupt index is an error, not "no checkpoint"
+  if latest then return checkpoint.file_of(latest) end
   binding.error(fmt("%s: no checkpoint at '%s' (neither '%s', TF's '%s.index', nor a folder with a checkpoint "
     .. "index)", what, path, file, path))
 end
