@@ -58,6 +58,12 @@ static int stand_in_rank(const tide_op_def *def, const tide_attrs *a, int n_in, 
   if (f == tide_infer_tile) return capped(a->nints);
   if (f == tide_infer_pad) return a->nints % 2 ? -1 : capped(a->nints / 2); /* pairs per dim */
   if (f == tide_infer_matmul) return 2;
+  /* tf.linalg (core/infer_matrix.c): one matrix stands in for any batch of them (the results' ranks stay unknown) */
+  if (f == tide_infer_band_part || f == tide_infer_square || f == tide_infer_decompose ||
+      f == tide_infer_matrix_solve || f == tide_infer_tridiagonal_solve)
+    return 2;
+  if (f == tide_infer_matrix_diag) /* a range of diagonals is a matrix of them; one is a vector */
+    return def->id == TIDE_OP_MATRIX_DIAG && i == 0 && a->nints >= 2 && a->ints[0] == a->ints[1] ? 1 : 2;
   if (f == tide_infer_unique) return 1;
   if (f == tide_infer_sparse_xent) return i == 0 ? 1 : 2;
   if (f == tide_infer_conv2d || f == tide_infer_conv2d_bp_input || f == tide_infer_conv2d_bp_filter ||
