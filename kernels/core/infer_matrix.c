@@ -32,7 +32,7 @@ static void set_empty(tide_tensor *out, int dt) {
   tide_tensor_set_contiguous_layout(out, dt, 1, &zero);
 }
 
-/* ---- band part ------------------------------------------------------------------- */
+/* ---- band part (and matrix_transpose, which shares its checks) ------------------------------------------------------------------- */
 
 tide_status tide_infer_band_part(const tide_op_def *def, const tide_attrs *attrs, int n_in,
                                  const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
@@ -41,6 +41,13 @@ tide_status tide_infer_band_part(const tide_op_def *def, const tide_attrs *attrs
   tide_status st = tide_check_dtype(def, x, "input");
   if (!st) st = tide_check_matrix(def, x, "input", false);
   if (st) return st;
+  if (def->id == TIDE_OP_MATRIX_TRANSPOSE) {
+    int64_t dims[TIDE_MAX_DIMS];
+    memcpy(dims, x->dims, sizeof dims);
+    dims[x->ndim - 2] = x->dims[x->ndim - 1], dims[x->ndim - 1] = x->dims[x->ndim - 2];
+    tide_tensor_set_contiguous_layout(out[0], x->dt, x->ndim, dims);
+    return TIDE_OK;
+  }
   if (attrs->nints != 2)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: expects ints = {num_lower, num_upper}, got %d value(s)", def->name,
                      attrs->nints);

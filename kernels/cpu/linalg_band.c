@@ -1,5 +1,5 @@
-/* cpu/linalg_band.c — band parts and diagonals of batches of matrices, any
- * dtype (TF's MatrixBandPart, MatrixDiagV3, MatrixDiagPartV3, MatrixSetDiagV3). */
+/* cpu/linalg_band.c — band parts, diagonals and transposes of batches of matrices,
+ * any dtype (TF's MatrixBandPart, MatrixDiagV3, MatrixDiagPartV3, MatrixSetDiagV3). */
 #include "fill_value.h"
 #include "../core/matrix.h"
 #include "../core/parallel.h"
@@ -36,6 +36,22 @@ static const char *src_matrix(const band_src *s, int64_t b) {
 }
 
 static inline void put(char *dst, const char *src, size_t es) { memcpy(dst, src, es); }
+
+/* ---- matrix transpose: a strided copy through a borrowed header with the last two dims swapped ---- */
+
+tide_status tide_cpu_matrix_transpose(const tide_op_def *def, const tide_attrs *attrs, int n_in,
+                                      const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(attrs), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  const tide_tensor *x = in[0];
+  tide_tensor swapped = *x; /* borrowed: never released; inline data is re-pointed below */
+  int r = x->ndim - 2;
+  swapped.dims[r] = x->dims[r + 1], swapped.dims[r + 1] = x->dims[r];
+  swapped.strides[r] = x->strides[r + 1], swapped.strides[r + 1] = x->strides[r];
+  swapped.data = x->data;
+  swapped.flags &= ~(uint32_t)TIDE_TENSOR_INLINE;
+  swapped.storage = NULL;
+  return tide_copy_strided(def->name, out[0], &swapped);
+}
 
 /* ---- band part -------------------------------------------------------------------- */
 
