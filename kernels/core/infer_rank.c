@@ -62,8 +62,14 @@ static int stand_in_rank(const tide_op_def *def, const tide_attrs *a, int n_in, 
   if (f == tide_infer_band_part || f == tide_infer_square || f == tide_infer_decompose ||
       f == tide_infer_matrix_solve || f == tide_infer_tridiagonal_solve)
     return 2;
-  if (f == tide_infer_matrix_diag) /* a range of diagonals is a matrix of them; one is a vector */
-    return def->id == TIDE_OP_MATRIX_DIAG && i == 0 && a->nints >= 2 && a->ints[0] == a->ints[1] ? 1 : 2;
+  if (f == tide_infer_matrix_diag) { /* one diagonal is a vector; a range of them a matrix, one row each */
+    bool one = a->nints >= 2 && a->ints[0] == a->ints[1];
+    if (def->id == TIDE_OP_MATRIX_DIAG) return one ? 1 : 2;
+    if (def->id == TIDE_OP_MATRIX_DIAG_PART) return 2;
+    const tide_tensor *other = in[1 - i]; /* set_diag: x [..., M, N] and its diagonals [..., (K,) L] */
+    if (i == 0) return rank_unknown(other) ? 2 : capped(other->ndim + (one ? 1 : 0));
+    return rank_unknown(other) ? (one ? 1 : 2) : (other->ndim - (one ? 1 : 0) < 1 ? 1 : other->ndim - (one ? 1 : 0));
+  }
   if (f == tide_infer_unique) return 1;
   if (f == tide_infer_sparse_xent) return i == 0 ? 1 : 2;
   if (f == tide_infer_conv2d || f == tide_infer_conv2d_bp_input || f == tide_infer_conv2d_bp_filter ||

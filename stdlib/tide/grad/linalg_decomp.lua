@@ -142,6 +142,9 @@ end
 
 reg("tridiagonal_solve", function(node, dys, needs)
   local d, x, g = node.inputs[1], node.outputs[1], dys[1]
+  if d.ndim < 0 or x.ndim < 0 then
+    util.error("tridiagonal_solve: its gradient needs the diagonals' rank known while tracing (it slices their rows)")
+  end
   local row = function(i) return d:slice { "...", i, {} } end
   local dt = shape.stack({ shift_last(row(2), 1), row(1), shift_last(row(0), -1) }, -2)
   local gr = decomp.tridiagonal_solve(dt, g, { partial_pivoting = node.attrs.n ~= 0 })
