@@ -240,7 +240,8 @@ end
 -- tensordot(a, b, axes) as tf.linalg.tensordot: the sum over a's axes and b's
 -- paired with them, as one matmul of the reshaped operands; the result has
 -- a's free dims, then b's.
-function M.tensordot(a, b, axes)
+function M.tensordot(a, b, ...)
+  local axes = args.parse("tensordot", { "axes", lists = { axes = true } }, ...).axes
   a = input(a, "tensordot", "a")
   if not istype(Tensor, b) then b = convert.coerce(b, a, "tensordot", 2) end
   local ad, bd = dims_of(a, "tensordot"), dims_of(b, "tensordot")
