@@ -36,7 +36,8 @@ tide_status tide_cpu_cholesky(const tide_op_def *def, const tide_attrs *attrs, i
   lk_mat_of(&j.a, x, 0, NULL);
   j.out = out[0];
   j.n = x->dims[x->ndim - 1];
-  tide_status st = lk_check_dims(def, 1, &j.n);
+  int64_t dims[2] = {j.n, j.n};
+  tide_status st = lk_check_dims(def, 1, dims);
   if (st || j.n == 0) return st;
   size_t es = tide_dtype_size_unchecked(x->dt);
   lk_batch b;
@@ -83,7 +84,7 @@ tide_status tide_cpu_triangular_solve(const tide_op_def *def, const tide_attrs *
   j.n = y->dims[nb], j.k = y->dims[nb + 1];
   j.lower = (attrs->flags & TIDE_ATTR_LOWER) != 0;
   j.adjoint = (attrs->flags & TIDE_ATTR_ADJOINT) != 0;
-  int64_t dims[2] = {j.n, j.k};
+  int64_t dims[4] = {j.n, j.n, j.n, j.k};
   tide_status st = lk_check_dims(def, 2, dims);
   if (st || y->nelem == 0) return st;
   size_t es = tide_dtype_size_unchecked(y->dt);

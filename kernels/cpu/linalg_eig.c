@@ -50,7 +50,8 @@ tide_status tide_cpu_self_adjoint_eig(const tide_op_def *def, const tide_attrs *
   j.out = out;
   j.n = x->dims[x->ndim - 1];
   j.vectors = !(attrs->flags & TIDE_ATTR_VALUES_ONLY);
-  tide_status st = lk_check_dims(def, 1, &j.n);
+  int64_t dims[2] = {j.n, j.n};
+  tide_status st = lk_check_dims(def, 1, dims);
   if (st || j.n == 0) return st;
   int dt = x->dt;
   lapack_int n = (lapack_int)j.n, iw[1] = {0};
@@ -123,7 +124,8 @@ tide_status tide_cpu_eig(const tide_op_def *def, const tide_attrs *attrs, int n_
   j.out = out;
   j.n = x->dims[x->ndim - 1];
   j.vectors = !(attrs->flags & TIDE_ATTR_VALUES_ONLY);
-  tide_status st = lk_check_dims(def, 1, &j.n);
+  int64_t dims[2] = {j.n, j.n};
+  tide_status st = lk_check_dims(def, 1, dims);
   if (st || j.n == 0) return st;
   int dt = x->dt;
   lapack_int n = (lapack_int)j.n;

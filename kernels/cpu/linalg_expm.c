@@ -153,7 +153,8 @@ tide_status tide_cpu_matrix_exponential(const tide_op_def *def, const tide_attrs
   j.x = x;
   j.out = out[0];
   j.n = x->dims[x->ndim - 1];
-  tide_status st = lk_check_dims(def, 1, &j.n);
+  int64_t dims[2] = {j.n, j.n};
+  tide_status st = lk_check_dims(def, 1, dims);
   if (st || j.n == 0) return st;
   size_t es = tide_dtype_size_unchecked(x->dt);
   size_t scratch = (size_t)(j.n * j.n) * es * 8 + (size_t)j.n * sizeof(lapack_int);

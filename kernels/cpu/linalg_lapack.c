@@ -96,14 +96,13 @@ const char *lk_where(char *buf, size_t cap, const tide_tensor *x, int64_t i) {
 /* ---- limits ------------------------------------------------------------------------ */
 
 tide_status lk_check_dims(const tide_op_def *def, int n, const int64_t *dims) {
-  for (int a = 0; a < n; a++)
-    for (int b = a; b < n; b++) {
-      int64_t p = dims[a];
-      if (a != b && __builtin_mul_overflow(dims[a], dims[b], &p)) p = INT64_MAX;
-      if (p > INT_MAX || dims[b] > INT_MAX)
-        return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: a matrix of %lld x %lld is past LAPACK's limit (its 32-bit "
-                         "indices: at most %d elements)", def->name, (long long)dims[a], (long long)dims[b], INT_MAX);
-    }
+  for (int i = 0; i < n; i++) {
+    int64_t r = dims[2 * i], c = dims[2 * i + 1], p;
+    if (__builtin_mul_overflow(r, c, &p)) p = INT64_MAX;
+    if (r > INT_MAX || c > INT_MAX || p > INT_MAX)
+      return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: a matrix of %lld x %lld is past LAPACK's limit (its 32-bit "
+                       "indices: at most %d elements)", def->name, (long long)r, (long long)c, INT_MAX);
+  }
   return TIDE_OK;
 }
 

@@ -114,8 +114,8 @@ tide_status lk_batch_run(lk_batch *b);
 /* Record problem i's failure (kept when it is the lowest index so far); returns st. */
 tide_status lk_fail(lk_batch *b, int64_t i, tide_status st, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* Refuse dims LAPACK's 32-bit ints cannot index: each of dims, and their products pairwise (a matrix's
- * elements, and workspace sizes), must fit an int. */
+/* Refuse matrices LAPACK's 32-bit ints cannot index: dims holds n (rows, cols) pairs, the matrices a
+ * kernel hands LAPACK; each dim and each matrix's element count must fit an int. */
 tide_status lk_check_dims(const tide_op_def *def, int n, const int64_t *dims);
 /* A workspace size from a LAPACK query (a float holding an int), refused when it does not fit an int. */
 tide_status lk_work_size(const tide_op_def *def, double query, lapack_int *lwork);

@@ -125,11 +125,11 @@ tide_status tide_cpu_lu_family(const tide_op_def *def, const tide_attrs *attrs, 
   j.adjoint = (attrs->flags & TIDE_ATTR_ADJOINT) != 0;
   lk_mat_of(&j.a, x, 0, NULL);
   int64_t count = tide_dims_product(x->ndim - 2, x->dims);
-  int64_t check[2] = {j.n, 1};
+  int64_t check[4] = {j.n, j.n, j.n, 1};
   if (def->id == TIDE_OP_MATRIX_SOLVE) {
     lk_mat_of(&j.b, in[1], 0, NULL);
     j.k = in[1]->dims[in[1]->ndim - 1];
-    check[1] = j.k;
+    check[3] = j.k;
   }
   tide_status st = lk_check_dims(def, 2, check);
   if (st) return st;

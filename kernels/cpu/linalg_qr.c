@@ -50,7 +50,7 @@ tide_status tide_cpu_qr(const tide_op_def *def, const tide_attrs *attrs, int n_i
   j.m = x->dims[x->ndim - 2], j.n = x->dims[x->ndim - 1];
   j.k = j.m < j.n ? j.m : j.n;
   j.c = (attrs->flags & TIDE_ATTR_FULL_MATRICES) ? j.m : j.k;
-  int64_t dims[3] = {j.m, j.n > j.c ? j.n : j.c, j.c};
+  int64_t dims[6] = {j.m, j.n > j.c ? j.n : j.c, j.m, j.c, j.c, j.n}; /* the work matrix, q, r */
   tide_status st = lk_check_dims(def, 3, dims);
   if (st) return st;
   int dt = x->dt;
@@ -166,7 +166,8 @@ tide_status tide_cpu_matrix_solve_ls(const tide_op_def *def, const tide_attrs *a
   j.fast = attrs->n != 0;
   if (!(j.l2 >= 0))
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: l2_regularizer must be >= 0, got %g", def->name, j.l2);
-  int64_t big = j.m > j.n ? j.m : j.n, dims[4] = {j.m, j.n, j.k, big};
+  int64_t big = j.m > j.n ? j.m : j.n, p = j.m < j.n ? j.m : j.n;
+  int64_t dims[8] = {j.m, j.n, big, j.k, p, p, j.n, j.k}; /* a, b, the Gramian, x */
   tide_status st = lk_check_dims(def, 4, dims);
   if (st) return st;
   int dt = a->dt;

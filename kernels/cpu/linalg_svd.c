@@ -81,8 +81,8 @@ tide_status tide_cpu_svd(const tide_op_def *def, const tide_attrs *attrs, int n_
   j.jobz = !j.uv ? 'N' : full ? 'A' : 'S';
   j.uc = !j.uv ? 0 : full ? j.m : j.k;
   j.vr = !j.uv ? 0 : full ? j.n : j.k;
-  int64_t dims[2] = {j.m, j.n};
-  tide_status st = lk_check_dims(def, 2, dims);
+  int64_t dims[6] = {j.m, j.n, j.m, j.uc, j.vr, j.n}; /* a, u, v^T */
+  tide_status st = lk_check_dims(def, 3, dims);
   if (st) return st;
   int dt = x->dt;
   lapack_int m = (lapack_int)j.m, n = (lapack_int)j.n, ld = m > 0 ? m : 1, ldvt = j.vr > 0 ? (lapack_int)j.vr : 1;

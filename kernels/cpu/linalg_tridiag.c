@@ -88,7 +88,7 @@ tide_status tide_cpu_tridiagonal_solve(const tide_op_def *def, const tide_attrs 
   j.m = in[1]->dims[in[1]->ndim - 2], j.k = in[1]->dims[in[1]->ndim - 1];
   j.pivot = attrs->n != 0;
   int64_t dims[2] = {j.m, j.k};
-  tide_status st = lk_check_dims(def, 2, dims);
+  tide_status st = lk_check_dims(def, 1, dims);
   if (st || out[0]->nelem == 0) return st;
   size_t scratch = (size_t)(4 * j.m + j.m * j.k) * sizeof(double);
   lk_batch b;
