@@ -74,13 +74,15 @@ endif
 SIMD_FLAGS_avx2 := -march=x86-64-v3
 SIMD_FLAGS_avx512 := -march=x86-64-v4
 
-# Protocol buffer schemas (TF's Example, Event, ...: the subset tide reads and
-# writes) compiled by protoc-c into $(BUILD)/gen/tide_proto/, one object each.
-PROTO_SRC := $(wildcard kernels/io/proto/*.proto)
+# Protocol buffer schemas (TF's Example, Event, GraphDef, ...: the subset tide
+# reads and writes), a leaf that graph and io both use: kernels/proto/*.proto,
+# compiled by protoc-c into $(BUILD)/gen/tide_proto/ (included as
+# "tide_proto/x.pb-c.h"), one object each under $(BUILD)/obj/kernels/proto/.
+PROTO_SRC := $(wildcard kernels/proto/*.proto)
 PROTO_GEN := $(BUILD)/gen/tide_proto
-PROTO_C := $(PROTO_SRC:kernels/io/proto/%.proto=$(PROTO_GEN)/%.pb-c.c)
+PROTO_C := $(PROTO_SRC:kernels/proto/%.proto=$(PROTO_GEN)/%.pb-c.c)
 PROTO_H := $(PROTO_C:.c=.h)
-PROTO_OBJ := $(PROTO_C:%.c=%.o)
+PROTO_OBJ := $(PROTO_SRC:kernels/proto/%.proto=$(BUILD)/obj/kernels/proto/%.pb-c.o)
 .SECONDARY: $(PROTO_C) $(PROTO_H)
 
 ENGINE_SRC := $(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c kernels/io/*.c kernels/data/*.c kernels/model/*.c)
@@ -89,7 +91,7 @@ ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o) $(PROTO_OBJ) \
 VM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard vm/*.c))
 # The program on top: cli -> repl -> vm -> kernels; libtidevm has no REPL (nor readline).
 PROGRAM_OBJ := $(BUILD)/obj/cli/main.o $(BUILD)/obj/repl/repl.o
-HEADERS := $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def kernels/core/*.h kernels/cpu/*.h kernels/cpu/*.def kernels/graph/*.h \
+HEADERS := $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def kernels/core/*.h kernels/core/*.def kernels/cpu/*.h kernels/cpu/*.def kernels/graph/*.h \
   kernels/io/*.h kernels/data/*.h)
 HOST_HEADERS := $(wildcard vm/*.h repl/*.h)
 CTEST_SRC := $(wildcard tests/c/test_*.c)
@@ -141,12 +143,13 @@ $(BUILD)/obj/kernels/%.o: kernels/%.c $(HEADERS) | $(PROTO_H)
 # kernels/model's own header (kept out of HEADERS: editing it rebuilds only model/).
 $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard kernels/model/*.c)): $(wildcard kernels/model/*.h)
 
-$(PROTO_GEN)/%.pb-c.c $(PROTO_GEN)/%.pb-c.h: kernels/io/proto/%.proto
+$(PROTO_GEN)/%.pb-c.c $(PROTO_GEN)/%.pb-c.h: kernels/proto/%.proto
 	@mkdir -p $(PROTO_GEN)
-	protoc-c --proto_path=kernels/io/proto --c_out=$(PROTO_GEN) $<
+	protoc-c --proto_path=kernels/proto --c_out=$(PROTO_GEN) $<
 
 # Generated code: its own warnings are protoc-c's business, not ours.
-$(PROTO_GEN)/%.pb-c.o: $(PROTO_GEN)/%.pb-c.c $(PROTO_H)
+$(BUILD)/obj/kernels/proto/%.pb-c.o: $(PROTO_GEN)/%.pb-c.c $(PROTO_H)
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ENGINE) -w -c $< -o $@
 
 # The other levels of SIMD_SRC: the level's -march comes after OPT, so it wins.
@@ -157,7 +160,8 @@ $$(SIMD_SRC:%.c=$$(BUILD)/obj/%.$(1).o): $$(BUILD)/obj/%.$(1).o: %.c $$(HEADERS)
 endef
 $(foreach l,$(SIMD_LEVELS),$(eval $(call simd_level_rule,$(l))))
 
-$(BUILD)/obj/vm/%.o $(BUILD)/obj/repl/%.o $(BUILD)/obj/cli/%.o: $(HEADERS) $(HOST_HEADERS)
+# Explicit targets (a pattern rule without a recipe adds no prerequisites to another pattern rule's targets).
+$(VM_OBJ) $(PROGRAM_OBJ): $(HEADERS) $(HOST_HEADERS)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_HOST) -c $< -o $@
@@ -167,8 +171,10 @@ $(LIB): $(ENGINE_OBJ)
 
 $(CUDA_C_OBJ): CFLAGS_ENGINE += -I$(CUDA_HOME)/include
 $(CUDA_C_OBJ): $(CUDA_HEADERS)
-# The .cu files see only the public headers and launch.h (plain C types).
-$(BUILD)/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(CUDA_HEADERS) $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def)
+# The .cu files see only the public headers, launch.h (plain C types) and
+# what core shares with them: the formulas (elementwise.def, formulas.h) and Philox (philox.h).
+CUDA_SHARED := kernels/core/hd.h kernels/core/formulas.h kernels/core/elementwise.def kernels/core/philox.h
+$(BUILD)/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(CUDA_HEADERS) $(CUDA_SHARED) $(wildcard kernels/include/tide/*.h kernels/include/tide/*.def)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 

@@ -97,6 +97,9 @@ DATA_BENCH_DIR="$out" section data_cache
 echo "# index-driven ops (gather_nd, scatters, where, boolean_mask, unique, segments) vs PyTorch (threads: $threads)"
 section index
 
+echo "# attention: MultiHeadAttention forward, and forward + backward (batch 32, sequence 128, model 128, 4 heads; traced, and eager) vs nn.MultiheadAttention; tide.einsum in attention shapes vs torch.einsum (threads: $threads)"
+section attention
+
 echo "# tide.trace vs PyTorch eager and TorchScript (the *_traced and *_fused lines: torch.jit.script), jax.jit and tf.function (threads: $threads)"
 section trace
 # The 10M chain against the in-memory triad, the 1M one against the triad on 1M floats (in cache).

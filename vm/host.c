@@ -174,18 +174,29 @@ typedef struct host_fn {
   tide_vm *vm;
 } host_fn;
 
+/* A host call's argument pointers and result headers: a Lua userdata, not
+ * C stack (a callback nesting host calls takes this at every level, and the
+ * collector frees it whichever way the call ends). */
+enum { MAX_IN = 64 };
+typedef struct host_frame {
+  const tide_tensor *in[MAX_IN];
+  tide_tensor out[TIDE_VM_HOST_MAX_OUT];
+} host_frame;
+
 /* The C side of a host function: the wrapper made every argument a tensor;
  * call fn, adopt its results into Lua tensors, drop the C references. */
 static int trampoline(lua_State *L) {
   host_fn *h = lua_touserdata(L, lua_upvalueindex(1));
   int n = lua_gettop(L);
-  if (n > 64) return luaL_error(L, "a host function takes at most 64 arguments, got %d", n);
-  const tide_tensor *in[64];
+  if (n > MAX_IN) return luaL_error(L, "a host function takes at most %d arguments, got %d", (int)MAX_IN, n);
+  host_frame *f = lua_newuserdata(L, sizeof *f);
+  const tide_tensor **in = f->in;
+  tide_tensor *out = f->out;
   for (int i = 0; i < n; i++) in[i] = lua_topointer(L, i + 1); /* the tensor cdata's header */
-  tide_tensor out[TIDE_VM_HOST_MAX_OUT];
-  memset(out, 0, sizeof out);
+  memset(out, 0, sizeof f->out);
   tide_clear_error();
-  tide_file_policy *policy = tide_file_policy_swap(NULL); /* the host's own code: its own rights */
+  /* The host's own code: the host's rights (a script it calls back gets the VM's again, vm.c) */
+  tide_file_policy *policy = tide_file_policy_swap(h->vm->host_files);
   int k = h->fn(h->userdata, n, in, TIDE_VM_HOST_MAX_OUT, out);
   tide_file_policy_swap(policy);
   if (k < 0 || k > TIDE_VM_HOST_MAX_OUT) {

@@ -7,8 +7,9 @@
  * watchdog sets when the time runs out; from then on it fires at every
  * instruction, so a script that catches the error with pcall is stopped at
  * its next instruction outside the pcall. A tide op running in C when the
- * time runs out is stopped by tide_request_interrupt() (kernels poll it
- * between chunks), which the watchdog repeats until the call returns. */
+ * time runs out is stopped by the VM's interrupt token (kernels poll it
+ * between chunks), current only on the VM's thread and its pipelines'
+ * threads: no other VM's or host's run sees it. */
 #include "vm_state.h"
 
 #include <errno.h>
@@ -74,15 +75,46 @@ static bool in_library(const tide_vm *vm, const char *source) {
   return false;
 }
 
+/* Charge `steps` to the instruction budget: the budget spent (1 time, 2 instructions), or 0. */
+static int charge(tide_vm *vm, uint64_t steps) {
+  int expired = __atomic_load_n(&vm->expired, __ATOMIC_RELAXED);
+  if (!expired && vm->opts.instruction_limit) {
+    vm->instructions += steps;
+    if (vm->instructions >= vm->opts.instruction_limit) __atomic_store_n(&vm->expired, expired = 2, __ATOMIC_RELAXED);
+  }
+  return expired;
+}
+
+/* Raise the spent budget's error, located `level` frames up. */
+static void raise_spent(lua_State *L, tide_vm *vm, int expired, int level) {
+  char msg[96]; /* lua_pushfstring knows no 64-bit formats */
+  if (expired == 2)
+    snprintf(msg, sizeof msg, "instruction budget of %llu exceeded", (unsigned long long)vm->opts.instruction_limit);
+  else
+    snprintf(msg, sizeof msg, "time budget of %u ms exceeded", (unsigned)vm->opts.time_limit_ms);
+  luaL_where(L, level);
+  lua_pushstring(L, msg);
+  lua_concat(L, 2);
+  lua_error(L);
+}
+
+bool tide_vm_budget_charge(tide_vm *vm, uint64_t steps) {
+  if (!vm || vm->depth == 0) return false;
+  return charge(vm, steps) != 0;
+}
+
+static void budget_hook(lua_State *L, lua_Debug *ar);
+
+void tide_vm_budget_raise(lua_State *L, tide_vm *vm) {
+  lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1); /* as the hook does: a script that catches it stops next */
+  raise_spent(L, vm, __atomic_load_n(&vm->expired, __ATOMIC_RELAXED), 1); /* 1: the Lua code calling the C function */
+}
+
 /* The count hook: charge the instructions, raise once a budget is spent. */
 static void budget_hook(lua_State *L, lua_Debug *ar) {
   tide_vm *vm = vm_of(L);
   if (!vm || vm->depth == 0) return;
-  int expired = __atomic_load_n(&vm->expired, __ATOMIC_RELAXED);
-  if (!expired && vm->opts.instruction_limit) {
-    vm->instructions += HOOK_STEP;
-    if (vm->instructions >= vm->opts.instruction_limit) __atomic_store_n(&vm->expired, expired = 2, __ATOMIC_RELAXED);
-  }
+  int expired = charge(vm, HOOK_STEP);
   if (!expired) return;
   lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1); /* every instruction from now on */
   /* Not inside tide's own Lua library: an error between a C op and the
@@ -91,15 +123,7 @@ static void budget_hook(lua_State *L, lua_Debug *ar) {
    * back in the script raises; long work inside the library is stopped by
    * the watchdog's C interrupt at its next op. */
   if (ar && lua_getinfo(L, "S", ar) && ar->source && in_library(vm, ar->source)) return;
-  char msg[96]; /* lua_pushfstring knows no 64-bit formats */
-  if (expired == 2)
-    snprintf(msg, sizeof msg, "instruction budget of %llu exceeded", (unsigned long long)vm->opts.instruction_limit);
-  else
-    snprintf(msg, sizeof msg, "time budget of %u ms exceeded", (unsigned)vm->opts.time_limit_ms);
-  luaL_where(L, 0); /* in a hook, level 0 is the Lua function it stopped */
-  lua_pushstring(L, msg);
-  lua_concat(L, 2);
-  lua_error(L);
+  raise_spent(L, vm, expired, 0); /* in a hook, level 0 is the Lua function it stopped */
 }
 
 /* A CLOCK_MONOTONIC time `seconds` from now, for pthread_cond_timedwait. */
@@ -113,8 +137,8 @@ static struct timespec after(double seconds) {
 }
 
 /* The watchdog: waits for a call, sleeps until its deadline, and if the
- * same call is still running then, flags it and interrupts tide's kernels
- * every millisecond until it returns. Calls that end in time are not
+ * same call is still running then, flags it and raises the VM's interrupt
+ * token (tide's kernels on the VM's threads stop), then waits for it to return. Calls that end in time are not
  * signalled: the watchdog wakes at their deadline, sees them gone, and
  * sleeps until the next call's deadline or goes idle. */
 static void *watchdog(void *arg) {
@@ -135,9 +159,9 @@ static void *watchdog(void *arg) {
       continue; /* woken early (call ended, quit) or timed out: look again */
     }
     __atomic_store_n(&vm->expired, 1, __ATOMIC_RELAXED);
+    tide_interrupt_raise(vm->interrupt); /* stays raised until the next call resets it */
     while (!vm->quit && vm->call_active && vm->generation == call) {
-      tide_request_interrupt();
-      struct timespec ts = after(0.001);
+      struct timespec ts = after(0.005);
       pthread_cond_timedwait(&vm->wake, &vm->lock, &ts);
     }
   }
@@ -174,6 +198,7 @@ void tide_vm_budget_begin(tide_vm *vm) {
   if (!vm->opts.instruction_limit && !vm->opts.time_limit_ms) return;
   vm->instructions = 0;
   vm->expired = 0;
+  tide_interrupt_reset(vm->interrupt); /* the last call's, if its budget ran out */
   lua_sethook(vm->L, budget_hook, LUA_MASKCOUNT, HOOK_STEP);
   if (!vm->has_watchdog) return;
   pthread_mutex_lock(&vm->lock);

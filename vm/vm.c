@@ -91,6 +91,10 @@ static void set_paths(lua_State *L, tide_vm *vm) {
   lua_setfield(L, -2, "sandbox");
   lua_pushboolean(L, !vm->opts.sandbox || (vm->opts.allow & TIDE_VM_ALLOW_FFI));
   lua_setfield(L, -2, "allow_pointers"); /* tide.from_buffer on raw addresses */
+  lua_pushboolean(L, !vm->opts.sandbox || (vm->opts.allow & TIDE_VM_ALLOW_PROCESS_SETTINGS));
+  lua_setfield(L, -2, "allow_process_settings"); /* binding.check_process_wide */
+  lua_pushboolean(L, !vm->opts.sandbox || (vm->opts.allow & TIDE_VM_ALLOW_PROFILER));
+  lua_setfield(L, -2, "allow_profiler"); /* binding.check_profiler */
   if (vm->opts.memory_limit) {
     /* Collect after cap/8 bytes of new tensors at most, so garbage does not
      * fill the cap (the binding's default step is 32 MB or more). */
@@ -114,6 +118,8 @@ static int setup(lua_State *L) {
     if (luaL_loadstring(L, "jit.on = function() error('the JIT stays off in a VM with a budget', 2) end") ||
         lua_pcall(L, 0, 0, 0))
       lua_error(L);
+    /* A pattern match runs in one C call, where no hook fires: the budget counts its steps itself. */
+    tide_vm_patterns_open(vm);
   }
   if (vm->opts.sandbox) tide_vm_sandbox_open(vm);
   return 0;
@@ -141,6 +147,8 @@ tide_vm *tide_vm_open(const tide_vm_options *opts) {
   if (vm->opts.memory_limit > (size_t)INT64_MAX) vm->opts.memory_limit = (size_t)INT64_MAX;
   vm->account = tide_memory_account_new((int64_t)vm->opts.memory_limit);
   if (!vm->account) return open_failed(vm, TIDE_ERR_MEMORY, "out of memory");
+  vm->interrupt = tide_interrupt_new(NULL);
+  if (!vm->interrupt) return open_failed(vm, TIDE_ERR_MEMORY, "out of memory");
   /* A sandbox confines tide's file functions to files_root, or to nothing
    * (unless the host gave io back without a root: io reaches every file anyway). */
   unsigned allow = vm->opts.allow;
@@ -264,23 +272,38 @@ static tide_vm_status failed(tide_vm *vm, int status, bool outer) {
     lua_pushcfunction(L, collect);
     if (lua_pcall(L, 0, 0, 0)) lua_pop(L, 1);
   }
-  if (outer && vm->expired) tide_clear_interrupt();
-  return result;
+  return result; /* a spent budget's token stays raised until the next call: its pipelines stop too */
 }
+
+/* Runs and calls nested inside one another at most (a host function calling
+ * the script back, which calls it again, ...): each level takes C stack (the
+ * host's, LuaJIT's, tide's), and a host whose callback re-enters it without
+ * end would run out of it and crash. Real nesting is a few levels deep. */
+enum { MAX_DEPTH = 200 };
 
 /* Run the function under its `nargs` arguments with a traceback, the VM's
  * memory account current and, when `budget`, its budgets armed. */
 static tide_vm_status run(tide_vm *vm, int nargs, int nresults, bool budget) {
   lua_State *L = vm->L;
+  if (vm->depth >= MAX_DEPTH) {
+    lua_pop(L, nargs + 1); /* the function and its arguments, as a failed call leaves nothing */
+    return tide_vm_fail(vm, TIDE_VM_ERR_RUN, "host and script calls nested too deep (%d levels): a host function "
+                        "calls the script back, which calls it again, without end?", vm->depth);
+  }
   int base = lua_gettop(L) - nargs;
   lua_pushcfunction(L, tide_vm_traceback);
   lua_insert(L, base);
   bool outer = vm->depth == 0;
   tide_memory_account *prev = NULL;
-  tide_file_policy *prev_files = NULL;
+  tide_interrupt *prev_interrupt = NULL;
+  /* Script code runs under the VM's file policy at every depth: a host
+   * function (host.c) gives its own code the host's policy back, and a
+   * script it calls back must not inherit that. */
+  tide_file_policy *prev_files = tide_file_policy_swap(vm->files);
   if (outer) {
     prev = tide_memory_account_swap(vm->account);
-    prev_files = tide_file_policy_swap(vm->files);
+    prev_interrupt = tide_interrupt_swap(vm->interrupt); /* the VM's budget stops this thread's kernels, no other's */
+    vm->host_files = prev_files;
     vm->limit_hit = false;
     tide_clear_error();
     if (budget) tide_vm_budget_begin(vm);
@@ -288,15 +311,17 @@ static tide_vm_status run(tide_vm *vm, int nargs, int nresults, bool budget) {
   vm->depth++;
   int status = lua_pcall(L, nargs, nresults, base);
   vm->depth--;
+  tide_file_policy_swap(prev_files);
   if (outer) {
     if (budget) tide_vm_budget_end(vm);
     tide_memory_account_swap(prev);
-    tide_file_policy_swap(prev_files);
+    tide_interrupt_swap(prev_interrupt);
+    vm->host_files = NULL;
   }
   lua_remove(L, base);
   if (status == 0) {
     if (outer && vm->expired) { /* it ran out just as it returned: drop the watchdog's request */
-      tide_clear_interrupt();
+      tide_interrupt_reset(vm->interrupt);
       vm->expired = 0;
     }
     set_error(vm, NULL);
@@ -396,11 +421,15 @@ struct lua_State *tide_vm_lua_state(tide_vm *vm) { return vm ? vm->L : NULL; }
 void tide_vm_close(tide_vm *vm) {
   if (!vm) return;
   tide_vm_limits_stop(vm);
+  /* Every pipeline the VM started stops: a thread stuck in a map's loop
+   * returns at its next step, so the finalizers below join it in bounded time. */
+  tide_interrupt_raise(vm->interrupt);
   if (vm->L) {
     tide_memory_account *prev = tide_memory_account_swap(vm->account);
     lua_close(vm->L);
     tide_memory_account_swap(prev);
   }
+  tide_interrupt_release(vm->interrupt);
   tide_memory_account_release(vm->account); /* results the host still holds keep it alive */
   tide_file_policy_release(vm->files);      /* pipeline threads still running keep it alive */
   free(vm->error);

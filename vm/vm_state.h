@@ -9,6 +9,7 @@
 
 #include "tide/files.h"
 #include "tide/memory.h"
+#include "tide/runtime.h"
 #include "tide/vm.h"
 
 struct tide_vm {
@@ -17,7 +18,11 @@ struct tide_vm {
   tide_vm_options opts;
   char *lua_root;                /* opts.lua_root's copy */
   tide_memory_account *account;  /* tensor storage made in calls (+ the Lua heap when capped) */
+  tide_interrupt *interrupt;     /* current on the VM's thread in calls (and its pipelines' parent): the
+                                  * watchdog raises it when the time runs out, the next call resets it */
   tide_file_policy *files;       /* what tide's file functions may touch in calls (sandbox), or NULL */
+  tide_file_policy *host_files;  /* the policy the host's thread had when the outermost call began: host
+                                  * functions run under it, script code (at any depth) under `files` */
   bool lua_heap_charged;         /* the Lua heap goes through limits.c's allocator */
   bool limit_hit;                /* the allocator refused a block since the call began */
   int depth;                     /* nested runs and calls (a host function calling back) */
@@ -46,6 +51,14 @@ bool tide_vm_limits_start(tide_vm *vm);  /* the watchdog thread; false if it can
 void tide_vm_limits_stop(tide_vm *vm);
 void tide_vm_budget_begin(tide_vm *vm);  /* before an outermost call: arm hook and deadline */
 void tide_vm_budget_end(tide_vm *vm);    /* after it: disarm */
+/* Work done in C inside a call (a pattern match's steps): charge `steps` to
+ * the instruction budget; true when a budget is spent (then raise its error). */
+bool tide_vm_budget_charge(tide_vm *vm, uint64_t steps);
+void tide_vm_budget_raise(lua_State *L, tide_vm *vm);
+
+/* patterns.c: string.find/match/gmatch/gsub whose matcher charges the budgets
+ * (inside a protected call, before the sandbox copies the string library). */
+void tide_vm_patterns_open(tide_vm *vm);
 
 /* sandbox.c: build the scripts' environment into vm->env_ref (inside a
  * protected call: raises on failure). */

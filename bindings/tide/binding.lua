@@ -104,6 +104,39 @@ function M.raise()
   error(ffi.string(C.tide_last_error()), user_level())
 end
 
+-- In a sandboxed VM (tide/vm.h), what reaches past the VM is refused unless
+-- its host allows it: settings of the whole process (one tenant would
+-- reconfigure every VM and the host's own runs) and the profiler (which
+-- records every thread of the process). `what` names the function.
+local vm_host = package.loaded["tide.host"]
+function M.check_process_wide(what)
+  if vm_host and vm_host.allow_process_settings == false then
+    error(what .. ": changes a setting of the whole process (every VM and the host's own runs), which this " ..
+      "sandbox does not allow (its host can, with TIDE_VM_ALLOW_PROCESS_SETTINGS)", user_level())
+  end
+end
+function M.profiler_allowed() return not (vm_host and vm_host.allow_profiler == false) end
+function M.check_profiler(what)
+  if not M.profiler_allowed() then
+    error(what .. ": the profiler records every thread of the process (other VMs' and the host's), which this " ..
+      "sandbox does not allow (its host can, with TIDE_VM_ALLOW_PROFILER)", user_level())
+  end
+end
+
+-- io.open for tide's own Lua readers and writers, as the C ones open files
+-- (tide_file_open): the file policy first, and only a regular file (or,
+-- to write, a device such as /dev/null), so that a FIFO named by a hostile
+-- path is refused instead of blocking the open for ever. Returns what
+-- io.open returns (nil and a message on failure).
+local io_open = io.open
+function M.open_file(path, mode)
+  mode = mode or "r"
+  if type(path) == "string" and C.tide_file_probe(path, mode:find("[wa+]") ~= nil) ~= 0 then
+    return nil, ffi.string(C.tide_last_error())
+  end
+  return io_open(path, mode)
+end
+
 ---------------------------------------------------------------------------
 -- Memory: finalizers for heap tensors and a collector paced by C bytes
 ---------------------------------------------------------------------------

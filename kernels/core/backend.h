@@ -1,15 +1,53 @@
-/* core/backend.h — the seam between core and the CUDA backend that libtide
- * loads at run time (kernels/cuda -> libtide_cuda.so): the table it fills. */
+/* core/backend.h — one table per device (tide_backend: a kernel per registry
+ * op, the fused-node runner, memory and copies) that the registry, the views,
+ * the copies and the graph executor pick their code from; the CPU's
+ * (core/backend_cpu.c) and the CUDA one libtide_cuda.so fills when libtide
+ * loads it at run time (kernels/cuda), inside the larger table below. */
 #ifndef TIDE_CORE_BACKEND_H
 #define TIDE_CORE_BACKEND_H
 
 #include "registry.h"
 #include "linalg.h"
 
-/* Bumped whenever the table's layout changes: a stale libtide_cuda.so is refused. */
-enum { TIDE_CUDA_BACKEND_ABI = 2 };
+typedef struct tide_fused_runner tide_fused_runner; /* tide/fused.h */
 
 typedef enum tide_copy_kind { TIDE_COPY_H2D = 0, TIDE_COPY_D2H = 1, TIDE_COPY_D2D = 2 } tide_copy_kind;
+
+/* A device's backend. Unit k below is an ordinal among the device's units
+ * (a GPU among the visible GPUs; the CPU is unit 0); every call may fail
+ * with an error set, never a crash. */
+typedef struct tide_backend {
+  const char *name; /* "cpu", "cuda" */
+  /* One slot per registry op (indexed by op id), NULL where the device has
+   * no kernel for it. Kernels get their outputs allocated on the inputs'
+   * device (view ops and TIDE_OPF_DATA_SHAPE ops make their own). The CPU's
+   * fills every slot: ops.def's CPU column. */
+  tide_kernel_fn kernels[TIDE_NUM_OPS];
+  /* Runs the graph's fused nodes (tide/fused.h); NULL: none yet. */
+  const tide_fused_runner *fused;
+  /* The device's allocator: blocks go back to unit k's cache. */
+  tide_status (*alloc)(int k, size_t nbytes, void **ptr);
+  void (*free)(int k, void *ptr, size_t nbytes);
+  /* A contiguous copy between the host and unit k, or within k; D2H waits
+   * for the device (the host reads right after). */
+  tide_status (*memcpy)(int k, tide_copy_kind kind, void *dst, const void *src, size_t nbytes);
+} tide_backend;
+
+/* The CPU's backend (core/backend_cpu.c): the one place core names kernel
+ * code, ops.def's CPU column and cpu/'s fused-node runner. */
+extern const tide_backend tide_cpu_backend;
+/* cpu/fused.c's runner, which tide_cpu_backend holds. */
+extern const tide_fused_runner tide_cpu_fused_runner;
+
+/* The backend of device code dev: the CPU's, or a GPU's once libtide_cuda.so
+ * has loaded (NULL before, or for an unknown device). */
+const tide_backend *tide_backend_for(int dev);
+
+
+/* ---- the CUDA backend's table (libtide_cuda.so) ---- */
+
+/* Bumped whenever the table's layout changes: a stale libtide_cuda.so is refused. */
+enum { TIDE_CUDA_BACKEND_ABI = 3 };
 
 /* What core lends the backend: its internal helpers (hidden symbols of libtide). */
 typedef struct tide_cuda_host {
@@ -23,14 +61,11 @@ typedef struct tide_cuda_host {
 typedef struct tide_cuda_backend {
   int abi;
   size_t size; /* sizeof(tide_cuda_backend) as the backend was built: another ops.def or layout is refused */
+  /* The device's table: kernels, fused runner (none yet), allocator, copies. */
+  tide_backend base;
   /* Visible GPUs; 0 with `why` filled when the driver or the GPUs are missing. */
   int (*device_count)(char *why, size_t why_size);
   tide_status (*device_info)(int k, char *name, size_t size, int64_t *total_bytes);
-  /* The caching, stream-ordered allocator: blocks go back to k's cache. */
-  tide_status (*alloc)(int k, size_t nbytes, void **ptr);
-  void (*free)(int k, void *ptr, size_t nbytes);
-  /* A contiguous copy; D2H waits for the stream (the host reads right after). */
-  tide_status (*memcpy)(int k, tide_copy_kind kind, void *dst, const void *src, size_t nbytes);
   tide_status (*synchronize)(int k);
   tide_status (*set_memory_growth)(int k, bool grow);
   tide_status (*set_memory_limit)(int k, int64_t bytes);
@@ -46,9 +81,6 @@ typedef struct tide_cuda_backend {
    * on the same GPU, in one NCCL group, ordered on each GPU's stream. */
   tide_status (*all_reduce_sum)(int n_dev, const int *devs, int n_buf, const void *const *send, void *const *recv,
                                 const int64_t *counts, const int *dtypes);
-  /* One slot per registry op (indexed by op id), NULL where the op has no
-   * CUDA kernel. Outputs arrive allocated on the inputs' device. */
-  tide_kernel_fn kernels[TIDE_NUM_OPS];
 } tide_cuda_backend;
 
 /* The one symbol libtide_cuda.so exports: fill *be (zeroed by the caller). */
@@ -61,11 +93,11 @@ static inline int tide_cuda_ordinal(int dev) { return dev - TIDE_CUDA; }
 /* ---- core/device.c, for the registry ---- */
 /* The loaded backend, or NULL (no library, wrong ABI): loads it on first use. */
 const tide_cuda_backend *tide_cuda_backend_get(void);
+/* A contiguous tensor of src's elements on src's device: another reference
+ * when src is one, else a copy by the device's COPY kernel. */
+tide_status tide_device_contiguous(tide_tensor *dst, const tide_tensor *src);
 /* Give `t`, whose contiguous layout is set, a new buffer on device dev. */
 tide_status tide_device_alloc_data(tide_tensor *t, int dev);
-/* The backend's COPY kernel (views that must copy on a GPU; only called for
- * GPU tensors, which exist only once the backend loaded). */
-tide_kernel_fn tide_device_copy_kernel(void);
 /* Run op `def` on device dev (a GPU): every input must be there (the registry's cold path). */
 tide_status tide_device_op_run(int dev, const tide_op_def *def, const tide_attrs *attrs, int n_in,
                                const tide_tensor *const *in, int n_out, tide_tensor *const *out);

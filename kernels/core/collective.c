@@ -80,7 +80,7 @@ tide_status tide_device_all_reduce_sum(int n_dev, int n_tensors, const tide_tens
   for (; !st && made < n; made++) {
     const tide_tensor *x = in[made];
     tide_tensor *o = out[made];
-    st = tide_tensor_is_contiguous(x) ? tide_tensor_share(&src[made], x) : tide_op_unary(TIDE_OP_COPY, &src[made], x);
+    st = tide_device_contiguous(&src[made], x);
     if (st) break;
     memset(o, 0, sizeof *o);
     tide_tensor_set_contiguous_layout(o, x->dt, x->ndim, x->dims);

@@ -1,5 +1,6 @@
 /* core/device.c — devices: loading the CUDA backend (libtide_cuda.so) on first
- * use, device names, storage on a GPU, copies between devices, and running an op whose inputs sit on a GPU. */
+ * use, each device's backend table, device names, storage on a GPU, copies
+ * between devices, and running an op whose inputs sit on a GPU. */
 #include "backend.h"
 
 #include <dlfcn.h>
@@ -77,8 +78,8 @@ static void load_backend(void) {
   static const int view_ops[] = {TIDE_OP_RESHAPE, TIDE_OP_TRANSPOSE, TIDE_OP_SLICE, TIDE_OP_BROADCAST_TO,
                                  TIDE_OP_SQUEEZE, TIDE_OP_EXPAND_DIMS};
   for (size_t i = 0; i < sizeof view_ops / sizeof view_ops[0]; i++)
-    if (!backend.kernels[view_ops[i]] && backend.kernels[TIDE_OP_COPY])
-      backend.kernels[view_ops[i]] = tide_op_defs[view_ops[i]].cpu;
+    if (!backend.base.kernels[view_ops[i]] && backend.base.kernels[TIDE_OP_COPY])
+      backend.base.kernels[view_ops[i]] = tide_cpu_backend.kernels[view_ops[i]];
   if (backend.set_tf32) backend.set_tf32(tf32_on); /* a setting made before the load */
   loaded = &backend; /* loaded even without a GPU: its memory settings still answer */
 }
@@ -106,12 +107,35 @@ tide_status tide_cuda_library_versions(int64_t out[5]) {
   return TIDE_OK;
 }
 
-bool tide_op_has_cuda_kernel(int op) {
-  const tide_cuda_backend *be = tide_cuda_backend_get();
+/* ---- the backend tables ---------------------------------------------------------- */
+
+const tide_backend *tide_backend_for(int dev) {
+  if (dev == TIDE_CPU) return &tide_cpu_backend;
+  const tide_cuda_backend *be = dev >= TIDE_CUDA ? tide_cuda_backend_get() : NULL;
+  return be ? &be->base : NULL;
+}
+
+bool tide_op_has_kernel(int dev, int op) {
+  const tide_backend *be = tide_backend_for(dev);
   return be && op >= 0 && op < TIDE_NUM_OPS && be->kernels[op] != NULL;
 }
 
-tide_kernel_fn tide_device_copy_kernel(void) { return backend.kernels[TIDE_OP_COPY]; }
+bool tide_op_has_cuda_kernel(int op) { return tide_op_has_kernel(TIDE_CUDA, op); }
+
+int tide_backend_missing_primitives(int dev, int *ops, int max) {
+  const tide_backend *be = tide_backend_for(dev);
+  char dn[32];
+  if (!be)
+    return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "backend of %s: %s", tide_device_name(dev, dn, sizeof dn),
+                     dev >= TIDE_CUDA && why_none[0] ? why_none : "no such device"), -1;
+  int n = 0;
+  for (int op = 0; op < TIDE_NUM_OPS; op++) {
+    if (!(tide_op_defs[op].flags & TIDE_OPF_PRIMITIVE) || be->kernels[op]) continue;
+    if (ops && n < max) ops[n] = op;
+    n++;
+  }
+  return n;
+}
 
 /* ---- device names ------------------------------------------------------------ */
 
@@ -226,7 +250,7 @@ tide_status tide_cuda_synchronize(int k) {
 static void *pack_block(int k, size_t nbytes) { return (void *)(uintptr_t)((uint64_t)nbytes << 6 | (uint64_t)k); }
 static void gpu_free(void *ctx, void *data) {
   uint64_t v = (uint64_t)(uintptr_t)ctx;
-  backend.free((int)(v & 63), data, (size_t)(v >> 6));
+  backend.base.free((int)(v & 63), data, (size_t)(v >> 6));
 }
 
 tide_status tide_device_alloc_data(tide_tensor *t, int dev) {
@@ -237,7 +261,7 @@ tide_status tide_device_alloc_data(tide_tensor *t, int dev) {
   tide_storage *s = calloc(1, sizeof *s);
   if (!s) return TIDE_FAIL(TIDE_ERR_MEMORY, "out of host memory for a storage header");
   void *p = NULL;
-  tide_status st = be->alloc(k, nbytes ? nbytes : 1, &p); /* the error gives requested and in-use bytes */
+  tide_status st = be->base.alloc(k, nbytes ? nbytes : 1, &p); /* the error gives requested and in-use bytes */
   if (st) {
     free(s);
     return st;
@@ -259,8 +283,7 @@ tide_status tide_device_alloc_data(tide_tensor *t, int dev) {
 
 /* ---- copies between devices ------------------------------------------------------ */
 
-/* A contiguous version of src on its own device (another reference when it already is). */
-static tide_status contiguous_on_device(tide_tensor *dst, const tide_tensor *src) {
+tide_status tide_device_contiguous(tide_tensor *dst, const tide_tensor *src) {
   if (tide_tensor_is_contiguous(src)) return tide_tensor_share(dst, src);
   return tide_op_unary(TIDE_OP_COPY, dst, src); /* COPY writes a fresh contiguous tensor */
 }
@@ -276,17 +299,17 @@ tide_status tide_tensor_to_device(tide_tensor *dst, const tide_tensor *src, int 
   if (dev != TIDE_CPU && !gpu(tide_cuda_ordinal(dev), "to")) return tide_last_status();
   tide_tensor from;
   memset(&from, 0, sizeof from);
-  tide_status st = contiguous_on_device(&from, src);
+  tide_status st = tide_device_contiguous(&from, src);
   if (st) return st;
   memset(dst, 0, sizeof *dst);
   tide_tensor_set_contiguous_layout(dst, src->dt, src->ndim, src->dims);
   size_t nbytes = (size_t)src->nelem * tide_dtype_size_unchecked(src->dt);
   if (dev == TIDE_CPU) {
     st = tide_tensor_init(dst, src->dt, src->ndim, src->dims);
-    if (!st && nbytes) st = backend.memcpy(tide_cuda_ordinal(from.dev), TIDE_COPY_D2H, dst->data, from.data, nbytes);
+    if (!st && nbytes) st = backend.base.memcpy(tide_cuda_ordinal(from.dev), TIDE_COPY_D2H, dst->data, from.data, nbytes);
   } else if (from.dev == TIDE_CPU) {
     st = tide_device_alloc_data(dst, dev);
-    if (!st && nbytes) st = backend.memcpy(tide_cuda_ordinal(dev), TIDE_COPY_H2D, dst->data, from.data, nbytes);
+    if (!st && nbytes) st = backend.base.memcpy(tide_cuda_ordinal(dev), TIDE_COPY_H2D, dst->data, from.data, nbytes);
   } else { /* GPU to GPU: through the host (peer copies are a later step) */
     tide_tensor staged;
     memset(&staged, 0, sizeof staged);
@@ -324,8 +347,8 @@ static __attribute__((cold)) tide_status mixed_devices(const tide_op_def *def, i
 static tide_status run_on(int dev, const tide_op_def *def, const tide_attrs *attrs, int n_in,
                           const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
   char dn[32];
-  const tide_cuda_backend *be = tide_cuda_backend_get();
-  tide_kernel_fn kernel = be && dev >= TIDE_CUDA ? be->kernels[def->id] : NULL;
+  const tide_backend *be = dev >= TIDE_CUDA ? tide_backend_for(dev) : NULL;
+  tide_kernel_fn kernel = be ? be->kernels[def->id] : NULL;
   if (!kernel)
     return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: no CUDA kernel for this op yet (its input is on %s): move the "
                      "inputs to the CPU with :cpu()", def->name, tide_device_name(dev, dn, sizeof dn));

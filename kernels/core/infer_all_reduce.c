@@ -1,6 +1,6 @@
 /* core/infer_all_reduce.c — inference for all_reduce_sum (tide.distribute's
  * collective): one output per input, each of its input's dtype and shape. */
-#include "registry.h"
+#include "infer_rank.h"
 
 tide_status tide_infer_all_reduce_sum(const tide_op_def *def, const tide_attrs *a, int n_in,
                                       const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
@@ -19,3 +19,8 @@ tide_status tide_infer_all_reduce_sum(const tide_op_def *def, const tide_attrs *
   }
   return TIDE_OK;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* Each result as its input, whatever its rank. */
+const tide_rank_rule tide_infer_all_reduce_sum_rank = {NULL, NULL, tide_infer_all_reduce_sum};

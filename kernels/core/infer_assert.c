@@ -1,6 +1,6 @@
 /* core/infer_assert.c — inference for assert (tide.debugging's assertions):
  * a bool (or float) condition of any shape, a 0-d string message, any data after. */
-#include "registry.h"
+#include "infer_rank.h"
 
 tide_status tide_infer_assert(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                               int n_out, tide_tensor *const *out) {
@@ -14,3 +14,8 @@ tide_status tide_infer_assert(const tide_op_def *def, const tide_attrs *a, int n
   tide_tensor_set_contiguous_layout(out[0], TIDE_BOOL, 0, NULL);
   return TIDE_OK;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* Any rank: a 0-d result. */
+const tide_rank_rule tide_infer_assert_rank = {NULL, NULL, tide_infer_assert};

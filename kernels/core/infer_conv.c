@@ -1,6 +1,7 @@
 /* core/infer_conv.c — dtype and shape inference for conv2d, depthwise_conv2d,
  * their backprop ops and 2-D pooling: TF's output sizes and SAME padding rule. */
 #include "conv.h"
+#include "infer_rank.h"
 #include "unknown_dims.h"
 
 #include <stdint.h>
@@ -376,3 +377,20 @@ tide_status tide_infer_max_pool2d_grad_grad(const tide_op_def *def, const tide_a
   }
   return set_out(def, out[0], x->dt, yd);
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* NHWC images and HWIO filters: rank 4 is the only one. */
+static int image_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(i);
+  return 4;
+}
+const tide_rank_rule tide_infer_conv2d_rank = {image_rank, tide_rank_keeps, NULL};
+const tide_rank_rule tide_infer_conv2d_bp_input_rank = {image_rank, tide_rank_keeps, NULL};
+const tide_rank_rule tide_infer_conv2d_bp_filter_rank = {image_rank, tide_rank_keeps, NULL};
+const tide_rank_rule tide_infer_depthwise_rank = {image_rank, tide_rank_keeps, NULL};
+const tide_rank_rule tide_infer_depthwise_bp_input_rank = {image_rank, tide_rank_keeps, NULL};
+const tide_rank_rule tide_infer_depthwise_bp_filter_rank = {image_rank, tide_rank_keeps, NULL};
+const tide_rank_rule tide_infer_pool2d_rank = {image_rank, tide_rank_keeps, NULL};
+const tide_rank_rule tide_infer_pool2d_grad_rank = {image_rank, tide_rank_keeps, NULL};
+const tide_rank_rule tide_infer_max_pool2d_grad_grad_rank = {image_rank, tide_rank_keeps, NULL};

@@ -1,6 +1,6 @@
 /* core/infer_elementwise.c — dtype and shape inference for the elementwise
  * families: one input, two inputs with broadcasting, where and clip. */
-#include "registry.h"
+#include "infer_rank.h"
 
 tide_status tide_infer_unary(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
                              int n_out, tide_tensor *const *out) {
@@ -57,3 +57,11 @@ tide_status tide_infer_clip(const tide_op_def *def, const tide_attrs *attrs, int
   if (!st) st = tide_check_dtype(def, in[0], "t");
   return st ? st : broadcast3(def, in, in[0]->dt, out[0]);
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* A scalar broadcasts with anything; the result's rank is the inputs' largest. */
+const tide_rank_rule tide_infer_unary_rank = {tide_rank_scalar, NULL, NULL};
+const tide_rank_rule tide_infer_binary_rank = {tide_rank_scalar, NULL, NULL};
+const tide_rank_rule tide_infer_where_rank = {tide_rank_scalar, NULL, NULL};
+const tide_rank_rule tide_infer_clip_rank = {tide_rank_scalar, NULL, NULL};

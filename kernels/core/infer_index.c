@@ -1,6 +1,6 @@
 /* core/infer_index.c — shape and dtype inference of TF's index-driven ops:
  * gather_nd, tensor_scatter_nd_*, where(cond), unique and the segment family. */
-#include "registry.h"
+#include "infer_rank.h"
 #include "unknown_dims.h"
 
 /* Check that an index input is int32 or int64 (what: "indices", "segment_ids"). */
@@ -195,3 +195,43 @@ tide_status tide_infer_segment(const tide_op_def *def, const tide_attrs *a, int 
   tide_tensor_set_contiguous_layout(out[0], x->dt, n, dims);
   return TIDE_OK;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* gather_nd: gather's rule; the tensor_scatter_nd ops: scatter_add's. */
+const tide_rank_rule tide_infer_gather_nd_rank = {NULL, NULL, tide_gather_unknown_rank};
+const tide_rank_rule tide_infer_scatter_nd_rank = {NULL, NULL, tide_scatter_unknown_rank};
+
+/* [N, rank], both known when it runs. */
+static tide_status where_indices_unknown_rank(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                              const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  tide_status st = tide_check_dtype(def, in[0], "condition");
+  if (st) return st;
+  int64_t dims[2] = {-1, -1};
+  tide_tensor_set_contiguous_layout(out[0], TIDE_INT64, 2, dims);
+  return TIDE_OK;
+}
+const tide_rank_rule tide_infer_where_indices_rank = {NULL, NULL, where_indices_unknown_rank};
+
+/* unique's x: a vector, its only rank. */
+static int unique_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(i);
+  return 1;
+}
+const tide_rank_rule tide_infer_unique_rank = {unique_rank, tide_rank_keeps, NULL};
+
+/* Sorted: data [N, ...], segment_ids [N]; unsorted: segment_ids' shape is a
+ * prefix of data's, num_segments a scalar. */
+static int segment_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(a), TIDE_UNUSED(n_in);
+  if (i == 2) return 0;
+  if (def->n_in == 2) return 1;
+  if (i == 0) return tide_rank_unknown(in[1]) ? 1 : in[1]->ndim;
+  return tide_rank_unknown(in[0]) ? 1 : (in[0]->ndim < 1 ? in[0]->ndim : 1);
+}
+static bool segment_keeps(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in) {
+  TIDE_UNUSED(a), TIDE_UNUSED(n_in);
+  return !tide_rank_unknown(in[0]) && (def->n_in == 2 || !tide_rank_unknown(in[1]));
+}
+const tide_rank_rule tide_infer_segment_rank = {segment_rank, segment_keeps, NULL};

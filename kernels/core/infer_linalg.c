@@ -1,6 +1,7 @@
 /* core/infer_linalg.c — dtype and shape inference for matmul, the creation
  * ops (fill, linspace, eye, range) and the random creation ops. */
 #include "linalg.h"
+#include "infer_rank.h"
 #include "unknown_dims.h"
 
 #include <math.h>
@@ -199,3 +200,16 @@ tide_status tide_infer_range(const tide_op_def *def, const tide_attrs *attrs, in
   tide_tensor_set_contiguous_layout(out[0], dt, 1, &n);
   return TIDE_OK;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* matmul: a matrix stands in (a vector or a batch is known only when the graph runs). */
+static int matmul_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(i);
+  return 2;
+}
+const tide_rank_rule tide_infer_matmul_rank = {matmul_rank, NULL, NULL};
+/* Creation: the only input is a shape input (a vector); the shape comes from it alone. */
+const tide_rank_rule tide_infer_create_rank = {NULL, tide_rank_keeps, NULL};
+/* range takes no inputs: never called. */
+const tide_rank_rule tide_infer_range_rank = {NULL, NULL, NULL};

@@ -1,5 +1,6 @@
 /* core/infer_matrix.c — dtype and shape inference for tf.linalg's ops: band
  * parts and diagonals (any dtype), and the LAPACK decompositions and solvers. */
+#include "infer_rank.h"
 #include "matrix.h"
 #include "unknown_dims.h"
 
@@ -334,3 +335,31 @@ tide_status tide_infer_tridiagonal_solve(const tide_op_def *def, const tide_attr
   tide_tensor_set_contiguous_layout(out[0], b->dt, b->ndim, dims);
   return TIDE_OK;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* One matrix stands in for any batch of them; the results' ranks stay unknown. */
+static int matrix_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(i);
+  return 2;
+}
+const tide_rank_rule tide_infer_band_part_rank = {matrix_rank, NULL, NULL};
+const tide_rank_rule tide_infer_square_rank = {matrix_rank, NULL, NULL};
+const tide_rank_rule tide_infer_decompose_rank = {matrix_rank, NULL, NULL};
+const tide_rank_rule tide_infer_matrix_solve_rank = {matrix_rank, NULL, NULL};
+const tide_rank_rule tide_infer_tridiagonal_solve_rank = {matrix_rank, NULL, NULL};
+
+/* One diagonal is a vector, a range of them a matrix (one row each); set_diag's
+ * x [..., M, N] and diagonals [..., (K,) L] take their ranks from each other. */
+static int diag_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(n_in);
+  bool one = a->nints >= 2 && a->ints[0] == a->ints[1];
+  if (def->id == TIDE_OP_MATRIX_DIAG) return one ? 1 : 2;
+  if (def->id == TIDE_OP_MATRIX_DIAG_PART) return 2;
+  const tide_tensor *other = in[1 - i];
+  if (i == 0) return tide_rank_unknown(other) ? 2 : tide_rank_capped(other->ndim + (one ? 1 : 0));
+  if (tide_rank_unknown(other)) return one ? 1 : 2;
+  int r = other->ndim - (one ? 1 : 0);
+  return r < 1 ? 1 : r;
+}
+const tide_rank_rule tide_infer_matrix_diag_rank = {diag_rank, NULL, NULL};

@@ -1,6 +1,6 @@
 /* core/infer_nn.c — dtype and shape inference for the neural-network family:
  * softmax / log_softmax along one axis and the fused sparse softmax cross-entropy. */
-#include "registry.h"
+#include "infer_rank.h"
 #include "unknown_dims.h"
 
 /* softmax, log_softmax: a float tensor of rank >= 1, the same dtype and shape out. */
@@ -48,3 +48,16 @@ tide_status tide_infer_sparse_xent(const tide_op_def *def, const tide_attrs *att
   tide_tensor_set_contiguous_layout(out[1], logits->dt, 2, dims);
   return TIDE_OK;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* One axis: any valid one is valid at the top rank. */
+const tide_rank_rule tide_infer_softmax_rank = {tide_rank_top, NULL, NULL};
+
+/* labels [B], logits [B, K]: their only ranks. */
+static int sparse_xent_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                            int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in);
+  return i == 0 ? 1 : 2;
+}
+const tide_rank_rule tide_infer_sparse_xent_rank = {sparse_xent_rank, tide_rank_keeps, NULL};

@@ -1,6 +1,6 @@
 /* core/infer_reduce.c — dtype and shape inference for the reduce family:
  * reductions over axes, argmax/argmin, cumulative scans, sort/argsort, top_k. */
-#include "registry.h"
+#include "infer_rank.h"
 
 /* Contract in registry.h: the axis mask of a reduction (none = all), with TF's errors. */
 tide_status tide_reduce_axes(const tide_op_def *def, const tide_attrs *attrs, int ndim, bool *mask) {
@@ -123,3 +123,25 @@ tide_status tide_infer_top_k(const tide_op_def *def, const tide_attrs *attrs, in
   tide_tensor_set_contiguous_layout(out[1], TIDE_INT32, x->ndim, dims);
   return TIDE_OK;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* Several axes, checked when the graph runs; a full reduction without
+ * keepdims is a scalar whatever the rank (TF's rule). */
+static tide_status reduce_unknown_rank(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                       const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  tide_status st = tide_check_dtype(def, in[0], "input");
+  if (st) return st;
+  int dt = tide_out_dtype(def, a, in[0]->dt);
+  if (a->nints == 0 && !(a->flags & TIDE_ATTR_KEEPDIMS)) tide_tensor_set_contiguous_layout(out[0], dt, 0, NULL);
+  else tide_rank_set_unknown(out[0], dt);
+  return TIDE_OK;
+}
+const tide_rank_rule tide_infer_reduce_rank = {NULL, NULL, reduce_unknown_rank};
+
+/* One axis: any valid one is valid at the top rank. */
+const tide_rank_rule tide_infer_argreduce_rank = {tide_rank_top, NULL, NULL};
+const tide_rank_rule tide_infer_scan_rank = {tide_rank_top, NULL, NULL};
+const tide_rank_rule tide_infer_sort_rank = {tide_rank_top, NULL, NULL};
+const tide_rank_rule tide_infer_top_k_rank = {tide_rank_top, NULL, NULL};

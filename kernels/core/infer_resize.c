@@ -1,6 +1,6 @@
 /* core/infer_resize.c — shape and dtype inference of the image resize ops
  * and their gradients ([H, W, C] or [N, H, W, C] images, channels last). */
-#include "registry.h"
+#include "infer_rank.h"
 
 /* Check x is an image: rank 3 or 4 (unknown rank goes to infer_rank.c). */
 static tide_status check_image(const tide_op_def *def, const tide_tensor *x, const char *what) {
@@ -64,3 +64,9 @@ tide_status tide_infer_resize_grad(const tide_op_def *def, const tide_attrs *a, 
   tide_tensor_set_contiguous_layout(out[0], a->dtype, x->ndim, x->dims);
   return TIDE_OK;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* The generic rule: the dtype rule on the image, outputs of unknown rank. */
+const tide_rank_rule tide_infer_resize_rank = {NULL, NULL, NULL};
+const tide_rank_rule tide_infer_resize_grad_rank = {NULL, NULL, NULL};

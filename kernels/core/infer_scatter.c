@@ -1,6 +1,6 @@
 /* core/infer_scatter.c — shape and dtype inference of scatter_add, the inverse
  * of gather: base [P...], updates shaped like gather(base, indices) -> base's shape. */
-#include "registry.h"
+#include "infer_rank.h"
 #include "unknown_dims.h"
 
 /* Check scatter_add's (base, indices, updates) against the gather layout rules
@@ -62,3 +62,19 @@ tide_status tide_infer_scatter_add(const tide_op_def *def, const tide_attrs *a, 
   tide_tensor_set_contiguous_layout(out[0], base->dt, base->ndim, dims);
   return TIDE_OK;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* (base, indices, updates) -> base's shape: the dtypes checked (the
+ * tensor_scatter_nd_* ops share it, naming their first input "tensor"). */
+tide_status tide_scatter_unknown_rank(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                      const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  const char *what = def->id == TIDE_OP_SCATTER_ADD ? "base" : "tensor";
+  tide_status st = tide_check_dtype(def, in[0], what);
+  if (!st) st = tide_rank_check_index(def, in[1], "indices");
+  if (!st) st = tide_rank_check_like(def, in[2], "updates", in[0], what);
+  if (!st) tide_rank_shape_of_first(in[0], out[0]);
+  return st;
+}
+const tide_rank_rule tide_infer_scatter_add_rank = {NULL, NULL, tide_scatter_unknown_rank};

@@ -1,6 +1,6 @@
 /* core/infer_shape.c — dtype and shape inference for the shape ops that copy:
  * concat, tile, pad, gather, one_hot and reverse (TensorFlow's rules and messages). */
-#include "registry.h"
+#include "infer_rank.h"
 #include "unknown_dims.h"
 
 /* ---- concat ----------------------------------------------------------------------- */
@@ -193,3 +193,60 @@ tide_status tide_infer_reverse(const tide_op_def *def, const tide_attrs *a, int 
   tide_tensor_set_contiguous_layout(out[0], x->dt, x->ndim, x->dims);
   return TIDE_OK;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* concat: stand-ins of a known input's rank (TF's merge), or of any rank when none is known. */
+static int concat_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(i);
+  for (int k = 0; k < n_in; k++)
+    if (!tide_rank_unknown(in[k])) return in[k]->ndim;
+  return TIDE_MAX_DIMS;
+}
+static bool concat_keeps(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a);
+  for (int k = 0; k < n_in; k++)
+    if (!tide_rank_unknown(in[k])) return true;
+  return false;
+}
+const tide_rank_rule tide_infer_concat_rank = {concat_rank, concat_keeps, NULL};
+
+/* One multiple per dim. */
+static int tile_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(i);
+  return tide_rank_capped(a->nints);
+}
+const tide_rank_rule tide_infer_tile_rank = {tile_rank, tide_rank_keeps, NULL};
+
+/* A (before, after) pair per dim; an odd count fits no rank. */
+static int pad_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(i);
+  return a->nints % 2 ? -1 : tide_rank_capped(a->nints / 2);
+}
+static tide_status pad_unknown_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                                    int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(n_out), TIDE_UNUSED(out);
+  return TIDE_FAIL(TIDE_ERR_VALUE, "%s: paddings must be (before, after) pairs, got %d numbers", def->name, a->nints);
+}
+const tide_rank_rule tide_infer_pad_rank = {pad_rank, tide_rank_keeps, pad_unknown_rank};
+
+/* (params, indices): the dtypes checked, an unknown rank (gather_nd's rule too). */
+tide_status tide_gather_unknown_rank(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                     const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  tide_status st = tide_check_dtype(def, in[0], "params");
+  if (!st) st = tide_rank_check_index(def, in[1], "indices");
+  if (!st) tide_rank_set_unknown(out[0], in[0]->dt);
+  return st;
+}
+const tide_rank_rule tide_infer_gather_rank = {NULL, NULL, tide_gather_unknown_rank};
+
+/* One axis of a result one rank higher. */
+static int one_hot_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(i);
+  return TIDE_MAX_DIMS - 1;
+}
+const tide_rank_rule tide_infer_one_hot_rank = {one_hot_rank, NULL, NULL};
+
+/* Several axes, checked when the graph runs: the generic rule (x's dtype, an unknown rank). */
+const tide_rank_rule tide_infer_reverse_rank = {NULL, NULL, NULL};

@@ -1,7 +1,7 @@
 /* core/infer_strings.c — shape and dtype inference of the string ops
  * (tide.strings): elementwise maps, join with broadcasting, reduce_join,
  * substr, regex_replace, and split (whose sizes come from the data). */
-#include "registry.h"
+#include "infer_rank.h"
 
 /* A 0-d string input (separator, pattern, rewrite), named in the error. */
 static tide_status scalar_string(const tide_op_def *def, const tide_tensor *t, const char *what) {
@@ -118,3 +118,66 @@ tide_status tide_infer_string_split(const tide_op_def *def, const tide_attrs *a,
   tide_tensor_set_contiguous_layout(out[1], TIDE_INT64, 1, &rows);
   return TIDE_OK;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* Elementwise: separators, patterns, rewrites and substr's positions are
+ * scalars or broadcast, so a scalar fits. The result's shape is known when
+ * the inputs that shape it are (not a separator, pattern or rewrite, which
+ * must be scalars). */
+const tide_rank_rule tide_infer_string_map_rank = {tide_rank_scalar, NULL, NULL};
+
+static bool regex_replace_keeps(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in);
+  return !tide_rank_unknown(in[0]);
+}
+const tide_rank_rule tide_infer_regex_replace_rank = {tide_rank_scalar, regex_replace_keeps, NULL};
+
+/* The shaping inputs from `first` on all known. */
+static bool known_from(int first, int n_in, const tide_tensor *const *in) {
+  for (int k = first; k < n_in; k++)
+    if (tide_rank_unknown(in[k])) return false;
+  return true;
+}
+static bool string_join_keeps(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a);
+  return known_from(1, n_in, in); /* in[0]: the separator */
+}
+const tide_rank_rule tide_infer_string_join_rank = {tide_rank_scalar, string_join_keeps, NULL};
+static bool substr_keeps(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a);
+  return known_from(0, n_in, in);
+}
+const tide_rank_rule tide_infer_substr_rank = {tide_rank_scalar, substr_keeps, NULL};
+
+/* reduce_join: its separator a scalar; its input's axes are several (the
+ * rule below): as reductions, all axes without keepdims give a scalar. */
+static int reduce_join_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                            int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in);
+  return i == 1 ? 0 : -1;
+}
+static bool reduce_join_keeps(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in);
+  return !tide_rank_unknown(in[0]); /* only the separator's rank was unknown */
+}
+static tide_status reduce_join_unknown_rank(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                            const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  if (in[0]->dt != TIDE_STRING)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: input must be a string tensor, got %s", def->name, tide_dtype_name(in[0]->dt));
+  if (in[1]->dt != TIDE_STRING || in[1]->ndim > 0)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: the separator must be a scalar string", def->name);
+  if (a->nints == 0 && !(a->flags & TIDE_ATTR_KEEPDIMS)) tide_tensor_set_contiguous_layout(out[0], TIDE_STRING, 0, NULL);
+  else tide_rank_set_unknown(out[0], TIDE_STRING);
+  return TIDE_OK;
+}
+const tide_rank_rule tide_infer_reduce_join_rank = {reduce_join_rank, reduce_join_keeps, reduce_join_unknown_rank};
+
+/* split's input a vector, its separator a scalar: both outputs are vectors whatever its rank (0 or 1). */
+static int string_split_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                             int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in);
+  return i == 0 ? 1 : 0;
+}
+const tide_rank_rule tide_infer_string_split_rank = {string_split_rank, tide_rank_keeps, NULL};

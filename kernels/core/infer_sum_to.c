@@ -1,6 +1,7 @@
 /* core/infer_sum_to.c — shape inference for sum_to, broadcast_to's transpose:
  * which dims of x a target shape sums over, and the checks that it can. */
 #include "sum_to.h"
+#include "infer_rank.h"
 
 #include <stdio.h>
 
@@ -47,3 +48,18 @@ tide_status tide_infer_sum_to(const tide_op_def *def, const tide_attrs *a, int n
   tide_tensor_set_contiguous_layout(out[0], x->dt, a->nints, a->ints);
   return TIDE_OK;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* x of unknown rank summed to a target's dims: sum_to's own inference reads
+ * it; a shape input of unknown rank stands in as a vector (its one valid
+ * rank) of unknown length, giving an unknown rank. */
+static tide_status sum_to_unknown_rank(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                       const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  if (n_in < 2 || !tide_rank_unknown(in[1])) return tide_infer_sum_to(def, a, n_in, in, n_out, out);
+  tide_tensor vec;
+  tide_rank_stand_in(in[1], 1, &vec);
+  const tide_tensor *use[2] = {in[0], &vec};
+  return tide_infer_sum_to(def, a, 2, use, n_out, out);
+}
+const tide_rank_rule tide_infer_sum_to_rank = {NULL, NULL, sum_to_unknown_rank};

@@ -5,6 +5,8 @@
 
 #include "tide/tide.h"
 
+#include <stdio.h>
+
 #define TIDE_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TIDE_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define TIDE_UNUSED(x) ((void)(x))
@@ -54,6 +56,12 @@ static inline void tide_strings_adopt(tide_tensor *t) {
 }
 /* copy_into for strings: dst's elements become src's (broadcast), references counted. */
 tide_status tide_strings_copy_into(tide_tensor *dst, const tide_tensor *src);
+
+/* x itself when contiguous, else a contiguous copy (core/copy.c) made in the
+ * blank header *tmp, errors naming `op`; *use gets the one to read. The
+ * caller releases *tmp (also on failure). A copy of strings borrows x's
+ * elements: read it while x lives. */
+tide_status tide_contiguous_or_copy(const char *op, const tide_tensor *x, tide_tensor *tmp, const tide_tensor **use);
 
 /* Storage references (atomic, so views may be dropped from any thread). */
 void tide_storage_retain(tide_storage *s);
@@ -133,15 +141,21 @@ tide_status tide_axis_mask(const char *op, int n, const int64_t *axes, int ndim,
 /* Set an error and return its status: shorthand for kernels. */
 #define TIDE_FAIL(status, ...) tide_set_error((status), __VA_ARGS__)
 
-/* True when a pending interrupt was requested; kernels poll it between chunks. */
+/* True when an interrupt was requested for this thread: the process-wide
+ * request, or its current token (core/interrupt.c) raised; kernels poll it
+ * between chunks. _clear withdraws the process-wide request only. */
 bool tide_interrupt_pending(void);
 void tide_interrupt_clear(void);
+/* This thread's current token (tide_interrupt_swap), or NULL; another reference to one. */
+tide_interrupt *tide_interrupt_current(void);
+void tide_interrupt_retain(tide_interrupt *t);
 
 /* The one word the hot paths (tide_op_run, a graph's steps) test: zero
- * unless an interrupt is pending, the profiler records or numerics are
- * checked (core/runtime.c, core/profiler.c), so that with all three off an
- * op pays one load and one predictable branch for them together. */
-enum { TIDE_HOOK_INTERRUPT = 1, TIDE_HOOK_PROFILE = 2, TIDE_HOOK_NUMERICS = 4 };
+ * unless an interrupt is pending (the process-wide request, or a token
+ * raised somewhere), the profiler records or numerics are checked
+ * (core/interrupt.c, core/profiler.c), so that with all off an op pays one
+ * load and one predictable branch for them together. */
+enum { TIDE_HOOK_INTERRUPT = 1, TIDE_HOOK_PROFILE = 2, TIDE_HOOK_NUMERICS = 4, TIDE_HOOK_TOKENS = 8 };
 extern uint32_t tide_hooks;
 static inline uint32_t tide_hooks_now(void) { return __atomic_load_n(&tide_hooks, __ATOMIC_RELAXED); }
 /* Record an event of category cat (TIDE_PROF_*) on this thread: `name` a
@@ -163,6 +177,9 @@ tide_status tide_numerics_check(const char *name, int n_in, const tide_tensor *c
 tide_file_policy *tide_file_policy_current(void);
 /* Another reference (a pipeline thread holds one). */
 void tide_file_policy_retain(tide_file_policy *p);
+/* tide_file_open as a stdio stream: mode "rb", "wb" (created, truncated) or
+ * "ab"; NULL with errno and tide_file_why() set. */
+FILE *tide_file_fopen(const char *path, const char *mode);
 
 /* ---- memory accounts (core/account.c) ---- */
 /* This thread's current account (tide_memory_account_swap), or NULL. */

@@ -3,6 +3,7 @@
  * read), gzip-compressed or plain, and reading such a file back. */
 #include "profiler_internal.h"
 
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,11 +122,12 @@ tide_status tide_profiler_write_trace(const char *path) {
     return TIDE_FAIL(TIDE_ERR_MEMORY, "profiler: out of memory");
   }
   snprintf(tmp, len + 16, "%s.tmp%d", path, (int)getpid()); /* renamed over path once whole */
-  if (gz) o->gz = gzopen(tmp, "wb6");
-  else o->f = fopen(tmp, "wb");
+  int fd = tide_file_open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (fd >= 0 && gz && !(o->gz = gzdopen(fd, "wb6"))) close(fd);
+  else if (fd >= 0 && !gz && !(o->f = fdopen(fd, "wb"))) close(fd);
   if (!o->gz && !o->f) {
     free(tmp), free(o);
-    return TIDE_FAIL(TIDE_ERR_IO, "profiler: cannot write the trace '%s'", path);
+    return TIDE_FAIL(TIDE_ERR_IO, "profiler: cannot write the trace '%s': %s", path, fd < 0 ? tide_file_why() : "out of memory");
   }
   writer w = {o, (int)getpid(), tide_prof_session_start(), 1};
   out_put(o, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", 39);
@@ -151,9 +153,11 @@ char *tide_profiler_read_text(const char *path, int64_t *len) {
     return NULL;
   }
   if (tide_file_check(path, false)) return NULL;
-  gzFile f = gzopen(path, "rb"); /* reads plain files as they are */
+  int fd = tide_file_open(path, O_RDONLY, 0); /* a regular file: a FIFO or a device is refused, never waited on */
+  gzFile f = fd < 0 ? NULL : gzdopen(fd, "rb"); /* reads plain files as they are */
   if (!f) {
-    TIDE_FAIL(TIDE_ERR_IO, "profiler: cannot open '%s'", path);
+    if (fd >= 0) close(fd);
+    TIDE_FAIL(TIDE_ERR_IO, "profiler: cannot open '%s': %s", path, fd < 0 ? tide_file_why() : "out of memory");
     return NULL;
   }
   size_t cap = 1 << 16, n = 0;

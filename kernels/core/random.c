@@ -1,6 +1,7 @@
-/* core/random.c — Philox4x32-10 (Salmon et al., SC'11) and the global stream:
- * a seed gives the key; each random op reserves a block of counters. */
+/* core/random.c — the global random stream (a seed gives the Philox key; each
+ * random op reserves a block of counters) and Philox's public face (philox.h). */
 #include "internal.h"
+#include "philox.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -8,24 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { PHILOX_M0 = 0xD2511F53u, PHILOX_M1 = 0xCD9E8D57u, PHILOX_W0 = 0x9E3779B9u, PHILOX_W1 = 0xBB67AE85u };
-
 void tide_philox4x32(uint64_t key, uint64_t counter_lo, uint64_t counter_hi, uint32_t out[4]) {
-  uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
-  uint32_t c0 = (uint32_t)counter_lo, c1 = (uint32_t)(counter_lo >> 32);
-  uint32_t c2 = (uint32_t)counter_hi, c3 = (uint32_t)(counter_hi >> 32);
-  for (int round = 0; round < 10; round++) {
-    uint64_t p0 = (uint64_t)PHILOX_M0 * c0, p1 = (uint64_t)PHILOX_M1 * c2;
-    uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
-    uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
-    c0 = hi1 ^ c1 ^ k0;
-    c1 = lo1;
-    c2 = hi0 ^ c3 ^ k1;
-    c3 = lo0;
-    k0 += PHILOX_W0;
-    k1 += PHILOX_W1;
-  }
-  out[0] = c0, out[1] = c1, out[2] = c2, out[3] = c3;
+  tide_philox(key, counter_lo, counter_hi, out);
 }
 
 /* SplitMix64: spreads a user's small seed over all 64 key bits. */
@@ -110,9 +95,7 @@ uint64_t tide_random_derive_key(uint64_t seed, uint64_t op_seed) {
 
 uint64_t tide_random_counters(int op, int dtype, int64_t n) {
   if (n <= 0) return 0;
-  uint64_t per = 2;
-  if (op == TIDE_OP_RANDOM_UNIFORM || op == TIDE_OP_RANDOM_NORMAL || op == TIDE_OP_TRUNCATED_NORMAL)
-    per = dtype == TIDE_FLOAT32 || dtype == TIDE_FLOAT16 || dtype == TIDE_BFLOAT16 ? 4 : 2;
+  uint64_t per = (uint64_t)tide_random_per_block(op, dtype);
   return ((uint64_t)n + per - 1) / per;
 }
 

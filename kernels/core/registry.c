@@ -1,6 +1,6 @@
 /* core/registry.c — the op table built from tide/ops.def, name lookup, the
- * eager entry points (check inputs, infer, allocate outputs, run the kernel)
- * and the recorder hook that tracing sets. */
+ * eager entry points (check inputs, infer, allocate outputs, run the CPU
+ * backend's kernel) and the recorder hook that tracing sets. */
 #include "registry.h"
 #include "backend.h"
 #include "unknown_dims.h"
@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The one place core names backend code, by design: each row carries its CPU
- * kernel (from ops.def), and the rest of core reaches kernels only through
- * this table, never by including cpu/ (tests/sh/test_layers.sh checks it). */
+/* The rows; their kernels are in the backends' tables (core/backend.h), and
+ * each row's unknown-rank rule is its inference's, tide_infer_X_rank, which
+ * the family defines beside it (a link error names a missing one). */
 const tide_op_def tide_op_defs[TIDE_NUM_OPS] = {
 #define TIDE_OP(id, name, nin, nout, dts, out, infer, cpu, flags) \
-  {TIDE_OP_##id, name, nin, nout, (uint32_t)(dts), out, infer, cpu, (uint32_t)(flags)},
+  {TIDE_OP_##id, name, nin, nout, (uint32_t)(dts), out, infer, &infer##_rank, (uint32_t)(flags)},
 #include "tide/ops.def"
 #undef TIDE_OP
 };
@@ -302,7 +302,7 @@ static inline __attribute__((always_inline)) tide_status run_eager(const tide_op
     }
     attrs = &drawn;
   }
-  st = def->cpu(def, attrs, n_in, in, n_out, out);
+  st = tide_cpu_backend.kernels[op](def, attrs, n_in, in, n_out, out); /* eager inputs are on the CPU (wants_recorder) */
   if (st) blank_outputs(n_out, out);
   else tide_strings_settle(n_out, out);
   return st;

@@ -15,6 +15,26 @@ typedef tide_status (*tide_infer_fn)(const tide_op_def *def, const tide_attrs *a
 typedef tide_status (*tide_kernel_fn)(const tide_op_def *def, const tide_attrs *attrs, int n_in,
                                       const tide_tensor *const *in, int n_out, tide_tensor *const *out);
 
+/* How a family infers when inputs have an unknown rank (TIDE_UNKNOWN_RANK, a
+ * traced TensorSpec(nil)): its rule sits beside its inference (infer_*.c),
+ * named after it (tide_infer_X_rank), and core/infer_rank.c runs it. Each
+ * input of unknown rank gets a stand-in of the rank `stand_in` says, with
+ * every dim unknown, and the family's own inference runs on those, giving
+ * its dtype checks, messages and output dtypes; outputs keep the shape it
+ * gives when `keeps_shape` says that holds whatever the real rank is, else
+ * get an unknown rank. core/infer_rank.h has the helpers rules use. */
+typedef struct tide_rank_rule {
+  /* The stand-in's rank for input i (of unknown rank), or -1: none fits
+   * (then `written`). NULL: none for any input. A shape input
+   * (TIDE_OPF_SHAPE_INPUT) is a vector whatever the rule says. */
+  int (*stand_in)(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i);
+  /* True when the stand-ins' output shapes hold for any real rank; NULL: never. */
+  bool (*keeps_shape)(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in);
+  /* The rule written out, for calls no stand-in fits; NULL: the generic
+   * one (the dtype rule on the first input, outputs of unknown rank). */
+  tide_infer_fn written;
+} tide_rank_rule;
+
 struct tide_op_def {
   int id;
   const char *name;
@@ -22,24 +42,26 @@ struct tide_op_def {
   uint32_t dtypes;      /* TIDE_DTS_* the data inputs accept */
   int out_rule;         /* tide_out_rule */
   tide_infer_fn infer;
-  tide_kernel_fn cpu;
+  const tide_rank_rule *rank; /* infer's rule for inputs of unknown rank */
   uint32_t flags;       /* TIDE_OPF_* */
 };
 
 extern const tide_op_def tide_op_defs[TIDE_NUM_OPS];
 
-/* Every family's inference and CPU kernel, declared from the table (the
- * designed exception to "core knows no backend": see tide_op_defs). */
+/* Every family's inference and CPU kernel, declared from the table: the
+ * kernels are the CPU backend's (core/backend_cpu.c), which is the designed
+ * exception to "core knows no backend code"; others pick them through it. */
 #define TIDE_OP(id, name, nin, nout, dts, out, infer, cpu, flags) \
   tide_status infer(const tide_op_def *, const tide_attrs *, int, const tide_tensor *const *, int, \
                     tide_tensor *const *);                                                          \
+  extern const tide_rank_rule infer##_rank;                                                         \
   tide_status cpu(const tide_op_def *, const tide_attrs *, int, const tide_tensor *const *, int,   \
                   tide_tensor *const *);
 #include "tide/ops.def"
 #undef TIDE_OP
 
 /* Inference for inputs of which some have an unknown rank (core/infer_rank.c):
- * each family's rule, giving outputs of unknown rank where nothing better holds. */
+ * def's family's rule (def->rank), giving outputs of unknown rank where nothing better holds. */
 tide_status tide_infer_unknown_rank(const tide_op_def *def, const tide_attrs *attrs, int n_in,
                                     const tide_tensor *const *in, int n_out, tide_tensor *const *out);
 

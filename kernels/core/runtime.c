@@ -1,5 +1,5 @@
 /* core/runtime.c — process-wide settings: the version string, the pool's
- * thread count, and the interrupt flag (a bit of the hooks word). */
+ * thread count, and the hooks word (interrupts: core/interrupt.c). */
 #include "internal.h"
 #include "parallel.h"
 
@@ -19,17 +19,9 @@ tide_status tide_set_num_threads(int n) {
 
 int tide_get_num_threads(void) { return tide_parallel_threads(); }
 
-/* The interrupt request is a bit of the hooks word (internal.h); a
+/* The hooks word (internal.h). The interrupt request is a bit of it: a
  * lock-free atomic is safe in a signal handler. */
 uint32_t tide_hooks;
-
-void tide_request_interrupt(void) { __atomic_fetch_or(&tide_hooks, TIDE_HOOK_INTERRUPT, __ATOMIC_RELAXED); }
-
-void tide_clear_interrupt(void) { __atomic_fetch_and(&tide_hooks, ~(uint32_t)TIDE_HOOK_INTERRUPT, __ATOMIC_RELAXED); }
-
-bool tide_interrupt_pending(void) { return (tide_hooks_now() & TIDE_HOOK_INTERRUPT) != 0; }
-
-void tide_interrupt_clear(void) { tide_clear_interrupt(); }
 
 double tide_monotonic_seconds(void) {
   struct timespec ts;

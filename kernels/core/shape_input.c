@@ -1,6 +1,6 @@
 /* core/shape_input.c — shapes as tensors: the shape and size ops' inference,
  * and reading the shape input of an op flagged TIDE_OPF_SHAPE_INPUT. */
-#include "registry.h"
+#include "infer_rank.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -87,3 +87,8 @@ tide_status tide_infer_shape_of(const tide_op_def *def, const tide_attrs *a, int
   tide_tensor_set_contiguous_layout(out[0], a->dtype, def->id == TIDE_OP_SHAPE ? 1 : 0, &rank);
   return TIDE_OK;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* shape and size read an unknown rank themselves (a vector of unknown length). */
+const tide_rank_rule tide_infer_shape_of_rank = {NULL, NULL, tide_infer_shape_of};

@@ -5,10 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* refs is atomic; the bytes follow, then a NUL outside len. */
+/* refs is atomic; the bytes follow, then a NUL outside len. A string made
+ * while a memory account is current (a capped VM's call, its pipeline
+ * threads) is charged to it, as tensor storages are, and credits it back
+ * when freed: string tensors hold their bytes here, not in their storage. */
 struct tide_string {
   int64_t refs;
   int64_t len;
+  tide_memory_account *account;
   char bytes[];
 };
 
@@ -27,11 +31,29 @@ tide_string *tide_string_new(const char *bytes, int64_t len) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "string: %lld bytes is too long", (long long)len);
     return NULL;
   }
-  tide_string *s = tide_alloc(block_bytes(len));
-  if (!s) return NULL;
+  size_t total = block_bytes(len);
+  tide_memory_account *account = tide_memory_account_current();
+  if (TIDE_UNLIKELY(account)) {
+    if (!tide_memory_account_charge(account, (int64_t)total)) {
+      TIDE_FAIL(TIDE_ERR_MEMORY, "memory limit of %lld bytes reached: a string of %lld bytes does not fit beside the "
+                "%lld bytes in use", (long long)tide_memory_account_limit(account), (long long)len,
+                (long long)tide_memory_account_used(account));
+      return NULL;
+    }
+    tide_memory_account_retain(account);
+  }
+  tide_string *s = tide_alloc(total);
+  if (!s) {
+    if (account) {
+      tide_memory_account_credit(account, (int64_t)total);
+      tide_memory_account_release(account);
+    }
+    return NULL;
+  }
   __atomic_add_fetch(&live_strings, 1, __ATOMIC_RELAXED);
   s->refs = 1;
   s->len = len;
+  s->account = account;
   if (len) memcpy(s->bytes, bytes, (size_t)len);
   s->bytes[len] = '\0';
   return s;
@@ -44,7 +66,13 @@ void tide_string_retain(tide_string *s) {
 void tide_string_release(tide_string *s) {
   if (s && __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0) {
     __atomic_sub_fetch(&live_strings, 1, __ATOMIC_RELAXED);
-    tide_free(s, block_bytes(s->len));
+    tide_memory_account *account = s->account;
+    size_t total = block_bytes(s->len);
+    tide_free(s, total);
+    if (account) {
+      tide_memory_account_credit(account, (int64_t)total);
+      tide_memory_account_release(account);
+    }
   }
 }
 

@@ -5,16 +5,17 @@
 #include "views.h"
 #include "backend.h"
 #include "unknown_dims.h"
+#include "infer_rank.h"
 
 #include <string.h>
 
 /* Copy src's elements into dst (same dtype, src's shape or broadcast to dst's)
- * with the kernel of the table's COPY row: the strided copy is a backend's
- * kernel, which core reaches only through the op table. */
+ * with the COPY kernel of src's device's backend: the strided copy is a
+ * backend's kernel, which core reaches only through the backend tables (a
+ * GPU tensor exists only once its backend loaded, with a COPY kernel). */
 static tide_status copy_elements(tide_tensor *dst, const tide_tensor *src) {
-  const tide_op_def *copy = &tide_op_defs[TIDE_OP_COPY];
-  if (TIDE_UNLIKELY(src->dev != TIDE_CPU)) return tide_device_copy_kernel()(copy, &tide_default_attrs, 1, &src, 1, &dst);
-  return copy->cpu(copy, &tide_default_attrs, 1, &src, 1, &dst);
+  const tide_backend *be = TIDE_LIKELY(src->dev == TIDE_CPU) ? &tide_cpu_backend : tide_backend_for(src->dev);
+  return be->kernels[TIDE_OP_COPY](&tide_op_defs[TIDE_OP_COPY], &tide_default_attrs, 1, &src, 1, &dst);
 }
 
 /* Contract in views.h. */
@@ -474,3 +475,58 @@ tide_status tide_cpu_expand_dims(const tide_op_def *def, const tide_attrs *a, in
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
   return run_view(expand_plan, def, a, in[0], out[0]);
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* reshape's x: an unknown number of elements; the shape comes from the attrs or the shape input. */
+static int reshape_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(i);
+  return 1;
+}
+const tide_rank_rule tide_infer_reshape_rank = {reshape_rank, tide_rank_keeps, NULL};
+/* x: a scalar fits any target shape. */
+const tide_rank_rule tide_infer_broadcast_to_rank = {tide_rank_scalar, tide_rank_keeps, NULL};
+
+/* One perm entry per dim; no perm (reverse the dims) gives nothing. */
+static int transpose_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(i);
+  return tide_rank_capped(a->nints);
+}
+static bool transpose_keeps(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in) {
+  TIDE_UNUSED(def), TIDE_UNUSED(n_in), TIDE_UNUSED(in);
+  return a->nints > 0;
+}
+const tide_rank_rule tide_infer_transpose_rank = {transpose_rank, transpose_keeps, NULL};
+
+/* The leading dims the spec names (the rest pass through, of unknown count). */
+static int slice_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(i);
+  return tide_rank_capped(a->nints / 3);
+}
+const tide_rank_rule tide_infer_slice_rank = {slice_rank, NULL, NULL};
+
+/* Several axes, checked when the graph runs: the generic rule (x's dtype, an unknown rank). */
+const tide_rank_rule tide_infer_squeeze_rank = {NULL, NULL, NULL};
+
+/* One axis of a result one rank higher. */
+static int expand_dims_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                            int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(i);
+  return TIDE_MAX_DIMS - 1;
+}
+const tide_rank_rule tide_infer_expand_dims_rank = {expand_dims_rank, NULL, NULL};
+
+/* (x, update) -> x's shape: the dtypes checked, the slice when the graph runs. */
+static tide_status slice_update_unknown_rank(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                             const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  const tide_tensor *x = in[0];
+  tide_status st = tide_check_dtype(def, x, "x");
+  if (st) return st;
+  if (in[1]->dt != x->dt)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: update is %s but x is %s (convert with :cast(\"%s\"))", def->name,
+                     tide_dtype_name(in[1]->dt), tide_dtype_name(x->dt), tide_dtype_name(x->dt));
+  tide_rank_shape_of_first(x, out[0]);
+  return TIDE_OK;
+}
+const tide_rank_rule tide_infer_slice_update_rank = {NULL, NULL, slice_update_unknown_rank};

@@ -17,13 +17,24 @@
   default: return NULL;                 \
   }
 
+/* 1 when an ops.def row's CPU kernel column `cpu` is tide_cpu_unary (or
+ * tide_cpu_binary), else 0, as a constant expression: how unary.c and
+ * binary.c check at build time that core/elementwise.def has their ops' rows. */
+#define TIDE_IS_UNARY_KERNEL(cpu) TIDE_EW_IS(TIDE_EW_PROBE_##cpu##_unary)
+#define TIDE_IS_BINARY_KERNEL(cpu) TIDE_EW_IS(TIDE_EW_PROBE_##cpu##_binary)
+#define TIDE_EW_PROBE_tide_cpu_unary_unary ~, 1
+#define TIDE_EW_PROBE_tide_cpu_binary_binary ~, 1
+#define TIDE_EW_IS(...) TIDE_EW_SECOND(__VA_ARGS__, 0, ~)
+#define TIDE_EW_SECOND(a, b, ...) b
+
 /* The loop of unary op `op` on compute dtype dt, or NULL; ctx is the op's tide_attrs. */
 tide_loop_fn tide_unary_loop(int op, int dt);
 
-/* Integer errors a binary loop reports through its ctx (bits of `bad`). */
-enum { TIDE_BINARY_DIV_ZERO = 1, TIDE_BINARY_NEG_POW = 2 };
+/* Integer errors a binary loop reports through its ctx: core/formulas.h's
+ * TIDE_BAD_* bits, set atomically by any thread. `bad` comes first: the
+ * loops hand the ctx to the formulas as an int *. */
 typedef struct tide_binary_ctx {
-  int bad; /* TIDE_BINARY_* bits, set atomically by any thread */
+  int bad;
 } tide_binary_ctx;
 /* The loop of binary op `op` on input compute dtype dt, or NULL; ctx is a tide_binary_ctx. */
 tide_loop_fn tide_binary_loop(int op, int dt);

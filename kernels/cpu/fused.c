@@ -2,7 +2,7 @@
  * description as a float32 register program or, for other dtypes, as the
  * registry's typed loops over L1 blocks, and runs it (cpu/fused_run.c). */
 #include "fused_cpu.h"
-#include "../core/registry.h"
+#include "../core/backend.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -206,7 +206,7 @@ static tide_status check_outputs(const tide_fused *f, tide_tensor *const *out) {
 }
 
 
-/* ---- the backend ---------------------------------------------------------------------------- */
+/* ---- the runner ---------------------------------------------------------------------------- */
 
 static tide_status run(const tide_fused *f, const void *prog, const tide_tensor *const *in, tide_tensor *const *out,
                        unsigned hints, int *failed) {
@@ -231,4 +231,4 @@ static tide_status run(const tide_fused *f, const void *prog, const tide_tensor 
   return st;
 }
 
-const tide_fused_backend tide_cpu_fused_backend = {"cpu", program_bytes, prepare, run};
+const tide_fused_runner tide_cpu_fused_runner = {"cpu", program_bytes, prepare, run};

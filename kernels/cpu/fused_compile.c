@@ -2,7 +2,7 @@
  * float32 engine's register program (which step runs how, what the
  * accumulator carries, what is saved) and the generic engine's loops and blocks. */
 #include "fused_cpu.h"
-#include "../core/registry.h"
+#include "../core/backend.h"
 
 #include <string.h>
 
@@ -48,9 +48,9 @@ static int f32_form(const tide_fused_step *s, int *opcode) {
 #undef CMP
   /* Other float32 ops run the registry's own loop on tiles. */
   if (!f || !to_f) return K_NONE;
-  const tide_op_def *def = &tide_op_defs[s->op];
-  if (def->cpu == tide_cpu_unary && tide_unary_loop(s->op, TIDE_FLOAT32)) return K_CALL;
-  if (def->cpu == tide_cpu_binary && tide_binary_loop(s->op, TIDE_FLOAT32)) return K_CALL;
+  tide_kernel_fn kernel = tide_cpu_backend.kernels[s->op];
+  if (kernel == tide_cpu_unary && tide_unary_loop(s->op, TIDE_FLOAT32)) return K_CALL;
+  if (kernel == tide_cpu_binary && tide_binary_loop(s->op, TIDE_FLOAT32)) return K_CALL;
   return K_NONE;
 }
 
@@ -159,8 +159,7 @@ tide_status fused_cpu_compile_f32(const tide_fused *f, cpu_prog *cp, f32_prog *p
     if (k == K_NONE) return TIDE_FAIL(TIDE_ERR_INTERNAL, "fused: %s has no float32 form", tide_op_name(s->op));
     if (k == K_CALL) {
       f32_ins *in = emit(&c, F32_CALL);
-      const tide_op_def *def = &tide_op_defs[s->op];
-      bool unary = def->cpu == tide_cpu_unary;
+      bool unary = tide_cpu_backend.kernels[s->op] == tide_cpu_unary;
       in->fn = unary ? tide_unary_loop(s->op, TIDE_FLOAT32) : tide_binary_loop(s->op, TIDE_FLOAT32);
       in->ctx = unary ? (uint32_t)(cp->attrs_off + u * (int)sizeof(tide_attrs)) : 0;
       in->nargs = (uint8_t)s->n_args;
@@ -229,21 +228,21 @@ tide_status fused_cpu_compile_f32(const tide_fused *f, cpu_prog *cp, f32_prog *p
 
 /* A generic step's typed loop and how it reads its ctx, or NULL. */
 static tide_loop_fn gen_loop(const tide_fused_step *s, int *ctx) {
-  const tide_op_def *def = &tide_op_defs[s->op];
+  tide_kernel_fn kernel = tide_cpu_backend.kernels[s->op]; /* the op's family, by its kernel */
   int dt = compute_dt(s->arg_dt);
   *ctx = CTX_NONE;
-  if (def->cpu == tide_cpu_unary) {
+  if (kernel == tide_cpu_unary) {
     *ctx = CTX_ATTRS;
     return tide_unary_loop(s->op, dt);
   }
-  if (def->cpu == tide_cpu_binary) {
+  if (kernel == tide_cpu_binary) {
     *ctx = CTX_BINARY;
     return tide_binary_loop(s->op, dt);
   }
-  if (def->cpu == tide_cpu_cast) return tide_cast_loop(s->arg_dt, s->dt);
-  if (def->cpu == tide_cpu_copy) return tide_copy_loop((size_t)compute_size(s->arg_dt));
-  if (def->cpu == tide_cpu_where) return tide_where_loop((size_t)compute_size(s->dt));
-  if (def->cpu == tide_cpu_clip) return tide_clip_loop(dt);
+  if (kernel == tide_cpu_cast) return tide_cast_loop(s->arg_dt, s->dt);
+  if (kernel == tide_cpu_copy) return tide_copy_loop((size_t)compute_size(s->arg_dt));
+  if (kernel == tide_cpu_where) return tide_where_loop((size_t)compute_size(s->dt));
+  if (kernel == tide_cpu_clip) return tide_clip_loop(dt);
   return NULL;
 }
 

@@ -5,7 +5,8 @@
 #define TIDE_CPU_FUSED_F32_H
 
 #include "iter.h"
-#include "../core/fused.h"
+#include "../core/backend.h"
+#include "tide/fused.h"
 
 /* The engine evaluates a whole fused group on one strip of elements at a
  * time: the strip (8 vectors: 128 floats with AVX-512, 64 with AVX, 32

@@ -263,13 +263,3 @@ tide_status tide_copy_strided(const char *op, tide_tensor *dst, const tide_tenso
   it.convert_halves = false;
   return tide_iter_run(&it, tide_copy_loop(tide_dtype_size_unchecked(dst->dt)), NULL);
 }
-
-tide_status tide_contiguous_or_copy(const char *op, const tide_tensor *x, tide_tensor *tmp, const tide_tensor **use) {
-  memset(tmp, 0, sizeof *tmp);
-  *use = x;
-  if (tide_tensor_is_contiguous(x)) return TIDE_OK;
-  tide_status st = tide_tensor_init(tmp, x->dt, x->ndim, x->dims);
-  if (!st) st = tide_copy_strided(op, tmp, x);
-  *use = tmp;
-  return st;
-}

@@ -59,8 +59,5 @@ static inline bool tide_is_half(int dt) { return dt == TIDE_FLOAT16 || dt == TID
 tide_loop_fn tide_copy_loop(size_t size);
 /* Copy src into dst elementwise (same dtype, src broadcast to dst's shape). */
 tide_status tide_copy_strided(const char *op, tide_tensor *dst, const tide_tensor *src);
-/* x itself when contiguous, else a contiguous copy made in the blank header
- * *tmp; *use gets the one to read. The caller releases *tmp (also on failure). */
-tide_status tide_contiguous_or_copy(const char *op, const tide_tensor *x, tide_tensor *tmp, const tide_tensor **use);
 
 #endif

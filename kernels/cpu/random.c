@@ -2,45 +2,12 @@
  * on counter-based Philox blocks: output element i reads block counter + i / per. */
 #include "iter.h"
 #include "../core/parallel.h"
+#include "../core/philox.h"
 #include "../core/registry.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Values a block of four 32-bit words yields; see tide_random_counters. */
-static int per_block(int op, int dt) { return (int)(4 / tide_random_counters(op, dt, 4)); }
-
-#define TWO_PI 6.283185307179586476925286766559
-
-/* Uniforms: [0, 1) from 24 or 53 bits; (0, 1] for the logarithm of Box-Muller. */
-static inline float u24(uint32_t w) { return (float)(w >> 8) * 0x1p-24f; }
-static inline float u24_open0(uint32_t w) { return (float)((w >> 8) + 1) * 0x1p-24f; }
-static inline uint64_t join64(uint32_t hi, uint32_t lo) { return (uint64_t)hi << 32 | lo; }
-static inline double u53(uint64_t x) { return (double)(x >> 11) * 0x1p-53; }
-static inline double u53_open0(uint64_t x) { return (double)((x >> 11) + 1) * 0x1p-53; }
-
-/* Box-Muller: four standard normals from one block (32-bit precision). */
-static inline void normals_f32(const uint32_t w[4], float z[4]) {
-  for (int p = 0; p < 2; p++) {
-    float r = sqrtf(-2.0f * logf(u24_open0(w[2 * p]))), t = (float)TWO_PI * u24(w[2 * p + 1]);
-    z[2 * p] = r * cosf(t);
-    z[2 * p + 1] = r * sinf(t);
-  }
-}
-
-/* Box-Muller: two standard normals from one block (64-bit precision). */
-static inline void normals_f64(const uint32_t w[4], double z[2]) {
-  double r = sqrt(-2.0 * log(u53_open0(join64(w[0], w[1])))), t = TWO_PI * u53(join64(w[2], w[3]));
-  z[0] = r * cos(t);
-  z[1] = r * sin(t);
-}
-
-/* The largest value of half dtype dt below bits h (IEEE sign-magnitude order). */
-static inline uint16_t half_below(uint16_t h) {
-  if ((h & 0x7fffu) == 0) return 0x8001u;
-  return (h & 0x8000u) ? (uint16_t)(h + 1) : (uint16_t)(h - 1);
-}
 
 /* Store double v in element i of float buffer p (dtype dt); with `below`,
  * values that round to `hi` or above step down one unit, keeping [lo, hi). */
@@ -58,13 +25,13 @@ static inline void store_float(void *p, int64_t i, int dt, double v, bool below,
   }
   case TIDE_FLOAT16: {
     uint16_t h = tide_float_to_half((float)v);
-    if (below && tide_half_to_float(h) >= hi) h = half_below(tide_float_to_half((float)hi));
+    if (below && tide_half_to_float(h) >= hi) h = tide_half_below(tide_float_to_half((float)hi));
     ((uint16_t *)p)[i] = h;
     break;
   }
   default: {
     uint16_t h = tide_float_to_bfloat16((float)v);
-    if (below && tide_bfloat16_to_float(h) >= hi) h = half_below(tide_float_to_bfloat16((float)hi));
+    if (below && tide_bfloat16_to_float(h) >= hi) h = tide_half_below(tide_float_to_bfloat16((float)hi));
     ((uint16_t *)p)[i] = h;
     break;
   }
@@ -93,69 +60,54 @@ static inline void store_int(void *p, int64_t i, int dt, int64_t v) {
   }
 }
 
-/* Standard normal j of block b, re-drawn (counter high word = attempt) until
- * |z| < 2 as TF's truncated normal does; each element's attempts are its own. */
-static double truncated_at(const rng_ctx *c, uint64_t b, int j, double z) {
-  for (uint64_t attempt = 1; fabs(z) >= 2.0; attempt++) {
-    uint32_t w[4];
-    tide_philox4x32(c->key, c->counter + b, attempt, w);
-    if (c->dt == TIDE_FLOAT64) {
-      double zz[2];
-      normals_f64(w, zz);
-      z = zz[j];
-    } else {
-      float zz[4];
-      normals_f32(w, zz);
-      z = zz[j];
-    }
-  }
-  return z;
-}
-
-/* Philox blocks [b0, b1) of a random creation op, each filling `per` elements. */
+/* Philox blocks [b0, b1) of a random creation op, each filling `per` elements
+ * (the mapping of bits to values is philox.h's, as CUDA's kernel does it). */
 static void rng_blocks(void *arg, int64_t b0, int64_t b1) {
   const rng_ctx *c = arg;
   for (int64_t b = b0; b < b1; b++) {
     uint32_t w[4];
-    tide_philox4x32(c->key, c->counter + (uint64_t)b, 0, w);
+    tide_philox(c->key, c->counter + (uint64_t)b, 0, w);
     int64_t i0 = b * c->per;
     int m = c->n - i0 < c->per ? (int)(c->n - i0) : c->per;
     if (c->op == TIDE_OP_RANDOM_UNIFORM) {
       if (tide_dtype_is_int(c->dt)) {
         for (int j = 0; j < m; j++) {
-          uint64_t x = join64(w[2 * j], w[2 * j + 1]);
+          uint64_t x = tide_join64(w[2 * j], w[2 * j + 1]);
           store_int(c->data, i0 + j, c->dt, (int64_t)((uint64_t)c->imin + x % c->irange));
         }
       } else if (c->dt == TIDE_FLOAT64) {
         for (int j = 0; j < m; j++) {
-          double u = u53(join64(w[2 * j], w[2 * j + 1]));
-          store_float(c->data, i0 + j, c->dt, c->a + (c->b - c->a) * u, c->below, c->b);
+          double u = tide_u53(tide_join64(w[2 * j], w[2 * j + 1]));
+          store_float(c->data, i0 + j, c->dt, tide_affine_f64(c->a, c->b - c->a, u), c->below, c->b);
         }
       } else if (c->dt == TIDE_FLOAT32) { /* the common case, in float as TF computes it */
         float lo = (float)c->a, range = (float)(c->b - c->a), hi = (float)c->b, top = c->top;
         float *o = (float *)c->data + i0;
         for (int j = 0; j < m; j++) {
-          float v = lo + range * u24(w[j]);
+          float v = tide_affine_f32(lo, range, tide_u24(w[j]));
           o[j] = c->below && v >= hi ? top : v;
         }
       } else {
         for (int j = 0; j < m; j++)
-          store_float(c->data, i0 + j, c->dt, c->a + (c->b - c->a) * (double)u24(w[j]), c->below, c->b);
+          store_float(c->data, i0 + j, c->dt, tide_affine_f64(c->a, c->b - c->a, (double)tide_u24(w[j])), c->below,
+                      c->b);
       }
       continue;
     }
     /* normal and truncated normal */
     double z[4];
     if (c->dt == TIDE_FLOAT64) {
-      normals_f64(w, z);
+      tide_normals_f64(w, z);
     } else {
       float zf[4];
-      normals_f32(w, zf);
+      tide_normals_f32(w, zf);
       for (int j = 0; j < 4; j++) z[j] = zf[j];
     }
     for (int j = 0; j < m; j++) {
-      double v = c->op == TIDE_OP_TRUNCATED_NORMAL ? truncated_at(c, (uint64_t)b, j, z[j]) : z[j];
-      store_float(c->data, i0 + j, c->dt, c->a + c->b * v, false, 0);
+      double v = c->op == TIDE_OP_TRUNCATED_NORMAL
+                   ? tide_truncated_normal(c->key, c->counter + (uint64_t)b, j, c->dt == TIDE_FLOAT64, z[j])
+                   : z[j];
+      store_float(c->data, i0 + j, c->dt, tide_affine_f64(c->a, c->b, v), false, 0);
     }
   }
 }
@@ -164,8 +116,8 @@ tide_status tide_cpu_random(const tide_op_def *def, const tide_attrs *attrs, int
                             int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(n_out);
   tide_tensor *o = out[0];
-  rng_ctx c = {def->id, o->dt, per_block(def->id, o->dt), o->data, o->nelem, attrs->rng_key, attrs->rng_counter,
-               attrs->scalars[0], attrs->scalars[1], false, 0, 0, 0};
+  rng_ctx c = {def->id, o->dt, tide_random_per_block(def->id, o->dt), o->data, o->nelem, attrs->rng_key,
+               attrs->rng_counter, attrs->scalars[0], attrs->scalars[1], false, 0, 0, 0};
   if (def->id == TIDE_OP_RANDOM_UNIFORM) {
     if (tide_dtype_is_int(o->dt)) { /* bounds checked by inference */
       c.imin = (int64_t)attrs->scalars[0];
@@ -233,9 +185,9 @@ tide_status tide_cpu_shuffle(const tide_op_def *def, const tide_attrs *attrs, in
   for (int64_t r = 0; r < rows; r++) perm[r] = r;
   uint32_t w[4];
   for (int64_t i = rows - 1; i > 0; i--) {
-    if (i == rows - 1 || i % 2 == 1) tide_philox4x32(attrs->rng_key, attrs->rng_counter + (uint64_t)(i / 2), 0, w);
+    if (i == rows - 1 || i % 2 == 1) tide_philox(attrs->rng_key, attrs->rng_counter + (uint64_t)(i / 2), 0, w);
     int h = (int)(i % 2);
-    int64_t j = (int64_t)(join64(w[2 * h], w[2 * h + 1]) % (uint64_t)(i + 1));
+    int64_t j = (int64_t)(tide_join64(w[2 * h], w[2 * h + 1]) % (uint64_t)(i + 1));
     int64_t t = perm[i];
     perm[i] = perm[j], perm[j] = t;
   }

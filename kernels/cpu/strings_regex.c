@@ -1,10 +1,21 @@
 /* cpu/strings_regex.c — regex_replace with PCRE2: TF's RE2 patterns (mostly
  * the same syntax), its rewrite (\0..\9 groups, \\ a backslash), and RE2's
- * rules for the first match or every one (no empty match right after a match). */
+ * rules for the first match or every one (no empty match right after a match).
+ *
+ * PCRE2 backtracks where RE2 runs in linear time, and one pcre2_match call
+ * cannot be interrupted: each call gets a step limit (a pattern that needs
+ * more on one element is refused, naming it), which bounds it to tens of
+ * milliseconds, and an interrupt (a VM's time budget) is polled between calls. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "strings_util.h"
 
 #include <pcre2.h>
+
+/* PCRE2's limits for one match: backtracking steps (its default is 10
+ * million, up to a second or so of work) and nested backtracking depth. */
+enum { MATCH_LIMIT = 1000000, DEPTH_LIMIT = 250000 };
+/* replace_one's code for a match stopped by an interrupt. */
+enum { REPLACE_INTERRUPTED = 1 };
 
 /* Check TF's rewrite against a pattern of `groups` capture groups: NULL when
  * it is good, else why not (RE2 refuses these rewrites too). */
@@ -52,11 +63,12 @@ static int64_t char_bytes(const unsigned char *s, int64_t i, int64_t n) {
 
 /* One element: its matches replaced into out (RE2's GlobalReplace / Replace).
  * Returns a PCRE2 error code (< 0) when matching failed, else 0. */
-static int replace_one(const pcre2_code *re, pcre2_match_data *md, const char *s, int64_t n, const char *rew,
-                       int64_t rlen, bool global, tide_strbuf *out, bool *oom) {
+static int replace_one(const pcre2_code *re, pcre2_match_data *md, pcre2_match_context *mc, const char *s, int64_t n,
+                       const char *rew, int64_t rlen, bool global, tide_strbuf *out, bool *oom) {
   int64_t p = 0, last_end = -1;
   while (p <= n) {
-    int rc = pcre2_match(re, (PCRE2_SPTR)s, (PCRE2_SIZE)n, (PCRE2_SIZE)p, 0, md, NULL);
+    if (tide_interrupt_pending()) return REPLACE_INTERRUPTED;
+    int rc = pcre2_match(re, (PCRE2_SPTR)s, (PCRE2_SIZE)n, (PCRE2_SIZE)p, 0, md, mc);
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0) return rc;
     const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
@@ -107,7 +119,12 @@ tide_status tide_cpu_regex_replace(const tide_op_def *def, const tide_attrs *a, 
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: invalid rewrite \"%.*s\": %s", def->name, (int)rlen, rew, why);
   }
   pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-  tide_status st = md ? TIDE_OK : TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", def->name);
+  pcre2_match_context *mc = pcre2_match_context_create(NULL);
+  if (mc) {
+    pcre2_set_match_limit(mc, MATCH_LIMIT);
+    pcre2_set_depth_limit(mc, DEPTH_LIMIT);
+  }
+  tide_status st = md && mc ? TIDE_OK : TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", def->name);
   tide_strings_adopt(o);
   tide_strbuf res = {0};
   for (int64_t k = 0; k < o->nelem && !st; k++) {
@@ -115,9 +132,17 @@ tide_status tide_cpu_regex_replace(const tide_op_def *def, const tide_attrs *a, 
     const char *s = tide_str_at(in[0], k, &len);
     bool oom = false;
     res.n = 0;
-    int rc = replace_one(re, md, s, len, rew, rlen, a->n == 1, &res, &oom);
+    int rc = replace_one(re, md, mc, s, len, rew, rlen, a->n == 1, &res, &oom);
     if (oom) st = TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", def->name);
-    else if (rc < 0) {
+    else if (rc == REPLACE_INTERRUPTED) {
+      tide_interrupt_clear();
+      st = TIDE_FAIL(TIDE_ERR_INTERRUPTED, "%s: interrupted at element %lld", def->name, (long long)k);
+    } else if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT) {
+      st = TIDE_FAIL(TIDE_ERR_VALUE, "%s: matching element %lld failed: the pattern \"%.*s\" backtracks too much "
+                     "(past the matcher's limit of %d steps, or its depth; TensorFlow's RE2 matches in linear "
+                     "time): simplify the pattern (e.g. no nested repetition such as (a+)+)", def->name,
+                     (long long)k, (int)plen, pat, MATCH_LIMIT);
+    } else if (rc < 0) {
       PCRE2_UCHAR msg[256];
       pcre2_get_error_message(rc, msg, sizeof msg);
       st = TIDE_FAIL(TIDE_ERR_VALUE, "%s: matching element %lld failed: %s", def->name, (long long)k,
@@ -126,6 +151,7 @@ tide_status tide_cpu_regex_replace(const tide_op_def *def, const tide_attrs *a, 
       st = tide_str_put(o, k, res.p, res.n);
     }
   }
+  pcre2_match_context_free(mc);
   pcre2_match_data_free(md);
   pcre2_code_free(re);
   free(res.p);

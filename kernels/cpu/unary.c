@@ -1,28 +1,24 @@
-/* cpu/unary.c — elementwise ops of one input (neg ... logical_not): typed
- * inner loops for the strided engine; halves compute through float32. The
- * loops are built once per instruction set; the kernel once (see simd.h). */
+/* cpu/unary.c — the CPU loops of the one-input ops of core/elementwise.def
+ * (neg ... invert): typed inner loops for the strided engine, picked by op and
+ * dtype; halves compute through float32. The loops are built once per
+ * instruction set; the kernel once (see simd.h). */
 #include "simd.h"
 #include "elementwise.h"
 #include "vmath.h"
+#include "../core/formulas.h"
 #include "../core/parallel.h"
 #include "../core/registry.h"
-
-#include <tgmath.h>
 
 /* The typed loops are stamped out for unsigned types too, where `x < 0` is
  * always false: that is intended, so the warning is silenced here. */
 #pragma GCC diagnostic ignored "-Wtype-limits"
 
-#define SQRT1_2 0.70710678118654752440
-#define SQRT_2_OVER_PI 0.79788456080286535588
-#define SELU_SCALE 1.0507009873554804934193349852946
-#define SELU_ALPHA 1.6732632423543772848170429916717
-
-/* One loop: TI in, TO out; EXPR reads `x` (of type T) and may use `alpha` (a
- * double: only the float ops that read it convert it) and `approx`. */
-#define UN_LOOP(NAME, TI, TO, EXPR)                                                  \
+/* One loop: TI in, computed as TC (T in the formula), TO out; EXPR reads `x`
+ * and may use `alpha` (a double: only the float ops that read it convert it)
+ * and `approx`. */
+#define UN_LOOP(NAME, TI, TC, TO, EXPR)                                              \
   static void NAME(int64_t n, char **p, const int64_t *s, void *ctx) {               \
-    typedef TI T;                                                                    \
+    typedef TC T;                                                                    \
     const tide_attrs *attrs = ctx;                                                   \
     const double alpha = attrs->scalars[0];                                          \
     const bool approx = (attrs->flags & TIDE_ATTR_APPROXIMATE) != 0;                 \
@@ -31,35 +27,36 @@
       TO *restrict o = (TO *)p[0];                                                   \
       const TI *restrict a = (const TI *)p[1];                                       \
       for (int64_t i = 0; i < n; i++) {                                              \
-        T x = a[i];                                                                  \
+        T x = (T)a[i];                                                               \
         o[i] = (TO)(EXPR);                                                           \
       }                                                                              \
     } else {                                                                         \
       for (int64_t i = 0; i < n; i++) {                                              \
-        T x = *(const TI *)(p[1] + i * s[1]);                                        \
+        T x = (T)(*(const TI *)(p[1] + i * s[1]));                                   \
         *(TO *)(p[0] + i * s[0]) = (TO)(EXPR);                                       \
       }                                                                              \
     }                                                                                \
   }
 
-#define FLOAT_OP(NAME, EXPR) UN_LOOP(NAME##_f32, float, float, EXPR) UN_LOOP(NAME##_f64, double, double, EXPR)
-#define INT_OP(NAME, EXPR)                                                                              \
-  UN_LOOP(NAME##_i8, int8_t, int8_t, EXPR) UN_LOOP(NAME##_u8, uint8_t, uint8_t, EXPR)                  \
-  UN_LOOP(NAME##_i32, int32_t, int32_t, EXPR) UN_LOOP(NAME##_i64, int64_t, int64_t, EXPR)
-#define NUM_OP(NAME, FEXPR, IEXPR) FLOAT_OP(NAME, FEXPR) INT_OP(NAME, IEXPR)
+/* Each family's loops, named ID_f32 ... ID_i64 (ID_b for bools). */
+#define UN_FLOAT(ID, F) UN_LOOP(ID##_f32, float, float, float, F) UN_LOOP(ID##_f64, double, double, double, F)
+#define UN_INT(ID, I)                                                                                   \
+  UN_LOOP(ID##_i8, int8_t, int8_t, int8_t, I) UN_LOOP(ID##_u8, uint8_t, uint8_t, uint8_t, I)           \
+  UN_LOOP(ID##_i32, int32_t, int32_t, int32_t, I) UN_LOOP(ID##_i64, int64_t, int64_t, int64_t, I)
+#define UN_NUM(ID, F, I) UN_FLOAT(ID, F) UN_INT(ID, I)
+/* A predicate writes 0 or 1 (tide/tensor.h: a bool byte is never anything else), whatever
+ * nonzero value its C test returns (glibc's isinf gives -1 for -inf). */
+#define UN_PRED(ID, F) UN_LOOP(ID##_f32, float, float, uint8_t, (F) != 0) UN_LOOP(ID##_f64, double, double, uint8_t, (F) != 0)
+#define UN_BOOL(ID, B) UN_LOOP(ID##_b, uint8_t, bool, uint8_t, B)
+#define TIDE_UNARY(ID, FAMILY, ...) UN_##FAMILY(ID, __VA_ARGS__)
+#include "../core/elementwise.def"
 
-NUM_OP(neg, -x, -x)
-NUM_OP(abs, fabs(x), x < 0 ? -x : x)
-NUM_OP(sign, x > 0 ? (T)1 : (x < 0 ? (T)-1 : x), (x > 0) - (x < 0))
-NUM_OP(square, x * x, x * x)
-NUM_OP(relu, x < 0 ? (T)0 : x, x < 0 ? 0 : x)
-NUM_OP(round, rint(x), x)
 /* float32 exp, tanh and sigmoid through vmath.h's vector forms (glibc's
  * expf/tanhf are scalar calls of ~60-100 instructions; an LSTM cell spent
  * more time in them than in its matmuls). The fused engine uses the same
  * functions, so a fused node and the eager op give the same bits. A short
  * tail or a strided run goes through one padded vector: every element gets
- * the lane computation whatever its position. float64 calls libm. */
+ * the lane computation whatever its position. float64 runs the formula. */
 #define VEC_F32_LOOP(NAME, VFN)                                                      \
   static void NAME(int64_t n, char **p, const int64_t *s, void *ctx) {               \
     (void)ctx;                                                                       \
@@ -78,95 +75,31 @@ NUM_OP(round, rint(x), x)
       for (int64_t j = 0; j < m; j++) *(float *)(p[0] + (i + j) * s[0]) = lanes[j];  \
     }                                                                                \
   }
-VEC_F32_LOOP(exp_f32, tide_vexp)
-VEC_F32_LOOP(tanh_f32, tide_vtanh)
-VEC_F32_LOOP(sigmoid_f32, tide_vsigmoid)
-UN_LOOP(exp_f64, double, double, exp(x))
-FLOAT_OP(expm1, expm1(x))
-FLOAT_OP(log, log(x))
-FLOAT_OP(log1p, log1p(x))
-FLOAT_OP(sqrt, sqrt(x))
-FLOAT_OP(rsqrt, (T)1 / sqrt(x))
-FLOAT_OP(reciprocal, (T)1 / x)
-FLOAT_OP(sin, sin(x))
-FLOAT_OP(cos, cos(x))
-UN_LOOP(tanh_f64, double, double, tanh(x))
-UN_LOOP(sigmoid_f64, double, double, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
-FLOAT_OP(elu, x > 0 ? x : expm1(x))
-FLOAT_OP(selu, (T)SELU_SCALE * (x > 0 ? x : (T)SELU_ALPHA * expm1(x)))
-/* gelu's tanh approximation 0.5 x (1 + tanh(u)): as written (TF's) where
- * u >= 0; below, as the same function x * sigmoid(2u) = x e^2u / (1 + e^2u),
- * because 1 + tanh(u) cancels there (digits lost from u of about -1, and the
- * whole tail rounded to -0 below u of about -9 in float32). */
-static inline float gelu_tanh_f32(float x) {
-  float u = (float)SQRT_2_OVER_PI * (x + 0.044715f * x * x * x);
-  if (u >= 0) return 0.5f * x * (1 + tanhf(u));
-  float e = expf(2 * u);
-  return x * e / (1 + e);
-}
-static inline double gelu_tanh_f64(double x) {
-  double u = SQRT_2_OVER_PI * (x + 0.044715 * x * x * x);
-  if (u >= 0) return 0.5 * x * (1 + tanh(u));
-  double e = exp(2 * u);
-  return x * e / (1 + e);
-}
-#define GELU_TANH(x) _Generic((x), float: gelu_tanh_f32, default: gelu_tanh_f64)(x)
-/* The erf form as 0.5 x erfc(-x / sqrt 2) (TF's): 1 + erf(x / sqrt 2) loses
- * every digit below x of about -5.5 in float32, erfc keeps them. */
-FLOAT_OP(gelu, approx ? GELU_TANH(x) : (T)0.5 * x * erfc(-x * (T)SQRT1_2))
-FLOAT_OP(leaky_relu, x > 0 ? x : (T)alpha * x)
-FLOAT_OP(softplus, x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)))
-FLOAT_OP(erf, erf(x))
-FLOAT_OP(floor, floor(x))
-FLOAT_OP(ceil, ceil(x))
-UN_LOOP(isnan_f32, float, uint8_t, isnan(x))
-UN_LOOP(isnan_f64, double, uint8_t, isnan(x))
-UN_LOOP(isfinite_f32, float, uint8_t, isfinite(x))
-UN_LOOP(isfinite_f64, double, uint8_t, isfinite(x))
-UN_LOOP(logical_not_b, uint8_t, uint8_t, !x)
-FLOAT_OP(tan, tan(x))
-FLOAT_OP(erfc, erfc(x))
-UN_LOOP(isinf_f32, float, uint8_t, isinf(x))
-UN_LOOP(isinf_f64, double, uint8_t, isinf(x))
-INT_OP(invert, ~x)
+VEC_F32_LOOP(exp_vf32, tide_vexp)
+VEC_F32_LOOP(tanh_vf32, tide_vtanh)
+VEC_F32_LOOP(sigmoid_vf32, tide_vsigmoid)
 
-#define PICK_FLOAT(NAME) return dt == TIDE_FLOAT64 ? NAME##_f64 : NAME##_f32
-#define PICK_NUM(NAME) TIDE_RETURN_NUM_LOOP(NAME, dt)
+/* The float32 loop of a FLOAT op: its vector form where vmath.h has one, else the formula's. */
+static inline tide_loop_fn f32_loop(int op, tide_loop_fn formula) {
+  switch (op) {
+  case TIDE_OP_EXP: return exp_vf32;
+  case TIDE_OP_TANH: return tanh_vf32;
+  case TIDE_OP_SIGMOID: return sigmoid_vf32;
+  default: return formula;
+  }
+}
+
+/* Each family's pick for dtype dt (halves and any other dtype get the float32 loop). */
+#define PICK_FLOAT(ID) return dt == TIDE_FLOAT64 ? ID##_f64 : f32_loop(TIDE_OP_##ID, ID##_f32);
+#define PICK_INT(ID) TIDE_RETURN_INT_LOOP(ID, dt)
+#define PICK_NUM(ID) TIDE_RETURN_NUM_LOOP(ID, dt)
+#define PICK_PRED(ID) return dt == TIDE_FLOAT64 ? ID##_f64 : ID##_f32;
+#define PICK_BOOL(ID) return ID##_b;
 
 tide_loop_fn TIDE_SIMD(unary_loop)(int op, int dt) {
   switch (op) {
-  case TIDE_OP_NEG: PICK_NUM(neg);
-  case TIDE_OP_ABS: PICK_NUM(abs);
-  case TIDE_OP_SIGN: PICK_NUM(sign);
-  case TIDE_OP_SQUARE: PICK_NUM(square);
-  case TIDE_OP_RELU: PICK_NUM(relu);
-  case TIDE_OP_ROUND: PICK_NUM(round);
-  case TIDE_OP_EXP: PICK_FLOAT(exp);
-  case TIDE_OP_EXPM1: PICK_FLOAT(expm1);
-  case TIDE_OP_LOG: PICK_FLOAT(log);
-  case TIDE_OP_LOG1P: PICK_FLOAT(log1p);
-  case TIDE_OP_SQRT: PICK_FLOAT(sqrt);
-  case TIDE_OP_RSQRT: PICK_FLOAT(rsqrt);
-  case TIDE_OP_RECIPROCAL: PICK_FLOAT(reciprocal);
-  case TIDE_OP_SIN: PICK_FLOAT(sin);
-  case TIDE_OP_COS: PICK_FLOAT(cos);
-  case TIDE_OP_TANH: PICK_FLOAT(tanh);
-  case TIDE_OP_SIGMOID: PICK_FLOAT(sigmoid);
-  case TIDE_OP_ELU: PICK_FLOAT(elu);
-  case TIDE_OP_SELU: PICK_FLOAT(selu);
-  case TIDE_OP_GELU: PICK_FLOAT(gelu);
-  case TIDE_OP_LEAKY_RELU: PICK_FLOAT(leaky_relu);
-  case TIDE_OP_SOFTPLUS: PICK_FLOAT(softplus);
-  case TIDE_OP_ERF: PICK_FLOAT(erf);
-  case TIDE_OP_FLOOR: PICK_FLOAT(floor);
-  case TIDE_OP_CEIL: PICK_FLOAT(ceil);
-  case TIDE_OP_ISNAN: PICK_FLOAT(isnan);
-  case TIDE_OP_ISFINITE: PICK_FLOAT(isfinite);
-  case TIDE_OP_LOGICAL_NOT: return logical_not_b;
-  case TIDE_OP_TAN: PICK_FLOAT(tan);
-  case TIDE_OP_ERFC: PICK_FLOAT(erfc);
-  case TIDE_OP_ISINF: PICK_FLOAT(isinf);
-  case TIDE_OP_INVERT: TIDE_RETURN_INT_LOOP(invert, dt);
+#define TIDE_UNARY(ID, FAMILY, ...) case TIDE_OP_##ID: PICK_##FAMILY(ID)
+#include "../core/elementwise.def"
   default: return NULL;
   }
 }
@@ -174,6 +107,30 @@ tide_loop_fn TIDE_SIMD(unary_loop)(int op, int dt) {
 #ifdef TIDE_SIMD_ONCE /* ---- the kernel, in the baseline build only ---------------------------------- */
 
 tide_loop_fn tide_unary_loop(int op, int dt) { return tide_simd.unary_loop(op, dt); }
+
+/* elementwise.def and ops.def agree, or this file does not compile: each
+ * TIDE_UNARY row names an op whose CPU kernel is tide_cpu_unary, no op has
+ * two rows (their enumerators would clash), and the rows are as many as those ops. */
+enum {
+#define TIDE_UNARY(ID, ...) unary_formula_of_##ID,
+#include "../core/elementwise.def"
+  n_unary_formulas
+};
+enum {
+#define TIDE_OP(ID, name, n_in, n_out, dts, out, infer, cpu, ...) \
+  kernel_of_##ID##_is_unary = TIDE_IS_UNARY_KERNEL(cpu),
+#include "tide/ops.def"
+#undef TIDE_OP
+  n_unary_kernel_ops = 0
+#define TIDE_OP(ID, name, n_in, n_out, dts, out, infer, cpu, ...) +TIDE_IS_UNARY_KERNEL(cpu)
+#include "tide/ops.def"
+#undef TIDE_OP
+};
+#define TIDE_UNARY(ID, ...) \
+  _Static_assert(kernel_of_##ID##_is_unary, "elementwise.def: " #ID "'s CPU kernel in ops.def is not tide_cpu_unary");
+#include "../core/elementwise.def"
+_Static_assert((int)n_unary_formulas == (int)n_unary_kernel_ops,
+               "core/elementwise.def needs one TIDE_UNARY row per tide_cpu_unary op of ops.def");
 
 tide_status tide_cpu_unary(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
                            int n_out, tide_tensor *const *out) {

@@ -1,5 +1,6 @@
 /* cuda/backend.c — libtide_cuda.so's one entry point: the table libtide loads
- * (device queries, copies, the allocator, one kernel slot per registry op). */
+ * (its tide_backend: one kernel slot per registry op, the allocator, copies;
+ * and the device queries). */
 #include "cuda_internal.h"
 
 #include <cublasLt.h>
@@ -70,26 +71,15 @@ static void versions(int64_t out[5]) {
 
 static void set_tf32(bool on) { __atomic_store_n(&tcu_tf32, on, __ATOMIC_RELAXED); }
 
-/* The registry ops with a CUDA kernel, by family. */
-static void fill_kernels(tide_cuda_backend *be) {
-  static const int unary[] = {
-    TIDE_OP_NEG, TIDE_OP_ABS, TIDE_OP_SIGN, TIDE_OP_SQUARE, TIDE_OP_RELU, TIDE_OP_EXP, TIDE_OP_EXPM1, TIDE_OP_LOG,
-    TIDE_OP_LOG1P, TIDE_OP_SQRT, TIDE_OP_RSQRT, TIDE_OP_RECIPROCAL, TIDE_OP_SIN, TIDE_OP_COS, TIDE_OP_TANH,
-    TIDE_OP_SIGMOID, TIDE_OP_ELU, TIDE_OP_SELU, TIDE_OP_GELU, TIDE_OP_LEAKY_RELU, TIDE_OP_SOFTPLUS, TIDE_OP_ERF,
-    TIDE_OP_FLOOR, TIDE_OP_CEIL, TIDE_OP_ROUND, TIDE_OP_ISNAN, TIDE_OP_ISFINITE, TIDE_OP_LOGICAL_NOT, TIDE_OP_TAN,
-    TIDE_OP_ERFC, TIDE_OP_ISINF, TIDE_OP_INVERT};
-  static const int binary[] = {
-    TIDE_OP_ADD, TIDE_OP_SUB, TIDE_OP_MUL, TIDE_OP_DIV, TIDE_OP_FLOORDIV, TIDE_OP_MOD, TIDE_OP_POW, TIDE_OP_MAXIMUM,
-    TIDE_OP_MINIMUM, TIDE_OP_EQUAL, TIDE_OP_NOT_EQUAL, TIDE_OP_LESS, TIDE_OP_LESS_EQUAL, TIDE_OP_GREATER,
-    TIDE_OP_GREATER_EQUAL, TIDE_OP_LOGICAL_AND, TIDE_OP_LOGICAL_OR, TIDE_OP_LOGICAL_XOR, TIDE_OP_TRUNCATEDIV,
-    TIDE_OP_TRUNCATEMOD, TIDE_OP_DIV_NO_NAN, TIDE_OP_SQUARED_DIFFERENCE, TIDE_OP_ATAN2, TIDE_OP_XLOGY,
-    TIDE_OP_XLOG1PY, TIDE_OP_XDIVY, TIDE_OP_BITWISE_AND, TIDE_OP_BITWISE_OR, TIDE_OP_BITWISE_XOR,
-    TIDE_OP_LEFT_SHIFT, TIDE_OP_RIGHT_SHIFT};
+/* The registry ops with a CUDA kernel, by family; the elementwise ones are
+ * core/elementwise.def's rows (cuda/elementwise.cu has a kernel for each). */
+static void fill_kernels(tide_backend *be) {
+#define TIDE_UNARY(ID, ...) be->kernels[TIDE_OP_##ID] = tcu_k_unary;
+#define TIDE_BINARY(ID, ...) be->kernels[TIDE_OP_##ID] = tcu_k_binary;
+#include "../core/elementwise.def"
   static const int reduce[] = {TIDE_OP_SUM, TIDE_OP_MEAN, TIDE_OP_MAX, TIDE_OP_MIN, TIDE_OP_PROD, TIDE_OP_ANY,
                                TIDE_OP_ALL};
   static const int random[] = {TIDE_OP_RANDOM_UNIFORM, TIDE_OP_RANDOM_NORMAL, TIDE_OP_TRUNCATED_NORMAL};
-  for (size_t i = 0; i < sizeof unary / sizeof *unary; i++) be->kernels[unary[i]] = tcu_k_unary;
-  for (size_t i = 0; i < sizeof binary / sizeof *binary; i++) be->kernels[binary[i]] = tcu_k_binary;
   for (size_t i = 0; i < sizeof reduce / sizeof *reduce; i++) be->kernels[reduce[i]] = tcu_k_reduce;
   for (size_t i = 0; i < sizeof random / sizeof *random; i++) be->kernels[random[i]] = tcu_k_random;
   be->kernels[TIDE_OP_CAST] = tcu_k_cast;
@@ -106,9 +96,10 @@ __attribute__((visibility("default"))) tide_status tide_cuda_backend_init(const 
   be->size = sizeof *be;
   be->device_count = device_count;
   be->device_info = device_info;
-  be->alloc = tcu_alloc;
-  be->free = tcu_free;
-  be->memcpy = copy;
+  be->base.name = "cuda";
+  be->base.alloc = tcu_alloc;
+  be->base.free = tcu_free;
+  be->base.memcpy = copy;
   be->synchronize = synchronize;
   be->set_memory_growth = tcu_set_memory_growth;
   be->set_memory_limit = tcu_set_memory_limit;
@@ -118,6 +109,6 @@ __attribute__((visibility("default"))) tide_status tide_cuda_backend_init(const 
   be->versions = versions;
   be->nccl_version = tcu_nccl_version;
   be->all_reduce_sum = tcu_all_reduce_sum;
-  fill_kernels(be);
+  fill_kernels(&be->base);
   return TIDE_OK;
 }

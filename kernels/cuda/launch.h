@@ -36,7 +36,7 @@ enum { TCU_UNSUPPORTED = -1 };
 /* y = op(x): in dtype dt, out dtype dt_out (bool ops) ; alpha, approx as the CPU's attrs. */
 int tcu_unary(cudaStream_t s, int op, int dt, int dt_out, const tcu_iter *it, double alpha, int approx);
 /* out = op(a, b); integer division by zero and negative integer powers set
- * bits of *bad_dev (device memory, TIDE_BINARY_* as cpu/elementwise.h) for the caller to read. */
+ * bits of *bad_dev (device memory, core/formulas.h's TIDE_BAD_*) for the caller to read. */
 int tcu_binary(cudaStream_t s, int op, int dt, int dt_out, const tcu_iter *it, int *bad_dev);
 /* out = cond ? x : y (inputs cond, x, y; cond is bool). */
 int tcu_where(cudaStream_t s, int dt, const tcu_iter *it);

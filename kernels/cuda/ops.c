@@ -1,6 +1,7 @@
 /* cuda/ops.c — the op kernels' C side on the GPU: read the registry's headers
  * and attributes, build the iteration (broadcast strides), call the launchers. */
 #include "cuda_internal.h"
+#include "../core/formulas.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -85,8 +86,8 @@ TCU_KERNEL(tcu_k_binary) {
   e = cudaMemcpyAsync(&bad, d->bad, sizeof bad, cudaMemcpyDeviceToHost, d->stream);
   if (!e) e = cudaStreamSynchronize(d->stream);
   if (e) return tcu_fail(e, def->name);
-  if (bad & 1) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: integer division by zero", def->name);
-  if (bad & 2)
+  if (bad & TIDE_BAD_DIV_ZERO) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: integer division by zero", def->name);
+  if (bad & TIDE_BAD_NEG_POW)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: integers to negative integer powers are not allowed (cast to float)",
                      def->name);
   return TIDE_OK;

@@ -1,12 +1,12 @@
 /* data/cache.c — the cache stage (tf.data's cache()): a pass decides at its
  * first element to read the kept pass (memory or file) or to run the input and keep it. */
-#include "pipeline.h"
+#include "stage.h"
 #include "tide/data_cache.h"
 
 #include <sys/stat.h>
 
 /* What a cache dataset keeps between passes. */
-struct dcache {
+typedef struct dcache {
   char *path;     /* NULL: a memory cache */
   int ncomp;
   int32_t dtypes[TIDE_DATA_MAX_COMPONENTS];
@@ -14,13 +14,14 @@ struct dcache {
   int complete;   /* memory: elems holds a full pass, never changed again */
   tide_tensor *elems; /* count * ncomp headers */
   int64_t count;
-};
+} dcache;
 
 static int64_t partial_passes; /* atomic */
 
 int64_t tide_data_cache_partial_passes(void) { return __atomic_load_n(&partial_passes, __ATOMIC_RELAXED); }
 
-dcache *dcache_new(const char *path, int ncomp, const int32_t *dtypes) {
+/* A cache's store: path NULL or "" for memory; NULL with the error set. */
+static dcache *dcache_new(const char *path, int ncomp, const int32_t *dtypes) {
   if (ncomp < 1 || ncomp > TIDE_DATA_MAX_COMPONENTS || !dtypes) {
     TIDE_FAIL(TIDE_ERR_VALUE, "cache: an element needs 1 to %d components, got %d", TIDE_DATA_MAX_COMPONENTS, ncomp);
     return NULL;
@@ -42,13 +43,37 @@ dcache *dcache_new(const char *path, int ncomp, const int32_t *dtypes) {
   return c;
 }
 
-void dcache_free(dcache *c) {
+static void dcache_free(dcache *c) {
   if (!c) return;
   for (int64_t i = 0; i < c->count; i++) delem_release(&c->elems[i * c->ncomp], c->ncomp);
   free(c->elems);
   free(c->path);
   pthread_mutex_destroy(&c->mu);
   free(c);
+}
+
+/* ---- the stage ------------------------------------------------------------------- */
+
+typedef struct cache_ds {
+  tide_dataset base;
+  dcache *cache;
+} cache_ds;
+
+static const dstage_ops cache_stage;
+
+tide_dataset *tide_dataset_cache(tide_dataset *in, const char *path, int ncomp, const int32_t *dtypes) {
+  if (in && ncomp != in->ncomp) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "cache: %d dtypes given for elements of %d components", ncomp, in->ncomp);
+    return NULL;
+  }
+  dcache *c = dcache_new(path, ncomp, dtypes);
+  cache_ds *ds = c ? (cache_ds *)dstage_new_on(&cache_stage, in) : NULL;
+  if (!ds) {
+    dcache_free(c);
+    return NULL;
+  }
+  ds->cache = c;
+  return &ds->base;
 }
 
 /* ---- a pass ---------------------------------------------------------------------- */
@@ -251,7 +276,7 @@ static void cache_free(dnode *self) {
 
 static const dnode_ops cache_ops = {cache_next, cache_free, "cache"};
 
-dnode *dnode_cache(tide_dataset *ds, dpass *pass) {
+static dnode *cache_node_make(tide_dataset *ds, dpass *pass) {
   cache_node *n = calloc(1, sizeof *n);
   if (!n) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
@@ -259,6 +284,13 @@ dnode *dnode_cache(tide_dataset *ds, dpass *pass) {
   }
   n->base = (dnode){&cache_ops, ds->ncomp, pass};
   n->ds = ds;
-  n->c = ds->cache;
+  n->c = ((cache_ds *)ds)->cache;
   return &n->base;
 }
+
+static void cache_release(tide_dataset *ds) { dcache_free(((cache_ds *)ds)->cache); }
+
+/* Not copied: each element's copy would need a store of its own, and a
+ * file cache's copies would all write one file. */
+static const dstage_ops cache_stage = {"cache", sizeof(cache_ds), cache_node_make, dstage_input_cardinality, NULL,
+                                       cache_release, NULL, NULL};

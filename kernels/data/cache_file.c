@@ -78,7 +78,7 @@ static bool dtypes_ok(const char *who, int ncomp, const int32_t *dtypes) {
 
 /* The pid written in a lock file, or 0 when it cannot be read. */
 static long lock_owner(const char *lock) {
-  FILE *f = fopen(lock, "r");
+  FILE *f = tide_file_fopen(lock, "rb"); /* a FIFO planted as the lock is refused, not waited on */
   long pid = 0;
   if (f) {
     if (fscanf(f, "pid %ld", &pid) != 1) pid = 0;

@@ -1,7 +1,9 @@
 /* data/file_sources.c — TFRecordDataset and TextLineDataset as tide_data_sources:
  * the records (kernels/io/record.c) or lines of files in order, each a 0-d string. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "tide/data.h"
@@ -72,7 +74,10 @@ static tide_status open_next(files_ctx *x, files_state *s, int *end) {
   tide_status st = tide_file_check(path, false);
   if (st) return st;
   /* gzopen reads plain files as they are; "GZIP" is the same reader */
-  if (!(s->lines = gzopen(path, "rb"))) return TIDE_FAIL(TIDE_ERR_IO, "TextLineDataset: cannot open '%s'", path);
+  int fd = tide_file_open(path, O_RDONLY, 0); /* a regular file: a FIFO or a device is refused, never waited on */
+  if (fd >= 0 && !(s->lines = gzdopen(fd, "rb"))) close(fd);
+  if (!s->lines)
+    return TIDE_FAIL(TIDE_ERR_IO, "TextLineDataset: cannot open '%s': %s", path, fd < 0 ? tide_file_why() : "out of memory");
   gzbuffer(s->lines, 1 << 16);
   return TIDE_OK;
 }

@@ -1,8 +1,31 @@
 /* data/filter.c — filter: the elements for which a traced predicate (a graph
  * giving one bool scalar) is true, run where the pass pulls (no Lua). */
-#include "pipeline.h"
+#include "stage.h"
 
 #include <stdio.h>
+
+/* The description is the shared part alone: fn is the predicate. */
+static const dstage_ops filter_stage;
+
+tide_dataset *tide_dataset_filter(tide_dataset *in, tide_graph *g) {
+  if (!g) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "filter: the graph is NULL");
+    return NULL;
+  }
+  if (in && tide_graph_num_inputs(g) != in->ncomp) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "filter: the predicate takes %d tensors but an element has %d components",
+              tide_graph_num_inputs(g), in->ncomp);
+    return NULL;
+  }
+  if (tide_graph_num_outputs(g) != 1) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "filter: the predicate must return one bool scalar, it returns %d tensors",
+              tide_graph_num_outputs(g));
+    return NULL;
+  }
+  tide_dataset *ds = dstage_new_on(&filter_stage, in);
+  if (ds) dstage_set_graph(ds, g);
+  return ds;
+}
 
 typedef struct filter_node {
   dnode base;
@@ -57,7 +80,7 @@ static void filter_free(dnode *self) {
 
 static const dnode_ops filter_ops = {filter_next, filter_free, "filter"};
 
-dnode *dnode_filter(tide_dataset *ds, dpass *pass) {
+static dnode *filter_node_make(tide_dataset *ds, dpass *pass) {
   filter_node *f = calloc(1, sizeof *f);
   if (!f) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
@@ -71,3 +94,11 @@ dnode *dnode_filter(tide_dataset *ds, dpass *pass) {
   }
   return &f->base;
 }
+
+static int64_t filter_cardinality(const tide_dataset *ds) {
+  int64_t in = dstage_input_cardinality(ds);
+  return in == TIDE_DATA_INFINITE ? in : TIDE_DATA_UNKNOWN;
+}
+
+static const dstage_ops filter_stage = {"filter", sizeof(tide_dataset), filter_node_make, filter_cardinality,
+                                        dstage_copy_nothing, NULL, NULL, NULL};

@@ -1,11 +1,9 @@
-/* data/interleave.c — interleave over a captured function: template datasets
- * made anew for each input element, and the node that reads them in TF's order.
+/* data/interleave.c — interleave over a captured function: the stage, and
+ * the node that reads the datasets made for each input element in TF's order.
  *
  * Each input element runs the argument graph (the function's work on the
- * element) and the template is copied along the path to its param leaves,
- * which become real sources (slices, range, files), and to its stages whose
- * graphs capture the element (bound to the argument graph's results: each
- * copy holds its element's values); everything else is shared. The inner datasets ("inners") each get a pass of their own, so one
+ * element) and its template gives that element's dataset (template.c). The
+ * inner datasets ("inners") each get a pass of their own, so one
  * can end (its threads joined) while the others go on.
  *
  * Order (deterministic): TF's InterleaveDataset. `cycle` slots are visited
@@ -17,57 +15,21 @@
  * the threads open and read the current and future inners into small
  * buffers, the inner under the cursor first. The consumer reads the inner
  * under the cursor itself when no thread holds it. */
-#include "pipeline.h"
+#include "stage.h"
 
 #include <stdio.h>
 
-#include "tide/strings.h"
+/* ---- the stage ------------------------------------------------------------------ */
 
-/* ---- templates ---------------------------------------------------------------- */
+typedef struct interleave_ds {
+  tide_dataset base;     /* input: the input elements; fn: the argument graph (or none) */
+  tide_dataset *tmpl;    /* the template (held): the function's dataset (template.c) */
+  int64_t cycle, block;
+  int parallel;          /* 0 (in the consumer's thread) or the threads, > 1 */
+  int deterministic;
+} interleave_ds;
 
-static tide_dataset *ds_alloc(enum dkind kind, int ncomp) {
-  tide_dataset *ds = calloc(1, sizeof *ds);
-  if (!ds) {
-    TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
-    return NULL;
-  }
-  ds->refs = 1, ds->kind = kind, ds->ncomp = ncomp;
-  return ds;
-}
-
-static tide_dataset *ds_hold(tide_dataset *ds) {
-  __atomic_add_fetch(&ds->refs, 1, __ATOMIC_RELAXED);
-  return ds;
-}
-
-tide_dataset *tide_dataset_param(int kind, int first, int nargs, tide_dataset *proto) {
-  int ncomp = 0;
-  if (first < 0 || nargs < 0) {
-    TIDE_FAIL(TIDE_ERR_VALUE, "interleave: a template leaf's arguments must be a non-negative range");
-    return NULL;
-  }
-  if (kind == TIDE_DATA_PARAM_SLICES) ncomp = nargs;
-  else if (kind == TIDE_DATA_PARAM_RANGE) ncomp = nargs == 3 ? 1 : 0;
-  else if (kind == TIDE_DATA_PARAM_FILES)
-    ncomp = nargs == 1 && proto && proto->kind == DS_SOURCE && proto->src.ctx_for_files ? proto->ncomp : 0;
-  if (ncomp < 1 || ncomp > TIDE_DATA_MAX_COMPONENTS) {
-    TIDE_FAIL(TIDE_ERR_VALUE, "interleave: bad template leaf (kind %d, %d arguments%s)", kind, nargs,
-              kind == TIDE_DATA_PARAM_FILES ? ", a file source that can read other files" : "");
-    return NULL;
-  }
-  tide_dataset *ds = ds_alloc(DS_PARAM, ncomp);
-  if (!ds) return NULL;
-  ds->dtype = kind, ds->cycle = first, ds->block = nargs;
-  if (proto) {
-    if (!(ds->inputs = calloc(1, sizeof *ds->inputs))) {
-      free(ds);
-      TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
-      return NULL;
-    }
-    ds->inputs[0] = ds_hold(proto), ds->ninputs = 1;
-  }
-  return ds;
-}
+static const dstage_ops interleave_stage;
 
 tide_dataset *tide_dataset_interleave(tide_dataset *in, tide_graph *g, tide_dataset *inner, int64_t cycle,
                                       int64_t block, int parallel, int deterministic) {
@@ -94,166 +56,14 @@ tide_dataset *tide_dataset_interleave(tide_dataset *in, tide_graph *g, tide_data
               tide_graph_num_outputs(g), TIDE_DATA_MAX_COMPONENTS);
     return NULL;
   }
-  tide_dataset *ds = ds_alloc(DS_INTERLEAVE, inner->ncomp);
+  interleave_ds *ds = (interleave_ds *)dstage_new(&interleave_stage, inner->ncomp);
   if (!ds) return NULL;
-  if (!(ds->inputs = calloc(1, sizeof *ds->inputs))) {
-    free(ds);
-    TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
-    return NULL;
-  }
-  ds->input = ds_hold(in);
-  ds->inputs[0] = ds_hold(inner), ds->ninputs = 1;
-  if (g) tide_graph_retain(g), ds->graph = g;
-  ds->cycle = cycle, ds->block = block, ds->parallel = parallel > 1 ? parallel : 0, ds->flag = deterministic != 0;
-  return ds;
-}
-
-/* Does ds read a param leaf of its own template, or run a graph bound to
- * its function's results? (Then each element needs a copy. An interleave's
- * template belongs to that interleave: only its input counts.) */
-static bool has_param(const tide_dataset *ds) {
-  if (!ds) return false;
-  if (ds->kind == DS_PARAM || ds->ncaps > 0) return true;
-  if (has_param(ds->input)) return true;
-  if (ds->kind == DS_INTERLEAVE) return false;
-  for (int i = 0; i < ds->ninputs; i++)
-    if (has_param(ds->inputs[i])) return true;
-  return false;
-}
-
-/* An integer scalar's value. */
-static tide_status int_scalar(const tide_tensor *t, const char *name, int64_t *v) {
-  if (t->nelem != 1 || !t->data)
-    return TIDE_FAIL(TIDE_ERR_SHAPE, "range: %s must be a scalar, got %lld values", name, (long long)t->nelem);
-  switch (t->dt) {
-  case TIDE_INT8: *v = *(const int8_t *)t->data; return TIDE_OK;
-  case TIDE_UINT8: *v = *(const uint8_t *)t->data; return TIDE_OK;
-  case TIDE_INT32: *v = *(const int32_t *)t->data; return TIDE_OK;
-  case TIDE_INT64: *v = *(const int64_t *)t->data; return TIDE_OK;
-  default: return TIDE_FAIL(TIDE_ERR_DTYPE, "range: %s must be an integer, got %s", name, tide_dtype_name(t->dt));
-  }
-}
-
-/* The source a param leaf makes of its arguments. */
-static tide_dataset *make_leaf(const tide_dataset *t, tide_tensor *args, int nargs) {
-  int first = (int)t->cycle, n = (int)t->block;
-  if (first + n > nargs) {
-    TIDE_FAIL(TIDE_ERR_INTERNAL, "interleave: a template leaf wants arguments %d..%d of %d", first, first + n, nargs);
-    return NULL;
-  }
-  tide_tensor *a = args + first;
-  if (t->dtype == TIDE_DATA_PARAM_SLICES) {
-    const tide_tensor *ptrs[TIDE_DATA_MAX_COMPONENTS];
-    for (int k = 0; k < n; k++) ptrs[k] = &a[k];
-    return tide_dataset_slices(n, ptrs);
-  }
-  if (t->dtype == TIDE_DATA_PARAM_RANGE) {
-    int64_t v[3];
-    static const char *names[3] = {"start", "stop", "step"};
-    for (int k = 0; k < 3; k++)
-      if (int_scalar(&a[k], names[k], &v[k])) return NULL;
-    return tide_dataset_range(v[0], v[1], v[2], TIDE_INT64);
-  }
-  /* files: a string scalar or list of paths */
-  const tide_dataset *proto = t->inputs[0];
-  if (a->dt != TIDE_STRING || a->ndim > 1 || !tide_tensor_is_contiguous(a)) {
-    char s[128];
-    TIDE_FAIL(TIDE_ERR_VALUE, "the file names must be a string scalar or list, got %s %s", tide_dtype_name(a->dt),
-              TIDE_SHAPE_STR(s, a));
-    return NULL;
-  }
-  int nfiles = (int)a->nelem;
-  char **files = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *files);
-  bool ok = files != NULL;
-  for (int i = 0; ok && i < nfiles; i++) {
-    int64_t len = 0;
-    const char *p = tide_string_at(a->data, i, &len);
-    if (!(files[i] = malloc((size_t)len + 1))) ok = false;
-    else {
-      if (len) memcpy(files[i], p, (size_t)len);
-      files[i][len] = 0;
-      if ((int64_t)strlen(files[i]) != len) {
-        TIDE_FAIL(TIDE_ERR_VALUE, "file name %d holds a NUL byte", i);
-        for (int j = 0; j <= i; j++) free(files[j]);
-        free(files);
-        return NULL;
-      }
-    }
-  }
-  tide_dataset *ds = NULL;
-  if (!ok) TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
-  else {
-    tide_data_source src = proto->src;
-    src.ctx = proto->src.ctx_for_files(proto->src.ctx, nfiles, (const char *const *)files);
-    if (src.ctx && !(ds = tide_dataset_from_source(&src))) src.free_ctx(src.ctx);
-  }
-  for (int i = 0; files && i < nfiles; i++) free(files[i]);
-  free(files);
-  return ds;
-}
-
-/* The dataset template t makes of one element's arguments: the nodes on
- * the way to a param leaf are copied, the rest shared. */
-static tide_dataset *instantiate(tide_dataset *t, tide_tensor *args, int nargs) {
-  if (!has_param(t)) return ds_hold(t);
-  if (t->kind == DS_PARAM) return make_leaf(t, args, nargs);
-  switch (t->kind) { /* stages whose description copies field by field (below); a new one must be added here */
-  case DS_MAP: case DS_FILTER: case DS_BATCH: case DS_PADDED_BATCH: case DS_SHUFFLE: case DS_TAKE: case DS_SKIP:
-  case DS_REPEAT: case DS_PREFETCH: case DS_ZIP: case DS_CONCAT: case DS_INTERLEAVE: case DS_SHARD: case DS_UNBATCH:
-    break;
-  default:
-    TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "interleave: a stage of kind %d above a template leaf cannot be copied", t->kind);
-    return NULL;
-  }
-  tide_dataset *c = malloc(sizeof *c);
-  if (!c) {
-    TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
-    return NULL;
-  }
-  memcpy(c, t, sizeof *c);
-  c->refs = 1, c->passes = 0;
-  c->input = NULL, c->inputs = NULL, c->ninputs = 0, c->graph = NULL, c->pad_shapes = NULL, c->pad_values = NULL;
-  c->tensors = NULL, c->row_offsets = NULL, c->src.free_ctx = NULL; /* slices and sources are leaves: never on
-                                                                      * the copied path */
-  c->cap_vals = NULL;
-  c->sparse_roles = NULL; /* a sparse batch's own copy (below): sharing the pointer freed it twice */
-  if (t->graph) tide_graph_retain(t->graph), c->graph = t->graph;
-  bool caps_ok = true; /* this element's values of the captures t's graph was bound to */
-  if (t->ncaps > 0) {
-    if (t->cap_first + t->ncaps > nargs) {
-      c->ncaps = 0;
-      tide_dataset_free(c);
-      TIDE_FAIL(TIDE_ERR_INTERNAL, "interleave: a stage's captures want arguments %d..%d of %d", t->cap_first,
-                t->cap_first + t->ncaps, nargs);
-      return NULL;
-    }
-    if (!(c->cap_vals = calloc((size_t)t->ncaps, sizeof *c->cap_vals))) caps_ok = false;
-    for (int k = 0; caps_ok && k < t->ncaps; k++)
-      caps_ok = tide_tensor_share(&c->cap_vals[k], &args[t->cap_first + k]) == TIDE_OK;
-  }
-  size_t nd = (size_t)t->ncomp * TIDE_MAX_DIMS;
-  if (t->pad_shapes && (c->pad_shapes = malloc(nd * sizeof *c->pad_shapes)))
-    memcpy(c->pad_shapes, t->pad_shapes, nd * sizeof *c->pad_shapes);
-  if (t->pad_values && (c->pad_values = malloc((size_t)t->ncomp * sizeof *c->pad_values)))
-    memcpy(c->pad_values, t->pad_values, (size_t)t->ncomp * sizeof *c->pad_values);
-  if (t->sparse_roles && (c->sparse_roles = malloc((size_t)t->ncomp)))
-    memcpy(c->sparse_roles, t->sparse_roles, (size_t)t->ncomp);
-  if (t->ninputs && (c->inputs = calloc((size_t)t->ninputs, sizeof *c->inputs))) {
-    for (int i = 0; i < t->ninputs; i++) {
-      c->inputs[i] = t->kind == DS_INTERLEAVE ? ds_hold(t->inputs[i]) : instantiate(t->inputs[i], args, nargs);
-      if (!c->inputs[i]) break;
-      c->ninputs = i + 1;
-    }
-  }
-  bool ok = caps_ok && (!t->pad_shapes || c->pad_shapes) && (!t->pad_values || c->pad_values) &&
-            (!t->sparse_roles || c->sparse_roles) && c->ninputs == t->ninputs;
-  if (ok && t->input && !(c->input = instantiate(t->input, args, nargs))) ok = false;
-  if (!ok) {
-    if (tide_last_status() == TIDE_OK) TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
-    tide_dataset_free(c);
-    return NULL;
-  }
-  return c;
+  ds->base.input = dstage_hold(in);
+  ds->tmpl = dstage_hold(inner);
+  if (g) dstage_set_graph(&ds->base, g);
+  ds->cycle = cycle, ds->block = block, ds->parallel = parallel > 1 ? parallel : 0;
+  ds->deterministic = deterministic != 0;
+  return &ds->base;
 }
 
 /* ---- inners ------------------------------------------------------------------- */
@@ -276,21 +86,9 @@ typedef struct inner {
   int done;           /* its end is reached: nothing more will be queued */
 } inner;
 
-/* Stop a pass: wake every wait registered with it (as tide_data_iterator_free). */
-static void pass_stop(dpass *pass) {
-  __atomic_store_n(&pass->stop, 1, __ATOMIC_RELEASE);
-  pthread_mutex_lock(&pass->mu);
-  for (dwaiter *w = pass->waiters; w; w = w->next) {
-    pthread_mutex_lock(w->mu);
-    pthread_cond_broadcast(w->cv);
-    pthread_mutex_unlock(w->mu);
-  }
-  pthread_mutex_unlock(&pass->mu);
-}
-
 static void inner_free(inner *x, int nin, int nout) {
   if (!x) return;
-  pass_stop(&x->pass);
+  dpass_stop(&x->pass);
   if (x->node) x->node->ops->free(x->node);
   tide_dataset_free(x->ds);
   if (x->elem) {
@@ -327,7 +125,7 @@ static inner *inner_new(int64_t index, int cap, int nout) {
 
 typedef struct ilv_node {
   dnode base;
-  tide_dataset *ds;
+  const interleave_ds *ds;
   dnode *in;
   int nin;
   int64_t cycle, block;
@@ -348,24 +146,25 @@ typedef struct ilv_node {
 /* Open x: run the argument graph on its element and make its pass. */
 static tide_status inner_open(ilv_node *n, inner *x) {
   tide_tensor args[TIDE_DATA_MAX_COMPONENTS];
-  int nargs = n->ds->graph ? tide_graph_num_outputs(n->ds->graph) : 0;
+  tide_graph *g = n->ds->base.fn.graph;
+  int nargs = g ? tide_graph_num_outputs(g) : 0;
   tide_status st = TIDE_OK;
   memset(args, 0, sizeof args);
   if (nargs > TIDE_DATA_MAX_COMPONENTS) {
     st = TIDE_FAIL(TIDE_ERR_VALUE, "the function's datasets take %d tensors (at most %d)", nargs,
                    TIDE_DATA_MAX_COMPONENTS);
     nargs = 0;
-  } else if (n->ds->graph) {
+  } else if (g) {
     const tide_tensor *ins[TIDE_DATA_MAX_COMPONENTS];
     tide_tensor *outs[TIDE_DATA_MAX_COMPONENTS];
     for (int k = 0; k < n->nin; k++) ins[k] = &x->elem[k];
     for (int k = 0; k < nargs; k++) outs[k] = &args[k];
-    st = dgraph_run(n->ds, n->nin, ins, nargs, outs);
+    st = dgraph_run(&n->ds->base, n->nin, ins, nargs, outs);
   }
   delem_release(x->elem, n->nin);
   free(x->elem);
   x->elem = NULL;
-  if (!st && !(x->ds = instantiate(n->ds->inputs[0], args, nargs))) st = tide_last_status();
+  if (!st && !(x->ds = dtemplate_instance(n->ds->tmpl, args, nargs))) st = tide_last_status();
   delem_release(args, nargs);
   if (!st && !(x->node = dnode_make(x->ds, &x->pass))) st = tide_last_status();
   return st;
@@ -602,7 +401,7 @@ static tide_status ilv_next(dnode *self, tide_tensor *out, int *end) {
       pthread_mutex_lock(&n->mu);
       continue;
     }
-    if (!n->ds->flag) { /* not deterministic: another slot's ready element (or end) goes first */
+    if (!n->ds->deterministic) { /* not deterministic: another slot's ready element (or end) goes first */
       int64_t j = 1;
       for (; j < n->cycle; j++) {
         inner *y = n->slots[(n->cursor + j) % n->cycle];
@@ -631,8 +430,8 @@ static void ilv_free(dnode *self) {
   dsignal(&n->work_cv, &n->work_seq);
   /* a thread inside an inner's pass waits on that pass: stop them all */
   for (int64_t i = 0; i < n->cycle; i++)
-    if (n->slots[i]) pass_stop(&n->slots[i]->pass);
-  for (int i = 0; i < n->nfuture; i++) pass_stop(&n->future[(n->fhead + i) % n->ahead]->pass);
+    if (n->slots[i]) dpass_stop(&n->slots[i]->pass);
+  for (int i = 0; i < n->nfuture; i++) dpass_stop(&n->future[(n->fhead + i) % n->ahead]->pass);
   pthread_mutex_unlock(&n->mu);
   for (int t = 0; t < n->started; t++) dthread_join(n->threads[t]);
   dpass_unwatch(self->pass, &n->waiter);
@@ -651,13 +450,9 @@ static void ilv_free(dnode *self) {
 
 static const dnode_ops ilv_ops = {ilv_next, ilv_free, "interleave"};
 
-dnode *dnode_interleave(tide_dataset *ds, dpass *pass) {
-  if (ds->kind == DS_PARAM) {
-    TIDE_FAIL(TIDE_ERR_VALUE, "data: this dataset was made from an interleave function's traced element; only that "
-                              "interleave can read it");
-    return NULL;
-  }
-  dnode *in = dnode_make(ds->input, pass);
+static dnode *interleave_node_make(tide_dataset *base, dpass *pass) {
+  const interleave_ds *ds = (const interleave_ds *)base;
+  dnode *in = dnode_make(base->input, pass);
   if (!in) return NULL;
   ilv_node *n = calloc(1, sizeof *n);
   int ahead = ds->parallel > 0 ? ds->parallel : 1;
@@ -673,7 +468,7 @@ dnode *dnode_interleave(tide_dataset *ds, dpass *pass) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
     return NULL;
   }
-  n->base = (dnode){&ilv_ops, ds->ncomp, pass};
+  n->base = (dnode){&ilv_ops, base->ncomp, pass};
   n->ds = ds;
   n->in = in;
   n->nin = in->ncomp;
@@ -687,3 +482,23 @@ dnode *dnode_interleave(tide_dataset *ds, dpass *pass) {
   dpass_watch(pass, &n->work_waiter, &n->mu, &n->work_cv);
   return &n->base;
 }
+
+static int64_t interleave_cardinality(const tide_dataset *ds) {
+  int64_t in = dstage_input_cardinality(ds);
+  return in == TIDE_DATA_INFINITE ? in : TIDE_DATA_UNKNOWN;
+}
+
+/* A copy (a nested interleave inside a template) shares its template: that
+ * is copied for each of the copy's own elements. */
+static tide_status interleave_copy(tide_dataset *dst, const tide_dataset *src) {
+  interleave_ds *d = (interleave_ds *)dst;
+  const interleave_ds *s = (const interleave_ds *)src;
+  d->tmpl = dstage_hold(s->tmpl);
+  d->cycle = s->cycle, d->block = s->block, d->parallel = s->parallel, d->deterministic = s->deterministic;
+  return TIDE_OK;
+}
+
+static void interleave_release(tide_dataset *ds) { tide_dataset_free(((interleave_ds *)ds)->tmpl); }
+
+static const dstage_ops interleave_stage = {"interleave", sizeof(interleave_ds), interleave_node_make,
+                                            interleave_cardinality, interleave_copy, interleave_release, NULL, NULL};

@@ -1,9 +1,52 @@
 /* data/map.c — map: each element through a traced graph, in the consumer's
  * thread (parallel 0) or on worker threads that run the graph with no Lua. */
-#include "pipeline.h"
+#include "stage.h"
 #include "autotune.h"
 
 #include <stdio.h>
+
+/* ---- the stage ------------------------------------------------------------------ */
+
+typedef struct map_ds {
+  tide_dataset base;     /* fn: the function */
+  int parallel;          /* 0, a worker count, or TIDE_DATA_AUTOTUNE (resolved by each pass) */
+  int deterministic;
+  /* AUTOTUNE: what the last pass left for the next (atomic) */
+  int tuned;             /* its active workers + 1 (0: none yet) */
+  int tuned_backoffs;    /* the tuner's backoffs (dtune_save) */
+  int64_t tuned_ns;      /* ns per element at the setting it left (0: none) */
+} map_ds;
+
+static const dstage_ops map_stage;
+
+tide_dataset *tide_dataset_map(tide_dataset *in, tide_graph *g, int parallel, int deterministic) {
+  if (!g) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "map: the graph is NULL");
+    return NULL;
+  }
+  if (in && tide_graph_num_inputs(g) != in->ncomp) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "map: the function takes %d tensors but an element has %d components",
+              tide_graph_num_inputs(g), in->ncomp);
+    return NULL;
+  }
+  int nout = tide_graph_num_outputs(g);
+  if (nout < 1 || nout > TIDE_DATA_MAX_COMPONENTS) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "map: the function must return 1 to %d tensors, it returns %d",
+              TIDE_DATA_MAX_COMPONENTS, nout);
+    return NULL;
+  }
+  if (parallel < 0 && parallel != TIDE_DATA_AUTOTUNE) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "map: parallel must be a positive count or AUTOTUNE, got %d", parallel);
+    return NULL;
+  }
+  map_ds *m = (map_ds *)dstage_new_on(&map_stage, in);
+  if (!m) return NULL;
+  m->base.ncomp = nout;
+  dstage_set_graph(&m->base, g);
+  m->parallel = parallel;
+  m->deterministic = deterministic != 0;
+  return &m->base;
+}
 
 /* Run ds's graph on one element (in: the input's components, released after). */
 static tide_status run_graph(const tide_dataset *ds, tide_tensor *in, int n_in, tide_tensor *out, int n_out) {
@@ -87,7 +130,7 @@ typedef struct mworker {
 
 struct par_map {
   dnode base;
-  tide_dataset *ds;
+  map_ds *ds;
   dnode *in;
   int nthreads, started, cap;
   pthread_t *threads;
@@ -167,7 +210,7 @@ static void *worker_main(void *arg) {
     pthread_mutex_unlock(&m->in_mu);
     if (!st) {
       int64_t t0 = tide_hooks_now() & TIDE_HOOK_PROFILE ? tide_prof_now() : -1;
-      st = run_graph(m->ds, in, n_in, s->vals, n_out);
+      st = run_graph(&m->ds->base, in, n_in, s->vals, n_out);
       if (TIDE_UNLIKELY(t0 >= 0)) tide_prof_record(TIDE_PROF_DATA, "map_function", NULL, t0, tide_prof_now());
       if (st) {
         derror_save(&s->err, st);
@@ -192,7 +235,7 @@ static int ready_slot(par_map *m) {
   for (int i = 0; i < m->cap; i++) {
     mslot *s = &m->slots[i];
     if (s->state != SLOT_DONE) continue;
-    if (m->ds->flag) {
+    if (m->ds->deterministic) {
       if (s->seq == m->consumed) return i;
     } else if (best < 0 || s->seq < m->slots[best].seq) {
       best = i;
@@ -263,7 +306,7 @@ static tide_status run_quiet(par_map *m, tide_tensor *out, int *end) {
   }
   m->consumed++;
   if (st) return st;
-  st = run_graph(m->ds, in, n_in, out, m->base.ncomp);
+  st = run_graph(&m->ds->base, in, n_in, out, m->base.ncomp);
   if (st) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", tide_last_error());
@@ -287,7 +330,7 @@ static tide_status par_take(par_map *m, tide_tensor *out, int *end) {
       if ((i = ready_slot(m)) >= 0) break;
       bool any_busy = false;
       for (int k = 0; k < m->cap && !any_busy; k++) any_busy = m->slots[k].state != SLOT_FREE;
-      if (m->in_done && (m->ds->flag ? m->consumed >= m->end_seq : !any_busy)) {
+      if (m->in_done && (m->ds->deterministic ? m->consumed >= m->end_seq : !any_busy)) {
         pthread_mutex_unlock(&m->mu);
         *end = 1;
         return TIDE_OK;
@@ -362,8 +405,9 @@ static void par_free(dnode *self) {
 
 static const dnode_ops par_ops = {par_next, par_free, "parallel_map"};
 
-dnode *dnode_map(tide_dataset *ds, dpass *pass) {
-  dnode *in = dnode_make(ds->input, pass);
+static dnode *map_node_make(tide_dataset *base, dpass *pass) {
+  map_ds *ds = (map_ds *)base;
+  dnode *in = dnode_make(base->input, pass);
   if (!in) return NULL;
   if (ds->parallel == 0) {
     seq_map *m = calloc(1, sizeof *m);
@@ -372,8 +416,8 @@ dnode *dnode_map(tide_dataset *ds, dpass *pass) {
       TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
       return NULL;
     }
-    m->base = (dnode){&seq_ops, ds->ncomp, pass};
-    m->ds = ds;
+    m->base = (dnode){&seq_ops, base->ncomp, pass};
+    m->ds = base;
     m->in = in;
     return &m->base;
   }
@@ -387,7 +431,7 @@ dnode *dnode_map(tide_dataset *ds, dpass *pass) {
     m->workers = calloc((size_t)nthreads, sizeof *m->workers);
   }
   bool ok = m && m->slots && m->threads && m->workers;
-  for (int i = 0; ok && i < cap; i++) ok = (m->slots[i].vals = calloc((size_t)ds->ncomp, sizeof(tide_tensor))) != NULL;
+  for (int i = 0; ok && i < cap; i++) ok = (m->slots[i].vals = calloc((size_t)base->ncomp, sizeof(tide_tensor))) != NULL;
   if (!ok) {
     if (m && m->slots)
       for (int i = 0; i < cap; i++) free(m->slots[i].vals);
@@ -397,7 +441,7 @@ dnode *dnode_map(tide_dataset *ds, dpass *pass) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
     return NULL;
   }
-  m->base = (dnode){&par_ops, ds->ncomp, pass};
+  m->base = (dnode){&par_ops, base->ncomp, pass};
   m->ds = ds;
   m->in = in;
   m->nthreads = nthreads;
@@ -421,3 +465,32 @@ dnode *dnode_map(tide_dataset *ds, dpass *pass) {
   dpass_watch(pass, &m->park_waiter, &m->mu, &m->park_cv);
   return &m->base;
 }
+
+/* The active workers the next pass starts at (stored + 1: 0 says none yet). */
+static int map_autotuned(const tide_dataset *ds) {
+  const map_ds *m = (const map_ds *)ds;
+  if (m->parallel != TIDE_DATA_AUTOTUNE) return -1;
+  int tuned = __atomic_load_n(&m->tuned, __ATOMIC_RELAXED);
+  return tuned > 0 ? tuned - 1 : 0;
+}
+
+static tide_status map_set_autotuned(tide_dataset *ds, int value) {
+  map_ds *m = (map_ds *)ds;
+  if (value < 0) return TIDE_FAIL(TIDE_ERR_VALUE, "data: a tuned parallelism must be at least 0, got %d", value);
+  __atomic_store_n(&m->tuned, value + 1, __ATOMIC_RELAXED); /* each pass clamps it to its bounds */
+  __atomic_store_n(&m->tuned_ns, 0, __ATOMIC_RELAXED);       /* measured at another setting */
+  return TIDE_OK;
+}
+
+static tide_status map_copy(tide_dataset *dst, const tide_dataset *src) {
+  map_ds *d = (map_ds *)dst;
+  const map_ds *s = (const map_ds *)src;
+  d->parallel = s->parallel, d->deterministic = s->deterministic;
+  d->tuned = __atomic_load_n(&s->tuned, __ATOMIC_RELAXED); /* the template's tuning, where a copy starts */
+  d->tuned_backoffs = __atomic_load_n(&s->tuned_backoffs, __ATOMIC_RELAXED);
+  d->tuned_ns = __atomic_load_n(&s->tuned_ns, __ATOMIC_RELAXED);
+  return TIDE_OK;
+}
+
+static const dstage_ops map_stage = {"map", sizeof(map_ds), map_node_make, dstage_input_cardinality, map_copy, NULL,
+                                     map_autotuned, map_set_autotuned};

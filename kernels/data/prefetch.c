@@ -1,6 +1,6 @@
 /* data/prefetch.c — prefetch: a background thread pulls elements from the
  * input into a bounded ring while the consumer works on earlier ones. */
-#include "pipeline.h"
+#include "stage.h"
 #include "autotune.h"
 
 /* AUTOTUNE: the depth starts at 1 (or where the last pass left it: the
@@ -12,6 +12,24 @@
  * wait was 5.1% with shrinking, 4.8% without). */
 enum { MAX_AUTO = 64 };
 
+typedef struct prefetch_ds {
+  tide_dataset base;
+  int64_t n;  /* the depth, or TIDE_DATA_AUTOTUNE */
+  int tuned;  /* atomic: AUTOTUNE: the depth the last pass settled on (0: none yet) */
+} prefetch_ds;
+
+static const dstage_ops prefetch_stage;
+
+tide_dataset *tide_dataset_prefetch(tide_dataset *in, int64_t n) {
+  if (n < 1 && n != TIDE_DATA_AUTOTUNE) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "prefetch: buffer_size must be at least 1 or AUTOTUNE, got %lld", (long long)n);
+    return NULL;
+  }
+  prefetch_ds *p = (prefetch_ds *)dstage_new_on(&prefetch_stage, in);
+  if (p) p->n = n;
+  return p ? &p->base : NULL;
+}
+
 typedef struct pentry {
   tide_tensor *vals;
   derror err;
@@ -20,7 +38,7 @@ typedef struct pentry {
 
 typedef struct prefetch_node {
   dnode base;
-  tide_dataset *ds;
+  prefetch_ds *ds;
   dnode *in;
   int cap, limit, autotune;
   pentry *ring;
@@ -141,8 +159,9 @@ static void prefetch_free(dnode *self) {
 
 static const dnode_ops prefetch_ops = {prefetch_next, prefetch_free, "prefetch"};
 
-dnode *dnode_prefetch(tide_dataset *ds, dpass *pass) {
-  dnode *in = dnode_make(ds->input, pass);
+static dnode *prefetch_node_make(tide_dataset *base, dpass *pass) {
+  prefetch_ds *ds = (prefetch_ds *)base;
+  dnode *in = dnode_make(base->input, pass);
   if (!in) return NULL;
   prefetch_node *p = calloc(1, sizeof *p);
   int autotune = ds->n == TIDE_DATA_AUTOTUNE;
@@ -151,7 +170,7 @@ dnode *dnode_prefetch(tide_dataset *ds, dpass *pass) {
   int cap = (int)want + 1; /* + 1: the end (or an error) fits after a full buffer */
   if (p) p->ring = calloc((size_t)cap, sizeof *p->ring);
   bool ok = p && p->ring;
-  for (int i = 0; ok && i < cap; i++) ok = (p->ring[i].vals = calloc((size_t)ds->ncomp, sizeof(tide_tensor))) != NULL;
+  for (int i = 0; ok && i < cap; i++) ok = (p->ring[i].vals = calloc((size_t)base->ncomp, sizeof(tide_tensor))) != NULL;
   if (!ok) {
     if (p && p->ring)
       for (int i = 0; i < cap; i++) free(p->ring[i].vals);
@@ -161,7 +180,7 @@ dnode *dnode_prefetch(tide_dataset *ds, dpass *pass) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "prefetch: out of memory");
     return NULL;
   }
-  p->base = (dnode){&prefetch_ops, ds->ncomp, pass};
+  p->base = (dnode){&prefetch_ops, base->ncomp, pass};
   p->in = in;
   p->cap = cap;
   p->ds = ds;
@@ -173,3 +192,29 @@ dnode *dnode_prefetch(tide_dataset *ds, dpass *pass) {
   dpass_watch(pass, &p->waiter, &p->mu, &p->cv);
   return &p->base;
 }
+
+/* The depth the next pass starts at (before any: 1). */
+static int prefetch_autotuned(const tide_dataset *ds) {
+  const prefetch_ds *p = (const prefetch_ds *)ds;
+  if (p->n != TIDE_DATA_AUTOTUNE) return -1;
+  int tuned = __atomic_load_n(&p->tuned, __ATOMIC_RELAXED);
+  return tuned > 0 ? tuned : 1;
+}
+
+static tide_status prefetch_set_autotuned(tide_dataset *ds, int value) {
+  if (value < 1) return TIDE_FAIL(TIDE_ERR_VALUE, "data: a tuned depth must be at least 1, got %d", value);
+  __atomic_store_n(&((prefetch_ds *)ds)->tuned, value, __ATOMIC_RELAXED); /* each pass clamps it to its bounds */
+  return TIDE_OK;
+}
+
+static tide_status prefetch_copy(tide_dataset *dst, const tide_dataset *src) {
+  prefetch_ds *d = (prefetch_ds *)dst;
+  const prefetch_ds *s = (const prefetch_ds *)src;
+  d->n = s->n;
+  d->tuned = __atomic_load_n(&s->tuned, __ATOMIC_RELAXED); /* the template's tuning, where a copy starts */
+  return TIDE_OK;
+}
+
+static const dstage_ops prefetch_stage = {"prefetch", sizeof(prefetch_ds), prefetch_node_make,
+                                          dstage_input_cardinality, prefetch_copy, NULL, prefetch_autotuned,
+                                          prefetch_set_autotuned};

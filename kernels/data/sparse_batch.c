@@ -1,6 +1,6 @@
 /* data/sparse_batch.c — batch's assembly for elements holding SparseTensors:
  * each (indices, values, dense_shape) triple batched by TF's rule, the rest stacked. */
-#include "pipeline.h"
+#include "batch.h"
 
 /* Element i's value at position j of a 1-D int64 tensor (any strides). */
 static int64_t i64_at(const tide_tensor *t, int64_t j) { return ((const int64_t *)t->data)[j * t->strides[0]]; }
@@ -29,9 +29,7 @@ static tide_status check_triple(const tide_tensor *e, int k, int64_t i, int64_t 
 
 /* Batch the triple at component k of `count` elements into out[0..2]; on
  * failure out holds nothing. */
-static tide_status batch_triple(const tide_dataset *ds, const tide_tensor *pending, int64_t count, int k,
-                                tide_tensor *out) {
-  int nc = ds->ncomp;
+static tide_status batch_triple(int nc, const tide_tensor *pending, int64_t count, int k, tide_tensor *out) {
   const tide_tensor *first = &pending[k];
   if (first[2].ndim != 1)
     return TIDE_FAIL(TIDE_ERR_SHAPE, "batch: component %d: a SparseTensor's dense_shape must be 1-D", k + 2);
@@ -94,12 +92,13 @@ fail:
   return st;
 }
 
-tide_status sparse_stack(const tide_dataset *ds, const tide_tensor *pending, int64_t count, tide_tensor *out) {
-  for (int k = 0; k < ds->ncomp; k++) {
+tide_status dsparse_stack(const unsigned char *roles, int nc, const tide_tensor *pending, int64_t count,
+                          tide_tensor *out) {
+  for (int k = 0; k < nc; k++) {
     tide_status st;
-    int width = ds->sparse_roles[k] ? 3 : 1;
-    if (width == 3) st = batch_triple(ds, pending, count, k, &out[k]);
-    else st = batch_stack_component(ds, pending, count, k, &out[k]);
+    int width = roles[k] ? 3 : 1;
+    if (width == 3) st = batch_triple(nc, pending, count, k, &out[k]);
+    else st = dbatch_stack_component(nc, pending, count, k, &out[k]);
     if (st) {
       delem_release(out, k);
       return st;

@@ -1,6 +1,6 @@
 /* data/sparse_slices.c — from_tensor_slices of elements holding SparseTensors:
- * one source, validated once, whose rows are views between row offsets. */
-#include "pipeline.h"
+ * one stage, validated once, whose rows are views between row offsets. */
+#include "stage.h"
 
 #include <stdio.h>
 
@@ -20,7 +20,14 @@ static const char *tuple_str(char *buf, size_t cap, const tide_tensor *ix, int64
   return buf;
 }
 
-tide_status dsparse_row_offsets(const tide_tensor *indices, int64_t rows, int full_order, const char *what,
+/* Row offsets of a SparseTensor cut along its first dim: off[0 .. rows]
+ * such that row r's entries are off[r] .. off[r+1) of indices (int64 [nnz,
+ * rank >= 1], any strides). Fails, the message prefixed "what: ", on an
+ * index outside [0, rows) in dim 0, and on indices out of row-major order:
+ * every dim when full_order (TF's from_tensor_slices check, repeats refused
+ * too), else dim 0 only (all that cutting rows needs). O(nnz + rows); off is
+ * the caller's. */
+static tide_status row_offsets(const tide_tensor *indices, int64_t rows, int full_order, const char *what,
                                 int64_t *off) {
   if (indices->dt != TIDE_INT64 || indices->ndim != 2 || indices->dims[1] < 1)
     return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: a SparseTensor's indices must be int64 [N, r] with r >= 1", what);
@@ -81,17 +88,27 @@ static tide_status check_triple(const tide_tensor *const *t, int k, int64_t *row
   return TIDE_OK;
 }
 
+typedef struct sparse_slices_ds {
+  tide_dataset base;
+  int64_t rows;
+  tide_tensor *tensors;    /* ncomp: at a SparseTensor's indices component, the indices without dim 0 */
+  int64_t **row_offsets;   /* at each SparseTensor's indices component, its rows + 1 row offsets */
+  unsigned char *roles;    /* per component 1 where a SparseTensor's indices are (values and dense_shape follow) */
+} sparse_slices_ds;
+
+static const dstage_ops sparse_slices_stage;
+
 /* The triple at component k of ds from t: indices without their first
  * column (contiguous, so every row's are a contiguous view), values and
  * dense_shape shared, and the row offsets. */
-static tide_status take_triple(tide_dataset *ds, const tide_tensor *const *t, int k, int64_t rows) {
+static tide_status take_triple(sparse_slices_ds *ds, const tide_tensor *const *t, int k, int64_t rows) {
   const tide_tensor *ix = t[k];
   int64_t nnz = ix->dims[0], rank = ix->dims[1];
   if ((uint64_t)rows >= SIZE_MAX / sizeof(int64_t) ||
       !(ds->row_offsets[k] = malloc((size_t)(rows + 1) * sizeof(int64_t))))
     return TIDE_FAIL(TIDE_ERR_MEMORY, "from_tensor_slices: out of memory for the row offsets of a SparseTensor of "
                      "%lld rows", (long long)rows);
-  tide_status st = dsparse_row_offsets(ix, rows, 1, "from_tensor_slices", ds->row_offsets[k]);
+  tide_status st = row_offsets(ix, rows, 1, "from_tensor_slices", ds->row_offsets[k]);
   if (st) return st;
   int64_t rest_dims[2] = {nnz, rank - 1};
   st = tide_tensor_init_heap(&ds->tensors[k], TIDE_INT64, 2, rest_dims);
@@ -156,37 +173,34 @@ tide_dataset *tide_dataset_sparse_slices(int n, const tide_tensor *const *tensor
       return NULL;
     }
   }
-  tide_dataset *ds = calloc(1, sizeof *ds);
-  if (!ds) {
-    TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
-    return NULL;
-  }
-  ds->refs = 1, ds->kind = DS_SLICES, ds->ncomp = n, ds->n = rows;
+  sparse_slices_ds *ds = (sparse_slices_ds *)dstage_new(&sparse_slices_stage, n);
+  if (!ds) return NULL;
+  ds->rows = rows;
   ds->tensors = calloc((size_t)n, sizeof *ds->tensors);
   ds->row_offsets = calloc((size_t)n, sizeof *ds->row_offsets);
-  ds->sparse_roles = malloc((size_t)n);
-  if (!ds->tensors || !ds->row_offsets || !ds->sparse_roles) {
+  ds->roles = malloc((size_t)n);
+  if (!ds->tensors || !ds->row_offsets || !ds->roles) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
-    tide_dataset_free(ds);
+    tide_dataset_free(&ds->base);
     return NULL;
   }
-  memcpy(ds->sparse_roles, sparse_roles, (size_t)n);
+  memcpy(ds->roles, sparse_roles, (size_t)n);
   for (int k = 0; k < n; k++) {
     tide_status st = sparse_roles[k] ? take_triple(ds, tensors, k, rows) : dtensor_own_contiguous(&ds->tensors[k], tensors[k]);
     if (st) {
-      tide_dataset_free(ds);
+      tide_dataset_free(&ds->base);
       return NULL;
     }
     if (sparse_roles[k]) k += 2;
   }
-  return ds;
+  return &ds->base;
 }
 
 /* ---- the rows ---------------------------------------------------------------- */
 
 typedef struct sparse_slices_node {
   dnode base;
-  tide_dataset *ds;
+  const sparse_slices_ds *ds;
   int64_t next_row;
 } sparse_slices_node;
 
@@ -201,8 +215,8 @@ static tide_status row_view(tide_tensor *out, const tide_tensor *t, int ndim, co
 
 static tide_status sparse_slices_next(dnode *self, tide_tensor *out, int *end) {
   sparse_slices_node *s = (sparse_slices_node *)self;
-  const tide_dataset *ds = s->ds;
-  if (s->next_row >= ds->n) {
+  const sparse_slices_ds *ds = s->ds;
+  if (s->next_row >= ds->rows) {
     *end = 1;
     return TIDE_OK;
   }
@@ -210,7 +224,7 @@ static tide_status sparse_slices_next(dnode *self, tide_tensor *out, int *end) {
   for (int k = 0; k < self->ncomp; k++) {
     const tide_tensor *t = &ds->tensors[k];
     tide_status st;
-    if (ds->sparse_roles[k]) { /* indices[a:b, 1:], values[a:b], dense_shape[1:] */
+    if (ds->roles[k]) { /* indices[a:b, 1:], values[a:b], dense_shape[1:] */
       int64_t a = ds->row_offsets[k][row], b = ds->row_offsets[k][row + 1], rest = t->dims[1];
       int64_t ix_dims[2] = {b - a, rest}, val_dims[1] = {b - a}, shape_dims[1] = {rest};
       st = row_view(&out[k], t, 2, ix_dims, a * rest);
@@ -234,13 +248,28 @@ static void sparse_slices_free(dnode *self) { free(self); }
 
 static const dnode_ops sparse_slices_ops = {sparse_slices_next, sparse_slices_free, "from_tensor_slices"};
 
-dnode *dnode_sparse_slices(tide_dataset *ds, dpass *pass) {
+static dnode *sparse_slices_node_make(tide_dataset *ds, dpass *pass) {
   sparse_slices_node *s = calloc(1, sizeof *s);
   if (!s) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
     return NULL;
   }
   s->base = (dnode){&sparse_slices_ops, ds->ncomp, pass};
-  s->ds = ds;
+  s->ds = (const sparse_slices_ds *)ds;
   return &s->base;
 }
+
+static int64_t sparse_slices_cardinality(const tide_dataset *ds) { return ((const sparse_slices_ds *)ds)->rows; }
+
+static void sparse_slices_release(tide_dataset *ds) {
+  sparse_slices_ds *s = (sparse_slices_ds *)ds;
+  if (s->tensors) delem_release(s->tensors, ds->ncomp);
+  free(s->tensors);
+  for (int k = 0; s->row_offsets && k < ds->ncomp; k++) free(s->row_offsets[k]);
+  free(s->row_offsets);
+  free(s->roles);
+}
+
+/* A leaf: never on the path an interleave copies. */
+static const dstage_ops sparse_slices_stage = {"from_tensor_slices", sizeof(sparse_slices_ds), sparse_slices_node_make,
+                                               sparse_slices_cardinality, NULL, sparse_slices_release, NULL, NULL};

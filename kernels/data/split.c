@@ -1,22 +1,44 @@
 /* data/split.c — the stages that thin or split the stream in the consumer's
  * thread: shard (every num-th element from index on) and unbatch (each element's rows). */
-#include "pipeline.h"
+#include "stage.h"
 
 #include <stdio.h>
 
 /* ---- shard -------------------------------------------------------------------- */
 
 /* TF's ShardDataset: input element i is given when i % num == index. */
+typedef struct shard_ds {
+  tide_dataset base;
+  int64_t num, index;
+} shard_ds;
+
+static const dstage_ops shard_stage;
+
+tide_dataset *tide_dataset_shard(tide_dataset *in, int64_t num_shards, int64_t index) {
+  if (num_shards < 1) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "shard: num_shards must be at least 1, got %lld", (long long)num_shards);
+    return NULL;
+  }
+  if (index < 0 || index >= num_shards) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "shard: index must be in [0, num_shards) = [0, %lld), got %lld", (long long)num_shards,
+              (long long)index);
+    return NULL;
+  }
+  shard_ds *s = (shard_ds *)dstage_new_on(&shard_stage, in);
+  if (s) s->num = num_shards, s->index = index;
+  return s ? &s->base : NULL;
+}
+
 typedef struct shard_node {
   dnode base;
-  tide_dataset *ds;
+  const shard_ds *ds;
   dnode *in;
   int64_t seen; /* elements the input gave */
 } shard_node;
 
 static tide_status shard_next(dnode *self, tide_tensor *out, int *end) {
   shard_node *s = (shard_node *)self;
-  int64_t num = s->ds->n, index = s->ds->stop;
+  int64_t num = s->ds->num, index = s->ds->index;
   for (;;) {
     if (dpass_stopping(self->pass)) return dstopped();
     tide_status st = dnext(s->in, out, end);
@@ -34,14 +56,14 @@ static void shard_free(dnode *self) {
 
 static const dnode_ops shard_ops = {shard_next, shard_free, "shard"};
 
-dnode *dnode_shard(tide_dataset *ds, dpass *pass) {
+static dnode *shard_node_make(tide_dataset *ds, dpass *pass) {
   shard_node *s = calloc(1, sizeof *s);
   if (!s) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
     return NULL;
   }
   s->base = (dnode){&shard_ops, ds->ncomp, pass};
-  s->ds = ds;
+  s->ds = (const shard_ds *)ds;
   if (!(s->in = dnode_make(ds->input, pass))) {
     free(s);
     return NULL;
@@ -49,7 +71,29 @@ dnode *dnode_shard(tide_dataset *ds, dpass *pass) {
   return &s->base;
 }
 
+static int64_t shard_cardinality(const tide_dataset *ds) {
+  const shard_ds *s = (const shard_ds *)ds;
+  int64_t in = dstage_input_cardinality(ds);
+  if (in < 0) return in;
+  return in / s->num + (s->index < in % s->num ? 1 : 0);
+}
+
+static tide_status shard_copy(tide_dataset *dst, const tide_dataset *src) {
+  shard_ds *d = (shard_ds *)dst;
+  const shard_ds *s = (const shard_ds *)src;
+  d->num = s->num, d->index = s->index;
+  return TIDE_OK;
+}
+
+static const dstage_ops shard_stage = {"shard", sizeof(shard_ds), shard_node_make, shard_cardinality, shard_copy, NULL,
+                                       NULL, NULL};
+
 /* ---- unbatch ------------------------------------------------------------------ */
+
+/* The description is the shared part alone. */
+static const dstage_ops unbatch_stage;
+
+tide_dataset *tide_dataset_unbatch(tide_dataset *in) { return dstage_new_on(&unbatch_stage, in); }
 
 /* Rows up to this size are copied into the row's own header (no storage,
  * no shared reference to count); larger rows, and strings (whose storage
@@ -145,7 +189,7 @@ static void unbatch_free(dnode *self) {
 
 static const dnode_ops unbatch_ops = {unbatch_next, unbatch_free, "unbatch"};
 
-dnode *dnode_unbatch(tide_dataset *ds, dpass *pass) {
+static dnode *unbatch_node_make(tide_dataset *ds, dpass *pass) {
   unbatch_node *u = calloc(1, sizeof *u);
   if (!u) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
@@ -158,3 +202,12 @@ dnode *dnode_unbatch(tide_dataset *ds, dpass *pass) {
   }
   return &u->base;
 }
+
+/* The rows per element are not known here (element_spec's side knows a fixed batch dim). */
+static int64_t unbatch_cardinality(const tide_dataset *ds) {
+  int64_t in = dstage_input_cardinality(ds);
+  return in == TIDE_DATA_INFINITE || in == 0 ? in : TIDE_DATA_UNKNOWN;
+}
+
+static const dstage_ops unbatch_stage = {"unbatch", sizeof(tide_dataset), unbatch_node_make, unbatch_cardinality,
+                                         dstage_copy_nothing, NULL, NULL, NULL};

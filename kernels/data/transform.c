@@ -1,139 +1,6 @@
-/* data/transform.c — the stages that reorder or regroup elements in the
- * consumer's thread: batch, shuffle (Philox draws), take/skip and repeat. */
-#include "pipeline.h"
-
-/* ---- batch -------------------------------------------------------------------- */
-
-/* How a batch's pending elements become its components: stacked as they
- * are (batch) or padded first (padded_batch). */
-typedef tide_status (*batch_assembly)(const tide_dataset *ds, const tide_tensor *pending, int64_t count,
-                                      tide_tensor *out);
-
-typedef struct batch_node {
-  dnode base;
-  tide_dataset *ds;
-  dnode *in;
-  tide_tensor *pending; /* n * ncomp headers: the elements of the batch being made */
-  int done;
-  batch_assembly assemble;
-} batch_node;
-
-/* Stack component k of `count` elements (pending[i * ncomp + k]) into *out;
- * on failure *out holds nothing. */
-tide_status batch_stack_component(const tide_dataset *ds, const tide_tensor *pending, int64_t count, int k,
-                                  tide_tensor *out) {
-  int nc = ds->ncomp;
-  const tide_tensor *first = &pending[k];
-  for (int64_t i = 1; i < count; i++) {
-    const tide_tensor *e = &pending[i * nc + k];
-    bool same = e->dt == first->dt && e->ndim == first->ndim;
-    for (int d = 0; same && d < e->ndim; d++) same = e->dims[d] == first->dims[d];
-    if (!same) {
-      char s0[128], si[128];
-      return TIDE_FAIL(TIDE_ERR_SHAPE,
-                       "batch: cannot batch tensors with different shapes in component %d: the first element "
-                       "is %s %s and element %lld is %s %s; use padded_batch for elements of different shapes",
-                       k, tide_dtype_name(first->dt), TIDE_SHAPE_STR(s0, first), (long long)i,
-                       tide_dtype_name(e->dt), TIDE_SHAPE_STR(si, e));
-    }
-  }
-  int64_t dims[TIDE_MAX_DIMS];
-  if (first->ndim + 1 > TIDE_MAX_DIMS)
-    return TIDE_FAIL(TIDE_ERR_SHAPE, "batch: component %d has rank %d; a batch of it passes the limit of %d", k,
-                     first->ndim, TIDE_MAX_DIMS);
-  dims[0] = count;
-  for (int d = 0; d < first->ndim; d++) dims[d + 1] = first->dims[d];
-  tide_status st = tide_tensor_init(out, first->dt, first->ndim + 1, dims);
-  if (st) return st;
-  size_t row = (size_t)first->nelem * tide_dtype_size_unchecked(first->dt);
-  for (int64_t i = 0; i < count && row > 0; i++) {
-    const tide_tensor *e = &pending[i * nc + k];
-    char *dst = (char *)out->data + (size_t)i * row;
-    if (tide_tensor_is_contiguous(e)) {
-      memcpy(dst, e->data, row);
-    } else {
-      tide_tensor view;
-      memset(&view, 0, sizeof view);
-      tide_status vs = tide_tensor_wrap(&view, dst, e->dt, e->ndim, e->dims, NULL, NULL, NULL);
-      if (!vs) vs = tide_tensor_copy_into(&view, e);
-      tide_tensor_release(&view);
-      if (vs) {
-        tide_tensor_release(out);
-        return vs;
-      }
-    }
-  }
-  /* string rows were copied as raw references: the batch takes its own */
-  if (first->dt == TIDE_STRING && out->storage) tide_strings_own(out->storage);
-  return TIDE_OK;
-}
-
-/* Stack `count` elements (pending[i * ncomp + k]) into out[k]. */
-static tide_status stack(const tide_dataset *ds, const tide_tensor *pending, int64_t count, tide_tensor *out) {
-  for (int k = 0; k < ds->ncomp; k++) {
-    tide_status st = batch_stack_component(ds, pending, count, k, &out[k]);
-    if (st) {
-      delem_release(out, k);
-      return st;
-    }
-  }
-  return TIDE_OK;
-}
-
-static tide_status batch_next(dnode *self, tide_tensor *out, int *end) {
-  batch_node *b = (batch_node *)self;
-  int nc = self->ncomp;
-  int64_t count = 0;
-  tide_status st = TIDE_OK;
-  while (!b->done && count < b->ds->n) {
-    int e = 0;
-    st = dnext(b->in, &b->pending[count * nc], &e);
-    if (st) break;
-    if (e) b->done = 1;
-    else count++;
-  }
-  if (!st && (count == 0 || (b->ds->flag && count < b->ds->n))) *end = 1;
-  else if (!st) st = b->assemble(b->ds, b->pending, count, out);
-  for (int64_t i = 0; i < count; i++) delem_release(&b->pending[i * nc], nc);
-  return st;
-}
-
-static void batch_free(dnode *self) {
-  batch_node *b = (batch_node *)self;
-  b->in->ops->free(b->in);
-  free(b->pending);
-  free(b);
-}
-
-static const dnode_ops batch_ops = {batch_next, batch_free, "batch"};
-static const dnode_ops padded_batch_ops = {batch_next, batch_free, "padded_batch"};
-
-static dnode *make_batch(tide_dataset *ds, dpass *pass, const dnode_ops *ops, batch_assembly assemble) {
-  batch_node *b = calloc(1, sizeof *b);
-  if (b && ds->n <= (int64_t)1 << 24) b->pending = calloc((size_t)(ds->n * ds->ncomp), sizeof *b->pending);
-  if (!b || !b->pending) {
-    free(b);
-    TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory for a batch of %lld", ops->name, (long long)ds->n);
-    return NULL;
-  }
-  b->base = (dnode){ops, ds->ncomp, pass};
-  b->ds = ds;
-  b->assemble = assemble;
-  if (!(b->in = dnode_make(ds->input, pass))) {
-    free(b->pending);
-    free(b);
-    return NULL;
-  }
-  return &b->base;
-}
-
-dnode *dnode_batch(tide_dataset *ds, dpass *pass) {
-  return make_batch(ds, pass, &batch_ops, ds->sparse_roles ? sparse_stack : stack);
-}
-
-dnode *dnode_padded_batch(tide_dataset *ds, dpass *pass) {
-  return make_batch(ds, pass, &padded_batch_ops, padding_stack);
-}
+/* data/transform.c — the stages that reorder or count elements in the
+ * consumer's thread: shuffle (Philox draws), take, skip and repeat. */
+#include "stage.h"
 
 /* ---- shuffle ------------------------------------------------------------------ */
 
@@ -150,11 +17,32 @@ typedef struct shuffle_node {
   derror failed;        /* the input's failure while refilling, for the next call */
 } shuffle_node;
 
+typedef struct shuffle_ds {
+  tide_dataset base;
+  int64_t buffer;
+  uint64_t seed;
+  int reshuffle;
+  uint64_t passes; /* atomic: passes begun */
+} shuffle_ds;
+
+static const dstage_ops shuffle_stage;
+
+tide_dataset *tide_dataset_shuffle(tide_dataset *in, int64_t buffer, uint64_t seed, int reshuffle) {
+  if (buffer < 1) {
+    TIDE_FAIL(TIDE_ERR_VALUE, "shuffle: buffer_size must be at least 1, got %lld", (long long)buffer);
+    return NULL;
+  }
+  shuffle_ds *s = (shuffle_ds *)dstage_new_on(&shuffle_stage, in);
+  if (!s) return NULL;
+  s->buffer = buffer, s->seed = seed, s->reshuffle = reshuffle != 0;
+  return &s->base;
+}
+
 /* The pass's key: (seed, pass number) when reshuffling, else (seed, 0).
  * The Lua engine (stdlib/tide/data/stages/shuffle.lua) draws the same way. */
-static uint64_t shuffle_key(tide_dataset *ds) {
+static uint64_t shuffle_key(shuffle_ds *ds) {
   uint64_t k = __atomic_fetch_add(&ds->passes, 1, __ATOMIC_RELAXED);
-  return tide_random_derive_key(ds->seed, ds->flag ? k : 0);
+  return tide_random_derive_key(ds->seed, ds->reshuffle ? k : 0);
 }
 
 /* A draw in [0, n). */
@@ -206,17 +94,18 @@ static void shuffle_free(dnode *self) {
 
 static const dnode_ops shuffle_ops = {shuffle_next, shuffle_free, "shuffle"};
 
-dnode *dnode_shuffle(tide_dataset *ds, dpass *pass) {
+static dnode *shuffle_node_make(tide_dataset *ds, dpass *pass) {
+  shuffle_ds *d = (shuffle_ds *)ds;
   shuffle_node *s = calloc(1, sizeof *s);
-  if (s && ds->n <= (int64_t)1 << 28) s->buf = calloc((size_t)(ds->n * ds->ncomp), sizeof *s->buf);
+  if (s && d->buffer <= (int64_t)1 << 28) s->buf = calloc((size_t)(d->buffer * ds->ncomp), sizeof *s->buf);
   if (!s || !s->buf) {
     free(s);
-    TIDE_FAIL(TIDE_ERR_MEMORY, "shuffle: out of memory for a buffer of %lld", (long long)ds->n);
+    TIDE_FAIL(TIDE_ERR_MEMORY, "shuffle: out of memory for a buffer of %lld", (long long)d->buffer);
     return NULL;
   }
   s->base = (dnode){&shuffle_ops, ds->ncomp, pass};
-  s->cap = ds->n;
-  s->key = shuffle_key(ds);
+  s->cap = d->buffer;
+  s->key = shuffle_key(d);
   if (!(s->in = dnode_make(ds->input, pass))) {
     free(s->buf);
     free(s);
@@ -225,18 +114,46 @@ dnode *dnode_shuffle(tide_dataset *ds, dpass *pass) {
   return &s->base;
 }
 
+static tide_status shuffle_copy(tide_dataset *dst, const tide_dataset *src) {
+  shuffle_ds *d = (shuffle_ds *)dst;
+  const shuffle_ds *s = (const shuffle_ds *)src;
+  d->buffer = s->buffer, d->seed = s->seed, d->reshuffle = s->reshuffle; /* passes: 0, a new dataset's */
+  return TIDE_OK;
+}
+
+static const dstage_ops shuffle_stage = {"shuffle", sizeof(shuffle_ds), shuffle_node_make, dstage_input_cardinality,
+                                         shuffle_copy, NULL, NULL, NULL};
+
 /* ---- take and skip ------------------------------------------------------------ */
+
+/* take: the first n elements (n < 0: all); skip: all but the first n (n < 0: none). */
+typedef struct count_ds {
+  tide_dataset base;
+  int64_t n;
+} count_ds;
+
+static const dstage_ops take_stage, skip_stage;
+
+static tide_dataset *count_new(const dstage_ops *stage, tide_dataset *in, int64_t n) {
+  count_ds *c = (count_ds *)dstage_new_on(stage, in);
+  if (c) c->n = n;
+  return c ? &c->base : NULL;
+}
+
+tide_dataset *tide_dataset_take(tide_dataset *in, int64_t n) { return count_new(&take_stage, in, n); }
+
+tide_dataset *tide_dataset_skip(tide_dataset *in, int64_t n) { return count_new(&skip_stage, in, n); }
 
 typedef struct count_node {
   dnode base;
-  tide_dataset *ds;
+  int64_t n;
   dnode *in;
   int64_t seen;
 } count_node;
 
 static tide_status take_next(dnode *self, tide_tensor *out, int *end) {
   count_node *c = (count_node *)self;
-  if (c->ds->n >= 0 && c->seen >= c->ds->n) {
+  if (c->n >= 0 && c->seen >= c->n) {
     *end = 1;
     return TIDE_OK;
   }
@@ -247,7 +164,7 @@ static tide_status take_next(dnode *self, tide_tensor *out, int *end) {
 
 static tide_status skip_next(dnode *self, tide_tensor *out, int *end) {
   count_node *c = (count_node *)self;
-  while (c->ds->n < 0 || c->seen < c->ds->n) { /* n < 0: skip everything */
+  while (c->n < 0 || c->seen < c->n) { /* n < 0: skip everything */
     tide_status st = dnext(c->in, out, end);
     if (st || *end) return st;
     delem_release(out, self->ncomp);
@@ -265,14 +182,14 @@ static void count_free(dnode *self) {
 static const dnode_ops take_ops = {take_next, count_free, "take"};
 static const dnode_ops skip_ops = {skip_next, count_free, "skip"};
 
-dnode *dnode_take_skip(tide_dataset *ds, dpass *pass) {
+static dnode *count_node_make(tide_dataset *ds, dpass *pass) {
   count_node *c = calloc(1, sizeof *c);
   if (!c) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
     return NULL;
   }
-  c->base = (dnode){ds->kind == DS_TAKE ? &take_ops : &skip_ops, ds->ncomp, pass};
-  c->ds = ds;
+  c->base = (dnode){ds->stage == &take_stage ? &take_ops : &skip_ops, ds->ncomp, pass};
+  c->n = ((const count_ds *)ds)->n;
   if (!(c->in = dnode_make(ds->input, pass))) {
     free(c);
     return NULL;
@@ -280,11 +197,42 @@ dnode *dnode_take_skip(tide_dataset *ds, dpass *pass) {
   return &c->base;
 }
 
+static int64_t take_cardinality(const tide_dataset *ds) {
+  int64_t in = dstage_input_cardinality(ds), n = ((const count_ds *)ds)->n;
+  if (n < 0) return in;
+  if (in == TIDE_DATA_INFINITE) return n;
+  if (in == TIDE_DATA_UNKNOWN) return TIDE_DATA_UNKNOWN;
+  return in < n ? in : n;
+}
+
+static int64_t skip_cardinality(const tide_dataset *ds) {
+  int64_t in = dstage_input_cardinality(ds), n = ((const count_ds *)ds)->n;
+  if (in < 0) return in;
+  if (n < 0) return 0;
+  return in > n ? in - n : 0;
+}
+
+static tide_status count_copy(tide_dataset *dst, const tide_dataset *src) {
+  ((count_ds *)dst)->n = ((const count_ds *)src)->n;
+  return TIDE_OK;
+}
+
+static const dstage_ops take_stage = {"take", sizeof(count_ds), count_node_make, take_cardinality, count_copy, NULL,
+                                      NULL, NULL};
+static const dstage_ops skip_stage = {"skip", sizeof(count_ds), count_node_make, skip_cardinality, count_copy, NULL,
+                                      NULL, NULL};
+
 /* ---- repeat ------------------------------------------------------------------- */
+
+/* count passes over the input (count < 0: forever). */
+static const dstage_ops repeat_stage;
+
+tide_dataset *tide_dataset_repeat(tide_dataset *in, int64_t count) { return count_new(&repeat_stage, in, count); }
 
 typedef struct repeat_node {
   dnode base;
   tide_dataset *ds;
+  int64_t count;
   dnode *in;          /* the current pass over the input, or NULL */
   int64_t epoch;      /* passes begun */
   int64_t in_epoch;   /* elements the current pass gave */
@@ -294,7 +242,7 @@ static tide_status repeat_next(dnode *self, tide_tensor *out, int *end) {
   repeat_node *r = (repeat_node *)self;
   for (;;) {
     if (!r->in) {
-      if (r->ds->n >= 0 && r->epoch >= r->ds->n) {
+      if (r->count >= 0 && r->epoch >= r->count) {
         *end = 1;
         return TIDE_OK;
       }
@@ -326,7 +274,7 @@ static void repeat_free(dnode *self) {
 
 static const dnode_ops repeat_ops = {repeat_next, repeat_free, "repeat"};
 
-dnode *dnode_repeat(tide_dataset *ds, dpass *pass) {
+static dnode *repeat_node_make(tide_dataset *ds, dpass *pass) {
   repeat_node *r = calloc(1, sizeof *r);
   if (!r) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: out of memory");
@@ -334,5 +282,16 @@ dnode *dnode_repeat(tide_dataset *ds, dpass *pass) {
   }
   r->base = (dnode){&repeat_ops, ds->ncomp, pass};
   r->ds = ds;
+  r->count = ((const count_ds *)ds)->n;
   return &r->base;
 }
+
+static int64_t repeat_cardinality(const tide_dataset *ds) {
+  int64_t in = dstage_input_cardinality(ds), n = ((const count_ds *)ds)->n;
+  if (n < 0) return in == 0 ? 0 : TIDE_DATA_INFINITE;
+  if (in < 0) return in;
+  return in * n;
+}
+
+static const dstage_ops repeat_stage = {"repeat", sizeof(count_ds), repeat_node_make, repeat_cardinality, count_copy,
+                                        NULL, NULL, NULL};

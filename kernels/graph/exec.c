@@ -327,6 +327,7 @@ static tide_status make_plan(tide_graph *g, int n_key, const tide_tensor *const 
 static tide_status make_plan_untimed(tide_graph *g, int n_key, const tide_tensor *const *key, gplan **out) {
   gplan *p = calloc(1, sizeof *p);
   if (!p) return TIDE_FAIL(TIDE_ERR_MEMORY, "graph: out of memory");
+  p->backend = &tide_cpu_backend;
   p->n_key = n_key;
   p->key_ndim = calloc((size_t)n_key + 1, sizeof *p->key_ndim);
   p->key_dt = calloc((size_t)n_key + 1, sizeof *p->key_dt);
@@ -522,7 +523,7 @@ static inline __attribute__((always_inline)) tide_status run_step(tide_graph *g,
       if ((st = tide_random_draw_counters(n->op, outs[0], &drawn)) != TIDE_OK) return st;
       a = &drawn;
     }
-    st = def->cpu(def, a, n->n_in, ins, n->n_out, outs);
+    st = p->backend->kernels[n->op](def, a, n->n_in, ins, n->n_out, outs);
     if (!st) tide_strings_settle(n->n_out, outs); /* new string buffers take their references */
     return st;
   }

@@ -1,14 +1,15 @@
 /* graph/fuse.c — elementwise fusion: the pass that merges groups of
  * elementwise ops of one iteration space into FUSED nodes, each holding a
- * backend-neutral description of its ops (core/fused.h), and the planning,
- * running (through the device's backend) and text of those nodes. */
+ * backend-neutral description of its ops (tide/fused.h), and the planning,
+ * running (through the fused runner of the device's backend) and text of those nodes. */
 #include "passes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/fused.h"
+#include "../core/backend.h"
+#include "tide/fused.h"
 
 enum { FUSE_NAME = 192 };
 
@@ -17,7 +18,8 @@ enum { FUSE_NAME = 192 };
 typedef struct gfused {
   tide_fused desc;
   char name[FUSE_NAME];        /* "fused[mul, add, tanh]" */
-  size_t prog_off;             /* the CPU program: at (char *)this + prog_off */
+  size_t prog_off;             /* the program: at (char *)this + prog_off */
+  const tide_fused_runner *runner; /* the runner that prepared it (the CPU's) */
 } gfused;
 
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
@@ -287,7 +289,7 @@ static void redirect(tide_graph *g, int after, int from, gvalue to) {
 
 /* Make node r the fused node of group gr. */
 static tide_status rewrite(tide_graph *g, group *gr, const int *owner, int r) {
-  const tide_fused_backend *be = tide_fused_backend_for(TIDE_CPU);
+  const tide_fused_runner *be = tide_cpu_backend.fused; /* the program a run on the CPU uses */
   gfused probe;
   describe(g, gr, owner, r, &probe);
   size_t off = align64(sizeof(gfused)), bytes = be->program_bytes(&probe.desc);
@@ -300,6 +302,7 @@ static tide_status rewrite(tide_graph *g, group *gr, const int *owner, int r) {
   }
   memcpy(gf, &probe, sizeof probe);
   gf->prog_off = off;
+  gf->runner = be;
   tide_status st = be->prepare(&gf->desc, (char *)gf + off);
   if (st) {
     free(gf), free(ins), free(outs);
@@ -403,8 +406,10 @@ tide_status tide_graph_fused_plan(tide_graph *g, gnode *n, const tide_tensor *co
 tide_status tide_graph_fused_run(tide_graph *g, gnode *n, const tide_tensor *const *in, tide_tensor *const *out,
                                  unsigned hints) {
   const gfused *gf = n->fused;
-  const tide_fused_backend *be = tide_fused_backend_for(out[0]->dev);
-  if (!be) return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: no backend runs fused nodes on this device", gf->name);
+  const tide_backend *dev = tide_backend_for(out[0]->dev);
+  const tide_fused_runner *be = dev ? dev->fused : NULL;
+  /* A program is its runner's own: another device's runner would prepare its own from the description. */
+  if (!be || be != gf->runner) return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: no backend runs fused nodes on this device", gf->name);
   int failed = -1;
   tide_status st = be->run(&gf->desc, (const char *)gf + gf->prog_off, in, out, hints, &failed);
   if (!st) return st;

@@ -5,6 +5,7 @@
 #define TIDE_GRAPH_PLAN_H
 
 #include "graph_internal.h"
+#include "../core/backend.h"
 
 /* One node to run. */
 typedef struct gstep {
@@ -40,6 +41,7 @@ enum {
 
 typedef struct gplan {
   struct gplan *next;
+  const tide_backend *backend; /* whose kernels its op nodes run: the CPU's (graphs run on the CPU today) */
   int n_key;                /* arguments, then captures */
   int *key_ndim, *key_dt;
   int64_t *key_dims;        /* n_key * TIDE_MAX_DIMS */

@@ -93,15 +93,10 @@ tide_csv_reader *tide_csv_open(const char *path, char delim, bool use_quote) {
   if (tide_file_check(path, false)) return NULL;
   tide_csv_reader *r = reader_new(path, delim, use_quote);
   if (!r) return NULL;
-  r->f = fopen(path, "rb");
-  struct stat st;
+  r->f = tide_file_fopen(path, "rb"); /* a regular file: a FIFO or a device is refused, never waited on */
   if (!r->f) {
-    TIDE_FAIL(TIDE_ERR_IO, "CSV file '%s' cannot be opened: %s", path, strerror(errno));
-    tide_csv_close(r);
-    return NULL;
-  }
-  if (fstat(fileno(r->f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    TIDE_FAIL(TIDE_ERR_IO, "CSV file '%s' is a directory", path);
+    if (errno == EISDIR) TIDE_FAIL(TIDE_ERR_IO, "CSV file '%s' is a directory", path);
+    else TIDE_FAIL(TIDE_ERR_IO, "CSV file '%s' cannot be opened: %s", path, tide_file_why());
     tide_csv_close(r);
     return NULL;
   }

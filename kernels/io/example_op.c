@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/registry.h"
+#include "../core/infer_rank.h"
 #include "../core/unknown_dims.h"
 #include "tide/records.h"
 #include "tide/strings.h"
@@ -124,21 +124,16 @@ static tide_example_batch *parse(const tide_attrs *a, const tide_tensor *const *
 
 tide_status tide_cpu_parse_example_dense(const tide_op_def *def, const tide_attrs *a, int n_in,
                                          const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
-  TIDE_UNUSED(def), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
   tide_feature_spec spec = {.type = feature_type(a->dtype), .ndim = a->nints, .dims = a->ints, .has_default = a->m == 1};
   /* a default read through its strides: the parser wants it contiguous */
   tide_tensor dense;
   memset(&dense, 0, sizeof dense);
   const tide_tensor *def_v = in[2];
-  tide_status st = TIDE_OK;
-  if (spec.has_default && !tide_tensor_is_contiguous(def_v)) {
-    st = tide_tensor_init(&dense, def_v->dt, def_v->ndim, def_v->dims);
-    if (!st) st = tide_tensor_copy_into(&dense, def_v);
-    if (st) {
-      tide_tensor_release(&dense);
-      return st;
-    }
-    def_v = &dense;
+  tide_status st = spec.has_default ? tide_contiguous_or_copy(def->name, in[2], &dense, &def_v) : TIDE_OK;
+  if (st) {
+    tide_tensor_release(&dense);
+    return st;
   }
   if (spec.has_default && spec.type != TIDE_FEATURE_BYTES) spec.default_values = def_v->data;
   tide_example_batch *b = parse(a, in, &spec);
@@ -182,3 +177,14 @@ tide_status tide_cpu_parse_example_sparse(const tide_op_def *def, const tide_att
   tide_example_batch_free(b);
   return st;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* serialized a batch (either rank gives valid dtypes), the name a scalar,
+ * the default the feature's shape. */
+static int parse_example_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                              int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(n_in), TIDE_UNUSED(in);
+  return i == 0 ? 1 : i == 1 ? 0 : tide_rank_capped(a->nints);
+}
+const tide_rank_rule tide_infer_parse_example_rank = {parse_example_rank, NULL, NULL};

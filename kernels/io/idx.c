@@ -1,10 +1,12 @@
 /* io/idx.c — IDX files (MNIST's format: a magic number, big-endian dims, then
  * the data), plain or gzipped, read through zlib straight into a tensor. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "tide/records.h"
@@ -70,14 +72,19 @@ tide_status tide_read_idx(const char *path, tide_tensor *out) {
   tide_status checked = tide_file_check(path, false);
   if (checked) return checked;
   struct stat sb;
-  FILE *probe = fopen(path, "rb");
-  if (!probe || fstat(fileno(probe), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    if (probe) fclose(probe);
-    return TIDE_FAIL(TIDE_ERR_IO, "read_idx: cannot read '%s': %s", path, probe ? "not a regular file" : strerror(errno));
+  int fd = tide_file_open(path, O_RDONLY, 0); /* a regular file: a FIFO or a device is refused, never waited on */
+  if (fd < 0)
+    return TIDE_FAIL(TIDE_ERR_IO, "read_idx: cannot read '%s': %s", path,
+                     errno == EISDIR || errno == EINVAL ? "not a regular file" : tide_file_why());
+  if (fstat(fd, &sb) != 0) {
+    close(fd);
+    return TIDE_FAIL(TIDE_ERR_IO, "read_idx: cannot read '%s': %s", path, strerror(errno));
   }
-  fclose(probe);
-  gzFile gz = gzopen(path, "rb"); /* plain files read as they are */
-  if (!gz) return TIDE_FAIL(TIDE_ERR_IO, "read_idx: cannot read '%s'", path);
+  gzFile gz = gzdopen(fd, "rb"); /* plain files read as they are */
+  if (!gz) {
+    close(fd);
+    return TIDE_FAIL(TIDE_ERR_IO, "read_idx: cannot read '%s'", path);
+  }
   gzbuffer(gz, 1 << 17);
   tide_status st = read_body(gz, path, (int64_t)sb.st_size, out);
   gzclose(gz);

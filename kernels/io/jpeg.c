@@ -1,6 +1,7 @@
 /* io/jpeg.c — decode_jpeg (TF's DecodeJpeg) with libjpeg-turbo and TF's
  * options (jpeg_mem.cc), errors caught by a setjmp error manager. */
 #include "image_io.h"
+#include "../core/infer_rank.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -189,3 +190,8 @@ tide_status tide_cpu_decode_jpeg(const tide_op_def *def, const tide_attrs *a, in
   free(b.owned);
   return st;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* The generic rule: the dtype rule on the bytes, outputs of unknown rank. */
+const tide_rank_rule tide_infer_decode_jpeg_rank = {NULL, NULL, NULL};

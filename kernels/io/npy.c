@@ -13,6 +13,7 @@
 
 #include "tide/npy.h"
 #include "atomic_file.h"
+#include "../core/internal.h"
 
 /* A header longer than this is no numpy header (numpy itself refuses more than 10000 bytes by default). */
 enum { MAX_HEADER = 1 << 20, MAGIC_LEN = 6 };
@@ -413,8 +414,8 @@ tide_status tide_npy_read(const char *path, tide_tensor *out) {
   if (!out) return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: the output tensor is NULL");
   tide_status checked = tide_file_check(path, false);
   if (checked) return checked;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return TIDE_FAIL(TIDE_ERR_IO, "read_npy: cannot open '%s': %s", path, strerror(errno));
+  int fd = tide_file_open(path, O_RDONLY, 0); /* a regular file: a FIFO or a device is refused, never waited on */
+  if (fd < 0) return TIDE_FAIL(TIDE_ERR_IO, "read_npy: cannot open '%s': %s", path, tide_file_why());
   tide_status st = read_fd(fd, path, out);
   close(fd);
   return st;
@@ -478,16 +479,12 @@ tide_status tide_npy_write(const char *path, const tide_tensor *t) {
   if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
     return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "write_npy: writing on a big-endian machine is not supported");
 
-  tide_tensor copy = {0};
-  const tide_tensor *src = t;
-  if (!tide_tensor_is_contiguous(t)) {
-    tide_status st = tide_tensor_init(&copy, t->dt, t->ndim, t->dims);
-    if (!st) st = tide_tensor_copy_into(&copy, t);
-    if (st) {
-      tide_tensor_release(&copy);
-      return st;
-    }
-    src = &copy;
+  tide_tensor copy;
+  const tide_tensor *src;
+  tide_status cst = tide_contiguous_or_copy("write_npy", t, &copy, &src);
+  if (cst) {
+    tide_tensor_release(&copy);
+    return cst;
   }
   /* Strings are written as bytes ("S"): numpy's width is the longest, at least 1. */
   char string_descr_text[32];

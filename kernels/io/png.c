@@ -1,6 +1,7 @@
 /* io/png.c — decode_png and encode_png (TF's DecodePng and EncodePng) with
  * libpng, the library TF uses, with TF's transforms, so decoded pixels agree. */
 #include "image_io.h"
+#include "../core/infer_rank.h"
 
 #include <png.h>
 #include <zlib.h>
@@ -296,3 +297,9 @@ tide_status tide_cpu_encode_png(const tide_op_def *def, const tide_attrs *a, int
   tide_tensor_release(&tmp);
   return st;
 }
+
+/* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
+
+/* The generic rule: the dtype rule on the bytes or image, outputs of unknown rank. */
+const tide_rank_rule tide_infer_decode_png_rank = {NULL, NULL, NULL};
+const tide_rank_rule tide_infer_encode_png_rank = {NULL, NULL, NULL};

@@ -128,9 +128,9 @@ tide_record_writer *tide_record_writer_open(const char *path, const char *compre
       return NULL;
     }
   }
-  w->f = fopen(path, "wb");
+  w->f = tide_file_fopen(path, "wb");
   if (!w->f) {
-    TIDE_FAIL(TIDE_ERR_IO, "TFRecordWriter: cannot create '%s': %s", path, strerror(errno));
+    TIDE_FAIL(TIDE_ERR_IO, "TFRecordWriter: cannot create '%s': %s", path, tide_file_why());
     if (comp != PLAIN) deflateEnd(&w->z);
     free(w->zout);
     free(w->path);
@@ -322,18 +322,15 @@ tide_record_reader *tide_record_reader_open(const char *path, const char *compre
   if (tide_file_check(path, false)) return NULL;
   tide_record_reader *r = reader_new(path, compression);
   if (!r) return NULL;
-  r->f = fopen(path, "rb");
+  r->f = tide_file_fopen(path, "rb"); /* a regular file: a FIFO or a device is refused, never waited on */
   struct stat st;
   if (!r->f) {
-    TIDE_FAIL(TIDE_ERR_IO, "TFRecord file '%s' cannot be opened: %s", path, strerror(errno));
+    if (errno == EISDIR) TIDE_FAIL(TIDE_ERR_IO, "TFRecord file '%s' is a directory", path);
+    else TIDE_FAIL(TIDE_ERR_IO, "TFRecord file '%s' cannot be opened: %s", path, tide_file_why());
     tide_record_reader_close(r);
     return NULL;
   }
-  if (fstat(fileno(r->f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    TIDE_FAIL(TIDE_ERR_IO, "TFRecord file '%s' is a directory", path);
-    tide_record_reader_close(r);
-    return NULL;
-  }
+  if (fstat(fileno(r->f), &st) != 0) st.st_mode = 0;
   if (r->comp != PLAIN && !(r->zin = malloc(CHUNK))) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "TFRecord file '%s': out of memory", path);
     tide_record_reader_close(r);

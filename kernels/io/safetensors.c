@@ -1,6 +1,7 @@
 /* io/safetensors.c — the safetensors format: u64 little-endian header length, a JSON
  * header (cJSON) {name: {dtype, shape, data_offsets}, __metadata__: {k: v}}, raw data. */
 #include "atomic_file.h"
+#include "../core/internal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -321,9 +322,10 @@ static bool parse_header(const char *path, tide_safetensors *f, const cJSON *roo
 tide_safetensors *tide_safetensors_open(const char *path) {
   if (!path) return TIDE_FAIL(TIDE_ERR_VALUE, "safetensors: the path is NULL"), NULL;
   if (tide_file_check(path, false)) return NULL;
-  /* O_NONBLOCK: a FIFO named by a hostile path must not hang the open (fstat refuses it next). */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return TIDE_FAIL(TIDE_ERR_IO, "safetensors: cannot open '%s': %s", path, strerror(errno)), NULL;
+  /* A regular file only: a FIFO named by a hostile path must not hang the open. */
+  int fd = tide_file_open(path, O_RDONLY, 0);
+  if (fd < 0 && (errno == EISDIR || errno == EINVAL)) return bad_file(path, "it is not a regular file"), NULL;
+  if (fd < 0) return TIDE_FAIL(TIDE_ERR_IO, "safetensors: cannot open '%s': %s", path, tide_file_why()), NULL;
   tide_safetensors *f = calloc(1, sizeof *f);
   if (!f) {
     close(fd);
@@ -519,19 +521,14 @@ static char *build_header(const out_entry *es, int64_t count, int64_t meta_count
 /* Tensor data as the file holds them: contiguous, bools as 0 and 1. */
 static tide_status write_tensor(atomic_file *a, const tide_tensor *t) {
   if (t->nelem == 0) return TIDE_OK;
-  tide_tensor copy = {0};
-  const tide_tensor *src = t;
-  if (!tide_tensor_is_contiguous(t)) {
-    tide_status st = tide_tensor_init(&copy, t->dt, t->ndim, t->dims);
-    if (!st) st = tide_tensor_copy_into(&copy, t);
-    if (st) {
-      tide_tensor_release(&copy);
-      return st;
-    }
-    src = &copy;
+  tide_tensor copy;
+  const tide_tensor *src;
+  tide_status st = tide_contiguous_or_copy("safetensors", t, &copy, &src);
+  if (st) {
+    tide_tensor_release(&copy);
+    return st;
   }
   size_t n = (size_t)src->nelem * tide_dtype_size(src->dt);
-  tide_status st = TIDE_OK;
   if (src->dt == TIDE_BOOL) {
     unsigned char chunk[4096];
     const unsigned char *p = src->data;

@@ -211,8 +211,8 @@ static tide_status sync_dir(const char *path) {
 static tide_status write_text(const char *path, const char *text) {
   tide_status checked = tide_file_check(path, true);
   if (checked) return checked;
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return tide_set_error(TIDE_ERR_IO, "saved model: cannot create %s: %s", path, strerror(errno));
+  int fd = tide_file_open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return tide_set_error(TIDE_ERR_IO, "saved model: cannot create %s: %s", path, tide_file_why());
   size_t n = strlen(text);
   const char *p = text;
   tide_status st = TIDE_OK;
@@ -386,8 +386,11 @@ void tide_saved_model_free(tide_saved_model *m) {
 static tide_status read_whole(const char *path, char **out, size_t *len) {
   tide_status checked = tide_file_check(path, false);
   if (checked) return checked;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return tide_set_error(TIDE_ERR_IO, "saved model: cannot open %s: %s", path, strerror(errno));
+  int fd = tide_file_open(path, O_RDONLY, 0); /* a regular file: a FIFO or a device is refused, never waited on */
+  if (fd < 0 && (errno == EISDIR || errno == EINVAL))
+    return tide_set_error(TIDE_ERR_IO, "saved model: %s is not a regular file of at most %d bytes (%s)", path,
+                          SM_MAX_JSON, tide_file_why());
+  if (fd < 0) return tide_set_error(TIDE_ERR_IO, "saved model: cannot open %s: %s", path, tide_file_why());
   struct stat sb;
   if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > SM_MAX_JSON) {
     close(fd);

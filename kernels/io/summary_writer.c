@@ -233,9 +233,9 @@ tide_summary_writer *tide_summary_writer_open(const char *logdir, const char *fi
   pthread_mutex_init(&w->lock, NULL);
   pthread_mutex_init(&w->io_lock, NULL);
   pthread_cond_init(&w->wake, NULL);
-  w->file = fopen(path, "wb");
+  w->file = tide_file_fopen(path, "wb");
   if (!w->file) {
-    TIDE_FAIL(TIDE_ERR_IO, "create_file_writer: cannot create the event file '%s': %s", path, strerror(errno));
+    TIDE_FAIL(TIDE_ERR_IO, "create_file_writer: cannot create the event file '%s': %s", path, tide_file_why());
     tide_summary_writer_free(w);
     return NULL;
   }

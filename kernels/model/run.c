@@ -158,10 +158,8 @@ tide_status tide_model_run(tide_run *r, tide_model_error *err) {
    * it is) are copied once into a contiguous tensor, so every output reads
    * as a plain row-major array. */
   for (int i = 0; i < s->n_out; i++) {
-    const tide_tensor *x = &r->res[i];
-    if (tide_tensor_is_contiguous(x)) continue;
-    st = tide_tensor_init(&r->flat[i], x->dt, x->ndim, x->dims);
-    if (!st) st = tide_tensor_copy_into(&r->flat[i], x);
+    const tide_tensor *use; /* r->res[i], or r->flat[i] made from it */
+    st = tide_contiguous_or_copy("run", &r->res[i], &r->flat[i], &use);
     if (st) {
       drop_results(r);
       return tide_model_fail(err, st, true, "signature '%s': output %d", s->name, i);

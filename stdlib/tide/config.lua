@@ -12,6 +12,7 @@ local M = {}
 -- Threads CPU kernels use (default: the machine's cores; OpenBLAS and oneDNN
 -- run inside them, one thread each).
 function M.set_num_threads(n)
+  binding.check_process_wide("set_num_threads")
   if type(n) ~= "number" or n ~= math.floor(n) then
     binding.error("set_num_threads: n must be a positive integer, got " .. tostring(n))
   end
@@ -35,6 +36,7 @@ end
 -- Cap the hot loops' instruction set at `name` (one of those of cpu_isa; a
 -- CPU without it keeps its best): to compare levels, or to keep AVX-512 off.
 function M.set_max_cpu_isa(name)
+  binding.check_process_wide("set_max_cpu_isa")
   if type(name) ~= "string" then
     binding.error("set_max_cpu_isa: name must be \"baseline\", \"avx2\" or \"avx512\", got " .. type(name))
   end
@@ -56,14 +58,17 @@ function M.memory_info(dev)
            since_collect = tonumber(s.since_collect), cached = tonumber(s.cached) }
 end
 
--- Collect garbage tensors now and give cached blocks back to the system.
+-- Collect garbage tensors now and give cached blocks back to the system
+-- (the cache is the process's: a sandbox that may not touch process
+-- settings only collects its own garbage).
 function M.release_memory()
   binding.collect()
-  C.tide_memory_release_cache()
+  if pcall(binding.check_process_wide, "release_memory") then C.tide_memory_release_cache() end
 end
 
 -- Bytes of freed blocks kept for reuse at most (default 1 GiB; 0 disables).
 function M.set_memory_cache_limit(bytes)
+  binding.check_process_wide("set_memory_cache_limit")
   if type(bytes) ~= "number" or bytes < 0 then
     binding.error("set_memory_cache_limit: bytes must be a non-negative number, got " .. tostring(bytes))
   end
@@ -72,6 +77,7 @@ end
 
 -- Start the peak over from the bytes held now.
 function M.reset_memory_peak()
+  binding.check_process_wide("reset_memory_peak")
   C.tide_memory_reset_peak()
 end
 
@@ -114,6 +120,7 @@ end
 -- set_memory_growth(gpu, true|false): grow on demand (the default) or
 -- reserve the GPU's memory at its first use. Errors once the GPU is in use, as TF's.
 function M.set_memory_growth(gpu, enable)
+  binding.check_process_wide("set_memory_growth")
   local k = device.gpu_ordinal(gpu, "set_memory_growth")
   if type(enable) ~= "boolean" then
     binding.error("set_memory_growth: enable must be true or false, got " .. tostring(enable))
@@ -125,6 +132,7 @@ end
 -- of one such table, as TF's list of LogicalDeviceConfiguration): cap the
 -- GPU's memory. Errors once the GPU is in use, as TF's.
 function M.set_logical_device_configuration(gpu, config)
+  binding.check_process_wide("set_logical_device_configuration")
   local k = device.gpu_ordinal(gpu, "set_logical_device_configuration")
   if type(config) == "table" and config[1] ~= nil then
     if #config > 1 then
@@ -152,6 +160,7 @@ end
 
 -- TF32 tensor cores for float32 matmuls on the GPU (off by default, unlike TF).
 function M.enable_tensor_float_32(on)
+  binding.check_process_wide("enable_tensor_float_32")
   if type(on) ~= "boolean" then binding.error("enable_tensor_float_32: expected true or false, got " .. tostring(on)) end
   C.tide_cuda_enable_tf32(on)
 end

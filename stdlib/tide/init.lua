@@ -82,6 +82,7 @@ export(shape_ops)
 -- tide.trace is tf.function, so the matrix trace is tide.linalg.trace)
 export({ matmul = linalg_ops.matmul, tensordot = linalg_ops.tensordot })
 export({ norm = norm_ops.norm }, { no_methods = true })
+export(require "tide.ops.einsum", { no_methods = true }) -- einsum: matmuls between views, no kernel of its own
 export(require "tide.ops.update")              -- slice_update
 export(create_ops, { no_methods = true })
 export(scatter_ops)
@@ -148,6 +149,7 @@ tide.linalg = { eye = create_ops.eye }
 for _, mod in ipairs { linalg_ops, decomp_ops, norm_ops } do
   for name, fn in pairs(mod) do tide.linalg[name] = fn end
 end
+tide.linalg.einsum = tide.einsum
 tide.math.l2_normalize = norm_ops.l2_normalize
 
 -- tide.nn.*: activations, softmax and losses, norms, dropout, convolutions and pooling.

@@ -31,6 +31,7 @@ M.DEFAULT_MAX_EVENTS = C.TIDE_PROFILER_DEFAULT_MAX_EVENTS
 -- options: {max_events = n}: keep at most n events (default
 -- DEFAULT_MAX_EVENTS); later ones are dropped and counted (dropped_events()).
 function M.start(logdir, options)
+  binding.check_profiler("tide.profiler.start")
   if logdir ~= nil and type(logdir) ~= "string" then
     binding.error("tide.profiler.start: logdir must be a string (a folder), got " .. type(logdir))
   end
@@ -57,11 +58,18 @@ end
 function M.active() return C.tide_profiler_active() ~= 0 end
 
 -- Events the last (or current) session kept, and those it dropped (past max_events).
-function M.event_count() return tonumber(C.tide_profiler_event_count()) end
-function M.dropped_events() return tonumber(C.tide_profiler_dropped_events()) end
+function M.event_count()
+  binding.check_profiler("tide.profiler.event_count")
+  return tonumber(C.tide_profiler_event_count())
+end
+function M.dropped_events()
+  binding.check_profiler("tide.profiler.dropped_events")
+  return tonumber(C.tide_profiler_dropped_events())
+end
 
 -- Write the last session's events to `path` as a Chrome trace (gzip when it ends in .gz).
 function M.write_trace(path)
+  binding.check_profiler("tide.profiler.write_trace")
   if type(path) ~= "string" then binding.error("tide.profiler.write_trace: path must be a string") end
   if C.tide_profiler_write_trace(path) ~= 0 then binding.raise() end
   return path
@@ -69,6 +77,7 @@ end
 
 -- Stop recording; returns the trace's path when start was given a logdir.
 function M.stop()
+  binding.check_profiler("tide.profiler.stop")
   if not session then binding.error("tide.profiler.stop: no profiling session is running (call tide.profiler.start first)") end
   C.tide_profiler_stop()
   local s = session
@@ -81,10 +90,12 @@ function M.stop()
 end
 
 -- fn(...) recorded as a range named `name` (tf.profiler.experimental.Trace);
--- returns fn's results. Costs two clock reads when no session records.
+-- returns fn's results. Costs two clock reads when no session records. In a
+-- sandbox without the profiler, fn just runs (nothing is recorded).
 function M.trace(name, fn, ...)
   if type(name) ~= "string" then binding.error("tide.profiler.trace: name must be a string") end
   if type(fn) ~= "function" then binding.error("tide.profiler.trace: fn must be a function") end
+  if not binding.profiler_allowed() then return fn(...) end
   local t0 = C.tide_profiler_now_ns()
   local function finish(ok, ...)
     C.tide_profiler_add(name, t0, C.tide_profiler_now_ns())
@@ -114,6 +125,7 @@ end
 -- events) unless opts.print is false; opts.top limits rows printed (default
 -- 20), opts.category keeps one category ("op", "node", "worker", "compile", ...).
 function M.summary(opts)
+  binding.check_profiler("tide.profiler.summary")
   opts = opts or {}
   if type(opts) ~= "table" then binding.error("tide.profiler.summary: options must be a table") end
   if session then binding.error("tide.profiler.summary: stop the session first (tide.profiler.stop())") end

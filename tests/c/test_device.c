@@ -20,6 +20,8 @@ int main(void) {
   CHECK(tide_cuda_device_count() == 0);
   CHECK(contains(tide_cuda_unavailable_reason(), "did not load"));
   CHECK(!tide_op_has_cuda_kernel(TIDE_OP_ADD));
+  CHECK(!tide_op_has_kernel(TIDE_CUDA, TIDE_OP_ADD) && tide_op_has_kernel(TIDE_CPU, TIDE_OP_ADD));
+  CHECK(tide_backend_missing_primitives(TIDE_CUDA, NULL, 0) == -1 && contains(tide_last_error(), "did not load"));
   int64_t versions[5];
   CHECK(tide_cuda_library_versions(versions) == TIDE_ERR_UNSUPPORTED && contains(tide_last_error(), "did not load"));
 

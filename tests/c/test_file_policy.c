@@ -83,10 +83,81 @@ static void test_root(void) {
   snprintf(pattern, sizeof pattern, "%s/*.txt", root);
   CHECK(tide_match_files(1, pats, &m) == TIDE_OK && m.nelem == 1);
   tide_tensor_release(&m);
+  /* a wildcard before ".." (issue 29, item 3): every folder the match reads
+   * and every path it tests or finds lie under the root, not only the folder
+   * before the first wildcard: a folder outside is not listed (refused), a
+   * path outside that is only tested counts as missing */
+  const char *out_name = strrchr(outside, '/') + 1;
+  const char *escapes[] = {"%s/s*/../../%s/*", "%s/s*/../../%s/known.txt", "%s/s?b/../../%s/k*", "%s/[s]ub/../../%s/*",
+                           "%s/*/../../%s/*"};
+  for (size_t i = 0; i < sizeof escapes / sizeof escapes[0]; i++) {
+    snprintf(pattern, sizeof pattern, escapes[i], root, out_name);
+    m = blank();
+    tide_status st = tide_match_files(1, pats, &m);
+    bool held = st == TIDE_ERR_IO ? contains(tide_last_error(), "lies outside") : st == TIDE_OK && m.nelem == 0;
+    CHECK(held);
+    if (!held) fprintf(stderr, "matched outside: %s -> %lld paths\n", pattern, st ? 0LL : (long long)m.nelem);
+    if (st == TIDE_OK) tide_tensor_release(&m);
+  }
+  snprintf(pattern, sizeof pattern, "%s/s*/../*.txt", root); /* ".." that stays inside: allowed */
+  m = blank();
+  CHECK(tide_match_files(1, pats, &m) == TIDE_OK && m.nelem == 1);
+  tide_tensor_release(&m);
   CHECK(tide_file_policy_swap(NULL) == p);
   CHECK(allowed(outside)); /* none current: everything */
   tide_file_policy_release(p);
   unlink(link);
+}
+
+/* A dangling symbolic link planted inside the root is judged by where it
+ * points, which is where a writer following it would create the file
+ * (issue 29, item 2): refused when that is outside, in every form (absolute,
+ * relative, a chain, a folder on the way), and tide's writers create nothing
+ * there; a dangling link pointing inside is followed as before. */
+static void test_dangling_links(void) {
+  char link[256], target[256], path[512];
+  tide_file_policy *p = tide_file_policy_new(root);
+  CHECK(p != NULL);
+  tide_file_policy_swap(p);
+  snprintf(target, sizeof target, "%s/created.tfrecord", outside);
+  snprintf(link, sizeof link, "%s/dangle.tfrecord", root);
+  CHECK(symlink(target, link) == 0);
+  CHECK(refused(link, "lies outside"));
+  CHECK(tide_record_writer_open(link, "") == NULL && contains(tide_last_error(), "file access refused"));
+  CHECK(access(target, F_OK) != 0); /* nothing created outside */
+  char rel[256], rel_target[256];
+  snprintf(rel, sizeof rel, "%s/rel.tfrecord", root);
+  snprintf(rel_target, sizeof rel_target, "../%s/rel.tfrecord", strrchr(outside, '/') + 1);
+  CHECK(symlink(rel_target, rel) == 0);
+  CHECK(refused(rel, "lies outside"));
+  char chain[256];
+  snprintf(chain, sizeof chain, "%s/chain.tfrecord", root); /* a link to the dangling link */
+  CHECK(symlink(link, chain) == 0);
+  CHECK(refused(chain, "lies outside"));
+  char dir[256];
+  snprintf(dir, sizeof dir, "%s/newdir", root); /* a dangling link as a folder of the path */
+  snprintf(target, sizeof target, "%s/newdir", outside);
+  CHECK(symlink(target, dir) == 0);
+  snprintf(path, sizeof path, "%s/x.tfrecord", dir);
+  CHECK(refused(path, "lies outside"));
+  char loop[256];
+  snprintf(loop, sizeof loop, "%s/loop", root); /* a link to itself: refused, not followed for ever */
+  CHECK(symlink(loop, loop) == 0);
+  CHECK(refused(loop, "too many symbolic links"));
+  /* inside: the writer follows it and creates the file it names */
+  char in_link[256], in_target[256];
+  snprintf(in_target, sizeof in_target, "%s/made.tfrecord", root);
+  snprintf(in_link, sizeof in_link, "%s/inside.tfrecord", root);
+  CHECK(symlink("made.tfrecord", in_link) == 0);
+  CHECK(allowed(in_link));
+  tide_record_writer *w = tide_record_writer_open(in_link, "");
+  CHECK(w != NULL);
+  if (w) CHECK(tide_record_writer_close(w) == TIDE_OK);
+  CHECK(access(in_target, F_OK) == 0);
+  tide_file_policy_swap(NULL);
+  tide_file_policy_release(p);
+  const char *made[] = {link, rel, chain, dir, loop, in_link, in_target};
+  for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) CHECK(unlink(made[i]) == 0);
 }
 
 static void test_no_root(void) {
@@ -113,12 +184,19 @@ int main(void) {
   FILE *f = fopen(path, "w");
   CHECK(f != NULL);
   if (f) fclose(f);
+  char known[256];
+  snprintf(known, sizeof known, "%s/known.txt", outside); /* a file outside the root a glob must not find */
+  f = fopen(known, "w");
+  CHECK(f != NULL);
+  if (f) fclose(f);
   test_root();
+  test_dangling_links();
   test_no_root();
   unlink(path);
   snprintf(path, sizeof path, "%s/sub", root);
   rmdir(path);
   rmdir(root);
+  unlink(known);
   rmdir(outside);
   return CHECK_SUMMARY("file_policy");
 }

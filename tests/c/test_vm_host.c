@@ -211,9 +211,62 @@ static void test_host_functions(bool sandbox) {
   tide_vm_close(vm);
 }
 
+/* A host function that calls the script's `cb` back, which calls it again:
+ * a host whose callback re-enters it without end (issue 29, item 9). */
+typedef struct {
+  tide_vm *vm;
+  int deepest;
+  int depth;
+  char first_error[512]; /* the innermost failure: the refusal itself */
+} reentry;
+
+static int reenter(void *userdata, int n_in, const tide_tensor *const *in, int max_out, tide_tensor *out) {
+  (void)n_in, (void)in;
+  reentry *r = userdata;
+  if (++r->depth > r->deepest) r->deepest = r->depth;
+  int n = 0;
+  tide_vm_status st = tide_vm_call_tensors(r->vm, "cb", 0, NULL, max_out, out, &n);
+  r->depth--;
+  if (st != TIDE_VM_OK) {
+    if (!r->first_error[0]) snprintf(r->first_error, sizeof r->first_error, "%s", tide_vm_last_error(r->vm));
+    tide_set_error(TIDE_ERR_VALUE, "%s", tide_vm_last_error(r->vm));
+    return -1;
+  }
+  return n;
+}
+
+/* Nesting without end is a clear error, not a crash of the host; the VM is
+ * usable afterwards, and nesting within the limit works. */
+static void test_reentry_limit(void) {
+  tide_vm *vm = tide_vm_open(NULL);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  reentry r = {vm, 0, 0, ""};
+  CHECK(tide_vm_register(vm, "reenter", reenter, &r) == TIDE_VM_OK);
+  CHECK(tide_vm_dostring(vm, "function cb() return reenter() end", NULL) == TIDE_VM_OK);
+  tide_tensor out[1];
+  int n = -1;
+  CHECK(tide_vm_call_tensors(vm, "cb", 0, NULL, 1, out, &n) == TIDE_VM_ERR_RUN && n == 0);
+  CHECK(contains(r.first_error, "calls nested too deep (200 levels)"));
+  CHECK(r.deepest >= 50 && r.deepest <= 1000);
+  CHECK(r.depth == 0);
+  /* afterwards: usable, and nesting a few levels deep works */
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                             "local left = 5\n"
+                             "function cb() left = left - 1; if left == 0 then return tide.tensor(7) end return reenter() end",
+                         NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_call_tensors(vm, "cb", 0, NULL, 1, out, &n) == TIDE_VM_OK && n == 1);
+  if (n == 1) {
+    CHECK(*(const int32_t *)out[0].data == 7);
+    tide_tensor_release(&out[0]);
+  }
+  tide_vm_close(vm);
+}
+
 int main(void) {
   test_call_tensors();
   test_host_functions(false);
   test_host_functions(true);
+  test_reentry_limit();
   return CHECK_SUMMARY("vm_host");
 }

@@ -1,9 +1,13 @@
 /* tests/c/test_vm_limits.c — a VM's limits (tide/vm.h): the memory cap on the
  * Lua heap and on tensor storage, and the instruction and time budgets per
  * call, each returning an error to the host and leaving the VM usable. */
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <lua.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "tide/vm.h"
@@ -101,6 +105,41 @@ static void test_tensor_cap(void) {
    * uncapped VM works. */
   vm = tide_vm_open(NULL);
   CHECK(vm && tide_vm_dostring(vm, "local tide = require 'tide'; local x = tide.zeros{2e7}", NULL) == TIDE_VM_OK);
+  tide_vm_close(vm);
+}
+
+/* String tensors' elements count against the cap too (issue 29, item 6):
+ * their bytes live in refcounted strings, not in the tensor's storage. */
+static void test_string_cap(void) {
+  enum { SMALL_CAP = 32 << 20 };
+  tide_vm *vm = open_capped(SMALL_CAP);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                             "s = tide.tensor{string.rep('a', 4e6)}\n"
+                             "keep = {}\n"
+                             "for i = 1, 20 do keep[i] = tide.strings.upper(s) end",
+                         "=strings") == TIDE_VM_ERR_MEMORY);
+  CHECK(contains(tide_vm_last_error(vm), "memory limit of 33554432 bytes reached"));
+  CHECK(tide_vm_memory_used(vm) <= SMALL_CAP);
+  CHECK(tide_vm_dostring(vm, "assert(#keep >= 3 and #keep < 8, #keep)", NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_dostring(vm, "keep = nil; collectgarbage()", NULL) == TIDE_VM_OK);
+  int64_t before = tide_vm_memory_used(vm);
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                             "keep = { tide.strings.upper(s), tide.strings.upper(s), tide.strings.upper(s) }",
+                         NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_memory_used(vm) >= before + 11000000); /* what the VM holds (3 x 4 MB) is what it says */
+  CHECK(tide_vm_dostring(vm, "keep = nil; collectgarbage()", NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_memory_used(vm) < before + 1000000);
+  /* made on a pipeline thread: charged there too */
+  CHECK(tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                             "local ds = tide.data.Dataset.from_tensors(s):repeat_(20):map(tide.strings.upper)"
+                             ":prefetch(1)\n"
+                             "keep = {}\n"
+                             "local ok, err = pcall(function() for x in ds:iter() do keep[#keep + 1] = x end end)\n"
+                             "assert(not ok and err:find('memory limit of'), err)\n"
+                             "keep = nil",
+                         NULL) == TIDE_VM_OK);
   tide_vm_close(vm);
 }
 
@@ -216,11 +255,243 @@ static void test_time_budget(void) {
   tide_vm_close(vm);
 }
 
+/* A bystander on another thread: a VM with no limits running a traced
+ * function (its graph polls interrupts between steps) until told to stop. */
+typedef struct {
+  tide_vm *vm;
+  int runs, failures;
+  char error[512];
+  int stop; /* atomic */
+} bystander;
+
+static void *bystander_main(void *arg) {
+  bystander *b = arg;
+  while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) {
+    if (tide_vm_dostring(b->vm, "local s = f(x):sum():item(); assert(s > 0)", "=bystander") != TIDE_VM_OK) {
+      if (!b->failures++) snprintf(b->error, sizeof b->error, "%s", tide_vm_last_error(b->vm));
+    }
+    b->runs++;
+  }
+  return NULL;
+}
+
+/* A spent time budget stops its own VM's kernels and nobody else's (issue
+ * 29, item 7): while a budgeted VM's long op overruns, another VM's runs on
+ * another thread never fail "interrupted". */
+static void test_budget_interrupts_only_its_vm(void) {
+  bystander b;
+  memset(&b, 0, sizeof b);
+  b.vm = tide_vm_open(NULL);
+  CHECK(b.vm != NULL);
+  if (!b.vm) return;
+  CHECK(tide_vm_dostring(b.vm, "local tide = require 'tide'\n"
+                               "x = tide.ones{20000}\n"
+                               "f = tide.trace(function(a) for i = 1, 40 do a = a * 1.0001 + 1 end return a end)\n"
+                               "assert(f(x):sum():item() > 0)",
+                         NULL) == TIDE_VM_OK);
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, bystander_main, &b) == 0);
+  tide_vm *vm = open_budget(0, 20);
+  CHECK(vm != NULL);
+  for (int i = 0; vm && i < 3; i++) {
+    /* one op that runs far past the budget (a matmul polls only when it ends) */
+    tide_vm_status st = tide_vm_dostring(vm, "local tide = require 'tide'\n"
+                                             "local a = tide.ones{1500, 1500}\n"
+                                             "while true do a = tide.matmul(a, a) * 0 end",
+                                         "=overrun");
+    CHECK(st == TIDE_VM_ERR_BUDGET);
+  }
+  __atomic_store_n(&b.stop, 1, __ATOMIC_RELEASE);
+  pthread_join(t, NULL);
+  CHECK(b.runs > 0);
+  CHECK(b.failures == 0);
+  if (b.failures) fprintf(stderr, "the bystander failed %d of %d runs: %s\n", b.failures, b.runs, b.error);
+  tide_vm_close(vm);
+  tide_vm_close(b.vm);
+}
+
+static void on_alarm(int sig) {
+  (void)sig;
+  static const char msg[] = "FAIL tests/c/test_vm_limits.c: hung: a call or tide_vm_close did not return\n";
+  if (write(2, msg, sizeof msg - 1) < 0) _exit(1);
+  _exit(1);
+}
+
+/* Run a test whose regression would be a hang under an alarm: a hang fails
+ * the program (with a FAIL line) instead of stalling the suite. */
+static void with_alarm(void (*test)(void), unsigned seconds) {
+  signal(SIGALRM, on_alarm);
+  alarm(seconds);
+  test();
+  alarm(0);
+  signal(SIGALRM, SIG_DFL);
+}
+
+/* A pipeline whose map loops for ever (a traced while_loop, run in C on the
+ * pipeline's threads): the time budget stops the call that waits for it, and
+ * closing the VM, or dropping the iterator, stops and joins its threads in
+ * bounded time (issue 29, item 10). An alarm turns a hang into a failure. */
+static void test_pipelines_stop(void) {
+  static const char *const stages[] = {"{num_parallel_calls = 2}):prefetch(1)", "{}):prefetch(1)",
+                                       "{num_parallel_calls = 2})", "{num_parallel_calls = 2}):prefetch(2)"};
+  for (int close_first = 0; close_first < 2; close_first++) {
+    for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++) {
+      tide_vm *vm = open_budget(0, 100);
+      CHECK(vm != NULL);
+      if (!vm) continue;
+      char code[1024];
+      snprintf(code, sizeof code,
+               "local tide = require 'tide'\n"
+               "local function spin(x)\n"
+               "  return tide.while_loop(function(i) return i:ge(0) end, function(i) return i + 1 end, {x})\n"
+               "end\n"
+               "it = tide.data.Dataset.range(4):map(spin, %s:iter()\n"
+               "it()", stages[k]);
+      tide_vm_status status;
+      double s = timed(vm, code, &status);
+      CHECK(status == TIDE_VM_ERR_BUDGET && s < 5.0);
+      if (status != TIDE_VM_ERR_BUDGET) fprintf(stderr, "stage %zu: %d %s\n", k, (int)status, tide_vm_last_error(vm));
+      if (!close_first) { /* the script drops its iterator in a later call: collected, its threads joined */
+        s = timed(vm, "it = nil; collectgarbage(); collectgarbage()", &status);
+        CHECK(status == TIDE_VM_OK && s < 5.0);
+        if (status != TIDE_VM_OK) fprintf(stderr, "drop %zu: %.2f s: %s\n", k, s, tide_vm_last_error(vm));
+      }
+      double t0 = tide_monotonic_seconds();
+      tide_vm_close(vm);
+      CHECK(tide_monotonic_seconds() - t0 < 5.0);
+    }
+  }
+}
+
+/* The results of a battery of pattern calls, serialized by the script into
+ * the global `out` (the same script in two VMs). */
+static const char pattern_battery[] =
+    "local cases = {\n"
+    "  {'hello world', 'o w'}, {'hello world', 'l+'}, {'hello', '^h(.-)o$'}, {'a.b', '.', 1, true},\n"
+    "  {'  x = 12, y=3 ', '(%w+)%s*=%s*(%d+)'}, {'THE (quick) fox', '%((%a+)%)'}, {'f(a(b)c)d', '%b()'},\n"
+    "  {'THE (quick) fox', '%f[%a]%a+'}, {'abc', '()b()'}, {'abcabc', '(a)(b)c%1%2'}, {'x', ''}, {'', 'a*'},\n"
+    "  {'hello', 'l', -2}, {'hello', 'l', 10}, {'hello', 'l', -10}, {'a+b', '+', 1, true}, {'\\0z\\0', '%z'},\n"
+    "  {'key = value', '^(%w+)%s*=%s*(%w+)$'}, {'[x]', '[%[%]]'}, {'a-b', '[a-c]+'}, {'A1_b', '[^%w_]'},\n"
+    "  {'tab\\there', '%c'}, {'x.y', '%.'}, {'caf\\195\\169', '[\\128-\\255]+'}, {'aXb', '%u'}, {'aXb', '%U+'},\n"
+    "  {'0x1F', '%x+$'}, {'a,b,,c', '([^,]*)'}, {'abc', 'b?c'}, {'aaa', 'a-b'}, {'aaab', 'a-b'}, {'$a$', 'a$'},\n"
+    "  {'a$b', '$b'}, {'a^b', 'a^b'},\n"
+    "}\n"
+    "local function show(...) local t = { select('#', ...) }\n"
+    "  for i = 1, select('#', ...) do t[#t + 1] = tostring((select(i, ...))) end return table.concat(t, ',') end\n"
+    "local r = {}\n"
+    "for _, c in ipairs(cases) do\n"
+    "  r[#r + 1] = show(string.find(c[1], c[2], c[3], c[4]))\n"
+    "  r[#r + 1] = show(string.match(c[1], c[2], c[3]))\n"
+    "  r[#r + 1] = show(c[1]:gsub(c[2], '<%0>'))\n"
+    "  r[#r + 1] = show(c[1]:gsub(c[2], function(x) x = tostring(x) return #x > 1 and x:upper() or nil end, 2))\n"
+    "  r[#r + 1] = show(c[1]:gsub(c[2], { a = 'A', l = 'L' }))\n"
+    "  local g = {} for a, b in c[1]:gmatch(c[2]) do g[#g + 1] = show(a, b) if #g > 20 then break end end\n"
+    "  r[#r + 1] = table.concat(g, ';')\n"
+    "end\n"
+    "for _, bad in ipairs { '%', '[a', '(()', '%b', '%f', '%1', '(%1)', ')' } do\n"
+    "  local ok, err = pcall(string.find, 'abc', bad)\n"
+    "  r[#r + 1] = tostring(ok) .. ':' .. tostring(err):gsub('^.-:%d+: ', '')\n"
+    "end\n"
+    "r[#r + 1] = tostring(select(2, pcall(string.gsub, 'abc', 'b', true)))\n"
+    "r[#r + 1] = tostring(select(2, pcall(string.gsub, 'abc', 'b', function() return {} end)))\n"
+    "out = table.concat(r, '\\n')\n";
+
+/* A Lua pattern that backtracks for ever is stopped by the budget (issue 29,
+ * item 8): LuaJIT's matcher runs in one C call no hook can stop, so a VM with
+ * a budget has a matcher counting its steps, with LuaJIT's results. */
+static void test_pattern_budget(void) {
+  static const char *const catastrophic[] = {
+      "string.find(string.rep('a', 60), string.rep('a*', 30) .. 'b')",
+      "local s = string.rep('a', 60); s:match(string.rep('a*', 30) .. 'b')",
+      "for _ in string.gmatch(string.rep('a', 60), string.rep('a*', 30) .. 'b') do end",
+      "string.gsub(string.rep('a', 60), string.rep('a-', 30) .. 'b', 'x')",
+      "pcall(string.find, string.rep('a', 60), string.rep('a*', 30) .. 'b'); error('went on after the budget')",
+  };
+  tide_vm *vm = open_budget(0, 100);
+  CHECK(vm != NULL);
+  for (size_t k = 0; vm && k < sizeof catastrophic / sizeof catastrophic[0]; k++) {
+    tide_vm_status status;
+    double s = timed(vm, catastrophic[k], &status);
+    CHECK(status == TIDE_VM_ERR_BUDGET && s < 2.0);
+    CHECK(contains(tide_vm_last_error(vm), "time budget of 100 ms exceeded"));
+    if (status != TIDE_VM_ERR_BUDGET) fprintf(stderr, "pattern %zu: %d %s\n", k, (int)status, tide_vm_last_error(vm));
+  }
+  if (vm) tide_vm_close(vm);
+  /* the instruction budget counts its steps too; in a sandbox as well */
+  tide_vm_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.instruction_limit = 10000000;
+  opts.sandbox = true;
+  vm = tide_vm_open(&opts);
+  CHECK(vm != NULL);
+  if (vm) {
+    tide_vm_status status;
+    double s = timed(vm, catastrophic[0], &status);
+    CHECK(status == TIDE_VM_ERR_BUDGET && s < 5.0);
+    CHECK(contains(tide_vm_last_error(vm), "instruction budget of 10000000 exceeded"));
+    CHECK(contains(tide_vm_last_error(vm), "timed:1:"));
+    tide_vm_close(vm);
+  }
+  /* the same results and messages as LuaJIT's own matcher */
+  tide_vm *plain = tide_vm_open(NULL);
+  vm = open_budget(100000000, 10000);
+  CHECK(plain && vm);
+  if (plain && vm) {
+    CHECK(tide_vm_dostring(plain, pattern_battery, "=battery") == TIDE_VM_OK);
+    CHECK(tide_vm_dostring(vm, pattern_battery, "=battery") == TIDE_VM_OK);
+    if (*tide_vm_last_error(vm)) fprintf(stderr, "%s\n", tide_vm_last_error(vm));
+    lua_State *a = tide_vm_lua_state(plain), *b = tide_vm_lua_state(vm);
+    lua_getglobal(a, "out");
+    lua_getglobal(b, "out");
+    const char *ra = lua_tostring(a, -1), *rb = lua_tostring(b, -1);
+    CHECK(ra && rb && strlen(ra) > 1000 && strcmp(ra, rb) == 0);
+    if (ra && rb && strcmp(ra, rb) != 0) fprintf(stderr, "LuaJIT's:\n%s\n--- the budgeted VM's:\n%s\n", ra, rb);
+    lua_pop(a, 1);
+    lua_pop(b, 1);
+  }
+  tide_vm_close(plain);
+  tide_vm_close(vm);
+}
+
+/* regex_replace backtracking in PCRE2 under a budget (issue 29, item 8): each
+ * match has a step limit (refused with a clear error), and the budget's
+ * interrupt stops the op between matches and elements. */
+static void test_regex_budget(void) {
+  tide_vm *vm = open_budget(0, 100);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  tide_vm_status status;
+  double s = timed(vm, "local tide = require 'tide'\n"
+                       "local t = {} for i = 1, 200 do t[i] = string.rep('a', 24) .. '!' end\n"
+                       "local x = tide.tensor(t)\n"
+                       "local y = tide.strings.regex_replace(x, '(a|aa)+$', 'x')",
+                   &status);
+  CHECK(status == TIDE_VM_ERR_BUDGET && s < 1.5);
+  if (status != TIDE_VM_ERR_BUDGET || s >= 1.5) fprintf(stderr, "regex: %.2f s: %s\n", s, tide_vm_last_error(vm));
+  tide_vm_close(vm);
+  /* one catastrophic match: the match limit, named in a clear error (no VM needed) */
+  vm = tide_vm_open(NULL);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  s = timed(vm, "local tide = require 'tide'\n"
+                "tide.strings.regex_replace(tide.tensor{string.rep('a', 40) .. '!'}, '^(a+)+$', 'x')",
+            &status);
+  CHECK(status == TIDE_VM_ERR_RUN && s < 2.0);
+  CHECK(contains(tide_vm_last_error(vm),
+                 "regex_replace: matching element 0 failed: the pattern \"^(a+)+$\" backtracks too much"));
+  tide_vm_close(vm);
+}
+
 int main(void) {
   test_lua_heap_cap();
   test_tensor_cap();
+  test_string_cap();
   test_pipeline_threads_charge_the_vm();
   test_instruction_budget();
   test_time_budget();
+  test_budget_interrupts_only_its_vm();
+  with_alarm(test_pipelines_stop, 120);
+  with_alarm(test_pattern_budget, 120);
+  with_alarm(test_regex_budget, 120);
   return CHECK_SUMMARY("vm_limits");
 }

@@ -3,9 +3,11 @@
  * reachable from tide hands a script ffi, the binding or the C library. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -338,11 +340,199 @@ static void test_files(void) {
   rmdir(out);
 }
 
+/* A host function that calls the script's `cb` back (issue 29, item 1). The
+ * nested script code runs under the VM's file policy again; the host's own
+ * code around it keeps the host's rights (`outside` it may read). */
+typedef struct {
+  tide_vm *vm;
+  const char *outside;
+  int host_allowed_after; /* tide_file_check(outside) in the host's code after the nested call */
+} callback_host;
+
+static int host_calls_back(void *userdata, int n_in, const tide_tensor *const *in, int max_out, tide_tensor *out) {
+  (void)n_in, (void)in;
+  callback_host *h = userdata;
+  int n = 0;
+  tide_vm_status st = tide_vm_call_tensors(h->vm, "cb", 0, NULL, max_out, out, &n);
+  h->host_allowed_after = tide_file_check(h->outside, false) == TIDE_OK;
+  if (st != TIDE_VM_OK) {
+    tide_set_error(TIDE_ERR_IO, "%s", tide_vm_last_error(h->vm));
+    return -1;
+  }
+  return n;
+}
+
+static void test_files_nested(void) {
+  char root[] = "/tmp/tide_test_files_XXXXXX", out[] = "/tmp/tide_test_out_XXXXXX";
+  CHECK(mkdtemp(root) != NULL && mkdtemp(out) != NULL);
+  char code[1024], escaped[128];
+  snprintf(escaped, sizeof escaped, "%s/escape.npy", out);
+  tide_vm *vm = open_sandbox_in(0, NULL, root);
+  CHECK(vm != NULL);
+  if (vm) {
+    callback_host h = {vm, escaped, 0};
+    CHECK(tide_vm_register(vm, "call_back", host_calls_back, &h) == TIDE_VM_OK);
+    snprintf(code, sizeof code,
+             "local tide = require 'tide'\n"
+             "function cb() tide.io.write_npy('%s', tide.ones{2}) return 1 end\n"
+             "call_back()", escaped);
+    CHECK(refused(vm, code, "lies outside"));
+    CHECK(access(escaped, F_OK) != 0); /* nothing written outside */
+    CHECK(h.host_allowed_after == 1); /* back in the host's code: the host's rights */
+    /* inside the root the nested call may write */
+    snprintf(code, sizeof code,
+             "local tide = require 'tide'\n"
+             "function cb() tide.io.write_npy('%s/inside.npy', tide.ones{2}) return 1 end\n"
+             "assert(call_back():item() == 1)", root);
+    CHECK(runs(vm, code));
+    tide_vm_close(vm);
+  }
+  char path[160];
+  snprintf(path, sizeof path, "%s/inside.npy", root);
+  CHECK(unlink(path) == 0);
+  unlink(escaped);
+  rmdir(root);
+  rmdir(out);
+}
+
+/* A dangling symbolic link planted in the allowed folder, pointing out
+ * (issue 29, item 2): tide's writers (TFRecordWriter opens in C) and Lua's
+ * io in tide's code (CSVLogger) and in scripts refuse it; nothing is made outside. */
+static void test_files_dangling_link(void) {
+  char root[] = "/tmp/tide_test_files_XXXXXX", out[] = "/tmp/tide_test_out_XXXXXX";
+  CHECK(mkdtemp(root) != NULL && mkdtemp(out) != NULL);
+  char link[128], target[128], code[1024];
+  snprintf(link, sizeof link, "%s/planted", root);
+  snprintf(target, sizeof target, "%s/escape", out);
+  CHECK(symlink(target, link) == 0);
+  tide_vm *vm = open_sandbox_in(TIDE_VM_ALLOW_IO, NULL, root);
+  CHECK(vm != NULL);
+  if (vm) {
+    const char *tries[] = {"require('tide').io.TFRecordWriter('%s')",
+                           "require('tide').callbacks.CSVLogger('%s'):on_train_begin()", "io.open('%s', 'w')",
+                           "io.open('%s', 'a')"};
+    for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+      snprintf(code, sizeof code, tries[i], link);
+      CHECK(refused(vm, code, "lies outside"));
+      CHECK(access(target, F_OK) != 0); /* nothing made outside */
+      unlink(target);
+    }
+    /* a FIFO in the allowed folder: refused before Lua's open could wait on it (item 11) */
+    char fifo[128];
+    snprintf(fifo, sizeof fifo, "%s/pipe", root);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    snprintf(code, sizeof code, "io.open('%s', 'r')", fifo);
+    CHECK(refused(vm, code, "it is a FIFO, not a regular file"));
+    snprintf(code, sizeof code, "for l in io.lines('%s') do end", fifo);
+    CHECK(refused(vm, code, "it is a FIFO, not a regular file"));
+    unlink(fifo);
+    tide_vm_close(vm);
+  }
+  unlink(link);
+  unlink(target);
+  rmdir(root);
+  rmdir(out);
+}
+
+/* Globs with ".." after a wildcard (issue 29, item 3): matching_files and
+ * Dataset.list_files list nothing outside the allowed folder. */
+static void test_files_glob(void) {
+  char root[] = "/tmp/tide_test_files_XXXXXX", sub[64], code[2048];
+  CHECK(mkdtemp(root) != NULL);
+  snprintf(sub, sizeof sub, "%s/sub", root);
+  CHECK(mkdir(sub, 0700) == 0);
+  tide_vm *vm = open_sandbox_in(0, NULL, root);
+  CHECK(vm != NULL);
+  if (vm) {
+    snprintf(code, sizeof code,
+             "local tide = require 'tide'\n"
+             "local pattern = '%s/s*/../../../../../../etc/pass*'\n"
+             "local ok, r = pcall(tide.io.matching_files, pattern)\n"
+             "assert(ok and r.shape[1] == 0 or not ok and tostring(r):find('lies outside'), tostring(r))\n"
+             "local n = 0\n"
+             "ok, r = pcall(function()\n"
+             "  for _ in tide.data.Dataset.list_files(pattern, {shuffle = false}):iter() do n = n + 1 end\n"
+             "end)\n"
+             "assert(n == 0 and (ok or tostring(r):find('lies outside') or tostring(r):find('matched')), tostring(r))\n"
+             "ok, r = pcall(tide.io.matching_files, '%s/s*/../*')\n"
+             "assert(ok and r.shape[1] == 1, tostring(r))", root, root);
+    CHECK(runs(vm, code));
+    tide_vm_close(vm);
+  }
+  rmdir(sub);
+  rmdir(root);
+}
+
+/* What changes the whole process (issue 29, items 4 and 5): refused in a
+ * sandbox unless the host allows it, with a message saying so; the process
+ * keeps its settings. */
+static void test_process_wide(void) {
+  int threads = tide_get_num_threads();
+  tide_vm *vm = open_sandbox(0, NULL);
+  CHECK(vm != NULL);
+  if (vm) {
+    const char *settings[] = {"tide.config.set_num_threads(1)", "tide.config.set_max_cpu_isa('baseline')",
+                              "tide.config.set_memory_cache_limit(0)", "tide.config.reset_memory_peak()",
+                              "tide.config.enable_tensor_float_32(true)", "tide.debugging.enable_check_numerics()",
+                              "tide.debugging.disable_check_numerics()"};
+    char code[256];
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+      snprintf(code, sizeof code, "local tide = require 'tide'; %s", settings[i]);
+      CHECK(refused(vm, code, "TIDE_VM_ALLOW_PROCESS_SETTINGS"));
+    }
+    CHECK(tide_get_num_threads() == threads);
+    CHECK(strcmp(tide_cpu_isa(), "baseline") != 0 || getenv("TIDE_MAX_CPU_ISA"));
+    const char *profiler[] = {"tide.profiler.start()", "tide.profiler.stop()", "tide.profiler.summary{print = false}",
+                              "tide.profiler.event_count()", "tide.profiler.dropped_events()",
+                              "tide.profiler.write_trace('t.json')"};
+    for (size_t i = 0; i < sizeof profiler / sizeof profiler[0]; i++) {
+      snprintf(code, sizeof code, "local tide = require 'tide'; %s", profiler[i]);
+      CHECK(refused(vm, code, "TIDE_VM_ALLOW_PROFILER"));
+    }
+    /* what touches only the VM still runs: reading settings, collecting, a traced range (not recorded) */
+    CHECK(runs(vm, "local tide = require 'tide'\n"
+                   "assert(tide.config.get_num_threads() >= 1 and tide.config.cpu_isa())\n"
+                   "tide.config.release_memory()\n"
+                   "assert(tide.profiler.trace('r', function(a) return a + 1 end, 1) == 2)\n"
+                   "assert(tide.profiler.active() == false)"));
+    tide_vm_close(vm);
+  }
+  CHECK(tide_profiler_active() == 0);
+  vm = open_sandbox(TIDE_VM_ALLOW_PROCESS_SETTINGS | TIDE_VM_ALLOW_PROFILER, NULL);
+  CHECK(vm != NULL);
+  if (vm) {
+    char code[512];
+    snprintf(code, sizeof code,
+             "local tide = require 'tide'\n"
+             "tide.config.set_num_threads(1); assert(tide.config.get_num_threads() == 1)\n"
+             "tide.config.set_num_threads(%d)\n"
+             "tide.profiler.start(); local _ = tide.ones{2} + 1; tide.profiler.stop()\n"
+             "assert(tide.profiler.event_count() > 0)", threads);
+    CHECK(runs(vm, code));
+    tide_vm_close(vm);
+  }
+  CHECK(tide_get_num_threads() == threads);
+}
+
+static void on_alarm(int sig) {
+  (void)sig;
+  static const char msg[] = "FAIL tests/c/test_vm_sandbox.c: hung (an open waiting on a FIFO?)\n";
+  if (write(2, msg, sizeof msg - 1) < 0) _exit(1);
+  _exit(1);
+}
+
 int main(void) {
+  signal(SIGALRM, on_alarm); /* a regression that blocks fails the program instead of stalling the suite */
+  alarm(600);
   test_refused();
   test_tide_inside();
   test_lua_root();
   test_allowed();
   test_files();
+  test_files_nested();
+  test_files_dangling_link();
+  test_files_glob();
+  test_process_wide();
+  alarm(0);
   return CHECK_SUMMARY("vm_sandbox");
 }

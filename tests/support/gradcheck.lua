@@ -3,6 +3,7 @@
 --   gc.check(function(x, y) return x * y end, {x, y})          -- first order
 --   gc.check(f, {x}, {second_order = true})                     -- and second
 --   gc.gradients(f, {x, y})   -- the tape's gradients of sum(f(x, y)), a Lua list
+--   gc.check_layer(layer, x, {training = true})  -- a float64 layer: x and each trainable weight
 -- Inputs are float64 tensors (possibly strided views); f returns a tensor.
 -- The loss is sum(f(...) * w) with fixed pseudo-random weights w, so every
 -- output element counts. Each input element is perturbed by +-eps in place.
@@ -234,6 +235,54 @@ function M.random(shape, lo, hi, seed)
   end
   local t = tide.tensor(vals, "float64")
   return #shape > 0 and t:reshape(shape) or t:reshape({})
+end
+
+-- Fixed weights in [0.5, 1.5) shaped like t (float64).
+function M.layer_weights(t)
+  local vals, s = {}, 4321
+  for i = 1, t:size() do
+    s = (s * 1103515245 + 12345) % 2147483648
+    vals[i] = 0.5 + s / 2147483648
+  end
+  return tide.tensor(vals, "float64"):reshape(t.shape)
+end
+
+-- check_layer(layer, x, {training=, tol=1e-6}): the tape's gradients of
+-- sum(layer(x) * w) with respect to x and every trainable weight of the
+-- (float64) layer against central differences; raises on a mismatch.
+function M.check_layer(layer, x, opts)
+  opts = opts or {}
+  local eps, tol = 1e-6, opts.tol or 1e-6
+  layer(x, { training = opts.training })
+  local w = M.layer_weights(layer(x, { training = opts.training }))
+  local function loss() return tide.reduce_sum(layer(x, { training = opts.training }) * w) end
+  local vars = layer.trainable_weights
+  assert(#vars > 0, "check_layer: " .. layer.name .. " has no trainable weights")
+  local tape = tide.GradientTape()
+  local l = tape:run(function() tape:watch(x); return loss() end)
+  local sources = { x }
+  for _, v in ipairs(vars) do sources[#sources + 1] = v end
+  local grads = tape:gradient(l, sources)
+  for j, src in ipairs(sources) do
+    assert(grads[j] ~= nil, "no gradient for source " .. j)
+    local analytic = h.values(grads[j])
+    local flat = h.values(tide.is_variable(src) and src:read_value() or src)
+    local shape = src.shape:as_list()
+    local function set(vals)
+      local t = tide.tensor(vals, "float64"):reshape(shape)
+      if tide.is_variable(src) then src:assign(t) else src:copy_(t) end
+    end
+    for k = 1, #flat do
+      local keep = flat[k]
+      flat[k] = keep + eps; set(flat); local up = loss():item()
+      flat[k] = keep - eps; set(flat); local down = loss():item()
+      flat[k] = keep; set(flat)
+      local numeric = (up - down) / (2 * eps)
+      assert(math.abs(analytic[k] - numeric) <= tol + tol * math.abs(numeric),
+        string.format("%s, source %d, element %d: analytic %.10g vs numeric %.10g", layer.name, j, k, analytic[k],
+          numeric))
+    end
+  end
 end
 
 return M

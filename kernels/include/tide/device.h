@@ -66,6 +66,14 @@ TIDE_API tide_status tide_device_all_reduce_sum(int n_dev, int n_tensors, const 
 TIDE_API int tide_nccl_version(void);
 /* True when op `op` has a CUDA kernel (false without a backend). */
 TIDE_API bool tide_op_has_cuda_kernel(int op);
+/* True when the backend of device code dev (TIDE_CPU; TIDE_CUDA + k once the
+ * CUDA library loaded, a GPU or not) has a kernel for op: the CPU's has one for every op. */
+TIDE_API bool tide_op_has_kernel(int dev, int op);
+/* The primitive ops (TIDE_OPF_PRIMITIVE: those every backend must implement)
+ * that dev's backend has no kernel for, in op order: up to `max` op codes into
+ * `ops` (may be NULL with max 0). Returns how many there are, or -1 with an
+ * error when dev has no backend (the CUDA library did not load). */
+TIDE_API int tide_backend_missing_primitives(int dev, int *ops, int max);
 
 #ifdef __cplusplus
 }

@@ -27,10 +27,12 @@ TIDE_API tide_status tide_match_files(int64_t n, const char *const *patterns, ti
  * CSV, IDX, .npy, safetensors, SavedModels and checkpoints, summaries,
  * profiler traces, text lines, matching_files' folders) must lie under the
  * policy's root once symbolic links are followed, or the call fails with
- * TIDE_ERR_IO ("file access refused: ..."). A pipeline thread takes the
- * policy that was current where it was started. What a host does itself
- * (fopen, its own code) is not tide's and not checked; a path swapped for a
- * symbolic link between the check and the open is not caught. */
+ * TIDE_ERR_IO ("file access refused: ..."). A symbolic link counts where it
+ * points, whether that exists or not (a dangling link planted inside the
+ * root, pointing out, is refused), and tide's own opens (tide_file_open)
+ * refuse a link swapped into the path after the check. A pipeline thread
+ * takes the policy that was current where it was started. What a host does
+ * itself (fopen, its own code) is not tide's and not checked. */
 typedef struct tide_file_policy tide_file_policy;
 
 /* A policy allowing what lies under the folder `root` (which must exist),
@@ -46,6 +48,26 @@ TIDE_API tide_file_policy *tide_file_policy_swap(tide_file_policy *p);
  * write, make or remove it; for the message), else TIDE_ERR_IO with a
  * message naming the path and what is allowed. */
 TIDE_API tide_status tide_file_check(const char *path, bool write);
+
+/* ---- opening files ----
+ * The one open(2) behind tide's readers and writers: under this thread's
+ * policy (checked first by the caller with tide_file_check), the path is
+ * resolved again and opened with no symbolic link allowed in it, so a link
+ * put in its place since the check is refused, never followed. Always
+ * close-on-exec. Without O_DIRECTORY the file must be a regular one (a
+ * writer may also open a character device such as /dev/null): a FIFO, a
+ * socket, a device or a folder is refused before anything could block on it
+ * (opened with O_NONBLOCK, checked with fstat, then made blocking again
+ * unless `flags` asked for O_NONBLOCK). Returns the descriptor, or -1 with
+ * errno set and tide_file_why() saying why ("it is a FIFO, not a regular
+ * file", or strerror's text); no tide error is set, so each caller words its own. */
+TIDE_API int tide_file_open(const char *path, int flags, int mode);
+/* Why this thread's last failed tide_file_open failed (valid until its next call). */
+TIDE_API const char *tide_file_why(void);
+/* For opens tide cannot make itself (Lua's io.open): TIDE_OK when the policy
+ * allows `path` (tide_file_check) and it is missing, a regular file or (to
+ * write) a character device; else TIDE_ERR_IO naming the path and what it is. */
+TIDE_API tide_status tide_file_probe(const char *path, bool write);
 
 #ifdef __cplusplus
 }

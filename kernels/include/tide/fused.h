@@ -88,11 +88,12 @@ enum {
   TIDE_FUSED_RESULTS_LEAVE = 1
 };
 
-/* How a backend runs descriptions. A program is what prepare makes of a
+/* How a backend runs descriptions: the fused runner its table holds
+ * (kernels/core/backend.h). A program is what prepare makes of a
  * description once (loops chosen, code compiled), in memory the caller
  * gives, `program_bytes` of it, 64-byte aligned: it holds no pointers to
  * memory of its own, so freeing that block frees it. */
-typedef struct tide_fused_backend {
+typedef struct tide_fused_runner {
   const char *name;
   size_t (*program_bytes)(const tide_fused *f);
   /* Make f's program in `prog`; an error names what the backend cannot run. */
@@ -103,7 +104,7 @@ typedef struct tide_fused_backend {
    * name where it came from. */
   tide_status (*run)(const tide_fused *f, const void *prog, const tide_tensor *const *in,
                      tide_tensor *const *out, unsigned hints, int *failed);
-} tide_fused_backend;
+} tide_fused_runner;
 
 /* The description of finalized graph g's k-th fused node (0-based, in node
  * order), or NULL when it has no such node. It lives as long as g. */

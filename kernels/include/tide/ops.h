@@ -38,7 +38,12 @@ enum {
   TIDE_OPF_DATA_SHAPE  = 32,
   /* Runs for its effect (an assertion): in a graph kept in program order,
    * never folded, merged or dropped, as a stateful op, but draws nothing. */
-  TIDE_OPF_EFFECT      = 64
+  TIDE_OPF_EFFECT      = 64,
+  /* A primitive: every backend must implement it (no composition of other
+   * primitives gives its result); the other rows are fast paths, or host ops
+   * (strings, codecs, effects). The rule is in ops.def's head comment;
+   * tide_backend_missing_primitives lists what a backend lacks. */
+  TIDE_OPF_PRIMITIVE   = 128
 };
 
 typedef enum tide_op {

@@ -23,12 +23,33 @@ TIDE_API const char *tide_cpu_isa(void);
 /* Cap the instruction set at `name` (one of the above; a CPU without it
  * keeps its best). Call it before ops run on other threads. */
 TIDE_API tide_status tide_set_max_cpu_isa(const char *name);
-/* Ask running kernels to stop (from a signal handler too): they return
- * TIDE_ERR_INTERRUPTED at their next check. The next op clears the request. */
+/* Ask running kernels to stop, on every thread (from a signal handler too:
+ * Ctrl-C): they return TIDE_ERR_INTERRUPTED at their next check. The next
+ * op clears the request. To stop one run and not the others, use a token. */
 TIDE_API void tide_request_interrupt(void);
 /* Withdraw a request no kernel has seen (a REPL between runs: the Ctrl-C
  * that stopped a Lua loop must not stop the next line's first op). */
 TIDE_API void tide_clear_interrupt(void);
+
+/* ---- interrupt tokens: stopping one run ----
+ * While a token is a thread's current one, raising it stops that thread's
+ * kernels (TIDE_ERR_INTERRUPTED at their next check) and nothing on any
+ * other thread: a VM's time budget stops its own calls, never the host's
+ * model runs or another VM's. A data pipeline's threads take a token of
+ * their own whose parent is the one current where the pipeline started
+ * (freeing its iterator raises it). A raised token stays raised until
+ * reset, and a token is raised while its parent is. */
+typedef struct tide_interrupt tide_interrupt;
+/* A new token (not raised) with one reference; `parent` (may be NULL) is
+ * held. NULL when out of memory. */
+TIDE_API tide_interrupt *tide_interrupt_new(tide_interrupt *parent);
+/* Drop a reference (threads started under the token hold one each). */
+TIDE_API void tide_interrupt_release(tide_interrupt *t);
+/* Make `t` (NULL: none) this thread's current token; returns the previous one. */
+TIDE_API tide_interrupt *tide_interrupt_swap(tide_interrupt *t);
+/* Raise `t` (from any thread; not from a signal handler), or lower it again. */
+TIDE_API void tide_interrupt_raise(tide_interrupt *t);
+TIDE_API void tide_interrupt_reset(tide_interrupt *t);
 /* Seconds on a monotonic clock (elapsed times: progress bars, benchmarks).
  * In C so that Lua code need not declare libc's clock_gettime or isatty in
  * the FFI's one global namespace, where a user's own declaration would clash. */

@@ -39,7 +39,12 @@ enum {
   TIDE_VM_ALLOW_LOAD_FILES = 1 << 4, /* loadfile and dofile (chunks run in the sandbox) */
   TIDE_VM_ALLOW_BYTECODE = 1 << 5,   /* load/loadstring of precompiled chunks, string.dump */
   TIDE_VM_ALLOW_C_MODULES = 1 << 6,  /* require of C modules (package.cpath), package.loadlib */
-  TIDE_VM_ALLOW_FILES = 1 << 7       /* tide's file functions reach any file (else: files_root, see below) */
+  TIDE_VM_ALLOW_FILES = 1 << 7,      /* tide's file functions reach any file (else: files_root, see below) */
+  TIDE_VM_ALLOW_PROCESS_SETTINGS = 1 << 8, /* settings of the whole process, which change every VM and the
+                                            * host's own runs: tide.config's threads, CPU instruction set,
+                                            * memory cache and peak, GPU memory and TF32; check numerics */
+  TIDE_VM_ALLOW_PROFILER = 1 << 9    /* tide.profiler: a session records every thread of the process (other
+                                      * VMs' ops and the host's), and its summary and trace show them */
 };
 
 /* Options of tide_vm_open; all-zero (or a NULL pointer) is the default: no

@@ -37,10 +37,10 @@ end
 function CSVLogger:on_train_begin()
   local exists = false
   if self.append then
-    local f = io.open(self.filename, "r")
+    local f = binding.open_file(self.filename, "r")
     if f then exists = f:read(1) ~= nil; f:close() end
   end
-  local f, err = io.open(self.filename, self.append and "a" or "w")
+  local f, err = binding.open_file(self.filename, self.append and "a" or "w")
   if not f then binding.error(string.format("CSVLogger: cannot open '%s': %s", self.filename, tostring(err))) end
   self.file = f
   self.keys = nil

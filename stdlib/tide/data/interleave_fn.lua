@@ -1,6 +1,6 @@
 -- stdlib/tide/data/interleave_fn.lua — interleave's function captured once, as
 -- tf.data traces it: called on a traced element, the dataset it returns becomes a
--- template whose sources take their arguments from the element (kernels/data/interleave.c).
+-- template whose sources take their arguments from the element (kernels/data/template.c).
 --
 -- While fn runs, sources given a traced (symbolic) tensor make a "param" leaf
 -- (M.leaf) instead of reading anything: from_tensor_slices, from_tensors,
@@ -47,7 +47,7 @@ function M.leaf(what, ds)
   return ds
 end
 
--- Whether kernels/data/interleave.c can copy ds's stage for each element
+-- Whether kernels/data/template.c can copy ds's stage for each element
 -- (its stage module says: copyable); sources are shared as they are.
 local function copyable(ds) return stage.of(ds).copyable == true end
 

@@ -9,7 +9,7 @@
 --   c(ds, input, handle)   its C description, a tide_dataset * (nil: an error is
 --                          set), input = handle(ds.input); nil: no C stage
 --   in_c(ds)               whether this node runs in C (default: it has a c)
---   copyable               kernels/data/interleave.c's template copies it per element
+--   copyable               kernels/data/template.c copies it per element (its C stage has a copy)
 local binding = require "tide.binding"
 local class = require "tide.class"
 local structure = require "tide.data.structure"

@@ -23,7 +23,7 @@ local function find(sub, name, package, debian_dir)
   for _, d in ipairs(dirs) do
     for _, suffix in ipairs { ".gz", "" } do
       local path = d .. "/" .. name .. suffix
-      local f = io.open(path, "rb")
+      local f = binding.open_file(path, "rb")
       if f then f:close(); return path end
     end
   end

@@ -36,7 +36,7 @@ function M.matching_files(pattern)
   for i, p in ipairs(list) do arr[i - 1] = p end
   local out = binding.Tensor()
   if C.tide_match_files(#list, arr, out) ~= 0 then binding.raise() end
-  return out
+  return binding.finish(out) -- its finalizer: the storage and the strings go with the tensor
 end
 
 return M

@@ -1,5 +1,5 @@
 -- stdlib/tide/layers/core.lua — Keras's core layers: Input/InputLayer,
--- Dense, Activation, Dropout, Flatten, Reshape, Permute, Lambda, Embedding.
+-- Dense, Activation, Identity, Flatten, Reshape, Permute, Lambda, Masking, Embedding.
 -- B = batch; shapes are NHWC-style, the batch dim first.
 local binding = require "tide.binding"
 local dtype = require "tide.dtype"
@@ -7,7 +7,6 @@ local convert = require "tide.convert"
 local tensor_shape = require "tide.tensor_shape"
 local linalg = require "tide.ops.linalg"
 local shape_ops = require "tide.ops.shape"
-local nn = require "tide.ops.nn"
 local dynamic_shape = require "tide.ops.dynamic_shape"
 local math_ops = require "tide.ops.math"
 local reduce_ops = require "tide.ops.reduce"
@@ -17,6 +16,7 @@ local regularizers = require "tide.regularizers"
 local constraints = require "tide.constraints"
 local activations = require "tide.activations"
 local layer = require "tide.layers.layer"
+local options = require "tide.layers.options"
 local keras_tensor = require "tide.layers.keras_tensor"
 
 local Layer, who = layer.Layer, layer.who
@@ -24,22 +24,9 @@ local None = tensor_shape.None
 
 local M = {}
 
--- A positive integer option, or an error naming the layer and the option.
-local function positive_int(self, what, v)
-  if type(v) ~= "number" or v ~= math.floor(v) or v <= 0 then
-    binding.error(string.format("%s: %s must be a positive integer, got %s", getmetatable(self).__name, what,
-      tostring(v)))
-  end
-  return v
-end
-
-local function boolean(self, what, v, default)
-  if v == nil then return default end
-  if type(v) ~= "boolean" then
-    binding.error(string.format("%s: %s must be true or false, got %s", getmetatable(self).__name, what, tostring(v)))
-  end
-  return v
-end
+-- Option checks (layers/options.lua) naming the layer's class.
+local function positive_int(self, what, v) return options.positive_int(getmetatable(self).__name, what, v) end
+local function boolean(self, what, v, default) return options.boolean(getmetatable(self).__name, what, v, default) end
 
 ---------------------------------------------------------------------------
 -- InputLayer and Input
@@ -170,56 +157,15 @@ function Activation:get_config()
 end
 
 ---------------------------------------------------------------------------
--- Dropout
+-- Identity
 ---------------------------------------------------------------------------
 
--- Dropout{rate, noise_shape=nil, seed=nil}: in training, zeroes each
--- element with probability rate and scales the rest by 1 / (1 - rate)
--- (Keras's inverted dropout); the identity otherwise (a direct call infers).
--- noise_shape may hold tide.None for the input's own dims.
-local Dropout = Layer:extend("Dropout")
-M.Dropout = Dropout
-Dropout.supports_masking = true
-function Dropout:init(...)
-  local o = self:_kwargs({ "rate", "noise_shape", "seed" }, ...)
-  local rate = o.rate
-  if type(rate) ~= "number" or rate < 0 or rate >= 1 then
-    binding.error(string.format("Dropout: rate must be a number in [0, 1), got %s", tostring(rate)))
-  end
-  self.rate = rate
-  if o.noise_shape ~= nil and type(o.noise_shape) ~= "table" then
-    binding.error("Dropout: noise_shape must be a list of dims (tide.None for the input's), got " ..
-      type(o.noise_shape))
-  end
-  self.noise_shape = o.noise_shape
-  if o.seed ~= nil and (type(o.seed) ~= "number" or o.seed ~= math.floor(o.seed)) then
-    binding.error("Dropout: seed must be an integer, got " .. tostring(o.seed))
-  end
-  self.seed = o.seed
-end
-function Dropout:call(x, opts)
-  if not opts.training or self.rate == 0 then return x end
-  local noise_shape
-  if self.noise_shape then
-    noise_shape = {}
-    local shape = x.shape
-    for i = 1, #self.noise_shape do
-      local d = self.noise_shape[i]
-      if d == None or d == nil then d = shape[i] end
-      if d == None then
-        binding.error(string.format("%s: noise_shape dim %d follows the input's, which is unknown (None) here; " ..
-          "give it a size", who(self), i - 1))
-      end
-      noise_shape[i] = d
-    end
-  end
-  return nn.dropout(x, self.rate, { noise_shape = noise_shape, seed = self.seed })
-end
-function Dropout:get_config()
-  local c = Layer.get_config(self)
-  c.rate, c.noise_shape, c.seed = self.rate, self.noise_shape, self.seed
-  return c
-end
+-- Identity{}: its input (a tensor or a structure of them), mask included.
+local Identity = Layer:extend("Identity")
+M.Identity = Identity
+Identity.supports_masking = true
+function Identity:init(...) self:_kwargs({}, ...) end
+function Identity:call(x) return x end
 
 ---------------------------------------------------------------------------
 -- Flatten, Reshape, Permute
@@ -263,8 +209,7 @@ function Flatten:call(x)
   if rest and batch ~= None then return shape_ops.reshape(x, { batch, rest }) end
   if rest and rest > 0 then return shape_ops.reshape(x, { -1, rest }) end
   if batch ~= None then return shape_ops.reshape(x, { batch, -1 }) end
-  local dyn = dynamic_shape.shape(x) -- the batch size when the graph runs
-  return shape_ops.reshape(x, shape_ops.stack({ dyn[0], convert.tensor(-1, "int32") }))
+  return shape_ops.reshape(x, { dynamic_shape.shape(x)[0], -1 }) -- the batch size when the graph runs
 end
 function Flatten:get_config()
   local c = Layer.get_config(self)
@@ -317,8 +262,8 @@ function Reshape:call(x)
     local rest, known = product(shape, 2, #shape), 1
     if not rest then -- the batch size from the graph at run time, the -1 resolved by reshape
       local parts = { dynamic_shape.shape(x)[0] }
-      for i, d in ipairs(self.target_shape) do parts[i + 1] = convert.tensor(d, "int32") end
-      return shape_ops.reshape(x, shape_ops.stack(parts))
+      for i, d in ipairs(self.target_shape) do parts[i + 1] = d end
+      return shape_ops.reshape(x, parts)
     end
     for _, d in ipairs(self.target_shape) do if d ~= -1 then known = known * d end end
     if known == 0 or rest % known ~= 0 then

@@ -1,5 +1,5 @@
 -- stdlib/tide/layers/init.lua — tide.layers: the Layer base, Input, and the
--- Keras layers, one file per family (core, merge, normalization, conv, pooling).
+-- Keras layers, one file per family (the list below).
 local layer = require "tide.layers.layer"
 local keras_tensor = require "tide.layers.keras_tensor"
 
@@ -17,14 +17,23 @@ local M = {
 M.clear_session = layer.reset_names
 
 for _, family in ipairs {
-  require "tide.layers.core",           -- Input, Dense, Activation, Dropout, Flatten, Reshape, Permute, Lambda, Masking,
-                                        -- Embedding
-  require "tide.layers.merge",          -- Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate
-  require "tide.layers.normalization",  -- BatchNormalization, LayerNormalization
+  require "tide.layers.core",           -- Input, Dense, Activation, Identity, Flatten, Reshape, Permute, Lambda,
+                                        -- Masking, Embedding
+  require "tide.layers.activation",     -- ReLU, LeakyReLU, PReLU, ELU, Softmax
+  require "tide.layers.regularization", -- Dropout, SpatialDropout1D/2D/3D, GaussianDropout, GaussianNoise,
+                                        -- AlphaDropout, ActivityRegularization
+  require "tide.layers.merge",          -- Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Dot,
+                                        -- and the functions add, subtract, ..., concatenate, dot
+  require "tide.layers.normalization",  -- BatchNormalization, LayerNormalization, GroupNormalization,
+                                        -- UnitNormalization, RMSNormalization, SpectralNormalization
   require "tide.layers.conv",           -- Conv1D, Conv2D
-  require "tide.layers.pooling",        -- Max/AveragePooling2D, Global*Pooling2D, ZeroPadding2D, UpSampling2D
+  require "tide.layers.pooling",        -- Max/AveragePooling, AdaptiveAverage/MaxPooling, GlobalAverage/MaxPooling,
+                                        -- each 1D/2D/3D
+  require "tide.layers.reshaping",      -- ZeroPadding1D/2D/3D, Cropping1D/2D/3D, UpSampling1D/2D/3D, RepeatVector
+  require "tide.layers.wrapper",        -- Wrapper, TimeDistributed
   require "tide.layers.conv_more",      -- Conv2DTranspose, DepthwiseConv2D, SeparableConv2D
   require "tide.layers.rnn",            -- RNN, SimpleRNN, LSTM, GRU, their cells, Bidirectional
+  require "tide.layers.attention",      -- EinsumDense, MultiHeadAttention, GroupQueryAttention, Attention, AdditiveAttention
 } do
   for name, value in pairs(family) do M[name] = value end
 end

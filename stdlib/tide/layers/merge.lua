@@ -1,6 +1,8 @@
 -- stdlib/tide/layers/merge.lua — Keras's merge layers: Add, Subtract,
--- Multiply, Average, Maximum, Minimum (elementwise, numpy broadcasting) and
--- Concatenate (along an axis). Each is called on a list of tensors {a, b, ...}.
+-- Multiply, Average, Maximum, Minimum (elementwise, numpy broadcasting),
+-- Concatenate (along an axis) and Dot (batchwise dot products), each called
+-- on a list of tensors {a, b, ...}, and their functions (add, ..., dot).
+-- B = batch: inputs [B, ...] (broadcast against each other for the elementwise ones).
 local binding = require "tide.binding"
 local tensor_shape = require "tide.tensor_shape"
 local math_ops = require "tide.ops.math"
@@ -8,7 +10,10 @@ local shape_ops = require "tide.ops.shape"
 local create = require "tide.ops.create"
 local reduce_ops = require "tide.ops.reduce"
 local dynamic_shape = require "tide.ops.dynamic_shape"
+local linalg = require "tide.ops.linalg"
 local layer = require "tide.layers.layer"
+local options = require "tide.layers.options"
+local dims = require "tide.layers.dims"
 
 local Layer, who = layer.Layer, layer.who
 local None = tensor_shape.None
@@ -169,5 +174,141 @@ function Concatenate:get_config()
   c.axis = self.axis
   return c
 end
+
+---------------------------------------------------------------------------
+-- Dot
+---------------------------------------------------------------------------
+
+-- Keras's normalize(x, axis) (order 2): x * min(rsqrt(sum x^2), 1 / 1e-7).
+local function l2_normalize(x, axis)
+  local inv = math_ops.rsqrt(reduce_ops.reduce_sum(math_ops.square(x), axis, true))
+  return x * math_ops.minimum(inv, 1e7)
+end
+
+-- Keras's batch_dot(x, y, {a0, a1}) (0-based axes, not the batch's): for each
+-- sample, x's axis a0 contracted with y's axis a1; the result's dims are x's
+-- other ones, then y's (a rank-2 result for two rank-2 inputs: [B, 1]).
+local function batch_dot(x, y, a0, a1)
+  local xn, yn = x.ndim, y.ndim
+  local ox, oy = xn, yn
+  if xn == 2 then x = shape_ops.expand_dims(x, 1); a0 = a0 + 1; xn = 3 end
+  if yn == 2 then y = shape_ops.expand_dims(y, 2); yn = 3 end
+  if a0 ~= xn - 1 then -- the contracted axis of x last
+    local perm = {}
+    for i = 0, xn - 1 do if i ~= a0 then perm[#perm + 1] = i end end
+    perm[#perm + 1] = a0
+    x = shape_ops.transpose(x, perm)
+  end
+  if a1 ~= 1 then -- the contracted axis of y second
+    local perm = { 0, a1 }
+    for i = 1, yn - 1 do if i ~= a1 then perm[#perm + 1] = i end end
+    y = shape_ops.transpose(y, perm)
+  end
+  local xd, yd = dims.dims(x), dims.dims(y)
+  if xn > 3 then x = shape_ops.reshape(x, { xd[1], -1, xd[xn] }) end
+  if yn > 3 then y = shape_ops.reshape(y, { yd[1], yd[2], -1 }) end
+  local r = linalg.matmul(x, y)
+  if xn > 3 or yn > 3 then
+    local out = { dims.dim(r, 0) }
+    if xn > 3 then for i = 2, xn - 1 do out[#out + 1] = xd[i] end else out[#out + 1] = dims.dim(r, 1) end
+    if yn > 3 then for i = 3, yn do out[#out + 1] = yd[i] end else out[#out + 1] = dims.dim(r, 2) end
+    r = shape_ops.reshape(r, out)
+  end
+  if ox == 2 then return shape_ops.squeeze(r, { 1 }) end
+  if oy == 2 then return shape_ops.squeeze(r, { -1 }) end
+  return r
+end
+
+-- Dot{axes, normalize=false}: for two inputs [B, ...], the dot product of
+-- each sample's x along axes[1] with its y along axes[2] (one integer for
+-- both); normalize l2-normalizes both along those axes first (the cosine
+-- proximity). Its output carries no mask.
+local Dot = Layer:extend("Dot")
+M.Dot = Dot
+Dot.supports_masking = true
+function Dot:init(...)
+  local o = self:_kwargs({ "axes", "normalize" }, ...)
+  local axes = o.axes
+  local ok = options.is_int(axes) or (type(axes) == "table" and #axes == 2 and options.is_int(axes[1]) and
+    options.is_int(axes[2]))
+  if not ok then
+    binding.error("Dot: axes must be an integer or a list of two integers (the axis of each input), got " ..
+      (type(axes) == "table" and "a list of another form" or tostring(axes)))
+  end
+  self.axes = type(axes) == "table" and { axes[1], axes[2] } or axes
+  self.normalize = options.boolean("Dot", "normalize", o.normalize, false)
+end
+function Dot:compute_mask() return nil end
+-- The two axes (0-based, non-negative) for inputs of ranks n1 and n2.
+local function dot_axes(self, n1, n2)
+  local a = type(self.axes) == "table" and self.axes or { self.axes, self.axes }
+  local out = {}
+  for i, n in ipairs { n1, n2 } do
+    local ax = a[i] < 0 and a[i] + n or a[i]
+    if ax < 0 or ax >= n then
+      binding.error(string.format("%s: axes %d is out of range for input %d of rank %d", who(self), a[i], i, n))
+    end
+    if ax == 0 then
+      binding.error(string.format("%s: cannot take the dot product over the batch axis 0 (axes %s)", who(self),
+        tostring(a[i])))
+    end
+    out[i] = ax
+  end
+  return out[1], out[2]
+end
+function Dot:build(shapes)
+  if type(shapes) ~= "table" or type(shapes[1]) ~= "table" or #shapes ~= 2 then
+    binding.error(string.format("%s: is called on a list of 2 tensors, e.g. layer{a, b}", who(self)))
+  end
+  local s1, s2 = shapes[1], shapes[2]
+  if #s1 < 2 or #s2 < 2 then
+    binding.error(string.format("%s: inputs must have rank >= 2 (a batch of samples), got shapes %s and %s",
+      who(self), layer.shape_text(s1), layer.shape_text(s2)))
+  end
+  local a0, a1 = dot_axes(self, #s1, #s2)
+  local d1, d2 = s1[a0 + 1], s2[a1 + 1]
+  if d1 ~= None and d2 ~= None and d1 ~= d2 then
+    binding.error(string.format("%s: incompatible input shapes: axis %d of %s (%d) differs from axis %d of %s (%d)",
+      who(self), a0, layer.shape_text(s1), d1, a1, layer.shape_text(s2), d2))
+  end
+end
+function Dot:call(inputs)
+  input_list(self, inputs, 2)
+  if #inputs ~= 2 then binding.error(string.format("%s: takes exactly 2 inputs, got %d", who(self), #inputs)) end
+  local x, y = inputs[1], inputs[2]
+  local a0, a1 = dot_axes(self, x.ndim, y.ndim)
+  if self.normalize then x, y = l2_normalize(x, a0), l2_normalize(y, a1) end
+  return batch_dot(x, y, a0, a1)
+end
+function Dot:get_config()
+  local c = Layer.get_config(self)
+  c.axes, c.normalize = self.axes, self.normalize
+  return c
+end
+
+---------------------------------------------------------------------------
+-- The functions: keras.layers.add(inputs), ..., dot(inputs, axes)
+---------------------------------------------------------------------------
+
+-- fn(inputs, opts): a new layer of cls made with opts (a table of its
+-- options and the layer's name, ...; or its first option alone: concatenate's
+-- axis, dot's axes), called on inputs.
+local function merge_function(cls, first_option, default)
+  return function(inputs, opts)
+    local o = {}
+    if type(opts) == "table" then for k, v in pairs(opts) do o[k] = v end
+    elseif opts ~= nil then o[first_option or 1] = opts end
+    if first_option and o[first_option] == nil and o[1] == nil then o[first_option] = default end
+    return cls(o)(inputs)
+  end
+end
+M.add = merge_function(M.Add)
+M.subtract = merge_function(M.Subtract)
+M.multiply = merge_function(M.Multiply)
+M.average = merge_function(M.Average)
+M.maximum = merge_function(M.Maximum)
+M.minimum = merge_function(M.Minimum)
+M.concatenate = merge_function(Concatenate, "axis", -1)
+M.dot = merge_function(Dot, "axes", -1)
 
 return M

@@ -1,44 +1,70 @@
--- stdlib/tide/layers/pooling.lua — Keras's 2-D pooling and resizing layers:
--- MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D,
--- ZeroPadding2D, UpSampling2D (channels_last: [B, H, W, C]).
+-- stdlib/tide/layers/pooling.lua — Keras's pooling layers, each 1D/2D/3D:
+-- Max/AveragePooling, AdaptiveAverage/MaxPooling, GlobalAverage/MaxPooling
+-- (keepdims; GlobalAveragePooling1D averages only the unmasked steps). B = batch, C =
+-- channels: channels_last [B, d1.., dk, C] or channels_first [B, C, d1.., dk].
+-- The pooling op is 2-D (NHWC): 1D pools run it over [B, steps, 1, C]; 3D
+-- pools run it over (H, W) and then over D, which is exact because a box
+-- window's max (or mean: SAME's count of the window's elements inside the
+-- volume is the product of each axis's) is the max (mean) of maxes (means).
 local binding = require "tide.binding"
+local math_ops = require "tide.ops.math"
 local shape_ops = require "tide.ops.shape"
+local reduce_ops = require "tide.ops.reduce"
 local nn_conv = require "tide.ops.nn_conv"
-local tensor_shape = require "tide.tensor_shape"
 local layer = require "tide.layers.layer"
-local tuple = require("tide.layers.conv").tuple
+local options = require "tide.layers.options"
+local dims = require "tide.layers.dims"
 
-local Layer = layer.Layer
-local None = tensor_shape.None
+local Layer, who = layer.Layer, layer.who
 
 local M = {}
 
-local function channels_last(name, df)
-  df = df or "channels_last"
-  if df ~= "channels_last" then
-    binding.error(string.format("%s: only data_format=\"channels_last\" is supported (tide is NHWC), got %s", name,
-      tostring(df)))
-  end
-  return df
+---------------------------------------------------------------------------
+-- Max/AveragePooling1D/2D/3D
+---------------------------------------------------------------------------
+
+-- pool(x [B, H, W, C], {kh, kw}, {sh, sw}, "VALID"|"SAME"): the 2-D op.
+local function pool2d(op, x, k, s, padding)
+  return op(x, k, { strides = s, padding = padding })
 end
 
--- MaxPooling2D / AveragePooling2D{pool_size=2, strides=pool_size, padding="valid"}.
-local function pool_class(name, op)
+-- A pool over a channels_last input of rank + 2 dims.
+local function pool_nd(op, x, rank, k, s, padding)
+  if rank == 2 then return pool2d(op, x, k, s, padding) end
+  if rank == 1 then
+    local y = pool2d(op, shape_ops.expand_dims(x, 2), { k[1], 1 }, { s[1], 1 }, padding)
+    return shape_ops.squeeze(y, { 2 })
+  end
+  -- 3D: [B, D, H, W, C] -> [B*D, H, W, C], pooled over (H, W) -> [B, D, H'*W', C], pooled over D
+  local d = dims.dims(x)
+  local b, depth, c = d[1], d[2], d[5]
+  local y = pool2d(op, shape_ops.reshape(x, { -1, d[3], d[4], c }), { k[2], k[3] }, { s[2], s[3] }, padding)
+  local h2, w2 = dims.dim(y, 1), dims.dim(y, 2)
+  y = pool2d(op, shape_ops.reshape(y, { b, depth, h2 * w2, c }), { k[1], 1 }, { s[1], 1 }, padding)
+  return shape_ops.reshape(y, { b, dims.dim(y, 1), h2, w2, c })
+end
+
+-- MaxPoolingND / AveragePoolingND{pool_size=2, strides=pool_size, padding="valid", data_format}.
+local function pool_class(name, rank, op)
   local cls = Layer:extend(name)
   function cls:init(...)
     local o = self:_kwargs({ "pool_size", "strides", "padding", "data_format" }, ...)
-    self.pool_size = tuple(name, "pool_size", o.pool_size or 2, 2)
-    self.strides = tuple(name, "strides", o.strides or self.pool_size, 2)
-    local padding = (o.padding or "valid"):lower()
+    self.pool_size = options.tuple(name, "pool_size", o.pool_size or 2, rank)
+    self.strides = options.tuple(name, "strides", o.strides or self.pool_size, rank)
+    local padding = type(o.padding) == "string" and o.padding:lower() or o.padding or "valid"
     if padding ~= "valid" and padding ~= "same" then
       binding.error(string.format("%s: padding must be \"valid\" or \"same\", got %s", name, tostring(o.padding)))
     end
     self.padding = padding
-    self.data_format = channels_last(name, o.data_format)
-    self.input_spec = { ndim = 4 }
+    self.data_format = options.data_format(name, o.data_format)
+    self.input_spec = { ndim = rank + 2 }
   end
   function cls:call(x)
-    return op(x, self.pool_size, { strides = self.strides, padding = self.padding:upper() })
+    local first = self.data_format == "channels_first"
+    if first then x = dims.to_channels_last(x) end
+    local y = pool_nd(op, x, rank, self.pool_size, self.strides, self.padding:upper())
+    if first then y = dims.to_channels_first(y) end
+    return y
   end
   function cls:get_config()
     local c = Layer.get_config(self)
@@ -46,108 +72,124 @@ local function pool_class(name, op)
     return c
   end
   M[name] = cls
+  return cls
 end
-pool_class("MaxPooling2D", nn_conv.max_pool2d)
-pool_class("AveragePooling2D", nn_conv.avg_pool2d)
-M.MaxPool2D, M.AveragePool2D = M.MaxPooling2D, M.AveragePooling2D
+for rank = 1, 3 do
+  local max = pool_class("MaxPooling" .. rank .. "D", rank, nn_conv.max_pool2d)
+  local avg = pool_class("AveragePooling" .. rank .. "D", rank, nn_conv.avg_pool2d)
+  M["MaxPool" .. rank .. "D"], M["AvgPool" .. rank .. "D"] = max, avg
+end
+M.AveragePool2D = M.AveragePooling2D -- (tide's earlier alias)
 
--- GlobalAveragePooling2D / GlobalMaxPooling2D{keepdims=false}: [B, H, W, C] -> [B, C].
-local function global_class(name, op)
+---------------------------------------------------------------------------
+-- Global pooling
+---------------------------------------------------------------------------
+
+-- The spatial axes (0-based) of a rank-`rank` pool's input.
+local function spatial_axes(data_format, rank)
+  local axes = {}
+  for i = 1, rank do axes[i] = data_format == "channels_first" and i + 1 or i end
+  return axes
+end
+
+-- GlobalAveragePoolingND / GlobalMaxPoolingND{data_format, keepdims=false}:
+-- [B, d1.., dk, C] -> [B, C] (keepdims: [B, 1.., 1, C]).
+local function global_class(name, rank, reduce, masked)
   local cls = Layer:extend(name)
   function cls:init(...)
     local o = self:_kwargs({ "data_format", "keepdims" }, ...)
-    self.data_format = channels_last(name, o.data_format)
-    self.keepdims = o.keepdims == true
-    self.input_spec = { ndim = 4 }
+    self.data_format = options.data_format(name, o.data_format)
+    self.keepdims = options.boolean(name, "keepdims", o.keepdims, false)
+    self.input_spec = { ndim = rank + 2 }
   end
-  function cls:call(x) return op(x, { keepdims = self.keepdims }) end
+  function cls:call(x, opts)
+    local axes = spatial_axes(self.data_format, rank)
+    local mask = masked and opts and opts.mask
+    if mask then -- Keras 3: the mean over the unmasked steps only
+      if not binding.istensor(mask) or mask.ndim ~= 2 then
+        binding.error(string.format("%s: the mask must be [batch, steps], got %s", who(self),
+          binding.istensor(mask) and tostring(mask.shape) or type(mask)))
+      end
+      local m = shape_ops.expand_dims(math_ops.cast(mask, "bool"), self.data_format == "channels_first" and 1 or 2)
+      local kept = math_ops.where(m, x, 0)
+      local count = reduce_ops.reduce_sum(math_ops.cast(m, x.dtype), axes, self.keepdims)
+      return reduce_ops.reduce_sum(kept, axes, self.keepdims) / count
+    end
+    return reduce(x, axes, self.keepdims)
+  end
+  if masked then
+    cls.supports_masking = true
+    function cls:compute_mask() return nil end -- the steps are gone
+  end
   function cls:get_config()
     local c = Layer.get_config(self)
     c.data_format, c.keepdims = self.data_format, self.keepdims
     return c
   end
   M[name] = cls
+  return cls
 end
-global_class("GlobalAveragePooling2D", nn_conv.global_avg_pool2d)
-global_class("GlobalMaxPooling2D", nn_conv.global_max_pool2d)
-M.GlobalAvgPool2D, M.GlobalMaxPool2D = M.GlobalAveragePooling2D, M.GlobalMaxPooling2D
+for rank = 1, 3 do
+  local avg = global_class("GlobalAveragePooling" .. rank .. "D", rank, reduce_ops.reduce_mean, rank == 1)
+  local max = global_class("GlobalMaxPooling" .. rank .. "D", rank, reduce_ops.reduce_max, false)
+  M["GlobalAvgPool" .. rank .. "D"], M["GlobalMaxPool" .. rank .. "D"] = avg, max
+end
 
--- ZeroPadding2D{padding=1}: an int (all sides), {h, w} (symmetric), or
--- {{top, bottom}, {left, right}}.
-local ZeroPadding2D = Layer:extend("ZeroPadding2D")
-M.ZeroPadding2D = ZeroPadding2D
-function ZeroPadding2D:init(...)
-  local o = self:_kwargs({ "padding", "data_format" }, ...)
-  local p = o.padding == nil and 1 or o.padding
-  local pads
-  if type(p) == "number" then pads = { { p, p }, { p, p } }
-  elseif type(p) == "table" and #p == 2 and type(p[1]) == "number" then pads = { { p[1], p[1] }, { p[2], p[2] } }
-  elseif type(p) == "table" and #p == 2 and type(p[1]) == "table" then pads = { { p[1][1], p[1][2] }, { p[2][1], p[2][2] } }
+---------------------------------------------------------------------------
+-- Adaptive pooling
+---------------------------------------------------------------------------
+
+-- x pooled along `axis` (0-based) of known size n into `out` windows, window
+-- i being [floor(i * n / out), ceil((i + 1) * n / out)) (PyTorch's and Keras 3's).
+local function adaptive_axis(x, axis, n, out, reduce)
+  if n == out then return x end
+  local parts = {}
+  for i = 0, out - 1 do
+    local first, stop = math.floor(i * n / out), math.ceil((i + 1) * n / out)
+    local spec = {}
+    for k = 1, x.ndim do spec[k] = {} end
+    spec[axis + 1] = { first, stop }
+    parts[i + 1] = reduce(x:slice(spec), axis, true)
   end
-  local ok = pads ~= nil
-  for _, pair in ipairs(pads or {}) do
-    for _, v in ipairs(pair) do
-      if type(v) ~= "number" or v < 0 or v ~= math.floor(v) then ok = false end
+  return #parts == 1 and parts[1] or shape_ops.concat(parts, axis)
+end
+
+-- AdaptiveAveragePoolingND / AdaptiveMaxPoolingND{output_size, data_format}:
+-- each spatial dim (which must be known) pooled into output_size windows of
+-- nearly equal size that cover it (a mean or max over each; a box window's
+-- is the mean or max along one axis after another).
+local function adaptive_class(name, rank, reduce)
+  local cls = Layer:extend(name)
+  function cls:init(...)
+    local o = self:_kwargs({ "output_size", "data_format" }, ...)
+    if o.output_size == nil then binding.error(name .. ": output_size is required") end
+    self.output_size = options.tuple(name, "output_size", o.output_size, rank)
+    self.data_format = options.data_format(name, o.data_format)
+    self.input_spec = { ndim = rank + 2 }
+  end
+  function cls:call(x)
+    local shape = x.shape
+    for i = 1, rank do
+      local a = self.data_format == "channels_first" and i + 1 or i
+      local n = shape[a + 1]
+      if type(n) ~= "number" then
+        binding.error(string.format("%s: the input's spatial dims must be known (as Keras's), got shape %s",
+          who(self), tostring(shape)))
+      end
+      x = adaptive_axis(x, a, n, self.output_size[i], reduce)
     end
+    return x
   end
-  if not ok then
-    binding.error("ZeroPadding2D: padding must be an integer, {h, w} or {{top, bottom}, {left, right}} of " ..
-      "non-negative integers, got " .. tostring(p))
+  function cls:get_config()
+    local c = Layer.get_config(self)
+    c.output_size, c.data_format = self.output_size, self.data_format
+    return c
   end
-  self.padding = pads
-  self.data_format = channels_last("ZeroPadding2D", o.data_format)
-  self.input_spec = { ndim = 4 }
+  M[name] = cls
 end
-function ZeroPadding2D:call(x)
-  return shape_ops.pad(x, { { 0, 0 }, self.padding[1], self.padding[2], { 0, 0 } })
-end
-function ZeroPadding2D:get_config()
-  local c = Layer.get_config(self)
-  c.padding, c.data_format = self.padding, self.data_format
-  return c
-end
-
--- UpSampling2D{size=2, interpolation="nearest"}: each row repeated size[1]
--- times and each column size[2] times.
-local UpSampling2D = Layer:extend("UpSampling2D")
-M.UpSampling2D = UpSampling2D
-function UpSampling2D:init(...)
-  local o = self:_kwargs({ "size", "data_format", "interpolation" }, ...)
-  self.size = tuple("UpSampling2D", "size", o.size or 2, 2)
-  local interp = o.interpolation or "nearest"
-  if interp ~= "nearest" then
-    binding.error("UpSampling2D: only interpolation=\"nearest\" is supported, got " .. tostring(interp))
-  end
-  self.interpolation = interp
-  self.data_format = channels_last("UpSampling2D", o.data_format)
-  self.input_spec = { ndim = 4 }
-end
--- Repeat x's `axis` (0-based) `times` times, each element in place.
-local function repeat_axis(x, axis, times)
-  if times == 1 then return x end
-  local y = shape_ops.expand_dims(x, axis + 1)
-  local multiples = { 1, 1, 1, 1, 1 }
-  multiples[axis + 2] = times
-  y = shape_ops.tile(y, multiples)
-  local shape = x.shape
-  local target = {}
-  for i = 1, 4 do target[i] = shape[i] == None and -1 or shape[i] end
-  if target[axis + 1] ~= -1 then target[axis + 1] = target[axis + 1] * times end
-  local unknown = 0
-  for i = 1, 4 do if target[i] == -1 then unknown = unknown + 1 end end
-  if unknown > 1 then
-    binding.error(string.format("%s: UpSampling2D needs the input's dims known except the batch, got shape %s",
-      "UpSampling2D", tostring(shape)))
-  end
-  return shape_ops.reshape(y, target)
-end
-function UpSampling2D:call(x)
-  return repeat_axis(repeat_axis(x, 1, self.size[1]), 2, self.size[2])
-end
-function UpSampling2D:get_config()
-  local c = Layer.get_config(self)
-  c.size, c.data_format, c.interpolation = self.size, self.data_format, self.interpolation
-  return c
+for rank = 1, 3 do
+  adaptive_class("AdaptiveAveragePooling" .. rank .. "D", rank, reduce_ops.reduce_mean)
+  adaptive_class("AdaptiveMaxPooling" .. rank .. "D", rank, reduce_ops.reduce_max)
 end
 
 return M

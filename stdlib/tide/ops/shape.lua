@@ -73,8 +73,36 @@ end
 -- Views: the result shares the input's storage
 ---------------------------------------------------------------------------
 
--- reshape(tensor, shape): shape a list (one entry may be -1), an int tensor,
--- or numbers (x:reshape(2, 3)). A view when strides allow, else a copy.
+-- A list of dims some of which are 0-d int tensors (tide.shape(x)[0] in a
+-- trace), as TF packs one: eager tensors become numbers; with a traced one,
+-- the parts stacked into a shape tensor, and the list of what is known now
+-- (the numbers; -1 for the tensors), which sizes the traced result.
+local function mixed_shape(shape)
+  local symbolic = false
+  for _, d in ipairs(shape) do
+    if istype(Tensor, d) and tensor.is_symbolic(d) then symbolic = true end
+  end
+  if not symbolic then
+    local list = {}
+    for i, d in ipairs(shape) do list[i] = istype(Tensor, d) and tensor.item(d) or d end
+    return list
+  end
+  local parts, hints = {}, {}
+  for i, d in ipairs(shape) do
+    if istype(Tensor, d) then
+      if d.ndim > 0 then binding.error(fmt("reshape: shape entry %d must be a number or a 0-d tensor, got shape %s",
+        i, shape_text(d))) end
+      parts[i], hints[i] = d.dt == C.TIDE_INT32 and d or d:cast("int32"), -1
+    else
+      parts[i], hints[i] = convert.tensor(args.int("reshape", "shape entry", d), "int32"), d
+    end
+  end
+  return M.stack(parts), hints
+end
+
+-- reshape(tensor, shape): shape a list (one entry may be -1; entries may be
+-- 0-d int tensors, as tide.shape(x)[0] in a trace), an int tensor, or numbers
+-- (x:reshape(2, 3)). A view when strides allow, else a copy.
 function M.reshape(x, shape, ...)
   x = input(x, "reshape", 1, "tensor")
   shape = convert.unvariable(shape)
@@ -83,8 +111,15 @@ function M.reshape(x, shape, ...)
   elseif type(shape) == "table" and not istype(Tensor, shape) and shape.shape ~= nil then
     shape = shape.shape
   end
-  local a = dispatch.attrs()
+  local hints
+  if type(shape) == "table" and not istype(Tensor, shape) then
+    for _, d in ipairs(shape) do
+      if istype(Tensor, d) then shape, hints = mixed_shape(shape); break end
+    end
+  end
+  local a = dispatch.attrs() -- (after the stack above: the attrs are shared)
   if istype(Tensor, shape) and tensor.is_symbolic(shape) then -- tide.shape(...) in a trace
+    if hints then dispatch.set_ints(a, hints, "reshape") end
     local _, dyn = dynamic_shape.arg("reshape", shape)
     return dispatch.run(RESHAPE, a, { dispatch.promote(x), dyn }, 1)
   end

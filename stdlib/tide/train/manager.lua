@@ -44,7 +44,7 @@ end
 -- timestamps = {numbers}, last_preserved_timestamp }, paths joined to dir; nil
 -- when there is none.
 local function read_index(dir)
-  local f = io.open(join(dir, INDEX), "rb")
+  local f = binding.open_file(join(dir, INDEX), "rb")
   if not f then return nil end
   local text = f:read("*a")
   f:close()

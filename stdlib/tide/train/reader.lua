@@ -13,7 +13,7 @@ local M = {}
 local fmt = string.format
 
 local function is_file(path)
-  local f = io.open(path, "rb")
+  local f = binding.open_file(path, "rb")
   if f == nil then return false end
   -- a folder opens on Linux but cannot be read
   local ok = f:read(1) ~= nil

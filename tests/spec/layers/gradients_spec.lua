@@ -1,57 +1,14 @@
 -- tests/spec/layers/gradients_spec.lua — gradients through layers: every
 -- trainable weight gets one (a tape test per layer), and float64 finite
 -- differences agree with the tape for Dense, LayerNormalization and
--- BatchNormalization in training, with respect to the input and each weight.
+-- BatchNormalization in training, with respect to the input and each weight
+-- (gradcheck.check_layer).
 local tide = require "tide"
 local h = require "helpers"
 local L = tide.layers
 
--- Fixed weights in [0.5, 1.5) shaped like t (float64).
-local function weights_like(t)
-  local vals, s = {}, 4321
-  for i = 1, t:size() do
-    s = (s * 1103515245 + 12345) % 2147483648
-    vals[i] = 0.5 + s / 2147483648
-  end
-  return tide.tensor(vals, "float64"):reshape(t.shape)
-end
-
--- Compare the tape's gradients of sum(layer(x) * w) with respect to x and
--- every trainable weight against central differences.
-local function gradcheck(layer, x, opts)
-  opts = opts or {}
-  local eps, tol = 1e-6, opts.tol or 1e-6
-  layer(x, { training = opts.training })
-  local w = weights_like(layer(x, { training = opts.training }))
-  local function loss() return tide.reduce_sum(layer(x, { training = opts.training }) * w) end
-  local vars = layer.trainable_weights
-  assert.is_true(#vars > 0)
-  local tape = tide.GradientTape()
-  local l = tape:run(function() tape:watch(x); return loss() end)
-  local sources = { x }
-  for _, v in ipairs(vars) do sources[#sources + 1] = v end
-  local grads = tape:gradient(l, sources)
-  for j, src in ipairs(sources) do
-    assert.is_not_nil(grads[j], "no gradient for source " .. j)
-    local analytic = h.values(grads[j])
-    local flat = h.values(tide.is_variable(src) and src:read_value() or src)
-    local shape = src.shape:as_list()
-    local function set(vals)
-      local t = tide.tensor(vals, "float64"):reshape(shape)
-      if tide.is_variable(src) then src:assign(t) else src:copy_(t) end
-    end
-    for k = 1, #flat do
-      local keep = flat[k]
-      flat[k] = keep + eps; set(flat); local up = loss():item()
-      flat[k] = keep - eps; set(flat); local down = loss():item()
-      flat[k] = keep; set(flat)
-      local numeric = (up - down) / (2 * eps)
-      assert(math.abs(analytic[k] - numeric) <= tol + tol * math.abs(numeric),
-        string.format("%s, source %d, element %d: analytic %.10g vs numeric %.10g", layer.name, j, k, analytic[k],
-          numeric))
-    end
-  end
-end
+local gc = require "gradcheck"
+local weights_like, gradcheck = gc.layer_weights, gc.check_layer
 
 describe("gradients through layers", function()
   before_each(function() tide.random.set_seed(5) end)

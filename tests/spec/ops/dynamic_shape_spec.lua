@@ -114,6 +114,29 @@ describe("creation and reshaping from a shape tensor", function()
     assert.are.equal(None, seen[1])
   end)
 
+  it("reshape takes a list mixing numbers and 0-d shape tensors; the numbers stay known while tracing", function()
+    local seen
+    local f = tide.trace(function(x)
+      local s = tide.shape(x)
+      local y = tide.reshape(x, { s[0], -1, 3 })
+      local z = tide.reshape(x, { s[0] * s[1], 3, s[2] / 3 })
+      seen = { y.shape, z.shape }
+      return y, z
+    end, { input_signature = { spec(3) } })
+    local y, z = f(iota { 2, 4, 3 })
+    assert.are.same({ 2, 4, 3 }, y.shape:as_list())
+    assert.are.same({ 8, 3, 1 }, z.shape:as_list())
+    h.close(y, iota({ 2, 4, 3 }):totable())
+    assert.are.equal("(None, None, 3)", tostring(seen[1]))
+    assert.are.equal("(None, 3, None)", tostring(seen[2]))
+    -- eagerly, a 0-d tensor entry is read as its number
+    assert.are.same({ 4, 6 }, tide.reshape(iota { 2, 4, 3 }, { tide.tensor(4), 6 }).shape:as_list())
+    h.errors("reshape: shape entry 1 must be a number or a 0-d tensor", function()
+      tide.trace(function(x) return tide.reshape(x, { tide.shape(x), 3 }) end, { input_signature = { spec(2) } })(
+        iota { 2, 3 })
+    end)
+  end)
+
   it("takes a shape tensor that is an argument of the traced function", function()
     local f = tide.trace(function(s) return tide.zeros(s) end,
       { input_signature = { tide.TensorSpec({ 2 }, "int32") } })

@@ -26,6 +26,20 @@ describe("the TF math ops", function()
     assert.are.same({ true, false }, f32({ 1 / 0, 1 }):is_inf():totable())
   end)
 
+  it("writes bool bytes of 0 and 1 only for the predicates, -inf included (glibc's isinf gives -1 there)", function()
+    local ffi = require "ffi"
+    for _, dt in ipairs { "float32", "float64" } do
+      local x = tide.tensor({ -1 / 0, 1 / 0, 0 / 0, 0, -2.5 }, dt)
+      for _, name in ipairs { "is_inf", "isnan", "isfinite" } do
+        local b = tide.contiguous(tide[name](x))
+        local bytes = ffi.cast("const uint8_t *", b.data)
+        for i = 0, 4 do
+          assert.is_true(bytes[i] == 0 or bytes[i] == 1, name .. " " .. dt .. " element " .. i .. ": byte " .. bytes[i])
+        end
+      end
+    end
+  end)
+
   it("tide.bitwise holds and, or, xor, invert and the shifts (not methods, as in TF)", function()
     for _, name in ipairs { "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift" } do
       assert.is_function(tide.bitwise[name], name)

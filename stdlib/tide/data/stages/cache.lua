@@ -21,7 +21,7 @@ local function cache(self, filename)
   return ds
 end
 
-local s = { copyable = false } -- (kernels/data/interleave.c copies no cache stage for each element)
+local s = { copyable = false } -- (kernels/data/template.c copies no cache stage for each element)
 
 -- The memory store or file lives with the description (kernels/data/cache.c).
 function s.c(ds, input)
