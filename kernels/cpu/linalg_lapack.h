@@ -54,6 +54,10 @@ static inline lki lk_geev(int dt, char jobvl, char jobvr, lki n, void *a, lki ld
                           lki ldvl, void *vr, lki ldvr, void *work, lki lwork) {
   return LK_CALL(dt, geev, jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, work, lwork);
 }
+static inline lki lk_gees(int dt, lki n, void *a, lki lda, lki *sdim, void *wr, void *wi, void *vs, lki ldvs,
+                          void *work, lki lwork) { /* the real Schur form, unsorted (select and bwork unused) */
+  return LK_CALL(dt, gees, 'V', 'N', NULL, n, a, lda, sdim, wr, wi, vs, ldvs, work, lwork, NULL);
+}
 static inline lki lk_gtsv(int dt, lki n, lki nrhs, void *dl, void *d, void *du, void *b, lki ldb) {
   return LK_CALL(dt, gtsv, n, nrhs, dl, d, du, b, ldb);
 }

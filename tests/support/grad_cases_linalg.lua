@@ -174,6 +174,13 @@ function M.matrix_exponential(add)
   add("second order", L.expm, { R({ 2, 2 }, -1, 1, 70) }, { second_order = true })
 end
 
+function M.matrix_square_root(add)
+  add("symmetric positive definite", function(x) return L.sqrtm(sym(mm(x, x, { transpose_b = true }), 1)) end,
+    { R({ 3, 3 }, -1, 1, 77) })
+  add("complex eigenvalues, batch", function(x) return L.sqrtm(shift(x, 2)) end, { R({ 2, 3, 3 }, -1, 1, 78) })
+  add("second order", function(x) return L.sqrtm(shift(x, 3)) end, { R({ 3, 3 }, -1, 1, 79) }, { second_order = true })
+end
+
 function M.tridiagonal_solve(add)
   local function dom(d) -- a dominant main diagonal
     return d + tide.tensor({ { 0 }, { 4 }, { 0 } }, "float64")

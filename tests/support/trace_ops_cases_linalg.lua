@@ -121,6 +121,10 @@ return function(T)
     add(dt, L.expm, { data({ 3, 3 }, dt) * 0.1 }, approx)
     add(dt .. " batch", L.expm, { data({ 2, 2, 2 }, dt) * 0.01 }, approx)
   end)
+  each("matrix_square_root", function(add, dt)
+    add(dt, L.sqrtm, { square(3, dt) }, approx)
+    add(dt .. " batch", L.sqrtm, { data({ 2, 2, 2 }, dt) * 0.1 + tide.eye(2, { dtype = dt }) }, approx)
+  end)
   local tri = { approx = true, grad_rank_error = "its gradient needs the diagonals' rank known" }
   each("tridiagonal_solve", function(add, dt)
     add(dt, L.tridiagonal_solve, { data({ 3, 4 }, dt, "pos") * tide.tensor({ { 1 }, { 8 }, { 1 } }, dt),

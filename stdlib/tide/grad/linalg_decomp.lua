@@ -244,18 +244,27 @@ reg("self_adjoint_eig", function(node, dys)
   return linalg.set_diag(ga, linalg.diag_part(ga) * 0.5)
 end)
 
--- The adjoint of expm's Frechet derivative: L(A^T, G), the top right block
--- of expm([[A^T, G], [0, A^T]]) (Najfeld and Havel; Higham's Functions of Matrices, 3.2).
-reg("matrix_exponential", function(node, dys)
-  local a, g = node.inputs[1], dys[1]
+-- The gradient of a primary matrix function f with a real power series: the
+-- adjoint of its Frechet derivative at A, which is L_f(A^T, G), the top right
+-- block of f([[A^T, G], [0, A^T]]) (Najfeld and Havel; Higham's Functions of
+-- Matrices, 3.2).
+local function frechet_adjoint(f, a, g)
   local at, z = T(a), create.zeros_like(a)
-  local big = shape.concat({ shape.concat({ at, g }, -1), shape.concat({ z, at }, -1) }, -2)
-  local e = decomp.expm(big)
+  local e = f(shape.concat({ shape.concat({ at, g }, -1), shape.concat({ z, at }, -1) }, -2))
   local d = dims(a)
   local n = d and d[#d]
   if n and n >= 0 then return e:slice { "...", { 0, n }, { n, nil } } end
   local eye = eye_like(a) -- unknown n: the block picked by [I 0] e [0; I]
   return mm(mm(shape.concat({ eye, z }, -1), e), shape.concat({ z, eye }, -2))
+end
+
+reg("matrix_exponential", function(node, dys) return frechet_adjoint(decomp.expm, node.inputs[1], dys[1]) end)
+
+-- sqrtm's: L(A^T, G) as well. TF solves the same Sylvester
+-- equation (R^T X + X R^T = G, R = sqrtm(A)) as one n^2 x n^2 system; the
+-- block form costs a 2n x 2n root instead, and needs no known dims.
+reg("matrix_square_root", function(node, dys)
+  return frechet_adjoint(decomp.sqrtm, node.inputs[1], dys[1])
 end)
 
 return {}

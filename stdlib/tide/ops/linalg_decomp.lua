@@ -131,6 +131,11 @@ end
 -- approximants, scaling and squaring).
 function M.expm(x) return run(C.TIDE_OP_MATRIX_EXPONENTIAL, { input(x, "expm") }) end
 
+-- sqrtm(input) as tf.linalg.sqrtm: the principal square root (Eigen's real
+-- Schur method, as TF's); a matrix with a negative real eigenvalue has no real
+-- root and gives NaN throughout, as TF's does.
+function M.sqrtm(x) return run(C.TIDE_OP_MATRIX_SQUARE_ROOT, { input(x, "sqrtm") }) end
+
 -- logm(input): TF's takes complex matrices only; tide has no complex dtype.
 function M.logm(x)
   input(x, "logm")

@@ -58,6 +58,22 @@ describe("tide.linalg's decompositions", function()
     h.close(only.imag, e.imag, 1e-12)
   end)
 
+  it("give sqrtm's principal root: R R = A, complex eigenvalue pairs and a batch too", function()
+    -- 2x2 and 1x1 blocks in the real Schur form, and matrices past the pool's split
+    local a = R({ 5, 6, 6 }, -1, 1, 4)
+    a = L.set_diag(a, L.diag_part(a) + 3)
+    local ev = L.eigvals(a[0])
+    assert.is_true(h.values(ev.imag)[1] ~= 0 or h.values(ev.imag)[3] ~= 0, "the example has a complex pair")
+    local r = L.sqrtm(a)
+    h.close(mm(r, r), a, 1e-12)
+    h.close(L.sqrtm(a:cast("float32")), r:cast("float32"), 1e-4)
+    -- the principal root: eigenvalues in the right half plane (sqrtm of a rotation by 90 degrees is one by 45)
+    local c = math.sqrt(0.5)
+    h.close(L.sqrtm(tide.tensor({ { 0, 1 }, { -1, 0 } }, "float64")), tide.tensor({ { c, c }, { -c, c } }, "float64"),
+      1e-14)
+    assert.are.same({ 3, 0, 0 }, L.sqrtm(tide.zeros({ 3, 0, 0 }, "float64")).shape:as_list())
+  end)
+
   it("split a batch over the pool and give each matrix's own result", function()
     local batch = R({ 64, 6, 6 }, -1, 1, 4) + L.eye(6, { dtype = "float64" }) * 4
     local inv = L.inv(batch)
@@ -108,16 +124,20 @@ describe("tide.linalg's bad input", function()
     h.errors("output_idx_type must be int32 or int64", L.lu, tide.ones { 2, 2 }, { output_idx_type = "float32" })
     h.errors("align must be one of", L.diag_part, tide.ones { 2, 2 }, { align = "MIDDLE" })
     h.errors("l2_regularizer must be >= 0", L.lstsq, tide.ones { 3, 2 }, tide.ones { 3, 1 }, -1)
+    h.errors("matrix_square_root: Input matrix must be square", L.sqrtm, tide.ones { 2, 3 })
+    h.errors("must be a float32 or float64 tensor, got int32", L.sqrtm, tide.tensor { { 1, 2 }, { 3, 4 } })
     h.errors("logm: TF's logm takes complex64 or complex128", L.logm, tide.ones { 2, 2 })
   end)
 
   it("gives NaN where TF does, and no crash on NaN or Inf", function()
     local nan = f32 { { 0 / 0, 0 }, { 0, 1 } }
-    for _, f in ipairs { L.svd, L.det, L.expm, L.cholesky, function(x) return L.eigvals(x).real end } do
+    for _, f in ipairs { L.svd, L.det, L.expm, L.sqrtm, L.cholesky, function(x) return L.eigvals(x).real end } do
       local r = f(nan)
       assert.is_true(h.values(r)[1] ~= h.values(r)[1], "NaN in, NaN out")
     end
     h.errors("Self-adjoint eigen decomposition was not successful", L.eigh, f32 { { 1 / 0, 0 }, { 0, 1 } })
+    -- a negative real eigenvalue: no real root, NaN throughout (TF's)
+    for _, x in ipairs(h.values(L.sqrtm(f32 { { 1, 2 }, { 2, 1 } }))) do assert.is_true(x ~= x) end
     local l = L.cholesky(f32 { { 1, 2 }, { 2, 1 } })
     local v = h.values(l)
     assert.is_true(v[1] ~= v[1] and v[3] ~= v[3] and v[4] ~= v[4] and v[2] == 0)

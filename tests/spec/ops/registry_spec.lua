@@ -166,6 +166,7 @@ do
   calls.self_adjoint_eig = function() return (L.eigh(sq)) end
   calls.eig = function() return L.eigvals(sq).real end
   calls.matrix_exponential = function() return L.expm(sq * 0.1) end
+  calls.matrix_square_root = function() return L.sqrtm(sq) end
   calls.tridiagonal_solve = function() return L.tridiagonal_solve(sq, m:transpose()) end
 end
 
