@@ -15,9 +15,13 @@ typedef struct lu_job {
   lapack_int lwork;               /* getri's workspace (matrix_inverse) */
 } lu_job;
 
+/* Bytes of one problem's n x n matrix, rounded up to 8: what follows it (ipiv, then lu's int64 permutation or
+ * float64 work) stays aligned for float32's odd n too. */
+static size_t a_bytes(int64_t n, size_t es) { return ((size_t)(n * n) * es + 7) / 8 * 8; }
+
 /* Where each part of one problem's scratch starts: a (n x n), ipiv, then b or getri's work. */
 static void lu_parts(const lu_job *j, size_t es, char *scratch, char **a, lapack_int **ipiv, char **rest) {
-  size_t na = (size_t)(j->n * j->n) * es;
+  size_t na = a_bytes(j->n, es);
   *a = scratch;
   *ipiv = (lapack_int *)(scratch + na);
   *rest = scratch + na + ((size_t)(j->n > 0 ? j->n : 1) * sizeof(lapack_int) + 7) / 8 * 8;
@@ -144,7 +148,7 @@ tide_status tide_cpu_lu_family(const tide_op_def *def, const tide_attrs *attrs, 
     if ((st = lk_work_size(def, q, &j.lwork)) != TIDE_OK) return st;
     rest = (size_t)j.lwork * es;
   }
-  size_t scratch = (size_t)(j.n * j.n) * es + ((size_t)(j.n > 0 ? j.n : 1) * sizeof(lapack_int) + 7) / 8 * 8 + rest;
+  size_t scratch = a_bytes(j.n, es) + ((size_t)(j.n > 0 ? j.n : 1) * sizeof(lapack_int) + 7) / 8 * 8 + rest;
   lk_batch b;
   double n3 = (double)j.n * (double)j.n * (double)j.n;
   lk_batch_init(&b, def, x->dt, count, scratch, n3 + (double)j.n * (double)j.n * (double)j.k, lu_one, &j);
