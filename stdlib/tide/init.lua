@@ -142,6 +142,10 @@ for name, fn in pairs(require "tide.ops.bitwise") do tide.bitwise[name] = fn end
 
 -- tide.strings.* (TF's tf.strings): split, regex_replace, lower, length, to_number, join, ...
 tide.strings = require "tide.ops.strings"
+
+-- tide.signal.* (TF's namespace): so far the window functions.
+tide.signal = {}
+for name, fn in pairs(require "tide.ops.signal_windows") do tide.signal[name] = fn end
 tide.RaggedTensor = tide.strings.RaggedTensor
 
 -- tide.linalg.* (TF's namespace): products, structure, decompositions, solvers and norms.
