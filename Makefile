@@ -39,6 +39,9 @@ LUAJIT_CFLAGS = $(shell pkg-config --cflags luajit)
 LUAJIT_LIBS = $(shell pkg-config --libs luajit)
 BLAS_CFLAGS = $(shell pkg-config --cflags openblas)
 BLAS_LIBS = $(shell pkg-config --libs openblas)
+# LAPACK's C interface (Debian's liblapacke over the LAPACK OpenBLAS ships):
+# the decompositions of kernels/cpu/linalg_*.c.
+LAPACK_LIBS = -llapacke
 # File formats (kernels/io): JSON, protocol buffers, zlib, PNG, JPEG, HDF5
 # (Debian's serial libhdf5, whose folder pkg-config names) and zip (libzip).
 HDF5_CFLAGS = $(shell pkg-config --cflags hdf5)
@@ -177,7 +180,7 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CFLAGS_HOST) -c $< -o $@
 
 $(LIB): $(ENGINE_OBJ)
-	$(CC) -shared -o $@ $^ $(BLAS_LIBS) -ldnnl $(IO_LIBS) -ldl -lm -pthread $(LDFLAGS_SAN)
+	$(CC) -shared -o $@ $^ $(LAPACK_LIBS) $(BLAS_LIBS) -ldnnl $(IO_LIBS) -ldl -lm -pthread $(LDFLAGS_SAN)
 
 $(CUDA_C_OBJ): CFLAGS_ENGINE += -I$(CUDA_HOME)/include
 $(CUDA_C_OBJ): $(CUDA_HEADERS)
@@ -270,7 +273,7 @@ install: all
 	cd stdlib && find tide -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/share/tide/lua/{} \;
 	cd bindings && find tide -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/share/tide/lua/{} \;
 	install -m 644 $(CDEF) $(DESTDIR)$(PREFIX)/share/tide/lua/tide/cdef.lua
-	tools/tide_pc.sh '$(PREFIX)' '$(TIDE_VERSION)' '$(BLAS_LIBS) -ldnnl $(IO_LIBS) -lm -pthread' > $(BUILD)/tide.pc
+	tools/tide_pc.sh '$(PREFIX)' '$(TIDE_VERSION)' '$(LAPACK_LIBS) $(BLAS_LIBS) -ldnnl $(IO_LIBS) -lm -pthread' > $(BUILD)/tide.pc
 	install -D -m 644 $(BUILD)/tide.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/tide.pc
 
 clean:

@@ -101,6 +101,9 @@ section index
 echo "# attention: MultiHeadAttention forward, and forward + backward (batch 32, sequence 128, model 128, 4 heads; traced, and eager) vs nn.MultiheadAttention; tide.einsum in attention shapes vs torch.einsum (threads: $threads)"
 section attention
 
+echo "# tide.linalg's LAPACK ops (inv, cholesky, qr, svd, eigh, det; float32) on 256x256, a batch of 64 of them and 4096 8x8 matrices vs torch.linalg, tf.linalg (eager) and jax.numpy.linalg (threads: $threads)"
+section linalg
+
 echo "# tide.trace vs PyTorch eager and TorchScript (the *_traced and *_fused lines: torch.jit.script), jax.jit and tf.function (threads: $threads)"
 section trace
 # The 10M chain against the in-memory triad, the 1M one against the triad on 1M floats (in cache).

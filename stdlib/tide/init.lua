@@ -23,7 +23,9 @@ local tensor = require "tide.tensor"
 local math_ops = require "tide.ops.math"
 local reduce_ops = require "tide.ops.reduce"   -- reductions, scans, sort, top_k
 local shape_ops = require "tide.ops.shape"     -- views and shape ops
-local linalg_ops = require "tide.ops.linalg"   -- matmul
+local linalg_ops = require "tide.ops.linalg"   -- matmul, band parts, diagonals, tensordot ...
+local decomp_ops = require "tide.ops.linalg_decomp" -- cholesky, qr, svd, eigh, solve ...
+local norm_ops = require "tide.ops.linalg_norm" -- norm, global_norm, l2_normalize, normalize
 local create_ops = require "tide.ops.create"   -- zeros, ones, range, eye, from_buffer ...
 local scatter_ops = require "tide.ops.scatter" -- scatter_add (gather's inverse)
 local index_ops = require "tide.ops.index"     -- gather_nd, scatter_nd, boolean_mask, unique
@@ -76,7 +78,10 @@ end
 export(math_ops)
 export(reduce_ops)
 export(shape_ops)
-export(linalg_ops)
+-- TF's top-level names of tf.linalg's functions (the rest are tide.linalg's only:
+-- tide.trace is tf.function, so the matrix trace is tide.linalg.trace)
+export({ matmul = linalg_ops.matmul, tensordot = linalg_ops.tensordot })
+export({ norm = norm_ops.norm }, { no_methods = true })
 export(require "tide.ops.einsum", { no_methods = true }) -- einsum: matmuls between views, no kernel of its own
 export(require "tide.ops.update")              -- slice_update
 export(create_ops, { no_methods = true })
@@ -138,12 +143,19 @@ for name, fn in pairs(require "tide.ops.bitwise") do tide.bitwise[name] = fn end
 
 -- tide.strings.* (TF's tf.strings): split, regex_replace, lower, length, to_number, join, ...
 tide.strings = require "tide.ops.strings"
+
+-- tide.signal.* (TF's namespace): so far the window functions.
+tide.signal = {}
+for name, fn in pairs(require "tide.ops.signal_windows") do tide.signal[name] = fn end
 tide.RaggedTensor = tide.strings.RaggedTensor
 
--- tide.linalg.* (TF's namespace): matmul and friends.
-tide.linalg = {}
-for name, fn in pairs(linalg_ops) do tide.linalg[name] = fn end
+-- tide.linalg.* (TF's namespace): products, structure, decompositions, solvers and norms.
+tide.linalg = { eye = create_ops.eye }
+for _, mod in ipairs { linalg_ops, decomp_ops, norm_ops } do
+  for name, fn in pairs(mod) do tide.linalg[name] = fn end
+end
 tide.linalg.einsum = tide.einsum
+tide.math.l2_normalize = norm_ops.l2_normalize
 
 -- tide.nn.*: activations, softmax and losses, norms, dropout, convolutions and pooling.
 tide.nn = {}
@@ -155,6 +167,7 @@ for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", requir
     if type(fn) == "function" then tide.nn[name] = fn end
   end
 end
+tide.nn.l2_normalize = norm_ops.l2_normalize
 
 -- Keras (initializers, activations, regularizers, constraints, losses, metrics,
 -- optimizers, layers, models, callbacks) loads on first use: a third of

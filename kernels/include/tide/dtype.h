@@ -36,7 +36,8 @@ enum {
   TIDE_DTS_BOOL    = (1 << TIDE_BOOL),
   TIDE_DTS_ALL     = TIDE_DTS_NUMERIC | TIDE_DTS_BOOL, /* not strings: no op takes them by accident */
   TIDE_DTS_STRING  = (1 << TIDE_STRING),
-  TIDE_DTS_ANY     = TIDE_DTS_ALL | TIDE_DTS_STRING    /* ops that move elements (shape ops), equality */
+  TIDE_DTS_ANY     = TIDE_DTS_ALL | TIDE_DTS_STRING,   /* ops that move elements (shape ops), equality */
+  TIDE_DTS_LAPACK  = (1 << TIDE_FLOAT32) | (1 << TIDE_FLOAT64) /* what LAPACK computes in: the decompositions */
 };
 
 /* "float32", "int64", "string", ...; "?" for an invalid code. */

@@ -189,18 +189,30 @@ function M.linspace(start, stop, num, ...)
   return dispatch.run(LINSPACE, a, {}, 1)
 end
 
--- eye(num_rows, num_columns=nil, {dtype="float32"}) as tf.eye (batch_shape
--- is not supported yet).
+-- eye(num_rows, num_columns=nil, batch_shape=nil, dtype="float32") as tf.eye:
+-- a batch_shape gives a batch of identities (matrix_diag of ones, as TF's).
 function M.eye(num_rows, ...)
   local o = args.parse("eye", { "num_columns", "batch_shape", "dtype" }, ...)
-  if o.batch_shape ~= nil then binding.error("eye: batch_shape is not supported yet") end
   if num_rows == nil then binding.error("eye: num_rows is required") end
-  args.int("eye", "num_rows", num_rows)
+  num_rows = args.int("eye", "num_rows", num_rows)
   local cols = o.num_columns == nil and num_rows or args.int("eye", "num_columns", o.num_columns)
+  local dt = dtype.code(o.dtype or "float32", "eye")
+  if num_rows < 0 or cols < 0 then
+    binding.error(string.format("eye: num_rows and num_columns must be >= 0, got %d and %d", num_rows, cols))
+  end
+  if o.batch_shape ~= nil then
+    local batch = args.int_list("eye", "batch_shape", o.batch_shape)
+    batch[#batch + 1] = math.min(num_rows, cols)
+    local ones = run_fill(batch, 1, dt) -- before the attrs: the block is shared
+    local a = dispatch.attrs()
+    a.ints[0], a.ints[1], a.ints[2], a.ints[3], a.nints = 0, 0, num_rows, cols, 4
+    a.m = 2
+    return dispatch.run(C.TIDE_OP_MATRIX_DIAG, a, { ones }, 1)
+  end
   local a = dispatch.attrs()
   a.ints[0], a.ints[1] = num_rows, cols
   a.nints = 2
-  a.dtype = dtype.code(o.dtype or "float32", "eye")
+  a.dtype = dt
   return dispatch.run(EYE, a, {}, 1)
 end
 

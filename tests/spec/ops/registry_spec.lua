@@ -145,6 +145,32 @@ do
   calls.all_reduce_sum = function() return D.all_reduce_sum(m) end
 end
 
+-- tide.linalg (tests/spec/linalg covers it in full).
+do
+  local L = tide.linalg
+  local sq = f32{{4, 1, 2}, {1, 5, 3}, {2, 3, 6}}
+  calls.matrix_transpose = function() return L.matrix_transpose(m) end
+  calls.matrix_band_part = function() return L.band_part(m, 0, -1) end
+  calls.matrix_diag = function() return L.diag(f32{1, 2}) end
+  calls.matrix_diag_part = function() return L.diag_part(m) end
+  calls.matrix_set_diag = function() return L.set_diag(m, f32{7, 8}) end
+  calls.cholesky = function() return L.cholesky(sq) end
+  calls.matrix_inverse = function() return L.inv(sq) end
+  calls.matrix_determinant = function() return L.det(sq) end
+  calls.log_matrix_determinant = function() return (L.slogdet(sq)) end
+  calls.lu = function() return (L.lu(sq)) end
+  calls.matrix_solve = function() return L.solve(sq, m:transpose()) end
+  calls.matrix_triangular_solve = function() return L.triangular_solve(sq, m:transpose()) end
+  calls.matrix_solve_ls = function() return L.lstsq(m:transpose(), f32{{1}, {2}, {3}}) end
+  calls.qr = function() return (L.qr(m)) end
+  calls.svd = function() return (L.svd(m)) end
+  calls.self_adjoint_eig = function() return (L.eigh(sq)) end
+  calls.eig = function() return L.eigvals(sq).real end
+  calls.matrix_exponential = function() return L.expm(sq * 0.1) end
+  calls.matrix_square_root = function() return L.sqrtm(sq) end
+  calls.tridiagonal_solve = function() return L.tridiagonal_solve(sq, m:transpose()) end
+end
+
 -- sum_to has no public entry: gradients run it (tide.grad.util's unbroadcast with None dims).
 calls.sum_to = function()
   local a = ffi.new("tide_attrs")
@@ -375,8 +401,8 @@ describe("the op registry", function()
   it("rejects a dtype outside each op's signature, naming the op", function()
     local bool = tide.tensor{true, false}
     local word = ffi.new("const tide_tensor *[3]")
-    local out = ffi.new("tide_tensor[3]") -- the most outputs an op of 1 or 2 inputs has (parse_example_sparse)
-    local outs = ffi.new("tide_tensor *[3]", out, out + 1, out + 2)
+    local out = ffi.new("tide_tensor[4]") -- the most outputs an op of 1 or 2 inputs has (eig)
+    local outs = ffi.new("tide_tensor *[4]", out, out + 1, out + 2, out + 3)
     local checked = 0
     for op = 0, nops - 1 do
       local nin = C.tide_op_num_inputs(op)
