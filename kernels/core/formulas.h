@@ -12,6 +12,7 @@
 #define TIDE_CORE_FORMULAS_H
 
 #include "hd.h"
+#include "special_bessel.h" /* the special functions, in double (special.h too) */
 
 #include <stdint.h>
 #ifdef __cplusplus

@@ -131,6 +131,11 @@ for name, fn in pairs(math_ops) do tide.math[name] = fn end
 for name, fn in pairs(reduce_ops) do tide.math[name] = fn end
 for name, fn in pairs(segment_ops) do tide.math[name] = fn end
 
+-- tide.math.special.* (tf.math.special: Bessel functions, dawsn, expint, fresnel_*, spence).
+tide.math.special = require "tide.ops.special"
+-- tide.raw_ops.*: ops only a gradient runs (TF's tf.raw_ops: igamma_grad_a).
+tide.raw_ops = require("tide.ops.plain").define("raw", {})
+
 -- tide.bitwise.* (TF's namespace, no methods): and, or, xor, invert, shifts.
 tide.bitwise = {}
 for name, fn in pairs(require "tide.ops.bitwise") do tide.bitwise[name] = fn end
@@ -146,7 +151,7 @@ tide.linalg.einsum = tide.einsum
 
 -- tide.nn.*: activations, softmax and losses, norms, dropout, convolutions and pooling.
 tide.nn = {}
-for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "tanh", "leaky_relu" } do
+for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "tanh", "leaky_relu", "relu6", "softsign" } do
   tide.nn[name] = math_ops[name]
 end
 for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv" } do
