@@ -40,7 +40,7 @@ local function conv_class(name, rank)
   function cls:init(...)
     local o = self:_kwargs({ "filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate", "groups",
       "activation", "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer", "bias_regularizer",
-      "kernel_constraint", "bias_constraint" }, ...)
+      "activity_regularizer", "kernel_constraint", "bias_constraint" }, ...)
     if type(o.filters) ~= "number" or o.filters <= 0 or o.filters ~= math.floor(o.filters) then
       binding.error(string.format("%s: filters must be a positive integer, got %s", name, tostring(o.filters)))
     end

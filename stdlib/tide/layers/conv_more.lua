@@ -90,7 +90,7 @@ function Conv2DTranspose:init(...)
   local cls = "Conv2DTranspose"
   local o = self:_kwargs({ "filters", "kernel_size", "strides", "padding", "output_padding", "data_format",
     "dilation_rate", "activation", "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer",
-    "bias_regularizer", "kernel_constraint", "bias_constraint" }, ...)
+    "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint" }, ...)
   if type(o.filters) ~= "number" or o.filters <= 0 or o.filters ~= math.floor(o.filters) then
     binding.error(string.format("%s: filters must be a positive integer, got %s", cls, tostring(o.filters)))
   end
@@ -197,7 +197,7 @@ function DepthwiseConv2D:init(...)
   local cls = "DepthwiseConv2D"
   local o = self:_kwargs({ "kernel_size", "strides", "padding", "depth_multiplier", "data_format", "dilation_rate",
     "activation", "use_bias", "depthwise_initializer", "bias_initializer", "depthwise_regularizer",
-    "bias_regularizer", "depthwise_constraint", "bias_constraint" }, ...)
+    "bias_regularizer", "activity_regularizer", "depthwise_constraint", "bias_constraint" }, ...)
   common(self, cls, o)
   self.depth_multiplier = depth_multiplier(cls, o.depth_multiplier)
   self.depthwise_initializer = initializers.get(o.depthwise_initializer or "glorot_uniform",
@@ -242,8 +242,8 @@ function SeparableConv2D:init(...)
   local cls = "SeparableConv2D"
   local o = self:_kwargs({ "filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate",
     "depth_multiplier", "activation", "use_bias", "depthwise_initializer", "pointwise_initializer",
-    "bias_initializer", "depthwise_regularizer", "pointwise_regularizer", "bias_regularizer", "depthwise_constraint",
-    "pointwise_constraint", "bias_constraint" }, ...)
+    "bias_initializer", "depthwise_regularizer", "pointwise_regularizer", "bias_regularizer", "activity_regularizer",
+    "depthwise_constraint", "pointwise_constraint", "bias_constraint" }, ...)
   if type(o.filters) ~= "number" or o.filters <= 0 or o.filters ~= math.floor(o.filters) then
     binding.error(string.format("%s: filters must be a positive integer, got %s", cls, tostring(o.filters)))
   end

@@ -131,6 +131,11 @@ local function while_loop(step, seq, states, go_backwards, return_sequences, out
     return math_ops.add(i, 1), ns, out, acc:write(i, out)
   end, { i0, states, last, ta })
   local outputs = shape_ops.transpose(final_ta:stack(), { 1, 0, 2 }) -- [T, B, out] -> [B, T, out]
+  -- the buffer's dims come from the run: keep what is known now (Keras's
+  -- (None, None, units)), so that a recurrent layer stacked on this one builds
+  if type(output_size) == "number" then
+    outputs = dynamic_shape.ensure_shape(outputs, { seq.shape[1], seq.shape[2], output_size })
+  end
   return final_last, outputs, final_states
 end
 
@@ -387,13 +392,16 @@ end
 -- SimpleRNN, LSTM, GRU: an RNN over their own cell, the cell's options flat
 ---------------------------------------------------------------------------
 
-local function rnn_class(name, cell_cls, cell_name)
+-- args: the layer's arguments in Keras 3's order (the cells' and RNN's
+-- other options come by name).
+local function rnn_class(name, cell_cls, cell_name, args)
+  local all = {}
+  for _, k in ipairs(cells.CELL_OPTS) do all[#all + 1] = k end
+  for _, k in ipairs(RNN_OPTS) do all[#all + 1] = k end
+  args = cells.keras_order(args, all)
   local cls = RNN:extend(name)
   function cls:init(...)
-    local names = {}
-    for _, k in ipairs(cells.CELL_OPTS) do names[#names + 1] = k end
-    for _, k in ipairs(RNN_OPTS) do names[#names + 1] = k end
-    local o = self:_kwargs(names, ...)
+    local o = self:_kwargs(args, ...)
     local cell_opts, rnn_opts = { name = cell_name, dtype = rawget(self, "dtype"), trainable = rawget(self, "_trainable") }, {}
     for _, k in ipairs(cells.CELL_OPTS) do cell_opts[k] = o[k] end
     for _, k in ipairs(RNN_OPTS) do rnn_opts[k] = o[k] end
@@ -418,11 +426,22 @@ end
 -- SimpleRNN{units, activation="tanh", use_bias=true, kernel_initializer=
 -- "glorot_uniform", recurrent_initializer="orthogonal", bias_initializer=
 -- "zeros", *_regularizer, return_sequences, return_state, go_backwards, unroll}
-rnn_class("SimpleRNN", cells.SimpleRNNCell, "simple_rnn_cell")
+rnn_class("SimpleRNN", cells.SimpleRNNCell, "simple_rnn_cell", { "units", "activation", "use_bias",
+  "kernel_initializer", "recurrent_initializer", "bias_initializer", "kernel_regularizer", "recurrent_regularizer",
+  "bias_regularizer", "activity_regularizer", "kernel_constraint", "recurrent_constraint", "bias_constraint",
+  "dropout", "recurrent_dropout", "return_sequences", "return_state", "go_backwards", "stateful", "unroll", "seed" })
 -- LSTM{units, ..., recurrent_activation="sigmoid", unit_forget_bias=true}
-rnn_class("LSTM", cells.LSTMCell, "lstm_cell")
+rnn_class("LSTM", cells.LSTMCell, "lstm_cell", { "units", "activation", "recurrent_activation", "use_bias",
+  "kernel_initializer", "recurrent_initializer", "bias_initializer", "unit_forget_bias", "kernel_regularizer",
+  "recurrent_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "recurrent_constraint",
+  "bias_constraint", "dropout", "recurrent_dropout", "seed", "return_sequences", "return_state", "go_backwards",
+  "stateful", "unroll" })
 -- GRU{units, ..., recurrent_activation="sigmoid", reset_after=true}
-rnn_class("GRU", cells.GRUCell, "gru_cell")
+rnn_class("GRU", cells.GRUCell, "gru_cell", { "units", "activation", "recurrent_activation", "use_bias",
+  "kernel_initializer", "recurrent_initializer", "bias_initializer", "kernel_regularizer", "recurrent_regularizer",
+  "bias_regularizer", "activity_regularizer", "kernel_constraint", "recurrent_constraint", "bias_constraint",
+  "dropout", "recurrent_dropout", "seed", "return_sequences", "return_state", "go_backwards", "stateful", "unroll",
+  "reset_after" })
 
 ---------------------------------------------------------------------------
 -- Bidirectional

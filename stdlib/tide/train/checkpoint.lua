@@ -96,11 +96,13 @@ local function walk(obj, prefix, g)
     for _, per in pairs(rawget(obj, "_slots")) do
       for _, s in pairs(per) do slots[s] = true end
     end
-    g.add(prefix .. "/iterations", obj.iterations)
+    -- the step Variable (obj.iterations counts updates under gradient accumulation; a LossScaleOptimizer's is its inner one's)
+    local iterations = rawget(rawget(obj, "inner_optimizer") or obj, "_iterations")
+    g.add(prefix .. "/iterations", iterations)
     local lr = rawget(obj, "_learning_rate")
     if is_variable(lr) then g.add(prefix .. "/learning_rate", lr) end
     for _, v in ipairs(rawget(obj, "_variables")) do
-      if not slots[v] and v ~= obj.iterations and v ~= lr then g.add(prefix .. "/" .. unique(used, v.name), v) end
+      if not slots[v] and v ~= iterations and v ~= lr then g.add(prefix .. "/" .. unique(used, v.name), v) end
     end
     return
   end
