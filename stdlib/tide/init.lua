@@ -132,6 +132,11 @@ for name, fn in pairs(math_ops) do tide.math[name] = fn end
 for name, fn in pairs(reduce_ops) do tide.math[name] = fn end
 for name, fn in pairs(segment_ops) do tide.math[name] = fn end
 
+-- The rest of tf.math, composed of the ops above (tide.add_n also at the top, as tf.add_n), and
+-- tf.nn's names that live in tide.nn below.
+for name, fn in pairs(require "tide.ops.math_more") do tide.math[name] = fn end
+tide.add_n = tide.math.add_n
+
 -- tide.math.special.* (tf.math.special: Bessel functions, dawsn, expint, fresnel_*, spence).
 tide.math.special = require "tide.ops.special"
 -- tide.raw_ops.*: ops only a gradient runs (TF's tf.raw_ops: igamma_grad_a).
@@ -160,6 +165,9 @@ for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv" } do
     if type(fn) == "function" then tide.nn[name] = fn end
   end
 end
+-- tf.nn's names that tf.math has too, and the other way round.
+for _, name in ipairs { "l2_normalize", "zero_fraction", "in_top_k", "top_k" } do tide.nn[name] = tide.math[name] end
+for _, name in ipairs { "softmax", "log_softmax" } do tide.math[name] = tide.nn[name] end
 
 -- Keras (initializers, activations, regularizers, constraints, losses, metrics,
 -- optimizers, layers, models, callbacks) loads on first use: a third of
