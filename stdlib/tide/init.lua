@@ -160,7 +160,8 @@ tide.nn = {}
 for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "tanh", "leaky_relu", "relu6", "softsign" } do
   tide.nn[name] = math_ops[name]
 end
-for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_more" } do
+for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_more",
+                       require "tide.ops.nn_pool_more" } do
   for name, fn in pairs(mod) do
     if type(fn) == "function" then tide.nn[name] = fn end
   end

@@ -33,6 +33,12 @@ local CALLS = {
     return nn.compute_average_loss(i[1], { sample_weight = i[2], global_batch_size = a.global_batch_size })
   end,
   scale_regularization_loss = function(i) return nn.scale_regularization_loss(i[1]) end,
+  max_pool1d = function(i, a) return nn.max_pool1d(i[1], a.ksize, a.strides, a.padding) end,
+  avg_pool1d = function(i, a) return nn.avg_pool1d(i[1], a.ksize, a.strides, a.padding) end,
+  max_pool = function(i, a) return nn.max_pool(i[1], a.ksize, a.strides, a.padding) end,
+  avg_pool = function(i, a) return nn.avg_pool(i[1], a.ksize, a.strides, a.padding) end,
+  depth_to_space = function(i, a) return nn.depth_to_space(i[1], a.block_size) end,
+  space_to_depth = function(i, a) return nn.space_to_depth(i[1], a.block_size) end,
 }
 
 local SPEC = { calls = CALLS, errors = {}, differs = {} }
@@ -73,6 +79,9 @@ describe("the rest of tf.nn against TensorFlow " .. F.tf_version .. " (tests/fix
       return tide.add(mean, var)
     end, { R({ 3, 2 }, -1, 1, 10) })
     gc.check(function(l) return nn.compute_average_loss(l, { global_batch_size = 4 }) end, { R({ 3 }, -1, 1, 11) })
+    gc.check(function(x) return nn.max_pool1d(x, 2, 1, "SAME") end, { R({ 1, 5, 2 }, -1, 1, 12) })
+    -- (space_to_depth needs its height, width and depth known: no None-dims trace)
+    gc.check(function(x) return nn.space_to_depth(x, 2) end, { R({ 1, 2, 4, 1 }, -1, 1, 13) }, { none = false })
   end)
 
   it("refuses bad arguments with errors naming the op and argument", function()
@@ -91,6 +100,18 @@ describe("the rest of tf.nn against TensorFlow " .. F.tf_version .. " (tests/fix
       err(nn.lrn, tide.zeros { 1, 1, 1, 2 }, { depth_radius = -1 }))
     assert.matches("compute_average_loss: global_batch_size must be positive",
       err(nn.compute_average_loss, tide.zeros { 2 }, { global_batch_size = 0 }))
+    assert.matches("max_pool1d: input must be 3%-D", err(nn.max_pool1d, tide.zeros { 2, 3 }, 2))
+    assert.matches("max_pool1d: ksize is required", err(nn.max_pool1d, tide.zeros { 1, 2, 3 }))
+    assert.matches("avg_pool1d: ksize in the batch and channel dimensions must be 1",
+      err(nn.avg_pool1d, tide.zeros { 1, 4, 3 }, { 2, 2, 1 }))
+    assert.matches("max_pool: input must be 3%-D or 4%-D", err(nn.max_pool, tide.zeros { 1, 2, 2, 2, 1 }, 2))
+    assert.matches("depth_to_space: the depth 6 must be divisible by block_size%^2 = 4",
+      err(nn.depth_to_space, tide.zeros { 1, 1, 1, 6 }, 2))
+    assert.matches("space_to_depth: height 3 and width 4 must be divisible by block_size 2",
+      err(nn.space_to_depth, tide.zeros { 1, 3, 4, 1 }, 2))
+    assert.matches("depth_to_space: block_size must be at least 2", err(nn.depth_to_space, tide.zeros { 1, 1, 1, 4 }, 1))
+    local x = tide.random.uniform({ 2, 2, 4, 3 }, { seed = 1 })
+    assert.are.same(x:totable(), nn.depth_to_space(nn.space_to_depth(x, 2), 2):totable())
     assert.are.equal(nn.swish, nn.silu)
     assert.are.equal(nn.lrn, nn.local_response_normalization)
   end)
