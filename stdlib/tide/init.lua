@@ -167,7 +167,9 @@ for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", requir
   end
 end
 -- tf.nn's names that tf.math has too, and the other way round.
-for _, name in ipairs { "l2_normalize", "zero_fraction", "in_top_k", "top_k" } do tide.nn[name] = tide.math[name] end
+for _, name in ipairs { "l2_normalize", "zero_fraction", "in_top_k", "top_k", "approx_max_k", "approx_min_k" } do
+  tide.nn[name] = tide.math[name]
+end
 for _, name in ipairs { "softmax", "log_softmax" } do tide.math[name] = tide.nn[name] end
 
 -- Keras (initializers, activations, regularizers, constraints, losses, metrics,

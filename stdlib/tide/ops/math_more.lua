@@ -229,6 +229,44 @@ function M.real(x) return arg("real", x, "x") end
 function M.conj(x) return arg("conj", x, "x") end
 function M.imag(x) return create.zeros_like(arg("imag", x, "x")) end
 
+-- angle(x) of a real tensor: pi where x < 0, else 0 (TF's for real inputs).
+function M.angle(x)
+  x = arg("angle", x, "x")
+  check_float("angle", x, "x")
+  return m.where(m.less(x, 0), m.add(create.zeros_like(x), math.pi), create.zeros_like(x))
+end
+
+-- approx_max_k(operand, k, reduction_dimension=-1, ...), approx_min_k: the exact k largest (smallest)
+-- values along reduction_dimension and their int32 indices (TF's approximate search on TPUs; on CPUs
+-- TF computes them exactly too). recall_target and the rest are accepted and have nothing to tune.
+local function approx_k(op, largest)
+  return function(operand, k, ...)
+    local o = args.parse(op, { "reduction_dimension", "recall_target", "reduction_input_size_override",
+      "aggregate_to_topk" }, ...)
+    local x = arg(op, operand, "operand")
+    k = args.int(op, "k", k)
+    if x.ndim < 1 then binding.error(fmt("%s: operand must have at least one dim, got shape %s", op, tostring(x.shape))) end
+    local dim = o.reduction_dimension == nil and -1 or args.int(op, "reduction_dimension", o.reduction_dimension)
+    if dim < -x.ndim or dim >= x.ndim then
+      binding.error(fmt("%s: reduction_dimension %d is out of range for rank %d", op, dim, x.ndim))
+    end
+    if dim < 0 then dim = dim + x.ndim end
+    local perm = {}
+    for i = 0, x.ndim - 1 do perm[#perm + 1] = i end
+    perm[dim + 1], perm[x.ndim] = x.ndim - 1, dim -- swap dim and the last: its own inverse
+    local t = dim == x.ndim - 1 and x or shape.transpose(x, perm)
+    local v, i
+    if largest then v, i = reduce.top_k(t, k) else
+      v, i = reduce.top_k(m.neg(t), k)
+      v = m.neg(v)
+    end
+    if dim ~= x.ndim - 1 then v, i = shape.transpose(v, perm), shape.transpose(i, perm) end
+    return v, i
+  end
+end
+M.approx_max_k = approx_k("approx_max_k", true)
+M.approx_min_k = approx_k("approx_min_k", false)
+
 -- l2_normalize(x, axis=nil, epsilon=1e-12): x / sqrt(max(sum(x^2, axis), epsilon)) (TF's; nil: all axes).
 function M.l2_normalize(x, ...)
   local op = "l2_normalize"

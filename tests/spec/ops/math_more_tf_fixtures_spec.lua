@@ -36,6 +36,9 @@ local CALLS = {
   imag = function(i) return M.imag(i[1]) end,
   conj = function(i) return M.conj(i[1]) end,
   l2_normalize = function(i, a) return M.l2_normalize(i[1], { axis = a.axis, epsilon = a.epsilon }) end,
+  angle = function(i) return M.angle(i[1]) end,
+  approx_max_k = function(i, a) return M.approx_max_k(i[1], a.k, { reduction_dimension = a.reduction_dimension }) end,
+  approx_min_k = function(i, a) return M.approx_min_k(i[1], a.k, { reduction_dimension = a.reduction_dimension }) end,
 }
 
 -- What tide's error says where TF refused the call.
@@ -99,6 +102,9 @@ describe("the rest of tf.math against TensorFlow " .. F.tf_version .. " (tests/f
       assert.matches("bincount: weights must have arr's shape %(2,%), got %(3,%)",
         err(M.bincount, tide.tensor { 0, 1 }, { weights = tide.zeros { 3 } }))
       assert.matches("scalar_mul: scalar must be a 0%-d tensor", err(M.scalar_mul, tide.zeros { 2 }, tide.zeros { 2 }))
+      assert.matches("approx_max_k: reduction_dimension 2 is out of range for rank 2",
+        err(M.approx_max_k, tide.zeros { 2, 3 }, 1, { reduction_dimension = 2 }))
+      assert.matches("angle: x must be a float tensor", err(M.angle, tide.tensor { 1 }))
       -- the shared names
       assert.are.equal(tide.math.l2_normalize, tide.nn.l2_normalize)
       assert.are.equal(tide.math.softmax, tide.nn.softmax)
