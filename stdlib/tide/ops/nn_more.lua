@@ -148,6 +148,22 @@ function M.local_response_normalization(input, ...)
 end
 M.lrn = M.local_response_normalization
 
+-- batch_norm_with_global_normalization(t, m, v, beta, gamma, variance_epsilon, scale_after_normalization):
+-- TF's older batch_normalization (gamma used only with scale_after_normalization).
+function M.batch_norm_with_global_normalization(t, mean, variance, beta, gamma, variance_epsilon,
+                                                scale_after_normalization)
+  local op = "batch_norm_with_global_normalization"
+  if type(t) == "table" and not binding.istensor(t) and t.t ~= nil then -- one options table, TF's keywords
+    local o = t
+    t, mean, variance, beta, gamma = o.t or o.input, o.m or o.mean, o.v or o.variance, o.beta, o.gamma
+    variance_epsilon, scale_after_normalization = o.variance_epsilon, o.scale_after_normalization
+  end
+  if variance_epsilon == nil then binding.error(op .. ": variance_epsilon is required") end
+  if scale_after_normalization == nil then binding.error(op .. ": scale_after_normalization is required") end
+  local nn = require "tide.ops.nn"
+  return nn.batch_normalization(t, mean, variance, beta, scale_after_normalization and gamma or nil, variance_epsilon)
+end
+
 -- compute_average_loss(per_example_loss, sample_weight=nil, global_batch_size=nil): the weighted sum over
 -- the global batch (one replica here: the batch is the loss's first dim unless given).
 function M.compute_average_loss(per_example_loss, ...)

@@ -39,6 +39,10 @@ local CALLS = {
   avg_pool = function(i, a) return nn.avg_pool(i[1], a.ksize, a.strides, a.padding) end,
   depth_to_space = function(i, a) return nn.depth_to_space(i[1], a.block_size) end,
   space_to_depth = function(i, a) return nn.space_to_depth(i[1], a.block_size) end,
+  conv1d_transpose = function(i, a) return nn.conv1d_transpose(i[1], i[2], a.output_shape, a.strides, a.padding) end,
+  batch_norm_with_global_normalization = function(i, a)
+    return nn.batch_norm_with_global_normalization(i[1], i[2], i[3], i[4], i[5], 0.001, a.scale_after_normalization)
+  end,
 }
 
 local SPEC = { calls = CALLS, errors = {}, differs = {} }
@@ -80,6 +84,8 @@ describe("the rest of tf.nn against TensorFlow " .. F.tf_version .. " (tests/fix
     end, { R({ 3, 2 }, -1, 1, 10) })
     gc.check(function(l) return nn.compute_average_loss(l, { global_batch_size = 4 }) end, { R({ 3 }, -1, 1, 11) })
     gc.check(function(x) return nn.max_pool1d(x, 2, 1, "SAME") end, { R({ 1, 5, 2 }, -1, 1, 12) })
+    gc.check(function(x, f) return nn.conv1d_transpose(x, f, { 1, 6, 2 }, 2, "SAME") end,
+      { R({ 1, 3, 2 }, -1, 1, 14), R({ 2, 2, 2 }, -1, 1, 15) })
     -- (space_to_depth needs its height, width and depth known: no None-dims trace)
     gc.check(function(x) return nn.space_to_depth(x, 2) end, { R({ 1, 2, 4, 1 }, -1, 1, 13) }, { none = false })
   end)
@@ -112,6 +118,12 @@ describe("the rest of tf.nn against TensorFlow " .. F.tf_version .. " (tests/fix
     assert.matches("depth_to_space: block_size must be at least 2", err(nn.depth_to_space, tide.zeros { 1, 1, 1, 4 }, 1))
     local x = tide.random.uniform({ 2, 2, 4, 3 }, { seed = 1 })
     assert.are.same(x:totable(), nn.depth_to_space(nn.space_to_depth(x, 2), 2):totable())
+    assert.matches("conv1d_transpose: input must be 3%-D", err(nn.conv1d_transpose, tide.zeros { 2, 3 }, tide.zeros { 1, 1, 1 }, { 1, 2, 1 }))
+    assert.matches("conv1d_transpose: output_shape must hold 3 sizes",
+      err(nn.conv1d_transpose, tide.zeros { 1, 2, 1 }, tide.zeros { 1, 1, 1 }, { 1, 2 }))
+    assert.matches("batch_norm_with_global_normalization: variance_epsilon is required",
+      err(nn.batch_norm_with_global_normalization, tide.zeros { 2 }, tide.zeros { 2 }, tide.ones { 2 }, tide.zeros { 2 },
+        tide.ones { 2 }))
     assert.are.equal(nn.swish, nn.silu)
     assert.are.equal(nn.lrn, nn.local_response_normalization)
   end)
