@@ -166,6 +166,12 @@ for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", requir
     if type(fn) == "function" then tide.nn[name] = fn end
   end
 end
+-- ctc_greedy_decoder(inputs, sequence_length, merge_repeated=true, blank_index=nil): TF's
+-- ({SparseTensor}, log_probabilities); the decoding is ops/ctc.lua's.
+function tide.nn.ctc_greedy_decoder(...)
+  local indices, values, dense_shape, log_probabilities = require("tide.ops.ctc").greedy_decode(...)
+  return { require("tide.sparse_tensor").SparseTensor(indices, values, dense_shape) }, log_probabilities
+end
 -- tf.nn's names that tf.math has too, and the other way round.
 for _, name in ipairs { "l2_normalize", "zero_fraction", "in_top_k", "top_k", "approx_max_k", "approx_min_k" } do
   tide.nn[name] = tide.math[name]
