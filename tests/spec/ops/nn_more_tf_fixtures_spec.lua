@@ -44,6 +44,8 @@ local CALLS = {
     local d = decoded[1]
     return d.indices, d.values, d.dense_shape, lp
   end,
+  dilation2d = function(i, a) return nn.dilation2d(i[1], i[2], a.strides, a.padding, "NHWC", a.dilations) end,
+  erosion2d = function(i, a) return nn.erosion2d(i[1], i[2], a.strides, a.padding, "NHWC", a.dilations) end,
   conv1d_transpose = function(i, a) return nn.conv1d_transpose(i[1], i[2], a.output_shape, a.strides, a.padding) end,
   batch_norm_with_global_normalization = function(i, a)
     return nn.batch_norm_with_global_normalization(i[1], i[2], i[3], i[4], i[5], 0.001, a.scale_after_normalization)
@@ -93,6 +95,8 @@ describe("the rest of tf.nn against TensorFlow " .. F.tf_version .. " (tests/fix
     gc.check(function(x) return nn.max_pool1d(x, 2, 1, "SAME") end, { R({ 1, 5, 2 }, -1, 1, 12) })
     gc.check(function(x, f) return nn.conv1d_transpose(x, f, { 1, 6, 2 }, 2, "SAME") end,
       { R({ 1, 3, 2 }, -1, 1, 14), R({ 2, 2, 2 }, -1, 1, 15) })
+    gc.check(function(x, f) return nn.dilation2d(x, f, { 1, 1, 1, 1 }, "SAME", "NHWC", { 1, 1, 1, 1 }) end,
+      { R({ 1, 3, 4, 1 }, -1, 1, 16), R({ 2, 2, 1 }, -1, 1, 17) }, { none = false }) -- (height and width must be known)
     -- (space_to_depth needs its height, width and depth known: no None-dims trace)
     gc.check(function(x) return nn.space_to_depth(x, 2) end, { R({ 1, 2, 4, 1 }, -1, 1, 13) }, { none = false })
   end)
@@ -138,6 +142,12 @@ describe("the rest of tf.nn against TensorFlow " .. F.tf_version .. " (tests/fix
       err(nn.ctc_greedy_decoder, tide.zeros { 2, 1, 3 }, tide.tensor { 3 }))
     assert.matches("ctc_greedy_decoder: blank_index must be in", err(nn.ctc_greedy_decoder, tide.zeros { 2, 1, 3 },
       tide.tensor { 2 }, { blank_index = 3 }))
+    assert.matches("dilation2d: filters have depth 1 but input 2",
+      err(nn.dilation2d, tide.zeros { 1, 3, 3, 2 }, tide.zeros { 2, 2, 1 }, { 1, 1, 1, 1 }, "SAME", "NHWC", { 1, 1, 1, 1 }))
+    assert.matches("dilation2d: strides must be %[1, rows, cols, 1%]",
+      err(nn.dilation2d, tide.zeros { 1, 3, 3, 1 }, tide.zeros { 2, 2, 1 }, { 2, 2 }, "SAME"))
+    assert.matches("dilation2d: padding must be",
+      err(nn.dilation2d, tide.zeros { 1, 3, 3, 1 }, tide.zeros { 2, 2, 1 }, { 1, 1, 1, 1 }, "FULL"))
     assert.are.equal(nn.swish, nn.silu)
     assert.are.equal(nn.lrn, nn.local_response_normalization)
   end)
