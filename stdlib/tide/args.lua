@@ -48,7 +48,11 @@ function M.parse(op, names, ...)
   if npos > #names then
     binding.error(string.format("%s: expected at most %d argument(s) after the input, got %d", op, #names, npos))
   end
-  for i = 1, npos do out[names[i]] = (select(i, ...)) end
+  -- (a DType constant becomes its name: op code compares and keys by names)
+  for i = 1, npos do
+    local v = select(i, ...)
+    out[names[i]] = dtype.is_dtype(v) and dtype.name(v) or v
+  end
   if npos < n then
     local known = {}
     for i = 1, #names do known[names[i]] = true end
@@ -58,12 +62,12 @@ function M.parse(op, names, ...)
         if not known[k] then
           binding.error(string.format("%s: unknown option '%s' (expected: %s)", op, k, M.names_text(names)))
         end
-        out[k] = v
+        out[k] = dtype.is_dtype(v) and dtype.name(v) or v
       elseif type(k) == "number" and k >= 1 and k <= #names then
         if npos + k > #names then
           binding.error(string.format("%s: too many positional values", op))
         end
-        out[names[npos + k]] = v   -- Dense{64, activation=...}-style positional entries
+        out[names[npos + k]] = dtype.is_dtype(v) and dtype.name(v) or v -- Dense{64, activation=...}-style positional entries
       end
     end
   end

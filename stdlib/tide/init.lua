@@ -137,6 +137,16 @@ for name, fn in pairs(math_ops) do tide.math[name] = fn end
 for name, fn in pairs(reduce_ops) do tide.math[name] = fn end
 for name, fn in pairs(segment_ops) do tide.math[name] = fn end
 
+-- The rest of tf.math, composed of the ops above (tide.add_n also at the top, as tf.add_n), and
+-- tf.nn's names that live in tide.nn below.
+for name, fn in pairs(require "tide.ops.math_more") do tide.math[name] = fn end
+tide.add_n = tide.math.add_n
+
+-- tide.math.special.* (tf.math.special: Bessel functions, dawsn, expint, fresnel_*, spence).
+tide.math.special = require "tide.ops.special"
+-- tide.raw_ops.*: ops only a gradient runs (TF's tf.raw_ops: igamma_grad_a).
+tide.raw_ops = require("tide.ops.plain").define("raw", {})
+
 -- tide.bitwise.* (TF's namespace, no methods): and, or, xor, invert, shifts.
 tide.bitwise = {}
 for name, fn in pairs(require "tide.ops.bitwise") do tide.bitwise[name] = fn end
@@ -159,15 +169,26 @@ tide.math.l2_normalize = norm_ops.l2_normalize
 
 -- tide.nn.*: activations, softmax and losses, norms, dropout, convolutions and pooling.
 tide.nn = {}
-for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "tanh", "leaky_relu" } do
+for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "tanh", "leaky_relu", "relu6", "softsign" } do
   tide.nn[name] = math_ops[name]
 end
-for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_conv_nd" } do
+for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_conv_nd",
+                       require "tide.ops.nn_more", require "tide.ops.nn_pool_more", require "tide.ops.morphology" } do
   for name, fn in pairs(mod) do
     if type(fn) == "function" then tide.nn[name] = fn end
   end
 end
-tide.nn.l2_normalize = norm_ops.l2_normalize
+-- ctc_greedy_decoder(inputs, sequence_length, merge_repeated=true, blank_index=nil): TF's
+-- ({SparseTensor}, log_probabilities); the decoding is ops/ctc.lua's.
+function tide.nn.ctc_greedy_decoder(...)
+  local indices, values, dense_shape, log_probabilities = require("tide.ops.ctc").greedy_decode(...)
+  return { require("tide.sparse_tensor").SparseTensor(indices, values, dense_shape) }, log_probabilities
+end
+-- tf.nn's names that tf.math has too, and the other way round.
+for _, name in ipairs { "l2_normalize", "zero_fraction", "in_top_k", "top_k", "approx_max_k", "approx_min_k" } do
+  tide.nn[name] = tide.math[name]
+end
+for _, name in ipairs { "softmax", "log_softmax" } do tide.math[name] = tide.nn[name] end
 
 -- Keras (initializers, activations, regularizers, constraints, losses, metrics,
 -- optimizers, layers, models, callbacks) loads on first use: a third of

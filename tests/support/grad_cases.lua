@@ -271,7 +271,8 @@ function M.reverse(add)
 end
 
 -- The other families' cases, in one table with these.
-for _, more in ipairs { require "grad_cases_more", require "grad_cases_nn", require "grad_cases_linalg" } do
+for _, more in ipairs { require "grad_cases_more", require "grad_cases_nn", require "grad_cases_linalg",
+                        require "grad_cases_special" } do
   for name, fn in pairs(more) do
     assert(M[name] == nil, "grad_cases: two entries for op " .. name)
     M[name] = fn

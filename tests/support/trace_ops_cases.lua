@@ -81,7 +81,7 @@ local cases = M.cases
 -- The plain elementwise ops (tide.ops.plain walks the registry for them): each
 -- through its public Lua function, in every dtype the registry gives it.
 local plain = require "tide.ops.plain"
-local function public(e) return (e.family == "math" and tide or tide[e.family])[e.lua] end
+local function public(e) return plain.public(tide, e) end
 
 -- The second operand's kind where the op needs one: ints away from zero
 -- divisors and huge powers, shift counts in range.

@@ -38,5 +38,6 @@ require "tide.grad.nn_conv"
 require "tide.grad.index"
 require "tide.grad.segment"
 require "tide.grad.image"
+require "tide.grad.special"
 
 return M

@@ -144,9 +144,11 @@ function M.global_norm(t_list)
 end
 
 -- l2_normalize(x, axis=nil, epsilon=1e-12) as tf.linalg.l2_normalize (and
--- tf.math's, tf.nn's): x / sqrt(max(sum(x^2), epsilon)) over axis (all when nil).
+-- tf.math's, tf.nn's: the one home of all three): x / sqrt(max(sum(x^2),
+-- epsilon)) over axis (all when nil; `dim` is TF's older name for it).
 function M.l2_normalize(x, ...)
-  local o = args.parse("l2_normalize", { "axis", "epsilon", lists = { axis = true } }, ...)
+  local o = args.parse("l2_normalize", { "axis", "epsilon", "name", "dim", lists = { axis = true, dim = true } }, ...)
+  if o.axis == nil then o.axis = o.dim end
   x = convert.arg(x, "l2_normalize")
   if not dtype.is_float[tonumber(x.dt)] then
     binding.error(fmt("l2_normalize: x must be a float tensor, got %s (use :cast(\"float32\"))",
