@@ -2,6 +2,7 @@
 -- (tests/fixtures/keras_ops/cases.json, written by gen.py beside it), eager and traced, and its errors.
 local tide = require "tide"
 local json = require "tide.json"
+local gc = require "gradcheck"
 
 local f = assert(io.open("tests/fixtures/keras_ops/cases.json", "rb"))
 local FIX = json.decode(f:read("*a"))
@@ -72,6 +73,29 @@ describe("tide.ops (keras.ops)", function()
     for k = 1, #want do assert.are.same(want[k]:totable(), got[k]:totable()) end
   end)
 
+  it("has float64 finite-difference gradients for its differentiable compositions (also traced, None dims)", function()
+    local x, y = gc.random({ 2, 3, 4 }, -2, 2, 71), gc.random({ 2, 3, 4 }, -2, 2, 72)
+    local p = gc.random({ 2, 3, 4 }, 0.5, 2, 73)
+    local o = tide.ops
+    local idx = tide.tensor { { { 0, 3 }, { 1, -1 }, { 2, 2 } }, { { 3, 3 }, { 0, -4 }, { 1, 2 } } }
+    gc.check(function(a) return o.take_along_axis(a, idx, -1) end, { x })
+    -- broadcast leading dims (numpy's): eager only, tide broadcasts known dims
+    local idx1 = tide.tensor { { { 0, 3 }, { 1, -1 }, { 2, 2 } } }
+    gc.check(function(a) return o.take_along_axis(a, idx1, -1) end, { x }, { none = false })
+    gc.check(function(a) return o.take_along_axis(a, tide.tensor { 5, 0, 23, -2 }) end, { x })
+    gc.check(function(a, b) return o.concatenate { a, b } end, { x, y })
+    gc.check(function(a) return o.cumsum(a) end, { x })
+    gc.check(function(a) return o.cumprod(a, { axis = 1 }) end, { p })
+    gc.check(function(a) return o.clip(a, -1, 1) end, { x })
+    gc.check(function(a) return o.log2(a) + o.log10(a) + o.exp2(a) end, { p })
+    gc.check(function(a, b) return o.hypot(a, b) + o.logaddexp(a, b) end, { p, y })
+    gc.check(function(a) return o.silu(a) + o.softsign(a) + o.hard_sigmoid(a) + o.relu6(a * 4) end, { x })
+    gc.check(function(a) return o.log_softmax(a, { axis = 1 }) end, { x })
+    gc.check(function(a) return o.swapaxes(o.moveaxis(o.flip(a), 0, -1), 0, 1) end, { x })
+    gc.check(function(a, b) return o.outer(a, b) end, { x, y })
+    gc.check(function(a) return o.var(a, 1) + o.amax(a, 1) end, { x })
+  end)
+
   it("keeps tide.identity (tf.identity) and tide.trace (tf.function): tide.ops.identity is numpy's eye", function()
     local x = tide.tensor { 1, 2 }
     assert.are.same({ 1, 2 }, tide.identity(x):totable())
@@ -87,6 +111,8 @@ describe("tide.ops (keras.ops)", function()
       "take_along_axis: axis 2 out of range for rank 2")
     assert.has_error(function() tide.ops.linspace(0, 1, { num = -1 }) end,
       "linspace: num must be a whole number >= 0, got -1")
+    assert.has_error(function() tide.ops.swapaxes(x, 0, 2) end, "swapaxes: axis 2 out of range for rank 2")
+    assert.has_error(function() tide.ops.moveaxis(x, -3, 0) end, "moveaxis: axis -3 out of range for rank 2")
     assert.has_error(function() tide.ops.clip(x, 0) end, "clip: x_min and x_max are required")
     assert.has_error(function() tide.ops.one_hot(tide.tensor { 0 }, 3, { sparse = true }) end,
       "one_hot: sparse = true is not supported (tide has no sparse one_hot)")
