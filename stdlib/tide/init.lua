@@ -204,6 +204,8 @@ local function keras_models()
 end
 
 local keras = {
+  -- keras.ops (numpy-style names; docs/api.md's tide.ops section). Not the tide.ops.* modules' table.
+  ops = function() return require "tide.ops.keras" end,
   initializers = function() return require "tide.initializers" end,
   activations = function() return require "tide.activations" end,
   regularizers = function() return require "tide.regularizers" end,
