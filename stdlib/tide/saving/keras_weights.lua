@@ -247,6 +247,12 @@ function M.load_file(model, f, file_name)
   if not rawget(model, "built") then
     binding.error(fmt("%s: load_weights: the model is not built; build it or call it once first", who(model)))
   end
+  if not (f:get("vars") or f:get("layers") or f:get("optimizer")) then
+    local legacy = f:get("model_weights") and "a legacy TF-Keras model file (model.save(\"x.h5\"))" or
+      "not Keras 3's weights layout (a legacy TF-Keras weights file, or another HDF5 file)"
+    binding.error(fmt("%s: load_weights: '%s' is %s; tide reads Keras 3's .weights.h5 layout (layers/<name>/vars/<i>): " ..
+      "save the weights again with Keras 3's model.save_weights(\"x.weights.h5\")", who(model), file_name, legacy))
+  end
   local entries = M.entries(model)
   local errs, plan = {}, {}
   for _, e in ipairs(entries) do

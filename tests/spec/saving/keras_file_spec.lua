@@ -86,6 +86,8 @@ describe("tide.models.load_model of Keras 3's .keras files", function()
     w:save(path)
     h.errors("has no config.json (entries: hello.txt)", function() tide.models.load_model(path) end)
     tmp.remove(path)
+    h.errors("TF-Keras's legacy HDF5 model files are not read",
+      function() tide.models.load_model(FIX .. "hostile/legacy_model.h5") end)
   end)
 
   it("truncated and corrupt files: clear errors", function()

@@ -120,6 +120,15 @@ describe("load_weights of Keras 3's .weights.h5", function()
     tmp.remove(path)
   end)
 
+  it("TF-Keras's legacy .h5 layout is named and refused; save_weights takes only *.weights.h5 for HDF5", function()
+    local m = tide.Sequential { tide.Input { shape = { 2 } }, L.Dense { 2 } }
+    local before = weights_of(m)
+    h.errors("is a legacy TF-Keras model file", function() m:load_weights(FIX .. "hostile/legacy_model.h5") end)
+    h.errors("is not Keras 3's weights layout", function() m:load_weights(FIX .. "hostile/kinds.h5") end)
+    assert.same(before, weights_of(m))
+    h.errors("name Keras 3's weights file *.weights.h5", function() m:save_weights(tmp.name(".h5")) end)
+  end)
+
   it("an unbuilt model is refused", function()
     local m = tide.Sequential { L.Dense { 3 } }
     h.errors("the model is not built", function() m:load_weights(FIX .. "mlp.weights.h5") end)
