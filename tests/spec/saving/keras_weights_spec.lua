@@ -164,24 +164,25 @@ describe("save_weights to .weights.h5", function()
     h.errors("save a whole model with model:save", function() m:save_weights("/tmp/x.keras") end)
   end)
 
-  it("walks sub-layers as Keras does: attribute names in natural order, lists by class name", function()
+  it("walks sub-layers as Keras does: attributes in string order (private last), lists by class name", function()
     local Block = L.Layer:extend("Block")
     function Block:init(opts)
       L.Layer.init(self, opts)
       self.proj10 = L.Dense { 2 }
       self.proj2 = L.Dense { 2 }
       self.parts = { L.Dense { 2 }, L.Dense { 2 }, L.Conv1D { 2, 1 } }
+      self._hidden = L.Dense { 2 }
     end
     function Block:call(x)
       for _, p in ipairs(self.parts) do x = p(x) end
-      return self.proj10(self.proj2(x))
+      return self._hidden(self.proj10(self.proj2(x)))
     end
     local x = tide.Input { shape = { 3, 2 } }
     local m = tide.Model { inputs = x, outputs = Block {}(x) }
     local paths = {}
     for _, e in ipairs(kw.entries(m)) do paths[#paths + 1] = e.path end
     assert.same({ "vars", "layers/input_layer/vars", "layers/block/vars", "layers/block/parts/dense/vars",
-      "layers/block/parts/dense_1/vars", "layers/block/parts/conv1d/vars", "layers/block/proj2/vars",
-      "layers/block/proj10/vars" }, paths)
+      "layers/block/parts/dense_1/vars", "layers/block/parts/conv1d/vars", "layers/block/proj10/vars",
+      "layers/block/proj2/vars", "layers/block/_hidden/vars" }, paths)
   end)
 end)
