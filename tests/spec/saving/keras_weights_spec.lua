@@ -29,7 +29,22 @@ local MAKE = {
     return m
   end,
   lstm = function() return tide.Sequential { tide.Input { shape = { 5, 3 } }, L.LSTM { 4 }, L.Dense { 2 } } end,
+  mixed = function()
+    local x = tide.Input { shape = { 5, 4 } }
+    local e = tide.Input { shape = { 5 }, dtype = "int32" }
+    local y = L.Bidirectional { L.GRU { 3, return_sequences = true } }(x)
+    y = L.MultiHeadAttention { 2, 3 }(y, y)
+    y = L.LayerNormalization {}(L.TimeDistributed { L.Dense { 2 } }(y))
+    y = L.Concatenate {} { y, L.Embedding { 10, 2 }(e) }
+    return tide.Model { inputs = { x, e }, outputs = L.Conv1D { 2, 1 }(y) }
+  end,
 }
+
+local function input_of(name)
+  local x = E[name].x
+  if name == "mixed" then return { tide.tensor(x[1]), tide.tensor(x[2]) } end
+  return tide.tensor(x)
+end
 
 local function weights_of(m)
   local out = {}
@@ -50,11 +65,11 @@ local function layout(path)
 end
 
 describe("load_weights of Keras 3's .weights.h5", function()
-  for _, name in ipairs { "mlp", "cnn", "lstm" } do
+  for _, name in ipairs { "mlp", "cnn", "lstm", "mixed" } do
     it(name .. ": predicts what Keras predicted, with the optimizer's state", function()
       local m = MAKE[name]()
       m:load_weights(FIX .. name .. ".weights.h5")
-      h.close(m:predict(tide.tensor(E[name].x)), E[name].y, 1e-5)
+      h.close(m:predict(input_of(name)), E[name].y, 1e-5)
       if E[name].iterations then
         assert.equal(E[name].iterations, m.optimizer.iterations:numpy())
         assert.equal(E[name].optimizer_variables, #m.optimizer.variables)
@@ -137,7 +152,7 @@ end)
 
 describe("save_weights to .weights.h5", function()
   it("writes Keras 3's layout (the fixtures' paths, dtypes and shapes) and loads back", function()
-    for _, name in ipairs { "mlp", "cnn", "lstm" } do
+    for _, name in ipairs { "mlp", "cnn", "lstm", "mixed" } do
       local m = MAKE[name]()
       if rawget(m, "compiled") then
         m:fit(tide.tensor(E[name].x), tide.tensor(E[name].y), { epochs = 1, verbose = 0 })
