@@ -41,6 +41,9 @@ if command -v "$cc" >/dev/null 2>&1; then
   has_header jpeglib.h || need "libjpeg-turbo (jpeglib.h)" libjpeg62-turbo-dev
   has_header zip.h || need "libzip (zip.h)" libzip-dev
 fi
+if ! command -v luajit >/dev/null 2>&1; then
+  need "the LuaJIT program (luajit: compiles tide's Lua to bytecode)" luajit
+fi
 if ! command -v protoc-c >/dev/null 2>&1; then
   need "the protobuf-c compiler (protoc-c)" protobuf-c-compiler
 fi

@@ -21,7 +21,7 @@ M.FLOORS = {
     what = "Lua values to tensors, and op arguments (both read Variables through a hook)" },
   { name = "dispatch", modules = { "tide.scope", "tide.dispatch", "tide.tape_recorder", "tide.trace_context", "tide.device" },
     what = "running a registry op from Lua (eager or traced), the tape recorder, the trace state, undoing state on every way out, devices" },
-  { name = "ops", modules = { "tide.tensor", "tide.ops.*", "tide.random", "tide.image" },
+  { name = "ops", modules = { "tide.tensor", "tide.ops.*", "tide.random", "tide.image", "tide.image.*" },
     what = "tensor methods, the ops, random, images" },
   { name = "autodiff", modules = { "tide.grad", "tide.grad.*", "tide.variable", "tide.tape" },
     what = "gradients of the ops, Variables, GradientTape" },

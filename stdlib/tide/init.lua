@@ -85,7 +85,8 @@ export(index_ops)
 export(segment_ops)
 do -- shapes as tensors: tf.shape, tf.size, tf.rank (x.shape stays the Lua list)
   local dyn = require "tide.ops.dynamic_shape"
-  export({ shape = dyn.shape, num_elements = dyn.num_elements, rank = dyn.rank }, { no_methods = true })
+  export({ shape = dyn.shape, num_elements = dyn.num_elements, rank = dyn.rank, ensure_shape = dyn.ensure_shape },
+    { no_methods = true })
 end
 tide.random = require "tide.random"
 tide.image = require "tide.image" -- tf.image and tf.io's image codecs
@@ -149,7 +150,7 @@ tide.nn = {}
 for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "tanh", "leaky_relu" } do
   tide.nn[name] = math_ops[name]
 end
-for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv" } do
+for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_conv_nd" } do
   for name, fn in pairs(mod) do
     if type(fn) == "function" then tide.nn[name] = fn end
   end

@@ -136,6 +136,10 @@ end
 function M.load_model(dir, opts)
   opts = opts or {}
   local loaded = saved_model.load(dir)
+  if loaded.format == "tensorflow" then
+    binding.error(fmt("load_model: '%s' is a TensorFlow SavedModel, which holds no Keras model tide can rebuild; " ..
+      "tide.saved_model.load runs its signatures", dir))
+  end
   if loaded.extra == nil then
     binding.error(fmt("load_model: '%s' is a SavedModel without a Keras model (saved with tide.saved_model.save); " ..
       "load it with tide.saved_model.load", dir))
