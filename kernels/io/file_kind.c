@@ -19,8 +19,9 @@ static const char *const PHRASES[] = {
     [TIDE_FILE_NPY] = "a NumPy .npy file: tide.io.read_npy reads it",
     [TIDE_FILE_NPZ] = "a NumPy .npz archive (a zip of .npy files), which tide does not read; tide.io.read_npy reads "
                       "each .npy in it",
-    [TIDE_FILE_HDF5] = "an HDF5 file (Keras's .h5 or .weights.h5), which tide cannot read yet",
-    [TIDE_FILE_KERAS] = "a Keras .keras file (a zip of config.json and model.weights.h5), which tide cannot read yet",
+    [TIDE_FILE_HDF5] = "an HDF5 file (Keras 3's .weights.h5: model:load_weights reads it, tide.io.h5 any HDF5)",
+    [TIDE_FILE_KERAS] = "a Keras .keras file (a zip of config.json and model.weights.h5): tide.models.load_model "
+                        "reads it",
     [TIDE_FILE_TORCH_ZIP] = "a PyTorch file (torch.save's zip around a pickle), which tide does not read: unpickling "
                             "runs code (save the weights as safetensors, which tide.safetensors reads)",
     [TIDE_FILE_PICKLE] = "a Python pickle (a legacy PyTorch .pt or .pth?), which tide does not read: unpickling runs "

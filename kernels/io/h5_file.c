@@ -13,6 +13,7 @@
 
 #include "atomic_file.h"
 #include "file_bytes.h"
+#include "tide/file_kind.h"
 
 enum {
   H5_MAX_DEPTH = 64,
@@ -589,6 +590,17 @@ tide_h5 *tide_h5_open(const char *path) {
   unsigned char *bytes = NULL;
   size_t n = 0;
   if (file_bytes_read(path, "hdf5", H5_MAX_FILE, &bytes, &n)) {
+    tide_h5_close(f);
+    return NULL;
+  }
+  /* a file of another format is named (what it is, which tide function reads it) */
+  static const unsigned char SIG[8] = { 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n' };
+  bool signed_h5 = false;
+  for (size_t at = 0; at + 8 <= n && !signed_h5; at = at ? at * 2 : 512) signed_h5 = memcmp(bytes + at, SIG, 8) == 0;
+  const char *phrase = NULL;
+  if (!signed_h5 && tide_file_kind(path, &phrase) != TIDE_FILE_HDF5 && phrase) {
+    tide_set_error(TIDE_ERR_VALUE, "hdf5: '%s' is not an HDF5 file: it is %s", path, phrase);
+    free(bytes);
     tide_h5_close(f);
     return NULL;
   }

@@ -11,6 +11,7 @@
 #include "atomic_file.h"
 #include "file_bytes.h"
 #include "tide/zip.h"
+#include "tide/file_kind.h"
 
 enum { ZIP_MAX_ENTRIES = 65536, ZIP_MAX_NAME = 4096 };
 static const size_t ZIP_MAX_FILE = (size_t)16 << 30;
@@ -134,7 +135,21 @@ tide_zip *tide_zip_open(const char *path) {
     tide_zip_close(z);
     return NULL;
   }
-  return open_bytes(z);
+  z = open_bytes(z);
+  if (!z) {
+    /* a file of another format is named (what it is, which tide function reads it) */
+    tide_status st = tide_last_status();
+    char why[600];
+    snprintf(why, sizeof why, "%s", tide_last_error());
+    const char *phrase = NULL;
+    int kind = tide_file_kind(path, &phrase);
+    if (phrase && kind != TIDE_FILE_ZIP && kind != TIDE_FILE_KERAS && kind != TIDE_FILE_NPZ &&
+        kind != TIDE_FILE_TORCH_ZIP)
+      tide_set_error(TIDE_ERR_VALUE, "zip: '%s' is not a zip archive: it is %s", path, phrase);
+    else
+      tide_set_error(st, "%s", why);
+  }
+  return z;
 }
 
 tide_zip *tide_zip_open_memory(const void *data, size_t n, const char *name) {

@@ -32,8 +32,8 @@ typedef enum tide_file_kind_code {
 /* What the file or folder at `path` is (a tide_file_kind_code), reading at
  * most its first 4 KiB and last 8 bytes; never blocks on a FIFO or a
  * device. *phrase (may be NULL) gets a static phrase naming it and the tide
- * function that reads it, or saying that tide cannot read it yet: "an HDF5
- * file (Keras's .h5 or .weights.h5), which tide cannot read yet"; NULL for
+ * function that reads it, or saying that tide cannot read it yet: "an ONNX
+ * model, which tide cannot read yet"; NULL for
  * TIDE_FILE_UNKNOWN. A path the file policy refuses is TIDE_FILE_UNKNOWN,
  * and that refusal becomes the last error: set the caller's own after. */
 TIDE_API int tide_file_kind(const char *path, const char **phrase);

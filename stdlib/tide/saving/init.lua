@@ -16,9 +16,9 @@ local M = {}
 
 local function ends(path, suffix) return type(path) == "string" and path:sub(-#suffix):lower() == suffix end
 
--- The weights files Keras 3 names: .weights.h5 (and a .keras file, whose
--- weights load_weights reads too).
-local function claims_weights(path) return ends(path, ".weights.h5") or ends(path, ".keras") end
+-- The weights files Keras names: .weights.h5, a .keras file (whose weights
+-- load_weights reads too) and .h5 (TF-Keras's legacy layout: refused by name).
+local function claims_weights(path) return ends(path, ".h5") or ends(path, ".keras") end
 
 local function keras_file() return require "tide.saving.keras_file" end
 
@@ -26,6 +26,10 @@ function M.save_weights(model, path)
   if ends(path, ".keras") then
     binding.error(fmt("save_weights: '%s' ends in .keras; save a whole model with model:save, or name the weights " ..
       "file *.weights.h5", path))
+  end
+  if not ends(path, ".weights.h5") then
+    binding.error(fmt("save_weights: '%s': name Keras 3's weights file *.weights.h5 (a plain .h5 is TF-Keras's " ..
+      "legacy layout, which tide does not write), or use another name for tide's safetensors file", path))
   end
   return keras_weights.save(model, path)
 end
@@ -48,6 +52,10 @@ end
 -- load_model(path, {custom_objects=, compile=true}).
 function M.load_model(path, opts)
   if ends(path, ".keras") then return keras_file().load_model(path, opts) end
+  if ends(path, ".h5") then
+    binding.error(fmt("load_model: '%s': TF-Keras's legacy HDF5 model files are not read; save the model with Keras " ..
+      "3 as a .keras file (model.save(\"m.keras\")), or load weights from a Keras 3 .weights.h5", path))
+  end
   return sm_keras.load_model(path, opts)
 end
 

@@ -22,6 +22,7 @@ local ANY = {}
 local UNTAKEN = {
   InputLayer = { sparse = false, ragged = false, optional = false },
   BatchNormalization = { synchronized = false, renorm = false, renorm_momentum = ANY },
+  LayerNormalization = { rms_scaling = false },
 }
 
 local function plain_table(x) return type(x) == "table" and getmetatable(x) == nil end
@@ -129,11 +130,10 @@ layer_in = function(spec, where)
         binding.error(fmt("%s: layer '%s' has a call (inbound node %d) in a form tide does not read (Keras 3's " ..
           "{args=, kwargs=} only)", where, tostring(spec.name), i - 1))
       end
-      if #node.args ~= 1 then
-        binding.error(fmt("%s: layer '%s' is called with %d positional arguments; tide's functional models pass " ..
-          "one (the inputs)", where, tostring(spec.name), #node.args))
-      end
-      nodes[i] = { args = refs_in(node.args[1]), kwargs = refs_in(node.kwargs or {}) }
+      -- tide's config keeps a call's tensors as one structure: several
+      -- positional tensors (attention's query, value) become a list
+      local args = #node.args == 1 and node.args[1] or node.args
+      nodes[i] = { args = refs_in(args), kwargs = refs_in(node.kwargs or {}) }
     end
     out.inbound_nodes = nodes
   end
@@ -257,6 +257,10 @@ local function triples_out(v)
   return out
 end
 
+-- Layers Keras calls with their tensors as separate positional arguments
+-- (tide's config lists them as one structure).
+local POSITIONAL = { MultiHeadAttention = true, GroupedQueryAttention = true }
+
 local layer_out
 
 local function model_config_out(class_name, c)
@@ -289,7 +293,10 @@ layer_out = function(spec)
   if spec.inbound_nodes ~= nil then
     out.inbound_nodes = {}
     for i, node in ipairs(spec.inbound_nodes) do
-      out.inbound_nodes[i] = { args = { refs_out(node.args) }, kwargs = refs_out(node.kwargs or {}) }
+      local args = refs_out(node.args)
+      -- layers Keras calls with several positional tensors (query, value, key)
+      if not (POSITIONAL[cls] and plain_table(node.args) and not is_ref(node.args)) then args = { args } end
+      out.inbound_nodes[i] = { args = args, kwargs = refs_out(node.kwargs or {}) }
     end
   end
   return out

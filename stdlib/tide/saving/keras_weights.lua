@@ -8,7 +8,8 @@
 -- each under its class name in snake case made unique in that container
 -- ("layers/dense", "layers/dense_1", ...; layer names are not used, so a
 -- file loads into any model of the same structure), a layer's sub-layers
--- under the attribute that holds them ("layers/lstm/cell"), and the
+-- under the attribute that holds them ("layers/lstm/cell"; attributes in
+-- Python's string order, private ones last), and the
 -- optimizer's variables at "optimizer/vars". This module walks a tide model
 -- the same way (tide's layers keep Keras's attribute names and variable
 -- order), then writes or checks-and-reads the file.
@@ -28,31 +29,17 @@ local FLOAT = { float16 = true, bfloat16 = true, float32 = true, float64 = true 
 
 local function who(m) return fmt("%s '%s'", getmetatable(m).__name, tostring(rawget(m, "name"))) end
 
--- Keras's natural_sort_key: runs of digits compare as numbers, the rest
--- lower-cased ("layer2" before "layer10").
-local function natural_key(s)
-  local key = {}
-  for text, digits in (s .. "0"):gmatch("(%D*)(%d+)") do
-    key[#key + 1] = text:lower()
-    key[#key + 1] = tonumber(digits)
-  end
-  key[#key] = nil -- the "0" added to catch the tail
-  return key
-end
+-- Keras's order of a saveable's attributes (saving_lib._name_key): by name
+-- as Python compares strings (bytes), private ones ("_x") after the rest.
+local function attr_key(name) return name:sub(1, 1) == "_" and "~" .. name or name end
+local function attr_less(a, b) return attr_key(a) < attr_key(b) end
 
-local function natural_less(a, b)
-  local ka, kb = natural_key(a), natural_key(b)
-  for i = 1, math.max(#ka, #kb) do
-    local x, y = ka[i], kb[i]
-    if x == nil then return true end
-    if y == nil then return false end
-    if x ~= y then
-      if type(x) == type(y) then return x < y end
-      return type(x) == "number" -- Python would not compare these; keep an order
-    end
-  end
-  return false
-end
+-- Where Keras reaches a sub-layer through a public property first (so files
+-- it under that name) while tide keeps only the private field.
+local ALIASES = {
+  MultiHeadAttention = { _query_dense = "query_dense", _key_dense = "key_dense", _value_dense = "value_dense",
+    _output_dense = "output_dense" },
+}
 
 local function join(path, name) return path == "" and name or path .. "/" .. name end
 
@@ -107,16 +94,23 @@ function M.entries(model)
       return
     end
     if not t then return end
-    local keys = {}
-    for _, k in ipairs(t.keys) do if type(k) == "string" then keys[#keys + 1] = k end end
-    table.sort(keys, natural_less)
-    for _, k in ipairs(keys) do
-      local v = rawget(obj, k)
+    local aliases = ALIASES[getmetatable(obj).__name] or {}
+    local keys, field = {}, {}
+    for _, k in ipairs(t.keys) do
+      if type(k) == "string" then
+        local name = aliases[k] or k
+        keys[#keys + 1] = name
+        field[name] = k
+      end
+    end
+    table.sort(keys, attr_less)
+    for _, name in ipairs(keys) do
+      local v = rawget(obj, field[name])
       if is_layer(v) then
-        visit(v, join(path, k))
+        visit(v, join(path, name))
       elseif type(v) == "table" and getmetatable(v) == nil then
         local list = table_layers(v)
-        if #list > 0 then container(list, join(path, k), visit) end
+        if #list > 0 then container(list, join(path, name), visit) end
       end
     end
   end
@@ -246,6 +240,12 @@ end
 function M.load_file(model, f, file_name)
   if not rawget(model, "built") then
     binding.error(fmt("%s: load_weights: the model is not built; build it or call it once first", who(model)))
+  end
+  if not (f:get("vars") or f:get("layers") or f:get("optimizer")) then
+    local legacy = f:get("model_weights") and "a legacy TF-Keras model file (model.save(\"x.h5\"))" or
+      "not Keras 3's weights layout (a legacy TF-Keras weights file, or another HDF5 file)"
+    binding.error(fmt("%s: load_weights: '%s' is %s; tide reads Keras 3's .weights.h5 layout (layers/<name>/vars/<i>): " ..
+      "save the weights again with Keras 3's model.save_weights(\"x.weights.h5\")", who(model), file_name, legacy))
   end
   local entries = M.entries(model)
   local errs, plan = {}, {}

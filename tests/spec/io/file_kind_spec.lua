@@ -53,15 +53,22 @@ end)
 
 describe("a reader handed another format", function()
   it("safetensors (and load_weights) names HDF5, .keras, TF's files and TFRecords", function()
-    h.errors("safetensors: '" .. FIX .. "model.weights.h5' is not a safetensors file: it is an HDF5 file (Keras's .h5 " ..
-      "or .weights.h5), which tide cannot read yet", tide.safetensors.load_file, FIX .. "model.weights.h5")
+    h.errors("safetensors: '" .. FIX .. "model.weights.h5' is not a safetensors file: it is an HDF5 file (Keras 3's " ..
+      ".weights.h5: model:load_weights reads it", tide.safetensors.load_file, FIX .. "model.weights.h5")
     h.errors("it is a Keras .keras file", tide.safetensors.safe_open, FIX .. "model.keras")
     h.errors("it is the index of a TensorFlow checkpoint: tide.train.load_checkpoint reads the checkpoint",
       tide.safetensors.load_file, FIX .. "tf_saved_model/variables/variables.index")
     h.errors("it is a TFRecord file: tide.data.TFRecordDataset reads it", tide.safetensors.load_file,
       FIX .. "records.tfrecord")
     local m = tide.Sequential { tide.Input { shape = { 2 } }, tide.layers.Dense { 1 } }
-    h.errors("it is an HDF5 file", function() m:load_weights(FIX .. "model.weights.h5") end)
+    -- load_weights picks the reader by name: an HDF5 file under a safetensors name is named
+    local misnamed = tmp.name(".safetensors")
+    local src, dst = assert(io.open(FIX .. "model.weights.h5", "rb")), assert(io.open(misnamed, "wb"))
+    dst:write(src:read("*a"))
+    src:close()
+    dst:close()
+    h.errors("it is an HDF5 file", function() m:load_weights(misnamed) end)
+    tmp.remove(misnamed)
     -- a corrupt safetensors file, or bytes tide knows nothing of, stay "corrupt"
     h.errors("'" .. FIX .. "garbage.bin' is corrupt", tide.safetensors.load_file, FIX .. "garbage.bin")
   end)
@@ -76,7 +83,7 @@ describe("a reader handed another format", function()
     h.errors("is not a .npy file (it does not start with", tide.io.read_npy, FIX .. "garbage.bin")
   end)
 
-  it("saved_model.load reads TF's SavedModel; it and load_model name ONNX and .keras", function()
+  it("saved_model.load reads TF's SavedModel and names ONNX and .keras; load_model reads .keras", function()
     local tf = tide.saved_model.load(FIX .. "tf_saved_model")
     assert.are.equal("tensorflow", tf.format)
     h.errors("load_model: '" .. FIX .. "tf_saved_model' is a TensorFlow SavedModel, which holds no Keras model tide " ..
@@ -89,7 +96,10 @@ describe("a reader handed another format", function()
         if C.tide_saved_model_open(FIX .. "tf_saved_model", p) ~= 0 then binding.raise() end
       end)
     h.errors("it is an ONNX model, which tide cannot read yet", tide.saved_model.load, FIX .. "model.onnx")
-    h.errors("it is a Keras .keras file", tide.models.load_model, FIX .. "model.keras")
+    -- load_model reads .keras files (tests/spec/saving/keras_file_spec.lua); saved_model.load names them
+    assert.is_true(rawget(tide.models.load_model(FIX .. "model.keras"), "built"))
+    h.errors("it is a Keras .keras file (a zip of config.json and model.weights.h5): tide.models.load_model reads it",
+      tide.saved_model.load, FIX .. "model.keras")
     h.errors("is not a directory", tide.saved_model.load, FIX .. "garbage.bin")
   end)
 

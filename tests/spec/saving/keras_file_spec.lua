@@ -43,6 +43,22 @@ describe("tide.models.load_model of Keras 3's .keras files", function()
     end)
   end
 
+  it("mixed: two inputs, Bidirectional GRU, MultiHeadAttention, TimeDistributed, Embedding, ... as Keras", function()
+    local m = tide.models.load_model(FIX .. "mixed.keras")
+    h.close(m:predict { tide.tensor(E.mixed.x[1]), tide.tensor(E.mixed.x[2]) }, E.mixed.y, 1e-5)
+    -- and saved again, the config keeps attention's two positional tensors
+    local path = tmp.name(".keras")
+    m:save(path)
+    local config = json.decode(zip.open(path):read("config.json"))
+    for _, l in ipairs(config.config.layers) do
+      if l.class_name == "MultiHeadAttention" then assert.equal(2, #l.inbound_nodes[1].args) end
+      if l.class_name == "Concatenate" then assert.equal(1, #l.inbound_nodes[1].args) end
+    end
+    local back = tide.models.load_model(path)
+    h.close(back:predict { tide.tensor(E.mixed.x[1]), tide.tensor(E.mixed.x[2]) }, E.mixed.y, 1e-5)
+    tmp.remove(path)
+  end)
+
   it("rebuilds the layers, names and the compile with the optimizer's state, and fit goes on", function()
     local m = tide.models.load_model(FIX .. "cnn.keras")
     local names = {}
@@ -86,6 +102,8 @@ describe("tide.models.load_model of Keras 3's .keras files", function()
     w:save(path)
     h.errors("has no config.json (entries: hello.txt)", function() tide.models.load_model(path) end)
     tmp.remove(path)
+    h.errors("TF-Keras's legacy HDF5 model files are not read",
+      function() tide.models.load_model(FIX .. "hostile/legacy_model.h5") end)
   end)
 
   it("truncated and corrupt files: clear errors", function()

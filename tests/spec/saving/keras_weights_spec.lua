@@ -29,7 +29,22 @@ local MAKE = {
     return m
   end,
   lstm = function() return tide.Sequential { tide.Input { shape = { 5, 3 } }, L.LSTM { 4 }, L.Dense { 2 } } end,
+  mixed = function()
+    local x = tide.Input { shape = { 5, 4 } }
+    local e = tide.Input { shape = { 5 }, dtype = "int32" }
+    local y = L.Bidirectional { L.GRU { 3, return_sequences = true } }(x)
+    y = L.MultiHeadAttention { 2, 3 }(y, y)
+    y = L.LayerNormalization {}(L.TimeDistributed { L.Dense { 2 } }(y))
+    y = L.Concatenate {} { y, L.Embedding { 10, 2 }(e) }
+    return tide.Model { inputs = { x, e }, outputs = L.Conv1D { 2, 1 }(y) }
+  end,
 }
+
+local function input_of(name)
+  local x = E[name].x
+  if name == "mixed" then return { tide.tensor(x[1]), tide.tensor(x[2]) } end
+  return tide.tensor(x)
+end
 
 local function weights_of(m)
   local out = {}
@@ -50,11 +65,11 @@ local function layout(path)
 end
 
 describe("load_weights of Keras 3's .weights.h5", function()
-  for _, name in ipairs { "mlp", "cnn", "lstm" } do
+  for _, name in ipairs { "mlp", "cnn", "lstm", "mixed" } do
     it(name .. ": predicts what Keras predicted, with the optimizer's state", function()
       local m = MAKE[name]()
       m:load_weights(FIX .. name .. ".weights.h5")
-      h.close(m:predict(tide.tensor(E[name].x)), E[name].y, 1e-5)
+      h.close(m:predict(input_of(name)), E[name].y, 1e-5)
       if E[name].iterations then
         assert.equal(E[name].iterations, m.optimizer.iterations:numpy())
         assert.equal(E[name].optimizer_variables, #m.optimizer.variables)
@@ -115,9 +130,18 @@ describe("load_weights of Keras 3's .weights.h5", function()
     local f = assert(io.open(path, "wb"))
     f:write(assert(io.open(FIX .. "mlp.keras", "rb")):read("*a"))
     f:close()
-    h.errors("is not a readable HDF5 file", function() m:load_weights(path) end)
+    h.errors("is not an HDF5 file: it is a Keras .keras file", function() m:load_weights(path) end)
     assert.same(before, weights_of(m))
     tmp.remove(path)
+  end)
+
+  it("TF-Keras's legacy .h5 layout is named and refused; save_weights takes only *.weights.h5 for HDF5", function()
+    local m = tide.Sequential { tide.Input { shape = { 2 } }, L.Dense { 2 } }
+    local before = weights_of(m)
+    h.errors("is a legacy TF-Keras model file", function() m:load_weights(FIX .. "hostile/legacy_model.h5") end)
+    h.errors("is not Keras 3's weights layout", function() m:load_weights(FIX .. "hostile/kinds.h5") end)
+    assert.same(before, weights_of(m))
+    h.errors("name Keras 3's weights file *.weights.h5", function() m:save_weights(tmp.name(".h5")) end)
   end)
 
   it("an unbuilt model is refused", function()
@@ -128,7 +152,7 @@ end)
 
 describe("save_weights to .weights.h5", function()
   it("writes Keras 3's layout (the fixtures' paths, dtypes and shapes) and loads back", function()
-    for _, name in ipairs { "mlp", "cnn", "lstm" } do
+    for _, name in ipairs { "mlp", "cnn", "lstm", "mixed" } do
       local m = MAKE[name]()
       if rawget(m, "compiled") then
         m:fit(tide.tensor(E[name].x), tide.tensor(E[name].y), { epochs = 1, verbose = 0 })
@@ -155,24 +179,25 @@ describe("save_weights to .weights.h5", function()
     h.errors("save a whole model with model:save", function() m:save_weights("/tmp/x.keras") end)
   end)
 
-  it("walks sub-layers as Keras does: attribute names in natural order, lists by class name", function()
+  it("walks sub-layers as Keras does: attributes in string order (private last), lists by class name", function()
     local Block = L.Layer:extend("Block")
     function Block:init(opts)
       L.Layer.init(self, opts)
       self.proj10 = L.Dense { 2 }
       self.proj2 = L.Dense { 2 }
       self.parts = { L.Dense { 2 }, L.Dense { 2 }, L.Conv1D { 2, 1 } }
+      self._hidden = L.Dense { 2 }
     end
     function Block:call(x)
       for _, p in ipairs(self.parts) do x = p(x) end
-      return self.proj10(self.proj2(x))
+      return self._hidden(self.proj10(self.proj2(x)))
     end
     local x = tide.Input { shape = { 3, 2 } }
     local m = tide.Model { inputs = x, outputs = Block {}(x) }
     local paths = {}
     for _, e in ipairs(kw.entries(m)) do paths[#paths + 1] = e.path end
     assert.same({ "vars", "layers/input_layer/vars", "layers/block/vars", "layers/block/parts/dense/vars",
-      "layers/block/parts/dense_1/vars", "layers/block/parts/conv1d/vars", "layers/block/proj2/vars",
-      "layers/block/proj10/vars" }, paths)
+      "layers/block/parts/dense_1/vars", "layers/block/parts/conv1d/vars", "layers/block/proj10/vars",
+      "layers/block/proj2/vars", "layers/block/_hidden/vars" }, paths)
   end)
 end)
