@@ -56,6 +56,7 @@ section() {
 
 cc -O3 -march=native -fopenmp bench/triad.c -o "$out/triad"
 echo "# machine"
+"$BUILD/tide" bench/timing.lua # its `# machine:` line: CPU, cores, caches, ISA, how products run
 OMP_NUM_THREADS=$threads OMP_PROC_BIND=true "$out/triad" | tee "$out/triad.txt"
 bw=$(sed -n 's/^triad.bandwidth: \([0-9.]*\) GB\/s$/\1/p' "$out/triad.txt")
 

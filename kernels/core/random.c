@@ -103,6 +103,7 @@ tide_status tide_random_draw_counters(int op, const tide_tensor *out, tide_attrs
   int64_t n = out->nelem;
   if (op == TIDE_OP_RANDOM_SHUFFLE) n = out->ndim ? out->dims[0] : 1;
   uint64_t count = tide_random_counters(op, out->dt, n);
+  if (op == TIDE_OP_SAMPLE_DISTORTED_BOUNDING_BOX) count = a->n > 0 ? (uint64_t)a->n : 1; /* a block an attempt, as TF */
   if (a->flags & TIDE_ATTR_OP_SEED) return tide_random_reserve_op(a->rng_key, count, &a->rng_key, &a->rng_counter);
   tide_random_reserve(count, &a->rng_key, &a->rng_counter);
   return TIDE_OK;

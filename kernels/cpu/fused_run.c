@@ -198,8 +198,10 @@ static void f32_block(f32_run *r, int64_t e0, int64_t m, float *scratch) {
   float *ptr[F32_MAX_OPS];
   float *start[TIDE_FUSED_MAX_OUTPUTS]; /* each output's first element */
   int64_t adv[TIDE_FUSED_MAX_INPUTS + TIDE_FUSED_MAX_OUTPUTS];
-  /* scratch: gathered inputs and bool outputs (B floats each), then tiles */
-  float *buf = scratch, *tiles = scratch + (size_t)(r->n_gather + r->n_bool_out) * B;
+  /* scratch: gathered inputs (B floats each), bool outputs (B floats and a
+   * strip: the last partial strip is computed whole, past the block's end,
+   * and must not run into the next output's masks), then tiles */
+  float *buf = scratch, *tiles = scratch + (size_t)r->n_gather * B + (size_t)r->n_bool_out * (B + F32_STRIP_MAX);
   for (int k = 0; k < f->n_inputs; k++) {
     adv[k] = S;
     switch (r->mode[k]) {
@@ -214,7 +216,7 @@ static void f32_block(f32_run *r, int64_t e0, int64_t m, float *scratch) {
   for (int o = 0; o < f->n_outputs; o++) {
     int i = f->n_inputs + o;
     adv[i] = S;
-    if (r->bool_out[o]) ptr[i] = buf, buf += B;
+    if (r->bool_out[o]) ptr[i] = buf, buf += B + F32_STRIP_MAX;
     else ptr[i] = (float *)r->out[o] + e0;
     start[o] = ptr[i];
   }
@@ -257,7 +259,7 @@ done:
 
 /* Scratch floats one thread needs. */
 static size_t f32_scratch_floats(const f32_run *r) {
-  return (size_t)(r->n_gather + r->n_bool_out) * (size_t)r->block +
+  return (size_t)r->n_gather * (size_t)r->block + (size_t)r->n_bool_out * ((size_t)r->block + F32_STRIP_MAX) +
          (size_t)(2 + r->fp->n_slots + r->f->n_inputs + r->f->n_outputs) * F32_STRIP_MAX;
 }
 

@@ -198,3 +198,74 @@ tide_status tide_cpu_shuffle(const tide_op_def *def, const tide_attrs *attrs, in
   tide_tensor_release(&tmp);
   return TIDE_OK;
 }
+
+/* ---- stateless draws (TF's stateless_random_uniform) --------------------------------- */
+
+/* TF's GenerateKey: one Philox block of the seed pair under a fixed key gives
+ * the key and the high counter words; the low words count the blocks. */
+#define TF_SEED_KEY ((uint64_t)0x02461e29u << 32 | 0x3ec8f720u)
+
+typedef struct stateless_ctx {
+  int dt;
+  bool full; /* integers: every value (TF's full-range form) */
+  void *data;
+  int64_t n, per;
+  uint64_t key, counter_hi;
+  int64_t lo;
+  uint64_t range;
+} stateless_ctx;
+
+/* Blocks [b0, b1): TF's conversions (random_distributions.h): a float's
+ * mantissa bits from one word (two for float64), an integer lo + bits % range. */
+static void stateless_blocks(void *arg, int64_t b0, int64_t b1) {
+  const stateless_ctx *c = arg;
+  for (int64_t b = b0; b < b1; b++) {
+    uint32_t w[4];
+    tide_philox4x32(c->key, (uint64_t)b, c->counter_hi, w);
+    int64_t i0 = b * c->per;
+    int m = c->n - i0 < c->per ? (int)(c->n - i0) : (int)c->per;
+    for (int j = 0; j < m; j++) {
+      int64_t i = i0 + j;
+      switch (c->dt) {
+      case TIDE_FLOAT32: ((float *)c->data)[i] = (float)(w[j] & 0x7fffffu) * 0x1p-23f; break;
+      case TIDE_FLOAT16: ((uint16_t *)c->data)[i] = tide_float_to_half((float)(w[j] & 0x3ffu) * 0x1p-10f); break;
+      case TIDE_BFLOAT16: ((uint16_t *)c->data)[i] = tide_float_to_bfloat16((float)(w[j] & 0x7fu) * 0x1p-7f); break;
+      case TIDE_FLOAT64:
+        ((double *)c->data)[i] = (double)(tide_join64(w[2 * j] & 0xfffffu, w[2 * j + 1])) * 0x1p-52;
+        break;
+      case TIDE_INT32:
+        ((int32_t *)c->data)[i] = c->full ? (int32_t)w[j] : (int32_t)(c->lo + (int64_t)(w[j] % (uint32_t)c->range));
+        break;
+      default: { /* int64: two words, the first the low half */
+        uint64_t bits = (uint64_t)w[2 * j] | (uint64_t)w[2 * j + 1] << 32;
+        ((int64_t *)c->data)[i] = c->full ? (int64_t)bits : (int64_t)((uint64_t)c->lo + bits % c->range);
+      }
+      }
+    }
+  }
+}
+
+tide_status tide_cpu_stateless_random(const tide_op_def *def, const tide_attrs *attrs, int n_in,
+                                      const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(def), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  const tide_tensor *seed = in[0];
+  tide_tensor *o = out[0];
+  uint64_t s[2];
+  for (int k = 0; k < 2; k++) {
+    const char *p = (const char *)seed->data + k * seed->strides[0] * (int64_t)tide_dtype_size_unchecked(seed->dt);
+    s[k] = seed->dt == TIDE_INT32 ? (uint64_t)(int64_t)*(const int32_t *)p : (uint64_t)*(const int64_t *)p;
+  }
+  uint32_t mix[4];
+  tide_philox4x32(TF_SEED_KEY, s[0], s[1], mix);
+  int dt = o->dt;
+  bool wide = dt == TIDE_FLOAT64 || dt == TIDE_INT64;
+  stateless_ctx c = {dt, attrs->n == 1, o->data, o->nelem, wide ? 2 : 4, tide_join64(mix[1], mix[0]), tide_join64(mix[3], mix[2]),
+                     0, 0};
+  if (tide_dtype_is_int(dt) && !c.full) { /* bounds checked by inference */
+    c.lo = (int64_t)attrs->scalars[0];
+    c.range = (uint64_t)(int64_t)attrs->scalars[1] - (uint64_t)c.lo;
+  }
+  int64_t blocks = (c.n + c.per - 1) / c.per;
+  tide_parallel_for(blocks, TIDE_GRAIN_COSTLY / 4, stateless_blocks, &c);
+  return TIDE_OK;
+}

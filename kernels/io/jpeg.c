@@ -1,29 +1,10 @@
 /* io/jpeg.c — decode_jpeg (TF's DecodeJpeg) with libjpeg-turbo and TF's
  * options (jpeg_mem.cc), errors caught by a setjmp error manager. */
 #include "image_io.h"
+#include "jpeg_errors.h"
 #include "../core/infer_rank.h"
 
-#include <setjmp.h>
-#include <stdio.h>
 #include <string.h>
-
-#include <jpeglib.h>
-
-/* The error manager: libjpeg's default error_exit prints and calls exit();
- * this one formats the message and longjmps back to the decoder. */
-typedef struct jpeg_errors {
-  struct jpeg_error_mgr pub;
-  jmp_buf jump;
-  char msg[JMSG_LENGTH_MAX];
-} jpeg_errors;
-
-static void on_error(j_common_ptr cinfo) {
-  jpeg_errors *e = (jpeg_errors *)cinfo->err;
-  cinfo->err->format_message(cinfo, e->msg);
-  longjmp(e->jump, 1);
-}
-
-static void on_message(j_common_ptr cinfo) { (void)cinfo; } /* warnings: TF counts and goes on */
 
 /* A source over the whole buffer. Running out of data is an error, as TF's
  * decoder (try_recover_truncated=false) has it: no fake end marker. */
@@ -99,10 +80,7 @@ static tide_status decode(const char *op, decoder *d, const tide_image_bytes *b,
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: not a JPEG image (%zu bytes that do not start with JPEG's SOI marker)", op,
                      b->size);
   j_decompress_ptr cinfo = &d->cinfo;
-  cinfo->err = jpeg_std_error(&d->err.pub);
-  d->err.pub.error_exit = on_error;
-  d->err.pub.output_message = on_message;
-  d->err.msg[0] = 0;
+  tide_jpeg_errors_init((j_common_ptr)cinfo, &d->err);
   if (setjmp(d->err.jump)) {
     jpeg_destroy_decompress(cinfo);
     tide_tensor_release(out);

@@ -90,7 +90,8 @@ export(index_ops)
 export(segment_ops)
 do -- shapes as tensors: tf.shape, tf.size, tf.rank (x.shape stays the Lua list)
   local dyn = require "tide.ops.dynamic_shape"
-  export({ shape = dyn.shape, num_elements = dyn.num_elements, rank = dyn.rank }, { no_methods = true })
+  export({ shape = dyn.shape, num_elements = dyn.num_elements, rank = dyn.rank, ensure_shape = dyn.ensure_shape },
+    { no_methods = true })
 end
 tide.random = require "tide.random"
 tide.image = require "tide.image" -- tf.image and tf.io's image codecs
@@ -161,7 +162,7 @@ tide.nn = {}
 for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "tanh", "leaky_relu" } do
   tide.nn[name] = math_ops[name]
 end
-for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv" } do
+for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_conv_nd" } do
   for name, fn in pairs(mod) do
     if type(fn) == "function" then tide.nn[name] = fn end
   end
@@ -173,11 +174,11 @@ tide.nn.l2_normalize = norm_ops.l2_normalize
 -- tide's Lua code, kept out of the heap of scripts that only use tensors
 -- (every collection marks the whole heap: a smaller one makes the eager
 -- ops' collections cheaper). tide.layers and the rest read as usual.
--- tide.models, with model:save and tide.models.load_model handed down by
--- the saving floor (which sits above models)
+-- tide.models, with model:save, load_model and the Keras weights files
+-- handed down by the saving floor (tide.saving, which sits above models)
 local function keras_models()
   local models = require "tide.models"
-  require "tide.saved_model.keras"
+  require "tide.saving"
   return models
 end
 
@@ -199,6 +200,8 @@ local keras = {
   data = function() return require "tide.data" end,
   datasets = function() return require "tide.datasets" end,
   saved_model = function() return require "tide.saved_model" end,
+  -- Keras 3's files (.keras, .weights.h5) and the saving entry points (keras.saving)
+  saving = function() keras_models(); return require "tide.saving" end,
   -- file formats (TFRecord, tf.train.Example) and TF's SparseTensor
   io = function() return require "tide.io" end,
   SparseTensor = function() return require("tide.sparse_tensor").SparseTensor end,

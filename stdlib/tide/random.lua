@@ -14,6 +14,7 @@ local convert = require "tide.convert"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
 local create = require "tide.ops.create"
+local math_ops = require "tide.ops.math"
 local shape_arg = require("tide.ops.dynamic_shape").arg
 local ffi, C = binding.ffi, binding.C
 
@@ -54,6 +55,9 @@ local function reserve(a, seed, what)
   a.rng_key = seed_bits(what, seed)
   a.flags = bit.bor(a.flags, C.TIDE_ATTR_OP_SEED)
 end
+
+-- For random ops run by other modules (tide.image's sampler): the same marking.
+M.reserve_draws = reserve
 
 -- Run creation op `op` of the given shape with two scalars.
 -- The shape may be a traced shape tensor (tide.shape(x)): the op takes it as input.
@@ -102,6 +106,59 @@ M.normal = normal_sampler("normal", NORMAL)
 -- truncated_normal(shape, mean=0, stddev=1, dtype="float32", seed=nil) as
 -- tf.random.truncated_normal: values beyond 2 stddev from the mean are re-drawn.
 M.truncated_normal = normal_sampler("truncated_normal", TRUNCATED)
+
+-- A stateless op's seed: TF's shape [2] integer tensor, a Lua pair {a, b}
+-- or an int32/int64 tensor of shape [2] (traced ones too).
+local function seed_pair(op, seed)
+  seed = convert.unvariable(seed)
+  if type(seed) == "table" and not ffi.istype(binding.Tensor, seed) then
+    if #seed ~= 2 then binding.error(op .. ": seed must be a pair of integers {a, b}, got " .. #seed .. " values") end
+    return convert.tensor({ args.int(op, "seed[1]", seed[1]), args.int(op, "seed[2]", seed[2]) }, "int64", op)
+  end
+  if not ffi.istype(binding.Tensor, seed) then
+    binding.error(op .. ": seed must be a pair of integers {a, b} or a shape [2] int32/int64 tensor, got " .. type(seed))
+  end
+  return seed
+end
+M.seed_pair = seed_pair
+
+local STATELESS = C.TIDE_OP_STATELESS_RANDOM_UNIFORM
+
+-- stateless_uniform(shape, seed, minval=0, maxval=nil, dtype="float32") as
+-- tf.random.stateless_uniform: the same numbers as TF for the same seed
+-- (TF's Philox key and counter from the seed pair, and its conversions);
+-- floats in [minval, maxval) (maxval 1 by default), integers in [minval,
+-- maxval), or every value of the dtype when both are nil.
+function M.stateless_uniform(shape, seed, ...)
+  local op = "stateless_uniform"
+  local o = args.parse(op, { "minval", "maxval", "dtype" }, ...)
+  local dt = dtype.code(o.dtype or "float32", op)
+  local s = seed_pair(op, seed)
+  local list, dyn = shape_arg(op, shape)
+  local a = dispatch.attrs()
+  if list then dispatch.set_ints(a, list, op) end
+  a.dtype = dt
+  local inputs = dyn and { s, dyn } or { s }
+  if dtype.is_int[dt] then
+    if (o.minval == nil) ~= (o.maxval == nil) then
+      binding.error(op .. ": minval and maxval must both be given for " .. dtype.names[dt] .. ", or neither (every value)")
+    end
+    if o.minval == nil then a.n = 1
+    else a.scalars[0], a.scalars[1] = args.number(op, "minval", o.minval), args.number(op, "maxval", o.maxval) end
+    return dispatch.run(STATELESS, a, inputs)
+  end
+  local u = dispatch.run(STATELESS, a, inputs)
+  local lo = o.minval == nil and 0 or o.minval
+  local hi = o.maxval == nil and 1 or o.maxval
+  if lo == 0 and hi == 1 then return u end
+  local name = dtype.names[dt]
+  local function as(v) -- a bound in the dtype, as TF converts it to a tensor of it
+    if ffi.istype(binding.Tensor, v) then return math_ops.cast(v, name) end
+    return convert.tensor(args.number(op, "bound", v), name, op)
+  end
+  local tlo, thi = as(lo), as(hi)
+  return math_ops.add(math_ops.mul(u, math_ops.sub(thi, tlo)), tlo)
+end
 
 -- shuffle(value, seed=nil) as tf.random.shuffle: value's rows (dim 0) in a random order.
 function M.shuffle(value, ...)

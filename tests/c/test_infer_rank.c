@@ -27,7 +27,7 @@ typedef struct rcase {
   int line, op;
   tide_attrs at;
   int n_in;
-  desc in[3];
+  desc in[4];
   tide_status st;
   const char *msg;
   int dt0, nd0, dt1, nd1;
@@ -40,6 +40,7 @@ typedef struct rcase {
 #define IN1(a) .n_in = 1, .in = {a}
 #define IN2(a, b) .n_in = 2, .in = {a, b}
 #define IN3(a, b, c) .n_in = 3, .in = {a, b, c}
+#define IN4(a, b, c, d) .n_in = 4, .in = {a, b, c, d}
 #define A(...) .at = {__VA_ARGS__}
 #define OUT(dt, nd, ...) .dt0 = dt, .nd0 = nd, .out0 = {__VA_ARGS__}
 #define OUT1(dt, nd, ...) .dt1 = dt, .nd1 = nd, .out1 = {__VA_ARGS__}
@@ -123,6 +124,7 @@ static const rcase cases[] = {
     {ROW(RANDOM_UNIFORM), A(.dtype = F32, .scalars = {0, 1}), IN1(UR(I64)), OUT(F32, R, 0)},
     {ROW(RANDOM_NORMAL), A(.dtype = F32), IN1(UR(F32)), ERR(TIDE_ERR_DTYPE, "the shape must be an int32 or int64")},
     {ROW(TRUNCATED_NORMAL), A(.dtype = F32), IN1(UR(I32)), OUT(F32, R, 0)},
+    {ROW(RANGE_DYNAMIC), A(.dtype = I32), IN3(UR(I32), S(I32), S(I32)), OUT(I32, R, 0)}, /* checked at run */
     /* ---- gradients' ops ---- */
     {ROW(SLICE_UPDATE), A(.ints = {0, 0, 1}, .nints = 3, .n = 1), IN2(UR(F32), UR(F32)), OUT(F32, R, 0)},
     {ROW(SLICE_UPDATE), A(.ints = {0, 0, 1}, .nints = 3, .n = 1), IN2(D(F32, 2, 3, 3), UR(F32)), OUT(F32, 2, 3, 3)},
@@ -179,6 +181,19 @@ static const rcase cases[] = {
     {ROW(RESIZE_BILINEAR_GRAD), A(.dtype = TIDE_FLOAT64), IN2(UR(F32), UR(TIDE_FLOAT64)), OUT(TIDE_FLOAT64, R, 0)},
     {ROW(RESIZE_NEAREST_GRAD), A(.dtype = F32), IN2(UR(F32), D(F32, 3, 4, 4, 1)), OUT(F32, R, 0)},
     {ROW(RESIZE_NEAREST_GRAD), A(.dtype = F32), IN2(UR(I32), UR(F32)), ERR(TIDE_ERR_DTYPE, "must be a float tensor")},
+    /* ---- image boxes, encode_jpeg, stateless draws: each input has one valid rank, so the shapes hold ---- */
+    {ROW(NON_MAX_SUPPRESSION), A(.n = 4), IN2(UR(F32), UR(F32)), OUT(I32, 1, U), OUT1(F32, 1, U)},
+    {ROW(NON_MAX_SUPPRESSION), A(.n = 4, .m = 3), IN2(UR(F32), D(F32, 2, 2, U)), OUT(I32, 2, U, 4), OUT1(F32, 2, U, 4)},
+    {ROW(NON_MAX_SUPPRESSION), A(.n = 4), IN2(UR(I32), UR(F32)), ERR(TIDE_ERR_DTYPE, "boxes must be float32")},
+    {ROW(NON_MAX_SUPPRESSION_OVERLAPS), A(.n = 4, .m = 1), IN2(UR(F32), UR(F32)), OUT(I32, 1, 4), OUT1(F32, 1, 4)},
+    {ROW(COMBINED_NON_MAX_SUPPRESSION), A(.n = 1, .m = 3), IN2(UR(F32), UR(F32)), OUT(F32, 3, U, 3, 4), OUT1(F32, 2, U, 3)},
+    {ROW(DRAW_BOUNDING_BOXES), IN3(UR(F32), UR(F32), UR(F32)), OUT(F32, 4, U, U, U, U)},
+    {ROW(DRAW_BOUNDING_BOXES), IN3(UR(I32), UR(F32), UR(F32)), ERR(TIDE_ERR_DTYPE, "images must be float32 or float16")},
+    {ROW(ENCODE_JPEG), A(.ints = {1, 72, 72}, .nints = 3, .dtype = TIDE_UINT8), IN2(UR(TIDE_UINT8), UR(I32)), OUT(TIDE_UINT8, 1, U)},
+    {ROW(STATELESS_RANDOM_UNIFORM), A(.ints = {4}, .nints = 1, .dtype = TIDE_FLOAT64), IN1(UR(I64)), OUT(TIDE_FLOAT64, 1, 4)},
+    {ROW(STATELESS_RANDOM_UNIFORM), A(.dtype = F32), IN2(D(I32, 1, 2), UR(I32)), OUT(F32, R, 0)},
+    {ROW(SAMPLE_DISTORTED_BOUNDING_BOX), A(.n = 5, .scalars = {0.1, 1, 0.5, 2}), IN3(UR(I64), UR(F32), UR(F32)), OUT(I64, 1, 3), OUT1(I64, 1, 3)},
+    {ROW(STATELESS_SAMPLE_DISTORTED_BOUNDING_BOX), A(.n = 5, .scalars = {0.1, 1, 0.5, 2}), IN4(UR(I32), UR(F32), UR(F32), UR(I32)), OUT(I32, 1, 3), OUT1(I32, 1, 3)},
     /* ---- strings: elementwise, with an unknown rank out; split's outputs are vectors ---- */
     {ROW(STRING_LOWER), IN1(UR(STR)), OUT(STR, R, 0)},
     {ROW(STRING_UPPER), IN1(UR(F32)), ERR(TIDE_ERR_DTYPE, "string_upper: input must be a string tensor, got float32")},
@@ -242,9 +257,9 @@ static bool same_out(const tide_tensor *t, int dt, int nd, const int64_t *want, 
 }
 
 static void run_case(const rcase *c) {
-  tide_tensor in[3], out[3] = {blank(), blank(), blank()}; /* three: parse_example_sparse's outputs */
-  const tide_tensor *ins[3];
-  tide_tensor *outs[3] = {&out[0], &out[1], &out[2]};
+  tide_tensor in[4], out[4] = {blank(), blank(), blank(), blank()}; /* four: combined_non_max_suppression's */
+  const tide_tensor *ins[4];
+  tide_tensor *outs[4] = {&out[0], &out[1], &out[2], &out[3]};
   for (int i = 0; i < c->n_in; i++) make_desc(&in[i], &c->in[i]), ins[i] = &in[i];
   int n_out = tide_op_num_outputs(c->op);
   if (n_out < 0) n_out = c->n_in; /* one per input */

@@ -21,7 +21,7 @@ typedef struct icase {
   int line, op;
   tide_attrs at;
   int n_in;
-  desc in[3];
+  desc in[4];
   tide_status st;
   const char *msg;
   int nd0, nd1;
@@ -33,6 +33,7 @@ typedef struct icase {
 #define IN1(a) .n_in = 1, .in = {a}
 #define IN2(a, b) .n_in = 2, .in = {a, b}
 #define IN3(a, b, c) .n_in = 3, .in = {a, b, c}
+#define IN4(a, b, c, d) .n_in = 4, .in = {a, b, c, d}
 #define A(...) .at = {__VA_ARGS__}
 #define OUT(nd, ...) .nd0 = nd, .out0 = {__VA_ARGS__}
 #define OUT1(nd, ...) .nd1 = nd, .out1 = {__VA_ARGS__}
@@ -171,6 +172,10 @@ static const icase cases[] = {
     {ROW(SIZE), A(.dtype = TIDE_INT32), IN1(D(F32, 2, U, 3)), OUT(0, 0)},
     /* ---- a traced shape input (TIDE_OPF_SHAPE_INPUT): its length is the rank, every dim unknown ---- */
     {ROW(FILL), A(.dtype = TIDE_FLOAT32), IN1(D(I32, 1, 3)), OUT(3, U, U, U)},
+    /* range with its bounds as tensors: the length is known only with their values */
+    {ROW(RANGE_DYNAMIC), A(.dtype = I32), IN3(S(I32), S(I32), S(I32)), OUT(1, U)},
+    {ROW(RANGE_DYNAMIC), A(.dtype = I32), IN3(S(I32), D(I32, 1, 2), S(I32)), ERR(TIDE_ERR_SHAPE, "range_dynamic: limit must be a scalar (0-d), got shape [2]")},
+    {ROW(RANGE_DYNAMIC), A(.dtype = I32), IN3(S(F32), S(I32), S(I32)), ERR(TIDE_ERR_DTYPE, "range_dynamic: start is float32 but the result is int32")},
     {ROW(FILL), A(.dtype = TIDE_FLOAT32), IN1(D(TIDE_INT64, 1, 0)), OUT(0, 0)},
     {ROW(RANDOM_NORMAL), A(.dtype = TIDE_FLOAT32), IN1(D(I32, 1, 2)), OUT(2, U, U)},
     {ROW(FILL), A(.dtype = TIDE_FLOAT32), IN1(D(F32, 1, 2)), ERR(TIDE_ERR_DTYPE, "fill: the shape must be an int32 or int64")},
@@ -291,6 +296,31 @@ static const icase cases[] = {
     {ROW(RESIZE_BILINEAR_GRAD), A(.dtype = F32), IN2(D(F32, 4, U, 3, 4, 2), D(F32, 4, U, U, U, 2)), OUT(4, U, U, U, 2)},
     {ROW(RESIZE_NEAREST_GRAD), A(.dtype = F32), IN2(D(F32, 3, 3, 4, U), D(F32, 3, 8, 8, 2)), OUT(3, 8, 8, 2)},
     {ROW(RESIZE_NEAREST_GRAD), A(.dtype = F32), IN2(D(F32, 3, 3, 4, 1), D(F32, 3, 8, 8, 2)), ERR(TIDE_ERR_SHAPE, "must agree in rank, batch and channels")},
+    /* ---- image boxes: the unpadded count comes from the data; padded and combined results are known ---- */
+    {ROW(NON_MAX_SUPPRESSION), A(.n = 5), IN2(D(F32, 2, U, 4), D(F32, 1, U)), OUT(1, U), OUT1(1, U)},
+    {ROW(NON_MAX_SUPPRESSION), A(.n = 5, .m = 1), IN2(D(F32, 2, U, 4), D(F32, 1, U)), OUT(1, 5), OUT1(1, 5)},
+    {ROW(NON_MAX_SUPPRESSION), A(.n = 3, .m = 3), IN2(D(F32, 3, U, U, 4), D(F32, 2, U, U)), OUT(2, U, 3), OUT1(2, U, 3)},
+    {ROW(NON_MAX_SUPPRESSION), A(.n = 3), IN2(D(F32, 2, U, 4), D(F32, 1, 2)), OUT(1, U), OUT1(1, U)},
+    {ROW(NON_MAX_SUPPRESSION), A(.n = 3), IN2(D(F32, 2, 3, 4), D(F32, 1, 2)), ERR(TIDE_ERR_SHAPE, "one score per box")},
+    {ROW(NON_MAX_SUPPRESSION), A(.n = 3), IN2(D(F32, 2, U, 5), D(F32, 1, U)), ERR(TIDE_ERR_SHAPE, "boxes must have 4 columns")},
+    {ROW(NON_MAX_SUPPRESSION), A(.n = 3, .scalars = {2}), IN2(D(F32, 2, U, 4), D(F32, 1, U)), ERR(TIDE_ERR_VALUE, "iou_threshold must be in [0, 1]")},
+    {ROW(NON_MAX_SUPPRESSION_OVERLAPS), A(.n = 2, .scalars = {2}), IN2(D(F32, 2, U, U), D(F32, 1, U)), OUT(1, U), OUT1(1, U)},
+    {ROW(NON_MAX_SUPPRESSION_OVERLAPS), A(.n = 2), IN2(D(F32, 2, 3, 4), D(F32, 1, U)), ERR(TIDE_ERR_SHAPE, "overlaps must be square")},
+    {ROW(COMBINED_NON_MAX_SUPPRESSION), A(.n = 2, .m = 7), IN2(D(F32, 4, U, U, 1, 4), D(F32, 3, U, U, 3)), OUT(3, U, 7, 4), OUT1(2, U, 7)},
+    {ROW(COMBINED_NON_MAX_SUPPRESSION), A(.n = 2, .m = 7, .ints = {1, 1}, .nints = 2), IN2(D(F32, 4, 2, U, U, 4), D(F32, 3, 2, U, 3)), OUT(3, 2, 6, 4), OUT1(2, 2, 6)},
+    {ROW(COMBINED_NON_MAX_SUPPRESSION), A(.n = 2, .m = 7, .ints = {1, 1}, .nints = 2), IN2(D(F32, 4, 2, U, U, 4), D(F32, 3, 2, U, U)), OUT(3, 2, U, 4), OUT1(2, 2, U)},
+    {ROW(COMBINED_NON_MAX_SUPPRESSION), A(.n = 2, .m = 7), IN2(D(F32, 4, U, U, 2, 4), D(F32, 3, U, U, 3)), ERR(TIDE_ERR_SHAPE, "either 1 or num_classes")},
+    {ROW(DRAW_BOUNDING_BOXES), IN3(D(F32, 4, U, U, U, 3), D(F32, 3, U, U, 4), D(F32, 2, U, 4)), OUT(4, U, U, U, 3)},
+    {ROW(DRAW_BOUNDING_BOXES), IN3(D(F32, 4, U, U, U, 2), D(F32, 3, U, U, 4), D(F32, 2, U, 4)), ERR(TIDE_ERR_SHAPE, "channel depth should be")},
+    {ROW(ENCODE_JPEG), A(.ints = {0, 300, 300}, .nints = 3, .dtype = TIDE_UINT8), IN2(D(TIDE_UINT8, 3, U, U, 3), S(I32)), OUT(1, U)},
+    {ROW(ENCODE_JPEG), A(.ints = {0, 300, 300}, .nints = 3, .dtype = TIDE_UINT8), IN2(D(TIDE_UINT8, 3, U, U, 2), S(I32)), ERR(TIDE_ERR_SHAPE, "1 or 3 channels")},
+    {ROW(STATELESS_RANDOM_UNIFORM), A(.ints = {2, 3}, .nints = 2, .dtype = F32), IN1(D(I32, 1, U)), OUT(2, 2, 3)},
+    {ROW(STATELESS_RANDOM_UNIFORM), A(.dtype = F32), IN2(D(I32, 1, 2), D(I32, 1, 2)), OUT(2, U, U)},
+    {ROW(STATELESS_RANDOM_UNIFORM), A(.dtype = I32, .scalars = {3, 3}), IN1(D(I32, 1, 2)), ERR(TIDE_ERR_VALUE, "needs minval < maxval")},
+    {ROW(SAMPLE_DISTORTED_BOUNDING_BOX), A(.n = 10, .scalars = {0.1, 1, 0.75, 1.33}), IN3(D(I32, 1, U), D(F32, 3, U, U, 4), S(F32)), OUT(1, 3), OUT1(1, 3)},
+    {ROW(SAMPLE_DISTORTED_BOUNDING_BOX), A(.n = 10, .scalars = {0, 1, 0.75, 1.33}), IN3(D(I32, 1, 3), D(F32, 3, 1, U, 4), S(F32)), ERR(TIDE_ERR_VALUE, "area_range must lie in (0, 1]")},
+    {ROW(STATELESS_SAMPLE_DISTORTED_BOUNDING_BOX), A(.n = 1, .scalars = {0.1, 1, 1, 1}), IN4(D(TIDE_INT64, 1, 3), D(F32, 3, U, U, 4), S(F32), D(I32, 1, U)), OUT(1, 3), OUT1(1, 3)},
+    {ROW(STATELESS_SAMPLE_DISTORTED_BOUNDING_BOX), A(.n = 1, .scalars = {0.1, 1, 1, 1}), IN4(D(I32, 1, 3), D(F32, 2, U, 4), S(F32), D(I32, 1, 2)), ERR(TIDE_ERR_SHAPE, "bounding_boxes must be 3-D")},
 
     /* ---- strings: elementwise shapes kept; split's sizes come from the data ---- */
     {ROW(STRING_LOWER), IN1(D(STR, 2, U, 3)), OUT(2, U, 3)},
@@ -358,9 +388,9 @@ static bool covered[TIDE_NUM_OPS];
 
 /* Run one row through tide_op_infer and compare. */
 static void run_case(const icase *c) {
-  tide_tensor in[3], out[3]; /* three: parse_example_sparse's outputs */
-  const tide_tensor *ins[3];
-  tide_tensor *outs[3] = {&out[0], &out[1], &out[2]};
+  tide_tensor in[4], out[4]; /* four: combined_non_max_suppression's outputs */
+  const tide_tensor *ins[4];
+  tide_tensor *outs[4] = {&out[0], &out[1], &out[2], &out[3]};
   for (int i = 0; i < c->n_in; i++) make_desc(&in[i], &c->in[i]), ins[i] = &in[i];
   memset(out, 0, sizeof out);
   int n_out = tide_op_num_outputs(c->op);

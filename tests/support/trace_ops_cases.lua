@@ -457,6 +457,15 @@ creation("range", {
   { "float step", function() return tide.range(1, 2, 0.25) end },
   { "negative delta int64", function() return tide.range(10, 0, -3, { dtype = "int64" }) end },
 })
+-- range with a bound computed in the trace: range_dynamic (eagerly, the
+-- bound is a number and range runs)
+cases.range_dynamic = function(add)
+  add("int32 limit", function(x) return tide.range(tide.reduce_sum(x)) end, { tide.tensor({ 2, 3 }, "int32") })
+  add("float32 start, negative delta", function(x) return tide.range(tide.reduce_max(x), 0.0, -0.5) end,
+    { tide.tensor({ 1.5, 2.25 }, "float32") })
+  add("int64 bounds", function(a, b) return tide.range(a, b, 3, { dtype = "int64" }) end,
+    { tide.tensor(-4, "int64"), tide.tensor(7, "int64") })
+end
 creation("linspace", {
   { "float32", function() return tide.linspace(0, 1, 5) end },
   { "float64", function() return tide.linspace(-1, 3, 7, { dtype = "float64" }) end },
@@ -739,6 +748,82 @@ do
           { approx = true, grad_rank_error = "second-order gradient needs dy's height and width" })
       end
     end
+  end
+end
+
+-- tide.image's box ops, encode_jpeg, and TF's stateless draws (deterministic:
+-- the seed is an input, so the op stays a node).
+do
+  local I = tide.image
+  local boxes = tide.tensor({ { 0, 0, 0.5, 0.5 }, { 0.05, 0, 0.55, 0.5 }, { 0.5, 0.5, 1, 1 }, { 0.9, 0.1, 0.2, 0.3 } },
+    "float32")
+  local scores = tide.tensor({ 0.6, 0.9, 0.3, 0.5 }, "float32")
+  cases.non_max_suppression = function(add)
+    add("hard", function(b, s) return I.non_max_suppression(b, s, 3, { iou_threshold = 0.4 }) end, { boxes, scores })
+    add("soft", function(b, s)
+      return I.non_max_suppression_with_scores(b, s, 4, { soft_nms_sigma = 0.5, score_threshold = 0.1 })
+    end, { boxes, scores })
+    add("padded", function(b, s)
+      return I.non_max_suppression_padded(b, s, 5, { iou_threshold = 0.4, pad_to_max_output_size = true })
+    end, { boxes, scores }, { rank_error = "ranks of boxes and scores must be known while tracing" })
+    add("padded batch", function(b, s)
+      return I.non_max_suppression_padded(b, s, 2, { pad_to_max_output_size = true })
+    end, { tide.stack { boxes, boxes }, tide.stack { scores, scores * 0.5 } },
+    { rank_error = "ranks of boxes and scores must be known while tracing",
+      signature = { tide.TensorSpec({ 2, tide.None, 4 }), tide.TensorSpec({ 2, tide.None }) } })
+  end
+  cases.non_max_suppression_overlaps = function(add)
+    local ov = tide.tensor({ { 1, 0.7, 0.1, 0 }, { 0.7, 1, 0.2, 0 }, { 0.1, 0.2, 1, 0.4 }, { 0, 0, 0.4, 1 } }, "float32")
+    add("overlaps", function(o, s) return I.non_max_suppression_overlaps(o, s, 4, { overlap_threshold = 0.5 }) end,
+      { ov, scores })
+  end
+  cases.combined_non_max_suppression = function(add)
+    local b = tide.stack { boxes, boxes:reverse { 0 } }:reshape { 2, 4, 1, 4 }
+    local s = tide.tensor({ { { 0.9, 0.1 }, { 0.8, 0.4 }, { 0.2, 0.7 }, { 0.5, 0.6 } },
+      { { 0.3, 0.2 }, { 0.1, 0.95 }, { 0.6, 0.5 }, { 0.7, 0.05 } } }, "float32")
+    add("shared boxes", function(x, y)
+      local r = I.combined_non_max_suppression(x, y, 2, 3, { iou_threshold = 0.4 })
+      return r[1], r[2], r[3], r[4]
+    end, { b, s })
+    add("padded per class, unclipped", function(x, y)
+      local r = I.combined_non_max_suppression(x, y, 1, 5, { pad_per_class = true, clip_boxes = false })
+      return r[1], r[2], r[3], r[4]
+    end, { tide.tile(b, { 1, 1, 2, 1 }), s })
+  end
+  cases.draw_bounding_boxes = function(add)
+    local images = data({ 2, 5, 6, 3 }, "float32")
+    local b = tide.tensor({ { { 0.1, 0.1, 0.8, 0.6 }, { -0.2, 0.3, 0.5, 1.2 } }, { { 0, 0, 1, 1 }, { 0.6, 0.5, 0.2, 0.9 } } },
+      "float32")
+    add("default colours", function(x, y) return I.draw_bounding_boxes(x, y) end, { images, b })
+    add("given colours, float16", function(x, y, c) return I.draw_bounding_boxes(x, y, c) end,
+      { images:cast("float16"), b, tide.tensor({ { 1, 0, 0.5 }, { 0, 1, 0 } }, "float32") })
+  end
+  cases.encode_jpeg = function(add)
+    add("rgb", function(x) return I.encode_jpeg_tensor(x, { quality = 80 }) end, { data({ 5, 7, 3 }, "uint8") })
+    add("gray, a quality tensor", function(x, q) return I.encode_jpeg_tensor(x, { quality = q }) end,
+      { data({ 4, 4, 1 }, "uint8"), tide.tensor(60) })
+  end
+  cases.stateless_random_uniform = function(add)
+    local R = tide.random
+    for _, dt in ipairs { "float32", "float64", "float16", "bfloat16" } do
+      add(dt, function(s) return R.stateless_uniform({ 3, 5 }, s, { dtype = dt }) end, { tide.tensor { 7, -2 } })
+    end
+    add("int32 bounds", function(s) return R.stateless_uniform({ 9 }, s, { minval = -4, maxval = 30, dtype = "int32" }) end,
+      { tide.tensor({ 1, 2 }, "int64") })
+    add("int64, every value", function(s) return R.stateless_uniform({ 4 }, s, { dtype = "int64" }) end,
+      { tide.tensor { 3, 3 } })
+    add("a shape input", function(s, x) return R.stateless_uniform(tide.shape(x), s) end,
+      { tide.tensor { 5, 6 }, data({ 2, 3 }, "float32") })
+  end
+  cases.stateless_sample_distorted_bounding_box = function(add)
+    local b = tide.tensor({ { { 0.1, 0.2, 0.6, 0.7 }, { 0.5, 0.5, 0.9, 0.8 } } }, "float32")
+    add("boxes", function(size, bb, s)
+      return I.stateless_sample_distorted_bounding_box(size, bb, s, { min_object_covered = 0.3 })
+    end, { tide.tensor { 60, 80, 3 }, b, tide.tensor { 4, 9 } })
+    add("the whole image, int64", function(size, bb, s)
+      return I.stateless_sample_distorted_bounding_box(size, bb, s, { use_image_if_no_bounding_boxes = true,
+        aspect_ratio_range = { 0.5, 2 } })
+    end, { tide.tensor({ 31, 17, 1 }, "int64"), tide.zeros { 1, 0, 4 }, tide.tensor { -3, 8 } })
   end
 end
 

@@ -17,6 +17,8 @@ local floor = math.floor
 local M = {}
 
 local FILL, RANGE, LINSPACE, EYE = C.TIDE_OP_FILL, C.TIDE_OP_RANGE, C.TIDE_OP_LINSPACE, C.TIDE_OP_EYE
+local RANGE_DYNAMIC = C.TIDE_OP_RANGE_DYNAMIC
+local band, SYMBOLIC = bit.band, C.TIDE_TENSOR_SYMBOLIC
 local F32, I32, I64, BOOL = C.TIDE_FLOAT32, C.TIDE_INT32, C.TIDE_INT64, C.TIDE_BOOL
 
 -- The dtype TF infers for a Lua scalar: bool, int32 (int64 when large), float32.
@@ -28,9 +30,16 @@ local function value_dtype(v)
   return F32
 end
 
--- A Lua number (or boolean, or one-element tensor) and its inferred dtype.
-local function scalar_arg(op, what, v)
+-- A Lua number (or boolean, or one-element tensor) and its inferred dtype;
+-- with `symbolic_ok`, a traced one-element tensor comes back as itself.
+local function scalar_arg(op, what, v, symbolic_ok)
   v = convert.unvariable(v)
+  if istype(Tensor, v) and symbolic_ok and band(v.flags, SYMBOLIC) ~= 0 then
+    if v.ndim > 1 or (v.ndim == 1 and v.dims[0] ~= 1) then
+      binding.error(string.format("%s: %s must be a scalar, got shape %s", op, what, tostring(v.shape)))
+    end
+    return v, v.dt
+  end
   if istype(Tensor, v) then
     if v.nelem ~= 1 then binding.error(string.format("%s: %s must be a scalar, got a tensor of %d elements", op, what,
         tonumber(v.nelem))) end
@@ -120,9 +129,9 @@ function M.range(start, ...)
   local limit, delta = o.limit, o.delta
   if limit == nil then start, limit = 0, start end
   if delta == nil then delta = 1 end
-  local s, ds = scalar_arg("range", "start", start)
-  local l, dl = scalar_arg("range", "limit", limit)
-  local d, dd = scalar_arg("range", "delta", delta)
+  local s, ds = scalar_arg("range", "start", start, true)
+  local l, dl = scalar_arg("range", "limit", limit, true)
+  local d, dd = scalar_arg("range", "delta", delta, true)
   local dt
   if o.dtype then
     dt = dtype.code(o.dtype, "range")
@@ -134,6 +143,28 @@ function M.range(start, ...)
       if (order[x] or 0) > (order[dt] or 0) then dt = x end
     end
     if dt == BOOL then binding.error("range: start, limit and delta must be numbers, got booleans") end
+  end
+  if istype(Tensor, s) or istype(Tensor, l) or istype(Tensor, d) then
+    -- a bound known only when the traced function runs: range_dynamic takes
+    -- the three as 0-d tensors of the dtype, and its length is read then
+    local name = dtype.names[dt]
+    local ins = {}
+    for i, v in ipairs { s, l, d } do
+      if istype(Tensor, v) then
+        if v.ndim ~= 0 then v = v:reshape {} end
+        if v.dt ~= dt then -- TF casts the bounds to the dtype first
+          local ca = dispatch.attrs()
+          ca.dtype = dt
+          v = dispatch.run1(C.TIDE_OP_CAST, ca, v)
+        end
+        ins[i] = v
+      else
+        ins[i] = convert.tensor(v, name, "range")
+      end
+    end
+    local a = dispatch.attrs()
+    a.dtype = dt
+    return dispatch.run(RANGE_DYNAMIC, a, ins, 1)
   end
   local a = dispatch.attrs()
   a.scalars[0], a.scalars[1], a.scalars[2] = s, l, d

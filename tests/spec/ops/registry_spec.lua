@@ -31,6 +31,7 @@ local calls = {
   one_hot = function() return tide.one_hot(tide.tensor{0, 2}, 3) end, reverse = function() return tide.reverse(m, {1}) end,
   shape = function() return tide.shape(m) end, size = function() return tide.num_elements(m) end,
   fill = function() return tide.fill({2, 2}, 7) end, range = function() return tide.range(5) end,
+  range_dynamic = function() return tide.trace(function(n) return tide.range(n) end)(tide.tensor(5)) end,
   linspace = function() return tide.linspace(0, 1, 5) end, eye = function() return tide.eye(3) end,
   random_uniform = function() return tide.random.uniform({4}) end,
   random_normal = function() return tide.random.normal({4}) end,
@@ -198,6 +199,23 @@ do
   calls.resize_nearest = function() return tide.image.resize(img, { 2, 3 }, { method = "nearest" }) end
   calls.resize_bilinear_grad = grad_op(C.TIDE_OP_RESIZE_BILINEAR_GRAD)
   calls.resize_nearest_grad = grad_op(C.TIDE_OP_RESIZE_NEAREST_GRAD)
+  local boxes = tide.tensor({ { 0, 0, 1, 1 }, { 0, 0.1, 1, 1.1 } }, "float32")
+  calls.non_max_suppression = function() return tide.image.non_max_suppression(boxes, { 0.9, 0.8 }, 2) end
+  calls.non_max_suppression_overlaps = function()
+    return tide.image.non_max_suppression_overlaps(tide.eye(2), { 0.9, 0.8 }, 2)
+  end
+  calls.combined_non_max_suppression = function()
+    return tide.image.combined_non_max_suppression(boxes:reshape { 1, 2, 1, 4 }, tide.ones { 1, 2, 3 }, 2, 3)[1]
+  end
+  calls.draw_bounding_boxes = function() return tide.image.draw_bounding_boxes(img:slice { {}, {}, {}, { 0, 1 } }, boxes:reshape { 1, 2, 4 }) end
+  calls.encode_jpeg = function() return tide.image.encode_jpeg_tensor(tide.zeros({ 2, 2, 3 }, "uint8")) end
+  calls.stateless_random_uniform = function() return tide.random.stateless_uniform({ 3 }, { 1, 2 }) end
+  calls.sample_distorted_bounding_box = function()
+    return tide.image.sample_distorted_bounding_box({ 10, 10, 3 }, boxes:reshape { 1, 2, 4 }:clip_by_value(0, 1))
+  end
+  calls.stateless_sample_distorted_bounding_box = function()
+    return tide.image.stateless_sample_distorted_bounding_box({ 10, 10, 3 }, boxes:reshape { 1, 2, 4 }:clip_by_value(0, 1), { 1, 2 })
+  end
 end
 
 describe("the op registry", function()

@@ -12,7 +12,8 @@ local ffi, C = binding.ffi, binding.C
 local None = tide.None
 
 local TOL = { float32 = 1e-5, float64 = 1e-12, float16 = 2e-3, bfloat16 = 1e-2 }
-local RANDOM = { random_uniform = true, random_normal = true, truncated_normal = true, random_shuffle = true }
+local RANDOM = { random_uniform = true, random_normal = true, truncated_normal = true, random_shuffle = true,
+  sample_distorted_bounding_box = true }
 
 local function pack(...) return { n = select("#", ...), ... } end
 
@@ -212,6 +213,11 @@ describe("random registry ops, traced and eager", function()
     random_shuffle = {
       { "rows", function(s, x) return R.shuffle(x, { seed = s }) end, { rows } },
       { "strided", function(s, x) return R.shuffle(x, { seed = s }) end, { T.data({ 2, 5 }, "float32"):transpose() } },
+    },
+    sample_distorted_bounding_box = { -- (its crop as a box: one attempt draws one block)
+      { "a box", function(s, b)
+        return select(3, tide.image.sample_distorted_bounding_box({ 400, 500, 3 }, b, { seed = s, area_range = { 0.1, 0.9 } }))
+      end, { tide.tensor({ { { 0.1, 0.2, 0.6, 0.7 } } }, "float32") } },
     },
   }
 

@@ -244,6 +244,23 @@ describe("elementwise fusion", function()
     assert.are.equal("bool", a.dtype)
   end)
 
+  it("keeps two bool values read outside their group apart (the last partial strip of each)", function()
+    -- (shared comparisons CSE merges into one group give it two bool extra
+    -- results; a block's last partial strip once ran past the first one's
+    -- masks into the second's)
+    local function fn(a, b, c)
+      local e0, e1 = a:lt(0.5), b:lt(0.5)
+      return tide.where(e0, a, tide.where(e1, b, c)), tide.where(e0, b, tide.where(e1, c, a))
+    end
+    for _, n in ipairs { 40, 37, 1000 } do
+      local x = tide.random.uniform({ 3, n, 1 }, { seed = n })
+      local got = { tide.trace(fn)(x[0], x[1], x[2]) }
+      local want = { fn(x[0], x[1], x[2]) }
+      same(got[1], want[1])
+      same(got[2], want[2])
+    end
+  end)
+
   it("works with unknown dims", function()
     local f = tide.trace(act, {input_signature = {tide.TensorSpec({tide.None, 7}, "float32"),
       tide.TensorSpec({7}, "float32"), tide.TensorSpec({1, 1}, "float32")}})
