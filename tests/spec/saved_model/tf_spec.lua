@@ -107,3 +107,29 @@ describe("tide.saved_model.load of a TF SavedModel", function()
     tmp.remove(dir:match("^(.*)/unmapped$"))
   end)
 end)
+
+describe("tide run and tide summary on a TF SavedModel", function()
+  local program = require "tide_program"
+  local q = program.quote
+
+  it("run prints TF's outputs by their names; summary lists signatures and variables", function()
+    local dir = program.make_tmpdir("tf_run")
+    local root = io.popen("pwd"):read("*l")
+    tide.io.write_npy(dir .. "/x.npy", f32(E.module_x))
+    local rc, out, err = program.sh(dir, q(program.path) .. " run " .. q(root .. "/" .. FIX .. "module") .. " --input " ..
+      q(dir .. "/x.npy") .. " --output " .. q(dir .. "/y.npy"))
+    assert.are.equal(0, rc, err)
+    h.close(tide.io.read_npy(dir .. "/y.npy"), E.module_y, 1e-6)
+    rc, out, err = program.sh(dir, q(program.path) .. " summary " .. q(root .. "/" .. FIX .. "keras_mlp"))
+    assert.are.equal(0, rc, err)
+    assert.truthy(out:find("serving_default\n    inputs:\n      keras_tensor: float32 (None, 5)\n    outputs:\n" ..
+      "      output_0: float32 (None, 3)", 1, true), out)
+    assert.truthy(out:find("Variables (4):", 1, true), out)
+    -- a model with an unmapped op fails with status 1 and names the ops
+    rc, out, err = program.sh(dir, q(program.path) .. " run " .. q(root .. "/" .. FIX .. "unmapped") .. " --input " ..
+      q(dir .. "/x.npy"))
+    assert.are.equal(1, rc)
+    assert.truthy(err:find("uses 2 TF ops that tide does not map", 1, true), err)
+    program.remove_tmpdir(dir)
+  end)
+end)
