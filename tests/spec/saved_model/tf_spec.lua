@@ -80,6 +80,18 @@ describe("tide.saved_model.load of a TF SavedModel", function()
     h.close(one.s, { E.ops_s[2] }, 1e-5)
   end)
 
+  it("maps convolutions, pools and batch normalization (channels-last)", function()
+    local m = tide.saved_model.load(FIX .. "nn")
+    local r = m.signatures.serving_default { x = f32(E.nn_x) }
+    assert.are.same({ 2, 2, 2, 6 }, r.e.shape)
+    h.close(r.e, E.nn_e, 1e-4)
+    h.close(r.f, E.nn_f, 1e-4)
+    -- a Keras CNN: Conv2D, DepthwiseConv2D, BatchNormalization, pools, GlobalAveragePooling2D, Dense
+    local k = tide.saved_model.load(FIX .. "keras_cnn")
+    local y = k.signatures.serving_default { [E.cnn_input] = f32(E.cnn_x) }
+    h.close(y[E.cnn_output], E.cnn_y, 1e-5)
+  end)
+
   it("names every op it does not map, and a node of each, at load time", function()
     local err = h.errors("uses 2 TF ops that tide does not map:", tide.saved_model.load, FIX .. "unmapped")
     assert.truthy(err:find("Cumsum (node 'Cumsum' in function '__inference___call___", 1, true), err)
