@@ -54,6 +54,15 @@ typedef struct tf_op {
   const char *outs;  /* its output args, space-separated ("y batch_mean ..."), for "node:arg:k" refs */
 } tf_op;
 
+/* The image ops' mappings (tf_ops_nn.c): Conv2D and DepthwiseConv2dNative, MaxPool and
+ * AvgPool, FusedBatchNorm* in inference. */
+tide_status tf_map_conv(tf_import *im, const Tensorflow__NodeDef *node, int n_in, tf_val *const *in, int n_out,
+                        tf_val *out);
+tide_status tf_map_pool(tf_import *im, const Tensorflow__NodeDef *node, int n_in, tf_val *const *in, int n_out,
+                        tf_val *out);
+tide_status tf_map_batch_norm(tf_import *im, const Tensorflow__NodeDef *node, int n_in, tf_val *const *in, int n_out,
+                              tf_val *out);
+
 /* The mapping of TF op `name`, or NULL when tide does not map it. */
 const tf_op *tf_op_find(const char *name);
 /* Node's output count for op (a list output counts what its attrs say). */

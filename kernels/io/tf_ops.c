@@ -525,6 +525,13 @@ static const tf_op OPS[] = {
     {"GatherV2", map_gather, 1, NULL},          {"Pad", map_pad, 1, NULL},
     {"PadV2", map_pad, 1, NULL},                {"AddN", map_add_n, 1, NULL},
     {"Select", map_select, 1, NULL},
+    /* tf_ops_nn.c */
+    {"Conv2D", tf_map_conv, 1, NULL},           {"DepthwiseConv2dNative", tf_map_conv, 1, NULL},
+    {"MaxPool", tf_map_pool, 1, NULL},          {"AvgPool", tf_map_pool, 1, NULL},
+    {"FusedBatchNorm", tf_map_batch_norm, 5, "y batch_mean batch_variance reserve_space_1 reserve_space_2"},
+    {"FusedBatchNormV2", tf_map_batch_norm, 5, "y batch_mean batch_variance reserve_space_1 reserve_space_2"},
+    {"FusedBatchNormV3", tf_map_batch_norm, 6,
+     "y batch_mean batch_variance reserve_space_1 reserve_space_2 reserve_space_3"},
 };
 
 const tf_op *tf_op_find(const char *name) {

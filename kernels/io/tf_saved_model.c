@@ -499,6 +499,16 @@ int tide_tf_saved_model_input_spec(const tide_tf_saved_model *m, int k, int i, i
   for (int j = 0; dims && j < nd; j++) dims[j] = d[j];
   return dt;
 }
+int tide_tf_saved_model_output_spec(const tide_tf_saved_model *m, int k, int i, int *ndim, int64_t *dims) {
+  const tf_sig *s = sig_at(m, k);
+  if (!s || i < 0 || i >= s->n_out) return -1;
+  int dt, nd;
+  int64_t d[TIDE_MAX_DIMS];
+  if (input_spec(s->out_info[i], &dt, &nd, d)) return -1;
+  if (ndim) *ndim = nd;
+  for (int j = 0; dims && j < nd; j++) dims[j] = d[j];
+  return dt;
+}
 int tide_tf_saved_model_num_variables(const tide_tf_saved_model *m) { return m ? m->n_vars : 0; }
 const char *tide_tf_saved_model_variable_name(const tide_tf_saved_model *m, int k) {
   return m && k >= 0 && k < m->n_vars ? m->var_keys[k] : NULL;

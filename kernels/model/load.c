@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../graph/graph_internal.h"
+#include "tide/file_kind.h"
 
 tide_status tide_model_fail(tide_model_error *err, tide_status st, bool with_last, const char *fmt, ...) {
   if (!err) return st;
@@ -27,7 +28,7 @@ tide_status tide_model_fail(tide_model_error *err, tide_status st, bool with_las
  * built graph infers them (-1 where a dim depends on a free input dim). */
 static tide_status make_specs(tide_model *m, int k, tide_model_error *err) {
   tide_signature *s = &m->sigs[k];
-  const tide_graph_def *d = tide_saved_model_function_def(m->saved, k);
+  const tide_graph_def *d = m->saved ? tide_saved_model_function_def(m->saved, k) : NULL;
   s->n_in = tide_graph_num_inputs(s->graph);
   s->n_out = tide_graph_num_outputs(s->graph);
   s->in = calloc((size_t)s->n_in + 1, sizeof *s->in);
@@ -35,16 +36,21 @@ static tide_status make_specs(tide_model *m, int k, tide_model_error *err) {
   if (!s->in || !s->out) return tide_model_fail(err, TIDE_ERR_MEMORY, false, "model %s: out of memory", m->dir);
   for (int i = 0; i < s->n_in; i++) {
     tide_tensor_spec *sp = &s->in[i];
-    sp->name = tide_saved_model_input_name(m->saved, k, i);
     int ndim = 0;
-    sp->dtype = tide_graph_def_input(d, i, &ndim, sp->dims);
+    if (m->tf) {
+      sp->name = tide_tf_saved_model_input_name(m->tf, k, i);
+      sp->dtype = tide_tf_saved_model_input_spec(m->tf, k, i, &ndim, sp->dims);
+    } else {
+      sp->name = tide_saved_model_input_name(m->saved, k, i);
+      sp->dtype = tide_graph_def_input(d, i, &ndim, sp->dims);
+    }
     sp->ndim = ndim;
   }
   tide_graph *g = s->graph;
   for (int i = 0; i < s->n_out; i++) {
     tide_tensor_spec *sp = &s->out[i];
     const tide_tensor *desc = gval_desc(g, g->outputs[i]);
-    sp->name = tide_saved_model_output_name(m->saved, k, i);
+    sp->name = m->tf ? tide_tf_saved_model_output_name(m->tf, k, i) : tide_saved_model_output_name(m->saved, k, i);
     sp->dtype = desc->dt;
     sp->ndim = desc->ndim;
     for (int d2 = 0; d2 < desc->ndim && d2 < TIDE_MAX_DIMS; d2++) sp->dims[d2] = desc->dims[d2];
@@ -63,6 +69,7 @@ void tide_model_free(tide_model *m) {
   }
   free(m->sigs);
   tide_saved_model_free(m->saved); /* after the graphs: they read its variables */
+  tide_tf_saved_model_free(m->tf);
   free(m->dir);
   free(m);
 }
@@ -81,13 +88,15 @@ tide_model *tide_model_load(const char *dir, tide_model_error *err) {
   }
   strcpy(name, dir);
   m->dir = name;
-  tide_status st = tide_saved_model_open(dir, &m->saved);
+  /* decided by content: TensorFlow's saved_model.pb, else tide's own */
+  bool tf = tide_file_kind(dir, NULL) == TIDE_FILE_TF_SAVED_MODEL;
+  tide_status st = tf ? tide_tf_saved_model_open(dir, &m->tf) : tide_saved_model_open(dir, &m->saved);
   if (st) {
     tide_model_fail(err, st, true, "tide_model_load %s", dir);
     tide_model_free(m);
     return NULL;
   }
-  int n = tide_saved_model_num_functions(m->saved);
+  int n = tf ? tide_tf_saved_model_num_signatures(m->tf) : tide_saved_model_num_functions(m->saved);
   m->sigs = calloc((size_t)n + 1, sizeof *m->sigs);
   if (!m->sigs) {
     tide_model_fail(err, TIDE_ERR_MEMORY, false, "tide_model_load %s: out of memory", dir);
@@ -97,14 +106,20 @@ tide_model *tide_model_load(const char *dir, tide_model_error *err) {
   for (int k = 0; k < n; k++) {
     tide_signature *s = &m->sigs[k];
     s->model = m;
-    s->name = tide_saved_model_function_name(m->saved, k);
+    s->name = tf ? tide_tf_saved_model_signature_name(m->tf, k) : tide_saved_model_function_name(m->saved, k);
     if (pthread_mutex_init(&s->lock, NULL) != 0) {
       tide_model_fail(err, TIDE_ERR_MEMORY, false, "tide_model_load %s: cannot make a lock", dir);
       tide_model_free(m);
       return NULL;
     }
     m->n_sigs++; /* from here on tide_model_free undoes this signature */
-    st = tide_saved_model_build(m->saved, k, NULL, &s->graph);
+    if (tf) { /* built when the TF model was read; the signature holds a reference of its own */
+      s->graph = tide_tf_saved_model_graph(m->tf, k);
+      tide_graph_retain(s->graph);
+      st = TIDE_OK;
+    } else {
+      st = tide_saved_model_build(m->saved, k, NULL, &s->graph);
+    }
     if (st) {
       tide_model_fail(err, st, true, "tide_model_load %s: signature '%s'", dir, s->name);
       tide_model_free(m);

@@ -9,6 +9,7 @@
 #include "tide/graph.h"
 #include "tide/model.h"
 #include "tide/saved_model.h"
+#include "tide/tf_saved_model.h"
 
 struct tide_signature {
   tide_model *model;
@@ -24,6 +25,7 @@ struct tide_signature {
 
 struct tide_model {
   tide_saved_model *saved;   /* the variables the graphs read, and the names */
+  tide_tf_saved_model *tf;   /* or a TensorFlow SavedModel's (then saved is NULL) */
   char *dir;
   int n_sigs;
   tide_signature *sigs;

@@ -36,6 +36,8 @@ TIDE_API const char *tide_tf_saved_model_output_name(const tide_tf_saved_model *
  * (return value; -1 out of range), rank in *ndim (TIDE_UNKNOWN_RANK: any)
  * and dims (-1 where free). */
 TIDE_API int tide_tf_saved_model_input_spec(const tide_tf_saved_model *m, int k, int i, int *ndim, int64_t *dims);
+/* Output i of signature k as the SavedModel declares it (as input_spec). */
+TIDE_API int tide_tf_saved_model_output_spec(const tide_tf_saved_model *m, int k, int i, int *ndim, int64_t *dims);
 
 /* Variables: their checkpoint keys ("layer/kernel/.ATTRIBUTES/VARIABLE_VALUE")
  * and tensors (owned by m; the graphs read them at each run). */

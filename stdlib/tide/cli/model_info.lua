@@ -46,6 +46,7 @@ end
 function M.specs(loaded, name)
   local fn = loaded.functions[name]
   local inputs = fn.input_signature
+  if loaded.format == "tensorflow" then return inputs, fn.output_signature end -- as TF's SavedModel declares them
   local k = C.tide_saved_model_find_function(loaded._m, name)
   local cf = fn:get_concrete_function()
   local outputs = {}

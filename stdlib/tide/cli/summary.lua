@@ -52,8 +52,19 @@ function M.run(args, cli)
   end
   print("")
   local total, trainable = 0, 0
-  print(fmt("Variables (%d):", #loaded.variables))
-  for _, v in ipairs(loaded.variables) do
+  local vars = loaded.variables
+  if loaded.format == "tensorflow" then -- {checkpoint key = tensor}; whether each trains is not read from TF's file
+    local keys = {}
+    for k in pairs(vars) do keys[#keys + 1] = k end
+    table.sort(keys)
+    vars = {}
+    for i, k in ipairs(keys) do
+      local t = loaded.variables[k]
+      vars[i] = { name = k, dtype = t.dtype, shape = t.shape, trainable = true }
+    end
+  end
+  print(fmt("Variables (%d):", #vars))
+  for _, v in ipairs(vars) do
     local n = 1
     for _, d in ipairs(v.shape) do n = n * d end
     total = total + n

@@ -20,13 +20,16 @@ local function share(t)
   return binding.finish(r)
 end
 
-local function input_specs(m, k)
+-- Signature k's input (or output) specs as the SavedModel declares them, named by TF's names.
+local function specs_of(m, k, outputs)
+  local name_of = outputs and C.tide_tf_saved_model_output_name or C.tide_tf_saved_model_input_name
+  local spec_of = outputs and C.tide_tf_saved_model_output_spec or C.tide_tf_saved_model_input_spec
   local specs = {}
   local i = 0
   while true do
-    local name = C.tide_tf_saved_model_input_name(m, k, i)
+    local name = name_of(m, k, i)
     if name == nil then break end
-    local dt = C.tide_tf_saved_model_input_spec(m, k, i, ndim_buf, dims_buf)
+    local dt = spec_of(m, k, i, ndim_buf, dims_buf)
     local shape
     if ndim_buf[0] >= 0 then
       shape = {}
@@ -79,7 +82,7 @@ end
 -- load(dir): the TF SavedModel in dir, as {format = "tensorflow", signatures = {name = fn}, functions =
 -- {name = fn}, variables = {checkpoint key = tensor}}. signatures[name]{x = t} takes a table of inputs by
 -- TF's names and returns a table of outputs by TF's names; functions[name](t, ...) takes them in order
--- (input_signature lists them) and returns the outputs in order (output_names lists them).
+-- (input_signature lists them) and returns the outputs in order (output_names and output_signature list them).
 function M.load(dir)
   if type(dir) ~= "string" or dir == "" then binding.error("saved_model.load: dir must be a path string") end
   local p = ffi.new("tide_tf_saved_model *[1]")
@@ -91,12 +94,12 @@ function M.load(dir)
   end
   for k = 0, C.tide_tf_saved_model_num_signatures(m) - 1 do
     local sname = ffi.string(C.tide_tf_saved_model_signature_name(m, k))
-    local specs = input_specs(m, k)
+    local specs, out_specs = specs_of(m, k, false), specs_of(m, k, true)
     local outs = {}
-    local g = C.tide_tf_saved_model_graph(m, k)
-    for i = 0, C.tide_graph_num_outputs(g) - 1 do outs[i + 1] = ffi.string(C.tide_tf_saved_model_output_name(m, k, i)) end
+    for i, s in ipairs(out_specs) do outs[i] = s.name end
     local fn = positional(self, m, k, sname, specs, #outs)
-    self.functions[sname] = setmetatable({ input_signature = specs, output_names = outs, name = sname },
+    self.functions[sname] = setmetatable({ input_signature = specs, output_signature = out_specs, output_names = outs,
+      name = sname },
       { __call = function(_, ...) return fn(...) end })
     self.signatures[sname] = function(inputs)
       if type(inputs) ~= "table" or istype(Tensor, inputs) then

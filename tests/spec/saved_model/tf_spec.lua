@@ -80,6 +80,18 @@ describe("tide.saved_model.load of a TF SavedModel", function()
     h.close(one.s, { E.ops_s[2] }, 1e-5)
   end)
 
+  it("maps convolutions, pools and batch normalization (channels-last)", function()
+    local m = tide.saved_model.load(FIX .. "nn")
+    local r = m.signatures.serving_default { x = f32(E.nn_x) }
+    assert.are.same({ 2, 2, 2, 6 }, r.e.shape)
+    h.close(r.e, E.nn_e, 1e-4)
+    h.close(r.f, E.nn_f, 1e-4)
+    -- a Keras CNN: Conv2D, DepthwiseConv2D, BatchNormalization, pools, GlobalAveragePooling2D, Dense
+    local k = tide.saved_model.load(FIX .. "keras_cnn")
+    local y = k.signatures.serving_default { [E.cnn_input] = f32(E.cnn_x) }
+    h.close(y[E.cnn_output], E.cnn_y, 1e-5)
+  end)
+
   it("names every op it does not map, and a node of each, at load time", function()
     local err = h.errors("uses 2 TF ops that tide does not map:", tide.saved_model.load, FIX .. "unmapped")
     assert.truthy(err:find("Cumsum (node 'Cumsum' in function '__inference___call___", 1, true), err)
@@ -105,5 +117,31 @@ describe("tide.saved_model.load of a TF SavedModel", function()
     os.rename(dir .. "/saved_model.pb", dir .. "/saved_model.pbtxt")
     h.errors("it holds saved_model.pbtxt (text); tide reads the binary saved_model.pb", tide.saved_model.load, dir)
     tmp.remove(dir:match("^(.*)/unmapped$"))
+  end)
+end)
+
+describe("tide run and tide summary on a TF SavedModel", function()
+  local program = require "tide_program"
+  local q = program.quote
+
+  it("run prints TF's outputs by their names; summary lists signatures and variables", function()
+    local dir = program.make_tmpdir("tf_run")
+    local root = io.popen("pwd"):read("*l")
+    tide.io.write_npy(dir .. "/x.npy", f32(E.module_x))
+    local rc, out, err = program.sh(dir, q(program.path) .. " run " .. q(root .. "/" .. FIX .. "module") .. " --input " ..
+      q(dir .. "/x.npy") .. " --output " .. q(dir .. "/y.npy"))
+    assert.are.equal(0, rc, err)
+    h.close(tide.io.read_npy(dir .. "/y.npy"), E.module_y, 1e-6)
+    rc, out, err = program.sh(dir, q(program.path) .. " summary " .. q(root .. "/" .. FIX .. "keras_mlp"))
+    assert.are.equal(0, rc, err)
+    assert.truthy(out:find("serving_default\n    inputs:\n      keras_tensor: float32 (None, 5)\n    outputs:\n" ..
+      "      output_0: float32 (None, 3)", 1, true), out)
+    assert.truthy(out:find("Variables (4):", 1, true), out)
+    -- a model with an unmapped op fails with status 1 and names the ops
+    rc, out, err = program.sh(dir, q(program.path) .. " run " .. q(root .. "/" .. FIX .. "unmapped") .. " --input " ..
+      q(dir .. "/x.npy"))
+    assert.are.equal(1, rc)
+    assert.truthy(err:find("uses 2 TF ops that tide does not map", 1, true), err)
+    program.remove_tmpdir(dir)
   end)
 end)
