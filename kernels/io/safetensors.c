@@ -121,7 +121,13 @@ static void bad_file(const char *path, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  TIDE_FAIL(TIDE_ERR_IO, "safetensors: '%s' is corrupt: %s", path, what);
+  /* A file of another format (an HDF5 .h5, a .keras zip, ...) says what it is. */
+  const char *kind;
+  int k = tide_file_kind(path, &kind);
+  if (k != TIDE_FILE_UNKNOWN && k != TIDE_FILE_SAFETENSORS)
+    TIDE_FAIL(TIDE_ERR_IO, "safetensors: '%s' is not a safetensors file: it is %s", path, kind);
+  else
+    TIDE_FAIL(TIDE_ERR_IO, "safetensors: '%s' is corrupt: %s", path, what);
 }
 
 /* A name shortened for messages (a hostile file's names may be long). */

@@ -160,8 +160,8 @@ tide.nn = {}
 for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "tanh", "leaky_relu", "relu6", "softsign" } do
   tide.nn[name] = math_ops[name]
 end
-for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_more",
-                       require "tide.ops.nn_pool_more", require "tide.ops.morphology" } do
+for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_conv_nd",
+                       require "tide.ops.nn_more", require "tide.ops.nn_pool_more", require "tide.ops.morphology" } do
   for name, fn in pairs(mod) do
     if type(fn) == "function" then tide.nn[name] = fn end
   end
@@ -183,11 +183,11 @@ for _, name in ipairs { "softmax", "log_softmax" } do tide.math[name] = tide.nn[
 -- tide's Lua code, kept out of the heap of scripts that only use tensors
 -- (every collection marks the whole heap: a smaller one makes the eager
 -- ops' collections cheaper). tide.layers and the rest read as usual.
--- tide.models, with model:save and tide.models.load_model handed down by
--- the saving floor (which sits above models)
+-- tide.models, with model:save, load_model and the Keras weights files
+-- handed down by the saving floor (tide.saving, which sits above models)
 local function keras_models()
   local models = require "tide.models"
-  require "tide.saved_model.keras"
+  require "tide.saving"
   return models
 end
 
@@ -209,6 +209,8 @@ local keras = {
   data = function() return require "tide.data" end,
   datasets = function() return require "tide.datasets" end,
   saved_model = function() return require "tide.saved_model" end,
+  -- Keras 3's files (.keras, .weights.h5) and the saving entry points (keras.saving)
+  saving = function() keras_models(); return require "tide.saving" end,
   -- file formats (TFRecord, tf.train.Example) and TF's SparseTensor
   io = function() return require "tide.io" end,
   SparseTensor = function() return require("tide.sparse_tensor").SparseTensor end,

@@ -263,10 +263,18 @@ function Model:save(dir, opts)
   return saver(self, dir, opts)
 end
 
+-- Weights files by name, as in Keras: a path the saving floor claims
+-- (Keras 3's .weights.h5 and .keras, tide.saving) goes to it through this
+-- hook, {claims = fn(path), save = fn(model, path), load = fn(model, path)};
+-- any other path is tide's safetensors file.
+local weights_io
+function M.set_weights_io(io) weights_io = io end
+
 -- save_weights(path): every weight in one safetensors file (written to a
--- temporary name, then renamed).
+-- temporary name, then renamed), or Keras 3's file for a .weights.h5 path.
 function Model:save_weights(path)
   if type(path) ~= "string" then binding.error(layer_mod.who(self) .. ": save_weights expects a file path") end
+  if weights_io and weights_io.claims(path) then return weights_io.save(self, path) end
   if not rawget(self, "built") or #self.weights == 0 then
     binding.error(layer_mod.who(self) .. ": save_weights: the model has no weights yet (build it or call it once)")
   end
@@ -275,10 +283,11 @@ function Model:save_weights(path)
   safetensors.save_file(tensors, path, { metadata = { format = "tide", model = self.name } })
 end
 
--- load_weights(path): weights from save_weights' file; every name, shape
--- and dtype must match (nothing is set otherwise).
+-- load_weights(path): weights from save_weights' file (by its name, as
+-- save_weights); every name, shape and dtype must match (nothing is set otherwise).
 function Model:load_weights(path)
   if type(path) ~= "string" then binding.error(layer_mod.who(self) .. ": load_weights expects a file path") end
+  if weights_io and weights_io.claims(path) then return weights_io.load(self, path) end
   local tensors = safetensors.load_file(path)
   local by_position, count = {}, 0
   for key, t in pairs(tensors) do

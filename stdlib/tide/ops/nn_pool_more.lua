@@ -1,6 +1,6 @@
 -- stdlib/tide/ops/nn_pool_more.lua — tf.nn's 1-D and rank-dispatching pools (max_pool1d, avg_pool1d,
--- max_pool, avg_pool) and conv1d_transpose through the 2-D kernels, and depth_to_space/space_to_depth as
--- reshapes and transposes.
+-- max_pool, avg_pool) through the 2-D kernels, and depth_to_space/space_to_depth as reshapes and
+-- transposes.
 local binding = require "tide.binding"
 local convert = require "tide.convert"
 local args = require "tide.args"
@@ -57,31 +57,6 @@ local function by_rank(op, p1, p2)
 end
 M.max_pool = by_rank("max_pool", M.max_pool1d, nn_conv.max_pool2d)
 M.avg_pool = by_rank("avg_pool", M.avg_pool1d, nn_conv.avg_pool2d)
-
--- conv1d_transpose(input, filters, output_shape, strides=1, padding="SAME", data_format="NWC",
--- dilations=1): conv2d_transpose of [batch, 1, width, channels] with filters [1, width, out, in].
-function M.conv1d_transpose(input, filters, output_shape, ...)
-  local op = "conv1d_transpose"
-  local o = args.parse(op, { "strides", "padding", "data_format", "dilations" }, ...)
-  if o.data_format ~= nil and o.data_format ~= "NWC" then
-    binding.error(fmt("%s: data_format must be NWC, got %s", op, tostring(o.data_format)))
-  end
-  input, filters = convert.arg(input, op .. " (input)"), convert.arg(filters, op .. " (filters)")
-  if input.ndim >= 0 and input.ndim ~= 3 then
-    binding.error(fmt("%s: input must be 3-D [batch, width, channels], got shape %s", op, tostring(input.shape)))
-  end
-  if filters.ndim >= 0 and filters.ndim ~= 3 then
-    binding.error(fmt("%s: filters must be 3-D [width, out_channels, in_channels], got shape %s", op,
-      tostring(filters.shape)))
-  end
-  local out = args.int_list(op, "output_shape", output_shape)
-  if #out ~= 3 then binding.error(fmt("%s: output_shape must hold 3 sizes [batch, width, channels], got %d", op, #out)) end
-  local s = o.strides == nil and 1 or one(op, "strides", o.strides)
-  local d = o.dilations == nil and 1 or one(op, "dilations", o.dilations)
-  local y = nn_conv.conv2d_transpose(shape.expand_dims(input, 1), shape.expand_dims(filters, 0), { out[1], 1, out[2], out[3] },
-    { strides = { 1, s }, padding = o.padding or "SAME", dilations = { 1, d } })
-  return shape.squeeze(y, { 1 })
-end
 
 -- The block size and [batch, height, width, depth] dims of a 4-D NHWC input (all known).
 local function nhwc(op, input, block_size, ...)

@@ -18,6 +18,8 @@ local binding = require "tide.binding"
 local class = require "tide.class"
 local variable = require "tide.variable"
 local safetensors = require "tide.safetensors"
+local tf_checkpoint = require "tide.train.tf_checkpoint"
+local exists = require("tide.file").exists
 local layer_mod = require "tide.layers.layer"
 local tracking = require "tide.layers.tracking"
 local optimizer_mod = require "tide.optimizers.optimizer"
@@ -445,6 +447,10 @@ function Checkpoint:restore(path)
   check_path("restore", path)
   local file = file_of(path)
   status.path = file
+  if not exists(file) and tf_checkpoint.prefix_of(path) then
+    binding.error(fmt("Checkpoint.restore: '%s' is TensorFlow's checkpoint ('%s.index'); tide.train.Checkpoint " ..
+      "restores tide's own (.safetensors). Read TF's values with tide.train.load_checkpoint", path, path))
+  end
   local f = safetensors.safe_open(file)
   local meta = f:metadata()
   if meta.format ~= FORMAT then

@@ -85,7 +85,8 @@ function M.latest_checkpoint(dir)
   end
   local state = read_index(dir)
   local path = state and state.model_checkpoint_path
-  if path and exists(checkpoint.file_of(path)) then return path end
+  -- tide's checkpoint file, or TF's index (tf.train.latest_checkpoint of a TF folder)
+  if path and (exists(checkpoint.file_of(path)) or exists(path .. ".index")) then return path end
   return nil
 end
 
