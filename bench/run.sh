@@ -56,6 +56,7 @@ section() {
 
 cc -O3 -march=native -fopenmp bench/triad.c -o "$out/triad"
 echo "# machine"
+"$BUILD/tide" bench/timing.lua # its `# machine:` line: CPU, cores, caches, ISA, how products run
 OMP_NUM_THREADS=$threads OMP_PROC_BIND=true "$out/triad" | tee "$out/triad.txt"
 bw=$(sed -n 's/^triad.bandwidth: \([0-9.]*\) GB\/s$/\1/p' "$out/triad.txt")
 
@@ -99,6 +100,9 @@ section index
 
 echo "# attention: MultiHeadAttention forward, and forward + backward (batch 32, sequence 128, model 128, 4 heads; traced, and eager) vs nn.MultiheadAttention; tide.einsum in attention shapes vs torch.einsum (threads: $threads)"
 section attention
+
+echo "# tide.linalg's LAPACK ops (inv, cholesky, qr, svd, eigh, det; float32) on 256x256, a batch of 64 of them and 4096 8x8 matrices vs torch.linalg, tf.linalg (eager) and jax.numpy.linalg (threads: $threads)"
+section linalg
 
 echo "# tide.trace vs PyTorch eager and TorchScript (the *_traced and *_fused lines: torch.jit.script), jax.jit and tf.function (threads: $threads)"
 section trace

@@ -1,7 +1,7 @@
 /* fuzz/fuzz_csv.c — libFuzzer target for the CSV reader: any bytes split into
  * records and decoded as (int64, string, float64) give values or an error naming the
  * file; never a crash or an overread.
- * fuzz-sources: kernels/io/csv.c */
+ * fuzz-sources: kernels/io/csv.c fuzz/engine_shims.c */
 #include "tide/tide.h"
 
 #include <string.h>

@@ -1,7 +1,7 @@
 /* fuzz/fuzz_tfrecord.c — libFuzzer target for the TFRecord reader: any bytes, read
  * plain, as GZIP and as ZLIB, give records whose framing checked out, or an error
  * naming the file and an offset; never a crash, an overread or a huge allocation.
- * fuzz-sources: kernels/io/record.c kernels/io/crc32c.c */
+ * fuzz-sources: kernels/io/record.c kernels/io/crc32c.c fuzz/engine_shims.c */
 #include "tide/tide.h"
 #include "../kernels/io/crc32c.h"
 

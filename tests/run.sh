@@ -5,6 +5,12 @@
 # Exit status is non-zero when anything failed. Called by `make test` (BUILD,
 # SANITIZE set). With arguments (spec files or folders), runs only those specs:
 #   tests/run.sh tests/spec/ops/math_spec.lua tests/spec/grad
+# Every program and spec file runs under a time limit (TIDE_TEST_TIMEOUT
+# seconds, default 900, four times that under SANITIZE): one that hangs fails,
+# named, instead of stalling the suite. Checks that cannot run here (no GPU,
+# no mpirun, no strace) are printed by their program as one line
+# "SKIP N: why" (N, the checks not run, may be left out): counted apart, never
+# as passes, and named again in the summary.
 set -u
 BUILD=${BUILD:-build}
 export BUILD
@@ -12,7 +18,9 @@ log=$(mktemp)
 # What failed, said again just above the summary: a CI log is often read from
 # its tail, and the full output of a failing file scrolls far above it.
 failures=$(mktemp)
-trap 'rm -f "$log" "$failures"' EXIT
+# What was skipped, one line per SKIP line: "  program: N: why".
+skips=$(mktemp)
+trap 'rm -f "$log" "$failures" "$skips"' EXIT
 # Keeps the first lines of a failing file's failure and error blocks.
 remember_failures() {
   { echo "== $1"
@@ -36,6 +44,26 @@ fi
 # leaks are not tide's (the C tests keep leak detection).
 LUA_ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 
+# The time limit of one program or spec file; `timeout` exits 124 when it
+# struck (TERM, then KILL 10 s later for one that ignores TERM).
+if [ -n "${TIDE_TEST_TIMEOUT:-}" ]; then limit=$TIDE_TEST_TIMEOUT
+elif [ "${SANITIZE:-0}" = 1 ]; then limit=3600
+else limit=900; fi
+timed() { timeout -k 10 "$limit" "$@"; }
+# Say that `$1` ran past the limit (its exit status $2 is 124 or 137).
+timed_out() {
+  echo "$1: timed out after ${limit}s (TIDE_TEST_TIMEOUT): killed"
+  { echo "== $1: timed out after ${limit}s; its last lines:"; tail -n 20 "$log"; } >>"$failures"
+}
+
+# Count the SKIP lines of the program `$1` that wrote $log.
+skip_checks=0
+note_skips() {
+  grep -E '^SKIP( [0-9]+)?: ' "$log" | sed "s|^SKIP|  $1:|" >>"$skips"
+  n=$(sed -nE 's/^SKIP ([0-9]+): .*/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
+  skip_checks=$((skip_checks + n))
+}
+
 # The "P passed, F failed" numbers of a summary line.
 passed_of() { echo "$1" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed.*/\1/'; }
 failed_of() { echo "$1" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed.*/\2/'; }
@@ -49,9 +77,11 @@ run_c_tests() {
     t="$BUILD/tests/$(basename "$src" .c)"
     c_programs=$((c_programs + 1))
     [ -x "$t" ] || { echo "$t: not built"; c_failed=$((c_failed + 1)); continue; }
-    "$t" >"$log" 2>&1
+    timed "$t" >"$log" 2>&1
     rc=$?
     cat "$log"
+    note_skips "$t"
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then timed_out "$t" "$rc"; c_failed=$((c_failed + 1)); continue; fi
     remember_fail_lines "$t"
     line=$(grep -E '^c [^:]+: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
     if [ -n "$line" ]; then
@@ -71,9 +101,11 @@ sh_passed=0; sh_failed=0; sh_programs=0
 run_sh_tests() {
   for t in tests/sh/test_*.sh; do
     sh_programs=$((sh_programs + 1))
-    "$t" >"$log" 2>&1
+    timed "$t" >"$log" 2>&1
     rc=$?
     cat "$log"
+    note_skips "$t"
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then timed_out "$t" "$rc"; sh_failed=$((sh_failed + 1)); continue; fi
     remember_fail_lines "$t"
     line=$(grep -E '^sh [^:]+: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
     if [ -n "$line" ]; then
@@ -93,9 +125,6 @@ run_sh_tests() {
 # cannot run is not a pass. A file that crashes or prints no summary counts
 # as one failure, named.
 s_passed=0; s_failed=0; s_errors=0; s_pending=0; s_crashed=0; s_files=0
-# Checks a spec could not run here (GPU checks without a GPU): counted apart,
-# never as passes. A spec says so in one line: "no GPU visible: N GPU checks skipped".
-gpu_skipped=0
 bad_files=""
 run_specs() {
   files=$(for a in "$@"; do
@@ -104,8 +133,16 @@ run_specs() {
   for file in $files; do
     s_files=$((s_files + 1))
     ASAN_OPTIONS="$LUA_ASAN_OPTIONS" \
-      "$BUILD"/tide tests/run_busted.lua --output=plainTerminal "$file" >"$log" 2>&1
+      timed "$BUILD"/tide tests/run_busted.lua --output=plainTerminal "$file" >"$log" 2>&1
     rc=$?
+    note_skips "$file"
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+      cat "$log"
+      timed_out "$file" "$rc"
+      s_crashed=$((s_crashed + 1))
+      bad_files="$bad_files $file(timed out)"
+      continue
+    fi
     summary=$(grep -E '^[0-9]+ success(es)? / [0-9]+ failures? / [0-9]+ errors? / [0-9]+ pending' "$log" | tail -n 1)
     if [ -z "$summary" ]; then
       cat "$log"
@@ -120,8 +157,7 @@ run_specs() {
     e=$(echo "$summary" | sed -E 's/.* \/ ([0-9]+) errors? \/.*/\1/')
     pd=$(echo "$summary" | sed -E 's/.* \/ ([0-9]+) pending.*/\1/')
     s_passed=$((s_passed + s)); s_failed=$((s_failed + f)); s_errors=$((s_errors + e)); s_pending=$((s_pending + pd))
-    sk=$(sed -nE 's/^no GPU visible: ([0-9]+) GPU checks skipped.*/\1/p' "$log" | tail -n 1)
-    [ -n "$sk" ] && { gpu_skipped=$((gpu_skipped + sk)); grep -E '^no GPU visible: ' "$log" | tail -n 1; }
+    grep -E '^SKIP( [0-9]+)?: ' "$log"
     if [ "$f" -ne 0 ] || [ "$e" -ne 0 ] || [ "$pd" -ne 0 ]; then
       cat "$log"
       remember_failures "$file"
@@ -140,7 +176,7 @@ run_specs() {
 # The examples in docs/api.md run again and must print what the page shows.
 d_passed=0; d_failed=0
 run_doc_examples() {
-  TIDE="$BUILD/tide" ASAN_OPTIONS="$LUA_ASAN_OPTIONS" "$BUILD"/tide docs/check_examples.lua >"$log" 2>&1
+  TIDE="$BUILD/tide" ASAN_OPTIONS="$LUA_ASAN_OPTIONS" timed "$BUILD"/tide docs/check_examples.lua >"$log" 2>&1
   rc=$?
   cat "$log"
   line=$(grep -E '^[0-9]+ examples, [0-9]+ failed' "$log" | tail -n 1)
@@ -176,7 +212,11 @@ echo
 echo "specs: $s_passed passed, $spec_bad failed ($s_failed failures, $s_errors errors, $s_pending pending," \
   "$s_crashed crashed, in $s_files files)"
 [ -n "$bad_files" ] && echo "spec files that failed:$bad_files"
-[ "$gpu_skipped" -gt 0 ] && echo "skipped: $gpu_skipped GPU checks (no GPU visible; not counted as passed)"
+if [ -s "$skips" ]; then
+  echo "skipped (could not run here; not counted as passed): $skip_checks checks counted, in $(cut -d: -f1 "$skips" |
+    sort -u | wc -l) programs or files:"
+  cat "$skips"
+fi
 [ $# -gt 0 ] || echo "doc examples: $d_passed passed, $d_failed failed"
 passed=$((c_passed + sh_passed + s_passed + d_passed))
 failed=$((c_failed + sh_failed + spec_bad + d_failed))

@@ -9,9 +9,21 @@ for _, a in ipairs(arg) do
   if a:find("insulate", 1, true) then insulation_given = true end
 end
 if not insulation_given then table.insert(arg, 1, "--no-auto-insulate") end
+-- Temporary folders and files the specs made through tests/support/tmp.lua
+-- and left (a spec that failed before its teardown): removed, pass or fail
+-- (busted ends a failed run with os.exit).
+local function remove_temporaries()
+  if package.loaded["tmp"] then package.loaded["tmp"].remove_made() end
+end
+local os_exit = os.exit
+os.exit = function(...)
+  remove_temporaries()
+  return os_exit(...)
+end
 -- busted signals failures by raising a nil error under Lua 5.1; turn that
 -- into a plain non-zero exit instead of a confusing traceback.
 local ok, err = pcall(require "busted.runner", { standalone = false })
+remove_temporaries()
 if not ok then
   if err ~= nil then io.stderr:write(tostring(err), "\n") end
   os.exit(1)

@@ -26,9 +26,12 @@ else
   pkg-config --exists luajit || need "LuaJIT (pkg-config luajit)" libluajit-5.1-dev
   # Without OpenBLAS's own flags a system cblas.h is used and fails on `blasint`.
   pkg-config --exists openblas || need "OpenBLAS (pkg-config openblas)" libopenblas-dev
+  # HDF5's headers sit in a folder of their own (hdf5/serial) that pkg-config names.
+  pkg-config --exists hdf5 || need "HDF5 (pkg-config hdf5)" libhdf5-dev
 fi
 if command -v "$cc" >/dev/null 2>&1; then
   has_header dnnl.h || need "oneDNN (dnnl.h)" libdnnl-dev
+  has_header lapacke.h || need "LAPACKE (lapacke.h)" liblapacke-dev
   has_header readline/readline.h || need "readline (readline/readline.h)" libreadline-dev
   has_header zlib.h || need "zlib (zlib.h)" zlib1g-dev
   has_header cjson/cJSON.h || need "cJSON (cjson/cJSON.h)" libcjson-dev
@@ -37,6 +40,10 @@ if command -v "$cc" >/dev/null 2>&1; then
     need "PCRE2 (pcre2.h)" libpcre2-dev
   has_header png.h || need "libpng (png.h)" libpng-dev
   has_header jpeglib.h || need "libjpeg-turbo (jpeglib.h)" libjpeg62-turbo-dev
+  has_header zip.h || need "libzip (zip.h)" libzip-dev
+fi
+if ! command -v luajit >/dev/null 2>&1; then
+  need "the LuaJIT program (luajit: compiles tide's Lua to bytecode)" luajit
 fi
 if ! command -v protoc-c >/dev/null 2>&1; then
   need "the protobuf-c compiler (protoc-c)" protobuf-c-compiler

@@ -73,6 +73,8 @@ static void set_paths(lua_State *L, tide_vm *vm) {
     set_library_source(vm, 0, "@%s/stdlib/", parent);
     set_library_source(vm, 1, "@%s/bindings/", parent);
     set_library_source(vm, 2, "@%s/lua/", dir);
+    snprintf(probe, sizeof probe, "%s/lj", dir);
+    tide_vm_bytecode_open(L, parent, probe); /* build/lj/stdlib/..., build/lj/bindings/... (make) */
   } else { /* installed: PREFIX/lib and PREFIX/share/tide/lua */
     lua_pushfstring(L, "%s/share/tide/lua/?.lua;%s/share/tide/lua/?/init.lua;", parent, parent);
     set_library_source(vm, 0, "@%s/share/tide/lua/", parent);

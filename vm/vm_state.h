@@ -63,6 +63,9 @@ void tide_vm_patterns_open(tide_vm *vm);
 /* sandbox.c: build the scripts' environment into vm->env_ref (inside a
  * protected call: raises on failure). */
 void tide_vm_sandbox_open(tide_vm *vm);
+/* Load tide's own modules (files under source_root) from their bytecode under
+ * bytecode_root when it matches the source (vm/bytecode.c). */
+void tide_vm_bytecode_open(lua_State *L, const char *source_root, const char *bytecode_root);
 
 /* host.c */
 int tide_vm_push_env(tide_vm *vm);       /* push the scripts' environment table (sandbox) or _G */

@@ -123,6 +123,14 @@ function M.check_profiler(what)
   end
 end
 
+-- Raise the file policy's refusal of `path` (tide_file_check; `write` to
+-- make or change it): for readers that take a missing file as an answer
+-- (nothing there), so that a path outside a sandbox's folder is an error
+-- saying so rather than "nothing there".
+function M.check_file(path, write)
+  if C.tide_file_check(path, write and true or false) ~= 0 then M.raise() end
+end
+
 -- io.open for tide's own Lua readers and writers, as the C ones open files
 -- (tide_file_open): the file policy first, and only a regular file (or,
 -- to write, a device such as /dev/null), so that a FIFO named by a hostile

@@ -12,6 +12,7 @@
 #define TIDE_CORE_FORMULAS_H
 
 #include "hd.h"
+#include "special_bessel.h" /* the special functions, in double (special.h too) */
 
 #include <stdint.h>
 #ifdef __cplusplus
@@ -61,14 +62,17 @@ enum { TIDE_BAD_DIV_ZERO = 1, TIDE_BAD_NEG_POW = 2 };
   }                                                                                                \
   /* gelu's tanh approximation 0.5 x (1 + tanh(u)): as written (TF's) where                        \
    * u >= 0; below, as the same function x * sigmoid(2u) = x e^2u / (1 + e^2u),                   \
-   * because 1 + tanh(u) cancels there (digits lost from u of about -1, and the                    \
-   * whole tail rounded to -0 below u of about -9 in float32). The erf form as                     \
+   * because 1 + tanh(u) cancels there (digits lost from u of about -1), but for                   \
+   * the tail where 1 + tanh(u) rounds to 0 (u below about -9 in float32, -19 in                   \
+   * float64): TF gives exactly -0 there, and so does tide. The erf form as                        \
    * 0.5 x erfc(-x / sqrt 2) (TF's): 1 + erf(x / sqrt 2) loses every digit                         \
    * below x of about -5.5 in float32, erfc keeps them. */                                         \
   TIDE_HD T TIDE_TYPED(tide_gelu, S)(T x, bool approx) {                                           \
     if (approx) {                                                                                  \
       T u = (T)TIDE_SQRT_2_OVER_PI * (x + (T)0.044715 * x * x * x);                                \
-      if (u >= 0) return (T)0.5 * x * (1 + tanh(u));                                               \
+      T t = tanh(u);                                                                               \
+      /* where 1 + tanh(u) rounds to 0, TF's formula gives exactly (-)0: so does tide */          \
+      if (u >= 0 || 1 + t == 0) return (T)0.5 * x * (1 + t);                                       \
       T e = exp(2 * u);                                                                            \
       return x * e / (1 + e);                                                                      \
     }                                                                                              \

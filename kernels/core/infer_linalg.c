@@ -189,13 +189,44 @@ int64_t tide_range_count(const char *op, double start, double limit, double delt
   return (int64_t)n;
 }
 
+/* range_dynamic's bounds: its three inputs, 0-d tensors of the result's dtype
+ * (an unknown rank is checked when the graph runs). Their values, when known
+ * (eager data or a graph constant), go in b[0..2]. */
+static tide_status range_bounds(const tide_op_def *def, int dt, const tide_tensor *const *in, double *b, bool *known) {
+  static const char *const what[3] = {"start", "limit", "delta"};
+  char ss[128];
+  *known = true;
+  for (int i = 0; i < 3; i++) {
+    const tide_tensor *t = in[i];
+    if (t->ndim != 0 && t->ndim != TIDE_UNKNOWN_RANK)
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: %s must be a scalar (0-d), got shape %s", def->name, what[i],
+                       TIDE_SHAPE_STR(ss, t));
+    if (t->dt != dt)
+      return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: %s is %s but the result is %s (cast it)", def->name, what[i],
+                       tide_dtype_name(t->dt), tide_dtype_name(dt));
+    if ((t->flags & TIDE_TENSOR_SYMBOLIC) || t->data == NULL || t->ndim != 0) *known = false;
+    else b[i] = tide_read_number(t->data, t->dt, 0);
+  }
+  return TIDE_OK;
+}
+
 tide_status tide_infer_range(const tide_op_def *def, const tide_attrs *attrs, int n_in,
                              const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
-  TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(n_out);
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
   int dt = attrs->dtype;
   tide_status st = check_attr_dtype(def, dt);
   if (st) return st;
-  int64_t n = tide_range_count(def->name, attrs->scalars[0], attrs->scalars[1], attrs->scalars[2], dt);
+  double b[3] = {attrs->scalars[0], attrs->scalars[1], attrs->scalars[2]};
+  if (def->id == TIDE_OP_RANGE_DYNAMIC) { /* a length unknown (-1) until the values are */
+    bool known;
+    if ((st = range_bounds(def, dt, in, b, &known))) return st;
+    if (!known) {
+      int64_t unknown = -1;
+      tide_tensor_set_contiguous_layout(out[0], dt, 1, &unknown);
+      return TIDE_OK;
+    }
+  }
+  int64_t n = tide_range_count(def->name, b[0], b[1], b[2], dt);
   if (n < 0) return tide_last_status();
   tide_tensor_set_contiguous_layout(out[0], dt, 1, &n);
   return TIDE_OK;

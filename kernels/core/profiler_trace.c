@@ -193,3 +193,9 @@ char *tide_profiler_read_text(const char *path, int64_t *len) {
 }
 
 void tide_profiler_free_text(char *text) { free(text); }
+
+void tide_profiler_host_name(char *buf, int64_t n) {
+  if (!buf || n <= 0) return;
+  if (gethostname(buf, (size_t)n) != 0 || !buf[0]) snprintf(buf, (size_t)n, "localhost");
+  buf[n - 1] = '\0';
+}

@@ -79,14 +79,21 @@ static void range_part(void *arg, int64_t begin, int64_t end) {
   }
 }
 
+/* range (bounds in attrs) and range_dynamic (bounds in its three 0-d inputs,
+ * checked by the inference that sized the output). */
 tide_status tide_cpu_range(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
                            int n_out, tide_tensor *const *out) {
-  TIDE_UNUSED(def), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(n_out);
+  TIDE_UNUSED(n_out);
   tide_tensor *o = out[0];
-  range_ctx c = {o->data, o->dt, attrs->scalars[0], attrs->scalars[2], 0, 0};
+  double start = attrs->scalars[0], delta = attrs->scalars[2];
+  if (def->id == TIDE_OP_RANGE_DYNAMIC && n_in == 3) {
+    start = tide_read_number(in[0]->data, in[0]->dt, 0);
+    delta = tide_read_number(in[2]->data, in[2]->dt, 0);
+  }
+  range_ctx c = {o->data, o->dt, start, delta, 0, 0};
   if (tide_dtype_is_int(o->dt)) {
-    c.istart = tide_sat_int(attrs->scalars[0], o->dt);
-    c.idelta = tide_sat_int(attrs->scalars[2], o->dt);
+    c.istart = tide_sat_int(start, o->dt);
+    c.idelta = tide_sat_int(delta, o->dt);
   }
   tide_parallel_for(o->nelem, TIDE_GRAIN_CHEAP, range_part, &c);
   return TIDE_OK;

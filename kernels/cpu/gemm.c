@@ -1,8 +1,13 @@
 /* cpu/gemm.c — the one float32/float64 GEMM of the CPU kernels (matmul, the
  * im2col convolutions): which library runs a product, and how it is split.
  *
+ * - A product with one row or one column (a batch of 1 through a Dense
+ *   layer) is a matrix-vector product: OpenBLAS's gemv, which streams the
+ *   matrix once (1x784x256 on an AVX2 EPYC: 13 us against sgemm's 50, which
+ *   packs the matrix first).
  * - Small products (up to SMALL_MNK multiply-adds) run on the calling thread
- *   through OpenBLAS, whose small-matrix kernels beat oneDNN's set-up there.
+ *   through the library measured faster there on this machine
+ *   (cpu/gemm_small.c: OpenBLAS's small-matrix kernels or oneDNN's sgemm).
  * - Larger ones are cut into tiles of C over tide's pool, about two per
  *   thread (so a thread that another program slows down takes fewer), each
  *   tile one call on its thread alone: oneDNN's sgemm for float32 (5-20%
@@ -14,10 +19,12 @@
  *   call) while tide's pool wants them. */
 #include "../core/linalg.h"
 #include "../core/parallel.h"
+#include "gemm_small.h"
 #include "signals.h"
 
 #include <cblas.h>
 #include <dnnl.h>
+#include <stdio.h>
 
 /* OpenBLAS runs a product of at most this many multiply-adds (M*N*K) on one
  * thread (interface/gemm.c: SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD). */
@@ -41,11 +48,50 @@ void tide_blas_single_thread(void) {
   if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 }
 
+/* y = alpha op(M) x + beta y through BLAS's gemv in dt; M is rows x cols
+ * row-major with leading dimension ld. beta 0 must ignore y's old bits,
+ * which may be NaN (OpenBLAS's scal by 0 keeps a NaN in some releases):
+ * those y are zeroed first. */
+static void gemv(int dt, bool trans, int64_t rows, int64_t cols, const void *mat, int64_t ld, const void *x,
+                 int64_t incx, double beta, void *y, int64_t incy) {
+  int64_t len = trans ? cols : rows;
+  enum CBLAS_TRANSPOSE T = trans ? CblasTrans : CblasNoTrans;
+  if (dt == TIDE_FLOAT32) {
+    if (beta == 0)
+      for (int64_t i = 0; i < len; i++) ((float *)y)[i * incy] = 0.0f;
+    cblas_sgemv(CblasRowMajor, T, (blasint)rows, (blasint)cols, 1.0f, mat, (blasint)ld, x, (blasint)incx,
+                (float)beta, y, (blasint)incy);
+  } else {
+    if (beta == 0)
+      for (int64_t i = 0; i < len; i++) ((double *)y)[i * incy] = 0.0;
+    cblas_dgemv(CblasRowMajor, T, (blasint)rows, (blasint)cols, 1.0, mat, (blasint)ld, x, (blasint)incx, beta, y,
+                (blasint)incy);
+  }
+}
+
+/* C = op(A) op(B) + beta C where op(A) has one row or op(B) one column. */
+static void gemm_as_gemv(int dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+                         const void *b, int64_t ldb, double beta, void *c, int64_t ldc) {
+  if (m == 1) { /* C's row = op(B)^T x, x = op(A)'s row (a column of A when ta) */
+    int64_t incx = ta ? lda : 1;
+    if (tb) gemv(dt, false, n, k, b, ldb, a, incx, beta, c, 1); /* B is n x k */
+    else gemv(dt, true, k, n, b, ldb, a, incx, beta, c, 1);     /* B is k x n */
+  } else { /* n == 1: C's column = op(A) x, x = op(B)'s column (a row of B when tb) */
+    int64_t incx = tb ? 1 : ldb;
+    if (ta) gemv(dt, true, k, m, a, lda, b, incx, beta, c, ldc); /* A is k x m */
+    else gemv(dt, false, m, k, a, lda, b, incx, beta, c, ldc);   /* A is m x k */
+  }
+}
+
 /* One product on the calling thread alone. */
 static void gemm_here(int dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
                       const void *b, int64_t ldb, double beta, void *c, int64_t ldc) {
+  if ((m == 1 || n == 1) && k > 0) {
+    gemm_as_gemv(dt, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
   double mnk = (double)m * (double)n * (double)k;
-  if (dt == TIDE_FLOAT32 && mnk > SMALL_MNK && omp_set_num_threads) {
+  if (dt == TIDE_FLOAT32 && omp_set_num_threads && (mnk > SMALL_MNK || tide_gemm_small_onednn(mnk))) {
     omp_set_num_threads(1);
     sigset_t held;
     tide_hold_signals(&held); /* a handler inside oneDNN's sgemm corrupts the heap (cpu/signals.h) */
@@ -122,4 +168,13 @@ void tide_cpu_gemm(int dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k, co
   plan_tiles(&j, (int64_t)TILES_PER_THREAD * threads);
   int64_t tiles = (m + j.rows - 1) / j.rows * j.tn;
   tide_parallel_for(tiles, 1, gemm_tiles, &j);
+}
+
+const char *tide_cpu_gemm_plan(void) {
+  static char plan[400];
+  snprintf(plan, sizeof plan,
+           "one row or column: BLAS gemv; float32 up to %d multiply-adds: %s; larger: tiles over the pool, "
+           "oneDNN sgemm (float32) and OpenBLAS dgemm (float64), one thread each",
+           SMALL_MNK, tide_gemm_small_plan());
+  return plan;
 }

@@ -8,6 +8,7 @@
  * milliseconds, and an interrupt (a VM's time budget) is polled between calls. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "strings_util.h"
+#include "../core/utf8.h"
 
 #include <pcre2.h>
 
@@ -61,17 +62,84 @@ static int64_t char_bytes(const unsigned char *s, int64_t i, int64_t n) {
   return k;
 }
 
+/* The pattern compiled twice, since PCRE2_MATCH_INVALID_UTF makes every
+ * interpreted pcre2_match call check the UTF-8 of the whole rest of the
+ * subject (k matches in n bytes cost O(k n): 80,000 matches in one string
+ * took seconds). An element that is valid UTF-8, checked once, is matched
+ * with `valid` (UTF, no invalid-UTF support) and PCRE2_NO_UTF_CHECK, in one
+ * pass. An element holding invalid UTF-8 (or a match that ends inside a
+ * character, which \C can) goes to `any` (invalid UTF-8 matches nothing),
+ * JIT-compiled where PCRE2 can: the JIT steps over invalid bytes as it goes,
+ * with no check per call, and sees the element whole as RE2 does (an
+ * anchor such as $ or \z holds only at its true end). The interpreter, where
+ * the JIT is missing or its stack runs short, matches each valid stretch on
+ * its own. */
+typedef struct regex {
+  const tide_op_def *def;
+  const char *pat;
+  int64_t plen;
+  pcre2_code *valid, *any;
+  pcre2_match_data *md;
+  pcre2_match_context *mc;
+  pcre2_jit_stack *jit_stack;
+} regex;
+
+/* pat compiled with these options into *code; false (and the error set) when it fails. */
+static bool compile(const regex *r, uint32_t options, pcre2_code **code) {
+  int err;
+  PCRE2_SIZE erroff;
+  *code = pcre2_compile((PCRE2_SPTR)r->pat, (PCRE2_SIZE)r->plen, options, &err, &erroff, NULL);
+  if (*code) return true;
+  PCRE2_UCHAR msg[256];
+  pcre2_get_error_message(err, msg, sizeof msg);
+  TIDE_FAIL(TIDE_ERR_VALUE, "%s: invalid pattern \"%.*s\" at offset %zu: %s", r->def->name, (int)r->plen, r->pat,
+            (size_t)erroff, (const char *)msg);
+  return false;
+}
+
+/* The invalid-UTF code, made when the first element that needs it comes. */
+static bool prepare_any(regex *r) {
+  if (r->any) return true;
+  /* UTF mode as RE2's default; invalid UTF-8 in the input matches nothing (as in RE2) rather than failing. */
+  if (!compile(r, PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &r->any)) return false;
+  if (pcre2_jit_compile(r->any, PCRE2_JIT_COMPLETE) == 0) {
+    /* PCRE2's default JIT stack is 32 KB; a bigger one (reserved, used as needed) spares most fallbacks */
+    r->jit_stack = pcre2_jit_stack_create(32 * 1024, 8 * 1024 * 1024, NULL);
+    if (r->jit_stack) pcre2_jit_stack_assign(r->mc, NULL, r->jit_stack);
+  }
+  return true;
+}
+
+/* Sentinel of match_at: making the invalid-UTF code failed (the error is set). */
+enum { MATCH_NO_CODE = PCRE2_ERROR_NOMATCH - 1000 };
+
+/* The next match at or after byte p of s (n bytes) into r->md: PCRE2's count of
+ * groups (> 0), PCRE2_ERROR_NOMATCH, another PCRE2 error (< 0) or MATCH_NO_CODE.
+ * *valid_utf8 says s is valid UTF-8; it turns false when p falls inside a character. */
+static int match_at(regex *r, bool *valid_utf8, const char *s, int64_t n, int64_t p) {
+  if (*valid_utf8 && p < n && ((unsigned char)s[p] & 0xC0) == 0x80) *valid_utf8 = false;
+  if (*valid_utf8)
+    return pcre2_match(r->valid, (PCRE2_SPTR)s, (PCRE2_SIZE)n, (PCRE2_SIZE)p, PCRE2_NO_UTF_CHECK, r->md, r->mc);
+  if (!prepare_any(r)) return MATCH_NO_CODE;
+  int rc = pcre2_match(r->any, (PCRE2_SPTR)s, (PCRE2_SIZE)n, (PCRE2_SIZE)p, 0, r->md, r->mc);
+  if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
+    rc = pcre2_match(r->any, (PCRE2_SPTR)s, (PCRE2_SIZE)n, (PCRE2_SIZE)p, PCRE2_NO_JIT, r->md, r->mc);
+  return rc;
+}
+
 /* One element: its matches replaced into out (RE2's GlobalReplace / Replace).
- * Returns a PCRE2 error code (< 0) when matching failed, else 0. */
-static int replace_one(const pcre2_code *re, pcre2_match_data *md, pcre2_match_context *mc, const char *s, int64_t n,
-                       const char *rew, int64_t rlen, bool global, tide_strbuf *out, bool *oom) {
+ * Returns a PCRE2 error code (< 0), MATCH_NO_CODE when matching failed or
+ * REPLACE_INTERRUPTED when an interrupt came, else 0. */
+static int replace_one(regex *r, const char *s, int64_t n, const char *rew, int64_t rlen, bool global,
+                       tide_strbuf *out, bool *oom) {
+  bool valid_utf8 = tide_utf8_invalid_at((const unsigned char *)s, (size_t)n) == (size_t)n;
   int64_t p = 0, last_end = -1;
   while (p <= n) {
     if (tide_interrupt_pending()) return REPLACE_INTERRUPTED;
-    int rc = pcre2_match(re, (PCRE2_SPTR)s, (PCRE2_SIZE)n, (PCRE2_SIZE)p, 0, md, mc);
+    int rc = match_at(r, &valid_utf8, s, n, p);
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0) return rc;
-    const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+    const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(r->md);
     int64_t a = (int64_t)ov[0], b = (int64_t)ov[1];
     if (!tide_strbuf_add(out, s + p, a - p)) return *oom = true, 0;
     if (a == b && a == last_end) { /* an empty match where the last one ended: step over one character */
@@ -89,6 +157,14 @@ static int replace_one(const pcre2_code *re, pcre2_match_data *md, pcre2_match_c
   return 0;
 }
 
+static void regex_free(regex *r) {
+  pcre2_match_data_free(r->md);
+  pcre2_match_context_free(r->mc);
+  pcre2_jit_stack_free(r->jit_stack);
+  pcre2_code_free(r->valid);
+  pcre2_code_free(r->any);
+}
+
 tide_status tide_cpu_regex_replace(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                    int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
@@ -96,35 +172,27 @@ tide_status tide_cpu_regex_replace(const tide_op_def *def, const tide_attrs *a, 
   int64_t plen, rlen;
   const char *pat = tide_string_at(in[1]->data, 0, &plen);
   const char *rew = tide_string_at(in[2]->data, 0, &rlen);
-  int err;
-  PCRE2_SIZE erroff;
-  /* UTF mode as RE2's default; invalid UTF-8 in the input matches nothing (as in RE2) rather than failing. */
-  pcre2_code *re = pcre2_compile((PCRE2_SPTR)pat, (PCRE2_SIZE)plen, PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &err, &erroff,
-                                 NULL);
-  if (!re) {
-    PCRE2_UCHAR msg[256];
-    pcre2_get_error_message(err, msg, sizeof msg);
-    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: invalid pattern \"%.*s\" at offset %zu: %s", def->name, (int)plen, pat,
-                     (size_t)erroff, (const char *)msg);
-  }
+  regex r = {.def = def, .pat = pat, .plen = plen};
+  if (!compile(&r, PCRE2_UTF, &r.valid)) return tide_last_status();
   uint32_t groups = 0;
-  pcre2_pattern_info(re, PCRE2_INFO_CAPTURECOUNT, &groups);
+  pcre2_pattern_info(r.valid, PCRE2_INFO_CAPTURECOUNT, &groups);
   int bad_group = -1;
   const char *why = check_rewrite(rew, rlen, groups, &bad_group);
   if (why) {
-    pcre2_code_free(re);
+    regex_free(&r);
     if (bad_group >= 0)
       return TIDE_FAIL(TIDE_ERR_VALUE, "%s: invalid rewrite \"%.*s\": \\%d names a group the pattern does not have "
                        "(it has %u)", def->name, (int)rlen, rew, bad_group, (unsigned)groups);
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: invalid rewrite \"%.*s\": %s", def->name, (int)rlen, rew, why);
   }
-  pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-  pcre2_match_context *mc = pcre2_match_context_create(NULL);
-  if (mc) {
-    pcre2_set_match_limit(mc, MATCH_LIMIT);
-    pcre2_set_depth_limit(mc, DEPTH_LIMIT);
+  /* the match data fit either code: both have the same groups */
+  r.md = pcre2_match_data_create_from_pattern(r.valid, NULL);
+  r.mc = pcre2_match_context_create(NULL);
+  if (r.mc) {
+    pcre2_set_match_limit(r.mc, MATCH_LIMIT);
+    pcre2_set_depth_limit(r.mc, DEPTH_LIMIT);
   }
-  tide_status st = md && mc ? TIDE_OK : TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", def->name);
+  tide_status st = r.md && r.mc ? TIDE_OK : TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", def->name);
   tide_strings_adopt(o);
   tide_strbuf res = {0};
   for (int64_t k = 0; k < o->nelem && !st; k++) {
@@ -132,8 +200,9 @@ tide_status tide_cpu_regex_replace(const tide_op_def *def, const tide_attrs *a, 
     const char *s = tide_str_at(in[0], k, &len);
     bool oom = false;
     res.n = 0;
-    int rc = replace_one(re, md, mc, s, len, rew, rlen, a->n == 1, &res, &oom);
+    int rc = replace_one(&r, s, len, rew, rlen, a->n == 1, &res, &oom);
     if (oom) st = TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", def->name);
+    else if (rc == MATCH_NO_CODE) st = tide_last_status();
     else if (rc == REPLACE_INTERRUPTED) {
       tide_interrupt_clear();
       st = TIDE_FAIL(TIDE_ERR_INTERRUPTED, "%s: interrupted at element %lld", def->name, (long long)k);
@@ -151,9 +220,7 @@ tide_status tide_cpu_regex_replace(const tide_op_def *def, const tide_attrs *a, 
       st = tide_str_put(o, k, res.p, res.n);
     }
   }
-  pcre2_match_context_free(mc);
-  pcre2_match_data_free(md);
-  pcre2_code_free(re);
+  regex_free(&r);
   free(res.p);
   return st;
 }

@@ -7,7 +7,13 @@
  * the others fail with a message naming the collective, the rank and the
  * seconds waited; after that the world is "broken" (MPI still owns the
  * request and its buffer), no more MPI calls are made, and exit ends the
- * job with MPI_Abort instead of an MPI_Finalize that could wait forever. */
+ * job with MPI_Abort instead of an MPI_Finalize that could wait forever.
+ *
+ * No collective may meet a different one: MPI matches collectives by their
+ * order alone, so a worker's barrier at exit met another's all-reduce (which
+ * returned a sum counting a contribution never made). Each collective first
+ * gathers every worker's description of it (agree below); they differ, and
+ * every worker fails naming each one's, before any data moves. */
 #include "../core/dist_backend.h"
 
 #include <limits.h>
@@ -15,6 +21,7 @@
 #include <mpi.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -146,6 +153,77 @@ static int wait_for(MPI_Request *req, const char *what, double start, char *why,
   }
 }
 
+/* What a collective is, as the workers compare it: {sequence number, kind, a, b}. */
+enum { KIND_ALL_REDUCE = 1, KIND_BROADCAST, KIND_BARRIER, KIND_EXIT };
+enum { DESC = 4 };
+static int64_t sequence;        /* collectives this worker started */
+static int64_t *gathered;       /* every worker's description, world_ * DESC (MPI's while a gather is broken) */
+
+/* A description in words: "an all-reduce of 10 float32". */
+static void describe(const int64_t *d, char *out, size_t size) {
+  switch (d[1]) {
+  case KIND_ALL_REDUCE:
+    snprintf(out, size, "an all-reduce of %lld %s", (long long)d[2], d[3] == TIDE_DIST_F64 ? "float64" : "float32");
+    break;
+  case KIND_BROADCAST:
+    snprintf(out, size, "a broadcast of %lld bytes from worker %lld", (long long)d[2], (long long)d[3]);
+    break;
+  case KIND_BARRIER: snprintf(out, size, "a barrier"); break;
+  case KIND_EXIT: snprintf(out, size, "the barrier at exit (its script ended)"); break;
+  default: snprintf(out, size, "an unknown collective (kind %lld)", (long long)d[1]); break;
+  }
+}
+
+/* The workers' descriptions, when they differ: this worker's and up to 6 of
+ * those that differ from it, as "worker 0: an all-reduce ...; worker 1: ...". */
+static void describe_all(const int64_t *mine, char *out, size_t size) {
+  size_t at = 0;
+  int shown = 0, more = 0;
+  for (int r = 0; r < world_ && at < size; r++) {
+    const int64_t *d = gathered + (size_t)r * DESC;
+    if (r != rank_ && memcmp(d, mine, DESC * sizeof *d) == 0) continue;
+    if (shown == 7) {
+      more++;
+      continue;
+    }
+    char one[96];
+    describe(d, one, sizeof one);
+    int n = d[0] == mine[0] ? snprintf(out + at, size - at, "%sworker %d: %s", shown ? "; " : "", r, one)
+                            : snprintf(out + at, size - at, "%sworker %d: %s (its collective #%lld)", shown ? "; " : "",
+                                       r, one, (long long)d[0]);
+    if (n < 0) break;
+    at += (size_t)n;
+    shown++;
+  }
+  if (more && at < size) snprintf(out + at, size - at, "; and %d more", more);
+}
+
+/* Before collective `what` (kind, a, b) moves data: every worker gathers
+ * every worker's description of the collective it is in, within the
+ * deadline from `start`; they must all be the same. */
+static int agree(const char *what, int64_t kind, int64_t a, int64_t b, double start, char *why, size_t why_size) {
+  if (!gathered && !(gathered = malloc((size_t)world_ * DESC * sizeof *gathered))) {
+    snprintf(why, why_size, "%s: out of memory on worker %d", what, rank_);
+    return break_world(TIDE_DIST_EFAIL, why);
+  }
+  static int64_t mine[DESC]; /* MPI's until the gather completes */
+  mine[0] = ++sequence, mine[1] = kind, mine[2] = a, mine[3] = b;
+  MPI_Request req;
+  int rc = MPI_Iallgather(mine, DESC, MPI_INT64_T, gathered, DESC, MPI_INT64_T, MPI_COMM_WORLD, &req);
+  if (rc != MPI_SUCCESS) return break_world(fail(rc, what, why, why_size), why);
+  if ((rc = wait_for(&req, what, start, why, why_size))) return rc;
+  for (int r = 0; r < world_; r++) {
+    if (memcmp(gathered + (size_t)r * DESC, mine, sizeof mine) == 0) continue;
+    char all[300];
+    describe_all(mine, all, sizeof all);
+    snprintf(why, why_size,
+             "%s: collective #%lld differs across the workers (each must make the same collectives in the same "
+             "order): %s", what, (long long)mine[0], all);
+    return break_world(TIDE_DIST_EFAIL, why);
+  }
+  return 0;
+}
+
 static int mpi_init(int *rank, int *world, char *why, size_t why_size) {
   int provided = 0;
   /* Only the Lua thread calls MPI; tide's own worker threads never do. */
@@ -178,11 +256,15 @@ static int mpi_finalize(char *why, size_t why_size) {
   }
   /* MPI_Finalize waits for every process: meet first, within the timeout,
    * so that a stuck worker cannot hold the others at exit forever. */
+  const char *what = "the barrier at exit (MPI_Ibarrier)";
   MPI_Request req;
   double start = now_s();
-  int rc = MPI_Ibarrier(MPI_COMM_WORLD, &req);
-  if (rc != MPI_SUCCESS) rc = break_world(fail(rc, "the barrier at exit (MPI_Ibarrier)", why, why_size), why);
-  else rc = wait_for(&req, "the barrier at exit (MPI_Ibarrier)", start, why, why_size);
+  int rc = agree(what, KIND_EXIT, 0, 0, start, why, why_size);
+  if (!rc) {
+    rc = MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    if (rc != MPI_SUCCESS) rc = break_world(fail(rc, what, why, why_size), why);
+    else rc = wait_for(&req, what, start, why, why_size);
+  }
   if (rc) {
     fprintf(stderr, "tide: %s; ending the job (MPI_Abort)\n", why);
     mpi_abort_job(1);
@@ -197,7 +279,8 @@ static int mpi_all_reduce_sum(void *data, int64_t count, int kind, char *why, si
   if (rc) return rc;
   MPI_Datatype type = kind == TIDE_DIST_F64 ? MPI_DOUBLE : MPI_FLOAT;
   size_t elem = kind == TIDE_DIST_F64 ? sizeof(double) : sizeof(float);
-  double start = now_s(); /* one deadline for all the pieces */
+  double start = now_s(); /* one deadline for the agreement and all the pieces */
+  if ((rc = agree(what, KIND_ALL_REDUCE, count, kind, start, why, why_size))) return rc;
   for (int64_t at = 0; at < count; at += CHUNK) {
     int n = (int)(count - at < CHUNK ? count - at : CHUNK);
     MPI_Request req;
@@ -213,6 +296,7 @@ static int mpi_broadcast(void *data, int64_t bytes, int root, char *why, size_t 
   int rc = refuse_if_broken(what, why, why_size);
   if (rc) return rc;
   double start = now_s();
+  if ((rc = agree(what, KIND_BROADCAST, bytes, root, start, why, why_size))) return rc;
   for (int64_t at = 0; at < bytes; at += CHUNK) {
     int n = (int)(bytes - at < CHUNK ? bytes - at : CHUNK);
     MPI_Request req;
@@ -228,6 +312,7 @@ static int mpi_barrier(char *why, size_t why_size) {
   int rc = refuse_if_broken(what, why, why_size);
   if (rc) return rc;
   double start = now_s();
+  if ((rc = agree(what, KIND_BARRIER, 0, 0, start, why, why_size))) return rc;
   MPI_Request req;
   rc = MPI_Ibarrier(MPI_COMM_WORLD, &req);
   if (rc != MPI_SUCCESS) return break_world(fail(rc, what, why, why_size), why);

@@ -34,9 +34,13 @@ static tide_status read_body(gzFile gz, const char *path, int64_t file_bytes, ti
   unsigned char head[4];
   int64_t n = read_into(gz, head, 4);
   if (n < 0) return TIDE_FAIL(TIDE_ERR_VALUE, "read_idx: '%s' holds corrupt gzip data", path);
-  if (n < 4 || head[0] != 0 || head[1] != 0 || head[2] != 8)
+  if (n < 4 || head[0] != 0 || head[1] != 0 || head[2] != 8) {
+    const char *kind = NULL;
+    if (tide_file_kind(path, &kind) != TIDE_FILE_UNKNOWN && kind)
+      return TIDE_FAIL(TIDE_ERR_VALUE, "read_idx: '%s' is not an IDX file: it is %s", path, kind);
     return TIDE_FAIL(TIDE_ERR_VALUE, "read_idx: '%s' is not an IDX file of unsigned bytes (its magic number is wrong)",
                      path);
+  }
   int ndim = head[3];
   if (ndim > TIDE_MAX_DIMS)
     return TIDE_FAIL(TIDE_ERR_VALUE, "read_idx: '%s' has %d dims; tide takes at most %d", path, ndim, TIDE_MAX_DIMS);

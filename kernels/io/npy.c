@@ -321,8 +321,13 @@ static tide_status read_fd(int fd, const char *path, tide_tensor *out) {
   if (!S_ISREG(sb.st_mode)) return TIDE_FAIL(TIDE_ERR_IO, "read_npy: '%s' is not a regular file", path);
   int64_t file_bytes = (int64_t)sb.st_size;
   unsigned char pre[12];
-  if (file_bytes < 10 || pread_all(fd, pre, 10, 0) != 0 || memcmp(pre, MAGIC, MAGIC_LEN) != 0)
+  if (file_bytes < 10 || pread_all(fd, pre, 10, 0) != 0 || memcmp(pre, MAGIC, MAGIC_LEN) != 0) {
+    const char *kind; /* what it is instead, if tide knows */
+    int k = tide_file_kind(path, &kind);
+    if (k != TIDE_FILE_UNKNOWN && k != TIDE_FILE_NPY)
+      return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' is not a .npy file: it is %s", path, kind);
     return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' is not a .npy file (it does not start with \\x93NUMPY)", path);
+  }
   int major = pre[6];
   int64_t hlen, start;
   if (major == 1) {

@@ -411,11 +411,18 @@ int tide_record_reader_next(tide_record_reader *r, const uint8_t **data, size_t 
                        ": the file ends %d bytes into the 12-byte record header",
                        r->name, start, (int)k);
   uint64_t n = get_u64(head);
-  if (tide_crc32c_masked(head, 8) != get_u32(head + 8))
+  if (tide_crc32c_masked(head, 8) != get_u32(head + 8)) {
+    /* at the first record, a file of another format says what it is (gzip: the
+     * message below names compression_type) */
+    const char *kind = NULL;
+    int k2 = start == 0 && r->f ? tide_file_kind(r->name, &kind) : TIDE_FILE_UNKNOWN;
+    if (k2 != TIDE_FILE_UNKNOWN && k2 != TIDE_FILE_TFRECORD && k2 != TIDE_FILE_GZIP && kind)
+      return reader_fail(r, TIDE_ERR_IO, "TFRecord file '%s' is not a TFRecord file: it is %s", r->name, kind);
     return reader_fail(r, TIDE_ERR_IO,
                        "TFRecord file '%s': corrupted record at byte offset %" PRIu64
                        ": the checksum of the record's length does not match (damaged, or not a TFRecord file%s)",
                        r->name, start, r->comp == PLAIN ? "; a GZIP file needs compression_type=\"GZIP\"" : "");
+  }
   if (r->has_size && (r->file_size < start + 16 || n > r->file_size - start - 16))
     return reader_fail(r, TIDE_ERR_IO,
                        "TFRecord file '%s': truncated record at byte offset %" PRIu64 ": its header says %" PRIu64

@@ -2,6 +2,7 @@
  * header (cJSON) {name: {dtype, shape, data_offsets}, __metadata__: {k: v}}, raw data. */
 #include "atomic_file.h"
 #include "../core/internal.h"
+#include "../core/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -121,7 +122,13 @@ static void bad_file(const char *path, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  TIDE_FAIL(TIDE_ERR_IO, "safetensors: '%s' is corrupt: %s", path, what);
+  /* A file of another format (an HDF5 .h5, a .keras zip, ...) says what it is. */
+  const char *kind;
+  int k = tide_file_kind(path, &kind);
+  if (k != TIDE_FILE_UNKNOWN && k != TIDE_FILE_SAFETENSORS)
+    TIDE_FAIL(TIDE_ERR_IO, "safetensors: '%s' is not a safetensors file: it is %s", path, kind);
+  else
+    TIDE_FAIL(TIDE_ERR_IO, "safetensors: '%s' is corrupt: %s", path, what);
 }
 
 /* A name shortened for messages (a hostile file's names may be long). */
@@ -340,6 +347,7 @@ tide_safetensors *tide_safetensors_open(const char *path) {
   unsigned char len8[8];
   char why[160];
   uint64_t header_bytes = 0, size;
+  size_t bad_at;
   if (!f->path) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "safetensors: out of memory");
   } else if (fstat(fd, &sb) != 0) {
@@ -364,6 +372,8 @@ tide_safetensors *tide_safetensors_open(const char *path) {
       TIDE_FAIL(TIDE_ERR_IO, "safetensors: cannot read '%s': %s", path, errno ? strerror(errno) : "it shrank");
     } else if (text[0] != '{') {
       bad_file(path, "the header does not start with '{'");
+    } else if ((bad_at = tide_utf8_invalid_at((const unsigned char *)text, (size_t)header_bytes)) < header_bytes) {
+      bad_file(path, "the header is not valid UTF-8 (at byte %zu of %" PRIu64 ")", bad_at, header_bytes);
     } else if (prescan(text, (size_t)header_bytes, why, sizeof why)) {
       bad_file(path, "%s", why);
     } else {

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #endif
 #include "tide/saved_model.h"
+#include "tide/file_kind.h"
 #include "tide/files.h"
 
 #include <cjson/cJSON.h>
@@ -562,6 +563,11 @@ tide_status tide_saved_model_open(const char *dir, tide_saved_model **out) {
   if (strlen(dir) > 3000) return tide_set_error(TIDE_ERR_VALUE, "saved model: directory name too long");
   tide_status checked = tide_file_check(dir, false);
   if (checked) return checked;
+  /* TF's SavedModel, an ONNX or .keras file, ... says what it is */
+  const char *kind;
+  int k = tide_file_kind(dir, &kind);
+  if (k != TIDE_FILE_UNKNOWN && k != TIDE_FILE_TIDE_SAVED_MODEL)
+    return tide_set_error(TIDE_ERR_IO, "saved model: %s is not a tide SavedModel: it is %s", dir, kind);
   char path[3100];
   struct stat sb;
   if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))

@@ -21,12 +21,21 @@ local function is_options(t)
 end
 M.is_options = is_options
 
+-- "a, b, c" for messages: the positional names, then the keyword-only ones.
+function M.names_text(names)
+  local all = {}
+  for i = 1, #names do all[i] = names[i] end
+  for _, k in ipairs(names.keywords or {}) do all[#all + 1] = k end
+  return table.concat(all, ", ")
+end
+
 -- Collect named arguments for `op` from positional values (names[i] for the
 -- i-th value after the fixed ones) and a trailing options table. Returns a
 -- table name -> value. Unknown option names are an error naming the op.
 -- names.lists (a set of names) marks list-valued arguments: an empty `{}` in
 -- one's position is the empty list (tide.tile(x, {}), tide.reduce_sum(x, {}),
--- as TF's []), not empty options.
+-- as TF's []), not empty options. names.keywords lists more names that come
+-- by name only (after the positional ones, in no order).
 function M.parse(op, names, ...)
   local n = select("#", ...)
   local out = {}
@@ -39,21 +48,26 @@ function M.parse(op, names, ...)
   if npos > #names then
     binding.error(string.format("%s: expected at most %d argument(s) after the input, got %d", op, #names, npos))
   end
-  for i = 1, npos do out[names[i]] = (select(i, ...)) end
+  -- (a DType constant becomes its name: op code compares and keys by names)
+  for i = 1, npos do
+    local v = select(i, ...)
+    out[names[i]] = dtype.is_dtype(v) and dtype.name(v) or v
+  end
   if npos < n then
     local known = {}
     for i = 1, #names do known[names[i]] = true end
+    for _, k in ipairs(names.keywords or {}) do known[k] = true end
     for k, v in pairs(last) do
       if type(k) == "string" then
         if not known[k] then
-          binding.error(string.format("%s: unknown option '%s' (expected: %s)", op, k, table.concat(names, ", ")))
+          binding.error(string.format("%s: unknown option '%s' (expected: %s)", op, k, M.names_text(names)))
         end
-        out[k] = v
+        out[k] = dtype.is_dtype(v) and dtype.name(v) or v
       elseif type(k) == "number" and k >= 1 and k <= #names then
         if npos + k > #names then
           binding.error(string.format("%s: too many positional values", op))
         end
-        out[names[npos + k]] = v   -- Dense{64, activation=...}-style positional entries
+        out[names[npos + k]] = dtype.is_dtype(v) and dtype.name(v) or v -- Dense{64, activation=...}-style positional entries
       end
     end
   end

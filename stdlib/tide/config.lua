@@ -33,6 +33,14 @@ function M.cpu_isa()
   return binding.ffi.string(C.tide_cpu_isa())
 end
 
+-- How CPU matrix products run on this machine, in one line: which library
+-- takes which sizes, measured here at first use or pinned by the environment
+-- variable TIDE_GEMM_SMALL ("openblas", "onednn" or a number of
+-- multiply-adds from which oneDNN runs small float32 products).
+function M.gemm_plan()
+  return binding.ffi.string(C.tide_cpu_gemm_plan())
+end
+
 -- Cap the hot loops' instruction set at `name` (one of those of cpu_isa; a
 -- CPU without it keeps its best): to compare levels, or to keep AVX-512 off.
 function M.set_max_cpu_isa(name)

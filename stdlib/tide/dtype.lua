@@ -1,5 +1,5 @@
--- stdlib/tide/dtype.lua — dtype names and codes: tide.float32 and friends are
--- the strings "float32" ...; every API accepts those names (and common aliases).
+-- stdlib/tide/dtype.lua — dtype names and codes, and the dtype constants: tide.float32
+-- and friends are DType objects equal to their names; every API accepts either.
 local binding = require "tide.binding"
 local ffi, C = binding.ffi, binding.C
 
@@ -51,8 +51,54 @@ function M.code(dtype, what)
     type(dtype) == "string" and ("'" .. dtype .. "'") or tostring(dtype), table.concat(names, ", ")))
 end
 
--- Public constants: tide.float32 == "float32", ...
+-- Public constants: tide.float32 ... are DType objects (TF's tf.float32), not
+-- the strings themselves, so that an API where a string is also a value can
+-- tell them apart (CsvDataset's record_defaults: tide.int32 is a required
+-- int32 column, "int32" a string default). Everywhere else one stands for its
+-- name: it compares equal to it (tide.float32 == "float32", both ways: a
+-- cdata's __eq runs against a string, where a table's would not), prints,
+-- concatenates and formats as it, answers the string methods (dt:find("float"))
+-- and #dt; dtype.codes and args.parse take it. Table keys are the one place
+-- it is not its name: dtype.name(d) gives the string.
+ffi.cdef "struct tide_lua_dtype { int32_t code; };"
+local DType = {}
+local dtype_ct
+local function is_dtype(v) return type(v) == "cdata" and ffi.istype(dtype_ct, v) end
+local function name_of(v)
+  if type(v) == "string" then return v end
+  if is_dtype(v) then return M.names[v.code] end
+end
+local FIELDS = {
+  name = function(d) return M.names[d.code] end,
+  is_floating = function(d) return M.is_float[d.code] end,
+  is_integer = function(d) return M.is_int[d.code] end,
+  is_bool = function(d) return d.code == C.TIDE_BOOL end,
+  size = function(d) return M.size[d.code] end, -- bytes per element (0 for strings)
+}
+DType.__index = function(d, k)
+  local f = FIELDS[k]
+  if f then return f(d) end
+  local sf = string[k]
+  if sf then return function(self, ...) return sf(M.names[self.code], ...) end end
+end
+DType.__eq = function(a, b)
+  local na, nb = name_of(a), name_of(b)
+  return na ~= nil and na == nb
+end
+DType.__tostring = function(d) return M.names[d.code] end
+DType.__concat = function(a, b) return tostring(a) .. tostring(b) end
+DType.__len = function(d) return #M.names[d.code] end
+dtype_ct = ffi.metatype("struct tide_lua_dtype", DType)
+
+M.is_dtype = is_dtype
+-- The name of a dtype given as a name or a DType (anything else: nil).
+M.name = name_of
+
 M.constants = {}
-for code, name in pairs(M.names) do M.constants[name] = name end
+for code, name in pairs(M.names) do
+  local d = dtype_ct(code)
+  M.constants[name] = d
+  M.codes[d] = code -- a constant looks its code up as its name does
+end
 
 return M

@@ -23,7 +23,9 @@ local tensor = require "tide.tensor"
 local math_ops = require "tide.ops.math"
 local reduce_ops = require "tide.ops.reduce"   -- reductions, scans, sort, top_k
 local shape_ops = require "tide.ops.shape"     -- views and shape ops
-local linalg_ops = require "tide.ops.linalg"   -- matmul
+local linalg_ops = require "tide.ops.linalg"   -- matmul, band parts, diagonals, tensordot ...
+local decomp_ops = require "tide.ops.linalg_decomp" -- cholesky, qr, svd, eigh, solve ...
+local norm_ops = require "tide.ops.linalg_norm" -- norm, global_norm, l2_normalize, normalize
 local create_ops = require "tide.ops.create"   -- zeros, ones, range, eye, from_buffer ...
 local scatter_ops = require "tide.ops.scatter" -- scatter_add (gather's inverse)
 local index_ops = require "tide.ops.index"     -- gather_nd, scatter_nd, boolean_mask, unique
@@ -76,7 +78,10 @@ end
 export(math_ops)
 export(reduce_ops)
 export(shape_ops)
-export(linalg_ops)
+-- TF's top-level names of tf.linalg's functions (the rest are tide.linalg's only:
+-- tide.trace is tf.function, so the matrix trace is tide.linalg.trace)
+export({ matmul = linalg_ops.matmul, tensordot = linalg_ops.tensordot })
+export({ norm = norm_ops.norm }, { no_methods = true })
 export(require "tide.ops.einsum", { no_methods = true }) -- einsum: matmuls between views, no kernel of its own
 export(require "tide.ops.update")              -- slice_update
 export(create_ops, { no_methods = true })
@@ -85,7 +90,8 @@ export(index_ops)
 export(segment_ops)
 do -- shapes as tensors: tf.shape, tf.size, tf.rank (x.shape stays the Lua list)
   local dyn = require "tide.ops.dynamic_shape"
-  export({ shape = dyn.shape, num_elements = dyn.num_elements, rank = dyn.rank }, { no_methods = true })
+  export({ shape = dyn.shape, num_elements = dyn.num_elements, rank = dyn.rank, ensure_shape = dyn.ensure_shape },
+    { no_methods = true })
 end
 tide.random = require "tide.random"
 tide.image = require "tide.image" -- tf.image and tf.io's image codecs
@@ -131,44 +137,75 @@ for name, fn in pairs(math_ops) do tide.math[name] = fn end
 for name, fn in pairs(reduce_ops) do tide.math[name] = fn end
 for name, fn in pairs(segment_ops) do tide.math[name] = fn end
 
+-- The rest of tf.math, composed of the ops above (tide.add_n also at the top, as tf.add_n), and
+-- tf.nn's names that live in tide.nn below.
+for name, fn in pairs(require "tide.ops.math_more") do tide.math[name] = fn end
+tide.add_n = tide.math.add_n
+
+-- tide.math.special.* (tf.math.special: Bessel functions, dawsn, expint, fresnel_*, spence).
+tide.math.special = require "tide.ops.special"
+-- tide.raw_ops.*: ops only a gradient runs (TF's tf.raw_ops: igamma_grad_a).
+tide.raw_ops = require("tide.ops.plain").define("raw", {})
+
 -- tide.bitwise.* (TF's namespace, no methods): and, or, xor, invert, shifts.
 tide.bitwise = {}
 for name, fn in pairs(require "tide.ops.bitwise") do tide.bitwise[name] = fn end
 
 -- tide.strings.* (TF's tf.strings): split, regex_replace, lower, length, to_number, join, ...
 tide.strings = require "tide.ops.strings"
+
+-- tide.signal.* (TF's namespace): so far the window functions.
+tide.signal = {}
+for name, fn in pairs(require "tide.ops.signal_windows") do tide.signal[name] = fn end
 tide.RaggedTensor = tide.strings.RaggedTensor
 
--- tide.linalg.* (TF's namespace): matmul and friends.
-tide.linalg = {}
-for name, fn in pairs(linalg_ops) do tide.linalg[name] = fn end
+-- tide.linalg.* (TF's namespace): products, structure, decompositions, solvers and norms.
+tide.linalg = { eye = create_ops.eye }
+for _, mod in ipairs { linalg_ops, decomp_ops, norm_ops } do
+  for name, fn in pairs(mod) do tide.linalg[name] = fn end
+end
 tide.linalg.einsum = tide.einsum
+tide.math.l2_normalize = norm_ops.l2_normalize
 
 -- tide.nn.*: activations, softmax and losses, norms, dropout, convolutions and pooling.
 tide.nn = {}
-for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "tanh", "leaky_relu" } do
+for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "tanh", "leaky_relu", "relu6", "softsign" } do
   tide.nn[name] = math_ops[name]
 end
-for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv" } do
+for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_conv_nd",
+                       require "tide.ops.nn_more", require "tide.ops.nn_pool_more", require "tide.ops.morphology" } do
   for name, fn in pairs(mod) do
     if type(fn) == "function" then tide.nn[name] = fn end
   end
 end
+-- ctc_greedy_decoder(inputs, sequence_length, merge_repeated=true, blank_index=nil): TF's
+-- ({SparseTensor}, log_probabilities); the decoding is ops/ctc.lua's.
+function tide.nn.ctc_greedy_decoder(...)
+  local indices, values, dense_shape, log_probabilities = require("tide.ops.ctc").greedy_decode(...)
+  return { require("tide.sparse_tensor").SparseTensor(indices, values, dense_shape) }, log_probabilities
+end
+-- tf.nn's names that tf.math has too, and the other way round.
+for _, name in ipairs { "l2_normalize", "zero_fraction", "in_top_k", "top_k", "approx_max_k", "approx_min_k" } do
+  tide.nn[name] = tide.math[name]
+end
+for _, name in ipairs { "softmax", "log_softmax" } do tide.math[name] = tide.nn[name] end
 
 -- Keras (initializers, activations, regularizers, constraints, losses, metrics,
 -- optimizers, layers, models, callbacks) loads on first use: a third of
 -- tide's Lua code, kept out of the heap of scripts that only use tensors
 -- (every collection marks the whole heap: a smaller one makes the eager
 -- ops' collections cheaper). tide.layers and the rest read as usual.
--- tide.models, with model:save and tide.models.load_model handed down by
--- the saving floor (which sits above models)
+-- tide.models, with model:save, load_model and the Keras weights files
+-- handed down by the saving floor (tide.saving, which sits above models)
 local function keras_models()
   local models = require "tide.models"
-  require "tide.saved_model.keras"
+  require "tide.saving"
   return models
 end
 
 local keras = {
+  -- keras.ops (numpy-style names; docs/api.md's tide.ops section). Not the tide.ops.* modules' table.
+  ops = function() return require "tide.ops.keras" end,
   initializers = function() return require "tide.initializers" end,
   activations = function() return require "tide.activations" end,
   regularizers = function() return require "tide.regularizers" end,
@@ -186,6 +223,8 @@ local keras = {
   data = function() return require "tide.data" end,
   datasets = function() return require "tide.datasets" end,
   saved_model = function() return require "tide.saved_model" end,
+  -- Keras 3's files (.keras, .weights.h5) and the saving entry points (keras.saving)
+  saving = function() keras_models(); return require "tide.saving" end,
   -- file formats (TFRecord, tf.train.Example) and TF's SparseTensor
   io = function() return require "tide.io" end,
   SparseTensor = function() return require("tide.sparse_tensor").SparseTensor end,

@@ -38,14 +38,18 @@ local function value(node)
   return out
 end
 
--- decode(text): the value the JSON text holds; an error names the byte
--- where the text stops being JSON.
+-- decode(text[, what]): the value the JSON text holds; an error names the
+-- byte where the text stops being JSON, after `what` (who read it, and from
+-- which file) when given.
 function M.decode(text, what)
   if type(text) ~= "string" then
     binding.error(fmt("%s: expects JSON text (a string), got %s", what or "json.decode", type(text)))
   end
   local doc = C.tide_json_parse(text, #text)
-  if doc == nil then binding.raise() end
+  if doc == nil then
+    if what then binding.error(what .. ": " .. ffi.string(C.tide_last_error())) end
+    binding.raise()
+  end
   local ok, result = pcall(value, C.tide_json_root(doc))
   C.tide_json_free(doc)
   if not ok then error(result, 0) end

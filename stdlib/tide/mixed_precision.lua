@@ -77,6 +77,7 @@ function M.set_global_policy(p)
     global = nil
     return
   end
+  p = dtype.name(p) or p -- a DType constant: its name
   if type(p) == "string" then p = Policy(p) end
   if not is_policy(p) then
     binding.error(fmt("set_global_policy: expects a policy name such as \"mixed_float16\" or a " ..
@@ -92,6 +93,7 @@ function M.get(identifier, what)
   what = what or "dtype"
   if identifier == nil then return M.global_policy() end
   if is_policy(identifier) then return identifier end
+  identifier = dtype.name(identifier) or identifier -- a DType constant: its name
   if type(identifier) == "string" then
     parse(identifier, what) -- its errors name `what`
     return Policy(identifier)

@@ -14,12 +14,12 @@ local CATEGORY = { [C.TIDE_PROF_OP] = "op", [C.TIDE_PROF_NODE] = "node", [C.TIDE
                    [C.TIDE_PROF_DATA] = "data", [C.TIDE_PROF_USER] = "user", [C.TIDE_PROF_WORKER] = "worker",
                    [C.TIDE_PROF_COMPILE] = "compile" }
 
+-- The host name, for the trace's file name (from C: a sandboxed script's
+-- io, which tide's code here shares, reaches no file outside its folder).
 local function host_name()
-  local f = io.open("/proc/sys/kernel/hostname", "r")
-  local name = f and f:read("*l")
-  if f then f:close() end
-  name = name or os.getenv("HOSTNAME") or "localhost"
-  return (name:gsub("[^%w%._-]", "_"))
+  local buf = ffi.new("char[256]")
+  C.tide_profiler_host_name(buf, 256)
+  return (ffi.string(buf):gsub("[^%w%._-]", "_"))
 end
 
 -- Events a session keeps unless start is told otherwise (80 bytes each: 80 MB).
@@ -113,7 +113,7 @@ function M.read_trace(path)
   if text == nil then binding.raise() end
   local s = ffi.string(text, len[0])
   C.tide_profiler_free_text(text)
-  return json.decode(s, path)
+  return json.decode(s, string.format("tide.profiler.read_trace: '%s' is not a Chrome trace", path))
 end
 
 -- The last session's events by category and name, busiest (self time)

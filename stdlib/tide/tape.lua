@@ -15,7 +15,10 @@ local convert = require "tide.convert"
 local create = require "tide.ops.create"
 local shape_ops = require "tide.ops.shape"
 local dynamic_shape = require "tide.ops.dynamic_shape"
-local add = require("tide.ops.math").add
+local math_ops = require "tide.ops.math"
+local reduce_ops = require "tide.ops.reduce"
+local add = math_ops.add
+local is_symbolic = require("tide.tensor").is_symbolic
 local ffi, Tensor = binding.ffi, binding.Tensor
 local istype = ffi.istype
 local is_variable = variable.is_variable
@@ -476,11 +479,31 @@ function M.custom_gradient(f)
   end
 end
 
--- tide.recompute_grad(f): like f, but its intermediates are not kept: the
--- backward pass runs f again under a tape of its own (gradient checkpointing).
--- Variables f reads get their gradients too.
+-- True for a function, or a table whose metatable has __call (a layer).
+local function callable(f)
+  if type(f) == "function" then return true end
+  local mt = type(f) == "table" and getmetatable(f)
+  return type(mt) == "table" and mt.__call ~= nil
+end
+
+-- In a traced function the recomputation must wait for the backward pass and
+-- stay apart from the forward pass (else CSE merges the two and every
+-- intermediate stays alive): as TF's recompute_grad does, the float inputs f
+-- is run on again take a data dependency on the incoming gradient dy (0, or
+-- NaN where dy's first element is NaN). Eagerly nothing needs it.
+local function after_gradient(x, dy)
+  if dy == nil or not is_symbolic(dy) or not dtype.is_float[tonumber(x.dt)] then return x end
+  local first = reduce_ops.reduce_sum(shape_ops.reshape(dy, { -1 }):slice { { 0, 1 } })
+  local dt = dtype.names[tonumber(first.dt)]
+  local dep = math_ops.where(math_ops.equal(first, first), convert.tensor(0, dt), convert.tensor(0 / 0, dt))
+  return add(x, math_ops.cast(dep, x.dtype))
+end
+
+-- tide.recompute_grad(f): like f (a function, or a layer), but its
+-- intermediates are not kept: the backward pass runs f again under a tape of
+-- its own (gradient checkpointing). Variables f reads get their gradients too.
 function M.recompute_grad(f)
-  if type(f) ~= "function" then binding.error("recompute_grad: expected a function, got " .. type(f)) end
+  if not callable(f) then binding.error("recompute_grad: expected a function or a layer, got " .. type(f)) end
   return function(...)
     local argv = pack(...)
     if not recorder.active then return f(...) end
@@ -491,20 +514,36 @@ function M.recompute_grad(f)
     for _, v in ipairs(vars) do inputs[#inputs + 1] = variable.read(v) end
     local outputs = as_list(res)
     recorder.custom(inputs, outputs, function(dys)
+      local dy
+      for k = 1, #outputs do dy = dy or dys[k] end
+      -- f's tensor arguments, each after the gradient (Variables stay themselves)
+      local again_args, again_inputs, k = {}, {}, 0
+      for i = 1, argv.n do
+        local v = argv[i]
+        if istype(Tensor, v) then
+          k = k + 1
+          v = after_gradient(v, dy)
+          again_inputs[k] = v
+        elseif is_variable(v) then
+          k = k + 1
+          again_inputs[k] = inputs[k]
+        end
+        again_args[i] = v
+      end
       local tape = GradientTape { persistent = false }
       local again = pack(tape:run(function()
-        for k = 1, ninputs do tape:watch(inputs[k]) end
-        return f(unpack(argv, 1, argv.n))
+        for j = 1, ninputs do tape:watch(again_inputs[j]) end
+        return f(unpack(again_args, 1, argv.n))
       end))
       local outs = as_list(again)
       local srcs = {}
-      for k = 1, ninputs do srcs[k] = inputs[k] end
+      for j = 1, ninputs do srcs[j] = again_inputs[j] end
       for _, v in ipairs(vars) do srcs[#srcs + 1] = v end
       local seeds, targets = {}, {}
-      for k, out in ipairs(outs) do
-        if dys[k] then
+      for j, out in ipairs(outs) do
+        if dys[j] then
           targets[#targets + 1] = out
-          seeds[#seeds + 1] = dys[k]
+          seeds[#seeds + 1] = dys[j]
         end
       end
       local gs = tape:gradient(targets, srcs, { output_gradients = seeds })

@@ -124,6 +124,7 @@ static const rcase cases[] = {
     {ROW(RANDOM_UNIFORM), A(.dtype = F32, .scalars = {0, 1}), IN1(UR(I64)), OUT(F32, R, 0)},
     {ROW(RANDOM_NORMAL), A(.dtype = F32), IN1(UR(F32)), ERR(TIDE_ERR_DTYPE, "the shape must be an int32 or int64")},
     {ROW(TRUNCATED_NORMAL), A(.dtype = F32), IN1(UR(I32)), OUT(F32, R, 0)},
+    {ROW(RANGE_DYNAMIC), A(.dtype = I32), IN3(UR(I32), S(I32), S(I32)), OUT(I32, R, 0)}, /* checked at run */
     /* ---- gradients' ops ---- */
     {ROW(SLICE_UPDATE), A(.ints = {0, 0, 1}, .nints = 3, .n = 1), IN2(UR(F32), UR(F32)), OUT(F32, R, 0)},
     {ROW(SLICE_UPDATE), A(.ints = {0, 0, 1}, .nints = 3, .n = 1), IN2(D(F32, 2, 3, 3), UR(F32)), OUT(F32, 2, 3, 3)},

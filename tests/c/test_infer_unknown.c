@@ -172,6 +172,10 @@ static const icase cases[] = {
     {ROW(SIZE), A(.dtype = TIDE_INT32), IN1(D(F32, 2, U, 3)), OUT(0, 0)},
     /* ---- a traced shape input (TIDE_OPF_SHAPE_INPUT): its length is the rank, every dim unknown ---- */
     {ROW(FILL), A(.dtype = TIDE_FLOAT32), IN1(D(I32, 1, 3)), OUT(3, U, U, U)},
+    /* range with its bounds as tensors: the length is known only with their values */
+    {ROW(RANGE_DYNAMIC), A(.dtype = I32), IN3(S(I32), S(I32), S(I32)), OUT(1, U)},
+    {ROW(RANGE_DYNAMIC), A(.dtype = I32), IN3(S(I32), D(I32, 1, 2), S(I32)), ERR(TIDE_ERR_SHAPE, "range_dynamic: limit must be a scalar (0-d), got shape [2]")},
+    {ROW(RANGE_DYNAMIC), A(.dtype = I32), IN3(S(F32), S(I32), S(I32)), ERR(TIDE_ERR_DTYPE, "range_dynamic: start is float32 but the result is int32")},
     {ROW(FILL), A(.dtype = TIDE_FLOAT32), IN1(D(TIDE_INT64, 1, 0)), OUT(0, 0)},
     {ROW(RANDOM_NORMAL), A(.dtype = TIDE_FLOAT32), IN1(D(I32, 1, 2)), OUT(2, U, U)},
     {ROW(FILL), A(.dtype = TIDE_FLOAT32), IN1(D(F32, 1, 2)), ERR(TIDE_ERR_DTYPE, "fill: the shape must be an int32 or int64")},

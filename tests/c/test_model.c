@@ -556,7 +556,8 @@ static void test_failed_run(tide_model *m) {
   tide_run_free(r);
 }
 
-/* A model of one signature not called serving_default: NULL finds it; two
+/* A model of one signature not called serving_default: NULL finds it, and
+ * only NULL (a name must be its name: a misspelled one finds nothing); two
  * such signatures: NULL finds none. */
 static void test_only_signature(const char *base) {
   char dir[600];
@@ -567,6 +568,11 @@ static void test_only_signature(const char *base) {
   CHECK(m != NULL);
   const tide_signature *f = tide_model_signature(m, NULL);
   CHECK(f != NULL && !strcmp(tide_signature_name(f), "f"));
+  CHECK(tide_model_signature(m, "f") == f);
+  CHECK(tide_model_signature(m, "g") == NULL);
+  CHECK(tide_model_signature(m, "F") == NULL);
+  CHECK(tide_model_signature(m, "serving_default") == NULL);
+  CHECK(tide_model_signature(m, "") == NULL);
   tide_model_free(m);
   snprintf(dir, sizeof dir, "%s/two", base);
   save_model(dir, "f", false);

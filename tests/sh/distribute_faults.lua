@@ -10,6 +10,8 @@
 --   caught       stuck; rank 0 catches the timeout, tries another
 --                collective (refused at once) and returns normally: exit must still end the job
 --   exit-stuck   stuck; rank 0 makes no collective and ends its script: the meeting at exit times out
+--   early-exit   ends its script at once; rank 0 makes an all-reduce, which meets rank 1's barrier at
+--                exit: it must fail naming both collectives, never return a sum rank 1 did not add to
 local tide = require "tide"
 local ffi = require "ffi"
 local dist = tide.distribute
@@ -39,6 +41,9 @@ if rank == 1 then
   elseif mode == "error" then
     mark("started")
     error("worker 1 failed on purpose")
+  elseif mode == "early-exit" then
+    mark("started")
+    return -- a normal end: its meeting at exit is the next collective
   else
     mark("started")
     ffi.C.sleep(600) -- alive, never answering (mpirun ends it with the job)
@@ -62,6 +67,11 @@ elseif mode == "caught" then
   io.stderr:write("then: " .. tostring(err2):match("[^\n]*") .. "\n")
   return -- a normal end: exit must still end the job (MPI_Abort), not wait in MPI_Finalize
 elseif mode == "exit-stuck" then
+  return
+elseif mode == "early-exit" then
+  local ok, err = pcall(dist.all_reduce_sum, tide.ones { 10 })
+  if ok then error("the all-reduce returned " .. tostring(err:totable()[1]) .. " with worker 1 gone") end
+  io.stderr:write("refused: " .. tostring(err):match("[^\n]*") .. "\n")
   return
 else -- stuck, error
   dist.all_reduce_sum(tide.ones { 10 })

@@ -12,7 +12,7 @@ BUILD=${BUILD:-build}
 passed=0
 failed=0
 if ! command -v mpirun >/dev/null 2>&1 || [ ! -f "$BUILD/libtide_mpi.so" ]; then
-  echo "distribute: skipped (no mpirun or no $BUILD/libtide_mpi.so: install Open MPI with tools/deps.sh and make)"
+  echo "SKIP: every distribute check (no mpirun or no $BUILD/libtide_mpi.so: install Open MPI with tools/deps.sh and make)"
   echo "sh distribute: 0 passed, 0 failed"
   exit 0
 fi

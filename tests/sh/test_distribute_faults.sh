@@ -6,14 +6,15 @@
 # times out after TIMEOUT s naming the collective, and the job ends), or raises
 # a Lua error (the job ends at once, not after the timeout); rank 0 catching
 # the timeout still cannot end the job normally; a stuck worker cannot hold
-# the others at exit. Prints how long each job took after rank 1 misbehaved.
+# the others at exit; a worker that ends early is not counted in another's all-reduce.
+# Prints how long each job took after rank 1 misbehaved.
 # Skips without mpirun or libtide_mpi.so. Run by tests/run.sh (BUILD names the build folder).
 set -u
 BUILD=${BUILD:-build}
 passed=0
 failed=0
 if ! command -v mpirun >/dev/null 2>&1 || [ ! -f "$BUILD/libtide_mpi.so" ]; then
-  echo "distribute faults: skipped (no mpirun or no $BUILD/libtide_mpi.so: install Open MPI with tools/deps.sh and make)"
+  echo "SKIP: every distribute faults check (no mpirun or no $BUILD/libtide_mpi.so: install Open MPI with tools/deps.sh and make)"
   echo "sh distribute_faults: 0 passed, 0 failed"
   exit 0
 fi
@@ -80,6 +81,12 @@ run "caught timeout" caught $T $((T + SLACK)) "caught: .*all-reduce \(MPI_Iallre
 # A worker ends its script while another is stuck: the meeting at exit times out (no MPI_Finalize hang).
 run "stuck worker at exit" exit-stuck $T $((T + SLACK)) \
   "tide: the barrier at exit \(MPI_Ibarrier\) timed out on worker 0 of 2 after 3\.[0-9] s.*ending the job \(MPI_Abort\)"
+# A worker ends its script while another makes an all-reduce: the other's all-reduce must not meet
+# its barrier at exit (Open MPI matched them and summed a contribution never made); every
+# collective first agrees across the workers on what it is, so both name the mismatch.
+run "worker ended early" early-exit 60 $((SLACK)) \
+  "refused: .*all-reduce \(MPI_Iallreduce\): collective #2 differs across the workers .*worker 0: an all-reduce of 10 float32; worker 1: the barrier at exit" \
+  "tide: the barrier at exit \(MPI_Ibarrier\): collective #2 differs across the workers .*ending the job \(MPI_Abort\)"
 # (Open MPI's own "MPI_ABORT was invoked" banner is not asserted: its
 # show_help sometimes loses it, "ORTE_ERROR_LOG: Data unpack ...".)
 # TIDE_DIST_TIMEOUT sets the default; a bad value is refused at start.

@@ -221,6 +221,20 @@ describe("tide.safetensors", function()
         '{"x":{"dtype":"F32","shape":[[2]],"data_offsets":[0,8]}}', ("\0"):rep(8) },
       { "too many values (cJSON memory)", nil, "holds more than 4194304 JSON values",
         '{"x":[' .. ("0,"):rep(4194304) .. '0]}', "" },
+      -- Python's safetensors reads the header as a Rust str (std::str::from_utf8): strict UTF-8,
+      -- no overlong forms, no surrogates, nothing past U+10FFFF.
+      { "header not UTF-8 (a stray byte)", nil, "the header is not valid UTF-8 (at byte 3 of",
+        '{"x\255":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}', ("\0"):rep(8) },
+      { "header not UTF-8 (overlong)", nil, "the header is not valid UTF-8 (at byte 2 of",
+        '{"\192\175":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}', ("\0"):rep(8) },
+      { "header not UTF-8 (a surrogate)", nil, "the header is not valid UTF-8 (at byte 2 of",
+        '{"\237\160\128":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}', ("\0"):rep(8) },
+      { "header not UTF-8 (past U+10FFFF)", nil, "the header is not valid UTF-8 (at byte 2 of",
+        '{"\244\144\128\128":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}', ("\0"):rep(8) },
+      { "header not UTF-8 (cut short)", nil, "the header is not valid UTF-8 (at byte 2 of",
+        '{"\226\130":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}', ("\0"):rep(8) },
+      { "header not UTF-8 (in metadata)", nil, "the header is not valid UTF-8 (at byte 22 of",
+        '{"__metadata__":{"k":"\128"}}', "" },
     }
     for _, c in ipairs(cases) do
       it(c[1], function()
@@ -248,6 +262,15 @@ describe("tide.safetensors", function()
       f:close()
       os.remove(path)
     end)
+  end)
+
+  it("names and metadata in UTF-8 of every length are accepted", function()
+    local name = "x\195\169\226\130\172\240\159\152\128" -- x, é, €, an emoji: 1 to 4 bytes each
+    local path = file_with('{"__metadata__":{"k\195\169":"\226\130\172"},"' .. name ..
+      '":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}}', "\7\0\0\0")
+    h.close(st.load_file(path)[name], { 7 }, 0)
+    assert.equal("\226\130\172", st.load_metadata(path)["k\195\169"])
+    os.remove(path)
   end)
 
   it("header padding with spaces and whitespace inside the JSON are accepted", function()

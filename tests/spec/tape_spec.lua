@@ -553,4 +553,75 @@ describe("recompute_grad", function()
     local f = tide.recompute_grad(function(x) return x * 2 end)
     assert.are.same({2, 4}, f(f32{1, 2}):totable())
   end)
+
+  it("runs f again in the backward pass, and only then (a count of the calls)", function()
+    local w = tide.Variable({{0.5, -1}, {2, 0.25}}, {name = "w"})
+    local calls = 0
+    local f = tide.recompute_grad(function(x) calls = calls + 1; return tide.tanh(tide.matmul(x, w)) end)
+    local x = f32{{1, 2}}
+    f(x)
+    assert.are.equal(1, calls) -- no tape: once
+    local tape = tide.GradientTape()
+    local y = tape:run(function() return tide.reduce_sum(f(x)) end)
+    assert.are.equal(2, calls)  -- the forward pass keeps nothing ...
+    tape:gradient(y, {w})
+    assert.are.equal(3, calls)  -- ... so the backward pass runs f again
+  end)
+
+  it("takes a layer, as tf.recompute_grad takes a Keras layer", function()
+    local d = tide.layers.Dense {3, activation = "tanh"}
+    local x = f32{{1, 2}, {0.5, -1}}
+    d(x)
+    local ck = tide.recompute_grad(d)
+    local function grads(f)
+      local tape = tide.GradientTape()
+      local y = tape:run(function() return tide.reduce_sum(tide.square(f(x))) end)
+      return tape:gradient(y, d.trainable_weights)
+    end
+    local plain, saved = grads(d), grads(ck)
+    h.close(saved[1], plain[1]:totable(), 1e-6)
+    h.close(saved[2], plain[2]:totable(), 1e-6)
+    h.errors("recompute_grad: expected a function or a layer, got number", tide.recompute_grad, 3)
+  end)
+
+  it("in a traced step: the same gradients, the blocks recomputed in the backward pass, less memory planned",
+    function()
+      local ws = {}
+      for i = 1, 6 do
+        ws[i] = {tide.Variable(tide.random.normal{16, 256} * 0.1), tide.Variable(tide.random.normal{256, 16} * 0.1)}
+      end
+      local function block(i)
+        return function(x) return x + tide.matmul(tide.tanh(tide.matmul(x, ws[i][1])), ws[i][2]) end
+      end
+      local function step(checkpointed)
+        local blocks = {}
+        for i = 1, 6 do blocks[i] = checkpointed and tide.recompute_grad(block(i)) or block(i) end
+        return tide.trace(function(x)
+          local vars = {}
+          for i = 1, 6 do vars[#vars + 1], vars[#vars + 2] = ws[i][1], ws[i][2] end
+          local tape = tide.GradientTape()
+          local y = tape:run(function()
+            local z = x
+            for i = 1, 6 do z = blocks[i](z) end
+            return tide.reduce_sum(tide.square(z))
+          end)
+          return tape:gradient(y, vars)
+        end)
+      end
+      local x = tide.random.normal{64, 16}
+      local plain, saved = step(false), step(true)
+      local gp, gs = plain(x), saved(x)
+      for i = 1, 12 do h.close(gs[i], gp[i]:totable(), 1e-5) end
+      local cp, cs = plain:get_concrete_function(x), saved:get_concrete_function(x)
+      local function count(text, op)
+        local n = 0
+        for _ in text:gmatch("= " .. op .. "%(") do n = n + 1 end
+        return n
+      end
+      -- each block's first matmul runs once more in the backward pass (CSE must not merge it with the forward
+      -- pass's; the second's output the backward pass does not need, so DCE drops its rerun)
+      assert.are.equal(count(cp:graph_text(), "matmul") + 6, count(cs:graph_text(), "matmul"))
+      assert.is_true(cs.graph:planned_bytes() < 0.6 * cp.graph:planned_bytes(),
+        string.format("planned %d bytes checkpointed, %d plain", cs.graph:planned_bytes(), cp.graph:planned_bytes()))
+    end)
 end)

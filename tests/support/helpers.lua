@@ -1,6 +1,6 @@
 -- tests/support/helpers.lua — small assertions shared by specs:
 --   local h = require "helpers"
---   h.close(actual_table_or_tensor, expected_table, tol)
+--   h.close(actual_table_or_tensor, expected_table, tol) -- the shape too, when expected has one
 --   h.errors("substring of the message", fn, ...)
 --   h.drop(fn) -- fn's iterators and passes, dropped and collected
 --   h.threads() -- this process's threads now
@@ -23,9 +23,43 @@ function M.values(v)
   return flatten(v)
 end
 
--- Assert elementwise |a - b| <= tol (+ tol * |b|); NaN matches NaN; strings must be equal.
+-- The dims of a tensor or Variable, or of a nested Lua table (its first
+-- element's, level by level); a flat list gives {n}, a plain value {}.
+local function dims_of(v)
+  if type(v) == "cdata" or type(v) == "userdata" then
+    local ok, shape = pcall(function() return v.shape end)
+    if ok and type(shape) == "table" then
+      local d = {}
+      for i = 1, #shape do d[i] = shape[i] end
+      return d
+    end
+    return nil
+  end
+  local d = {}
+  while type(v) == "table" do
+    d[#d + 1] = #v
+    v = v[1]
+  end
+  return d
+end
+
+local function dims_text(d) return "(" .. table.concat(d, ", ") .. ")" end
+
+-- Assert elementwise |a - b| <= tol (+ tol * |b|); NaN matches NaN; strings
+-- must be equal. When `expected` has a shape (a tensor, or a nested table:
+-- {{1, 2}, {3, 4}} is 2 x 2), `actual` must have that shape; a flat list or a
+-- number compares with any shape holding as many values.
 function M.close(actual, expected, tol)
   tol = tol or 1e-6
+  local t = type(expected)
+  local want = (t == "cdata" or t == "userdata" or (t == "table" and type(expected[1]) == "table"))
+    and dims_of(expected)
+  if want then
+    local got = dims_of(actual)
+    if got and dims_text(got) ~= dims_text(want) then
+      error(string.format("expected shape %s, got %s", dims_text(want), dims_text(got)), 2)
+    end
+  end
   local a, e = M.values(actual), M.values(expected)
   assert(#a == #e, string.format("expected %d values, got %d", #e, #a))
   for i = 1, #a do

@@ -81,7 +81,7 @@ local cases = M.cases
 -- The plain elementwise ops (tide.ops.plain walks the registry for them): each
 -- through its public Lua function, in every dtype the registry gives it.
 local plain = require "tide.ops.plain"
-local function public(e) return (e.family == "math" and tide or tide[e.family])[e.lua] end
+local function public(e) return plain.public(tide, e) end
 
 -- The second operand's kind where the op needs one: ints away from zero
 -- divisors and huge powers, shift counts in range.
@@ -457,6 +457,15 @@ creation("range", {
   { "float step", function() return tide.range(1, 2, 0.25) end },
   { "negative delta int64", function() return tide.range(10, 0, -3, { dtype = "int64" }) end },
 })
+-- range with a bound computed in the trace: range_dynamic (eagerly, the
+-- bound is a number and range runs)
+cases.range_dynamic = function(add)
+  add("int32 limit", function(x) return tide.range(tide.reduce_sum(x)) end, { tide.tensor({ 2, 3 }, "int32") })
+  add("float32 start, negative delta", function(x) return tide.range(tide.reduce_max(x), 0.0, -0.5) end,
+    { tide.tensor({ 1.5, 2.25 }, "float32") })
+  add("int64 bounds", function(a, b) return tide.range(a, b, 3, { dtype = "int64" }) end,
+    { tide.tensor(-4, "int64"), tide.tensor(7, "int64") })
+end
 creation("linspace", {
   { "float32", function() return tide.linspace(0, 1, 5) end },
   { "float64", function() return tide.linspace(-1, 3, 7, { dtype = "float64" }) end },
@@ -957,6 +966,12 @@ cases.all_reduce_sum = function(add)
     return s[1] * 2, s[2]
   end, { data({ 2, 3 }, "float32"), data({ 4 }, "float64") })
   add("small buckets", function(x) return D.all_reduce_sum(x, { bytes_per_pack = 8 }) + 1 end, { data({ 5 }, "float32") })
+end
+
+-- tf.linalg's cases (tests/support/trace_ops_cases_linalg.lua).
+for name, fn in pairs(require("trace_ops_cases_linalg")(M)) do
+  assert(cases[name] == nil, "trace_ops_cases: two entries for op " .. name)
+  cases[name] = fn
 end
 
 return M

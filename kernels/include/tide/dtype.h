@@ -36,7 +36,11 @@ enum {
   TIDE_DTS_BOOL    = (1 << TIDE_BOOL),
   TIDE_DTS_ALL     = TIDE_DTS_NUMERIC | TIDE_DTS_BOOL, /* not strings: no op takes them by accident */
   TIDE_DTS_STRING  = (1 << TIDE_STRING),
-  TIDE_DTS_ANY     = TIDE_DTS_ALL | TIDE_DTS_STRING    /* ops that move elements (shape ops), equality */
+  TIDE_DTS_ANY     = TIDE_DTS_ALL | TIDE_DTS_STRING,   /* ops that move elements (shape ops), equality */
+  /* float32 and float64 (TF's special functions that have no half kernels), and with float16 */
+  TIDE_DTS_F32_F64 = (1 << TIDE_FLOAT32) | (1 << TIDE_FLOAT64),
+  TIDE_DTS_F16_F32_F64 = TIDE_DTS_F32_F64 | (1 << TIDE_FLOAT16),
+  TIDE_DTS_LAPACK  = TIDE_DTS_F32_F64 /* what LAPACK computes in: the decompositions */
 };
 
 /* "float32", "int64", "string", ...; "?" for an invalid code. */

@@ -67,7 +67,12 @@ enum {
    * global stream, or with OP_SEED from the stream of op seed rng_key
    * (tide_random_reserve_op). Without either, rng_key/rng_counter are used as given. */
   TIDE_ATTR_OP_SEED     = 128, /* rng_key holds the op's own seed */
-  TIDE_ATTR_RNG_AT_RUN  = 256  /* draw from the global stream */
+  TIDE_ATTR_RNG_AT_RUN  = 256, /* draw from the global stream */
+  /* Linear algebra (kernels/cpu/linalg_*.c). */
+  TIDE_ATTR_ADJOINT       = 512,  /* use the matrix's adjoint (its transpose: tide has no complex dtypes) */
+  TIDE_ATTR_LOWER         = 1024, /* the matrix is lower triangular (else upper) */
+  TIDE_ATTR_FULL_MATRICES = 2048, /* qr, svd: the full square factors */
+  TIDE_ATTR_VALUES_ONLY   = 4096  /* svd, eig, self_adjoint_eig: no vectors (their outputs are empty) */
 };
 
 enum { TIDE_MAX_INTS = 3 * TIDE_MAX_DIMS };

@@ -73,6 +73,10 @@ TIDE_API int tide_profiler_summary(tide_profile_row *rows, int max);
  * tide_profiler_free_text, or NULL with the error set. */
 TIDE_API char *tide_profiler_read_text(const char *path, int64_t *len);
 TIDE_API void tide_profiler_free_text(char *text);
+/* This machine's host name (gethostname; "localhost" when it has none) into
+ * buf of n bytes, NUL-terminated: the name of stop()'s trace file. Read in C
+ * because a sandboxed script's io reaches no file outside its folder. */
+TIDE_API void tide_profiler_host_name(char *buf, int64_t n);
 
 /* Check numerics: when on, an eager op or a graph node whose float result
  * holds a NaN or an infinity fails with an error naming the op, its inputs'

@@ -20,6 +20,11 @@ TIDE_API int tide_get_num_threads(void);
  * "avx2" (x86-64-v3) or "avx512" (x86-64-v4); the best this CPU has, capped
  * by the environment variable TIDE_MAX_CPU_ISA when it names one of them. */
 TIDE_API const char *tide_cpu_isa(void);
+/* How CPU matrix products are run on this machine, in one line: which
+ * library takes which sizes, and whether that was measured here at first
+ * use or pinned (TIDE_GEMM_SMALL). The first call may run that measurement
+ * (about a millisecond). */
+TIDE_API const char *tide_cpu_gemm_plan(void);
 /* Cap the instruction set at `name` (one of the above; a CPU without it
  * keeps its best). Call it before ops run on other threads. */
 TIDE_API tide_status tide_set_max_cpu_isa(const char *name);

@@ -27,18 +27,13 @@ local FILE = "latest.safetensors"
 local BackupAndRestore = callback.Callback:extend("BackupAndRestore")
 M.BackupAndRestore = BackupAndRestore
 
-local KEYS = { backup_dir = true, save_freq = true, delete_checkpoint = true, double_checkpoint = true }
+local NAMES = { "backup_dir", "save_freq", "double_checkpoint", "delete_checkpoint" }
 
 -- BackupAndRestore{backup_dir=, save_freq="epoch" or n steps, delete_checkpoint=true}
 -- (also BackupAndRestore(backup_dir, {...})).
-function BackupAndRestore:__init(backup_dir, opts)
-  if type(backup_dir) == "table" and opts == nil then
-    opts = backup_dir
-    backup_dir = opts.backup_dir or opts[1]
-  end
-  local o = {}
-  for k, v in pairs(opts or {}) do if k ~= 1 then o[k] = v end end
-  o = monitor.options("BackupAndRestore", o, KEYS)
+function BackupAndRestore:__init(...)
+  local o = callback.options("BackupAndRestore", NAMES, ...)
+  local backup_dir = o.backup_dir
   if type(backup_dir) ~= "string" or backup_dir == "" then
     binding.error("BackupAndRestore: backup_dir must be a folder name, e.g. " ..
       "tide.callbacks.BackupAndRestore{backup_dir = \"/tmp/backup\"}")

@@ -6,8 +6,14 @@
 local binding = require "tide.binding"
 local class = require "tide.class"
 local progbar = require "tide.models.progbar"
+local base_init = require "tide.initializers.base"
 
 local M = {}
+
+-- A callback's constructor arguments, Keras style: Cls{a, key = v} (list
+-- entries by position in `names`, Keras's argument order), Cls(a, {key = v})
+-- or Cls(a); unknown names are errors naming the class.
+function M.options(what, names, ...) return base_init.kwargs(what, names, ...) end
 
 local Callback = class("Callback")
 M.Callback = Callback
@@ -123,9 +129,14 @@ function ProgbarLogger:set_params(params)
   self.target = params.steps
 end
 
+-- The model's metric names, read once per epoch (or evaluate) and kept: a
+-- model's metrics are found by walking its layers, too slow for each batch.
 function ProgbarLogger:_names()
-  local ok, names = pcall(function() return self.model.metrics_names end)
-  return ok and names or nil
+  if self.names == nil then
+    local ok, names = pcall(function() return self.model.metrics_names end)
+    self.names = ok and names or false
+  end
+  return self.names or nil
 end
 
 function ProgbarLogger:_out(s)
@@ -135,6 +146,7 @@ end
 function ProgbarLogger:_reset(target)
   self.bar = progbar.new { target = target, verbose = self.verbose, write = self.write, dynamic = self.dynamic }
   self.seen = 0
+  self.names = nil
 end
 
 function ProgbarLogger:on_train_begin() self.training = true end

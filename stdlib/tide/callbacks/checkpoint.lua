@@ -10,22 +10,20 @@ local M = {}
 local ModelCheckpoint = callback.Callback:extend("ModelCheckpoint")
 M.ModelCheckpoint = ModelCheckpoint
 
-local KEYS = { monitor = true, verbose = true, save_best_only = true, save_weights_only = true, mode = true,
-  save_freq = true, initial_value_threshold = true }
+local NAMES = { "filepath", "monitor", "verbose", "save_best_only", "save_weights_only", "mode", "save_freq",
+  "initial_value_threshold" }
 
 -- ModelCheckpoint(filepath, {monitor="val_loss", verbose=0, save_best_only=false,
 -- save_weights_only=true, mode="auto", save_freq="epoch", initial_value_threshold=nil}).
 -- save_weights_only=false saves the whole model (model:save) as a SavedModel
 -- directory at filepath (Keras saves a .keras file there).
 -- filepath may hold Python-style fields: "ckpt-{epoch:02d}-{val_loss:.2f}.safetensors".
-function ModelCheckpoint:__init(filepath, opts)
-  if type(filepath) == "table" and opts == nil then filepath, opts = filepath[1] or filepath.filepath, filepath end
+function ModelCheckpoint:__init(...)
+  local o = callback.options("ModelCheckpoint", NAMES, ...)
+  local filepath = o.filepath
   if type(filepath) ~= "string" or filepath == "" then
     binding.error("ModelCheckpoint: filepath must be a file name, e.g. \"best.safetensors\"")
   end
-  local o = {}
-  for k, v in pairs(opts or {}) do if k ~= 1 and k ~= "filepath" then o[k] = v end end
-  o = monitor.options("ModelCheckpoint", o, KEYS)
   if o.save_weights_only ~= nil and type(o.save_weights_only) ~= "boolean" then
     binding.error("ModelCheckpoint: save_weights_only must be true or false, got " .. tostring(o.save_weights_only))
   end

@@ -15,11 +15,12 @@ M.CSVLogger = CSVLogger
 
 -- CSVLogger(filename, {separator=",", append=false}): one row per epoch,
 -- "epoch" then the logs' names sorted.
-function CSVLogger:__init(filename, opts)
+function CSVLogger:__init(...)
+  local opts = callback.options("CSVLogger", { "filename", "separator", "append" }, ...)
+  local filename = opts.filename
   if type(filename) ~= "string" or filename == "" then
     binding.error("CSVLogger: filename must be a file name, e.g. \"training.csv\"")
   end
-  opts = opts or {}
   self.filename = filename
   self.sep = opts.separator or ","
   self.append = opts.append == true
@@ -75,9 +76,23 @@ end
 local TerminateOnNaN = Callback:extend("TerminateOnNaN")
 M.TerminateOnNaN = TerminateOnNaN
 
+-- TerminateOnNaN{raise_error=false}: stop fit (or, with raise_error, raise
+-- an error at once) when a batch's loss is NaN or infinite (Keras 3's).
+function TerminateOnNaN:__init(...)
+  local o = callback.options("TerminateOnNaN", { "raise_error" }, ...)
+  if o.raise_error ~= nil and type(o.raise_error) ~= "boolean" then
+    binding.error("TerminateOnNaN: raise_error must be true or false, got " .. tostring(o.raise_error))
+  end
+  self.raise_error = o.raise_error == true
+end
+
 function TerminateOnNaN:on_train_batch_end(batch, logs)
   local loss = logs and logs.loss
   if loss ~= nil and (loss ~= loss or loss == math.huge or loss == -math.huge) then
+    if self.raise_error then
+      binding.error(string.format("TerminateOnNaN: NaN or Inf loss encountered at batch %d. Loss value: %s. " ..
+        "Terminating training immediately.", batch, tostring(loss)))
+    end
     io.stdout:write(string.format("Batch %d: Invalid loss, terminating training\n", batch))
     rawset(self.model, "stop_training", true)
   end
@@ -92,12 +107,14 @@ M.LearningRateScheduler = LearningRateScheduler
 
 -- LearningRateScheduler(schedule, {verbose=0}): schedule(epoch, lr) -> the
 -- new learning rate, set at the start of each epoch (epoch 0-based).
-function LearningRateScheduler:__init(schedule, opts)
+function LearningRateScheduler:__init(...)
+  local opts = callback.options("LearningRateScheduler", { "schedule", "verbose" }, ...)
+  local schedule = opts.schedule
   if type(schedule) ~= "function" then
     binding.error("LearningRateScheduler: schedule must be a function(epoch, lr) returning the learning rate")
   end
   self.schedule = schedule
-  self.verbose = (opts or {}).verbose or 0
+  self.verbose = opts.verbose or 0
 end
 
 function LearningRateScheduler:on_epoch_begin(epoch)
@@ -129,14 +146,33 @@ M.LambdaCallback = LambdaCallback
 
 local ALIASES = { on_batch_begin = "on_train_batch_begin", on_batch_end = "on_train_batch_end" }
 
+-- Keras's positional order; any other hook may come by name.
+local LAMBDA_NAMES = { "on_epoch_begin", "on_epoch_end", "on_train_begin", "on_train_end", "on_train_batch_begin",
+  "on_train_batch_end" }
+
 -- LambdaCallback{on_epoch_begin=, on_epoch_end=, on_batch_begin=,
 -- on_batch_end=, on_train_begin=, on_train_end=, ... any hook}: plain
 -- functions called with the hook's arguments (no self).
-function LambdaCallback:__init(opts)
-  if type(opts) ~= "table" then binding.error("LambdaCallback: expects a table of hook functions") end
+function LambdaCallback:__init(...)
+  local n, opts = select("#", ...), ...
+  if n > 1 or type(opts) ~= "table" then -- LambdaCallback(f1, f2, ...): by position
+    opts = callback.options("LambdaCallback", LAMBDA_NAMES, ...)
+  end
+  local named = {}
+  for k, fn in pairs(opts) do
+    if type(k) == "number" then
+      if not LAMBDA_NAMES[k] then
+        binding.error(string.format("LambdaCallback: too many positional options (it takes %s)",
+          table.concat(LAMBDA_NAMES, ", ")))
+      end
+      k = LAMBDA_NAMES[k]
+    end
+    named[k] = fn
+  end
+  callback.options("LambdaCallback", LAMBDA_NAMES) -- notes the positional names (any hook may come by name)
   local known = {}
   for _, hook in ipairs(callback.HOOKS) do known[hook] = true end
-  for k, fn in pairs(opts) do
+  for k, fn in pairs(named) do
     local hook = ALIASES[k] or k
     if not known[hook] then binding.error(string.format("LambdaCallback: unknown hook '%s'", tostring(k))) end
     if type(fn) ~= "function" then

@@ -5,17 +5,8 @@ local binding = require "tide.binding"
 local callback = require "tide.callbacks.callback"
 
 local Callback = callback.Callback
+local options = callback.options
 local M = {}
-
-local function options(what, opts, known)
-  opts = opts or {}
-  if type(opts) ~= "table" then binding.error(string.format("%s: expects an options table, got %s", what, type(opts))) end
-  for k in pairs(opts) do
-    if not known[k] then binding.error(string.format("%s: unknown option '%s'", what, tostring(k))) end
-  end
-  return opts
-end
-M.options = options
 
 -- "max" for names that grow when better (accuracy, auc, precision, recall),
 -- else "min" (Keras's fallback for mode="auto").
@@ -42,13 +33,13 @@ M.warn = warn
 local EarlyStopping = Callback:extend("EarlyStopping")
 M.EarlyStopping = EarlyStopping
 
-local ES_KEYS = { monitor = true, min_delta = true, patience = true, verbose = true, mode = true, baseline = true,
-  restore_best_weights = true, start_from_epoch = true }
+local ES_NAMES = { "monitor", "min_delta", "patience", "verbose", "mode", "baseline", "restore_best_weights",
+  "start_from_epoch" }
 
 -- EarlyStopping{monitor="val_loss", min_delta=0, patience=0, verbose=0,
 -- mode="auto", baseline=nil, restore_best_weights=false, start_from_epoch=0}
-function EarlyStopping:__init(opts)
-  opts = options("EarlyStopping", opts, ES_KEYS)
+function EarlyStopping:__init(...)
+  local opts = options("EarlyStopping", ES_NAMES, ...)
   self.monitor = opts.monitor or "val_loss"
   self.patience = opts.patience or 0
   self.verbose = opts.verbose or 0
@@ -122,13 +113,12 @@ end
 local ReduceLROnPlateau = Callback:extend("ReduceLROnPlateau")
 M.ReduceLROnPlateau = ReduceLROnPlateau
 
-local RLR_KEYS = { monitor = true, factor = true, patience = true, verbose = true, mode = true, min_delta = true,
-  cooldown = true, min_lr = true }
+local RLR_NAMES = { "monitor", "factor", "patience", "verbose", "mode", "min_delta", "cooldown", "min_lr" }
 
 -- ReduceLROnPlateau{monitor="val_loss", factor=0.1, patience=10, verbose=0,
 -- mode="auto", min_delta=1e-4, cooldown=0, min_lr=0}
-function ReduceLROnPlateau:__init(opts)
-  opts = options("ReduceLROnPlateau", opts, RLR_KEYS)
+function ReduceLROnPlateau:__init(...)
+  local opts = options("ReduceLROnPlateau", RLR_NAMES, ...)
   self.monitor = opts.monitor or "val_loss"
   self.factor = opts.factor or 0.1
   if self.factor >= 1 then

@@ -19,9 +19,8 @@ local M = {}
 local TensorBoard = Callback:extend("TensorBoard")
 M.TensorBoard = TensorBoard
 
-local OPTIONS = { log_dir = true, histogram_freq = true, write_graph = true, write_images = true,
-  write_steps_per_second = true, update_freq = true, profile_batch = true, embeddings_freq = true,
-  embeddings_metadata = true }
+local NAMES = { "log_dir", "histogram_freq", "write_graph", "write_images", "write_steps_per_second", "update_freq",
+  "profile_batch", "embeddings_freq", "embeddings_metadata" }
 
 local function join(dir, name)
   if dir:sub(-1) == "/" then return dir .. name end
@@ -52,14 +51,8 @@ end
 -- profile_batch, a profile of those batches (tide.profiler) in
 -- log_dir/train/plugins/profile/<run>/, each batch a "train_batch" range.
 -- Weight images and embeddings are not written yet.
-function TensorBoard:__init(opts)
-  opts = opts or {}
-  if type(opts) == "string" then opts = { log_dir = opts } end
-  if type(opts) ~= "table" then binding.error("TensorBoard: expects a table of options, e.g. {log_dir = \"logs\"}") end
-  if opts[1] ~= nil and opts.log_dir == nil then opts.log_dir = opts[1] end
-  for k in pairs(opts) do
-    if k ~= 1 and not OPTIONS[k] then binding.error(fmt("TensorBoard: unknown option '%s'", tostring(k))) end
-  end
+function TensorBoard:__init(...)
+  local opts = callback.options("TensorBoard", NAMES, ...)
   local log_dir = opts.log_dir == nil and "logs" or opts.log_dir
   if type(log_dir) ~= "string" or log_dir == "" then binding.error("TensorBoard: log_dir must be a folder name") end
   local hf = opts.histogram_freq or 0

@@ -122,7 +122,13 @@ function M.run(args, cli)
       table.concat(names, ", ")))
   end
   local inputs = gather_inputs(cli, opts.input, in_specs, signame)
-  local outs = { loaded.functions[signame](unpack(inputs, 1, #in_specs)) }
+  -- a kernel that fails (an index out of range, a failed assert) is the work
+  -- failing: its message in one line, without tide's file:line or traceback
+  local function results(ok, ...)
+    if not ok then cli.fail(cli.first_line((...))) end
+    return { ... }
+  end
+  local outs = results(pcall(loaded.functions[signame], unpack(inputs, 1, #in_specs)))
   if opts.output then
     write_outputs(cli, opts.output, names, outs)
     return 0

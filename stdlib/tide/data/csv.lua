@@ -38,11 +38,20 @@ local function file_list(what, files)
   return files
 end
 
--- One record_defaults entry as (dtype name, default tensor or nil): a scalar
--- tensor (a 0-element one: required), a Lua number (float32, as TF makes 0.0),
--- a Lua string, or {dtype=, default=} (no default: required).
+-- One record_defaults entry as (dtype name, default tensor or nil): a dtype
+-- constant (tide.int32, as TF's tf.int32: a required column of that dtype), a
+-- scalar tensor (a 0-element one: required), a Lua number (float32, as TF
+-- makes 0.0), a Lua string (the text "int32" is a string default, not a
+-- dtype), or {dtype=, default=} (no default: required).
 local function column_default(what, i, d)
-  if binding.istensor(d) then
+  if dtype.is_dtype(d) then
+    local dt = dtype.name(d)
+    if not TYPES[dt] then
+      binding.error(string.format("%s: record_defaults[%d] is the dtype %s; CSV columns are int32, int64, float32, " ..
+        "float64 or string", what, i, dt))
+    end
+    return dt, nil
+  elseif binding.istensor(d) then
     local dt = d.dtype
     if not TYPES[dt] then
       binding.error(string.format("%s: record_defaults[%d] is %s; CSV columns are int32, int64, float32, float64 or string",
@@ -67,7 +76,7 @@ local function column_default(what, i, d)
     if d.default == nil then return dt, nil end
     return dt, convert.tensor(d.default, dt, what):reshape({})
   end
-  binding.error(string.format("%s: record_defaults[%d] must be a tensor, a number, a string or {dtype=, default=}, got %s",
+  binding.error(string.format("%s: record_defaults[%d] must be a tensor, a number, a string, a dtype or {dtype=, default=}, got %s",
     what, i, type(d)))
 end
 
@@ -216,8 +225,8 @@ end
 -- shuffle=true, shuffle_buffer_size=10000, shuffle_seed=, num_epochs=,
 -- num_rows_for_inference=100}): batches of {features, label} (features a map
 -- by column name; without label_name, the map alone), columns named by the
--- header and typed from the first rows as TF infers them (inferred columns
--- are required; give column_defaults for defaults). num_epochs nil repeats
+-- header and typed from the first rows as TF infers them (a missing value in
+-- an inferred column is 0 or "", as TF's; column_defaults for others). num_epochs nil repeats
 -- forever, as TF.
 function M.make_csv_dataset(files, batch_size, opts)
   local what = "make_csv_dataset"
@@ -247,7 +256,9 @@ function M.make_csv_dataset(files, batch_size, opts)
     if d ~= nil then
       dts[j], defs[j] = column_default(what, j, d)
     elseif types then
+      -- an inferred column's missing value is 0 or "" (TF's _infer_column_defaults)
       dts[j] = types[j] or "string"
+      defs[j] = convert.tensor(dts[j] == "string" and "" or 0, dts[j], what)
     else
       binding.error("make_csv_dataset: column_defaults are needed when the files have no header to infer types from")
     end

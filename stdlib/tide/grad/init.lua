@@ -32,10 +32,12 @@ require "tide.grad.tensor"
 require "tide.grad.update"
 require "tide.grad.scatter"
 require "tide.grad.linalg"
+require "tide.grad.linalg_decomp"
 require "tide.grad.nn"
 require "tide.grad.nn_conv"
 require "tide.grad.index"
 require "tide.grad.segment"
 require "tide.grad.image"
+require "tide.grad.special"
 
 return M

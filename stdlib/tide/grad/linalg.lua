@@ -1,5 +1,6 @@
--- stdlib/tide/grad/linalg.lua — the gradient of matmul (ops/linalg.lua), as
--- TF's math_grad.py computes it, for every pair of transpose flags.
+-- stdlib/tide/grad/linalg.lua — the gradients of ops/linalg.lua's ops: matmul,
+-- as TF's math_grad.py computes it for every pair of transpose flags, and the
+-- transposes, band parts and diagonals, as TF's array_grad.py.
 local grad = require "tide.grad.registry"
 local util = require "tide.grad.util"
 local binding = require "tide.binding"
@@ -89,6 +90,40 @@ reg("matmul", function(node, dys, needs)
     if b_vec then db = shape.reshape(db, dims(b)) end
   end
   return da, db
+end)
+
+---------------------------------------------------------------------------
+-- transposes, band parts and diagonals
+---------------------------------------------------------------------------
+
+reg("matrix_transpose", function(_, dys) return linalg.matrix_transpose(dys[1]) end)
+
+reg("matrix_band_part", function(node, dys)
+  return linalg.band_part(dys[1], tonumber(node.attrs.ints[0]), tonumber(node.attrs.ints[1]))
+end)
+
+-- The attrs' k range and align as the Lua functions take them.
+local ALIGN = { [0] = "RIGHT_RIGHT", "LEFT_RIGHT", "RIGHT_LEFT", "LEFT_LEFT" }
+local function diag_opts(node)
+  local a = node.attrs
+  return { k = { tonumber(a.ints[0]), tonumber(a.ints[1]) }, align = ALIGN[tonumber(a.m)] }
+end
+
+-- diag: the diagonals the result was built from (the padding has no input).
+reg("matrix_diag", function(node, dys) return linalg.diag_part(dys[1], diag_opts(node)) end)
+
+-- diag_part: g placed on the diagonals of zeros shaped as the input.
+reg("matrix_diag_part", function(node, dys)
+  return linalg.set_diag(create.zeros_like(node.inputs[1]), dys[1], diag_opts(node))
+end)
+
+-- set_diag: g off the diagonals for the input, on them for the diagonal.
+reg("matrix_set_diag", function(node, dys, needs)
+  local g, d = dys[1], node.inputs[2]
+  local o = diag_opts(node)
+  local gx = util.needs(needs, node.inputs[1]) and linalg.set_diag(g, create.zeros_like(d), o) or nil
+  local gd = util.needs(needs, d) and linalg.diag_part(g, o) or nil
+  return gx, gd
 end)
 
 return {}

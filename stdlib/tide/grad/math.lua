@@ -72,6 +72,39 @@ unary("gelu", function(x, _, dy, node)
   return m.mul(dy, m.add(cdf, m.mul(x, pdf)))
 end)
 
+-- Trigonometric inverses and hyperbolics (TF's math_grad.py).
+local function one_minus_sq(x) return m.sub(1, m.square(x)) end
+unary("asin", function(x, _, dy) return m.mul(dy, m.rsqrt(one_minus_sq(x))) end)
+unary("acos", function(x, _, dy) return m.neg(m.mul(dy, m.rsqrt(one_minus_sq(x)))) end)
+unary("atan", function(x, _, dy) return m.div(dy, m.add(m.square(x), 1)) end)
+unary("sinh", function(x, _, dy) return m.mul(dy, m.cosh(x)) end)
+unary("cosh", function(x, _, dy) return m.mul(dy, m.sinh(x)) end)
+unary("asinh", function(_, y, dy) return m.div(dy, m.cosh(y)) end)
+unary("acosh", function(_, y, dy) return m.div(dy, m.sinh(y)) end)
+unary("atanh", function(x, _, dy) return m.div(dy, one_minus_sq(x)) end)
+unary("softsign", function(x, _, dy) return m.div(dy, m.square(m.add(m.abs(x), 1))) end)
+-- relu6: TF's Relu6Grad passes dy where 0 < x < 6 (none at the kinks).
+unary("relu6", function(x, _, dy) return m.where(m.logical_and(m.greater(x, 0), m.less(x, 6)), dy, 0) end)
+
+-- Special functions: derivatives in closed form, as TF's math_grad.py.
+unary("lgamma", function(x, _, dy) return m.mul(dy, m.digamma(x)) end)
+unary("digamma", function(x, _, dy) return m.mul(dy, m.polygamma(create.ones_like(x), x)) end)
+-- erfinv: sqrt(pi)/2 exp(y^2); ndtri: sqrt(2 pi) exp(y^2 / 2).
+unary("erfinv", function(_, y, dy) return m.mul(dy, m.mul(m.exp(m.square(y)), math.sqrt(math.pi) / 2)) end)
+unary("ndtri", function(_, y, dy) return m.mul(dy, m.mul(m.exp(m.mul(m.square(y), 0.5)), math.sqrt(2 * math.pi))) end)
+unary("bessel_i0", function(x, _, dy) return m.mul(dy, m.bessel_i1(x)) end)
+unary("bessel_i0e", function(x, y, dy) return m.mul(dy, m.sub(m.bessel_i1e(x), m.mul(m.sign(x), y))) end)
+-- i1'(x) = i0(x) - i1(x) / x, which is 1/2 at x = 0 (TF's safe-x form).
+local function safe(x) local zero = m.equal(x, 0) return zero, m.where(zero, 1, x) end
+unary("bessel_i1", function(x, y, dy)
+  local zero, sx = safe(x)
+  return m.mul(dy, m.where(zero, 0.5, m.sub(m.bessel_i0(sx), m.div(y, sx))))
+end)
+unary("bessel_i1e", function(x, y, dy)
+  local zero, sx = safe(x)
+  return m.mul(dy, m.where(zero, 0.5, m.sub(m.bessel_i0e(sx), m.mul(y, m.add(m.sign(sx), m.reciprocal(sx))))))
+end)
+
 -- cast: back to the input's dtype when both are floats; none otherwise.
 reg("cast", function(node, dys)
   local x = node.inputs[1]
@@ -87,7 +120,8 @@ local function binary(name, fn)
     local a, b = node.inputs[1], node.inputs[2]
     local na, nb = util.needs(needs, a), util.needs(needs, b)
     local da, db = fn(a, b, dys[1], node.outputs[1], na, nb)
-    return na and unbroadcast(da, a) or nil, nb and unbroadcast(db, b) or nil
+    -- (da or db nil: TF has no gradient for that input, zeta's x and polygamma's n)
+    return na and da and unbroadcast(da, a) or nil, nb and db and unbroadcast(db, b) or nil
   end)
 end
 
@@ -157,6 +191,24 @@ binary("xlog1py", function(a, b, dy, _, na, nb)
 end)
 binary("xdivy", function(a, b, dy, _, na, nb)
   return na and m.mul(m.xdivy(nonzero(a), b), dy), nb and m.mul(m.xdivy(m.neg(a), m.square(b)), dy)
+end)
+
+-- igamma(a, x) = P(a, x): d/da is IgammaGradA (raw op), d/dx the density x^(a-1) e^-x / Gamma(a).
+local function igamma_dx(a, x) return m.exp(m.sub(m.sub(m.mul(m.sub(a, 1), m.log(x)), x), m.lgamma(a))) end
+local raw = require("tide.ops.plain").define("raw", {})
+binary("igamma", function(a, x, dy, _, na, nb)
+  return na and m.mul(dy, raw.igamma_grad_a(a, x)), nb and m.mul(dy, igamma_dx(a, x))
+end)
+binary("igammac", function(a, x, dy, _, na, nb)
+  return na and m.neg(m.mul(dy, raw.igamma_grad_a(a, x))), nb and m.neg(m.mul(dy, igamma_dx(a, x)))
+end)
+-- zeta(x, q): TF has no gradient for x; d/dq = -x zeta(x + 1, q).
+binary("zeta", function(x, q, dy, _, _, nb) return nil, nb and m.mul(dy, m.neg(m.mul(x, m.zeta(m.add(x, 1), q)))) end)
+-- polygamma(n, x): none for n; d/dx = polygamma(n + 1, x).
+binary("polygamma", function(n, x, dy, _, _, nb) return nil, nb and m.mul(dy, m.polygamma(m.add(n, 1), x)) end)
+-- multiply_no_nan(x, y): TF's _MulNoNanGrad.
+binary("multiply_no_nan", function(a, b, dy, _, na, nb)
+  return na and m.multiply_no_nan(dy, b), nb and m.multiply_no_nan(a, dy)
 end)
 
 reg("where", function(node, dys, needs)

@@ -82,30 +82,48 @@ function M.seed(name, seed)
   return seed
 end
 
+-- The argument names each class's constructor took (class name -> names),
+-- noted at each construction: tests/spec/keras_signatures_spec.lua checks
+-- them against Keras's.
+M.arg_names = {}
+
 -- Constructor arguments, Keras style: Cls(a, b), Cls{a, b, key=v} and
 -- Cls(a, {key=v}) all work. A single plain table is the keyword table (its
--- list part fills the positional names in order); names lists them all.
--- Unknown keys are an error naming the class and the keys it takes.
+-- list part fills the positional names in order); names lists them in
+-- Keras's order, names.keywords any more that come by name only. Unknown
+-- keys are an error naming the class and the keys it takes. A last argument
+-- that is an object (an optimizer, a layer) is a value, not options.
 function M.kwargs(name, names, ...)
+  M.arg_names[name] = names
   local n = select("#", ...)
   local first = ...
   if n == 1 and type(first) == "table" and getmetatable(first) == nil then
     local out = {}
     local known = {}
     for i, k in ipairs(names) do known[k] = i end
+    for _, k in ipairs(names.keywords or {}) do known[k] = true end
     for k, v in pairs(first) do
       if type(k) == "number" then
         if k < 1 or k > #names or k ~= math.floor(k) then
-          binding.error(string.format("%s: too many positional values (it takes %s)", name, table.concat(names, ", ")))
+          binding.error(string.format("%s: too many positional options (it takes %s)", name, table.concat(names, ", ")))
         end
         out[names[k]] = v
       elseif known[k] then
         out[k] = v
       else
         binding.error(string.format("%s: unknown option '%s' (expected: %s)", name, tostring(k),
-          table.concat(names, ", ")))
+          args.names_text(names)))
       end
     end
+    return out
+  end
+  local last = n > 0 and select(n, ...) or nil
+  if type(last) == "table" and getmetatable(last) ~= nil then
+    if n > #names then
+      binding.error(string.format("%s: too many positional options (it takes %s)", name, table.concat(names, ", ")))
+    end
+    local out = {}
+    for i = 1, n do out[names[i]] = (select(i, ...)) end
     return out
   end
   return args.parse(name, names, ...)

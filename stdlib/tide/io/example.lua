@@ -18,7 +18,7 @@ local TYPE_OF = { int64 = C.TIDE_FEATURE_INT64, float32 = C.TIDE_FEATURE_FLOAT, 
 -- A dtype argument as "int64", "float32" or "string" (aliases as tide's: "float", "long").
 local function feature_dtype(what, dt)
   if dt == "string" then return dt end
-  local code = type(dt) == "string" and dtype.codes[dt]
+  local code = dtype.name(dt) and dtype.codes[dtype.name(dt)]
   local name = code and dtype.names[code]
   if not TYPE_OF[name or ""] then
     binding.error(string.format("%s: dtype must be int64, float32 or string (the value lists a tf.train.Example holds), got %s",

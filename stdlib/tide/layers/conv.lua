@@ -1,9 +1,10 @@
--- stdlib/tide/layers/conv.lua — Keras's convolution layers Conv1D and Conv2D
--- (channels_last; kernels HWIO: Conv2D [kh, kw, in, filters], Conv1D [k, in, filters]).
+-- stdlib/tide/layers/conv.lua — Keras's convolution layers Conv1D, Conv2D and Conv3D
+-- (channels_last; kernels as Keras: [k..., in / groups, filters], Conv2D HWIO).
 -- B = batch, H/W = spatial dims, C = channels: [B, H, W, C] -> [B, H', W', filters].
 local binding = require "tide.binding"
 local shape_ops = require "tide.ops.shape"
 local nn_conv = require "tide.ops.nn_conv"
+local nn_conv_nd = require "tide.ops.nn_conv_nd"
 local initializers = require "tide.initializers"
 local regularizers = require "tide.regularizers"
 local constraints = require "tide.constraints"
@@ -34,13 +35,13 @@ local function tuple(cls, what, v, rank)
 end
 M.tuple = tuple
 
--- The shared part of Conv1D and Conv2D (Keras's BaseConv).
+-- The shared part of Conv1D, Conv2D and Conv3D (Keras's BaseConv).
 local function conv_class(name, rank)
   local cls = Layer:extend(name)
   function cls:init(...)
     local o = self:_kwargs({ "filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate", "groups",
       "activation", "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer", "bias_regularizer",
-      "kernel_constraint", "bias_constraint" }, ...)
+      "activity_regularizer", "kernel_constraint", "bias_constraint" }, ...)
     if type(o.filters) ~= "number" or o.filters <= 0 or o.filters ~= math.floor(o.filters) then
       binding.error(string.format("%s: filters must be a positive integer, got %s", name, tostring(o.filters)))
     end
@@ -61,10 +62,15 @@ local function conv_class(name, rank)
         tostring(df)))
     end
     self.data_format = df
-    if o.groups ~= nil and o.groups ~= 1 then
-      binding.error(name .. ": groups > 1 is not supported yet")
+    local groups = o.groups == nil and 1 or o.groups
+    if type(groups) ~= "number" or groups <= 0 or groups ~= math.floor(groups) then
+      binding.error(string.format("%s: groups must be a positive integer, got %s", name, tostring(o.groups)))
     end
-    self.groups = 1
+    if self.filters % groups ~= 0 then
+      binding.error(string.format("%s: the number of filters must be evenly divisible by the number of groups; " ..
+        "got groups=%d, filters=%d", name, groups, self.filters))
+    end
+    self.groups = groups
     local strided, dilated = false, false
     for i = 1, rank do
       if self.strides[i] > 1 then strided = true end
@@ -92,9 +98,14 @@ local function conv_class(name, rank)
       binding.error(string.format("%s: the channel dim (last) of the input must be known, got shape %s", who(self),
         input_shape and layer.shape_text(input_shape) or "of unknown rank"))
     end
+    if c % self.groups ~= 0 then
+      binding.error(string.format("%s: the number of input channels must be evenly divisible by the number of " ..
+        "groups; got groups=%d, but the input has %d channels (shape %s)", who(self), self.groups, c,
+        layer.shape_text(input_shape)))
+    end
     local kshape = {}
     for i = 1, rank do kshape[i] = self.kernel_size[i] end
-    kshape[rank + 1], kshape[rank + 2] = c, self.filters
+    kshape[rank + 1], kshape[rank + 2] = c / self.groups, self.filters
     self.kernel = self:add_weight { name = "kernel", shape = kshape, initializer = self.kernel_initializer,
       regularizer = self.kernel_regularizer, constraint = self.kernel_constraint }
     if self.use_bias then
@@ -103,20 +114,32 @@ local function conv_class(name, rank)
     end
     self.input_spec = { ndim = rank + 2, axes = { [-1] = c } }
   end
-  function cls:call(x)
-    local y
+  -- one convolution of x by kernel (one group's channels)
+  local function convolve(self, x, kernel, padding)
     if rank == 2 then
-      y = nn_conv.conv2d(x, self.kernel, { strides = self.strides, padding = self.padding:upper(),
-        dilations = self.dilation_rate })
-    else
-      local padding = self.padding:upper()
-      if self.padding == "causal" then -- pad the start of the time axis: output t sees inputs <= t
-        local left = self.dilation_rate[1] * (self.kernel_size[1] - 1)
-        x = shape_ops.pad(x, { { 0, 0 }, { left, 0 }, { 0, 0 } })
-        padding = "VALID"
-      end
-      y = nn_conv.conv1d(x, self.kernel, { stride = self.strides[1], padding = padding,
-        dilations = self.dilation_rate[1] })
+      return nn_conv.conv2d(x, kernel, { strides = self.strides, padding = padding, dilations = self.dilation_rate })
+    elseif rank == 3 then
+      return nn_conv_nd.conv3d(x, kernel, { strides = self.strides, padding = padding, dilations = self.dilation_rate })
+    end
+    return nn_conv.conv1d(x, kernel, { stride = self.strides[1], padding = padding, dilations = self.dilation_rate[1] })
+  end
+  function cls:call(x)
+    local padding = self.padding:upper()
+    if self.padding == "causal" then -- pad the start of the time axis: output t sees inputs <= t
+      local left = self.dilation_rate[1] * (self.kernel_size[1] - 1)
+      x = shape_ops.pad(x, { { 0, 0 }, { left, 0 }, { 0, 0 } })
+      padding = "VALID"
+    end
+    local kernel = self.kernel:read_value()
+    local y
+    if self.groups == 1 then
+      y = convolve(self, x, kernel, padding)
+    else -- group g: input channels g*cin .. and filters g*fout .. (Keras's feature_group_count)
+      local xs = shape_ops.split(x, self.groups, rank + 1)
+      local ks = shape_ops.split(kernel, self.groups, rank + 1)
+      local ys = {}
+      for g = 1, self.groups do ys[g] = convolve(self, xs[g], ks[g], padding) end
+      y = shape_ops.concat(ys, rank + 1)
     end
     if self.bias then y = y + self.bias end
     return self.activation(y)
@@ -144,5 +167,7 @@ end
 conv_class("Conv2D", 2)
 -- Conv1D{...}: the same over [B, W, C], with padding "causal" too.
 conv_class("Conv1D", 1)
+-- Conv3D{...}: the same over [B, D, H, W, C] (tide.nn.conv3d; the depth must be known).
+conv_class("Conv3D", 3)
 
 return M

@@ -18,6 +18,7 @@ local activations = require "tide.activations"
 local layer = require "tide.layers.layer"
 local options = require "tide.layers.options"
 local keras_tensor = require "tide.layers.keras_tensor"
+local kwargs = require("tide.initializers.base").kwargs
 
 local Layer, who = layer.Layer, layer.who
 local None = tensor_shape.None
@@ -32,13 +33,22 @@ local function boolean(self, what, v, default) return options.boolean(getmetatab
 -- InputLayer and Input
 ---------------------------------------------------------------------------
 
--- InputLayer{shape=, batch_size=, dtype=, name=}: the layer a model's
--- inputs come from; its `output` is the KerasTensor Input returns.
+-- InputLayer{shape, batch_size, dtype, sparse, ragged, batch_shape,
+-- input_tensor, optional, name} (Keras 3's order): the layer a model's
+-- inputs come from; its `output` is the KerasTensor Input returns. Sparse,
+-- ragged and optional inputs and an input_tensor are not supported yet.
 local InputLayer = Layer:extend("InputLayer")
 M.InputLayer = InputLayer
 InputLayer._default_dtype = "float32" -- not the global policy: inputs stay float32, as Keras's
 function InputLayer:init(...)
-  local o = self:_kwargs({ "shape", "batch_size", "batch_shape" }, ...)
+  local o = self:_kwargs({ "shape", "batch_size", "dtype", "sparse", "ragged", "batch_shape", "input_tensor",
+    "optional", "name" }, ...)
+  for _, k in ipairs { "sparse", "ragged", "optional" } do
+    if o[k] then binding.error(string.format("InputLayer: %s inputs are not supported yet", k)) end
+  end
+  if o.input_tensor ~= nil then
+    binding.error("InputLayer: input_tensor is not supported yet; call the model on the tensor instead")
+  end
   local dims
   if o.batch_shape ~= nil then
     dims = {}
@@ -71,11 +81,15 @@ function InputLayer:get_config()
   return c
 end
 
--- tide.layers.Input{shape = {784}, batch_size = nil, dtype = "float32",
--- name = nil} (Keras's keras.Input): a KerasTensor of shape (None, 784)
--- whose node.layer is the InputLayer.
+-- tide.layers.Input{shape, batch_size, dtype, sparse, ragged, batch_shape,
+-- name, tensor, optional} (Keras's keras.Input, by position or name;
+-- tide.Input{shape = {784}}): a KerasTensor of shape (None, 784) whose
+-- node.layer is the InputLayer.
+local INPUT_ARGS = { "shape", "batch_size", "dtype", "sparse", "ragged", "batch_shape", "name", "tensor", "optional" }
 function M.Input(...)
-  return InputLayer(...).output
+  local o = kwargs("Input", INPUT_ARGS, ...)
+  o.input_tensor, o.tensor = o.tensor, nil
+  return InputLayer(o).output
 end
 
 ---------------------------------------------------------------------------
@@ -91,7 +105,7 @@ M.Dense = Dense
 Dense.supports_masking = true
 function Dense:init(...)
   local o = self:_kwargs({ "units", "activation", "use_bias", "kernel_initializer", "bias_initializer",
-    "kernel_regularizer", "kernel_constraint", "bias_regularizer", "bias_constraint" }, ...)
+    "kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint" }, ...)
   self.units = positive_int(self, "units", o.units)
   self.activation = activations.get(o.activation, "Dense: activation")
   self.use_bias = boolean(self, "use_bias", o.use_bias, true)
@@ -317,13 +331,16 @@ end
 -- Lambda
 ---------------------------------------------------------------------------
 
--- Lambda{fn, arguments=nil} (Keras's function= is also taken, as ["function"]):
--- fn(inputs, arguments) as a layer. Variables the function closes over are
--- not tracked (as Keras warns): keep weights in a Layer.
+-- Lambda{fn, output_shape=nil, mask=nil, arguments=nil} (Keras 3's order;
+-- function= is also taken, as ["function"]): fn(inputs, arguments) as a
+-- layer. mask, as Keras's: a function(inputs, previous_mask) giving the
+-- output's mask, or a mask tensor; with it the layer supports masking.
+-- Variables the function closes over are not tracked (as Keras warns):
+-- keep weights in a Layer.
 local Lambda = Layer:extend("Lambda")
 M.Lambda = Lambda
 function Lambda:init(...)
-  local o = self:_kwargs({ "function", "arguments", "output_shape" }, ...)
+  local o = self:_kwargs({ "function", "output_shape", "mask", "arguments" }, ...)
   local fn = o["function"]
   if type(fn) ~= "function" and not (type(fn) == "table" and getmetatable(fn) and getmetatable(fn).__call) then
     binding.error("Lambda: expects a function, e.g. tide.layers.Lambda{function(x) return x * 2 end}, got " ..
@@ -332,6 +349,17 @@ function Lambda:init(...)
   self.fn = fn
   self.arguments = o.arguments
   self.output_shape = o.output_shape
+  if o.mask ~= nil then
+    self.mask = o.mask
+    self.supports_masking = true
+  end
+end
+function Lambda:compute_mask(inputs, mask)
+  local m = rawget(self, "mask")
+  if type(m) == "function" or (type(m) == "table" and getmetatable(m) and getmetatable(m).__call) then
+    return m(inputs, mask)
+  end
+  return m
 end
 function Lambda:call(x, opts)
   if self.arguments ~= nil then return self.fn(x, self.arguments) end
@@ -339,7 +367,7 @@ function Lambda:call(x, opts)
 end
 function Lambda:get_config()
   local c = Layer.get_config(self)
-  c["function"], c.arguments, c.output_shape = self.fn, self.arguments, self.output_shape
+  c["function"], c.arguments, c.output_shape, c.mask = self.fn, self.arguments, self.output_shape, rawget(self, "mask")
   return c
 end
 

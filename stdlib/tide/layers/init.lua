@@ -26,13 +26,15 @@ for _, family in ipairs {
                                         -- and the functions add, subtract, ..., concatenate, dot
   require "tide.layers.normalization",  -- BatchNormalization, LayerNormalization, GroupNormalization,
                                         -- UnitNormalization, RMSNormalization, SpectralNormalization
-  require "tide.layers.conv",           -- Conv1D, Conv2D
+  require "tide.layers.conv",           -- Conv1D, Conv2D, Conv3D
   require "tide.layers.pooling",        -- Max/AveragePooling, AdaptiveAverage/MaxPooling, GlobalAverage/MaxPooling,
                                         -- each 1D/2D/3D
   require "tide.layers.reshaping",      -- ZeroPadding1D/2D/3D, Cropping1D/2D/3D, UpSampling1D/2D/3D, RepeatVector
   require "tide.layers.wrapper",        -- Wrapper, TimeDistributed
-  require "tide.layers.conv_more",      -- Conv2DTranspose, DepthwiseConv2D, SeparableConv2D
+  require "tide.layers.conv_more",      -- DepthwiseConv1D/2D, SeparableConv1D/2D
+  require "tide.layers.conv_transpose", -- Conv1DTranspose, Conv2DTranspose, Conv3DTranspose
   require "tide.layers.rnn",            -- RNN, SimpleRNN, LSTM, GRU, their cells, Bidirectional
+  require "tide.layers.conv_lstm",      -- ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
   require "tide.layers.attention",      -- EinsumDense, MultiHeadAttention, GroupQueryAttention, Attention, AdditiveAttention
   require "tide.layers.preprocessing",  -- Rescaling, Resizing, CenterCrop, RandomFlip, RandomRotation, RandomZoom,
                                         -- RandomTranslation, RandomCrop, RandomContrast, RandomBrightness

@@ -25,6 +25,7 @@ local init_scope = require "tide.initializers.init_scope"
 local kwargs = require("tide.initializers.base").kwargs
 local tracking = require "tide.layers.tracking"
 local keras_tensor = require "tide.layers.keras_tensor"
+local check_input_spec = require("tide.layers.input_spec").check
 local math_ops = require "tide.ops.math"
 local dynamic_shape = require "tide.ops.dynamic_shape"
 
@@ -256,6 +257,53 @@ end
 local BASE_KEYS = { name = true, trainable = true, dtype = true, activity_regularizer = true, input_shape = true,
                     input_dim = true, autocast = true }
 
+-- Set the base options in `base` (Keras's common keywords); with only_given,
+-- just those present (given by position among a class's own), else all,
+-- with their defaults.
+local function set_base(self, base, only_given)
+  local cname = class_name(self)
+  local function given(k) return base[k] ~= nil or not only_given end
+  if given("name") then
+    local name = base.name
+    if name == nil then
+      name = M.unique_name(snake_case(cname))
+    elseif type(name) ~= "string" or name == "" or name:find("/", 1, true) then
+      binding.error(string.format("%s: name must be a non-empty string without '/', got %s", cname, tostring(name)))
+    end
+    rawset(self, "name", name)
+  end
+  if given("trainable") then
+    local trainable = base.trainable
+    if trainable == nil then trainable = true end
+    if type(trainable) ~= "boolean" then
+      binding.error(string.format("%s: trainable must be true or false, got %s", cname, tostring(trainable)))
+    end
+    rawset(self, "_trainable", trainable)
+  end
+  -- dtype: a dtype or policy name, or a Policy; nil takes the global policy
+  -- (InputLayer's default is float32 regardless, as Keras's Input)
+  if given("dtype") then
+    local dt = base.dtype
+    if dt == nil then dt = getmetatable(self)._default_dtype end
+    local policy = mixed_precision.get(dt, cname .. ": dtype")
+    rawset(self, "_dtype_policy", policy)
+    rawset(self, "dtype", policy.variable_dtype) -- Keras's layer.dtype: the variables' dtype
+  end
+  if given("autocast") then rawset(self, "autocast", base.autocast ~= false) end
+  if given("activity_regularizer") then
+    rawset(self, "activity_regularizer", regularizers.get(base.activity_regularizer, cname .. ": activity_regularizer"))
+  end
+  if base.input_dim ~= nil then
+    rawset(self, "_input_shape_arg", { base.input_dim })
+  elseif base.input_shape ~= nil then
+    if type(base.input_shape) ~= "table" then
+      binding.error(string.format("%s: input_shape must be a list of dims (without the batch), got %s", cname,
+        type(base.input_shape)))
+    end
+    rawset(self, "_input_shape_arg", base.input_shape)
+  end
+end
+
 -- Cls{...} / Cls(args..., {opts}): the base takes Keras's common keywords
 -- (name, trainable, dtype, activity_regularizer, input_shape, input_dim,
 -- autocast) out of the options table and passes the rest to self:init.
@@ -273,41 +321,10 @@ function Layer:__init(...)
     argv[n] = rest
     rawset(self, "_init_opts", rest) -- what get_config returns for a layer that defines none
   end
-  local cname = class_name(self)
-  local name = base.name
-  if name == nil then
-    name = M.unique_name(snake_case(cname))
-  elseif type(name) ~= "string" or name == "" or name:find("/", 1, true) then
-    binding.error(string.format("%s: name must be a non-empty string without '/', got %s", cname, tostring(name)))
-  end
-  local trainable = base.trainable
-  if trainable == nil then trainable = true end
-  if type(trainable) ~= "boolean" then
-    binding.error(string.format("%s: trainable must be true or false, got %s", cname, tostring(trainable)))
-  end
-  -- dtype: a dtype or policy name, or a Policy; nil takes the global policy
-  -- (InputLayer's default is float32 regardless, as Keras's Input)
-  local dt = base.dtype
-  if dt == nil then dt = getmetatable(self)._default_dtype end
-  local policy = mixed_precision.get(dt, cname .. ": dtype")
-  rawset(self, "_dtype_policy", policy)
   rawset(self, "_tracking", tracking.new())
-  rawset(self, "_trainable", trainable)
   rawset(self, "_losses", {})
-  rawset(self, "name", name)
-  rawset(self, "dtype", policy.variable_dtype) -- Keras's layer.dtype: the variables' dtype
   rawset(self, "built", false)
-  rawset(self, "autocast", base.autocast ~= false)
-  rawset(self, "activity_regularizer", regularizers.get(base.activity_regularizer, cname .. ": activity_regularizer"))
-  if base.input_dim ~= nil then
-    rawset(self, "_input_shape_arg", { base.input_dim })
-  elseif base.input_shape ~= nil then
-    if type(base.input_shape) ~= "table" then
-      binding.error(string.format("%s: input_shape must be a list of dims (without the batch), got %s", cname,
-        type(base.input_shape)))
-    end
-    rawset(self, "_input_shape_arg", base.input_shape)
-  end
+  set_base(self, base, false)
   self:init(unpack(argv, 1, n))
 end
 
@@ -324,9 +341,19 @@ function Layer:init(...)
 end
 
 -- Layer:_kwargs(names, ...): the options a built-in layer's init takes,
--- by name or position (Dense{64, activation = "relu"}); unknown ones are errors.
+-- by name or position in Keras's order (Dense{64, "relu"}); names.keywords
+-- more by name only; unknown ones are errors. A base option among the names
+-- (Dense's activity_regularizer, InputLayer's dtype and name) is set when
+-- it comes by position (by name, __init took it).
 function Layer:_kwargs(names, ...)
-  return kwargs(class_name(self), names, ...)
+  local o = kwargs(class_name(self), names, ...)
+  local own, base = getmetatable(self)._own_options, {}
+  for i = 1, #names do
+    local k = names[i]
+    if BASE_KEYS[k] and not (own and own[k]) and o[k] ~= nil then base[k], o[k] = o[k], nil end
+  end
+  if next(base) ~= nil then set_base(self, base, true) end
+  return o
 end
 
 ---------------------------------------------------------------------------
@@ -505,39 +532,6 @@ function Layer:build(input_shape) end -- luacheck: ignore input_shape
 
 function Layer:call(inputs)
   binding.error(string.format("%s: the layer class defines no call(inputs, opts)", who(self)))
-end
-
--- Keras's input_spec: self.input_spec = {ndim=, min_ndim=, max_ndim=,
--- axes = {[-1] = n}} is checked against the first input at each call.
-local function check_input_spec(self, x)
-  local spec = rawget(self, "input_spec")
-  if not spec or not (istype(Tensor, x) or keras_tensor.is(x)) then return end
-  local nd = x.ndim
-  if nd < 0 then return end -- a traced tensor of unknown rank: the ops check at run time
-  local name = who(self)
-  if spec.ndim and nd ~= spec.ndim then
-    binding.error(string.format("%s: expected an input of rank %d, got shape %s", name, spec.ndim,
-      tostring(x.shape)))
-  end
-  if spec.min_ndim and nd < spec.min_ndim then
-    binding.error(string.format("%s: expected an input of rank >= %d, got shape %s", name, spec.min_ndim,
-      tostring(x.shape)))
-  end
-  if spec.max_ndim and nd > spec.max_ndim then
-    binding.error(string.format("%s: expected an input of rank <= %d, got shape %s", name, spec.max_ndim,
-      tostring(x.shape)))
-  end
-  if spec.axes then
-    local shape = x.shape
-    for axis, size in pairs(spec.axes) do
-      local i = axis < 0 and nd + axis + 1 or axis + 1
-      local d = shape[i]
-      if d ~= None and d ~= size then
-        binding.error(string.format("%s: expected axis %d of the input to have size %d, got shape %s", name, axis,
-          size, tostring(x.shape)))
-      end
-    end
-  end
 end
 
 -- True when x holds a tensor, Variable or KerasTensor somewhere (a

@@ -148,7 +148,7 @@ M.LayerNormalization = LayerNormalization
 LayerNormalization.supports_masking = true
 function LayerNormalization:init(...)
   local o = self:_kwargs({ "axis", "epsilon", "center", "scale", "beta_initializer", "gamma_initializer",
-    "beta_regularizer", "beta_constraint", "gamma_regularizer", "gamma_constraint" }, ...)
+    "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint" }, ...)
   local axis = o.axis == nil and -1 or o.axis
   local list = type(axis) == "table" and axis or { axis }
   for _, a in ipairs(list) do

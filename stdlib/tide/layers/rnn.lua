@@ -55,13 +55,28 @@ end
 -- The loop over time
 ---------------------------------------------------------------------------
 
--- Zeros [B, size] for a batch of seq (known or not).
+-- A state's or output's size: a number, or a list of dims (ConvLSTM's [h, w, filters]).
+local function dims_of(size) return type(size) == "table" and size or { size } end
+
+-- Zeros [B, size...] for a batch of seq (known or not).
 local function batch_zeros(seq, size, dt)
+  local dims = dims_of(size)
   local b = seq.shape[1]
   if b == None then b = dynamic_shape.shape(seq)[0] end
-  if type(b) == "number" then return create.zeros({ b, size }, { dtype = dt }) end
-  local shape = shape_ops.stack({ b, create.fill({}, size, { dtype = b.dtype }) })
-  return shape_ops.reshape(create.zeros(shape, { dtype = dt }), { -1, size })
+  if type(b) == "number" then return create.zeros({ b, unpack(dims) }, { dtype = dt }) end
+  local parts = { b }
+  for i, d in ipairs(dims) do parts[i + 1] = create.fill({}, d, { dtype = b.dtype }) end
+  return shape_ops.reshape(create.zeros(shape_ops.stack(parts), { dtype = dt }), { -1, unpack(dims) })
+end
+
+-- m [B, 1] or [B, T, 1] with ones added up to `rank` dims, to broadcast over
+-- outputs of more than one feature dim (ConvLSTM's).
+local function widen(m, rank)
+  if m.ndim >= rank then return m end
+  local shape = { -1 }
+  for i = 2, m.ndim do shape[i] = m.shape[i] == None and dynamic_shape.shape(m)[i - 1] or m.shape[i] end
+  for i = m.ndim + 1, rank do shape[i] = 1 end
+  return shape_ops.reshape(m, shape)
 end
 
 local function unstack_time(seq) return shape_ops.unstack(seq, { axis = 1 }) end
@@ -71,9 +86,9 @@ local function stack_time(steps) return shape_ops.stack(steps, { axis = 1 }) end
 -- [B, 1] false), the output repeats the previous one (zeros at first) and
 -- the states stay as they were.
 local function masked(m, out, prev, new_states, states)
-  out = math_ops.where(m, out, prev)
+  out = math_ops.where(widen(m, out.ndim), out, prev)
   local kept = {}
-  for i, s in ipairs(new_states) do kept[i] = math_ops.where(m, s, states[i]) end
+  for i, s in ipairs(new_states) do kept[i] = math_ops.where(widen(m, s.ndim), s, states[i]) end
   return out, kept
 end
 
@@ -124,13 +139,21 @@ local function while_loop(step, seq, states, go_backwards, return_sequences, out
     end, { i0, states, last })
     return final_last, nil, final_states
   end
-  local zeros_tb = shape_ops.stack({ n, dynamic_shape.shape(seq)[0], create.fill({}, output_size, { dtype = n.dtype }) })
+  local tb = { n, dynamic_shape.shape(seq)[0] }
+  for _, d in ipairs(dims_of(output_size)) do tb[#tb + 1] = create.fill({}, d, { dtype = n.dtype }) end
+  local zeros_tb = shape_ops.stack(tb)
   local ta = tensor_array.TensorArray(seq.dtype, { size = n }):unstack(create.zeros(zeros_tb, { dtype = seq.dtype }))
   local _, final_states, final_last, final_ta = control.while_loop(cond, function(i, s, prev, acc)
     local out, ns = run_step(i, s, prev)
     return math_ops.add(i, 1), ns, out, acc:write(i, out)
   end, { i0, states, last, ta })
-  local outputs = shape_ops.transpose(final_ta:stack(), { 1, 0, 2 }) -- [T, B, out] -> [B, T, out]
+  local out_dims = dims_of(output_size)
+  local perm = { 1, 0 }
+  for i = 1, #out_dims do perm[i + 2] = i + 1 end
+  local outputs = shape_ops.transpose(final_ta:stack(), perm) -- [T, B, out...] -> [B, T, out...]
+  -- the buffer's dims come from the run: keep what is known now (Keras's
+  -- (None, None, units)), so that a recurrent layer stacked on this one builds
+  outputs = dynamic_shape.ensure_shape(outputs, { seq.shape[1], seq.shape[2], unpack(out_dims) })
   return final_last, outputs, final_states
 end
 
@@ -159,10 +182,10 @@ local function recur(self, step, seq, states, output_size, mask)
     if not self.go_backwards then
       at = mask.shape[2] ~= None and mask.shape[2] - 1 or dynamic_shape.shape(mask)[1] - 1
     end
-    local last_m = shape_ops.gather(m, at, { axis = 1 })
+    local last_m = widen(shape_ops.gather(m, at, { axis = 1 }), last.ndim)
     last = math_ops.where(last_m, last, create.zeros_like(last))
     if self.go_backwards then m = shape_ops.reverse(m, { 1 }) end
-    if outputs then outputs = math_ops.where(m, outputs, create.zeros_like(outputs)) end
+    if outputs then outputs = math_ops.where(widen(m, outputs.ndim), outputs, create.zeros_like(outputs)) end
   end
   return last, outputs, final
 end
@@ -187,6 +210,8 @@ local function init_rnn(self, o)
   self.stateful = boolean(cls, "stateful", o.stateful, false)
   self.input_spec = { ndim = 3 }
 end
+
+RNN._init_rnn = init_rnn -- (for the RNN subclasses of other files: ConvLSTM)
 
 -- RNN{cell, return_sequences=false, return_state=false, go_backwards=false,
 -- stateful=false, unroll=false}: runs `cell` over the time steps. A cell is
@@ -237,7 +262,7 @@ function RNN:build(input_shape)
     local states = init_scope.run(function()
       local out = {}
       for i, size in ipairs(state_sizes(self.cell)) do
-        out[i] = variable.Variable(create.zeros({ b, size }, { dtype = self.cell.dtype }),
+        out[i] = variable.Variable(create.zeros({ b, unpack(dims_of(size)) }, { dtype = self.cell.dtype }),
           { name = rawget(self, "name") .. "/rnn_state", trainable = false })
       end
       return out
@@ -278,10 +303,15 @@ local function initial_states(self, seq, given)
   local out = {}
   for i, s in ipairs(given) do
     s = self:_convert_input(s)
-    local d = s.shape[s.ndim]
-    if s.ndim ~= 2 or (d ~= None and d ~= sizes[i]) then
-      binding.error(string.format("%s: initial_state %d must have shape [batch, %d], got %s", who(self), i, sizes[i],
-        tostring(s.shape)))
+    local dims = dims_of(sizes[i])
+    local ok = s.ndim == #dims + 1
+    for j, d in ipairs(dims) do
+      local got = ok and s.shape[j + 1]
+      ok = ok and (got == None or got == d)
+    end
+    if not ok then
+      binding.error(string.format("%s: initial_state %d must have shape [batch, %s], got %s", who(self), i,
+        table.concat(dims, ", "), tostring(s.shape)))
     end
     out[i] = s
   end
@@ -387,13 +417,16 @@ end
 -- SimpleRNN, LSTM, GRU: an RNN over their own cell, the cell's options flat
 ---------------------------------------------------------------------------
 
-local function rnn_class(name, cell_cls, cell_name)
+-- args: the layer's arguments in Keras 3's order (the cells' and RNN's
+-- other options come by name).
+local function rnn_class(name, cell_cls, cell_name, args)
+  local all = {}
+  for _, k in ipairs(cells.CELL_OPTS) do all[#all + 1] = k end
+  for _, k in ipairs(RNN_OPTS) do all[#all + 1] = k end
+  args = cells.keras_order(args, all)
   local cls = RNN:extend(name)
   function cls:init(...)
-    local names = {}
-    for _, k in ipairs(cells.CELL_OPTS) do names[#names + 1] = k end
-    for _, k in ipairs(RNN_OPTS) do names[#names + 1] = k end
-    local o = self:_kwargs(names, ...)
+    local o = self:_kwargs(args, ...)
     local cell_opts, rnn_opts = { name = cell_name, dtype = rawget(self, "dtype"), trainable = rawget(self, "_trainable") }, {}
     for _, k in ipairs(cells.CELL_OPTS) do cell_opts[k] = o[k] end
     for _, k in ipairs(RNN_OPTS) do rnn_opts[k] = o[k] end
@@ -418,11 +451,22 @@ end
 -- SimpleRNN{units, activation="tanh", use_bias=true, kernel_initializer=
 -- "glorot_uniform", recurrent_initializer="orthogonal", bias_initializer=
 -- "zeros", *_regularizer, return_sequences, return_state, go_backwards, unroll}
-rnn_class("SimpleRNN", cells.SimpleRNNCell, "simple_rnn_cell")
+rnn_class("SimpleRNN", cells.SimpleRNNCell, "simple_rnn_cell", { "units", "activation", "use_bias",
+  "kernel_initializer", "recurrent_initializer", "bias_initializer", "kernel_regularizer", "recurrent_regularizer",
+  "bias_regularizer", "activity_regularizer", "kernel_constraint", "recurrent_constraint", "bias_constraint",
+  "dropout", "recurrent_dropout", "return_sequences", "return_state", "go_backwards", "stateful", "unroll", "seed" })
 -- LSTM{units, ..., recurrent_activation="sigmoid", unit_forget_bias=true}
-rnn_class("LSTM", cells.LSTMCell, "lstm_cell")
+rnn_class("LSTM", cells.LSTMCell, "lstm_cell", { "units", "activation", "recurrent_activation", "use_bias",
+  "kernel_initializer", "recurrent_initializer", "bias_initializer", "unit_forget_bias", "kernel_regularizer",
+  "recurrent_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint", "recurrent_constraint",
+  "bias_constraint", "dropout", "recurrent_dropout", "seed", "return_sequences", "return_state", "go_backwards",
+  "stateful", "unroll" })
 -- GRU{units, ..., recurrent_activation="sigmoid", reset_after=true}
-rnn_class("GRU", cells.GRUCell, "gru_cell")
+rnn_class("GRU", cells.GRUCell, "gru_cell", { "units", "activation", "recurrent_activation", "use_bias",
+  "kernel_initializer", "recurrent_initializer", "bias_initializer", "kernel_regularizer", "recurrent_regularizer",
+  "bias_regularizer", "activity_regularizer", "kernel_constraint", "recurrent_constraint", "bias_constraint",
+  "dropout", "recurrent_dropout", "seed", "return_sequences", "return_state", "go_backwards", "stateful", "unroll",
+  "reset_after" })
 
 ---------------------------------------------------------------------------
 -- Bidirectional
@@ -491,7 +535,7 @@ function Bidirectional:init(...)
   -- previous output), so the two directions line up
   f.zero_output_for_mask, b.zero_output_for_mask = f.return_sequences, b.return_sequences
   self.stateful = false
-  self.input_spec = { ndim = 3 }
+  self.input_spec = { ndim = f.input_spec and f.input_spec.ndim or 3 } -- (a ConvLSTM's is higher)
 end
 
 function Bidirectional:build(input_shape)

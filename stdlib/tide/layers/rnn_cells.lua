@@ -32,6 +32,31 @@ local CELL_OPTS = { "units", "activation", "recurrent_activation", "use_bias", "
   "reset_after", "seed", "implementation" }
 M.CELL_OPTS = CELL_OPTS
 
+-- names (a positional list in Keras's order) with the other names of `all`
+-- as keywords: an option of another cell comes by name and gets an error
+-- saying whose it is.
+local function keras_order(names, all)
+  local has, kw = {}, {}
+  for _, k in ipairs(names) do has[k] = true end
+  for _, k in ipairs(all) do if not has[k] then kw[#kw + 1] = k end end
+  names.keywords = kw
+  return names
+end
+M.keras_order = keras_order
+
+-- Each cell's arguments in Keras 3's order.
+local SIMPLE_ARGS = keras_order({ "units", "activation", "use_bias", "kernel_initializer", "recurrent_initializer",
+  "bias_initializer", "kernel_regularizer", "recurrent_regularizer", "bias_regularizer", "kernel_constraint",
+  "recurrent_constraint", "bias_constraint", "dropout", "recurrent_dropout", "seed" }, CELL_OPTS)
+local LSTM_ARGS = keras_order({ "units", "activation", "recurrent_activation", "use_bias", "kernel_initializer",
+  "recurrent_initializer", "bias_initializer", "unit_forget_bias", "kernel_regularizer", "recurrent_regularizer",
+  "bias_regularizer", "kernel_constraint", "recurrent_constraint", "bias_constraint", "dropout", "recurrent_dropout",
+  "seed" }, CELL_OPTS)
+local GRU_ARGS = keras_order({ "units", "activation", "recurrent_activation", "use_bias", "kernel_initializer",
+  "recurrent_initializer", "bias_initializer", "kernel_regularizer", "recurrent_regularizer", "bias_regularizer",
+  "kernel_constraint", "recurrent_constraint", "bias_constraint", "dropout", "recurrent_dropout", "reset_after",
+  "seed" }, CELL_OPTS)
+
 ---------------------------------------------------------------------------
 -- The base of the cells
 ---------------------------------------------------------------------------
@@ -259,7 +284,7 @@ local SimpleRNNCell = RNNCell:extend("SimpleRNNCell")
 M.SimpleRNNCell = SimpleRNNCell
 
 function SimpleRNNCell:init(...)
-  local o = self:_kwargs(CELL_OPTS, ...)
+  local o = self:_kwargs(SIMPLE_ARGS, ...)
   for _, k in ipairs { "unit_forget_bias", "reset_after", "implementation" } do
     if o[k] ~= nil then binding.error("SimpleRNNCell: " .. k .. " is not an option of SimpleRNNCell") end
   end
@@ -293,7 +318,7 @@ local LSTMCell = RNNCell:extend("LSTMCell")
 M.LSTMCell = LSTMCell
 
 function LSTMCell:init(...)
-  local o = self:_kwargs(CELL_OPTS, ...)
+  local o = self:_kwargs(LSTM_ARGS, ...)
   if o.reset_after ~= nil then binding.error("LSTMCell: reset_after is an option of GRUCell, not LSTMCell") end
   self:_init_cell(o, 4, { recurrent_activation = true, state_size = function(u) return { u, u } end })
   if o.unit_forget_bias ~= nil and type(o.unit_forget_bias) ~= "boolean" then
@@ -339,7 +364,7 @@ local GRUCell = RNNCell:extend("GRUCell")
 M.GRUCell = GRUCell
 
 function GRUCell:init(...)
-  local o = self:_kwargs(CELL_OPTS, ...)
+  local o = self:_kwargs(GRU_ARGS, ...)
   if o.unit_forget_bias ~= nil then binding.error("GRUCell: unit_forget_bias is an option of LSTMCell, not GRUCell") end
   self:_init_cell(o, 3, { recurrent_activation = true, state_size = function(u) return u end })
   if o.reset_after ~= nil and type(o.reset_after) ~= "boolean" then

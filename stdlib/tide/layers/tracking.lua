@@ -85,7 +85,12 @@ function M.owned(layer, t, is_layer)
     seen[obj] = true
     M.sight(t, obj)
     if is_variable(obj) then
-      if t.store[obj] == nil then t.store[obj] = obj.trainable end
+      if t.store[obj] == nil then
+        t.store[obj] = obj.trainable
+        -- a frozen layer's own Variables are frozen with it, as add_weight's
+        -- are (Keras 3 leaks a plain field's into its parent's trainable_weights)
+        if obj.trainable and rawget(layer, "_trainable") == false then obj.trainable = false end
+      end
       vars[#vars + 1] = obj
     else
       layers[#layers + 1] = obj

@@ -75,8 +75,8 @@ M.Loss = Loss
 
 -- Loss{name=, reduction="sum_over_batch_size", dtype=nil}: subclasses give
 -- `call(y_true, y_pred)` returning the unreduced losses (and optionally a mask).
-function Loss:__init(opts)
-  local o = common.options("Loss", { "name", "reduction", "dtype" }, opts)
+function Loss:__init(...)
+  local o = common.options("Loss", { "name", "reduction", "dtype" }, ...)
   self:_init_base("Loss", o.name or common.auto_name(self.__name), o.reduction, o.dtype)
 end
 
@@ -133,9 +133,9 @@ function M.wrapper(spec)
   cls.params = spec.params
   cls.impl = spec.impl
   local order = spec.order
-  function cls:__init(opts)
+  function cls:__init(...)
     local op = spec.class
-    local o = common.options(op, order, opts)
+    local o = common.options(op, order, ...)
     self:_init_base(op, o.name == nil and spec.name or o.name, o.reduction, o.dtype)
     for _, p in ipairs(spec.params) do
       local v = o[p[1]]

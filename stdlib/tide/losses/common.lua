@@ -4,6 +4,7 @@ local binding = require "tide.binding"
 local class = require "tide.class"
 local convert = require "tide.convert"
 local dtype = require "tide.dtype"
+local base_init = require "tide.initializers.base"
 
 local M = {}
 
@@ -153,29 +154,19 @@ function M.count(x, dt)
   return ops.cast(ops.num_elements(x), dt)
 end
 
--- Options from a constructor table: string keys by name, list entries by
--- position in `names` (Keras's argument order); unknown names are errors.
-function M.options(op, names, t)
-  if t == nil then return {} end
-  if type(t) ~= "table" or binding.istensor(t) or convert.is_variable(t) then
+-- A constructor's arguments, Keras style (initializers.base.kwargs): Cls{a,
+-- key = v} (list entries by position in `names`, Keras's argument order),
+-- Cls(a, {key = v}) or Cls(a); unknown names are errors.
+function M.options(op, names, ...)
+  local n, t = select("#", ...), ...
+  if n == 0 or (n == 1 and t == nil) then
+    base_init.arg_names[op] = names
+    return {}
+  end
+  if n == 1 and (binding.istensor(t) or convert.is_variable(t)) then
     binding.error(string.format("%s: expects a table of options (%s), got %s", op, table.concat(names, ", "), type(t)))
   end
-  local known, out = {}, {}
-  for i, n in ipairs(names) do known[n] = i end
-  for k, v in pairs(t) do
-    if type(k) == "number" then
-      if not names[k] then
-        binding.error(string.format("%s: too many positional options (expected at most %d: %s)", op, #names,
-          table.concat(names, ", ")))
-      end
-      out[names[k]] = v
-    elseif not known[k] then
-      binding.error(string.format("%s: unknown option '%s' (expected: %s)", op, tostring(k), table.concat(names, ", ")))
-    else
-      out[k] = v
-    end
-  end
-  return out
+  return base_init.kwargs(op, names, ...)
 end
 
 -- Checks for option values, naming the option.

@@ -14,8 +14,8 @@ M.Metric = Metric
 
 -- Metric{name=, dtype="float32"}: subclasses add their Variables with add_variable
 -- and define update_state and result.
-function Metric:__init(opts)
-  local o = common.options("Metric", { "name", "dtype" }, opts)
+function Metric:__init(...)
+  local o = common.options("Metric", { "dtype", "name" }, ...) -- Keras 3's order (Mean's is name, dtype)
   self:_init_base("Metric", o.name, o.dtype)
 end
 
@@ -109,8 +109,8 @@ end
 local Sum = common.class("Sum", Metric)
 M.Sum = Sum
 
-function Sum:__init(opts)
-  local o = common.options("Sum", { "name", "dtype" }, opts)
+function Sum:__init(...)
+  local o = common.options("Sum", { "name", "dtype" }, ...)
   self:_init_base("Sum", o.name or "sum", o.dtype)
   self.total = self:add_variable({}, "total")
 end
@@ -126,8 +126,8 @@ function Sum:result() return self.total:read_value() end
 local Mean = common.class("Mean", Metric)
 M.Mean = Mean
 
-function Mean:__init(opts)
-  local o = common.options("Mean", { "name", "dtype" }, opts)
+function Mean:__init(...)
+  local o = common.options("Mean", { "name", "dtype" }, ...)
   self:_init_base("Mean", o.name or "mean", o.dtype)
   self:_add_mean_state()
 end
@@ -166,9 +166,9 @@ function Mean:result() return ops.divide_no_nan(self.total, self.count) end
 -- impl(op, y_true, y_pred, params, align) (which may give a mask too).
 function M.wrapper(spec)
   local cls = common.class(spec.class, Mean)
-  function cls:__init(opts)
+  function cls:__init(...)
     local op = spec.class
-    local o = common.options(op, spec.order, opts)
+    local o = common.options(op, spec.order, ...)
     self:_init_base(op, o.name == nil and spec.name or o.name, o.dtype)
     for _, p in ipairs(spec.params) do
       local v = o[p[1]]

@@ -186,8 +186,8 @@ local function check_class_id(op, v) return common.want_int(op, "class_id", v, 0
 -- Precision{thresholds=0.5, top_k=, class_id=, name=, dtype=} and Recall{...}.
 local function precision_recall(class_name, other)
   local cls = common.class(class_name, base.Metric)
-  function cls:__init(opts)
-    local o = common.options(class_name, { "thresholds", "top_k", "class_id", "name", "dtype" }, opts)
+  function cls:__init(...)
+    local o = common.options(class_name, { "thresholds", "top_k", "class_id", "name", "dtype" }, ...)
     self:_init_base(class_name, o.name, o.dtype)
     self.init_thresholds = o.thresholds
     self.top_k = o.top_k ~= nil and check_top_k(class_name, o.top_k) or nil
@@ -233,10 +233,10 @@ M.AUC = AUC
 
 -- AUC{num_thresholds=200, curve="ROC", summation_method="interpolation", name=,
 -- dtype=, thresholds=, multi_label=false, num_labels=, label_weights=, from_logits=false}.
-function AUC:__init(opts)
+function AUC:__init(...)
   local op = "AUC"
   local o = common.options(op, { "num_thresholds", "curve", "summation_method", "name", "dtype", "thresholds",
-    "multi_label", "num_labels", "label_weights", "from_logits" }, opts)
+    "multi_label", "num_labels", "label_weights", "from_logits" }, ...)
   local th
   if o.thresholds ~= nil then
     th = parse_thresholds(op, o.thresholds)

@@ -56,8 +56,8 @@ end
 -- RootMeanSquaredError{name="root_mean_squared_error", dtype=}: the square root of the mean squared error.
 local RMSE = common.class("RootMeanSquaredError", base.Mean)
 M.RootMeanSquaredError = RMSE
-function RMSE:__init(opts)
-  local o = common.options("RootMeanSquaredError", { "name", "dtype" }, opts)
+function RMSE:__init(...)
+  local o = common.options("RootMeanSquaredError", { "name", "dtype" }, ...)
   self:_init_base("RootMeanSquaredError", o.name or "root_mean_squared_error", o.dtype)
   self:_add_mean_state()
 end

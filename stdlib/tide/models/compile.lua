@@ -14,6 +14,8 @@ local optimizers = require "tide.optimizers"
 local keras_mask = require "tide.keras_mask"
 local layer_mod = require "tide.layers.layer"
 local data = require "tide.models.data"
+local nest = require "tide.nest"
+local common = require "tide.losses.common"
 
 local None = tensor_shape.None
 local istensor = binding.istensor
@@ -104,6 +106,7 @@ local function compile(self, opts)
   rawset(self, "_weighted_metric_ids", weighted_ids)
   rawset(self, "_compiled_metrics", nil) -- made at the first batch, when shapes are known
   rawset(self, "_metric_entries", nil)
+  rawset(self, "_output_loss_trackers", nil)
   rawset(self, "_loss_tracker", metrics_mod.Mean { name = "loss" })
   rawset(self, "run_eagerly", opts.run_eagerly == true)
   rawset(self, "compiled", true)
@@ -123,18 +126,53 @@ local function output_list(y_pred)
   return data.flatten(y_pred, "outputs").leaves
 end
 
+-- The outputs' names in the order of output_list (Keras 3's): an output kept
+-- under a key of a table of outputs is named by its path ("a/b"), one in a
+-- list by the layer that made it; a Sequential's by its last layer.
 local function output_names(self, n)
   local names = {}
-  local outs = rawget(self, "outputs")
+  local struct = rawget(self, "_outputs_struct")
   local stack = rawget(self, "_layers")
-  if outs == nil and n == 1 and stack and stack[#stack] and getmetatable(self).add then
+  if struct == nil and n == 1 and stack and stack[#stack] and getmetatable(self).add then
     return { stack[#stack].name } -- a Sequential: its last layer
   end
+  local entries = struct ~= nil and nest.flatten_with_path(struct) or {}
   for i = 1, n do
-    local kt = outs and outs[i]
-    names[i] = kt and kt.node and kt.node.layer and kt.node.layer.name or ("output_" .. i)
+    local e = entries[i]
+    local kt = e and e[2]
+    local path = e and e[1] or {}
+    if type(path[#path]) == "number" or #path == 0 then
+      path = { unpack(path, 1, #path - 1) }
+      path[#path + 1] = kt and kt.node and kt.node.layer and kt.node.layer.name or ("output_" .. i)
+    end
+    local parts = {}
+    for k, p in ipairs(path) do parts[k] = tostring(p) end
+    names[i] = table.concat(parts, "/")
   end
   return names
+end
+
+-- The targets as a list aligned with output_list: y flattened as the
+-- outputs are, or, where the outputs are a list and y a table keyed by
+-- their names, picked by name (Keras 3's CompileLoss does the same).
+local function target_list(self, y, names)
+  if y == nil then return {} end
+  if istensor(y) then return { y } end
+  if type(y) == "table" and getmetatable(y) == nil and y[1] == nil and #names > 1 then
+    local struct = rawget(self, "_outputs_struct")
+    if struct ~= nil and nest.is_list(struct) then
+      local out = {}
+      for i, name in ipairs(names) do
+        if y[name] == nil then
+          binding.error(fmt("%s: the targets are a table by output name, but it has none for output '%s' " ..
+            "(outputs: %s)", who(self), name, table.concat(names, ", ")))
+        end
+        out[i] = y[name]
+      end
+      return data.flatten(out, "y").leaves
+    end
+  end
+  return data.flatten(y, "y").leaves
 end
 
 -- The entry of a per-output option (a single value, a list, or a table by output name).
@@ -213,9 +251,10 @@ local function build_metrics(self, ys, preds)
       for _, id in ipairs(ids_for_output(group[1], i, names[i], n)) do
         local ok, m = pcall(metrics_mod.resolve, id, loss, preds[i].shape, ys[i] and ys[i].shape)
         if not ok then binding.error(fmt("%s: compile: %s", who(self), tostring(m))) end
-        if n > 1 and (type(id) == "string" or metrics_mod.is_deferred(id)) then m.name = names[i] .. "_" .. m.name end
         if group[2] and type(id) == "string" then m.name = "weighted_" .. m.name end
-        entries[#entries + 1] = { metric = m, output = i, weighted = group[2] }
+        local base = m.name -- the name Keras's CompileMetrics lists, before the output's prefix
+        if n > 1 and (type(id) == "string" or metrics_mod.is_deferred(id)) then m.name = names[i] .. "_" .. m.name end
+        entries[#entries + 1] = { metric = m, output = i, weighted = group[2], base = base }
         list[#list + 1] = m
       end
     end
@@ -224,49 +263,128 @@ local function build_metrics(self, ys, preds)
   rawset(self, "_compiled_metrics", list)
 end
 
+-- The metrics a layer holds in its fields (and plain tables in them), in
+-- the order the fields were first assigned (Keras 3's layer._metrics:
+-- self.total_loss_tracker = tide.metrics.Mean{...}), then those of the
+-- layers below it, depth first; a model below is skipped (it trains apart,
+-- as Keras skips Trainers). A walk of its own, lighter than tracking's (no
+-- Variables to order): fit's progress bar and train_on_batch read model.metrics.
+local is_metric, is_layer = metrics_mod.is_metric, layer_mod.is_layer
+
+local function scan(value, out, subs, seen)
+  if type(value) ~= "table" or seen[value] then return end -- numbers, functions, Variables, tensors
+  seen[value] = true
+  if getmetatable(value) ~= nil then -- an object: a metric, a layer, or another
+    if is_metric(value) then out[#out + 1] = value
+    elseif is_layer(value) and type(value.fit) ~= "function" then subs[#subs + 1] = value end
+    return
+  end
+  local n = #value -- a plain table: its list in order, then its other keys in tide.nest's order
+  for i = 1, n do scan(value[i], out, subs, seen) end
+  local others
+  for k in pairs(value) do
+    if not (type(k) == "number" and k >= 1 and k <= n and k == math.floor(k)) then
+      others = others or {}
+      others[#others + 1] = k
+    end
+  end
+  if others then
+    if #others > 1 then table.sort(others, nest.key_less) end
+    for _, k in ipairs(others) do scan(value[k], out, subs, seen) end
+  end
+end
+
+local function field_metrics(layer, out, seen)
+  local t = rawget(layer, "_tracking")
+  if t == nil then return end
+  local subs = {}
+  for _, k in ipairs(t.keys) do scan(rawget(layer, k), out, subs, seen) end
+  for _, l in ipairs(subs) do field_metrics(l, out, seen) end
+end
+
+-- model.metrics in Keras 3's order: the loss tracker, the compiled metrics,
+-- each output's loss tracker, then the metrics held in the model's fields
+-- and in its layers'.
 function M.metrics(self)
-  local out = {}
+  local out, seen = {}, { [self] = true }
+  local function add(m)
+    if not seen[m] then seen[m] = true; out[#out + 1] = m end
+  end
   local tracker = rawget(self, "_loss_tracker")
-  if tracker then out[1] = tracker end
-  for _, m in ipairs(rawget(self, "_compiled_metrics") or {}) do out[#out + 1] = m end
+  if tracker then add(tracker) end
+  for _, m in ipairs(rawget(self, "_compiled_metrics") or {}) do add(m) end
+  for _, e in ipairs(rawget(self, "_output_loss_trackers") or {}) do add(e.metric) end
+  field_metrics(self, out, seen)
   return out
+end
+
+-- The Mean that tracks output i's loss (`<name>_loss`, Keras 3's CompileLoss
+-- metrics), made at the first batch when more than one output has a loss.
+local function output_loss_tracker(self, i, name)
+  local trackers = rawget(self, "_output_loss_trackers")
+  if trackers == nil then
+    trackers = {}
+    rawset(self, "_output_loss_trackers", trackers)
+  end
+  for _, e in ipairs(trackers) do
+    if e.output == i then return e.metric end
+  end
+  local m = metrics_mod.Mean { name = name .. "_loss" }
+  trackers[#trackers + 1] = { output = i, metric = m }
+  return m
 end
 
 -- compute_loss(x, y, y_pred, sample_weight): the compiled losses (weighted
 -- per output) plus the model's regularization losses; the loss tracker is
--- updated with it, weighted by the batch size (Keras 3).
+-- updated with it, weighted by the batch size (Keras 3). With several
+-- outputs that have a loss, each output's unweighted loss is tracked too.
 local function compute_loss(self, x, y, y_pred, sample_weight)
   local preds = output_list(y_pred)
-  local ys = y == nil and {} or (istensor(y) and { y } or data.flatten(y, "y").leaves)
   local n = #preds
   local names = output_names(self, n)
+  local ys = target_list(self, y, names)
   local loss_objects = rawget(self, "_loss_objects")
+  -- the batch size (Keras: x's first tensor's) weighs this batch's loss in the trackers' means
+  local first = nest.flatten(x)[1] or preds[1]
+  local batch_weight = math_ops.cast(dynamic_shape.shape(first)[0], "float32")
   local total
   if loss_objects ~= nil then
     if #ys ~= n then
       binding.error(fmt("%s: the model has %d output(s) but %d target array(s) were given", who(self), n, #ys))
     end
+    local values = {}
     for i = 1, n do
       local loss = per_output(loss_objects, i, names[i], n)
       if loss ~= nil then
-        check_labels(self, loss, ys[i], preds[i], names[i])
         local value
         if type(loss) == "function" then
-          local p = preds[i] -- a half output (mixed precision) is scored in float32, as Keras's wrapper does
-          if p.dtype == "float16" or p.dtype == "bfloat16" then
-            local mask = keras_mask.get(p)
-            p = math_ops.cast(p, "float32")
-            if mask ~= nil then keras_mask.set(p, mask) end
-          end
-          value = losses_base.reduce_weighted_values(names[i], loss(ys[i], p), sample_weight,
+          -- Keras's LossFunctionWrapper: the labels' and predictions' ranks
+          -- aligned first (labels (N,) for predictions (N, 1)); a half output
+          -- (mixed precision) is scored in float32, as Keras's wrapper does
+          local p = preds[i]
+          local mask = keras_mask.get(p)
+          if p.dtype == "float16" or p.dtype == "bfloat16" then p = math_ops.cast(p, "float32") end
+          local yt
+          yt, p = common.squeeze_or_expand(ys[i], p)
+          if mask ~= nil and p ~= preds[i] then keras_mask.set(p, mask) end
+          check_labels(self, loss, yt, p, names[i])
+          value = losses_base.reduce_weighted_values(names[i], loss(yt, p), sample_weight,
             keras_mask.get(p), "sum_over_batch_size")
         else
+          check_labels(self, loss, ys[i], preds[i], names[i])
           value = loss(ys[i], preds[i], sample_weight)
         end
+        values[#values + 1] = { i, value }
         local w = per_output(rawget(self, "_loss_weights"), i, names[i], n)
         if w ~= nil then value = value * w end
         total = total and (total + value) or value
       end
+    end
+    if #values > 1 then
+      -- each batch counts once (TF 2.21's Keras weighs these by the output's
+      -- static batch dim, which is None in its traced step: a plain mean of
+      -- the batches' values, unlike "loss", which is weighted by batch size)
+      for _, e in ipairs(values) do output_loss_tracker(self, e[1], names[e[1]]):update_state(e[2]) end
     end
   end
   for _, l in ipairs(self.losses) do
@@ -276,13 +394,7 @@ local function compute_loss(self, x, y, y_pred, sample_weight)
   if total == nil then
     binding.error(fmt("%s: no loss to train on: give compile a loss= (or add losses in call with add_loss)", who(self)))
   end
-  local first = x
-  while type(first) == "table" and not istensor(first) do
-    local _, v = next(first)
-    first = v
-  end
-  local batch = dynamic_shape.shape(first)[0]
-  rawget(self, "_loss_tracker"):update_state(total, math_ops.cast(batch, "float32"))
+  rawget(self, "_loss_tracker"):update_state(total, batch_weight)
   return total
 end
 
@@ -290,7 +402,7 @@ end
 -- return get_metrics_result().
 local function compute_metrics(self, x, y, y_pred, sample_weight)
   local preds = output_list(y_pred)
-  local ys = y == nil and {} or (istensor(y) and { y } or data.flatten(y, "y").leaves)
+  local ys = target_list(self, y, output_names(self, #preds))
   build_metrics(self, ys, preds)
   for _, e in ipairs(rawget(self, "_metric_entries")) do
     e.metric:update_state(ys[e.output], preds[e.output], e.weighted and sample_weight or nil)
@@ -307,6 +419,34 @@ local function get_metrics_result(self)
   return out
 end
 
+-- The logs (by name) as the list evaluate and the *_on_batch methods
+-- return (Keras 3's _flatten_metrics_in_order): the values of the metrics'
+-- names in model.metrics' order (the compiled metrics under the names their
+-- container lists, before an output's prefix), then the other logs by name;
+-- a single value alone.
+local function ordered_results(self, logs)
+  local base = {}
+  for _, e in ipairs(rawget(self, "_metric_entries") or {}) do base[e.metric] = e.base end
+  local names, listed = {}, {}
+  for _, m in ipairs(self.metrics) do
+    local name = base[m] or m.name
+    names[#names + 1] = name
+    listed[name] = true
+  end
+  local out = {}
+  for _, name in ipairs(names) do
+    if logs[name] ~= nil then out[#out + 1] = logs[name] end
+  end
+  local rest = {}
+  for k in pairs(logs) do
+    if not listed[k] then rest[#rest + 1] = k end
+  end
+  table.sort(rest)
+  for _, k in ipairs(rest) do out[#out + 1] = logs[k] end
+  if #out == 1 then return out[1] end
+  return out
+end
+
 local function reset_metrics(self)
   for _, m in ipairs(self.metrics) do m:reset_state() end
 end
@@ -315,4 +455,5 @@ M.who, M.options, M.set = who, options, set
 M.compile, M.require_compiled = compile, require_compiled
 M.compute_loss, M.compute_metrics = compute_loss, compute_metrics
 M.get_metrics_result, M.reset_metrics = get_metrics_result, reset_metrics
+M.ordered_results = ordered_results
 return M

@@ -18,6 +18,7 @@ local config_mod = require "tide.models.config"
 local summary = require "tide.models.summary"
 local training = require "tide.models.training"
 local safetensors = require "tide.safetensors"
+local nest = require "tide.nest"
 
 local Layer = layer_mod.Layer
 local is_kt = keras_tensor.is
@@ -86,19 +87,17 @@ local function kt_list(x, what)
   return list
 end
 
--- Model{inputs=, outputs=, name=, trainable=}: a functional model (other
+-- Model{inputs, outputs, name} (Keras's Functional(inputs, outputs, name):
+-- by position or by name; trainable= too): a functional model (other
 -- options are an error); a subclass's own init replaces this one.
-function Model:init(opts)
-  opts = opts or {}
-  if type(opts) ~= "table" then
-    binding.error("Model: expects an options table {inputs=, outputs=}, got " .. type(opts))
-  end
-  local inputs, outputs = opts.inputs, opts.outputs
-  for k in pairs(opts) do
-    if k ~= "inputs" and k ~= "outputs" then
-      binding.error(string.format("Model: unknown option '%s' (a functional model takes inputs=, outputs=, name=, " ..
-        "trainable=; subclass with tide.Model:extend(\"Name\") for more)", tostring(k)))
+function Model:init(...)
+  local o = self:_kwargs({ "inputs", "outputs", "name" }, ...)
+  local inputs, outputs = o.inputs, o.outputs
+  if o.name ~= nil then -- by position (by name, the Layer base took it)
+    if type(o.name) ~= "string" or o.name == "" or o.name:find("/", 1, true) then
+      binding.error("Model: name must be a non-empty string without '/', got " .. tostring(o.name))
     end
+    rawset(self, "name", o.name)
   end
   if inputs == nil and outputs == nil then return end -- a bare Model: a subclass-like container
   local ins, outs = kt_list(inputs, "inputs"), kt_list(outputs, "outputs")
@@ -182,12 +181,39 @@ function Model:_maybe_build(inputs)
   rawset(self, "built", true)
 end
 
+-- Keras 3's _standardize_inputs: a model made with a list of Inputs (or
+-- one) also takes a table keyed by the Inputs' names (extra keys ignored).
+local function by_input_names(self, struct, inputs)
+  if type(inputs) ~= "table" or getmetatable(inputs) ~= nil or inputs[1] ~= nil or next(inputs) == nil then
+    return inputs
+  end
+  if not (is_kt(struct) or (nest.is_list(struct) and #struct > 0)) then return inputs end
+  local list = is_kt(struct) and { struct } or struct
+  local found, missing = false, nil
+  for _, kt in ipairs(list) do
+    if not is_kt(kt) then return inputs end
+    if inputs[kt.name] == nil then missing = missing or kt.name else found = true end
+  end
+  if not found then return inputs end
+  if missing then
+    local keys = {}
+    for k in pairs(inputs) do keys[#keys + 1] = tostring(k) end
+    table.sort(keys)
+    binding.error(string.format("%s: an input is missing (expected one for '%s'; the table has %s)",
+      layer_mod.who(self), missing, table.concat(keys, ", ")))
+  end
+  local out = {}
+  for i, kt in ipairs(list) do out[i] = inputs[kt.name] end
+  return is_kt(struct) and out[1] or out
+end
+
 function Model:call(inputs, opts)
   local g = rawget(self, "_graph")
   if g == nil then
     binding.error(string.format("%s: a model made by subclassing must define call(inputs, opts)", layer_mod.who(self)))
   end
-  local flat = graph.flatten_like(rawget(self, "_inputs_struct"), inputs, layer_mod.who(self))
+  local struct = rawget(self, "_inputs_struct")
+  local flat = graph.flatten_like(struct, by_input_names(self, struct, inputs), layer_mod.who(self))
   return graph.run(g, self.inputs, flat, rawget(self, "_outputs_struct"))
 end
 
@@ -237,10 +263,18 @@ function Model:save(dir, opts)
   return saver(self, dir, opts)
 end
 
+-- Weights files by name, as in Keras: a path the saving floor claims
+-- (Keras 3's .weights.h5 and .keras, tide.saving) goes to it through this
+-- hook, {claims = fn(path), save = fn(model, path), load = fn(model, path)};
+-- any other path is tide's safetensors file.
+local weights_io
+function M.set_weights_io(io) weights_io = io end
+
 -- save_weights(path): every weight in one safetensors file (written to a
--- temporary name, then renamed).
+-- temporary name, then renamed), or Keras 3's file for a .weights.h5 path.
 function Model:save_weights(path)
   if type(path) ~= "string" then binding.error(layer_mod.who(self) .. ": save_weights expects a file path") end
+  if weights_io and weights_io.claims(path) then return weights_io.save(self, path) end
   if not rawget(self, "built") or #self.weights == 0 then
     binding.error(layer_mod.who(self) .. ": save_weights: the model has no weights yet (build it or call it once)")
   end
@@ -249,10 +283,11 @@ function Model:save_weights(path)
   safetensors.save_file(tensors, path, { metadata = { format = "tide", model = self.name } })
 end
 
--- load_weights(path): weights from save_weights' file; every name, shape
--- and dtype must match (nothing is set otherwise).
+-- load_weights(path): weights from save_weights' file (by its name, as
+-- save_weights); every name, shape and dtype must match (nothing is set otherwise).
 function Model:load_weights(path)
   if type(path) ~= "string" then binding.error(layer_mod.who(self) .. ": load_weights expects a file path") end
+  if weights_io and weights_io.claims(path) then return weights_io.load(self, path) end
   local tensors = safetensors.load_file(path)
   local by_position, count = {}, 0
   for key, t in pairs(tensors) do

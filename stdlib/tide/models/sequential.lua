@@ -47,8 +47,10 @@ end
 
 local build
 
--- The input's batch shape, when known: from an Input, an InputLayer, or
--- input_shape= on the first layer.
+-- The input's batch shape, when known: from an Input, an InputLayer,
+-- input_shape= on the first layer, or a first layer that is a model with
+-- one known input (a functional model, or a Sequential that knows its own:
+-- Keras's _maybe_rebuild reads such a layer's input_shape).
 local function known_input_shape(self)
   local s = rawget(self, "_input_batch_shape")
   if s then return s end
@@ -58,6 +60,11 @@ local function known_input_shape(self)
     local dims = { None }
     for i, d in ipairs(arg) do dims[i + 1] = d end
     return dims
+  end
+  if first and model_mod.is_model(first) then
+    local ins = rawget(first, "inputs")
+    if ins then return #ins == 1 and ins[1].shape:as_list() or nil end
+    if class.is_instance(first, Sequential) then return known_input_shape(first) end
   end
 end
 

@@ -163,7 +163,9 @@ local function rows_for(model, seq_like)
     end
     local params
     if not rawget(l, "built") then params = "0 (unbuilt)" else params = with_commas(l:count_params()) end
-    local fields = { string.format("%s (%s)", l.name, getmetatable(l).__name), output_text(out), params }
+    -- Keras 3 names a functional model's class Functional
+    local cls = rawget(l, "_graph") and getmetatable(l).__name == "Model" and "Functional" or getmetatable(l).__name
+    local fields = { string.format("%s (%s)", l.name, cls), output_text(out), params }
     if not seq_like then
       local conns = {}
       for _, node in ipairs(nodes_of[l] or {}) do

@@ -15,6 +15,7 @@ local data = require "tide.models.data"
 local epoch_iterator = require "tide.models.epoch_iterator"
 local callbacks_mod = require "tide.callbacks.callback"
 local compile_mod = require "tide.models.compile"
+local nest = require "tide.nest"
 
 local None = tensor_shape.None
 local istensor = binding.istensor
@@ -90,6 +91,15 @@ local function spec_for(t)
   return spec.TensorSpec(dims, t.dtype)
 end
 
+-- A key for the structure of a batch's group (its template): "" for one
+-- tensor, else its leaves' paths; a step is traced for one structure.
+local function structure_key(template)
+  if type(template) ~= "table" then return "" end
+  local parts = {}
+  for i, e in ipairs(nest.flatten_with_path(template)) do parts[i] = nest.path_text(e[1]) end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
 -- The step function for `kind` ("train", "test", "predict") over batches
 -- shaped like the given flat groups: traced once with a None batch dim
 -- (kept on the model), or the plain Lua step under run_eagerly.
@@ -98,7 +108,8 @@ local function step_function(self, kind, x, y, sw)
   if fns == nil then fns = {}; rawset(self, "_functions", fns) end
   local eager = rawget(self, "run_eagerly") == true
   local nx, ny = #x.leaves, y and #y.leaves or 0
-  local key = kind .. (y and ":y" or "") .. (sw and ":w" or "") .. (eager and ":eager" or "")
+  local key = kind .. structure_key(x.template) .. (y and ":y" .. structure_key(y.template) or "") .. (sw and ":w" or "")
+    .. (eager and ":eager" or "")
     .. (kind == "train" and rawget(self, "_gradient_norms") and ":norms" or "")
   -- a train step traced under a multi-worker strategy all-reduces; one traced without does not
   if kind == "train" and M.distribution and M.distribution.of(self) then key = key .. ":distributed" end
@@ -137,14 +148,30 @@ local function step_function(self, kind, x, y, sw)
 end
 M.step_function = step_function
 
+-- True when the model's class (or a parent below Model) defines `name`
+-- itself: a subclass's own call or train_step.
+local function overrides(self, name)
+  local cls = getmetatable(self)
+  while cls and cls ~= M.Model do
+    if rawget(cls, name) ~= nil then return true end
+    cls = rawget(cls, "super")
+  end
+  return false
+end
+
 -- Make the weights (a first eager call on a batch, when the model has never
--- run) and the optimizer's slots before a step is traced.
+-- run) and the optimizer's slots before a step is traced. A subclass with
+-- its own train_step and no call (keras.io's VAE and GAN) builds what its
+-- step uses when the step is first traced (Keras's TF trainer defers the
+-- build so too), and builds the optimizers it applies there.
 local function prepare(self, xb, training)
-  if not rawget(self, "built") or not rawget(self, "_has_run") then
+  local has_call = rawget(self, "_graph") ~= nil or overrides(self, "call")
+  if has_call and (not rawget(self, "built") or not rawget(self, "_has_run")) then
     self(data.rebuild(xb.template, xb.leaves, 0), { training = false })
     rawset(self, "_has_run", true)
+    reset_metrics(self) -- that call is no step: a metric the model updates in call forgets it (Keras builds symbolically)
   end
-  if training then self.optimizer:build(self.trainable_weights) end
+  if training and not overrides(self, "train_step") then self.optimizer:build(self.trainable_weights) end
 end
 
 -- Logs as Lua numbers.
@@ -204,11 +231,7 @@ local function evaluate(self, x, y, opts)
     verbose = verbose, epochs = 1, steps = steps })
   local logs = run_evaluate(self, batches, cbs)
   if opts.return_dict then return logs end
-  local names = self.metrics_names
-  if #names == 1 then return logs[names[1]] end
-  local out = {}
-  for i, k in ipairs(names) do out[i] = logs[k] end
-  return out
+  return compile_mod.ordered_results(self, logs)
 end
 
 ---------------------------------------------------------------------------
@@ -362,11 +385,7 @@ end
 
 local function on_batch_logs(self, logs, return_dict)
   if return_dict then return logs end
-  local names = self.metrics_names
-  if #names == 1 then return logs[names[1]] end
-  local out = {}
-  for i, k in ipairs(names) do out[i] = logs[k] end
-  return out
+  return compile_mod.ordered_results(self, logs)
 end
 
 local ON_BATCH = set { "sample_weight", "class_weight", "return_dict" }
@@ -407,6 +426,7 @@ end
 
 -- Install the training methods on the Model class.
 function M.install(Model)
+  M.Model = Model
   Model.compile = compile
   Model.fit = fit
   Model.evaluate = evaluate

@@ -17,6 +17,8 @@ local floor = math.floor
 local M = {}
 
 local FILL, RANGE, LINSPACE, EYE = C.TIDE_OP_FILL, C.TIDE_OP_RANGE, C.TIDE_OP_LINSPACE, C.TIDE_OP_EYE
+local RANGE_DYNAMIC = C.TIDE_OP_RANGE_DYNAMIC
+local band, SYMBOLIC = bit.band, C.TIDE_TENSOR_SYMBOLIC
 local F32, I32, I64, BOOL = C.TIDE_FLOAT32, C.TIDE_INT32, C.TIDE_INT64, C.TIDE_BOOL
 
 -- The dtype TF infers for a Lua scalar: bool, int32 (int64 when large), float32.
@@ -28,9 +30,16 @@ local function value_dtype(v)
   return F32
 end
 
--- A Lua number (or boolean, or one-element tensor) and its inferred dtype.
-local function scalar_arg(op, what, v)
+-- A Lua number (or boolean, or one-element tensor) and its inferred dtype;
+-- with `symbolic_ok`, a traced one-element tensor comes back as itself.
+local function scalar_arg(op, what, v, symbolic_ok)
   v = convert.unvariable(v)
+  if istype(Tensor, v) and symbolic_ok and band(v.flags, SYMBOLIC) ~= 0 then
+    if v.ndim > 1 or (v.ndim == 1 and v.dims[0] ~= 1) then
+      binding.error(string.format("%s: %s must be a scalar, got shape %s", op, what, tostring(v.shape)))
+    end
+    return v, v.dt
+  end
   if istype(Tensor, v) then
     if v.nelem ~= 1 then binding.error(string.format("%s: %s must be a scalar, got a tensor of %d elements", op, what,
         tonumber(v.nelem))) end
@@ -120,9 +129,9 @@ function M.range(start, ...)
   local limit, delta = o.limit, o.delta
   if limit == nil then start, limit = 0, start end
   if delta == nil then delta = 1 end
-  local s, ds = scalar_arg("range", "start", start)
-  local l, dl = scalar_arg("range", "limit", limit)
-  local d, dd = scalar_arg("range", "delta", delta)
+  local s, ds = scalar_arg("range", "start", start, true)
+  local l, dl = scalar_arg("range", "limit", limit, true)
+  local d, dd = scalar_arg("range", "delta", delta, true)
   local dt
   if o.dtype then
     dt = dtype.code(o.dtype, "range")
@@ -134,6 +143,28 @@ function M.range(start, ...)
       if (order[x] or 0) > (order[dt] or 0) then dt = x end
     end
     if dt == BOOL then binding.error("range: start, limit and delta must be numbers, got booleans") end
+  end
+  if istype(Tensor, s) or istype(Tensor, l) or istype(Tensor, d) then
+    -- a bound known only when the traced function runs: range_dynamic takes
+    -- the three as 0-d tensors of the dtype, and its length is read then
+    local name = dtype.names[dt]
+    local ins = {}
+    for i, v in ipairs { s, l, d } do
+      if istype(Tensor, v) then
+        if v.ndim ~= 0 then v = v:reshape {} end
+        if v.dt ~= dt then -- TF casts the bounds to the dtype first
+          local ca = dispatch.attrs()
+          ca.dtype = dt
+          v = dispatch.run1(C.TIDE_OP_CAST, ca, v)
+        end
+        ins[i] = v
+      else
+        ins[i] = convert.tensor(v, name, "range")
+      end
+    end
+    local a = dispatch.attrs()
+    a.dtype = dt
+    return dispatch.run(RANGE_DYNAMIC, a, ins, 1)
   end
   local a = dispatch.attrs()
   a.scalars[0], a.scalars[1], a.scalars[2] = s, l, d
@@ -158,18 +189,30 @@ function M.linspace(start, stop, num, ...)
   return dispatch.run(LINSPACE, a, {}, 1)
 end
 
--- eye(num_rows, num_columns=nil, {dtype="float32"}) as tf.eye (batch_shape
--- is not supported yet).
+-- eye(num_rows, num_columns=nil, batch_shape=nil, dtype="float32") as tf.eye:
+-- a batch_shape gives a batch of identities (matrix_diag of ones, as TF's).
 function M.eye(num_rows, ...)
   local o = args.parse("eye", { "num_columns", "batch_shape", "dtype" }, ...)
-  if o.batch_shape ~= nil then binding.error("eye: batch_shape is not supported yet") end
   if num_rows == nil then binding.error("eye: num_rows is required") end
-  args.int("eye", "num_rows", num_rows)
+  num_rows = args.int("eye", "num_rows", num_rows)
   local cols = o.num_columns == nil and num_rows or args.int("eye", "num_columns", o.num_columns)
+  local dt = dtype.code(o.dtype or "float32", "eye")
+  if num_rows < 0 or cols < 0 then
+    binding.error(string.format("eye: num_rows and num_columns must be >= 0, got %d and %d", num_rows, cols))
+  end
+  if o.batch_shape ~= nil then
+    local batch = args.int_list("eye", "batch_shape", o.batch_shape)
+    batch[#batch + 1] = math.min(num_rows, cols)
+    local ones = run_fill(batch, 1, dt) -- before the attrs: the block is shared
+    local a = dispatch.attrs()
+    a.ints[0], a.ints[1], a.ints[2], a.ints[3], a.nints = 0, 0, num_rows, cols, 4
+    a.m = 2
+    return dispatch.run(C.TIDE_OP_MATRIX_DIAG, a, { ones }, 1)
+  end
   local a = dispatch.attrs()
   a.ints[0], a.ints[1] = num_rows, cols
   a.nints = 2
-  a.dtype = dtype.code(o.dtype or "float32", "eye")
+  a.dtype = dt
   return dispatch.run(EYE, a, {}, 1)
 end
 

@@ -96,6 +96,48 @@ function M.rank(x)
   return convert.tensor(x.ndim, "int32", "rank")
 end
 
+-- ensure_shape(x, shape) as tf.ensure_shape: x with its static shape refined
+-- by `shape` (a list of dims, tide.None or -1 where unknown): a traced x
+-- whose dims are partly unknown gets the known ones (a reshape to its own
+-- run-time shape, which the graph checks against them when it runs); a dim
+-- that disagrees now is an error.
+function M.ensure_shape(x, shape)
+  if x == nil then binding.error("ensure_shape: expects a tensor") end
+  x = convert.arg(x, "ensure_shape")
+  if type(shape) ~= "table" or istype(Tensor, shape) then
+    binding.error("ensure_shape: shape must be a list of dims (tide.None for unknown ones), got " .. type(shape))
+  end
+  local want = {}
+  for i = 1, #shape do
+    local d = shape[i]
+    if type(d) ~= "number" then d = -1 end -- tide.None
+    if d ~= math.floor(d) or d < -1 then
+      binding.error(string.format("ensure_shape: dim %d must be a size or tide.None, got %s", i - 1, tostring(shape[i])))
+    end
+    want[i] = d
+  end
+  local dims = dims_of(x)
+  if x.ndim >= 0 and x.ndim ~= #want then
+    binding.error(string.format("ensure_shape: x has shape %s, which is not compatible with %s (the ranks differ)",
+      format.shape_text(tensor.shape_of(x)), format.shape_text(want)))
+  end
+  local refined, gain = {}, false
+  for i = 1, #want do
+    local have, w = dims[i] or -1, want[i]
+    if have >= 0 and w >= 0 and have ~= w then
+      binding.error(string.format("ensure_shape: x has shape %s, which is not compatible with %s (dim %d)",
+        format.shape_text(tensor.shape_of(x)), format.shape_text(want), i - 1))
+    end
+    refined[i] = have >= 0 and have or w
+    gain = gain or (have < 0 and w >= 0)
+  end
+  if not gain then return x end
+  local s = M.shape(x) -- (before the shared attrs are filled)
+  local a = dispatch.attrs()
+  dispatch.set_ints(a, refined, "ensure_shape")
+  return dispatch.run(C.TIDE_OP_RESHAPE, a, { x, s }, 1)
+end
+
 -- size_along(x, axis): x's dim along axis (negative counts from the end) as a
 -- 0-d int32 tensor: a constant when known while tracing, else read from
 -- tide.shape(x) when the graph runs.

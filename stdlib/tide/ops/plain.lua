@@ -14,12 +14,29 @@ local M = {}
 -- keeps the registry's as an alias).
 M.LUA_NAME = { div_no_nan = "divide_no_nan" }
 
--- Ops that live in tide.bitwise (tf.bitwise: no methods, not in tide.* or
--- tide.math.*); every other plain op is a tide.*, tide.math.* and tensor method.
+-- Ops that live in a namespace of their own (no methods, not in tide.* or
+-- tide.math.*): tide.bitwise (tf.bitwise), tide.math.special (the functions
+-- TF has only in tf.math.special) and tide.raw_ops (ops that only a gradient
+-- runs, TF's tf.raw_ops); every other plain op is a tide.*, tide.math.* and
+-- tensor method.
 M.FAMILY = {
   bitwise_and = "bitwise", bitwise_or = "bitwise", bitwise_xor = "bitwise",
   left_shift = "bitwise", right_shift = "bitwise", invert = "bitwise",
+  bessel_j0 = "special", bessel_j1 = "special", bessel_y0 = "special", bessel_y1 = "special",
+  bessel_k0 = "special", bessel_k0e = "special", bessel_k1 = "special", bessel_k1e = "special",
+  dawsn = "special", expint = "special", fresnel_cos = "special", fresnel_sin = "special", spence = "special",
+  igamma_grad_a = "raw",
 }
+
+-- Where each family's functions are, as keys from the public tide table.
+M.PATH = { math = {}, bitwise = { "bitwise" }, special = { "math", "special" }, raw = { "raw_ops" } }
+
+-- The public function of plain op e (an entry of M.list) in the table `tide`.
+function M.public(tide, e)
+  local t = tide
+  for _, k in ipairs(M.PATH[e.family]) do t = t[k] end
+  return t[e.lua]
+end
 
 -- Elementwise ops of one or two inputs that are not plain: each keeps a
 -- function of its own, where the reason says.

@@ -54,7 +54,8 @@ M.AdamW = optimizer.define("AdamW", {
   learning_rate = 0.001, params = ADAM_PARAMS, slots = adam_slots, update_step = adam_update,
   weight_decay = 0.004,
   order = { "weight_decay", "beta_1", "beta_2", "epsilon", "amsgrad", "clipnorm", "clipvalue", "global_clipnorm",
-            "use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor", "name" },
+            "use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor", "gradient_accumulation_steps",
+            "name" },
 })
 
 -- m += (g - m)(1 - beta_1); u = max(beta_2 * u, |g|);

@@ -3,6 +3,7 @@
 -- with messages that name the class, the argument and what was given.
 local binding = require "tide.binding"
 local variable = require "tide.variable"
+local base_init = require "tide.initializers.base"
 
 local istensor, is_variable = binding.istensor, variable.is_variable
 local fmt = string.format
@@ -25,44 +26,13 @@ function M.is_callable(v)
   return type(mt) == "table" and mt.__call ~= nil
 end
 
--- True for an options table: a table without a metatable (so that a
--- schedule given positionally is a value) that is empty or has a string key
--- (a Lua list, such as PiecewiseConstantDecay's boundaries, is a value).
-local function is_options(t)
-  if type(t) ~= "table" or getmetatable(t) ~= nil then return false end
-  if next(t) == nil then return true end
-  for k in pairs(t) do
-    if type(k) == "string" then return true end
-  end
-  return false
-end
-
--- Named values from a call: positional values in the order of `names`, then
--- one options table (whose list entries continue the positional values).
--- Unknown names are an error naming `cls`.
+-- Named values from a call, Keras style (initializers.base.kwargs): Cls{a,
+-- key = v} (list entries fill the names in order: SGD{0.1}), Cls(a, b,
+-- {key = v}) or Cls(a, b) (a Lua list, such as PiecewiseConstantDecay's
+-- boundaries, given by position is a value). Unknown names are an error
+-- naming `cls`.
 function M.parse(cls, names, ...)
-  local n = select("#", ...)
-  local last = n > 0 and select(n, ...) or nil
-  local out, npos = {}, n
-  if is_options(last) then npos = n - 1 end
-  if npos > #names then
-    binding.error(fmt("%s: expected at most %d positional argument(s), got %d", cls, #names, npos))
-  end
-  for i = 1, npos do out[names[i]] = (select(i, ...)) end
-  if npos < n then
-    local known = {}
-    for _, k in ipairs(names) do known[k] = true end
-    for k, v in pairs(last) do
-      if type(k) == "number" and k >= 1 and k == math.floor(k) and npos + k <= #names then
-        k = names[npos + k] -- Adam{0.01, beta_1 = 0.8}: list entries continue the positional values
-      end
-      if type(k) ~= "string" or not known[k] then
-        binding.error(fmt("%s: unknown option '%s' (expected: %s)", cls, tostring(k), table.concat(names, ", ")))
-      end
-      out[k] = v
-    end
-  end
-  return out
+  return base_init.kwargs(cls, names, ...)
 end
 
 -- Checks by kind: each returns the value or raises "<cls>: <k> must be ...".
@@ -88,6 +58,12 @@ M.CHECKS = {
   positive = function(cls, k, v)
     if type(v) ~= "number" or not (v > 0) then
       binding.error(fmt("%s: %s must be a number > 0, got %s", cls, k, describe(v)))
+    end
+    return v
+  end,
+  accumulation = function(cls, k, v) -- an integer >= 2 (Keras's gradient_accumulation_steps)
+    if type(v) ~= "number" or v ~= math.floor(v) or v < 2 then
+      binding.error(fmt("%s: %s must be an integer >= 2 or nil, got %s", cls, k, describe(v)))
     end
     return v
   end,

@@ -1,7 +1,8 @@
 -- stdlib/tide/optimizers/optimizer.lua — the Optimizer base (Keras 3's BaseOptimizer):
 -- arguments, the learning rate (a Variable, a schedule or a callable), iterations,
 -- slot Variables made eagerly by build, apply/apply_gradients with Keras's None
--- filtering, clipping and weight decay, minimize, get_config/from_config.
+-- filtering, clipping, weight decay and gradient accumulation, minimize,
+-- get_config/from_config.
 -- Each optimizer (sgd.lua, adam.lua, ...) is made by M.define with its own
 -- parameters, slot names and update_step.
 local binding = require "tide.binding"
@@ -18,6 +19,7 @@ local recorder = require "tide.tape_recorder"
 local tracing = require "tide.tracing.function"
 local retracing = require "tide.tracing.retracing"
 local schedules = require "tide.optimizers.schedules"
+local control = require "tide.tracing.control"
 local A = require "tide.optimizers.arguments"
 
 local Variable, is_variable = variable.Variable, variable.is_variable
@@ -81,12 +83,14 @@ end
 -- Properties: learning_rate (read and set, as Keras's) and variables
 ---------------------------------------------------------------------------
 
--- The learning rate now: the Variable, or the schedule (or callable) at
--- `iterations`. A callable may ignore the step (Keras calls it with none).
+-- The learning rate now: the Variable, or the schedule (or callable) at the
+-- step count (with gradient accumulation, every apply counts, as Keras's
+-- schedules read _iterations). A callable may ignore the step (Keras calls
+-- it with none).
 local function current_learning_rate(self)
   local lr = rawget(self, "_learning_rate")
   if is_variable(lr) then return lr end
-  local value = lr(self.iterations)
+  local value = lr(rawget(self, "_iterations"))
   if type(value) == "number" then return convert.tensor(value, "float32", self.name) end
   if not (istensor(value) or is_variable(value)) then
     binding.error(fmt("%s: the learning_rate function returned %s; it must return a number or a tensor",
@@ -127,6 +131,13 @@ end
 
 local PROPERTIES = {
   learning_rate = current_learning_rate,
+  -- Keras's iterations: the steps taken (a Variable); with gradient
+  -- accumulation, the updates made (applies // gradient_accumulation_steps)
+  iterations = function(self)
+    local it, every = rawget(self, "_iterations"), rawget(self, "gradient_accumulation_steps")
+    if every == nil then return it end
+    return math_ops.floordiv(it, every)
+  end,
   variables = function(self) -- a copy: iterations, the learning rate Variable, then the slots
     local out = {}
     for i, v in ipairs(self._variables) do out[i] = v end
@@ -157,7 +168,8 @@ Optimizer.__newindex = newindex
 local BASE = {
   { "weight_decay", nil, "nonneg" }, { "clipnorm", nil, "nonneg" }, { "clipvalue", nil, "nonneg" },
   { "global_clipnorm", nil, "nonneg" }, { "use_ema", false, "bool" }, { "ema_momentum", 0.99, "unit" },
-  { "ema_overwrite_frequency", nil, "count" }, { "loss_scale_factor", nil, "positive" }, { "name", nil, "string" },
+  { "ema_overwrite_frequency", nil, "count" }, { "loss_scale_factor", nil, "positive" },
+  { "gradient_accumulation_steps", nil, "accumulation" }, { "name", nil, "string" },
 }
 
 -- A new optimizer class. spec: learning_rate (the default), params (a list
@@ -214,7 +226,7 @@ function M.define(name, spec, parent)
     rawset(self, "_slots", {})          -- model variable -> { slot name -> Variable }
     rawset(self, "_warned", {})
     local iterations = Variable(0, { dtype = "int64", name = "iteration", trainable = false })
-    rawset(self, "iterations", iterations)
+    rawset(self, "_iterations", iterations) -- read through the iterations property
     self._variables[1] = iterations
     if type(lr) == "number" then
       lr = Variable(lr, { dtype = "float32", name = "learning_rate", trainable = false })
@@ -322,9 +334,11 @@ function Optimizer:_build_slots(spec, fresh)
     self._slots[v] = {}
     self._trainable[#self._trainable + 1] = v
   end
-  -- Keras's base build comes first: with use_ema, an "average" per variable
+  -- Keras's base build comes first: with use_ema, an "average" per variable,
+  -- with gradient_accumulation_steps a "gradient_accumulator"
   local groups = {}
-  if self.use_ema then groups[1] = { "average" } end
+  if self.use_ema then groups[#groups + 1] = { "average" } end
+  if self.gradient_accumulation_steps then groups[#groups + 1] = { "gradient_accumulator" } end
   for _, group in ipairs(spec.slots and spec.slots(self) or {}) do groups[#groups + 1] = group end
   for _, group in ipairs(groups) do
     for _, v in ipairs(fresh) do
@@ -487,14 +501,10 @@ function Optimizer:finalize_variable_values(var_list)
   if self.use_ema then overwrite_with_averages(self, var_list or self._trainable) end
 end
 
--- The step itself, on checked gradients gs[i] for variables vs[i]: scaling,
--- clipping, weight decay, each variable's update, iterations + 1.
-local function update(self, gs, vs)
-  if self.loss_scale_factor then
-    for i, g in ipairs(gs) do gs[i] = g / self.loss_scale_factor end
-  end
+-- The variables' move on gradients gs[i] for vs[i] at learning rate lr:
+-- clipping, weight decay, each variable's update.
+local function move(self, gs, vs, lr)
   gs = clip_gradients(self, gs)
-  local lr = current_learning_rate(self)
   if self.weight_decay then
     for _, v in ipairs(vs) do
       if use_weight_decay(self, v) then
@@ -508,6 +518,37 @@ local function update(self, gs, vs)
   for i, v in ipairs(vs) do
     update_step(self, cast(gs[i], v.dtype), v, cast(lr, v.dtype), self._slots[v])
   end
+end
+
+-- The step itself, on checked gradients gs[i] for variables vs[i]: scaling,
+-- the move (with gradient_accumulation_steps n, Keras 3's: every n-th step
+-- moves by the mean of the n gradients since the last move, the others add
+-- theirs to each variable's gradient_accumulator), the moving averages,
+-- constraints, iterations + 1.
+local function update(self, gs, vs)
+  if self.loss_scale_factor then
+    for i, g in ipairs(gs) do gs[i] = g / self.loss_scale_factor end
+  end
+  local lr = current_learning_rate(self)
+  local every = self.gradient_accumulation_steps
+  if every then
+    local accs = {}
+    for i, v in ipairs(vs) do
+      accs[i] = self._slots[v].gradient_accumulator
+      gs[i] = cast(gs[i], v.dtype)
+    end
+    local due = math_ops.equal(math_ops.mod(rawget(self, "_iterations") + 1, every), 0)
+    control.cond(due, function()
+      local mean = {}
+      for i, g in ipairs(gs) do mean[i] = (g + accs[i]) / every end
+      move(self, mean, vs, lr)
+      for _, a in ipairs(accs) do a:assign(create_ops.zeros_like(a)) end
+    end, function()
+      for i, a in ipairs(accs) do a:assign_add(gs[i]) end
+    end)
+  else
+    move(self, gs, vs, lr)
+  end
   if self.use_ema then update_averages(self) end
   -- Keras 3 (and TF's Variable(constraint=)): each updated variable is
   -- projected by its constraint after the step.
@@ -515,7 +556,7 @@ local function update(self, gs, vs)
     local c = v.constraint
     if c then v:assign(c(v)) end
   end
-  self.iterations:assign_add(1)
+  rawget(self, "_iterations"):assign_add(1)
 end
 
 local function is_variable_or_schedule(lr) return is_variable(lr) or schedules.is_schedule(lr) end

@@ -3,7 +3,7 @@
 -- inference mode), every weight and optimizer variable, and as the extra
 -- JSON the model's config and compile settings; tide.models.load_model(dir)
 -- rebuilds a model that predicts the same and whose fit goes on where it
--- stopped. Hands both down to the models floor when loaded (a hook).
+-- stopped. tide.saving hands both down to the models floor (hooks).
 local binding = require "tide.binding"
 local json = require "tide.json"
 local tracing = require "tide.tracing.function"
@@ -12,8 +12,6 @@ local layers = require "tide.layers"
 local losses = require "tide.losses"
 local metrics = require "tide.metrics"
 local optimizers = require "tide.optimizers"
-local models = require "tide.models"
-local model_mod = require "tide.models.model"
 local graph = require "tide.models.graph"
 local saved_model = require "tide.saved_model"
 
@@ -41,6 +39,7 @@ local function identifier(m, what, id)
     who(m), what, type(id)))
 end
 
+-- The compile settings as config data, or nil (also read by tide.saving's .keras files).
 local function compile_config(m)
   if not rawget(m, "compiled") then return nil end
   return {
@@ -124,10 +123,23 @@ local function revive(id, get)
   return out
 end
 
+M.compile_config = compile_config
+
+-- m:compile with what compile_config wrote.
+function M.compile_from(m, c)
+  m:compile { optimizer = optimizers.deserialize(c.optimizer), loss = revive(c.loss, losses.get),
+    metrics = revive(c.metrics, metrics.get), weighted_metrics = revive(c.weighted_metrics, metrics.get),
+    loss_weights = c.loss_weights, run_eagerly = c.run_eagerly }
+end
+
 -- tide.models.load_model(dir, {custom_objects=, compile=true}).
 function M.load_model(dir, opts)
   opts = opts or {}
   local loaded = saved_model.load(dir)
+  if loaded.format == "tensorflow" then
+    binding.error(fmt("load_model: '%s' is a TensorFlow SavedModel, which holds no Keras model tide can rebuild; " ..
+      "tide.saved_model.load runs its signatures", dir))
+  end
   if loaded.extra == nil then
     binding.error(fmt("load_model: '%s' is a SavedModel without a Keras model (saved with tide.saved_model.save); " ..
       "load it with tide.saved_model.load", dir))
@@ -159,9 +171,7 @@ function M.load_model(dir, opts)
   for i, v in ipairs(weights) do restore(v, fmt("model/%d/%s", i, v.name)) end
   local c = info.compile
   if c and opts.compile ~= false then
-    m:compile { optimizer = optimizers.deserialize(c.optimizer), loss = revive(c.loss, losses.get),
-      metrics = revive(c.metrics, metrics.get), weighted_metrics = revive(c.weighted_metrics, metrics.get),
-      loss_weights = c.loss_weights, run_eagerly = c.run_eagerly }
+    M.compile_from(m, c)
     local opt = rawget(m, "optimizer")
     opt:build(m.trainable_weights)
     local vars = opt.variables
@@ -173,9 +183,5 @@ function M.load_model(dir, opts)
   end
   return m
 end
-
--- The hooks: model:save and tide.models.load_model.
-model_mod.set_saver(M.save)
-models.load_model = M.load_model
 
 return M

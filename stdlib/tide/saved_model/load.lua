@@ -5,6 +5,7 @@ local variable = require "tide.variable"
 local spec = require "tide.tracing.spec"
 local Function = require("tide.tracing.function").Function
 local replay = require "tide.saved_model.replay"
+local tf = require "tide.saved_model.tf"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local None, TensorSpec = spec.None, spec.TensorSpec
@@ -78,6 +79,8 @@ end
 -- variables and trainable_variables, and extra (the JSON given at save).
 function M.load(dir)
   if type(dir) ~= "string" or dir == "" then binding.error("saved_model.load: dir must be a path string") end
+  -- decided by content: TensorFlow's saved_model.pb goes to the TF reader
+  if C.tide_file_kind(dir, nil) == C.TIDE_FILE_TF_SAVED_MODEL then return tf.load(dir) end
   local pm = ffi.new("tide_saved_model *[1]")
   if C.tide_saved_model_open(dir, pm) ~= 0 then binding.raise() end
   local m = ffi.gc(pm[0], C.tide_saved_model_free)

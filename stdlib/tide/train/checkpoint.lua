@@ -18,6 +18,8 @@ local binding = require "tide.binding"
 local class = require "tide.class"
 local variable = require "tide.variable"
 local safetensors = require "tide.safetensors"
+local tf_checkpoint = require "tide.train.tf_checkpoint"
+local exists = require("tide.file").exists
 local layer_mod = require "tide.layers.layer"
 local tracking = require "tide.layers.tracking"
 local optimizer_mod = require "tide.optimizers.optimizer"
@@ -96,11 +98,13 @@ local function walk(obj, prefix, g)
     for _, per in pairs(rawget(obj, "_slots")) do
       for _, s in pairs(per) do slots[s] = true end
     end
-    g.add(prefix .. "/iterations", obj.iterations)
+    -- the step Variable (obj.iterations counts updates under gradient accumulation; a LossScaleOptimizer's is its inner one's)
+    local iterations = rawget(rawget(obj, "inner_optimizer") or obj, "_iterations")
+    g.add(prefix .. "/iterations", iterations)
     local lr = rawget(obj, "_learning_rate")
     if is_variable(lr) then g.add(prefix .. "/learning_rate", lr) end
     for _, v in ipairs(rawget(obj, "_variables")) do
-      if not slots[v] and v ~= obj.iterations and v ~= lr then g.add(prefix .. "/" .. unique(used, v.name), v) end
+      if not slots[v] and v ~= iterations and v ~= lr then g.add(prefix .. "/" .. unique(used, v.name), v) end
     end
     return
   end
@@ -443,6 +447,10 @@ function Checkpoint:restore(path)
   check_path("restore", path)
   local file = file_of(path)
   status.path = file
+  if not exists(file) and tf_checkpoint.prefix_of(path) then
+    binding.error(fmt("Checkpoint.restore: '%s' is TensorFlow's checkpoint ('%s.index'); tide.train.Checkpoint " ..
+      "restores tide's own (.safetensors). Read TF's values with tide.train.load_checkpoint", path, path))
+  end
   local f = safetensors.safe_open(file)
   local meta = f:metadata()
   if meta.format ~= FORMAT then

@@ -44,6 +44,7 @@ end
 -- timestamps = {numbers}, last_preserved_timestamp }, paths joined to dir; nil
 -- when there is none.
 local function read_index(dir)
+  binding.check_file(join(dir, INDEX)) -- refused is an error, not "no index"
   local f = binding.open_file(join(dir, INDEX), "rb")
   if not f then return nil end
   local text = f:read("*a")
@@ -85,7 +86,8 @@ function M.latest_checkpoint(dir)
   end
   local state = read_index(dir)
   local path = state and state.model_checkpoint_path
-  if path and exists(checkpoint.file_of(path)) then return path end
+  -- tide's checkpoint file, or TF's index (tf.train.latest_checkpoint of a TF folder)
+  if path and (exists(checkpoint.file_of(path)) or exists(path .. ".index")) then return path end
   return nil
 end
 

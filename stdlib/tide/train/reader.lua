@@ -1,5 +1,6 @@
 -- stdlib/tide/train/reader.lua — reading a checkpoint without the objects
--- that wrote it: tide.train.load_checkpoint (a reader) and list_variables.
+-- that wrote it: tide.train.load_checkpoint (a reader) and list_variables, of
+-- tide's checkpoints and of TF's (tide.train.tf_checkpoint), told apart by their files.
 --
 --   for _, p in ipairs(tide.train.list_variables("/tmp/run")) do print(p[1], table.concat(p[2], "x")) end
 --   local r = tide.train.load_checkpoint("/tmp/run/ckpt-3"); local k = r:get_tensor(name)
@@ -8,8 +9,10 @@ local class = require "tide.class"
 local safetensors = require "tide.safetensors"
 local checkpoint = require "tide.train.checkpoint"
 local manager = require "tide.train.manager"
+local tf_checkpoint = require "tide.train.tf_checkpoint"
 
 local M = {}
+local ffi, C = binding.ffi, binding.C
 local fmt = string.format
 
 local function is_file(path)
@@ -28,11 +31,19 @@ local function resolve(what, path)
     binding.error(fmt("%s: expects a checkpoint path or a folder, got %s", what, type(path)))
   end
   local file = checkpoint.file_of(path)
+  binding.check_file(file) -- refused is an error, not "no checkpoint"
   if is_file(file) then return file end
-  local ok, latest = pcall(manager.latest_checkpoint, path)
-  if ok and latest then return checkpoint.file_of(latest) end
-  binding.error(fmt("%s: no checkpoint at '%s' (neither '%s' nor a folder with a checkpoint index)", what, path,
-    file))
+  -- a file of another format (an HDF5 .h5, a .keras zip, TF's SavedModel, ...) says what it is
+  binding.check_file(path)
+  local phrase = ffi.new("const char *[1]")
+  local kind = C.tide_file_kind(path, phrase)
+  if kind ~= C.TIDE_FILE_UNKNOWN and kind ~= C.TIDE_FILE_CHECKPOINT_DIR then
+    binding.error(fmt("%s: '%s' is no checkpoint: it is %s", what, path, ffi.string(phrase[0])))
+  end
+  local latest = manager.latest_checkpoint(path) -- a refused or corrupt index is an error, not "no checkpoint"
+  if latest then return checkpoint.file_of(latest) end
+  binding.error(fmt("%s: no checkpoint at '%s' (neither '%s', TF's '%s.index', nor a folder with a checkpoint "
+    .. "index)", what, path, file, path))
 end
 
 local CheckpointReader = class("CheckpointReader")
@@ -41,6 +52,7 @@ M.CheckpointReader = CheckpointReader
 function CheckpointReader:__init(path)
   local file = resolve("load_checkpoint", path)
   self.path = file
+  self.format = "tide"
   self._file = safetensors.safe_open(file)
   local meta = self._file:metadata()
   if meta.format ~= checkpoint.FORMAT then
@@ -88,13 +100,35 @@ function CheckpointReader:close() self._file:close() end
 
 function CheckpointReader:__tostring() return fmt("<tide.train.CheckpointReader '%s'>", self.path) end
 
--- load_checkpoint(path): a CheckpointReader of the checkpoint at path (a
--- checkpoint path, or a folder: its latest checkpoint), as tf.train.load_checkpoint.
-function M.load_checkpoint(path) return CheckpointReader(path) end
+-- TF's checkpoint prefix that path names (a prefix with a .index, or a
+-- folder whose index names one), or nil: then path is tide's.
+local function tf_prefix(path)
+  if type(path) ~= "string" or path == "" or is_file(checkpoint.file_of(path)) then return nil end
+  local prefix = tf_checkpoint.prefix_of(path)
+  if prefix then return prefix end
+  local ok, latest = pcall(manager.latest_checkpoint, path)
+  return ok and latest and tf_checkpoint.prefix_of(latest) or nil
+end
+
+-- load_checkpoint(path): a reader of the checkpoint at path (a checkpoint
+-- path, or a folder: its latest checkpoint), as tf.train.load_checkpoint:
+-- tide's checkpoint (path.safetensors), or TF's (path.index and its data files).
+function M.load_checkpoint(path)
+  local prefix = tf_prefix(path)
+  if prefix then return tf_checkpoint.TFCheckpointReader(prefix) end
+  return CheckpointReader(path)
+end
 
 -- list_variables(path): {name, shape} pairs of every value of the
 -- checkpoint, sorted by name (tf.train.list_variables).
 function M.list_variables(path)
+  local prefix = tf_prefix(path)
+  if prefix then
+    local r = tf_checkpoint.TFCheckpointReader(prefix)
+    local out = r:list_variables()
+    r:close()
+    return out
+  end
   local r = CheckpointReader(path)
   local out = {}
   for _, name in ipairs(r:keys()) do

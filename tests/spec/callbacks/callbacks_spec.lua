@@ -66,6 +66,33 @@ describe("callbacks", function()
     h.errors("unknown option 'patients'", function() C.EarlyStopping { patients = 2 } end)
   end)
 
+  it("EarlyStopping in max mode needs the value to rise by more than min_delta (Keras: current - min_delta > best)",
+    function()
+      local m = model()
+      local accs = { 0.5, 0.6, 0.62, 0.7, 0.7 }
+      local Fake = C.Callback:extend("FakeAcc")
+      function Fake:on_epoch_end(epoch, logs) logs.val_accuracy = accs[epoch + 1] end
+      local es = C.EarlyStopping { monitor = "val_accuracy", min_delta = 0.05, patience = 1 }
+      assert.are.equal("max", es.mode)
+      local hist = m:fit(x, y, { epochs = 5, verbose = 0, callbacks = { Fake(), es } })
+      -- 0.6 - 0.05 > 0.5 improves; 0.62 - 0.05 > 0.6 does not: stop at epoch 2 (0-based)
+      assert.are.equal(3, #hist.history.loss)
+      assert.are.equal(2, es.stopped_epoch)
+      assert.are.equal(1, es.best_epoch)
+      assert.are.equal(0.6, es.best)
+      -- patience 2 runs to the end (0.7 at epoch 3 improves), unless a baseline of 0.58 must be beaten by
+      -- min_delta: 0.6 - 0.05 does not, so the wait never restarts and epoch 2 stops (as Keras 3 does)
+      local es2 = C.EarlyStopping { monitor = "val_accuracy", min_delta = 0.05, patience = 2 }
+      hist = m:fit(x, y, { epochs = 5, verbose = 0, callbacks = { Fake(), es2 } })
+      assert.are.equal(5, #hist.history.loss)
+      assert.are.equal(0, es2.stopped_epoch)
+      assert.are.equal(3, es2.best_epoch)
+      local es3 = C.EarlyStopping { monitor = "val_accuracy", min_delta = 0.05, patience = 2, baseline = 0.58 }
+      hist = m:fit(x, y, { epochs = 5, verbose = 0, callbacks = { Fake(), es3 } })
+      assert.are.equal(3, #hist.history.loss)
+      assert.are.equal(2, es3.stopped_epoch)
+    end)
+
   it("ModelCheckpoint saves safetensors weights (best only) that load back; nothing half-written", function()
     local path = tmp.name(".safetensors")
     local m = model()

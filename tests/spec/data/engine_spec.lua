@@ -9,6 +9,7 @@ local D = tide.data.Dataset
 local C = binding.C
 
 local threads = h.threads
+require("ffi").cdef [[ int usleep(unsigned int usec); ]]
 
 local function items(ds)
   local t = {}
@@ -307,6 +308,45 @@ describe("shutdown", function()
       for _ = 1, 25 do it() end
     end)
     assert.are.equal(0, C.tide_data_live_threads())
+  end)
+end)
+
+describe("prefetch", function()
+  -- The bytes held above `start` once they stop changing (50 ms alike; at most 2 s).
+  local function settled(start)
+    local last, same = nil, 0
+    for _ = 1, 400 do
+      local now = tonumber(binding.memory_stats.current - start)
+      if now == last then same = same + 1 else same = 0 end
+      if same >= 10 then return now end
+      last = now
+      C.usleep(5000)
+    end
+    return last
+  end
+
+  it("prefetch(n) runs n elements ahead of the consumer: its depth, not only its values", function()
+    -- each element is 1 MiB: the elements ahead are the bytes held less the ones taken (and kept here);
+    -- the producer refills in a burst once the buffer is half empty, so the most ahead is n
+    local mb = 1024 * 1024
+    for _, n in ipairs { 1, 2, 3, 6 } do
+      local ds = D.range(40):map(function(i) return tide.fill({ mb / 4 }, 1.5) + tide.cast(i, "float32") end)
+      ds = ds:prefetch(n)
+      h.drop(function()
+        binding.collect()
+        local start = binding.memory_stats.current
+        local it = ds:iter { prefetch = false }
+        local taken, most, seen = {}, 0, {}
+        for k = 1, 2 * n + 2 do
+          taken[k] = it()
+          local ahead = math.floor(settled(start) / mb + 0.5) - k
+          seen[k] = ahead
+          most = math.max(most, ahead)
+        end
+        assert(most == n, string.format("prefetch(%d): elements ahead after each take: %s", n, table.concat(seen, " ")))
+        assert.are.equal(2 * n + 1, taken[2 * n + 2]:totable()[1] - 1.5)
+      end)
+    end
   end)
 end)
 

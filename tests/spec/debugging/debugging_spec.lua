@@ -65,6 +65,30 @@ describe("tide.debugging check numerics", function()
     local err = h.errors("produced Inf", f, f32 { 1000 })
     assert.truthy(err:find("exp", 1, true), err)
   end)
+
+  it("checks float16 and bfloat16 results: an overflow under mixed_float16 is reported", function()
+    D.enable_check_numerics()
+    for _, dt in ipairs { "float16", "bfloat16" } do
+      local x = tide.tensor({ 1, 200 }, dt)
+      h.errors("exp produced Inf in output 1 (" .. dt .. "[2]: 0 NaN, 1 Inf of 2 values, first at [1])",
+        tide.exp, x)
+      h.errors("log produced NaN in output 1 (" .. dt .. "[2]", tide.log, tide.tensor({ -1, 1 }, dt))
+      h.errors("produced Inf", tide.trace(function(v) return tide.exp(v) + 1 end), x)
+    end
+    -- a Dense layer computing in float16 (65504 is float16's largest): 300 * 300 overflows
+    local mp = tide.mixed_precision
+    mp.set_global_policy("mixed_float16")
+    local ok, err = pcall(function()
+      local layer = tide.layers.Dense { 1, use_bias = false, kernel_initializer = "ones" }
+      local m = tide.Sequential { tide.Input { shape = { 300 } }, layer }
+      local big = tide.ones { 1, 300 } * 300
+      assert.are.equal("float16", m(tide.ones { 1, 300 }).dtype)
+      h.errors("produced Inf", m, big)
+      h.errors("produced Inf", function() return m:predict(big, { verbose = 0 }) end)
+    end)
+    mp.set_global_policy("float32")
+    assert(ok, err)
+  end)
 end)
 
 describe("tide.debugging assertions", function()

@@ -1,7 +1,7 @@
 -- Every registry op with a CUDA kernel, run on the GPU and on the CPU on the
 -- same random inputs (ggml's test-backend-ops idea): the results must agree
 -- (bit for bit for uniforms, within a tolerance elsewhere). Without a GPU the
--- file prints "no GPU visible: N GPU checks skipped" and counts nothing as passed.
+-- file prints "SKIP N: no GPU visible ..." and counts nothing as passed.
 local tide = require "tide"
 local binding = require "tide.binding"
 local dispatch = require "tide.dispatch"
@@ -208,7 +208,7 @@ local gpus = #tide.config.list_physical_devices("GPU")
 
 if gpus == 0 then
   local reason = ffi.string(C.tide_cuda_unavailable_reason())
-  print(string.format("no GPU visible: %d GPU checks skipped (%s)", #cases, reason))
+  print(string.format("SKIP %d: no GPU visible: the GPU checks (%s)", #cases, reason))
   describe("GPU backend ops", function() end)
   return
 end

@@ -1,8 +1,8 @@
 -- tests/spec/gpu/mirrored_spec.lua — MirroredStrategy on GPUs: NCCL's all-reduce
 -- across the process's GPUs against sums on the CPU, and training on 2 GPU
 -- replicas against 1 replica on the global batch (NCCL and ReductionToOneDevice).
--- Without a GPU the file prints "no GPU visible: N GPU checks skipped" and
--- counts nothing as passed; with one GPU the 2-replica checks are skipped the same way.
+-- Without a GPU the file prints "SKIP N: no GPU visible ..." (tests/run.sh
+-- counts those apart, never as passed); with one GPU the 2-replica checks are skipped the same way.
 local tide = require "tide"
 local binding = require "tide.binding"
 local ffi, C = binding.ffi, binding.C
@@ -12,7 +12,7 @@ local gpus = #tide.config.list_physical_devices("GPU")
 local TWO_GPU_CHECKS, ONE_GPU_CHECKS = 5, 2
 
 if gpus == 0 then
-  print(string.format("no GPU visible: %d GPU checks skipped (%s)", TWO_GPU_CHECKS + ONE_GPU_CHECKS,
+  print(string.format("SKIP %d: no GPU visible: the GPU checks (%s)", TWO_GPU_CHECKS + ONE_GPU_CHECKS,
     ffi.string(C.tide_cuda_unavailable_reason())))
   describe("MirroredStrategy on GPUs", function() end)
   return
@@ -68,7 +68,7 @@ describe("MirroredStrategy on one GPU", function()
 end)
 
 if gpus < 2 then
-  print(string.format("one GPU visible: %d two-GPU checks skipped", TWO_GPU_CHECKS))
+  print(string.format("SKIP %d: one GPU visible: the two-GPU checks", TWO_GPU_CHECKS))
   return
 end
 

@@ -55,6 +55,23 @@ describe("CsvDataset", function()
     assert.are.same(FIX.required_rows, got)
     assert.matches("CsvDataset: file 'tests/fixtures/data/quoted.csv', record 2 %(line 3%): Field 1 is required but " ..
       "missing in record", err)
+    -- the dtype constants, as TF's [tf.int32, tf.string, ...] (what the fixture ran): required columns
+    local ds3 = CsvDataset(QUOTED, { tide.int32, tide.string, tide.float32, tide.string }, { header = true })
+    local got3 = {}
+    local err3 = error_of(function()
+      for a, b, c, d in ds3:iter() do got3[#got3 + 1] = { a:item(), b:item(), c:item(), d:item() } end
+    end)
+    assert.are.same(FIX.required_rows, got3)
+    assert.are.equal("int32", ds3.element_spec[1].dtype)
+    assert.are.equal("float32", ds3.element_spec[3].dtype)
+    assert.matches("record 2 %(line 3%): Field 1 is required but missing in record", err3)
+    -- the text "int32" is a string default, not a dtype
+    local ds4 = CsvDataset(QUOTED, { tide.tensor({ 0 }, "int32"), "int32", 0, "none" }, { header = true, na_value = "NA" })
+    assert.are.equal("string", ds4.element_spec[2].dtype)
+    local seen = {}
+    for _, b in ds4:iter() do seen[#seen + 1] = b:item() end
+    assert.are.same({ "Smith, John", "int32", "multi\nline", "int32" }, seen) -- (the fixture's "?" rows)
+    assert.matches("record_defaults%[1%] is the dtype bool; CSV columns are int32", error_of(CsvDataset, QUOTED, { tide.bool }))
     -- a required column given as an empty tensor, as in TF
     local ds2 = CsvDataset(QUOTED, { tide.zeros({ 0 }, "int32"), "", 0, "" }, { header = true, na_value = "NA" })
     assert.are.equal(4, #rows(ds2))
@@ -151,6 +168,15 @@ describe("make_csv_dataset", function()
     assert.is_nil(f.label)
     assert.are.same({ 3 }, batches[2][1].a:totable())
     os.remove(path)
+  end)
+
+  it("fills a missing value of an inferred column with 0 or \"\" as TF does", function()
+    local ds = tide.data.experimental.make_csv_dataset(QUOTED, 4, { num_epochs = 1, shuffle = false, na_value = "NA" })
+    local f = ds:take(1):get_single_element()
+    for name, want in pairs(FIX.inferred) do
+      assert.are.equal(want.dtype, f[name].dtype, name)
+      assert.are.same(want.values, f[name]:totable(), name)
+    end
   end)
 
   it("repeats for num_epochs and shuffles with a seed, the same order each time", function()

@@ -132,7 +132,7 @@ describe("tide.layers", function()
     h.errors("Conv2D: padding must be \"valid\" or \"same\", got causal", L.Conv2D, { 4, 3, padding = "causal" })
     h.errors("only data_format=\"channels_last\"", L.Conv2D, { 4, 3, data_format = "channels_first" })
     h.errors("strides > 1 together with dilation_rate > 1", L.Conv2D, { 4, 3, strides = 2, dilation_rate = 2 })
-    h.errors("groups > 1 is not supported", L.Conv1D, { 4, 3, groups = 2 })
+    h.errors("Conv1D: the number of filters must be evenly divisible by the number of groups", L.Conv1D, { 4, 3, groups = 3 })
     h.errors("expected an input of rank 4, got shape (2, 3)", L.Conv2D { 4, 3 }, tide.ones { 2, 3 })
     local c = L.Conv2D { 4, 3 }
     c(tide.ones { 1, 5, 5, 2 })

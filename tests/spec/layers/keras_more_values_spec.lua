@@ -1,5 +1,5 @@
 -- tests/spec/layers/keras_more_values_spec.lua — the activation, reshaping,
--- pooling, normalization, wrapper and Dot layers against TensorFlow 2.21's
+-- pooling, normalization, wrapper, Dot, convolution and ConvLSTM layers against TensorFlow 2.21's
 -- tf.keras (Keras 3), from tests/fixtures/keras/layers_more.lua (written by
 -- layers_more_gen.py): each case builds the layer from Keras's own options,
 -- sets Keras's weights, and compares the output, its mask, the losses, the
@@ -133,6 +133,9 @@ describe("Keras 3 layers against tf.keras", function()
     { "TimeDistributed (Dense, Conv2D, masks)", { "time_distributed" } },
     { "Dot (axes, normalize, ranks 2 to 4)", { "dot_" } },
     { "ActivityRegularization's loss", { "activity" } },
+    { "convolutions: Conv1D (groups, causal), Conv3D, Conv1D/3DTranspose, DepthwiseConv1D, SeparableConv1D",
+      { "conv1d", "conv3d", "depthwise_conv1d", "separable_conv1d" } },
+    { "ConvLSTM1D/2D/3D (strides, dilation, same padding, sequences, go_backwards, masks)", { "conv_lstm" } },
   }
   local seen = {}
   for _, g in ipairs(groups) do

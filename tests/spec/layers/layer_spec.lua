@@ -95,6 +95,37 @@ describe("tide.layers.Layer", function()
     assert.are.equal(6, #b.weights)
   end)
 
+  it("a custom layer made with trainable = false keeps the Variables of its plain fields out of its parent's " ..
+    "trainable_weights (as a frozen built-in layer's)", function()
+    local Scale = L.Layer:extend("Scale")
+    function Scale:init() self.w = tide.Variable(tide.ones { 2, 2 }, { name = "w" }) end
+    function Scale:call(x) return tide.matmul(x, self.w) end
+    local Net = tide.Model:extend("Net")
+    function Net:init(c)
+      self.c = c
+      self.d = L.Dense { 2, name = "head" }
+    end
+    function Net:call(x) return self.d(self.c(x)) end
+    local frozen = Scale { trainable = false }
+    local m = Net(frozen)
+    m(tide.ones { 1, 2 })
+    assert.are.same({ "head/kernel", "head/bias" }, names(m.trainable_weights))
+    assert.are.same({ "w" }, names(m.non_trainable_weights))
+    assert.are.same({}, frozen.trainable_weights)
+    local tape = tide.GradientTape()
+    tape:run(function() return tide.reduce_sum(m(tide.ones { 1, 2 })) end)
+    assert.are.equal(2, #tape:watched_variables())
+    frozen.trainable = true -- unfreezing gives it back, as for add_weight's
+    assert.are.same({ "w", "head/kernel", "head/bias" }, names(m.trainable_weights))
+    -- a Variable made trainable = false stays so
+    local Fixed = L.Layer:extend("Fixed")
+    function Fixed:init() self.v = tide.Variable(1, { name = "v", trainable = false }) end
+    local f = Fixed { trainable = false }
+    assert.are.same({ "v" }, names(f.non_trainable_weights))
+    f.trainable = true
+    assert.are.same({}, f.trainable_weights)
+  end)
+
   it("trainable = false freezes the layer and its sub-layers (and tapes stop watching)", function()
     local outer = L.Layer:extend("Outer")
     function outer:init() self.inner = L.Dense { 2 } end

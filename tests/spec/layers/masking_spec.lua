@@ -1,7 +1,8 @@
 -- tests/spec/layers/masking_spec.lua — Keras's masks against Keras 3's values
 -- (tests/fixtures/keras/masking.lua): Embedding{mask_zero=true} and Masking
 -- feeding RNN layers, a mask through Dense and merge layers, the masked loss
--- and accuracy of a sequence model; eager and traced; the mask's rules.
+-- and accuracy of a sequence model, the classifier whose LSTM passes no mask on
+-- (tests/fixtures/keras/masking_classifier.lua); eager and traced; the mask's rules.
 local tide = require "tide"
 local h = require "helpers"
 local F = dofile("tests/fixtures/keras/masking.lua")
@@ -68,6 +69,33 @@ describe("masks against Keras 3", function()
     h.close({ after.loss, after.accuracy }, { F.loss.after.loss, F.loss.after.accuracy }, 1e-5)
   end)
 
+  it("the standard classifier Embedding{mask_zero} -> LSTM -> Dense: no mask leaves the LSTM; fit as Keras", function()
+    local FC = dofile("tests/fixtures/keras/masking_classifier.lua")
+    local embedding, lstm, dense = L.Embedding { 7, 4, mask_zero = true }, L.LSTM { 4 }, L.Dense { 3 }
+    local inp = tide.Input { shape = { 5 }, dtype = "int32" }
+    local model = tide.Model { inputs = inp, outputs = dense(lstm(embedding(inp))) }
+    model:set_weights(tensors(FC.weights))
+    model:compile { optimizer = tide.optimizers.SGD(0.5),
+      loss = tide.losses.SparseCategoricalCrossentropy { from_logits = true }, metrics = { "accuracy" } }
+    local ids, y = tide.tensor(FC.ids, "int32"), tide.tensor(FC.y, "int32")
+    -- the LSTM returns its last output only: the [batch, time] mask stops there
+    local e = embedding(ids)
+    assert.is_not_nil(tide.keras_mask.get(e))
+    assert.is_nil(lstm:compute_mask(e, tide.keras_mask.get(e)))
+    assert.is_nil(tide.keras_mask.get(lstm(e)))
+    local out = model(ids)
+    assert.is_nil(tide.keras_mask.get(out))
+    h.close(out, FC.output, 1e-5)
+    local before = model:evaluate(ids, y, { verbose = 0, return_dict = true })
+    h.close({ before.loss, before.accuracy }, { FC.before.loss, FC.before.accuracy }, 1e-5)
+    local hist = model:fit(ids, y, { batch_size = 4, epochs = 2, shuffle = false, verbose = 0 })
+    h.close(hist.history.loss, FC.history.loss, 1e-5)
+    h.close(hist.history.accuracy, FC.history.accuracy, 0)
+    local after = model:evaluate(ids, y, { verbose = 0, return_dict = true })
+    h.close({ after.loss, after.accuracy }, { FC.after.loss, FC.after.accuracy }, 1e-5)
+    for i, w in ipairs(model:get_weights()) do h.close(w, FC.trained_weights[i], 1e-5) end
+  end)
+
   it("masks of merged inputs: Add and-s them, Concatenate joins them", function()
     local a, b = tide.Input { shape = { 5 }, dtype = "int32" }, tide.Input { shape = { 5 }, dtype = "int32" }
     local emb = L.Embedding { 7, 3, mask_zero = true }
@@ -132,6 +160,11 @@ describe("masks", function()
     -- and is differentiable
     local tape = tide.GradientTape()
     local loss = tape:run(function() return gru(x, { mask = mask }):sum() end)
-    for _, g in ipairs(tape:gradient(loss, gru.trainable_weights)) do assert.is_not_nil(g) end
+    -- by index over the weights: ipairs over the gradients would stop at the first nil
+    local grads = tape:gradient(loss, gru.trainable_weights)
+    for i, w in ipairs(gru.trainable_weights) do
+      assert.is_not_nil(grads[i], w.name .. " got no gradient")
+      assert.are.same(w.shape, grads[i].shape)
+    end
   end)
 end)

@@ -114,7 +114,11 @@ describe("recurrent dropout", function()
     local tape = tide.GradientTape()
     local loss = tape:run(function() return gru(x, { training = true }):sum() end)
     local grads = tape:gradient(loss, gru.trainable_weights)
-    for _, g in ipairs(grads) do assert.is_not_nil(g) end
+    -- by index over the weights: ipairs over the gradients would stop at the first nil
+    for i, w in ipairs(gru.trainable_weights) do
+      assert.is_not_nil(grads[i], w.name .. " got no gradient")
+      assert.are.same(w.shape, grads[i].shape)
+    end
   end)
 
   it("applies none at rate 0 or 1 (Keras clips the rate to [0, 1])", function()

@@ -113,3 +113,36 @@ describe("recurrent layers: API and errors", function()
     assert.is_true(seen)
   end)
 end)
+
+describe("recurrent layers over a time dim of None", function()
+  local F = dofile("tests/fixtures/keras/examples.lua").rnn_shapes
+  local function dims(kt) -- tide.None as -1, as the fixture writes Keras's None
+    local out = {}
+    for i, d in ipairs(kt.shape:as_list()) do out[i] = d == tide.None and -1 or d end
+    return out
+  end
+
+  it("keep the feature dim known with return_sequences, as Keras 3, so recurrent layers stack", function()
+    local makers = {
+      lstm_seq = function() return L.LSTM { 5, return_sequences = true } end,
+      gru_seq = function() return L.GRU { 5, return_sequences = true } end,
+      simple_rnn_seq = function() return L.SimpleRNN { 5, return_sequences = true } end,
+      lstm_seq_state = function() return L.LSTM { 5, return_sequences = true, return_state = true } end,
+      bidirectional_seq = function() return L.Bidirectional { L.LSTM { 5, return_sequences = true } } end,
+      gru_last = function() return L.GRU { 5 } end,
+    }
+    for name, make in pairs(makers) do
+      local y = make()(tide.Input { shape = { tide.None, 3 } })
+      local ys = tide.is_tensor(y) and { y } or (y.shape and { y } or y)
+      local got = {}
+      for i, t in ipairs(ys) do got[i] = dims(t) end
+      assert.are.same(F[name], got, name)
+    end
+    local x = tide.Input { shape = { tide.None, 3 } }
+    local stacked = L.GRU { 2 }(L.LSTM { 4, return_sequences = true }(x))
+    assert.are.same(F.stacked, { dims(stacked) })
+    local m = tide.Model { inputs = x, outputs = stacked }
+    assert.are.same({ 2, 2 }, m(tide.random.normal { 2, 7, 3 }).shape:as_list())
+    assert.are.same({ 1, 2 }, m(tide.random.normal { 1, 3, 3 }).shape:as_list())
+  end)
+end)

@@ -85,6 +85,25 @@ describe("tide.Sequential", function()
     assert.are.equal(4, #m.trainable_weights)
   end)
 
+  it("a first layer that is a built model (a keras.applications base) builds the model at once", function()
+    local x = tide.Input { shape = { 4, 4, 3 } }
+    local base = tide.Model { inputs = x, outputs = L.GlobalAveragePooling2D {}(L.Conv2D { 2, 3, padding = "same" }(x)),
+      name = "base" }
+    base.trainable = false
+    local m = tide.Sequential { base, L.Dense { 1 } }
+    assert.is_true(m.built)
+    assert.are.equal(56 + 3, m:count_params())
+    assert.are.equal(2, #m.trainable_weights)
+    assert.are.equal(2, #m.non_trainable_weights)
+    local text = capture(m, { line_length = 76 })
+    assert.truthy(text:find("base (Functional)", 1, true))
+    assert.truthy(text:find("Total params: 59", 1, true))
+    -- a built Sequential as the first layer, too; an unbuilt one leaves the model unbuilt
+    local inner = tide.Sequential { tide.Input { shape = { 5 } }, L.Dense { 3 } }
+    assert.is_true(tide.Sequential { inner, L.Dense { 2 } }.built)
+    assert.is_false(tide.Sequential { tide.Sequential { L.Dense { 3 } }, L.Dense { 2 } }.built)
+  end)
+
   it("names what is wrong", function()
     h.errors("Sequential: add expects a layer", function() tide.Sequential { 3 } end)
     h.errors("all layers must have unique names; 'x' is already in the model",

@@ -122,6 +122,30 @@ describe("range", function()
     h.close(tide.range(0, 1, 0.1, "float64"), {0, .1, .2, .3, .4, .5, .6, .7, .8, .9}, 1e-15)
   end)
 
+  it("takes a bound computed from a tensor inside a traced function (its length is read when the graph runs)",
+    function()
+      local f = tide.trace(function(x) return tide.range(tide.reduce_sum(x)) end,
+        { input_signature = { tide.TensorSpec({ tide.None }, "int32") } })
+      assert.are.same({ 0, 1, 2, 3 }, f(tide.tensor { 1, 3 }):totable())
+      assert.are.same({ 0, 1, 2, 3, 4, 5 }, f(tide.tensor { 2, 2, 2 }):totable())
+      assert.are.same({}, f(tide.tensor { 0 }):totable())
+      local shape_seen
+      local g = tide.trace(function(x)
+        local n = tide.shape(x)[0]
+        local r = tide.range(1, n * 2, 2, { dtype = "float64" })
+        shape_seen = r.shape:as_list()
+        return r
+      end, { input_signature = { tide.TensorSpec({ tide.None }) } })
+      assert.are.same({ 1, 3, 5 }, g(tide.ones { 3 }):totable())
+      assert.are.same({ tide.None }, shape_seen)
+      assert.are.equal("float64", g(tide.ones { 1 }).dtype)
+      local k = tide.trace(function(x) return tide.range(tide.reduce_max(x), 0, -0.5) end)
+      h.close(k(tide.tensor { 1.0, 2.0 }), { 2, 1.5, 1, 0.5 }, 0)
+      h.errors("range_dynamic: requires start >= limit when delta < 0", k, tide.tensor { -1.0, -2.0 })
+      local z = tide.trace(function(x) return tide.range(0, tide.reduce_sum(x), tide.reduce_min(x) - 1) end)
+      h.errors("range_dynamic: requires delta != 0", z, tide.tensor { 1, 2 })
+    end)
+
   it("rejects bad arguments as TF does", function()
     h.errors("requires delta != 0", tide.range, 0, 5, 0)
     h.errors("requires delta != 0", tide.range, 0, 5, 0.5, "int32")

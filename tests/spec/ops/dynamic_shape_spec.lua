@@ -191,3 +191,28 @@ describe("creation and reshaping from a shape tensor", function()
     end
   end)
 end)
+
+describe("tide.ensure_shape (tf.ensure_shape)", function()
+  it("refines a traced tensor's unknown dims; the run checks them", function()
+    local seen
+    local f = tide.trace(function(x)
+      local z = tide.zeros(tide.stack { tide.shape(x)[1], tide.shape(x)[0], tide.constant(4, "int32") })
+      local e = tide.ensure_shape(z, { None, None, 4 })
+      seen = { z.shape:as_list(), e.shape:as_list() }
+      return e
+    end, { input_signature = { spec(2) } })
+    assert.are.same({ 3, 2, 4 }, f(iota { 2, 3 }).shape:as_list())
+    assert.are.same({ { None, None, None }, { None, None, 4 } }, seen)
+    local g = tide.trace(function(x) return tide.ensure_shape(x, { None, 3 }) end, { input_signature = { spec(2) } })
+    assert.are.same({ 2, 3 }, g(iota { 2, 3 }).shape:as_list())
+    h.errors("the shape tensor holds 4 at 1 where the traced graph has 3", g, iota { 2, 4 })
+  end)
+
+  it("returns an eager or known-shaped tensor itself, and names a shape that does not fit", function()
+    local x = iota { 2, 3 }
+    assert.are.equal(x, tide.ensure_shape(x, { 2, None }))
+    h.errors("ensure_shape: x has shape (2, 3), which is not compatible with (2, 4) (dim 1)", tide.ensure_shape, x, { 2, 4 })
+    h.errors("(the ranks differ)", tide.ensure_shape, x, { 2 })
+    h.errors("shape must be a list of dims", tide.ensure_shape, x, 3)
+  end)
+end)

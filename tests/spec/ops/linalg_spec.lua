@@ -274,3 +274,87 @@ describe("matmul", function()
     h.errors("unknown option 'transpose'", tide.matmul, f32(A), f32(B), {transpose = true})
   end)
 end)
+
+-- cpu/gemm.c's paths: a product with one row or one column goes to BLAS's
+-- gemv (every transpose and stride), small float32 products to the library
+-- measured faster here (cpu/gemm_small.c), pinned by TIDE_GEMM_SMALL.
+describe("matmul's product paths", function()
+  local function transposed(t) -- the table's transpose
+    local out = {}
+    for j = 1, #t[1] do
+      out[j] = {}
+      for i = 1, #t do out[j][i] = t[i][j] end
+    end
+    return out
+  end
+
+  it("runs one-row and one-column products with every transpose and layout", function()
+    for _, mkn in ipairs{{1, 37, 23}, {29, 31, 1}, {1, 17, 1}, {1, 1, 5}} do
+      local m, k, n = mkn[1], mkn[2], mkn[3]
+      local a, b = mat(m, k, 3), mat(k, n, 4)
+      local want = ref(a, b)
+      for _, make in ipairs{f32, f64} do
+        local tol = make == f32 and 1e-5 or 1e-12
+        local at, bt = make(transposed(a)), make(transposed(b))
+        h.close(tide.matmul(make(a), make(b)), want, tol)
+        h.close(tide.matmul(at, make(b), {transpose_a = true}), want, tol)
+        h.close(tide.matmul(make(a), bt, {transpose_b = true}), want, tol)
+        h.close(tide.matmul(at, bt, {transpose_a = true, transpose_b = true}), want, tol)
+        h.close(tide.matmul(T(at), T(bt)), want, tol) -- strided views, no copy
+        -- a row or column picked out of a wider matrix: a stride other than 1
+        local wide_b = make(transposed(mat(n, k, 4)))
+        if n == 1 then
+          local cols = tide.concat({make(b), make(mat(k, 2, 9))}, 1)
+          h.close(tide.matmul(make(a), cols:slice{{}, {0, 1}}), want, tol)
+        end
+        if m == 1 then
+          local rows = tide.concat({make(mat(2, k, 9)), make(a)}, 0)
+          h.close(tide.matmul(rows:slice{{2, 3}, {}}, make(b)), want, tol)
+          h.close(tide.matmul(T(make(mat(k, 3, 8))):slice{{1, 2}, {}}, wide_b),
+                  ref({transposed(mat(k, 3, 8))[2]}, transposed(mat(n, k, 4))), tol)
+        end
+      end
+    end
+  end)
+
+  it("writes a one-row result over a block that held NaN", function()
+    for _ = 1, 3 do
+      local stale = tide.fill({1, 64}, 0 / 0) -- freed blocks of the result's size come back
+      stale = nil
+      collectgarbage()
+      local x, w = tide.ones{1, 8}, tide.ones{8, 64}
+      local y = tide.matmul(x, w)
+      assert.are.equal(8, tide.reduce_max(y):item())
+      assert.are.equal(8, tide.reduce_min(y):item())
+    end
+  end)
+
+  it("runs batched one-row products (a batch of single rows)", function()
+    local a, b = mat(1, 9, 5), mat(9, 4, 6)
+    local r = tide.matmul(f32{a, a, a}, f32(b))
+    assert.are.same({3, 1, 4}, r.shape)
+    for i = 0, 2 do h.close(r[i], ref(a, b), 1e-5) end
+  end)
+
+  it("says how products run, measured or pinned by TIDE_GEMM_SMALL", function()
+    local plan = tide.config.gemm_plan()
+    assert.truthy(plan:find("gemv", 1, true), plan)
+    assert.truthy(plan:find("(measured)", 1, true) or plan:find("TIDE_GEMM_SMALL", 1, true), plan)
+    local prog = require "tide_program"
+    local dir = prog.make_tmpdir("gemm_plan")
+    local script = dir .. "/plan.lua"
+    prog.write_file(script, [[
+      local tide = require "tide"
+      local a, b = tide.random.normal({40, 40}), tide.random.normal({40, 40})
+      local d = tide.reduce_max(tide.abs(tide.matmul(a, b) - tide.matmul(tide.cast(a, "float64"), tide.cast(b, "float64")):cast("float32")))
+      io.write(tide.config.gemm_plan(), "\n", d:item() < 1e-4 and "close" or "FAR", "\n")]])
+    for _, pin in ipairs{"openblas", "onednn", "20000", "bogus"} do
+      local status, out = prog.sh(dir, "TIDE_GEMM_SMALL=" .. pin .. " " .. prog.path .. " " .. script)
+      assert.are.equal(0, status, out)
+      assert.truthy(out:find("close", 1, true), out)
+      if pin == "bogus" then assert.truthy(out:find("(measured)", 1, true), out)
+      else assert.truthy(out:find("TIDE_GEMM_SMALL=" .. pin, 1, true), out) end
+    end
+    prog.remove_tmpdir(dir)
+  end)
+end)

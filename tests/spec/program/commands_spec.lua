@@ -62,6 +62,12 @@ local triple = tide.trace(function(n) return n * scale end,
 local negate = tide.trace(function(n) return -n end, {input_signature = {tide.TensorSpec({tide.None}, "int32", "n")}})
 return {signatures = {triple = triple, negate = negate}, variables = {scale}}
 ]])
+  write_file(tmp("gather.lua"), [[
+local tide = require "tide"
+local values = tide.Variable(tide.tensor({10, 20, 30}, "int32"), {name = "values"})
+return tide.trace(function(n) return tide.gather(values, n) end,
+  {input_signature = {tide.TensorSpec({tide.None}, "int32", "n")}})
+]])
   write_file(tmp("five.lua"), "return 5\n")
   write_file(tmp("boom.lua"), "error('boom in the script')\n")
   write_file(tmp("run"), "print('the script named run')\n")
@@ -78,6 +84,7 @@ return {signatures = {triple = triple, negate = negate}, variables = {scale}}
   ok_run { "export", "mlp.lua", "mlp_model" }
   ok_run { "export", "fn.lua", "fn_model" }
   ok_run { "export", "module.lua", "module_model" }
+  ok_run { "export", "gather.lua", "gather_model" }
 end)
 teardown(function() program.remove_tmpdir(tmpdir) end)
 
@@ -165,6 +172,12 @@ describe("tide run", function()
       "input 'inputs' (from x5.npy) is float32 (2, 5), but signature 'serving_default' takes float32 (None, 4)")
     fails({ "run", "mlp_model", "--input", "x4_f64.npy" }, 1, "is float64 (2, 4), but signature")
     fails({ "run", ".", "--input", "x4.npy" }, 1, "cannot load the SavedModel in '.'")
+    -- a kernel that fails while the signature runs (n.npy holds 1, 2, 3; index 3 is out of range):
+    -- its message in one line, no file:line of tide's own code and no traceback (docs/repl.md)
+    local err = fails({ "run", "gather_model", "--input", "n.npy" }, 1,
+      "tide run: gather: indices[2] = 3 is not in [0, 3)")
+    assert.falsy(has(err, ".lua:"), err)
+    assert.falsy(has(err, "traceback"), err)
   end)
 end)
 

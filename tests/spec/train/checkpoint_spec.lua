@@ -233,6 +233,37 @@ describe("tide.train.CheckpointManager", function()
     tmp.remove(dir)
   end)
 
+  it("keep_checkpoint_every_n_hours keeps one dropped checkpoint per interval, measured from the last one kept",
+    function()
+      -- six checkpoints half an hour apart (their times set in the index, TF's text format), the last one kept
+      -- an hour before the first: with a 1 hour interval the 1st, 3rd and 5th stay on disk, the others go
+      local dir = tmp.dir("checkpoint") .. "/run"
+      local ck = train.Checkpoint { v = tide.Variable(0) }
+      local first = train.CheckpointManager(ck, dir, { max_to_keep = 10 })
+      for _ = 1, 6 do first:save() end
+      local t0 = 1.7e9
+      local lines = { 'model_checkpoint_path: "ckpt-6"' }
+      for k = 1, 6 do lines[#lines + 1] = string.format('all_model_checkpoint_paths: "ckpt-%d"', k) end
+      for k = 1, 6 do
+        lines[#lines + 1] = string.format("all_model_checkpoint_timestamps: %.17g", t0 + (k - 1) * 1800)
+      end
+      lines[#lines + 1] = string.format("last_preserved_timestamp: %.17g", t0 - 3600)
+      local f = assert(io.open(dir .. "/checkpoint", "w"))
+      f:write(table.concat(lines, "\n"), "\n")
+      f:close()
+      local m = train.CheckpointManager(ck, dir, { max_to_keep = 1, keep_checkpoint_every_n_hours = 1 })
+      assert.are.equal(6, #m.checkpoints)
+      m:save()
+      assert.are.same({ dir .. "/ckpt-7" }, m.checkpoints)
+      local on_disk = {}
+      for k = 1, 7 do on_disk[k] = exists(string.format("%s/ckpt-%d.safetensors", dir, k)) and true or false end
+      assert.are.same({ true, false, true, false, true, false, true }, on_disk)
+      -- the index remembers the last one kept (ckpt-5, at t0 + 2 h) for the next manager
+      local text = assert(io.open(dir .. "/checkpoint")):read("*a")
+      assert.truthy(text:find(string.format("last_preserved_timestamp: %.17g", t0 + 4 * 1800), 1, true), text)
+      tmp.remove((dir:gsub("/run$", "")))
+    end)
+
   it("refuses bad arguments", function()
     local ck = train.Checkpoint { v = tide.Variable(0) }
     h.errors("must be a tide.train.Checkpoint", function() train.CheckpointManager({}, "/tmp/x") end)

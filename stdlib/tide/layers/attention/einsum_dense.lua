@@ -143,7 +143,7 @@ M.EinsumDense = EinsumDense
 function EinsumDense:init(...)
   local o = self:_kwargs({ "equation", "output_shape", "activation", "bias_axes", "kernel_initializer",
     "bias_initializer", "kernel_regularizer", "bias_regularizer", "kernel_constraint", "bias_constraint", "lora_rank",
-    "lora_alpha", "quantization_config", "gptq_unpacked_column_size" }, ...)
+    "lora_alpha", "gptq_unpacked_column_size", "quantization_config" }, ...)
   local name = getmetatable(self).__name
   if type(o.equation) ~= "string" then
     binding.error(string.format("%s: equation is required, a string such as \"ab,bc->ac\", got %s", name,

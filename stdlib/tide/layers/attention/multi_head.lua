@@ -50,9 +50,9 @@ end
 
 -- The options every attention layer here shares (initializers, regularizers,
 -- constraints, gate, window, seed), checked into self.
-local SHARED = { "kernel_initializer", "bias_initializer", "kernel_regularizer", "bias_regularizer",
-  "activity_regularizer", "kernel_constraint", "bias_constraint", "use_gate", "sliding_window", "flash_attention",
-  "seed" }
+-- (in Keras 3's positional order, which tests/spec/keras_signatures_spec.lua checks)
+local SHARED = { "sliding_window", "flash_attention", "kernel_initializer", "bias_initializer", "kernel_regularizer",
+  "bias_regularizer", "activity_regularizer", "kernel_constraint", "bias_constraint", "use_gate", "seed" }
 
 local function shared_init(self, o)
   local name = getmetatable(self).__name

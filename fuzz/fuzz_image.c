@@ -1,0 +1,62 @@
+/* fuzz/fuzz_image.c — libFuzzer target for the image decoders (decode_png,
+ * decode_jpeg): any bytes, as PNG with every channels choice (8-bit and 16-bit
+ * samples) and as JPEG with every channels, ratio and DCT choice, decode to
+ * [H, W, C] with C as asked and H*W*C values within the size limit, or fail
+ * with a message; never a crash, an overread or a huge allocation.
+ *
+ * The decoders run in libtide (through the op registry: png.c and jpeg.c need
+ * libtide's internal helpers, which a target cannot link), as libpng and
+ * libjpeg-turbo do: the sanitizers see this side (the input buffer is exactly
+ * the input's size, the output is read whole), and any crash.
+ * fuzz-sources: */
+#include "tide/tide.h"
+
+#include <string.h>
+
+/* The most bytes a decoded image may take (kernels/io/image_io.h). */
+#define MAX_BYTES ((int64_t)1 << 29)
+
+/* One decode; the result checked against what was asked. */
+static void decode(int op, const tide_tensor *in, int channels, int ratio, int dct, int dtype) {
+  tide_attrs a;
+  memset(&a, 0, sizeof a);
+  a.n = channels, a.m = ratio, a.axis = dct, a.dtype = dtype;
+  tide_tensor out;
+  memset(&out, 0, sizeof out);
+  tide_tensor *outs[1] = {&out};
+  const tide_tensor *ins[1] = {in};
+  if (tide_op_run(op, &a, 1, ins, 1, outs) != TIDE_OK) {
+    if (!tide_last_error()[0]) __builtin_trap(); /* every refusal says why */
+    return;
+  }
+  if (out.ndim != 3 || out.dt != dtype || (channels && out.dims[2] != channels)) __builtin_trap();
+  if (out.dims[0] < 1 || out.dims[1] < 1 || out.dims[2] < 1 || out.dims[2] > 4) __builtin_trap();
+  if (out.nelem != out.dims[0] * out.dims[1] * out.dims[2]) __builtin_trap();
+  if (out.nelem * tide_dtype_size(dtype) > MAX_BYTES) __builtin_trap();
+  uint64_t sum = 0; /* every value read: a short buffer shows under ASan */
+  const uint8_t *p = out.data;
+  for (int64_t k = 0; k < out.nelem * tide_dtype_size(dtype); k++) sum += p[k];
+  if (dtype == TIDE_INT32)
+    for (int64_t k = 0; k < out.nelem; k++)
+      if (((const int32_t *)out.data)[k] < 0 || ((const int32_t *)out.data)[k] > 65535) __builtin_trap();
+  (void)sum;
+  tide_tensor_release(&out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size == 0) return 0;
+  /* the bytes as a 1-D uint8 tensor, in a buffer of exactly their size (ASan sees any overread) */
+  tide_tensor in;
+  memset(&in, 0, sizeof in);
+  int64_t dims[1] = {(int64_t)size};
+  if (tide_tensor_init_heap(&in, TIDE_UINT8, 1, dims) != TIDE_OK) return 0;
+  memcpy((void *)in.data, data, size);
+  /* the last byte picks the options (decoders ignore trailing bytes, so a mutation there keeps the image) */
+  static const int png_channels[4] = {0, 1, 3, 4}, jpeg_channels[3] = {0, 1, 3}, ratios[4] = {1, 2, 4, 8};
+  unsigned pick = data[size - 1];
+  decode(TIDE_OP_DECODE_PNG, &in, png_channels[pick & 3], 0, 0, pick & 4 ? TIDE_INT32 : TIDE_UINT8);
+  decode(TIDE_OP_DECODE_JPEG, &in, jpeg_channels[(pick >> 3) % 3], ratios[(pick >> 5) & 3], (pick >> 7) & 1,
+         TIDE_UINT8);
+  tide_tensor_release(&in);
+  return 0;
+}

@@ -1,0 +1,15 @@
+/* io/file_bytes.h — a whole file read into memory through the file policy:
+ * the readers of container formats (HDF5, zip) parse bytes they hold. */
+#ifndef TIDE_IO_FILE_BYTES_H
+#define TIDE_IO_FILE_BYTES_H
+
+#include <stddef.h>
+
+#include "tide/tide.h"
+
+/* Read the regular file at `path` (allowed by this thread's file policy; not
+ * a FIFO, device or folder; at most `max_bytes`) into a new buffer *out
+ * (free it) of *n bytes. Errors start with `who` and name the file. */
+tide_status file_bytes_read(const char *path, const char *who, size_t max_bytes, unsigned char **out, size_t *n);
+
+#endif

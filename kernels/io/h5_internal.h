@@ -1,0 +1,38 @@
+/* io/h5_internal.h — what the HDF5 reader (h5_file.c) and writer
+ * (h5_write.c) share: the handle, libhdf5's errors as tide's, h5py's types. */
+#ifndef TIDE_IO_H5_INTERNAL_H
+#define TIDE_IO_H5_INTERNAL_H
+
+#include <hdf5.h>
+
+#include "tide/h5.h"
+#include "tide/tide.h"
+
+struct tide_h5 {
+  hid_t file;             /* the open file (H5I_INVALID_HID once closed) */
+  char *name;             /* what messages call it: the path, or the caller's name */
+  size_t image_n;         /* a reader's file size (libhdf5's core driver holds the bytes) */
+  char *tree;             /* tide_h5_tree's JSON (readers) */
+  unsigned char *out;     /* tide_h5_image's bytes (writers) */
+  size_t out_n;
+  int writing;
+};
+
+/* Silence libhdf5's printing of errors on this thread (its error stacks are
+ * per thread) and, once per process, turn off its plugin loading: a hostile
+ * file must not make it dlopen a filter library. */
+void h5_quiet(void);
+/* A number for a unique in-memory file name (libhdf5 refuses two open files
+ * of one name). */
+unsigned long long h5_next_id(void);
+/* Fail with `status`: "<what>: <libhdf5's innermost message>", then clear
+ * libhdf5's error stack. */
+tide_status h5_fail(tide_status status, const char *what, ...) __attribute__((format(printf, 2, 3)));
+
+/* h5py's types: IEEE half and bfloat16 (2-byte floats, little-endian); the
+ * boolean enum (int8 FALSE = 0, TRUE = 1). New handles: H5Tclose them. */
+hid_t h5_half_type(void);
+hid_t h5_bfloat16_type(void);
+hid_t h5_bool_type(void);
+
+#endif

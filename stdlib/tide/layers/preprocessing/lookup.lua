@@ -1,0 +1,283 @@
+-- stdlib/tide/layers/preprocessing/lookup.lua — Keras 3's IntegerLookup and StringLookup: a vocabulary (given,
+-- read from a file, or learnt by adapt) to indices and back (invert), Keras's index layout and output modes.
+local binding = require "tide.binding"
+local convert = require "tide.convert"
+local tensor = require "tide.tensor"
+local math_ops = require "tide.ops.math"
+local reduce_ops = require "tide.ops.reduce"
+local shape_ops = require "tide.ops.shape"
+local layer = require "tide.layers.layer"
+local categorical = require "tide.layers.preprocessing.categorical"
+
+local Layer, who = layer.Layer, layer.who
+local fmt = string.format
+
+local M = {}
+
+local MODES = { int = true, one_hot = true, multi_hot = true, count = true, tf_idf = true }
+
+local function is_string_lookup(self) return self._kind == "string" end
+
+-- A vocabulary argument: a list of tokens, a 1-D tensor, or a file path (one token a line).
+local function read_vocabulary(self, v)
+  local strings = is_string_lookup(self)
+  if type(v) == "string" then
+    local f, err = io.open(v, "rb")
+    if not f then binding.error(fmt("%s: cannot read the vocabulary file %s: %s", who(self), v, tostring(err))) end
+    local out = {}
+    for line in f:lines() do
+      line = line:gsub("\r$", "")
+      if strings then
+        out[#out + 1] = line
+      elseif line ~= "" then
+        local n = tonumber(line)
+        if n == nil or n % 1 ~= 0 then
+          f:close()
+          binding.error(fmt("%s: vocabulary file %s: line %d is not an integer: %q", who(self), v, #out + 1, line))
+        end
+        out[#out + 1] = n
+      end
+    end
+    f:close()
+    return out
+  end
+  if type(v) == "cdata" then v = tensor.totable(v) end
+  if type(v) ~= "table" then
+    binding.error(fmt("%s: vocabulary must be a list of %s, a 1-D tensor or a file path, got %s", who(self),
+      strings and "strings" or "integers", type(v)))
+  end
+  local seen = {}
+  for i, t in ipairs(v) do
+    if strings and type(t) ~= "string" then
+      binding.error(fmt("%s: vocabulary[%d] must be a string, got %s", who(self), i, tostring(t)))
+    elseif not strings and (type(t) ~= "number" or t % 1 ~= 0) then
+      binding.error(fmt("%s: vocabulary[%d] must be an integer, got %s", who(self), i, tostring(t)))
+    end
+    if seen[t] then binding.error(fmt("%s: the vocabulary repeats %s", who(self), tostring(t))) end
+    if t == self.oov_token or t == self.mask_token then
+      binding.error(fmt("%s: the vocabulary holds the %s %s", who(self),
+        t == self.mask_token and "mask_token" or "oov_token", tostring(t)))
+    end
+    seen[t] = true
+  end
+  return v
+end
+
+-- IntegerLookup{max_tokens, num_oov_indices=1, mask_token, oov_token=-1, vocabulary, vocabulary_dtype="int64",
+-- idf_weights, invert=false, output_mode="int", sparse=false, pad_to_max_tokens=false}.
+-- Indices: the mask token (if any) 0, then num_oov_indices OOV slots (an unknown x goes to floormod(x, n)),
+-- then the vocabulary in order.
+local IndexLookup = Layer:extend("IndexLookup")
+local IntegerLookup = IndexLookup:extend("IntegerLookup")
+M.IntegerLookup = IntegerLookup
+IntegerLookup._kind = "int"
+function IntegerLookup:init(...)
+  local o = self:_kwargs({ "max_tokens", "num_oov_indices", "mask_token", "oov_token", "vocabulary",
+    "vocabulary_dtype", "idf_weights", "invert", "output_mode", "sparse", "pad_to_max_tokens",
+    keywords = { "vocabulary_size", "oov_method", "salt" } }, ...)
+  self:_setup(o, -1)
+  self.vocabulary_dtype = o.vocabulary_dtype or "int64"
+  if self.vocabulary_dtype ~= "int64" then   -- Keras 3 takes only int64
+    binding.error(fmt('%s: vocabulary_dtype must be "int64" (as Keras 3), got %s', who(self),
+      tostring(o.vocabulary_dtype)))
+  end
+  self._init_vocabulary = o.vocabulary   -- the config's vocabulary is the constructor's, as Keras's
+  if o.vocabulary ~= nil then self:set_vocabulary(o.vocabulary, o.idf_weights) end
+end
+
+-- StringLookup{max_tokens, num_oov_indices=1, mask_token, oov_token="[UNK]", vocabulary, idf_weights,
+-- invert=false, output_mode="int", sparse=false, pad_to_max_tokens=false, encoding="utf-8"}: as
+-- IntegerLookup over string tokens (bytes compared as they are).
+local StringLookup = IndexLookup:extend("StringLookup")
+M.StringLookup = StringLookup
+StringLookup._kind = "string"
+function StringLookup:init(...)
+  local o = self:_kwargs({ "max_tokens", "num_oov_indices", "mask_token", "oov_token", "vocabulary",
+    "idf_weights", "encoding", "invert", "output_mode", "sparse", "pad_to_max_tokens",
+    keywords = { "vocabulary_size", "oov_method", "salt", "vocabulary_dtype" } }, ...)
+  self:_setup(o, "[UNK]")
+  if o.vocabulary_dtype ~= nil and o.vocabulary_dtype ~= "string" then
+    binding.error(fmt('%s: vocabulary_dtype must be "string", got %s', who(self), tostring(o.vocabulary_dtype)))
+  end
+  self.encoding = o.encoding or "utf-8"
+  if self.encoding ~= "utf-8" then
+    binding.error(fmt('%s: encoding must be "utf-8", got %s', who(self), tostring(o.encoding)))
+  end
+  if self.num_oov_indices > 1 then   -- Keras hashes unknown strings (farmhash) into the OOV slots
+    binding.error(fmt("%s: num_oov_indices > 1 is not supported yet (it needs the strings' farmhash " ..
+      "fingerprint); use 0 or 1", who(self)))
+  end
+  self._init_vocabulary = o.vocabulary
+  if o.vocabulary ~= nil then self:set_vocabulary(o.vocabulary, o.idf_weights) end
+end
+
+function IndexLookup:_setup(o, default_oov)
+  -- vocabulary_size, oov_method and salt come back in Keras's configs: the size follows from the vocabulary,
+  -- and an integer OOV slot is always floormod(x, num_oov_indices) (salt is for string hashing)
+  if o.oov_method ~= nil and o.oov_method ~= "floormod" then
+    binding.error(fmt('%s: oov_method must be "floormod", got %s', who(self), tostring(o.oov_method)))
+  end
+  self.max_tokens = o.max_tokens
+  self.num_oov_indices = o.num_oov_indices == nil and 1 or o.num_oov_indices
+  if type(self.num_oov_indices) ~= "number" or self.num_oov_indices < 0 or self.num_oov_indices % 1 ~= 0 then
+    binding.error(fmt("%s: num_oov_indices must be an integer >= 0, got %s", who(self), tostring(o.num_oov_indices)))
+  end
+  self.mask_token = o.mask_token
+  if o.oov_token == nil then self.oov_token = default_oov else self.oov_token = o.oov_token end
+  self.invert = o.invert == true
+  self.output_mode = o.output_mode or "int"
+  if not MODES[self.output_mode] then
+    binding.error(fmt('%s: output_mode must be one of "int", "one_hot", "multi_hot", "count", "tf_idf", got %s',
+      who(self), tostring(self.output_mode)))
+  end
+  if self.invert and self.output_mode ~= "int" then
+    binding.error(fmt('%s: invert = true needs output_mode "int", got "%s"', who(self), self.output_mode))
+  end
+  if o.sparse then binding.error(fmt("%s: sparse = true is not supported (dense outputs only)", who(self))) end
+  if o.pad_to_max_tokens then
+    binding.error(fmt("%s: pad_to_max_tokens = true is not supported yet", who(self)))
+  end
+  self.sparse, self.pad_to_max_tokens = false, false
+  self.idf_weights = o.idf_weights
+end
+
+-- The mask token holds index 0 in "int" mode only; in the encoded modes it counts for nothing (Keras).
+function IndexLookup:_mask_slot() return self.mask_token ~= nil and self.output_mode == "int" end
+function IndexLookup:_token_start()
+  return (self:_mask_slot() and 1 or 0) + self.num_oov_indices
+end
+
+-- set_vocabulary(vocabulary, idf_weights): the learnt tokens (without the mask and OOV entries).
+function IndexLookup:set_vocabulary(vocabulary, idf_weights)
+  local v = read_vocabulary(self, vocabulary)
+  if self.max_tokens and #v + self:_token_start() > self.max_tokens then
+    binding.error(fmt("%s: the vocabulary (%d tokens and %d reserved) is larger than max_tokens = %d", who(self), #v,
+      self:_token_start(), self.max_tokens))
+  end
+  if self.output_mode == "tf_idf" then
+    if idf_weights == nil then binding.error(fmt('%s: output_mode "tf_idf" needs idf_weights', who(self))) end
+    if type(idf_weights) == "cdata" then idf_weights = tensor.totable(idf_weights) end
+    if #idf_weights ~= #v then
+      binding.error(fmt("%s: idf_weights has %d values for %d vocabulary tokens", who(self), #idf_weights, #v))
+    end
+  end
+  self._vocab, self.idf_weights = v, idf_weights
+end
+
+-- get_vocabulary(): the index order: mask token, OOV tokens, then the learnt tokens.
+function IndexLookup:get_vocabulary()
+  local out = {}
+  if self:_mask_slot() then out[1] = self.mask_token end
+  for _ = 1, self.num_oov_indices do out[#out + 1] = self.oov_token end
+  for _, t in ipairs(self._vocab or {}) do out[#out + 1] = t end
+  return out
+end
+function IndexLookup:vocabulary_size() return #self:get_vocabulary() end
+
+-- adapt(data, {steps=}): the tokens by count, most frequent first (ties: the larger token first, as
+-- Keras's lexsort), at most max_tokens less the reserved slots.
+function IndexLookup:adapt(data, opts)
+  local steps = type(opts) == "table" and opts.steps or nil
+  local counts = {}
+  categorical.each_batch(data, steps, function(b)
+    local flat = tensor.totable(shape_ops.reshape(convert.tensor(b), { -1 }))
+    for _, t in ipairs(flat) do
+      if t ~= self.mask_token and t ~= self.oov_token then counts[t] = (counts[t] or 0) + 1 end
+    end
+  end)
+  local tokens = {}
+  for t in pairs(counts) do tokens[#tokens + 1] = t end
+  table.sort(tokens, function(a, b) if counts[a] ~= counts[b] then return counts[a] > counts[b] end return a > b end)
+  if self.max_tokens then
+    for i = #tokens, self.max_tokens - self:_token_start() + 1, -1 do tokens[i] = nil end
+  end
+  if self.output_mode == "tf_idf" then
+    binding.error(fmt('%s: adapt with output_mode "tf_idf" is not supported yet: pass vocabulary and idf_weights',
+      who(self)))
+  end
+  self._vocab = tokens
+end
+
+-- The token input: string tensors for StringLookup, integers (as int64) for IntegerLookup.
+local function token_input(self, x)
+  x = convert.tensor(x)
+  local dt = tostring(x.dtype)
+  if is_string_lookup(self) then
+    if dt ~= "string" then binding.error(fmt("%s: expected string inputs, got dtype %s", who(self), dt)) end
+    return x
+  end
+  if not dt:match("int") then binding.error(fmt("%s: expected integer inputs, got dtype %s", who(self), dt)) end
+  return math_ops.cast(x, "int64")
+end
+
+function IndexLookup:call(x)
+  if self._vocab == nil then
+    binding.error(fmt("%s: pass vocabulary, or call adapt, before calling the layer", who(self)))
+  end
+  local vdt = is_string_lookup(self) and "string" or "int64"
+  if self.invert then
+    -- index -> token; an index outside the table gives the OOV token (kept one past the table), as Keras
+    x = convert.tensor(x)
+    if not tostring(x.dtype):match("int") then
+      binding.error(fmt("%s: invert = true expects integer indices, got dtype %s", who(self), tostring(x.dtype)))
+    end
+    x = math_ops.cast(x, "int64")
+    local vocab = self:get_vocabulary()
+    local n = #vocab
+    vocab[n + 1] = self.oov_token
+    local inside = math_ops.logical_and(math_ops.greater_equal(x, 0), math_ops.less(x, n))
+    local idx = math_ops.where(inside, x, math_ops.add(math_ops.mul(x, 0), n))
+    return shape_ops.gather(convert.tensor(vocab, vdt), idx)
+  end
+  x = token_input(self, x)
+  local zero = math_ops.mul(math_ops.cast(math_ops.equal(x, x), "int64"), 0)
+  local ids
+  local start = self:_token_start()
+  local oov
+  if self.num_oov_indices == 1 or (self.num_oov_indices > 1 and is_string_lookup(self)) then
+    oov = math_ops.add(zero, self:_mask_slot() and 1 or 0)
+  elseif self.num_oov_indices > 1 then
+    oov = math_ops.add(math_ops.floormod(x, self.num_oov_indices), self:_mask_slot() and 1 or 0)
+  else
+    oov = math_ops.add(zero, -1)   -- no OOV slot: see docs/tf_differences.md
+  end
+  if #self._vocab == 0 then
+    ids = oov
+  else
+    local eq = math_ops.equal(shape_ops.expand_dims(x, -1), convert.tensor(self._vocab, vdt))
+    local found = reduce_ops.reduce_any(eq, -1)
+    local pos = math_ops.cast(reduce_ops.argmax(math_ops.cast(eq, "int32"), -1), "int64")
+    ids = math_ops.where(found, math_ops.add(pos, start), oov)
+  end
+  if self.mask_token ~= nil then
+    -- index 0 in "int" mode; -1 (no column) in the encoded ones
+    ids = math_ops.where(math_ops.equal(x, self.mask_token), self:_mask_slot() and zero or math_ops.add(zero, -1), ids)
+  end
+  if self.output_mode == "int" then return ids end
+  local depth = self:vocabulary_size()
+  if self.output_mode == "tf_idf" then
+    local y = categorical.encode(ids, "count", depth, self.compute_dtype)
+    -- the OOV slots weigh the idf_weights' mean, as Keras (no document frequency for them)
+    local w, sum = {}, 0
+    for _, v in ipairs(self.idf_weights) do sum = sum + v end
+    for _ = 1, start do w[#w + 1] = #self.idf_weights > 0 and sum / #self.idf_weights or 0 end
+    for _, v in ipairs(self.idf_weights) do w[#w + 1] = v end
+    return math_ops.mul(y, convert.tensor(w, self.compute_dtype))
+  end
+  -- Keras: the lookups' one_hot / multi_hot / count are int64 (tf_idf the float compute dtype)
+  return categorical.encode(ids, self.output_mode, depth, "int64")
+end
+
+function IndexLookup:get_config()
+  local c = Layer.get_config(self)
+  c.invert, c.max_tokens, c.num_oov_indices = self.invert, self.max_tokens, self.num_oov_indices
+  c.oov_token, c.mask_token, c.output_mode = self.oov_token, self.mask_token, self.output_mode
+  c.sparse, c.pad_to_max_tokens = false, false
+  if is_string_lookup(self) then c.encoding = self.encoding else c.vocabulary_dtype = self.vocabulary_dtype end
+  c.idf_weights, c.vocabulary = self.idf_weights, self._init_vocabulary
+  c.vocabulary_size = self._vocab and self:vocabulary_size() or nil
+  c.oov_method, c.salt = "floormod", nil
+  return c
+end
+
+return M

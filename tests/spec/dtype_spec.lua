@@ -1,0 +1,78 @@
+-- tests/spec/dtype_spec.lua — the dtype constants (tide.float32 ...): DType objects equal to their names,
+-- accepted wherever a dtype name is, and told apart from strings where an API needs it (CsvDataset).
+local tide = require "tide"
+local dtype = require "tide.dtype"
+
+describe("dtype constants", function()
+  it("are DType objects that compare equal to their names, both ways", function()
+    assert.are.equal("cdata", type(tide.int32))
+    assert.is_true(dtype.is_dtype(tide.int32))
+    assert.is_false(dtype.is_dtype("int32"))
+    assert.is_true(tide.int32 == "int32")
+    assert.is_true("int32" == tide.int32)
+    assert.is_false(tide.int32 == "int64")
+    assert.is_false(tide.int32 == tide.int64)
+    assert.is_true(tide.float32 == tide.float32)
+    assert.is_false(tide.float32 == nil)
+    assert.is_false(tide.float32 == 1)
+    assert.is_false(tide.float32 == {})
+    local x = tide.tensor({ 1, 2 }, "float32")
+    assert.is_true(x.dtype == tide.float32) -- a tensor's dtype is the name; the constant matches it
+    assert.is_true(tide.float32 == x.dtype)
+  end)
+
+  it("print, concatenate, format and answer string methods as their names", function()
+    assert.are.equal("float64", tostring(tide.float64))
+    assert.are.equal("a float64", "a " .. tide.float64)
+    assert.are.equal("float64!", tide.float64 .. "!")
+    assert.are.equal("<float64>", string.format("<%s>", tostring(tide.float64)))
+    assert.is_truthy(tide.float16:find("float"))
+    assert.are.equal("FLOAT16", tide.float16:upper())
+    assert.are.equal(7, #tide.float16)
+    assert.are.equal("bfloat16", tide.bfloat16.name)
+    assert.is_true(tide.float16.is_floating)
+    assert.is_false(tide.int8.is_floating)
+    assert.is_true(tide.uint8.is_integer)
+    assert.is_true(tide.bool.is_bool)
+    assert.are.equal(8, tide.int64.size)
+    assert.are.equal("string", dtype.name(tide.string))
+    assert.are.equal("string", dtype.name("string"))
+    assert.is_nil(dtype.name(3))
+  end)
+
+  it("are taken wherever a dtype name is", function()
+    assert.are.equal("int32", tide.tensor({ 1, 2 }, tide.int32).dtype)
+    assert.are.equal("float64", tide.zeros({ 2 }, tide.float64).dtype)
+    assert.are.equal("float64", tide.fill({ 2 }, 1, { dtype = tide.float64 }).dtype)
+    assert.are.equal("int64", tide.cast(tide.tensor({ 1.5 }), tide.int64).dtype)
+    assert.are.equal("int64", tide.tensor({ 1.5 }):cast(tide.int64).dtype)
+    assert.are.equal("float16", tide.ones({ 1 }, { dtype = tide.float16 }).dtype)
+    assert.are.equal("int32", tide.range(3, { dtype = tide.int32 }).dtype)
+    assert.are.equal("float64", tide.random.uniform({ 2 }, { dtype = tide.float64, seed = 1 }).dtype)
+    assert.are.equal(dtype.code("int32"), dtype.code(tide.int32))
+    -- traced functions take one as an argument
+    local f = tide.trace(function(x, dt) return tide.cast(x, dt) end)
+    assert.are.equal("float64", f(tide.tensor({ 1 }, "int32"), tide.float64).dtype)
+    -- layers and policies
+    local dense = tide.layers.Dense { 2, dtype = tide.float64 }
+    assert.are.equal("float64", dense(tide.ones({ 1, 3 }, "float64")).dtype)
+    assert.are.equal("string", type(dense.dtype))
+    local dc = dense:get_config().dtype -- (a name, or a DTypePolicy config)
+    assert.are.equal("float64", type(dc) == "table" and dc.config.name or dc)
+    local s = tide.Sequential { tide.Input { shape = { 5 }, dtype = tide.int32 }, tide.layers.Embedding { 9, 4 } }
+    local c = s:get_config()
+    assert.is_true(require("tide.models.config").is_plain(c)) -- a config holds names, never a DType
+    assert.are.equal("string", type(c.layers[1].config.dtype))
+    assert.are.equal("int32", c.layers[1].config.dtype)
+    tide.mixed_precision.set_global_policy(tide.float64)
+    assert.are.equal("float64", tide.mixed_precision.global_policy().compute_dtype)
+    tide.mixed_precision.set_global_policy(nil)
+  end)
+
+  it("an unknown dtype is still an error naming the argument", function()
+    assert.has_error(function() tide.zeros({ 2 }, "float31") end)
+    local ok, err = pcall(tide.cast, tide.tensor({ 1 }), "nope")
+    assert.is_false(ok)
+    assert.matches("unknown dtype 'nope'", tostring(err))
+  end)
+end)
