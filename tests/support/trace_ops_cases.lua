@@ -722,6 +722,11 @@ do
     add("progressive, gray, ratio 2", function(b) return tide.image.decode_jpeg(b, { channels = 1, ratio = 2 }) end,
       { bytes_of("progressive.jpg") })
   end
+  cases.decode_bmp = function(add)
+    add("24-bit bottom-up", function(b) return tide.image.decode_bmp(b) end, { bytes_of("rgb24.bmp") })
+    add("8-bit as 4 channels", function(b) return tide.image.decode_bmp(b, { channels = 4 }) end,
+      { bytes_of("gray8.bmp") })
+  end
   cases.encode_png = function(add)
     add("uint8", function(x) return tide.image.encode_png_tensor(x) end, { data({ 3, 4, 3 }, "uint8") })
     add("16-bit", function(x) return tide.image.encode_png_tensor(x) end, { data({ 2, 3, 1 }, "int32", "small") })

@@ -1,6 +1,6 @@
 -- stdlib/tide/image/codecs.lua — tf.io's image codecs in tide.image: decode_png,
--- decode_jpeg, decode_image, encode_png, encode_jpeg (registry ops over libpng and
--- libjpeg-turbo) and what is built on them: adjust_jpeg_quality, is_jpeg,
+-- decode_jpeg, decode_bmp, decode_image, encode_png, encode_jpeg (registry ops over libpng,
+-- libjpeg-turbo and TF's own BMP reading) and what is built on them: adjust_jpeg_quality, is_jpeg,
 -- extract_jpeg_shape, decode_and_crop_jpeg.
 local binding = require "tide.binding"
 local dispatch = require "tide.dispatch"
@@ -74,14 +74,26 @@ function M.decode_jpeg(contents, ...)
   return dispatch.run(C.TIDE_OP_DECODE_JPEG, a, { contents_arg("decode_jpeg", contents) })
 end
 
+-- decode_bmp(contents, {channels=0}) as tf.io.decode_bmp: uncompressed BMPs of 8, 24 or 32 bits
+-- per pixel, read as TF's decoder reads them; a uint8 [H, W, C] tensor (C the file's when channels
+-- is 0; 3 drops an alpha, 4 adds an opaque one; 8-bit files repeat their grey).
+function M.decode_bmp(contents, ...)
+  local o = args.parse("decode_bmp", { "channels" }, ...)
+  local a = dispatch.attrs()
+  a.n = channels_arg("decode_bmp", o.channels, { [0] = true, [3] = true, [4] = true, words = "0, 3 or 4 for BMP" })
+  a.dtype = U8
+  return dispatch.run(C.TIDE_OP_DECODE_BMP, a, { contents_arg("decode_bmp", contents) })
+end
+
 -- The format of encoded bytes from their first bytes, or nil.
 local function sniff(bytes)
   if bytes:sub(1, 8) == "\137PNG\r\n\26\n" then return "png" end
   if bytes:sub(1, 2) == "\255\216" then return "jpeg" end
+  if bytes:sub(1, 2) == "BM" then return "bmp" end
 end
 
--- decode_image(contents, {channels=, dtype=}) as tf.io.decode_image for PNG
--- and JPEG (told apart by their signatures); GIF and BMP are not supported.
+-- decode_image(contents, {channels=, dtype=}) as tf.io.decode_image for PNG,
+-- JPEG and BMP (told apart by their signatures); GIF is not supported.
 function M.decode_image(contents, ...)
   local o = args.parse("decode_image", { "channels", "dtype", "expand_animations" }, ...)
   local head
@@ -95,12 +107,13 @@ function M.decode_image(contents, ...)
   local kind = sniff(head)
   local dt = o.dtype or "uint8"
   if kind == "png" then return M.decode_png(contents, { channels = o.channels, dtype = dt }) end
-  if kind == "jpeg" then
-    local img = M.decode_jpeg(contents, { channels = o.channels })
+  if kind == "jpeg" or kind == "bmp" then
+    local img = kind == "jpeg" and M.decode_jpeg(contents, { channels = o.channels })
+      or M.decode_bmp(contents, { channels = o.channels })
     return dt == "uint8" and img or conv.convert_image_dtype(img, dt)
   end
-  fail("decode_image", "unknown image format: the bytes start neither with PNG's signature nor with JPEG's " ..
-    "SOI marker (GIF and BMP are not supported)")
+  fail("decode_image", "unknown image format: the bytes start with none of PNG's, JPEG's or BMP's signatures " ..
+    "(GIF is not supported)")
 end
 
 -- encode_png(image, {compression=-1}) as tf.io.encode_png: the PNG file's

@@ -1,6 +1,6 @@
--- tests/spec/image/codecs_spec.lua — decode_png, decode_jpeg, decode_image and
+-- tests/spec/image/codecs_spec.lua — decode_png, decode_jpeg, decode_bmp, decode_image and
 -- encode_png against TensorFlow 2.21's decoded pixels (tests/fixtures/images,
--- written by gen.py there), and garbage, truncated and hostile bytes: a clear
+-- written by gen.py and bmp_gen.py there), and garbage, truncated and hostile bytes: a clear
 -- error naming the format, never a crash (these also run under SANITIZE=1).
 local tide = require "tide"
 local h = require "helpers"
@@ -77,6 +77,51 @@ describe("tide.image.decode_jpeg", function()
   end)
 end)
 
+describe("tide.image.decode_bmp", function()
+  local B = dofile("tests/fixtures/images/bmp_expected.lua")
+  it("reads 8, 24 and 32-bit BMPs, bottom-up and top-down, padded rows, as TF for channels 0, 3 and 4", function()
+    local n = 0
+    for _, name in ipairs { "rgb24.bmp", "rgba32_top_down.bmp", "gray8.bmp", "rgb24_wide_top_down.bmp" } do
+      for _, c in ipairs { 0, 3, 4 } do
+        same(tide.image.decode_bmp(read(name), { channels = c }), B[name]["c" .. c], name .. " channels " .. c)
+        n = n + 1
+      end
+      if B[name].image_float32 then
+        local f = tide.image.decode_image(read(name), { dtype = "float32" })
+        assert.are.same(B[name].image_float32.shape, f.shape:as_list())
+        h.close(f:reshape { -1 }, B[name].image_float32.values, 1e-7)
+      end
+    end
+    assert.are.equal(12, n)
+    -- a top-down file through decode_image's float path (TF 2.21 crashes there: its buffer takes the signed height)
+    h.close(tide.image.decode_image(read("rgba32_top_down.bmp"), { dtype = "float32" }),
+      tide.image.convert_image_dtype(tide.image.decode_bmp(read("rgba32_top_down.bmp")), "float32"), 0)
+    local s = read("rgb24.bmp")
+    same(tide.image.decode_bmp(tide.from_buffer(s, { #s }, "uint8")), B["rgb24.bmp"].c0, "uint8 tensor")
+    same(tide.image.decode_bmp(tide.tensor(s)), B["rgb24.bmp"].c0, "string tensor")
+  end)
+
+  it("refuses what TF refuses (sizes that do not add up, 16 bits, zero sizes, short files), never a crash", function()
+    local n = 0
+    for name in pairs(B.refused) do
+      local ok, err = pcall(tide.image.decode_bmp, read("bad_" .. name .. ".bmp"))
+      assert(not ok and tostring(err):find("decode_bmp: ", 1, true), name .. ": " .. tostring(err))
+      n = n + 1
+    end
+    assert.are.equal(6, n)
+    h.errors("decode_bmp: not a BMP image", tide.image.decode_bmp, "\137PNG not a bmp")
+    h.errors("decode_bmp: channels must be one of 0, 3 or 4 for BMP, got 1", tide.image.decode_bmp, read("rgb24.bmp"),
+      { channels = 1 })
+    -- hostile headers: a huge width or height, a pixel offset past the end, a negative one
+    local s = read("rgb24.bmp")
+    local function with(at, bytes) return s:sub(1, at) .. bytes .. s:sub(at + #bytes + 1) end
+    h.errors("the image is too large", tide.image.decode_bmp, with(18, "\255\255\255\127"))
+    h.errors("the image is too large", tide.image.decode_bmp, with(22, "\0\0\0\128"))
+    h.errors("they differ by", tide.image.decode_bmp, with(10, "\255\255\0\0"))
+    h.errors("pixel data offset -1", tide.image.decode_bmp, with(10, "\255\255\255\255"))
+  end)
+end)
+
 describe("tide.image.decode_image", function()
   it("tells PNG from JPEG by the signature", function()
     same(tide.image.decode_image(read("rgba.png")), E.png["rgba.png"].c0_uint8, "png")
@@ -85,6 +130,8 @@ describe("tide.image.decode_image", function()
     local bytes = read("rgb.png")
     same(tide.image.decode_image(tide.from_buffer(bytes, { #bytes }, "uint8")), E.png["rgb.png"].c0_uint8, "tensor")
     h.errors("decode_image: unknown image format", tide.image.decode_image, "GIF89a and so on")
+    same(tide.image.decode_image(read("rgb24.bmp")), dofile("tests/fixtures/images/bmp_expected.lua")["rgb24.bmp"].c0,
+      "bmp")
   end)
 end)
 

@@ -193,6 +193,12 @@ do
   end
   calls.decode_png = function() return tide.image.decode_png(png) end
   calls.decode_jpeg = function() return tide.image.decode_jpeg(jpg) end
+  calls.decode_bmp = function()
+    local f = assert(io.open("tests/fixtures/images/rgb24.bmp", "rb"))
+    local s = f:read("a")
+    f:close()
+    return tide.image.decode_bmp(s)
+  end
   calls.encode_png = function() return tide.image.encode_png_tensor(tide.zeros({ 2, 2, 3 }, "uint8")) end
   calls.resize_bilinear = function() return tide.image.resize(img, { 2, 3 }) end
   calls.resize_nearest = function() return tide.image.resize(img, { 2, 3 }, { method = "nearest" }) end
