@@ -51,6 +51,33 @@ typedef struct rcase {
 #define POOL2 .ints = {2, 2, 2, 2}, .nints = 4
 
 static const rcase cases[] = {
+    /* ---- tf.linalg (core/infer_matrix.c): one matrix stands in for any batch of them, the results'
+     * ranks stay unknown; dtypes are checked on the stand-in ---- */
+    {ROW(MATRIX_TRANSPOSE), IN1(UR(F32)), OUT(F32, R, 0)},
+    {ROW(MATRIX_BAND_PART), A(.ints = {1, 0}, .nints = 2), IN1(UR(I32)), OUT(I32, R, 0)},
+    {ROW(MATRIX_DIAG), A(.ints = {0, 0, -1, -1}, .nints = 4), IN1(UR(F32)), OUT(F32, R, 0)},
+    {ROW(MATRIX_DIAG_PART), A(.ints = {0, 0}, .nints = 2), IN1(UR(F32)), OUT(F32, R, 0)},
+    {ROW(MATRIX_SET_DIAG), A(.ints = {0, 0}, .nints = 2), IN2(UR(F32), UR(F32)), OUT(F32, R, 0)},
+    {ROW(MATRIX_SET_DIAG), A(.ints = {0, 0}, .nints = 2), IN2(UR(F32), D(F32, 1, 3)), OUT(F32, R, 0)},
+    {ROW(CHOLESKY), IN1(UR(F32)), OUT(F32, R, 0)},
+    {ROW(CHOLESKY), IN1(UR(I32)), ERR(TIDE_ERR_DTYPE, "cholesky")},
+    {ROW(MATRIX_INVERSE), IN1(UR(TIDE_FLOAT64)), OUT(TIDE_FLOAT64, R, 0)},
+    {ROW(MATRIX_DETERMINANT), IN1(UR(F32)), OUT(F32, R, 0)},
+    {ROW(LOG_MATRIX_DETERMINANT), IN1(UR(F32)), OUT(F32, R, 0), OUT1(F32, R, 0)},
+    {ROW(LU), A(.dtype = I32), IN1(UR(F32)), OUT(F32, R, 0), OUT1(I32, R, 0)},
+    {ROW(LU), IN1(UR(F32)), ERR(TIDE_ERR_DTYPE, "output_idx_type must be int32 or int64")},
+    {ROW(MATRIX_SOLVE), IN2(UR(F32), UR(F32)), OUT(F32, R, 0)},
+    {ROW(MATRIX_TRIANGULAR_SOLVE), IN2(UR(F32), D(F32, 2, 3, 2)), OUT(F32, R, 0)},
+    {ROW(MATRIX_SOLVE_LS), IN2(UR(F32), UR(F32)), OUT(F32, R, 0)},
+    {ROW(TRIDIAGONAL_SOLVE), IN2(UR(F32), UR(F32)), OUT(F32, R, 0)},
+    {ROW(QR), IN1(UR(F32)), OUT(F32, R, 0), OUT1(F32, R, 0)},
+    {ROW(SVD), IN1(UR(F32)), OUT(F32, R, 0), OUT1(F32, R, 0)},
+    {ROW(SELF_ADJOINT_EIG), IN1(UR(F32)), OUT(F32, R, 0), OUT1(F32, R, 0)},
+    {ROW(EIG), IN1(UR(F32)), OUT(F32, R, 0), OUT1(F32, R, 0)},
+    {ROW(MATRIX_EXPONENTIAL), IN1(UR(F32)), OUT(F32, R, 0)},
+    {ROW(MATRIX_SQUARE_ROOT), IN1(UR(TIDE_FLOAT64)), OUT(TIDE_FLOAT64, R, 0)},
+    /* ---- decode_bmp: bytes of any rank stand in for one file ---- */
+    {ROW(DECODE_BMP), A(.n = 3, .dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
     /* ---- elementwise: the op's dtype checks on a scalar stand-in; an unknown rank out ---- */
     {ROW(ADD), IN2(UR(F32), D(F32, 2, 2, 3)), OUT(F32, R, 0)},
     {ROW(ADD), IN2(UR(F32), UR(I32)), ERR(TIDE_ERR_DTYPE, "add: dtype mismatch: x is float32 but y is int32")},

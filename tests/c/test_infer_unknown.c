@@ -47,6 +47,30 @@ typedef struct icase {
 #define POOL(k, s, mode) .ints = {k, k, s, s}, .nints = 4, .m = mode
 
 static const icase cases[] = {
+    /* ---- tf.linalg (core/infer_matrix.c): batch and matrix dims unknown ---- */
+    {ROW(MATRIX_TRANSPOSE), IN1(D(F32, 3, U, 2, U)), OUT(3, U, U, 2)},
+    {ROW(MATRIX_BAND_PART), A(.ints = {1, 0}, .nints = 2), IN1(D(F32, 3, U, 3, U)), OUT(3, U, 3, U)},
+    {ROW(MATRIX_DIAG), A(.ints = {0, 0, -1, -1}, .nints = 4), IN1(D(F32, 2, U, 3)), OUT(3, U, 3, 3)},
+    {ROW(MATRIX_DIAG_PART), A(.ints = {0, 0}, .nints = 2), IN1(D(F32, 3, U, 3, 3)), OUT(2, U, 3)},
+    {ROW(MATRIX_SET_DIAG), A(.ints = {0, 0}, .nints = 2), IN2(D(F32, 3, U, 3, 3), D(F32, 2, U, 3)), OUT(3, U, 3, 3)},
+    {ROW(CHOLESKY), IN1(D(F32, 3, U, 3, 3)), OUT(3, U, 3, 3)},
+    {ROW(MATRIX_INVERSE), IN1(D(F32, 3, U, U, 3)), OUT(3, U, 3, 3)},
+    {ROW(MATRIX_INVERSE), IN1(D(F32, 2, 2, 3)), ERR(TIDE_ERR_SHAPE, "matrix_inverse")},
+    {ROW(MATRIX_DETERMINANT), IN1(D(F32, 3, U, 3, 3)), OUT(1, U)},
+    {ROW(LOG_MATRIX_DETERMINANT), IN1(D(F32, 3, U, 3, 3)), OUT(1, U), OUT1(1, U)},
+    {ROW(LU), A(.dtype = I32), IN1(D(F32, 3, U, 3, 3)), OUT(3, U, 3, 3), OUT1(2, U, 3)},
+    {ROW(MATRIX_SOLVE), IN2(D(F32, 3, U, 3, 3), D(F32, 3, U, 3, 2)), OUT(3, U, 3, 2)},
+    {ROW(MATRIX_TRIANGULAR_SOLVE), IN2(D(F32, 3, U, 3, 3), D(F32, 3, U, 3, 2)), OUT(3, U, 3, 2)},
+    {ROW(MATRIX_SOLVE_LS), IN2(D(F32, 3, U, 3, 3), D(F32, 3, U, 3, 2)), OUT(3, U, 3, 2)},
+    {ROW(TRIDIAGONAL_SOLVE), IN2(D(F32, 3, U, 3, 3), D(F32, 3, U, 3, 2)), OUT(3, U, 3, 2)},
+    {ROW(QR), IN1(D(F32, 3, U, 3, 3)), OUT(3, U, 3, 3), OUT1(3, U, 3, 3)},
+    {ROW(SVD), IN1(D(F32, 3, U, 3, 3)), OUT(2, U, 3), OUT1(3, U, 3, 3)},
+    {ROW(SELF_ADJOINT_EIG), IN1(D(F32, 3, U, 3, 3)), OUT(2, U, 3), OUT1(3, U, 3, 3)},
+    {ROW(EIG), IN1(D(F32, 3, U, 3, 3)), OUT(2, U, 3), OUT1(2, U, 3)},
+    {ROW(MATRIX_EXPONENTIAL), IN1(D(F32, 3, U, 3, 3)), OUT(3, U, 3, 3)},
+    {ROW(MATRIX_SQUARE_ROOT), IN1(D(F32, 3, U, 3, 3)), OUT(3, U, 3, 3)},
+    /* ---- decode_bmp: the image's height and width are the file's ---- */
+    {ROW(DECODE_BMP), A(.n = 3, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(3, U, U, 3)},
     /* ---- elementwise: TF's broadcasting with unknown dims ---- */
     {ROW(ADD), IN2(D(F32, 2, U, 3), D(F32, 1, 3)), OUT(2, U, 3)},
     {ROW(ADD), IN2(D(F32, 2, U, 1), D(F32, 2, 1, 4)), OUT(2, U, 4)},
