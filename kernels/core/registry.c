@@ -42,7 +42,8 @@ static const char *dtype_set_name(uint32_t mask) {
   if (mask == TIDE_DTS_NUMERIC) return "a numeric tensor (not bool)";
   if (mask == TIDE_DTS_INT) return "an integer tensor";
   if (mask == TIDE_DTS_BOOL) return "a bool tensor";
-  if (mask == TIDE_DTS_LAPACK) return "a float32 or float64 tensor";
+  if (mask == TIDE_DTS_F32_F64) return "a float32 or float64 tensor"; /* LAPACK's, and special functions' */
+  if (mask == TIDE_DTS_F16_F32_F64) return "a float16, float32 or float64 tensor";
   return "a tensor of another dtype";
 }
 
@@ -50,7 +51,9 @@ tide_status tide_check_dtype(const tide_op_def *def, const tide_tensor *t, const
   if (t->dt < 0 || t->dt >= TIDE_NUM_DTYPES)
     return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: %s has an invalid dtype code %d", def->name, what, t->dt);
   if (def->dtypes & (1u << t->dt)) return TIDE_OK;
-  const char *hint = def->dtypes == TIDE_DTS_FLOAT || def->dtypes == TIDE_DTS_LAPACK ? " (use :cast(\"float32\"))"
+  const char *hint = def->dtypes == TIDE_DTS_FLOAT || def->dtypes == TIDE_DTS_F32_F64 ||
+                             def->dtypes == TIDE_DTS_F16_F32_F64
+                         ? " (use :cast(\"float32\"))"
                      : def->dtypes == TIDE_DTS_BOOL ? " (compare, or use :cast(\"bool\"))" : "";
   return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: %s must be %s, got %s%s", def->name, what,
                    dtype_set_name(def->dtypes), tide_dtype_name(t->dt), hint);

@@ -35,7 +35,10 @@ local CALLS = {
   real = function(i) return M.real(i[1]) end,
   imag = function(i) return M.imag(i[1]) end,
   conj = function(i) return M.conj(i[1]) end,
-  l2_normalize = function(i, a) return M.l2_normalize(i[1], { axis = a.axis, epsilon = a.epsilon }) end,
+  l2_normalize = function(i, a) -- no attrs: no options table (an empty {} would be the empty axis list, TF's [])
+    if a.axis == nil and a.epsilon == nil then return M.l2_normalize(i[1]) end
+    return M.l2_normalize(i[1], { axis = a.axis, epsilon = a.epsilon })
+  end,
   angle = function(i) return M.angle(i[1]) end,
   approx_max_k = function(i, a) return M.approx_max_k(i[1], a.k, { reduction_dimension = a.reduction_dimension }) end,
   approx_min_k = function(i, a) return M.approx_min_k(i[1], a.k, { reduction_dimension = a.reduction_dimension }) end,

@@ -16,8 +16,9 @@ for _, e in ipairs(plain.list) do
   CALLS[e.name] = CALLS[e.name] or function(i) return f(unpack(i, 1, e.nin)) end
 end
 
--- What tide says where TF refused the call (a dtype without a kernel).
-local ERRORS = setmetatable({}, { __index = function() return "dtype" end })
+-- What tide says where TF refused the call (a dtype without a kernel): the
+-- registry's check names the dtypes the op takes and the one it got.
+local ERRORS = setmetatable({}, { __index = function() return "float64 tensor, got" end })
 
 -- Cases where tide differs from TF on purpose at a few values (docs/tf_differences.md): at[k] =
 -- { tide = what tide gives, tf = what the fixture must still hold }; every other value as TF's.

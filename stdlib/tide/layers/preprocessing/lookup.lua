@@ -86,14 +86,15 @@ function IntegerLookup:init(...)
 end
 
 -- StringLookup{max_tokens, num_oov_indices=1, mask_token, oov_token="[UNK]", vocabulary, idf_weights,
--- invert=false, output_mode="int", sparse=false, pad_to_max_tokens=false, encoding="utf-8"}: as
+-- invert=false, output_mode="int", pad_to_max_tokens=false, sparse=false, encoding="utf-8"} (Keras 3's
+-- positional order): as
 -- IntegerLookup over string tokens (bytes compared as they are).
 local StringLookup = IndexLookup:extend("StringLookup")
 M.StringLookup = StringLookup
 StringLookup._kind = "string"
 function StringLookup:init(...)
   local o = self:_kwargs({ "max_tokens", "num_oov_indices", "mask_token", "oov_token", "vocabulary",
-    "idf_weights", "encoding", "invert", "output_mode", "sparse", "pad_to_max_tokens",
+    "idf_weights", "invert", "output_mode", "pad_to_max_tokens", "sparse", "encoding",
     keywords = { "vocabulary_size", "oov_method", "salt", "vocabulary_dtype" } }, ...)
   self:_setup(o, "[UNK]")
   if o.vocabulary_dtype ~= nil and o.vocabulary_dtype ~= "string" then
