@@ -294,14 +294,17 @@ static int var_of(void *ctx, const char *node) {
 
 /* ---- signatures ------------------------------------------------------------------ */
 
+/* By key; a missing key (a hostile file) sorts first and is refused below. */
 static int cmp_entry(const void *a, const void *b) {
-  return strcmp((*(Tensorflow__SignatureDef__TensorInfoEntry *const *)a)->key,
-                (*(Tensorflow__SignatureDef__TensorInfoEntry *const *)b)->key);
+  const char *x = (*(Tensorflow__SignatureDef__TensorInfoEntry *const *)a)->key;
+  const char *y = (*(Tensorflow__SignatureDef__TensorInfoEntry *const *)b)->key;
+  if (!x || !y) return (x != NULL) - (y != NULL);
+  return strcmp(x, y);
 }
 
 static tide_status sig_names(tide_tf_saved_model *m, const char *sname, Tensorflow__SignatureDef__TensorInfoEntry **e,
                              size_t n, const char ***names, const Tensorflow__TensorInfo ***info) {
-  qsort(e, n, sizeof *e, cmp_entry);
+  if (n > 1) qsort(e, n, sizeof *e, cmp_entry); /* e is NULL when n is 0 (found by fuzz_tf_saved_model) */
   *names = calloc(n + 1, sizeof **names);
   *info = calloc(n + 1, sizeof **info);
   if (!*names || !*info) return oom();
