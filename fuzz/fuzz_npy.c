@@ -1,6 +1,6 @@
 /* fuzz/fuzz_npy.c — libFuzzer target for the .npy reader: any bytes as a file
  * must read with a clear error or give a tensor of the header's shape; never crash or overread.
- * fuzz-sources: kernels/io/npy.c kernels/io/atomic_file.c fuzz/engine_shims.c */
+ * fuzz-sources: kernels/io/npy.c kernels/io/file_bytes.c kernels/io/atomic_file.c fuzz/engine_shims.c */
 #include "tide/tide.h"
 
 #include <stdio.h>

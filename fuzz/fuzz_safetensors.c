@@ -1,6 +1,6 @@
 /* fuzz/fuzz_safetensors.c — libFuzzer target for the safetensors reader: any bytes
  * as a file must open with a clear error or read every tensor; never crash or overread.
- * fuzz-sources: kernels/io/safetensors.c kernels/io/atomic_file.c fuzz/engine_shims.c */
+ * fuzz-sources: kernels/io/safetensors.c kernels/io/file_bytes.c kernels/io/atomic_file.c fuzz/engine_shims.c */
 #include "tide/tide.h"
 
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * (a 4-byte little-endian index length, the .index bytes, then the data shard's bytes)
  * opens with a clear error or lists tensors that each read or fail clearly; never a
  * crash, an overread or an allocation past what the files hold.
- * fuzz-sources: kernels/io/sstable.c kernels/io/tensor_bundle.c kernels/io/tensor_bundle_slices.c build/gen/tide_proto/tensor_bundle.pb-c.c build/gen/tide_proto/tensor_slice.pb-c.c build/gen/tide_proto/tensor_shape.pb-c.c build/gen/tide_proto/types.pb-c.c build/gen/tide_proto/graph.pb-c.c build/gen/tide_proto/node_def.pb-c.c build/gen/tide_proto/attr_value.pb-c.c build/gen/tide_proto/tensor.pb-c.c */
+ * fuzz-sources: kernels/io/sstable.c kernels/io/tensor_bundle.c kernels/io/file_bytes.c kernels/io/tensor_bundle_slices.c build/gen/tide_proto/tensor_bundle.pb-c.c build/gen/tide_proto/tensor_slice.pb-c.c build/gen/tide_proto/tensor_shape.pb-c.c build/gen/tide_proto/types.pb-c.c build/gen/tide_proto/graph.pb-c.c build/gen/tide_proto/node_def.pb-c.c build/gen/tide_proto/attr_value.pb-c.c build/gen/tide_proto/tensor.pb-c.c */
 #include "tide/tide.h"
 
 #include <stdio.h>

@@ -53,3 +53,23 @@ tide_status file_bytes_read(const char *path, const char *who, size_t max_bytes,
   *n = size;
   return TIDE_OK;
 }
+
+int file_pread_all(int fd, void *buf, size_t n, uint64_t off) {
+  unsigned char *p = buf;
+  while (n > 0) {
+    size_t chunk = n > (1u << 30) ? (1u << 30) : n;
+    ssize_t r = pread(fd, p, chunk, (off_t)off);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (r == 0) {
+      errno = 0;
+      return -1;
+    }
+    p += r;
+    n -= (size_t)r;
+    off += (uint64_t)r;
+  }
+  return 0;
+}

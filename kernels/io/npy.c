@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_bytes.h"
 #include "tide/npy.h"
 #include "atomic_file.h"
 #include "../core/internal.h"
@@ -223,23 +224,6 @@ static int64_t utf32_to_utf8(const unsigned char *p, int64_t chars, bool big, ch
 
 /* ---- reading ------------------------------------------------------------------ */
 
-/* pread until n bytes are in buf: 0, or -1 (errno set; 0 when the file ended). */
-static int pread_all(int fd, void *buf, size_t n, off_t at) {
-  unsigned char *p = buf;
-  while (n > 0) {
-    ssize_t got = pread(fd, p, n, at);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      if (got == 0) errno = 0;
-      return -1;
-    }
-    p += got;
-    n -= (size_t)got;
-    at += got;
-  }
-  return 0;
-}
-
 /* Swap each element's bytes in place (big-endian data on a little-endian machine). */
 static void swap_bytes(unsigned char *p, int64_t count, size_t size) {
   for (int64_t i = 0; i < count; i++, p += size)
@@ -282,7 +266,7 @@ static tide_status read_strings(int fd, const char *path, const npy_header *h, c
   char *utf8 = kind == 'U' ? malloc((size_t)chars * 4 + 1) : NULL;
   tide_status st = TIDE_OK;
   if (!raw || (kind == 'U' && !utf8)) st = TIDE_FAIL(TIDE_ERR_MEMORY, "read_npy: out of memory reading '%s'", path);
-  if (!st && data_bytes && pread_all(fd, raw, (size_t)data_bytes, at) != 0) {
+  if (!st && data_bytes && file_pread_all(fd, raw, (size_t)data_bytes, at) != 0) {
     int err = errno;
     st = TIDE_FAIL(TIDE_ERR_IO, "read_npy: cannot read the data of '%s': %s", path,
                    err ? strerror(err) : "the file ended early (it changed while read)");
@@ -321,7 +305,7 @@ static tide_status read_fd(int fd, const char *path, tide_tensor *out) {
   if (!S_ISREG(sb.st_mode)) return TIDE_FAIL(TIDE_ERR_IO, "read_npy: '%s' is not a regular file", path);
   int64_t file_bytes = (int64_t)sb.st_size;
   unsigned char pre[12];
-  if (file_bytes < 10 || pread_all(fd, pre, 10, 0) != 0 || memcmp(pre, MAGIC, MAGIC_LEN) != 0) {
+  if (file_bytes < 10 || file_pread_all(fd, pre, 10, 0) != 0 || memcmp(pre, MAGIC, MAGIC_LEN) != 0) {
     const char *kind; /* what it is instead, if tide knows */
     int k = tide_file_kind(path, &kind);
     if (k != TIDE_FILE_UNKNOWN && k != TIDE_FILE_NPY)
@@ -334,7 +318,7 @@ static tide_status read_fd(int fd, const char *path, tide_tensor *out) {
     hlen = pre[8] | (pre[9] << 8);
     start = 10;
   } else if (major == 2 || major == 3) {
-    if (file_bytes < 12 || pread_all(fd, pre + 10, 2, 10) != 0)
+    if (file_bytes < 12 || file_pread_all(fd, pre + 10, 2, 10) != 0)
       return TIDE_FAIL(TIDE_ERR_VALUE, "read_npy: '%s' is truncated in its header", path);
     hlen = (int64_t)pre[8] | ((int64_t)pre[9] << 8) | ((int64_t)pre[10] << 16) | ((int64_t)pre[11] << 24);
     start = 12;
@@ -350,7 +334,7 @@ static tide_status read_fd(int fd, const char *path, tide_tensor *out) {
                      path, (long long)file_bytes, (long long)(start + hlen));
   char *text = malloc((size_t)hlen + 1);
   if (!text) return TIDE_FAIL(TIDE_ERR_MEMORY, "read_npy: out of memory reading the header of '%s'", path);
-  if (hlen && pread_all(fd, text, (size_t)hlen, start) != 0) {
+  if (hlen && file_pread_all(fd, text, (size_t)hlen, start) != 0) {
     free(text);
     return TIDE_FAIL(TIDE_ERR_IO, "read_npy: cannot read the header of '%s'", path);
   }
@@ -395,7 +379,7 @@ static tide_status read_fd(int fd, const char *path, tide_tensor *out) {
     tide_tensor_release(out);
     return TIDE_FAIL(TIDE_ERR_MEMORY, "read_npy: out of memory reading '%s'", path);
   }
-  if (data_bytes && pread_all(fd, raw, (size_t)data_bytes, (off_t)(start + hlen)) != 0) {
+  if (data_bytes && file_pread_all(fd, raw, (size_t)data_bytes, (off_t)(start + hlen)) != 0) {
     int err = errno;
     if (reorder) free(raw);
     tide_tensor_release(out);

@@ -1,5 +1,6 @@
 /* io/safetensors.c — the safetensors format: u64 little-endian header length, a JSON
  * header (cJSON) {name: {dtype, shape, data_offsets}, __metadata__: {k: v}}, raw data. */
+#include "file_bytes.h"
 #include "atomic_file.h"
 #include "../core/internal.h"
 #include "../core/utf8.h"
@@ -80,27 +81,6 @@ void tide_safetensors_close(tide_safetensors *f) {
   free(f->meta_values);
   free(f->path);
   free(f);
-}
-
-/* pread all n bytes at off; 0, or -1 (errno set; 0 at an early end of file). */
-static int pread_all(int fd, void *buf, size_t n, uint64_t off) {
-  unsigned char *p = buf;
-  while (n > 0) {
-    size_t chunk = n > (1u << 30) ? (1u << 30) : n;
-    ssize_t r = pread(fd, p, chunk, (off_t)off);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    if (r == 0) {
-      errno = 0;
-      return -1;
-    }
-    p += r;
-    n -= (size_t)r;
-    off += (uint64_t)r;
-  }
-  return 0;
 }
 
 /* A JSON number that is a whole number in [0, 2^53], into *out. */
@@ -356,7 +336,7 @@ tide_safetensors *tide_safetensors_open(const char *path) {
     bad_file(path, "it is not a regular file");
   } else if ((size = (uint64_t)sb.st_size) < 8) {
     bad_file(path, "it has %" PRIu64 " bytes; the header length alone takes 8", size);
-  } else if (pread_all(fd, len8, 8, 0) != 0) {
+  } else if (file_pread_all(fd, len8, 8, 0) != 0) {
     TIDE_FAIL(TIDE_ERR_IO, "safetensors: cannot read '%s': %s", path, errno ? strerror(errno) : "it shrank");
   } else {
     for (int i = 7; i >= 0; i--) header_bytes = (header_bytes << 8) | len8[i];
@@ -368,7 +348,7 @@ tide_safetensors *tide_safetensors_open(const char *path) {
       bad_file(path, "its header (%" PRIu64 " bytes) is too short to be a JSON object", header_bytes);
     } else if (!(text = malloc(header_bytes + 1))) {
       TIDE_FAIL(TIDE_ERR_MEMORY, "safetensors: out of memory reading the header of '%s'", path);
-    } else if (pread_all(fd, text, header_bytes, 8) != 0) {
+    } else if (file_pread_all(fd, text, header_bytes, 8) != 0) {
       TIDE_FAIL(TIDE_ERR_IO, "safetensors: cannot read '%s': %s", path, errno ? strerror(errno) : "it shrank");
     } else if (text[0] != '{') {
       bad_file(path, "the header does not start with '{'");
@@ -445,7 +425,7 @@ tide_status tide_safetensors_read(tide_safetensors *f, int64_t i, tide_tensor *o
   if (st) return st;
   size_t n = (size_t)(e->end - e->begin);
   if (n == 0) return TIDE_OK;
-  if (pread_all(f->fd, out->data, n, f->data_start + e->begin) != 0) {
+  if (file_pread_all(f->fd, out->data, n, f->data_start + e->begin) != 0) {
     int err = errno;
     tide_tensor_release(out);
     return TIDE_FAIL(TIDE_ERR_IO, "safetensors: cannot read tensor '%s' from '%s': %s", e->name, f->path,

@@ -1,5 +1,6 @@
 /* io/tensor_bundle.c — TF checkpoints (tensor bundles): the .index table's
  * header and entries checked at open, whole tensors read from the data shards. */
+#include "file_bytes.h"
 #include "tensor_bundle_internal.h"
 
 #include "atomic_file.h"
@@ -71,27 +72,6 @@ static tide_status corrupt(const char *path, const char *fmt, ...) {
 
 /* ---- files ------------------------------------------------------------------- */
 
-/* pread all n bytes at off; 0, or -1 (errno set; 0 at an early end of file). */
-static int pread_all(int fd, void *buf, size_t n, uint64_t off) {
-  unsigned char *p = buf;
-  while (n > 0) {
-    size_t chunk = n > (1u << 30) ? (1u << 30) : n;
-    ssize_t r = pread(fd, p, chunk, (off_t)off);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    if (r == 0) {
-      errno = 0;
-      return -1;
-    }
-    p += r;
-    n -= (size_t)r;
-    off += (uint64_t)r;
-  }
-  return 0;
-}
-
 /* Open `path` to read, if the file policy allows it and it is a regular file
  * (a FIFO must not hang the open): the descriptor and its size, or -1 with an
  * error naming `what` (the checkpoint's index or one of its data files). */
@@ -158,7 +138,7 @@ static tide_status read_index(tide_tensor_bundle *b, uint64_t *n) {
                  size, MAX_INDEX_BYTES);
   else if (!(b->image = malloc(size ? (size_t)size : 1)))
     st = TIDE_FAIL(TIDE_ERR_MEMORY, WHO ": out of memory reading '%s'", b->index_path);
-  else if (pread_all(fd, b->image, (size_t)size, 0) != 0)
+  else if (file_pread_all(fd, b->image, (size_t)size, 0) != 0)
     st = TIDE_FAIL(TIDE_ERR_IO, WHO ": cannot read '%s': %s", b->index_path, errno ? strerror(errno) : "it shrank");
   close(fd);
   *n = size;
@@ -449,13 +429,13 @@ tide_status tensor_bundle_read_entry(tide_tensor_bundle *b, const bundle_entry *
     /* Straight into the tensor's buffer; checked before anyone sees it. */
     st = tide_tensor_init(out, dt, e->ndim, e->ndim ? dims : NULL);
     made = !st;
-    if (!st && e->size && pread_all(fd, out->data, (size_t)e->size, e->offset) != 0)
+    if (!st && e->size && file_pread_all(fd, out->data, (size_t)e->size, e->offset) != 0)
       st = TIDE_FAIL(TIDE_ERR_IO, WHO ": cannot read tensor '%s' from '%s': %s", key, path,
                      errno ? strerror(errno) : "the file ended early (it changed after it was opened)");
     if (!st) crc = tide_crc32c_extend(0, out->data, (size_t)e->size);
   } else if (!st && e->size > 0) {
     if (!(buf = malloc((size_t)e->size))) st = TIDE_FAIL(TIDE_ERR_MEMORY, WHO ": out of memory reading '%s'", path);
-    else if (pread_all(fd, buf, (size_t)e->size, e->offset) != 0)
+    else if (file_pread_all(fd, buf, (size_t)e->size, e->offset) != 0)
       st = TIDE_FAIL(TIDE_ERR_IO, WHO ": cannot read tensor '%s' from '%s': %s", key, path,
                      errno ? strerror(errno) : "the file ended early (it changed after it was opened)");
     else st = decode_strings(e, path, buf, (size_t)e->size, &lens, &strings_at, &crc);
