@@ -118,11 +118,16 @@ end
 -- x's shape as a draw shape (known dims, or a shape tensor while tracing with unknown ones).
 function M.shape_arg(x) return shape_list(dims.dims(x)) end
 
--- A uniform draw in [lo, hi) of {B, ...rest} (B a number or a 0-d tensor), from self's seed stream.
-function M.uniform(self, x, rest, lo, hi, dt)
+-- The draw shape {B, ...rest} of a batch x (a shape tensor where B is unknown).
+function M.draw_shape(x, rest)
   local shape = { M.batch_size(x) }
   for _, d in ipairs(rest or {}) do shape[#shape + 1] = d end
-  return random.uniform(shape_list(shape), { minval = lo, maxval = hi, dtype = dt or "float32", seed = self.seed })
+  return shape_list(shape)
+end
+
+-- A uniform draw in [lo, hi) of {B, ...rest} (B a number or a 0-d tensor), from self's seed stream.
+function M.uniform(self, x, rest, lo, hi, dt)
+  return random.uniform(M.draw_shape(x, rest), { minval = lo, maxval = hi, dtype = dt or "float32", seed = self.seed })
 end
 
 -- A per-image value v [B] (or [B, 1, 1, 1]) shaped [B, 1, 1, 1] to broadcast over a batch.
@@ -188,7 +193,7 @@ function Base:call(data, opts)
     binding.error(fmt("%s: expected images (a tensor) or a table {images = ..., labels = ...}, got %s", who(self),
       type(data)))
   end
-  if data.bounding_boxes ~= nil then
+  if data.bounding_boxes ~= nil and self.transform_bounding_boxes == nil then
     binding.error(fmt("%s: bounding_boxes are not supported (tide's image layers take no bounding_box_format)",
       who(self)))
   end
@@ -202,6 +207,18 @@ function Base:call(data, opts)
   for k, v in pairs(data) do out[k] = v end
   local y, t = run_batch(self, single and shape_ops.expand_dims(images, 0) or images, training)
   out.images = single and shape_ops.squeeze(y, { 0 }) or y
+  if data.bounding_boxes ~= nil then
+    local bb = data.bounding_boxes
+    if type(bb) ~= "table" or not istype(Tensor, bb.boxes) or not istype(Tensor, bb.labels) then
+      binding.error(fmt("%s: bounding_boxes must be a table {boxes = [B, N, 4], labels = [B, N]} of tensors",
+        who(self)))
+    end
+    local boxes, labels = bb.boxes, bb.labels
+    if single then boxes, labels = shape_ops.expand_dims(boxes, 0), shape_ops.expand_dims(labels, 0) end
+    local r = self:transform_bounding_boxes({ boxes = boxes, labels = labels }, t, training)
+    if single then r.boxes, r.labels = shape_ops.squeeze(r.boxes, { 0 }), shape_ops.squeeze(r.labels, { 0 }) end
+    out.bounding_boxes = r
+  end
   if data.labels ~= nil and (training or self.always_active) then
     local labels = data.labels
     if not istype(Tensor, labels) then labels = convert.tensor(labels, self.compute_dtype) end

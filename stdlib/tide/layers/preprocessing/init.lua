@@ -11,9 +11,13 @@ for _, file in ipairs {
                                                     -- RandomPosterization, RandomGrayscale, RandomColorDegeneration
   require "tide.layers.preprocessing.image_filter", -- RandomHue, RandomSaturation, RandomColorJitter,
                                                     -- RandomSharpness, RandomGaussianBlur, RandomErasing
+  require "tide.layers.preprocessing.image_warp",   -- RandomShear, RandomPerspective, RandomElasticTransform
+  require "tide.layers.preprocessing.image_mix",    -- CutMix, MixUp, MaxNumBoundingBoxes
+  require "tide.layers.preprocessing.image_policy", -- RandAugment, AugMix
+  require "tide.layers.preprocessing.image_clahe",  -- ContrastLimitedAdaptiveHistogramEqualization
 } do
   for name, value in pairs(file) do
-    if type(value) == "table" and name ~= "gaussian_kernel" then M[name] = value end
+    if type(value) == "table" then M[name] = value end
   end
 end
 return M
