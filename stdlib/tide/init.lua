@@ -184,6 +184,17 @@ function tide.nn.ctc_greedy_decoder(...)
   local indices, values, dense_shape, log_probabilities = require("tide.ops.ctc").greedy_decode(...)
   return { require("tide.sparse_tensor").SparseTensor(indices, values, dense_shape) }, log_probabilities
 end
+-- ctc_beam_search_decoder(inputs, sequence_length, beam_width=100, top_paths=1): TF's ({SparseTensor, ...},
+-- log_probabilities); the search is ops/ctc_decode.lua's. The CTC loss and its helpers are plain functions.
+function tide.nn.ctc_beam_search_decoder(...)
+  local decoded, log_probabilities = require("tide.ops.ctc_decode").beam_search_decode(...)
+  local SparseTensor = require("tide.sparse_tensor").SparseTensor
+  for i, d in ipairs(decoded) do decoded[i] = SparseTensor(d[1], d[2], d[3]) end
+  return decoded, log_probabilities
+end
+tide.nn.ctc_loss = require("tide.ops.ctc_loss").ctc_loss
+tide.nn.collapse_repeated = require("tide.ops.ctc_decode").collapse_repeated
+tide.nn.ctc_unique_labels = require("tide.ops.ctc_decode").ctc_unique_labels
 -- tf.nn's names that tf.math has too, and the other way round.
 for _, name in ipairs { "l2_normalize", "zero_fraction", "in_top_k", "top_k", "approx_max_k", "approx_min_k" } do
   tide.nn[name] = tide.math[name]
