@@ -195,6 +195,15 @@ end
 tide.nn.ctc_loss = require("tide.ops.ctc_loss").ctc_loss
 tide.nn.collapse_repeated = require("tide.ops.ctc_decode").collapse_repeated
 tide.nn.ctc_unique_labels = require("tide.ops.ctc_decode").ctc_unique_labels
+-- The candidate samplers (tf.random's and tf.nn's) and the sampled losses.
+do
+  local sampling, sampled = require "tide.ops.candidate_sampling", require "tide.ops.sampled_losses"
+  for name, fn in pairs(sampling) do
+    tide.random[name] = fn
+    if name ~= "uniform_candidate_sampler" and name ~= "log_uniform_candidate_sampler" then tide.nn[name] = fn end
+  end
+  tide.nn.nce_loss, tide.nn.sampled_softmax_loss = sampled.nce_loss, sampled.sampled_softmax_loss
+end
 -- tf.nn's names that tf.math has too, and the other way round.
 for _, name in ipairs { "l2_normalize", "zero_fraction", "in_top_k", "top_k", "approx_max_k", "approx_min_k" } do
   tide.nn[name] = tide.math[name]
