@@ -173,7 +173,8 @@ for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "t
   tide.nn[name] = math_ops[name]
 end
 for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_conv_nd",
-                       require "tide.ops.nn_more", require "tide.ops.nn_pool_more", require "tide.ops.morphology" } do
+                       require "tide.ops.nn_more", require "tide.ops.nn_pool_more", require "tide.ops.morphology",
+                       require "tide.ops.nn_forms" } do
   for name, fn in pairs(mod) do
     if type(fn) == "function" then tide.nn[name] = fn end
   end
