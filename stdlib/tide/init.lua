@@ -173,7 +173,8 @@ for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "t
   tide.nn[name] = math_ops[name]
 end
 for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_conv_nd",
-                       require "tide.ops.nn_more", require "tide.ops.nn_pool_more", require "tide.ops.morphology" } do
+                       require "tide.ops.nn_more", require "tide.ops.nn_pool_more", require "tide.ops.morphology",
+                       require "tide.ops.nn_forms" } do
   for name, fn in pairs(mod) do
     if type(fn) == "function" then tide.nn[name] = fn end
   end
@@ -183,6 +184,26 @@ end
 function tide.nn.ctc_greedy_decoder(...)
   local indices, values, dense_shape, log_probabilities = require("tide.ops.ctc").greedy_decode(...)
   return { require("tide.sparse_tensor").SparseTensor(indices, values, dense_shape) }, log_probabilities
+end
+-- ctc_beam_search_decoder(inputs, sequence_length, beam_width=100, top_paths=1): TF's ({SparseTensor, ...},
+-- log_probabilities); the search is ops/ctc_decode.lua's. The CTC loss and its helpers are plain functions.
+function tide.nn.ctc_beam_search_decoder(...)
+  local decoded, log_probabilities = require("tide.ops.ctc_decode").beam_search_decode(...)
+  local SparseTensor = require("tide.sparse_tensor").SparseTensor
+  for i, d in ipairs(decoded) do decoded[i] = SparseTensor(d[1], d[2], d[3]) end
+  return decoded, log_probabilities
+end
+tide.nn.ctc_loss = require("tide.ops.ctc_loss").ctc_loss
+tide.nn.collapse_repeated = require("tide.ops.ctc_decode").collapse_repeated
+tide.nn.ctc_unique_labels = require("tide.ops.ctc_decode").ctc_unique_labels
+-- The candidate samplers (tf.random's and tf.nn's) and the sampled losses.
+do
+  local sampling, sampled = require "tide.ops.candidate_sampling", require "tide.ops.sampled_losses"
+  for name, fn in pairs(sampling) do
+    tide.random[name] = fn
+    if name ~= "uniform_candidate_sampler" and name ~= "log_uniform_candidate_sampler" then tide.nn[name] = fn end
+  end
+  tide.nn.nce_loss, tide.nn.sampled_softmax_loss = sampled.nce_loss, sampled.sampled_softmax_loss
 end
 -- tf.nn's names that tf.math has too, and the other way round.
 for _, name in ipairs { "l2_normalize", "zero_fraction", "in_top_k", "top_k", "approx_max_k", "approx_min_k" } do

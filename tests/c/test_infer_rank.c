@@ -199,6 +199,9 @@ static const rcase cases[] = {
     {ROW(LOG_SOFTMAX), A(.axis = -1), IN1(UR(F32)), OUT(F32, R, 0)},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(UR(I32), UR(F32)), OUT(F32, 1, U), OUT1(F32, 2, U, U)},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(UR(I32), D(F32, 2, 4, 3)), OUT(F32, 1, 4), OUT1(F32, 2, 4, 3)},
+    {ROW(CTC_LOSS), IN4(UR(F32), UR(I32), UR(I32), UR(I64)), OUT(F32, 1, U), OUT1(F32, 3, U, U, U)},
+    {ROW(CTC_LOSS), IN4(D(F32, 3, 5, 2, 4), UR(I32), UR(I32), D(I32, 1, 2)), OUT(F32, 1, 2), OUT1(F32, 3, 5, 2, 4)},
+    {ROW(CTC_LOSS), IN4(UR(I32), UR(I32), UR(I32), UR(I32)), ERR(TIDE_ERR_DTYPE, "logits must be")},
     /* ---- images: codecs and resize take the generic rule (an unknown rank out) ---- */
     {ROW(DECODE_PNG), A(.n = 3, .dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
     {ROW(DECODE_JPEG), A(.m = 1, .dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},

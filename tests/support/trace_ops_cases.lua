@@ -968,8 +968,12 @@ cases.all_reduce_sum = function(add)
   add("small buckets", function(x) return D.all_reduce_sum(x, { bytes_per_pack = 8 }) + 1 end, { data({ 5 }, "float32") })
 end
 
--- tf.linalg's cases (tests/support/trace_ops_cases_linalg.lua).
+-- tf.linalg's and tf.nn's later cases (tests/support/trace_ops_cases_linalg.lua, trace_ops_cases_nn.lua).
 for name, fn in pairs(require("trace_ops_cases_linalg")(M)) do
+  assert(cases[name] == nil, "trace_ops_cases: two entries for op " .. name)
+  cases[name] = fn
+end
+for name, fn in pairs(require("trace_ops_cases_nn")(M)) do
   assert(cases[name] == nil, "trace_ops_cases: two entries for op " .. name)
   cases[name] = fn
 end

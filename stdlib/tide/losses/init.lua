@@ -14,6 +14,7 @@ local families = {
   require "tide.losses.regression",
   require "tide.losses.probabilistic",
   require "tide.losses.hinge",
+  require "tide.losses.ctc",
 }
 
 for _, family in ipairs(families) do

@@ -260,6 +260,10 @@ function M.full_like(x, value, ...)
   return math_ops.cast(create_ops.fill(x.shape:as_list(), value), o.dtype or x.dtype)
 end
 
+-- keras.ops.ctc_loss and ctc_decode (ops/ctc_keras.lua).
+M.ctc_loss = require("tide.ops.ctc_keras").ctc_loss
+M.ctc_decode = require("tide.ops.ctc_keras").ctc_decode
+
 -- keras.ops.outer(x1, x2): the flattened inputs' outer product.
 function M.outer(a, b)
   return math_ops.mul(shape_ops.reshape(a, { -1, 1 }), shape_ops.reshape(b, { 1, -1 }))

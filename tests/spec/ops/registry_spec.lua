@@ -42,6 +42,9 @@ local calls = {
   cumulative_logsumexp = function() return tide.cumulative_logsumexp(m, 1) end,
   softmax = function() return tide.nn.softmax(m) end, log_softmax = function() return tide.nn.log_softmax(m, 0) end,
   sparse_softmax_cross_entropy = function() return tide.nn.sparse_softmax_cross_entropy_with_logits({2, 0}, m) end,
+  ctc_loss = function()
+    return tide.nn.ctc_loss(tide.tensor{{1, 2}}, tide.zeros{3, 1, 4}, tide.tensor{2}, tide.tensor{3})
+  end,
   gather_nd = function() return tide.gather_nd(m, {{1, 2}, {0, 0}}) end,
   tensor_scatter_nd_add = function() return tide.tensor_scatter_nd_add(m, {{1, 2}}, {5}) end,
   tensor_scatter_nd_update = function() return tide.tensor_scatter_nd_update(m, {{0}}, {{7, 8, 9}}) end,
