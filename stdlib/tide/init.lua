@@ -205,7 +205,12 @@ end
 
 local keras = {
   -- keras.ops (numpy-style names; docs/api.md's tide.ops section). Not the tide.ops.* modules' table.
-  ops = function() return require "tide.ops.keras" end,
+  -- (tide.tracing.keras_ops adds the names that need tracing or the tape: cond, scan, custom_gradient ...)
+  ops = function()
+    local ops = require "tide.ops.keras"
+    for k, v in pairs(require "tide.tracing.keras_ops") do ops[k] = v end
+    return ops
+  end,
   initializers = function() return require "tide.initializers" end,
   activations = function() return require "tide.activations" end,
   regularizers = function() return require "tide.regularizers" end,

@@ -374,4 +374,38 @@ function M.diff(x, ...)
   return x
 end
 
+-- numpy's windows of x points (symmetric, float32): bartlett, blackman, hamming, hanning, kaiser(x, beta).
+local function window(op, n, f)
+  if type(n) ~= "number" or n % 1 ~= 0 then binding.error(op .. ": x must be a whole number of points") end
+  if n <= 0 then return create_ops.zeros({ 0 }, "float32") end
+  if n == 1 then return create_ops.ones({ 1 }, "float32") end
+  local vals = {}
+  for i = 0, n - 1 do vals[i + 1] = f(i, n - 1) end
+  return convert.tensor(vals, "float32")
+end
+local cos, pi = math.cos, math.pi
+function M.bartlett(n) return window("bartlett", n, function(i, d) return 1 - math.abs(2 * i / d - 1) end) end
+function M.blackman(n)
+  return window("blackman", n, function(i, d) return 0.42 - 0.5 * cos(2 * pi * i / d) + 0.08 * cos(4 * pi * i / d) end)
+end
+function M.hamming(n) return window("hamming", n, function(i, d) return 0.54 - 0.46 * cos(2 * pi * i / d) end) end
+function M.hanning(n) return window("hanning", n, function(i, d) return 0.5 - 0.5 * cos(2 * pi * i / d) end) end
+-- I0 by its power series (enough terms for any beta a window uses)
+local function i0(x)
+  local sum, term, k = 1, 1, 1
+  repeat
+    term = term * (x / (2 * k)) ^ 2
+    sum = sum + term
+    k = k + 1
+  until term < sum * 1e-17
+  return sum
+end
+function M.kaiser(n, beta)
+  if type(beta) ~= "number" then binding.error("kaiser: beta must be a number") end
+  return window("kaiser", n, function(i, d)
+    local t = 2 * i / d - 1
+    return i0(beta * math.sqrt(math.max(0, 1 - t * t))) / i0(beta)
+  end)
+end
+
 return M
