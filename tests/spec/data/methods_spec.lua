@@ -73,6 +73,31 @@ describe("Dataset methods (tf.data's)", function()
       assert.are.same(cases.rebatch_tuple, values(D.zip { D.range(6), D.range(0, 60, 10) }:batch(4):rebatch(2)))
     end)
 
+    it("sparse_batch batches dense rows into SparseTensors, as TF", function()
+      local rows = { 1, 2, 3, 0, 2 }
+      local gen = D.from_generator(function()
+        local i = 0
+        return function()
+          i = i + 1
+          if rows[i] == nil then return nil end
+          return tide.range(1, rows[i] + 1):cast("int32")
+        end
+      end, { output_signature = tide.TensorSpec({ tide.None }, "int32") })
+      local function sparse_values(ds)
+        local out = {}
+        for sp in ds:iter() do
+          out[#out + 1] = { sp.indices:totable(), sp.values:totable(), sp.dense_shape:totable() }
+        end
+        return out
+      end
+      local got = sparse_values(gen:sparse_batch(2, { 4 }))
+      assert.are.same(cases.sparse_batch, got)
+      local spec = gen:sparse_batch(2, { 4 }).element_spec
+      assert.are.equal(cases.sparse_batch_spec[1], spec.dtype)
+      assert.are.same({ tide.None, 4 }, spec.shape)
+      assert.are.same(cases.sparse_batch_scalars, sparse_values(D.range(3):sparse_batch(2, {})))
+    end)
+
     it("ignore_errors drops the elements whose making failed, as TF", function()
       local bad = D.from_tensor_slices(tide.tensor({ 1, 2, 0, 4, 0, 8 }, "float32")):map(function(x)
         return tide.debugging.check_numerics(1 / x, "inf")
@@ -183,6 +208,13 @@ describe("Dataset methods (tf.data's)", function()
       { function() D.range(4):batch(2):rebatch {} end, "rebatch: batch_size must be a number or a non-empty list" },
       { function() D.range(4):batch(2):rebatch({ 1, 0 }) end, "rebatch: batch_size[2] must be a whole number >= 1" },
       { function() D.range(4):rebatch(2) end, "unbatch: component 1 is a scalar" },
+      { function() D.range(4):sparse_batch(0, {}) end, "sparse_batch: batch_size must be a whole number >= 1" },
+      { function() D.range(4):sparse_batch(2, "a") end, "sparse_batch: row_shape must be a list of sizes" },
+      { function() D.range(4):sparse_batch(2, { 3 }) end, "sparse_batch: the elements have rank 0 but row_shape has 1" },
+      { function() D.zip { D.range(2), D.range(2) }:sparse_batch(2, {}) end,
+        "sparse_batch: the elements must be single dense tensors" },
+      { function() D.from_tensor_slices(tide.zeros { 2, 5 }):sparse_batch(2, { 4 }):totable() end,
+        "sparse_batch: an element has shape (5,), larger than row_shape (4) in dim 0" },
       { function() D.range(4):ignore_errors { log = true } end, "ignore_errors: unknown option 'log'" },
       { function() D.range(4):ignore_errors { log_warning = 1 } end, "ignore_errors: log_warning must be a boolean" },
       { function() O { threading = {} } end, "Options.threading is not supported" },
