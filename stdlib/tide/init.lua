@@ -243,11 +243,18 @@ keras.safetensors = function() return require "tide.safetensors" end
 keras.profiler = function() return require "tide.profiler" end
 keras.debugging = function() return require "tide.debugging" end
 keras.train = function() return require "tide.train" end
--- TF's tf.sparse (to_dense, from_dense) and tf.SparseTensorSpec, on first use.
+-- TF's tf.sparse and tf.SparseTensorSpec, on first use.
 keras.sparse = function()
   local m = require "tide.sparse_tensor"
-  return { SparseTensor = m.SparseTensor, to_dense = m.to_dense, from_dense = m.from_dense, reorder = m.reorder,
+  local t = { SparseTensor = m.SparseTensor, to_dense = m.to_dense, from_dense = m.from_dense, reorder = m.reorder,
     is_sparse = m.is_sparse }
+  -- the rest of tf.sparse (stdlib/tide/sparse/: index moves in ops.lua, arithmetic in math.lua)
+  for _, mod in ipairs { require "tide.sparse.ops", require "tide.sparse.math" } do
+    for k, v in pairs(mod) do
+      if k ~= "sp_arg" and k ~= "build" then t[k] = v end
+    end
+  end
+  return t
 end
 keras.SparseTensorSpec = function() return require("tide.sparse_tensor").SparseTensorSpec end
 -- Mixed precision (keras.mixed_precision): dtype policies, on first use.
