@@ -98,6 +98,30 @@ describe("Dataset methods (tf.data's)", function()
       assert.are.same(cases.sparse_batch_scalars, sparse_values(D.range(3):sparse_batch(2, {})))
     end)
 
+    it("rejection_resample moves the class distribution to the target, as TF's does", function()
+      local classes = {}
+      for i = 1, 100 do classes[i] = i <= 80 and 0 or 1 end
+      local skew = D.from_tensor_slices(tide.tensor(classes, "int64")):repeat_(50)
+      local function cls(x) return x:cast("int32") end
+      for _, c in ipairs { { "rejection_counts", { initial_dist = { 0.8, 0.2 }, seed = 1 } },
+        { "rejection_counts_estimated", { seed = 1 } } } do
+        local rs = skew:rejection_resample(cls, { 0.5, 0.5 }, c[2])
+        local counts = { 0, 0 }
+        for k, x in rs:take(2000):iter() do
+          assert.are.equal(k:item(), x:item())
+          counts[k:item() + 1] = counts[k:item() + 1] + 1
+        end
+        -- TF's 2000 draws gave about 1000 of each; a binomial's 4 sigma is 90
+        for i = 1, 2 do assert(math.abs(counts[i] - cases[c[1]][i]) < 120, c[1] .. ": " .. counts[1] .. "/" .. counts[2]) end
+        local spec = rs.element_spec
+        assert.are.same(cases.rejection_spec[1], { spec[1].dtype, spec[2].dtype })
+        assert.are.equal(card.rejection, rs:cardinality())
+      end
+      -- a seed repeats its draws
+      local a = values(skew:rejection_resample(cls, { 0.5, 0.5 }, { seed = 3 }):take(30))
+      assert.are.same(a, values(skew:rejection_resample(cls, { 0.5, 0.5 }, { seed = 3 }):take(30)))
+    end)
+
     it("ignore_errors drops the elements whose making failed, as TF", function()
       local bad = D.from_tensor_slices(tide.tensor({ 1, 2, 0, 4, 0, 8 }, "float32")):map(function(x)
         return tide.debugging.check_numerics(1 / x, "inf")
@@ -215,6 +239,16 @@ describe("Dataset methods (tf.data's)", function()
         "sparse_batch: the elements must be single dense tensors" },
       { function() D.from_tensor_slices(tide.zeros { 2, 5 }):sparse_batch(2, { 4 }):totable() end,
         "sparse_batch: an element has shape (5,), larger than row_shape (4) in dim 0" },
+      { function() D.range(4):rejection_resample(nil, { 1 }) end, "rejection_resample: expected a function, got nil" },
+      { function() D.range(4):rejection_resample(print, {}) end, "rejection_resample: target_dist must be a non-empty list" },
+      { function() D.range(4):rejection_resample(print, { 0.5, 0.6 }) end,
+        "rejection_resample: target_dist must sum to 1, got 1.1" },
+      { function() D.range(4):rejection_resample(print, { 0.5, 0.5 }, { initial_dist = { 1 } }) end,
+        "rejection_resample: initial_dist has 1 classes but target_dist has 2" },
+      { function() D.range(4):rejection_resample(print, { 1.5, -0.5 }) end,
+        "rejection_resample: target_dist[2] must be a number >= 0, got -0.5" },
+      { function() D.range(4):rejection_resample(function() return 5 end, { 0.5, 0.5 }):totable() end,
+        "rejection_resample: class_func gave 5; classes are 0 .. 1 (target_dist's)" },
       { function() D.range(4):ignore_errors { log = true } end, "ignore_errors: unknown option 'log'" },
       { function() D.range(4):ignore_errors { log_warning = 1 } end, "ignore_errors: log_warning must be a boolean" },
       { function() O { threading = {} } end, "Options.threading is not supported" },
