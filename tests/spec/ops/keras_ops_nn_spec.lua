@@ -40,6 +40,20 @@ describe("tide.ops nn and linalg", function()
     local img, ker = gc.random({ 1, 4, 4, 2 }, -1, 1, 98), gc.random({ 2, 2, 2, 3 }, -1, 1, 99)
     gc.check(function(a, w) return o.conv(a, w, { padding = "same" }) end, { img, ker }, { none = false })
     gc.check(function(a) return o.max_pool(a, 2) + o.average_pool(a, 2) end, { img }, { none = false })
+    local im5 = gc.random({ 1, 5, 7, 2 }, -1, 1, 100)
+    gc.check(function(a) return o.adaptive_average_pool(a, { 2, 3 }) + o.adaptive_max_pool(a, { 2, 3 }) end, { im5 },
+      { none = false })
+    local chw = gc.random({ 1, 2, 4, 5 }, -1, 1, 101)
+    gc.check(function(a) return o.unfold(a, 2, { padding = 1 }) end, { chw }, { none = false })
+    local cols = gc.random({ 1, 8, 6 }, -1, 1, 102)
+    gc.check(function(a) return o.fold(a, { 3, 4 }, 2) end, { cols }, { none = false })
+    gc.check(function(a) return o.rearrange(a, "b h (w c) -> (b c) h w", { c = 2 }) end, { x }, { none = false })
+  end)
+
+  it("fold puts back what unfold cut when the blocks tile the image", function()
+    local a = tide.reshape(tide.range(0, 40), { 1, 2, 4, 5 }):cast("float32")
+    local back = o.fold(o.unfold(a, 2, { stride = 2, padding = { 0, 1 } }), { 4, 5 }, 2, { stride = 2, padding = { 0, 1 } })
+    assert.are.same(a:totable(), back:totable())
   end)
 
   it("decomposes as numpy does (svd's u, s, vh; qr's modes), checked by reconstruction", function()
@@ -148,6 +162,26 @@ describe("tide.ops nn and linalg", function()
       { function() o.segment_max(x, nil) end, "segment_max: segment_ids is nil" },
       { function() o.segment_min(x, nil) end, "segment_min: segment_ids is nil" },
       { function() o.segment_prod(x, nil) end, "segment_prod: segment_ids is nil" },
+      { function() o.adaptive_average_pool(x, 2) end, "adaptive_average_pool: inputs must be 3-D, 4-D or 5-D" },
+      { function() o.adaptive_max_pool(img, 0) end,
+        "adaptive_max_pool: output_size must be a whole number >= 1 or one per spatial dim" },
+      { function() o.adaptive_max_pool(img, 2, { data_format = "nchw" }) end,
+        "adaptive_max_pool: data_format must be \"channels_last\" or \"channels_first\", got nchw" },
+      { function() o.unfold(x, 2) end, "unfold: x must be 4-D [N, C, H, W], got shape (2, 2)" },
+      { function() o.unfold(img, 9) end, "unfold: the kernel does not fit the padded 4x2 image" },
+      { function() o.unfold(img, { 1, 2, 3 }) end, "unfold: kernel_size must be a number or a pair" },
+      { function() o.fold(img, { 4, 4 }, 2) end, "fold: x must be 3-D [N, C * kh * kw, L]" },
+      { function() o.fold(tide.zeros { 1, 8, 5 }, { 4, 4 }, 2, { stride = 2 }) end,
+        "fold: x has shape (1, 8, 5) but the kernel and output_size need [N, C * 4, 4]" },
+      { function() o.rearrange(x, "a b") end, "rearrange: pattern must be a string \"left -> right\"" },
+      { function() o.rearrange(x, "a ... -> a") end, "rearrange: '...' is not supported" },
+      { function() o.rearrange(x, "a b -> a") end, "rearrange: axis 'b' is on the left only" },
+      { function() o.rearrange(x, "a b -> a b c") end, "rearrange: axis 'c' is on the right only" },
+      { function() o.rearrange(x, "a -> a") end, "rearrange: the pattern's left side has 1 axes but the tensor has rank 2" },
+      { function() o.rearrange(x, "a (b c) -> a b c") end, "rearrange: give the size of 'b' or 'c' (axes_lengths)" },
+      { function() o.rearrange(x, "a (b c) -> a b c", { c = 3 }) end, "rearrange: dim 1 (2) does not split by 3" },
+      { function() o.rearrange(x, "a ((b) -> a b") end, "rearrange: cannot read '((b)' in the pattern" },
+      { function() o.rearrange(x, "a a -> a") end, "rearrange: axis 'a' appears twice on one side" },
       { function() o.kaiser(4, nil) end, "kaiser: beta must be a number" },
       { function() o.hamming(2.5) end, "hamming: x must be a whole number of points" },
       { function() o.bartlett("a") end, "bartlett: x must be a whole number" },
