@@ -153,6 +153,35 @@ function M.sparse_dense_matmul(a, b, adjoint_a, adjoint_b)
   return segment.unsorted_segment_sum(contrib, row, rows)
 end
 
+-- sampled_addmm(indices, values, dense_shape, mat1, mat2, beta=1, alpha=1): at each index (row, col) of the
+-- sampled matrix, alpha (mat1 @ mat2)[row, col] + beta value; (indices, values, dense_shape) as TF's, batched
+-- over leading dims (indices [..., N, 2]). Differentiable in values, mat1 and mat2.
+function M.sampled_addmm(indices, values, dense_shape, mat1, mat2, opts)
+  opts = opts or {}
+  for _, a in ipairs { { indices, "indices" }, { values, "values" }, { mat1, "mat1" }, { mat2, "mat2" } } do
+    if not binding.istensor(a[1]) then binding.error("tide.sparse.sampled_addmm: " .. a[2] .. " must be a tensor") end
+  end
+  if indices.ndim < 2 or indices.shape[indices.ndim] ~= 2 then
+    binding.error(fmt("tide.sparse.sampled_addmm: indices must be [..., N, 2], got %s", tostring(indices.shape)))
+  end
+  if mat1.ndim ~= indices.ndim or mat2.ndim ~= indices.ndim then
+    binding.error("tide.sparse.sampled_addmm: mat1 and mat2 must have indices' rank (matrices, batched alike)")
+  end
+  if mat1.shape[mat1.ndim] ~= mat2.shape[mat2.ndim - 1] then
+    binding.error(fmt("tide.sparse.sampled_addmm: mat1 %s and mat2 %s do not multiply", tostring(mat1.shape),
+      tostring(mat2.shape)))
+  end
+  local bd = indices.ndim - 2
+  local idx = m.cast(indices, "int32")
+  local row = s.gather(idx, 0, indices.ndim - 1)
+  local col = s.gather(idx, 1, indices.ndim - 1)
+  local a = s.gather(mat1, row, { axis = bd, batch_dims = bd })
+  local b = s.gather(linalg_ops.matrix_transpose(mat2), col, { axis = bd, batch_dims = bd })
+  local prod = r.reduce_sum(m.mul(a, b), -1)
+  local out = m.add(m.mul(prod, opts.alpha or 1), m.mul(m.cast(values, prod.dtype), opts.beta or 1))
+  return indices, out, dense_shape
+end
+
 -- segment_sum/mean/sqrt_n(data, indices, segment_ids, num_segments=None): the segment op over data's rows
 -- picked by indices.
 local function seg(op, f)

@@ -101,6 +101,14 @@ describe("tide.sparse ops", function()
       I().dense_shape) }))
     check("cross", sp.cross { S({ { 0, 0 }, { 1, 0 }, { 1, 1 } }, tide.tensor({ "a", "b", "c" }, "string"), { 2, 2 }),
       tide.tensor({ { "d" }, { "e" } }, "string") })
+    local _, sv = sp.sampled_addmm(tide.tensor { { 0, 0 }, { 1, 2 } }, tide.tensor({ 1, 2 }, "float32"), { 2, 3 },
+      tide.tensor({ { 1, 2 }, { 3, 4 } }, "float32"), tide.tensor({ { 1, 0, 2 }, { 0, 1, 1 } }, "float32"),
+      { beta = 0.5, alpha = 2 })
+    check("sampled_addmm", sv)
+    local r8 = tide.reshape(tide.range(0, 8), { 2, 2, 2 }):cast("float32")
+    local _, bv = sp.sampled_addmm(tide.tensor { { { 0, 1 } }, { { 1, 0 } } }, tide.tensor({ { 1 }, { 2 } }, "float32"),
+      { { 2, 2 }, { 2, 2 } }, r8, r8)
+    check("sampled_addmm_batched", bv)
     check("cross_sep", sp.cross({ tide.tensor({ { "x", "y" } }, "string"), tide.tensor({ { "1", "2" } }, "string") },
       { separator = "-" }))
   end)
@@ -126,6 +134,11 @@ describe("tide.sparse ops", function()
     gc.check(function(v) return sp.add(S(idx, v, { 3, 3 }), S(idx, v * 2, { 3, 3 })).values end, { v64 },
       { none = false })
     gc.check(function(d) return sp.segment_mean(d, { 0, 2, 1 }, { 0, 0, 1 }) end, { d64 }, { none = false })
+    local m1, m2 = gc.random({ 3, 2 }, -1, 1, 63), gc.random({ 2, 3 }, -1, 1, 64)
+    gc.check(function(v, a, b)
+      local _, out = sp.sampled_addmm(idx, v, { 3, 3 }, a, b, { beta = 0.5, alpha = 2 })
+      return out
+    end, { v64, m1, m2 }, { none = false })
   end)
 
   it("names the op and the argument in its errors", function()
@@ -169,6 +182,13 @@ describe("tide.sparse ops", function()
       { function() sp.segment_sqrt_n(D, nil, { 0 }) end, "tide.sparse.segment_sqrt_n: indices is nil" },
       { function() sp.bincount(S({ { 0 } }, tide.tensor { -1 }, { 1 })) end, "tide.sparse.bincount: values must be non-negative, got -1" },
       { function() sp.bincount(I(), { axis = 2 }) end, "tide.sparse.bincount: axis must be 0 or -1" },
+      { function() sp.sampled_addmm({ 0 }, D, { 1 }, D, D) end, "tide.sparse.sampled_addmm: indices must be a tensor" },
+      { function() sp.sampled_addmm(tide.tensor { 0 }, D, { 1 }, D, D) end,
+        "tide.sparse.sampled_addmm: indices must be [..., N, 2], got (1,)" },
+      { function() sp.sampled_addmm(tide.tensor { { 0, 0 } }, D, { 1 }, D, D) end,
+        "tide.sparse.sampled_addmm: mat1 (3, 4) and mat2 (3, 4) do not multiply" },
+      { function() sp.sampled_addmm(tide.tensor { { 0, 0 } }, D, { 1 }, tide.zeros { 1, 2, 2 }, D) end,
+        "tide.sparse.sampled_addmm: mat1 and mat2 must have indices' rank" },
       { function() sp.cross {} end, "tide.sparse.cross: inputs must be a non-empty list" },
       { function() sp.cross { tide.tensor { "a" } } end, "tide.sparse.cross: a dense input must be rank 2" },
       { function() sp.cross { tide.tensor({ { "a" } }, "string"), tide.tensor({ { "b" }, { "c" } }, "string") } end,
