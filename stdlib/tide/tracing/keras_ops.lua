@@ -117,6 +117,130 @@ function M.switch(index, branches, ...)
   return pick(0)
 end
 
+-- jvp(fun, primals, tangents, has_aux=False): fun's outputs at primals and their directional derivative
+-- along tangents (forward mode), computed as two reverse passes: J^T u for a watched cotangent u, then the
+-- gradient of <J^T u, t> in u, which is J t. primals and tangents are lists of tensors; fun returns a
+-- tensor or a list of them (and its aux as a second value with has_aux). Returns outputs, tangents_out[, aux].
+function M.jvp(fun, primals, tangents, has_aux)
+  if type(fun) ~= "function" then binding.error("jvp: fun must be a function, got " .. type(fun)) end
+  if type(primals) ~= "table" or binding.istensor(primals) or type(tangents) ~= "table" or
+      binding.istensor(tangents) or #primals ~= #tangents or #primals == 0 then
+    binding.error("jvp: primals and tangents must be lists of tensors of one (nonzero) length")
+  end
+  local ps, ts = {}, {}
+  for i = 1, #primals do
+    -- a fresh tensor per argument: the same tensor given twice is two arguments (two directions)
+    ps[i] = math_ops.add(convert.arg(primals[i], "jvp"), 0)
+    ts[i] = convert.arg(tangents[i], "jvp")
+    if tostring(ps[i].shape) ~= tostring(ts[i].shape) or ps[i].dtype ~= ts[i].dtype then
+      binding.error(string.format("jvp: tangent %d is %s %s but its primal is %s %s", i, ts[i].dtype,
+        tostring(ts[i].shape), ps[i].dtype, tostring(ps[i].shape)))
+    end
+  end
+  local outer = tape.GradientTape { persistent = true }
+  local outs, aux, us, single
+  local total = outer:run(function()
+    local inner = tape.GradientTape()
+    local res = { inner:run(function()
+      for _, p in ipairs(ps) do inner:watch(p) end
+      return fun(unpack(ps, 1, #ps))
+    end) }
+    if has_aux then aux = res[2] end
+    outs = res[1]
+    single = binding.istensor(outs)
+    local list = single and { outs } or outs
+    us = {}
+    for i, y in ipairs(list) do
+      us[i] = math_ops.mul(y, 0)
+      outer:watch(us[i])
+    end
+    local gs = inner:gradient(list, ps, { output_gradients = us, unconnected_gradients = "zero" })
+    local acc
+    for i, g in ipairs(gs) do
+      local term = require("tide.ops.reduce").reduce_sum(math_ops.mul(g, ts[i]))
+      acc = acc and math_ops.add(acc, term) or term
+    end
+    return acc
+  end)
+  local jt = outer:gradient(total, us, { unconnected_gradients = "zero" })
+  local t_out = single and jt[1] or jt
+  if has_aux then return outs, t_out, aux end
+  return outs, t_out
+end
+
+-- vectorize(pyfunc, {excluded=, signature=}): numpy's vectorize: a function that calls pyfunc on each
+-- element (no signature: the arguments broadcast to one shape) or on each core slice (signature like
+-- "(n),(n)->()": the core dims are the trailing ones; the leading dims must agree), stacking the results.
+-- excluded lists argument positions (1-based) passed through whole. The loop is unrolled (known dims).
+function M.vectorize(fn, opts)
+  if type(fn) ~= "function" then binding.error("vectorize: pyfunc must be a function, got " .. type(fn)) end
+  opts = opts or {}
+  local excluded = {}
+  for _, i in ipairs(opts.excluded or {}) do excluded[i] = true end
+  local cores
+  if opts.signature ~= nil then
+    local ins = type(opts.signature) == "string" and opts.signature:match("^%s*(.-)%s*%->")
+    if not ins or not ins:find("(", 1, true) or ins:gsub("%(.-%)", ""):gsub("[,%s]", "") ~= "" then
+      binding.error("vectorize: signature must read like \"(n),(n)->()\"")
+    end
+    cores = {}
+    for group in ins:gmatch("%((.-)%)") do
+      local n = 0
+      for _ in group:gmatch("[%w_]+") do n = n + 1 end
+      cores[#cores + 1] = n
+    end
+  end
+  return function(...)
+    local a, n = { ... }, select("#", ...)
+    local vec, lead = {}, nil
+    for i = 1, n do
+      if not excluded[i] then
+        a[i] = convert.arg(a[i], "vectorize")
+        vec[#vec + 1] = i
+      end
+    end
+    if #vec == 0 then return fn(...) end
+    if not cores then -- broadcast every vectorized argument to one shape
+      local zero = math_ops.mul(a[vec[1]], 0)
+      for k = 2, #vec do zero = math_ops.add(zero, math_ops.cast(math_ops.mul(a[vec[k]], 0), zero.dtype)) end
+      lead = zero.shape:as_list()
+      for _, i in ipairs(vec) do
+        a[i] = math_ops.add(a[i], math_ops.cast(zero, a[i].dtype))
+      end
+    end
+    local flat = {}
+    local count = 1
+    for k, i in ipairs(vec) do
+      local sh = a[i].shape:as_list()
+      local core = cores and (cores[k] or 0) or 0
+      local l = {}
+      for d = 1, #sh - core do l[d] = sh[d] end
+      if lead and table.concat(lead, ",") ~= table.concat(l, ",") then
+        binding.error("vectorize: the arguments' loop dims differ: (" .. table.concat(lead, ", ") .. ") and (" ..
+          table.concat(l, ", ") .. ")")
+      end
+      lead = l
+      local rest = { -1 }
+      for d = #sh - core + 1, #sh do rest[#rest + 1] = sh[d] end
+      flat[i] = shape_ops.reshape(a[i], rest)
+    end
+    for _, d in ipairs(lead) do count = count * d end
+    if count == 0 then binding.error("vectorize: nothing to loop over (a dim of 0)") end
+    local outs = {}
+    for j = 0, count - 1 do
+      local call = {}
+      for i = 1, n do call[i] = flat[i] and flat[i][j] or a[i] end
+      outs[j + 1] = fn(unpack(call, 1, n))
+    end
+    local y = shape_ops.stack(outs, 0)
+    local shp = {}
+    for d, v in ipairs(lead) do shp[d] = v end
+    local ysh = y.shape:as_list()
+    for d = 2, #ysh do shp[#shp + 1] = ysh[d] end
+    return shape_ops.reshape(y, shp)
+  end
+end
+
 -- shape(x): a Lua list of x's dims (an unknown dim of a traced tensor is a 0-d int32 tensor).
 function M.shape(x)
   x = convert.arg(x, "shape")

@@ -109,6 +109,31 @@ describe("tide.ops nn and linalg", function()
     assert.is_function(o.custom_gradient)
   end)
 
+  it("computes jvp (forward mode, by two reverse passes) and vectorizes as numpy", function()
+    local x = tide.tensor({ 0.5, 1.0, 2.0 }, "float64")
+    local t = tide.tensor({ 1.0, 0.5, -1.0 }, "float64")
+    local y, jt = o.jvp(function(a) return tide.sin(a) * a * a end, { x }, { t })
+    local xs, ts, got, ys = x:totable(), t:totable(), jt:totable(), y:totable()
+    for i = 1, 3 do
+      local a = xs[i]
+      assert(math.abs(got[i] - (math.cos(a) * a * a + 2 * a * math.sin(a)) * ts[i]) < 1e-12)
+      assert(math.abs(ys[i] - math.sin(a) * a * a) < 1e-12)
+    end
+    -- several primals (the same tensor twice is two arguments), several outputs, aux
+    local outs, jts, aux = o.jvp(function(a, b) return { a * b, a + b }, "aux" end, { x, x }, { t, t }, true)
+    assert.are.same({ 1, 1, -4 }, jts[1]:totable())
+    assert.are.same({ 2, 1, -2 }, jts[2]:totable())
+    assert.are.equal("aux", aux)
+    assert.are.equal(2, #outs)
+    -- vectorize: elementwise over broadcast arguments, or over the loop dims of a signature
+    local f = o.vectorize(function(a, b) if a:item() > b:item() then return a - b end return a + b end)
+    assert.are.same({ 3, 4, 1, 2 }, f(tide.tensor { 1, 2, 3, 4 }, tide.tensor(2)):totable())
+    local g = o.vectorize(function(u, v) return tide.reduce_sum(u * v) end, { signature = "(n),(n)->()" })
+    assert.are.same({ 3, 14 }, g(tide.tensor { { 1, 2 }, { 3, 4 } }, tide.tensor { { 1, 1 }, { 2, 2 } }):totable())
+    local h = o.vectorize(function(a, k) return a * k end, { excluded = { 2 } })
+    assert.are.same({ 2, 4 }, h(tide.tensor { 1, 2 }, 2):totable())
+  end)
+
   it("names the op and the argument in its errors", function()
     local x = tide.tensor({ { 1, 2 }, { 3, 4 } }, "float32")
     local img = tide.zeros({ 1, 4, 4, 2 })
@@ -182,6 +207,13 @@ describe("tide.ops nn and linalg", function()
       { function() o.rearrange(x, "a (b c) -> a b c", { c = 3 }) end, "rearrange: dim 1 (2) does not split by 3" },
       { function() o.rearrange(x, "a ((b) -> a b") end, "rearrange: cannot read '((b)' in the pattern" },
       { function() o.rearrange(x, "a a -> a") end, "rearrange: axis 'a' appears twice on one side" },
+      { function() o.jvp(nil, { x }, { x }) end, "jvp: fun must be a function, got nil" },
+      { function() o.jvp(tide.sin, { x }, {}) end, "jvp: primals and tangents must be lists of tensors of one" },
+      { function() o.jvp(tide.sin, { x }, { tide.zeros { 3 } }) end, "jvp: tangent 1 is float32 (3,) but its primal is float32 (2, 2)" },
+      { function() o.vectorize(5) end, "vectorize: pyfunc must be a function, got number" },
+      { function() o.vectorize(tide.sin, { signature = "n -> m" }) end, "vectorize: signature must read like" },
+      { function() o.vectorize(function(a, b) return a end, { signature = "(n),(n)->()" })(x, tide.zeros { 3, 2 }) end,
+        "vectorize: the arguments' loop dims differ: (2) and (3)" },
       { function() o.kaiser(4, nil) end, "kaiser: beta must be a number" },
       { function() o.hamming(2.5) end, "hamming: x must be a whole number of points" },
       { function() o.bartlett("a") end, "bartlett: x must be a whole number" },
