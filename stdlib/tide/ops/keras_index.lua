@@ -269,4 +269,33 @@ function M.saturate_cast(x, dtype)
   return m.cast(x, dtype)
 end
 
+-- view(x, dtype=None): x's bytes read as another dtype (numpy's view: the last dim scales by the itemsizes'
+-- ratio). Eager: a copy of the bytes (tide's tensors own typed storage).
+local DT = require "tide.dtype"
+function M.view(x, dtype)
+  x = u.arg("view", x)
+  if dtype == nil or dtype == x.dtype then return x end
+  if type(dtype) ~= "string" or not DT.codes[dtype] then binding.error("view: dtype must be a dtype name") end
+  if x.dtype == "string" or dtype == "string" then binding.error("view: string tensors have no fixed-size bytes") end
+  if require("tide.tensor").is_symbolic(x) then binding.error("view: works eagerly only (it reads x's bytes)") end
+  local from, to = DT.size[DT.codes[x.dtype]], DT.size[DT.codes[dtype]]
+  local shape = x.shape:as_list()
+  if #shape == 0 and from ~= to then
+    binding.error(fmt("view: a scalar of %s cannot be viewed as %s (the itemsizes differ)", x.dtype, dtype))
+  end
+  if #shape > 0 then
+    local bytes = shape[#shape] * from
+    if bytes % to ~= 0 then
+      binding.error(fmt("view: the last dim holds %d bytes, not a multiple of %s's %d", bytes, dtype, to))
+    end
+    shape[#shape] = bytes / to
+  end
+  local c = s.contiguous(x)
+  local n = 1
+  for _, d in ipairs(x.shape:as_list()) do n = n * d end
+  local raw = n > 0 and require("ffi").string(c.data, n * from) or ""
+  binding.keep_alive(c)
+  return create_ops.from_buffer(raw, shape, { dtype = dtype })
+end
+
 return M

@@ -167,6 +167,11 @@ describe("tide.ops numpy families", function()
       { function() o.inner(nil, x) end, "inner: x1 is nil" },
       { function() o.vdot(nil, x) end, "vdot: x1 is nil" },
       { function() o.append(nil, x) end, "append: x1 is nil" },
+      { function() o.view(tide.zeros { 3 }, "int64") end, "view: the last dim holds 12 bytes, not a multiple of int64's 8" },
+      { function() o.view(tide.tensor(1.5), "float64") end, "view: a scalar of float32 cannot be viewed as float64" },
+      { function() o.view(x, "complex64") end, "view: dtype must be a dtype name" },
+      { function() o.view(tide.tensor({ "a" }, "string"), "uint8") end, "view: string tensors have no fixed-size bytes" },
+      { function() tide.trace(function(a) return o.view(a, "int32") end)(x) end, "view: works eagerly only" },
       { function() o.tri(2.5) end, "tri" },
       { function() o.eye("a") end, "eye" },
     }
