@@ -55,6 +55,7 @@ local MODULES = {
   require "tide.data.stages.options", -- options, with_options (tide.data.Options: data/options.lua)
   require "tide.data.stages.save", -- save, load, snapshot, fingerprint
   require "tide.data.stages.rejection_resample",
+  require "tide.data.stages.ragged_batch",
   require "tide.data.stages.sparse_batch_stage", -- sparse_batch (kernels/data/sparse_batch.c is batch's sparse part)
 }
 

@@ -98,6 +98,38 @@ describe("Dataset methods (tf.data's)", function()
       assert.are.same(cases.sparse_batch_scalars, sparse_values(D.range(3):sparse_batch(2, {})))
     end)
 
+    it("ragged_batch makes RaggedTensors of the varying components, as TF", function()
+      local function rows_of(list, dt, width)
+        return D.from_generator(function()
+          local i = 0
+          return function()
+            i = i + 1
+            if list[i] == nil then return nil end
+            if width then return tide.fill({ list[i], width }, list[i]):cast(dt) end
+            return tide.range(0, list[i]):cast(dt)
+          end
+        end, { output_signature = tide.TensorSpec(width and { tide.None, width } or { tide.None }, dt) })
+      end
+      local r = rows_of({ 1, 2, 3, 4 }, "int64"):ragged_batch(3)
+      local got = {}
+      for rt in r:iter() do got[#got + 1] = { rt.values:totable(), rt.row_splits:totable() } end
+      assert.are.same(cases.ragged_batch, got)
+      local sp = r.element_spec
+      assert.are.equal(cases.ragged_batch_spec[1], sp.dtype)
+      assert.are.equal("RaggedTensorSpec(shape=(None, None), dtype=int64, ragged_rank=1)", tostring(sp))
+      assert.are.same(cases.ragged_batch_dense, values(D.range(5):ragged_batch(2)))
+      local m = rows_of({ 1, 2, 3 }, "int32", 2):ragged_batch(2, true)
+      got = {}
+      for rt in m:iter() do got[#got + 1] = { rt.values:totable(), rt.row_splits:totable() } end
+      assert.are.same(cases.ragged_batch_2d_drop, got)
+      assert.are.same({ 2, tide.None, 2 }, m.element_spec.shape)
+      -- a map gets tide.RaggedTensors and may return them
+      local doubled = r:map(function(rt) return tide.RaggedTensor.from_row_splits(rt.values * 2, rt.row_splits) end)
+      got = {}
+      for rt in doubled:iter() do got[#got + 1] = rt.values:totable() end
+      assert.are.same({ { 0, 0, 2, 0, 2, 4 }, { 0, 2, 4, 6 } }, got)
+    end)
+
     it("rejection_resample moves the class distribution to the target, as TF's does", function()
       local classes = {}
       for i = 1, 100 do classes[i] = i <= 80 and 0 or 1 end
@@ -222,6 +254,10 @@ describe("Dataset methods (tf.data's)", function()
 
   it("names what is wrong in its errors", function()
     local O = tide.data.Options
+    local function vrows(shape)
+      return D.from_generator(function() return function() end end,
+        { output_signature = tide.TensorSpec(shape, "float32") })
+    end
     local cases_ = {
       { function() D.counter(0.5) end, "counter: start must be a whole number" },
       { function() D.counter(0, 1, "float32") end, "counter: dtype must be int64 or int32, got float32" },
@@ -239,6 +275,14 @@ describe("Dataset methods (tf.data's)", function()
         "sparse_batch: the elements must be single dense tensors" },
       { function() D.from_tensor_slices(tide.zeros { 2, 5 }):sparse_batch(2, { 4 }):totable() end,
         "sparse_batch: an element has shape (5,), larger than row_shape (4) in dim 0" },
+      { function() D.range(4):ragged_batch(0) end, "ragged_batch: batch_size must be a whole number >= 1, got 0" },
+      { function() D.range(4):ragged_batch(2, { row_splits_dtype = "int32" }) end,
+        "ragged_batch: row_splits_dtype must be int64" },
+      { function() vrows({ tide.None }):ragged_batch(2):batch(2) end, "batch: the elements hold RaggedTensors" },
+      { function() vrows({ tide.None }):ragged_batch(2):unbatch() end, "unbatch: the elements hold RaggedTensors" },
+      { function() vrows({ 2, tide.None }):ragged_batch(2) end,
+        "ragged_batch: component 1 has shape (2, None); only the first dim may vary" },
+      { function() vrows(nil):ragged_batch(2) end, "ragged_batch: component 1 has an unknown rank" },
       { function() D.range(4):rejection_resample(nil, { 1 }) end, "rejection_resample: expected a function, got nil" },
       { function() D.range(4):rejection_resample(print, {}) end, "rejection_resample: target_dist must be a non-empty list" },
       { function() D.range(4):rejection_resample(print, { 0.5, 0.6 }) end,
