@@ -185,7 +185,13 @@ local function load(path, opts)
   return ds
 end
 
-local load_stage = {} -- Lua: the cache file's reader is C, called per element
+local load_stage = {}
+
+-- C (kernels/data/load.c) for a plain folder; a compressed one is unpacked per pass, in Lua.
+function load_stage.in_c(ds) return ds.compression == "" end
+function load_stage.c(ds)
+  return C.tide_dataset_load(join(ds.path, DATA_FILE), #ds.specs, cache_file.dtype_codes(ds.specs), ds.card)
+end
 
 function load_stage.lua(ds)
   if ds.compression == "" then return cache_file.reader(join(ds.path, DATA_FILE), ds.specs) end
