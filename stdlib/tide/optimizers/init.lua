@@ -14,7 +14,9 @@ local M = {
 
 local loss_scale = require "tide.optimizers.loss_scale"
 for _, family in ipairs { require "tide.optimizers.sgd", require "tide.optimizers.adam",
-                          require "tide.optimizers.rmsprop", require "tide.optimizers.adagrad", loss_scale } do
+                          require "tide.optimizers.rmsprop", require "tide.optimizers.adagrad",
+                          require "tide.optimizers.adaptive", require "tide.optimizers.ftrl",
+                          require "tide.optimizers.muon", loss_scale } do
   for name, cls in pairs(family) do
     if type(cls) == "table" then M[name] = cls end
   end
@@ -22,7 +24,8 @@ end
 
 -- Keras's lookup: class names, case-insensitive ("adam", "Adam", "rmsprop").
 local BY_NAME = {}
-for _, name in ipairs { "SGD", "Adam", "AdamW", "Adamax", "Nadam", "RMSprop", "Adagrad", "Adadelta" } do
+for _, name in ipairs { "SGD", "Adam", "AdamW", "Adamax", "Nadam", "RMSprop", "Adagrad", "Adadelta", "Lion", "Lamb",
+  "Adafactor", "Ftrl", "Muon", "ScheduleFreeAdamW" } do
   BY_NAME[name:lower()] = M[name]
 end
 
