@@ -42,4 +42,12 @@ for _, family in ipairs {
   for name, value in pairs(family) do M[name] = value end
 end
 
+-- Keras 3's other names for the convolutions (the same classes: configs name them Conv1D, ...).
+for alias, name in pairs { Convolution1D = "Conv1D", Convolution2D = "Conv2D", Convolution3D = "Conv3D",
+  Convolution1DTranspose = "Conv1DTranspose", Convolution2DTranspose = "Conv2DTranspose",
+  Convolution3DTranspose = "Conv3DTranspose", SeparableConvolution1D = "SeparableConv1D",
+  SeparableConvolution2D = "SeparableConv2D" } do
+  M[alias] = M[name]
+end
+
 return M
