@@ -10,6 +10,7 @@ local M = {
   is_keras_tensor = keras_tensor.is,
   serialize = layer.serialize,     -- {class_name=, config=}, as Keras's
   deserialize = layer.deserialize, -- (spec, custom_objects): the layer again
+  InputSpec = require("tide.layers.input_spec").InputSpec, -- what a layer's input_spec holds
 }
 
 -- Forget the automatic names handed out so far (dense, dense_1, ...), as
