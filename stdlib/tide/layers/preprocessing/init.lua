@@ -8,6 +8,7 @@ for _, file in ipairs {
   require "tide.layers.preprocessing.image_random", -- RandomFlip, RandomRotation, RandomZoom, RandomTranslation,
                                                     -- RandomCrop, RandomContrast, RandomBrightness
   require "tide.layers.preprocessing.normalization", -- Normalization (with adapt)
+  require "tide.layers.preprocessing.pipeline",      -- Pipeline
 } do
   for name, value in pairs(file) do M[name] = value end
 end
