@@ -36,6 +36,7 @@ for _, family in ipairs {
   require "tide.layers.conv_transpose", -- Conv1DTranspose, Conv2DTranspose, Conv3DTranspose
   require "tide.layers.rnn",            -- RNN, SimpleRNN, LSTM, GRU, their cells, Bidirectional
   require "tide.layers.rnn_stacked",    -- StackedRNNCells
+  require "tide.layers.reversible_embedding", -- ReversibleEmbedding
   require "tide.layers.conv_lstm",      -- ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
   require "tide.layers.attention",      -- EinsumDense, MultiHeadAttention, GroupQueryAttention, Attention, AdditiveAttention
   require "tide.layers.preprocessing",  -- Rescaling, Resizing, CenterCrop, RandomFlip, RandomRotation, RandomZoom,
