@@ -131,6 +131,18 @@ cases.gelu = function(add)
   end
 end
 
+-- Keras 3's activation kernels with a parameter (ops/activations.lua)
+for name, param in pairs { celu = 0.5, hard_shrink = 1.5, soft_shrink = 1.5, squareplus = 2 } do
+  cases[name] = function(add)
+    local f = tide.activations[name]
+    for _, dt in ipairs(M.dtypes_of(name)) do
+      add(dt, f, { data({ 2, 3 }, dt) })
+      add(dt .. " parameter, strided", function(x) return f(x, param) end, { strided({ 2, 3 }, dt) })
+      if FLOATS[dt] then add(dt .. " specials", f, { specials(dt) }) end
+    end
+  end
+end
+
 cases.leaky_relu = function(add)
   for _, dt in ipairs(M.dtypes_of("leaky_relu")) do
     add(dt, tide.nn.leaky_relu, { data({ 2, 3 }, dt) })

@@ -233,4 +233,14 @@ function M.outer(a, b)
   return math_ops.mul(shape_ops.reshape(a, { -1, 1 }), shape_ops.reshape(b, { 1, -1 }))
 end
 
+-- Keras 3's activation ops (keras.ops.celu, glu, sparsemax, ...): ops/activations.lua, and the kernels without a
+-- parameter (sparse_plus, sparse_sigmoid, hard_tanh, tanh_shrink) from the registry.
+do
+  local act = require "tide.ops.activations"
+  for _, name in ipairs { "celu", "glu", "hard_shrink", "soft_shrink", "sparsemax", "squareplus", "threshold" } do
+    M[name] = act[name]
+  end
+  for _, name in ipairs { "sparse_plus", "sparse_sigmoid", "hard_tanh", "tanh_shrink" } do M[name] = math_ops[name] end
+end
+
 return M

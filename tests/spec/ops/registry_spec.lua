@@ -12,6 +12,10 @@ local ints = tide.tensor{{1, 2, 3}, {4, 5, 6}}
 -- One call per registry row, through the public Lua API.
 local calls = {
   gelu = function() return tide.nn.gelu(m) end, leaky_relu = function() return tide.nn.leaky_relu(m) end,
+  celu = function() return tide.activations.celu(m, 2) end,
+  hard_shrink = function() return tide.activations.hard_shrink(m, 2) end,
+  soft_shrink = function() return tide.activations.soft_shrink(m, 2) end,
+  squareplus = function() return tide.activations.squareplus(m) end,
   cast = function() return m:cast("int32") end, copy = function() return tide.contiguous(m:transpose()) end,
   where = function() return tide.where(m:gt(2), m, 0) end,
   clip_by_value = function() return tide.clip_by_value(m, 2, 4) end,

@@ -15,6 +15,8 @@ for _, file in ipairs {
   require "tide.layers.preprocessing.image_mix",    -- CutMix, MixUp, MaxNumBoundingBoxes
   require "tide.layers.preprocessing.image_policy", -- RandAugment, AugMix
   require "tide.layers.preprocessing.image_clahe",  -- ContrastLimitedAdaptiveHistogramEqualization
+  require "tide.layers.preprocessing.normalization", -- Normalization (with adapt)
+  require "tide.layers.preprocessing.pipeline",      -- Pipeline
 } do
   for name, value in pairs(file) do
     if type(value) == "table" then M[name] = value end
