@@ -133,6 +133,8 @@ do
   calls.substr = function() return S.substr(words, 0, 1) end
   calls.regex_replace = function() return S.regex_replace(words, "[a-z]", "x") end
   calls.string_split = function() return S.split(tide.tensor "a b") end
+  calls.string_hash = function() return S.to_hash_bucket_fast(words, 10) end
+  calls.string_ngrams = function() return S.ngrams(tide.tensor { "a", "b", "c" }, 2) end
 end
 
 -- assert: tide.debugging's assertions (tests/spec/debugging covers them in full).
