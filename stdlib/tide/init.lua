@@ -153,6 +153,8 @@ for name, fn in pairs(require "tide.ops.bitwise") do tide.bitwise[name] = fn end
 
 -- tide.strings.* (TF's tf.strings): split, regex_replace, lower, length, to_number, join, ...
 tide.strings = require "tide.ops.strings"
+-- tide.lookup: hashed vocabularies as tensors (table, find) and ragged_to_tensor
+tide.lookup = require "tide.ops.lookup"
 
 -- tide.signal.* (TF's namespace): so far the window functions.
 tide.signal = {}
