@@ -123,6 +123,30 @@ tide_status tide_infer_text_chars(const tide_op_def *def, const tide_attrs *a, i
   return TIDE_OK;
 }
 
+tide_status tide_infer_wordpiece_tokenize(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                          const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  const tide_tensor *x = in[0], *v = in[1], *t = in[2], *sfx = in[3];
+  char s[128];
+  if (x->dt != TIDE_STRING || x->ndim != 1)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: the input must be a string vector, got %s %s", def->name,
+                     tide_dtype_name(x->dt), TIDE_SHAPE_STR(s, x));
+  if (v->dt != TIDE_STRING || v->ndim != 1)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: the vocabulary must be a string vector, got %s %s", def->name,
+                     tide_dtype_name(v->dt), TIDE_SHAPE_STR(s, v));
+  if (t->dt != TIDE_INT64 || t->ndim != 1)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: the table must be lookup_table's int64 vector, got %s %s", def->name,
+                     tide_dtype_name(t->dt), TIDE_SHAPE_STR(s, t));
+  if (sfx->dt != TIDE_STRING || sfx->ndim != 0)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: the suffix indicator must be a scalar string", def->name);
+  if (a->n < 1) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: max bytes a word must be >= 1, got %lld", def->name,
+                                 (long long)a->n);
+  int64_t unknown = -1, rows = x->dims[0] < 0 ? -1 : x->dims[0] + 1;
+  tide_tensor_set_contiguous_layout(out[0], TIDE_INT64, 1, &unknown);
+  tide_tensor_set_contiguous_layout(out[1], TIDE_INT64, 1, &rows);
+  return TIDE_OK;
+}
+
 /* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
 
 /* The vocabulary and the table are vectors; keys of any rank give ids of that rank. */
@@ -156,3 +180,11 @@ static int ngrams_rank(const tide_op_def *def, const tide_attrs *a, int n_in, co
 }
 const tide_rank_rule tide_infer_text_ngrams_rank = {ngrams_rank, tide_rank_keeps, NULL};
 const tide_rank_rule tide_infer_text_chars_rank = {vector_rank, tide_rank_keeps, NULL};
+
+/* wordpiece_tokenize: the input, vocabulary and table vectors, the suffix a scalar. */
+static int wordpiece_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                          int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in);
+  return i == 3 ? 0 : 1;
+}
+const tide_rank_rule tide_infer_wordpiece_tokenize_rank = {wordpiece_rank, tide_rank_keeps, NULL};

@@ -246,6 +246,7 @@ static const rcase cases[] = {
     {ROW(RAGGED_TO_TENSOR), A(.n = 3), IN3(UR(I64), UR(I64), S(I64)), OUT(I64, 2, U, 3)},
     {ROW(TEXT_NGRAMS), A(.ints = {1}, .nints = 1), IN3(UR(STR), UR(I64), UR(STR)), OUT(STR, 1, U), OUT1(I64, 1, U)},
     {ROW(TEXT_CHARS), IN1(UR(STR)), OUT(STR, 1, U), OUT1(I64, 1, U)},
+    {ROW(WORDPIECE_TOKENIZE), A(.n = 100), IN4(UR(STR), UR(STR), UR(I64), UR(STR)), OUT(I64, 1, U), OUT1(I64, 1, U)},
     {ROW(ASSERT), IN2(UR(BOOL), S(STR)), OUT(BOOL, 0, 0)},
     {ROW(ALL_REDUCE_SUM), IN2(UR(F32), D(F32, 2, 2, 3)), OUT(F32, R, 0), OUT1(F32, 2, 2, 3)},
     {ROW(ALL_REDUCE_SUM), IN1(UR(I32)), ERR(TIDE_ERR_DTYPE, "all_reduce_sum: input 1 is int32")},

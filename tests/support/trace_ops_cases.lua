@@ -943,6 +943,14 @@ do
     add("3 with separator", function(v, rs) return NG.ngrams(v, rs, { 3 }, "_") end,
       { tide.tensor { "x", "y", "z" }, tide.tensor({ 0, 3 }, "int64") })
   end
+  cases.wordpiece_tokenize = function(add)
+    local tok = tide.text.WordPieceTokenizer { vocabulary = { "[UNK]", "the", "play", "##ing", "##s", ",", "caf",
+      "##e" }, lowercase = true, strip_accents = true }
+    add("uncased", function(x) local r = tok(x) return r.values, r.row_splits end,
+      { tide.tensor { "The playing, plays", "", "Café xyz" } })
+    local tok3 = tide.text.WordPieceTokenizer { vocabulary = { "[UNK]", "the", "play", "##s" }, sequence_length = 3 }
+    add("sequence_length", function(x) return tok3:tokenize(x) end, { tide.tensor { "the the", "plays" } })
+  end
   cases.text_chars = function(add)
     add("utf-8", function(x) return NG.characters(x) end, { tide.tensor { "ab", "", "\195\132x" } })
   end

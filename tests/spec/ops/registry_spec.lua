@@ -138,6 +138,9 @@ do
   calls.ragged_to_tensor = function() return LK.ragged_to_tensor(v, tide.tensor({ 0, 1, 2 }, "int64"), "") end
   calls.text_ngrams = function() return NG.ngrams(v, tide.tensor({ 0, 2 }, "int64"), { 2 }) end
   calls.text_chars = function() return NG.characters(tide.tensor { "ab" }) end
+  calls.wordpiece_tokenize = function()
+    return tide.text.WordPieceTokenizer { vocabulary = { "[UNK]", "a", "##b" } }:tokenize(tide.tensor "ab")
+  end
 end
 
 -- assert: tide.debugging's assertions (tests/spec/debugging covers them in full).

@@ -243,6 +243,15 @@ local function token_input(self, x)
 end
 
 function IndexLookup:call(x)
+  -- a symbolic call before the vocabulary arrives (a model rebuilt from a file, whose assets come after): the
+  -- shapes of an empty vocabulary's result are the real one's
+  if self._vocab == nil and tensor.is_symbolic(convert.tensor(x)) then
+    self._vocab = tokens_list({})
+    local ok, y = pcall(IndexLookup.call, self, x)
+    self._vocab = nil
+    if not ok then error(y, 0) end
+    return y
+  end
   if self._vocab == nil then
     binding.error(fmt("%s: pass vocabulary, or call adapt, before calling the layer", who(self)))
   end
@@ -293,6 +302,30 @@ function IndexLookup:call(x)
   end
   -- Keras: the lookups' one_hot / multi_hot / count are int64 (tf_idf the float compute dtype)
   return categorical.encode(ids, self.output_mode, depth, "int64")
+end
+
+-- Keras's assets: an adapted vocabulary (none given to the constructor) travels in a .keras file as
+-- assets/<the layer's path>/vocabulary.txt, every index's token one a line (the mask and OOV tokens first).
+function IndexLookup:save_assets()
+  if self._init_vocabulary ~= nil or self._vocab == nil then return nil end
+  local lines = {}
+  for i, t in ipairs(self:get_vocabulary()) do lines[i] = tostring(t) end
+  return { ["vocabulary.txt"] = table.concat(lines, "\n") }
+end
+
+function IndexLookup:load_assets(files)
+  local text = files and files["vocabulary.txt"]
+  if self._init_vocabulary ~= nil or text == nil then return end
+  local lines = {}
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = (line:gsub("\r$", "")) end
+  while #lines > 0 and lines[#lines] == "" do lines[#lines] = nil end
+  -- the reserved entries (mask, OOV tokens) come first, as get_vocabulary gives them
+  local skip = self:_token_start()
+  local v = {}
+  for i = skip + 1, #lines do
+    v[#v + 1] = is_string_lookup(self) and lines[i] or tonumber(lines[i])
+  end
+  self:set_vocabulary(v, self.idf_weights)
 end
 
 function IndexLookup:get_config()

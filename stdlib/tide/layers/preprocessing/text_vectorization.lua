@@ -48,6 +48,7 @@ function TextVectorization:init(...)
       tostring(split)))
   end
   self.standardize, self.split = std, split
+  if o.ngrams == None then o.ngrams = nil end   -- a config's null
   self.ngrams = ngram_ops.widths(o.ngrams, who(self))
   self._ngrams_arg = o.ngrams
   local mode = o.output_mode or "int"
@@ -82,11 +83,15 @@ function TextVectorization:init(...)
   end
   self.max_tokens, self.pad_to_max_tokens = o.max_tokens, o.pad_to_max_tokens == true
   -- Keras's inner StringLookup: "" masks (the padding of int mode), "[UNK]" the one OOV slot
-  self._lookup = lookup_layers.StringLookup { max_tokens = o.max_tokens, mask_token = "", output_mode = mode,
+  self._lookup_layer = lookup_layers.StringLookup { max_tokens = o.max_tokens, mask_token = "", output_mode = mode,
     pad_to_max_tokens = self.pad_to_max_tokens, name = (self.name or "text_vectorization") .. "_lookup" }
   self._init_vocabulary = lookup_layers.tokens_list(o.vocabulary)
   self._init_idf = lookup_layers.tokens_list(o.idf_weights)
-  if o.vocabulary ~= nil then self:set_vocabulary(o.vocabulary, o.idf_weights) end
+  if o.vocabulary ~= nil then
+    self:set_vocabulary(o.vocabulary, o.idf_weights)
+    -- given, not learnt: the config carries it and no asset is written (Keras's inner lookup is built with it)
+    self._lookup_layer._init_vocabulary = self._init_vocabulary
+  end
 end
 
 -- The strings' tokens before the lookup: standardized, split into a RaggedTensor (or kept whole when split is
@@ -132,7 +137,7 @@ function TextVectorization:_preprocess(x)
 end
 
 function TextVectorization:call(x)
-  if self._lookup._vocab == nil then
+  if self._lookup_layer._vocab == nil and not tensor.is_symbolic(convert.tensor(x)) then
     binding.error(fmt("%s: pass vocabulary, or call adapt, before calling the layer", who(self)))
   end
   local values, splits = self:_preprocess(x)
@@ -140,9 +145,9 @@ function TextVectorization:call(x)
     -- rows of tokens padded with "" (the mask: 0 in int mode, nothing in the encoded ones) and cut to the length
     local tokens = lookup.ragged_to_tensor(values, splits, "",
       self.output_mode == "int" and self.output_sequence_length or 0)
-    return self._lookup(tokens)
+    return self._lookup_layer(tokens)
   end
-  local ids = self._lookup(values)
+  local ids = self._lookup_layer(values)
   local len = self.output_sequence_length
   if self.output_mode ~= "int" or len == nil or ids.ndim == 0 then return ids end
   -- dense tokens (no split, or a scalar split): the last axis cut or padded with 0 to the length, as Keras
@@ -192,14 +197,14 @@ function TextVectorization:adapt(data, opts)
   table.sort(toks, function(a, b) if counts[a] ~= counts[b] then return counts[a] > counts[b] end return a > b end)
   if self.max_tokens then
     -- the reserved slots: "[UNK]", and "" in int mode only (Keras)
-    for i = #toks, self.max_tokens - self._lookup:_token_start() + 1, -1 do toks[i] = nil end
+    for i = #toks, self.max_tokens - self._lookup_layer:_token_start() + 1, -1 do toks[i] = nil end
   end
   local idf
   if tfidf then
     idf = {}
     for i, t in ipairs(toks) do idf[i] = math.log(1 + ndocs / (1 + docs[t])) end
   end
-  self._lookup:set_vocabulary(toks, idf)
+  self._lookup_layer:set_vocabulary(toks, idf)
 end
 
 -- set_vocabulary(vocabulary, idf_weights): a list or a file (one token a line); Keras's leading "" and "[UNK]"
@@ -229,11 +234,19 @@ function TextVectorization:set_vocabulary(vocabulary, idf_weights)
     end
     vocabulary = v
   end
-  self._lookup:set_vocabulary(vocabulary, idf_weights)
+  self._lookup_layer:set_vocabulary(vocabulary, idf_weights)
 end
 
-function TextVectorization:get_vocabulary() return self._lookup:get_vocabulary() end
-function TextVectorization:vocabulary_size() return self._lookup:vocabulary_size() end
+function TextVectorization:get_vocabulary() return self._lookup_layer:get_vocabulary() end
+function TextVectorization:vocabulary_size() return self._lookup_layer:vocabulary_size() end
+
+-- Keras's assets: the inner StringLookup's vocabulary.txt, at this layer's path (and the lookup's own, which
+-- the .keras writer walks to as Keras does).
+function TextVectorization:save_assets()
+  if self._init_vocabulary ~= nil then return nil end
+  return self._lookup_layer:save_assets()
+end
+function TextVectorization:load_assets(files) return self._lookup_layer:load_assets(files) end
 
 function TextVectorization:get_config()
   local c = Layer.get_config(self)
@@ -241,12 +254,12 @@ function TextVectorization:get_config()
   -- none is null (Keras's None); a function cannot be saved (Keras saves its registered name)
   c.standardize = type(self.standardize) == "string" and self.standardize or None
   c.split = type(self.split) == "string" and self.split or None
-  c.ngrams = self._ngrams_arg
+  c.ngrams = self._ngrams_arg == nil and None or self._ngrams_arg   -- Keras's from_config reads the key
   c.output_mode, c.output_sequence_length = self.output_mode, self.output_sequence_length
   c.pad_to_max_tokens, c.sparse, c.ragged, c.encoding = self.pad_to_max_tokens, false, false, self.encoding
   c.vocabulary = lookup_layers.plain_list(self._init_vocabulary)
   c.idf_weights = lookup_layers.plain_list(self._init_idf)
-  c.vocabulary_size = self._lookup._vocab and self:vocabulary_size() or nil
+  c.vocabulary_size = self._lookup_layer._vocab and self:vocabulary_size() or nil
   return c
 end
 
