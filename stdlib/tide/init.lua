@@ -153,6 +153,8 @@ for name, fn in pairs(require "tide.ops.bitwise") do tide.bitwise[name] = fn end
 
 -- tide.strings.* (TF's tf.strings): split, regex_replace, lower, length, to_number, join, ...
 tide.strings = require "tide.ops.strings"
+-- tide.lookup: hashed vocabularies as tensors (table, find) and ragged_to_tensor
+tide.lookup = require "tide.ops.lookup"
 
 -- tide.signal.* (TF's namespace): so far the window functions.
 tide.signal = {}
@@ -260,6 +262,8 @@ keras.summary = function() return require "tide.summary" end
 -- Saving loads on first use too: tide.safetensors (weights files) and
 -- tide.train (Checkpoint, CheckpointManager).
 keras.safetensors = function() return require "tide.safetensors" end
+-- keras_hub's tokenizers (tide.text.WordPieceTokenizer), on first use.
+keras.text = function() return require "tide.layers.preprocessing.tokenizers" end
 -- The profiler and debugging aids (tf.profiler, tf.debugging), on first use.
 keras.profiler = function() return require "tide.profiler" end
 keras.debugging = function() return require "tide.debugging" end

@@ -137,6 +137,21 @@ do
   calls.string_ngrams = function() return S.ngrams(tide.tensor { "a", "b", "c" }, 2) end
 end
 
+-- tide.lookup and TextVectorization's token ops.
+do
+  local LK = tide.lookup
+  local NG = require "tide.layers.preprocessing.text_ngrams"
+  local v = tide.tensor { "a", "b" }
+  calls.lookup_table = function() return LK.table(v) end
+  calls.lookup_find = function() return LK.find(tide.tensor { "b", "z" }, v, LK.table(v), { first = 1, num_oov = 1 }) end
+  calls.ragged_to_tensor = function() return LK.ragged_to_tensor(v, tide.tensor({ 0, 1, 2 }, "int64"), "") end
+  calls.text_ngrams = function() return NG.ngrams(v, tide.tensor({ 0, 2 }, "int64"), { 2 }) end
+  calls.text_chars = function() return NG.characters(tide.tensor { "ab" }) end
+  calls.wordpiece_tokenize = function()
+    return tide.text.WordPieceTokenizer { vocabulary = { "[UNK]", "a", "##b" } }:tokenize(tide.tensor "ab")
+  end
+end
+
 -- assert: tide.debugging's assertions (tests/spec/debugging covers them in full).
 calls.assert = function() return tide.debugging.check_numerics(m, "finite") end
 

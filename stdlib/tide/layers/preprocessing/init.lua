@@ -4,6 +4,7 @@ local M = {}
 for _, file in ipairs {
   require "tide.layers.preprocessing.categorical",  -- CategoryEncoding, Discretization
   require "tide.layers.preprocessing.lookup",       -- IntegerLookup, StringLookup
+  require "tide.layers.preprocessing.text_vectorization", -- TextVectorization
   require "tide.layers.preprocessing.image",        -- Rescaling, Resizing, CenterCrop
   require "tide.layers.preprocessing.image_random", -- RandomFlip, RandomRotation, RandomZoom, RandomTranslation,
                                                     -- RandomCrop, RandomContrast, RandomBrightness
