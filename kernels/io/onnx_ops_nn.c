@@ -423,8 +423,10 @@ MAP(map_resize) {
     if (!onnx_known(scales) || scales->nelem != 4) return TIDE_FAIL(TIDE_ERR_VALUE, "Resize's scales must be 4 known values");
     if (onnx_number_at(scales, 0) != 1 || onnx_number_at(scales, 1) != 1)
       return TIDE_FAIL(TIDE_ERR_VALUE, "Resize's scales must keep N and C (1)");
-    oh = (int64_t)floor(x->dims[2] * onnx_number_at(scales, 2));
-    ow = (int64_t)floor(x->dims[3] * onnx_number_at(scales, 3));
+    double sh = x->dims[2] * onnx_number_at(scales, 2), sw = x->dims[3] * onnx_number_at(scales, 3);
+    if (!(sh >= 1 && sh < 1 << 30 && sw >= 1 && sw < 1 << 30)) /* NaN too; checked before the cast */
+      return TIDE_FAIL(TIDE_ERR_VALUE, "Resize's scales give a %gx%g image", sh, sw);
+    oh = (int64_t)floor(sh), ow = (int64_t)floor(sw);
   } else return TIDE_FAIL(TIDE_ERR_VALUE, "Resize needs scales or sizes");
   if (oh < 1 || ow < 1) return TIDE_FAIL(TIDE_ERR_VALUE, "Resize to %" PRId64 "x%" PRId64, oh, ow);
   size_t ml, cl;

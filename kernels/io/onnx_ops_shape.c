@@ -279,18 +279,17 @@ MAP(map_gather) {
   if (ax < 0) return TIDE_FAIL(TIDE_ERR_VALUE, "Gather's axis %" PRId64 " is out of range for rank %d", axis, x->ndim);
   tide_tensor fixed = {0};
   const tide_tensor *ins[2] = {x, idx};
-  if (onnx_known(idx) && x->dims[ax] >= 0 && tide_dtype_is_int(idx->dt)) {
+  if (onnx_known(idx) && x->dims[ax] >= 0 && (idx->dt == TIDE_INT32 || idx->dt == TIDE_INT64) && idx->ndim <= 1 &&
+      idx->nelem <= 4096) { /* known indices (a list or one): negative ones count from the end */
+    int64_t v[4096];
+    int n = 0;
+    st = onnx_known_ints(idx, "indices", v, 4096, &n);
     bool neg = false;
-    for (int64_t i = 0; i < idx->nelem && !neg; i++) neg = onnx_number_at(idx, i) < 0;
-    if (neg) { /* a copy with dim added to each negative index */
-      st = tide_tensor_init(&fixed, idx->dt, idx->ndim, idx->dims);
-      for (int64_t i = 0; !st && i < idx->nelem; i++) {
-        double v = onnx_number_at(idx, i);
-        if (v < 0) v += (double)x->dims[ax];
-        if (idx->dt == TIDE_INT64) ((int64_t *)fixed.data)[i] = (int64_t)v;
-        else if (idx->dt == TIDE_INT32) ((int32_t *)fixed.data)[i] = (int32_t)v;
-        else st = TIDE_FAIL(TIDE_ERR_DTYPE, "Gather's indices must be int32 or int64");
-      }
+    for (int i = 0; !st && i < n; i++) neg |= v[i] < 0;
+    if (!st && neg) {
+      for (int i = 0; i < n; i++)
+        if (v[i] < 0 && v[i] >= -x->dims[ax]) v[i] += x->dims[ax];
+      st = idx->ndim == 1 ? onnx_ints_tensor(idx->dt, n, v, &fixed) : onnx_scalar(idx->dt, (double)v[0], &fixed);
       ins[1] = &fixed;
     }
   }
