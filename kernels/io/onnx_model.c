@@ -168,9 +168,11 @@ static tide_status scan(const tide_onnx_model *m) {
     if (std_domain && onnx_op_find(op)) continue;
     char key[300];
     snprintf(key, sizeof key, "%s%s%s", std_domain ? "" : n->domain, std_domain ? "" : ".", op);
-    bool seen = false;
-    for (const char *p = list; p && !seen && (p = strstr(p, key)); p++)
-      seen = (p == list || p[-1] == '\n') && !strncmp(p + strlen(key), " (node", 6);
+    if (!*op) snprintf(key, sizeof key, "(a node with no op_type)");
+    bool seen = false; /* one line per op: does a line start with "key (node"? */
+    size_t kl = strlen(key);
+    for (const char *p = list; p && !seen; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+      seen = !strncmp(p, key, kl) && !strncmp(p + kl, " (node", 6);
     if (seen) continue;
     char line[700];
     int k = snprintf(line, sizeof line, "%s%s (node '%s')", list ? "\n" : "", key, n->name ? n->name : "");
