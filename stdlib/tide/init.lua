@@ -251,6 +251,7 @@ local keras = {
   data = function() return require "tide.data" end,
   datasets = function() return require "tide.datasets" end,
   saved_model = function() return require "tide.saved_model" end,
+  onnx = function() return require "tide.saved_model.onnx" end,
   -- Keras 3's files (.keras, .weights.h5) and the saving entry points (keras.saving)
   saving = function() keras_models(); return require "tide.saving" end,
   -- file formats (TFRecord, tf.train.Example) and TF's SparseTensor
