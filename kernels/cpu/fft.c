@@ -61,13 +61,23 @@ typedef struct pass_buf {
   double *r;
 } pass_buf;
 
+/* Each pool thread keeps its line buffers between calls (grown, never shrunk): a transform's
+ * buffers of a few hundred KB, allocated per range, cost page faults that outweighed the FFT. */
+static __thread void *tl_buf;
+static __thread size_t tl_cap;
+
 static bool buf_get(fft_job *j, pass_buf *pb, int64_t n) {
   int64_t s = fftp_scratch(j->plan);
-  pb->a = malloc((size_t)(2 * n + 2 + s) * sizeof(fftp_cpx) + (size_t)(n + 1) * sizeof(double));
-  if (!pb->a) {
-    j->st = TIDE_ERR_MEMORY;
-    return false;
+  size_t need = (size_t)(2 * n + 2 + s) * sizeof(fftp_cpx) + (size_t)(n + 1) * sizeof(double);
+  if (need > tl_cap) {
+    void *p = realloc(tl_buf, need);
+    if (!p) {
+      j->st = TIDE_ERR_MEMORY;
+      return false;
+    }
+    tl_buf = p, tl_cap = need;
   }
+  pb->a = tl_buf;
   pb->b = pb->a + n + 1, pb->scr = pb->b + n + 1, pb->r = (double *)(pb->scr + s);
   return true;
 }
@@ -92,7 +102,6 @@ static void pass_r2c(void *ctx, int64_t b0, int64_t b1) {
     if (!j->w)
       for (int64_t i = 0; i < h; i++) wr(j, j->ore, t * h + i, dst[i].r), wr(j, j->oim, t * h + i, dst[i].i);
   }
-  free(pb.a);
 }
 
 /* fft and ifft in 1-D: input lines (cropped or padded) straight to the outputs. */
@@ -108,7 +117,6 @@ static void pass_c2c_1d(void *ctx, int64_t b0, int64_t b1) {
     for (int64_t i = 0; i < n; i++)
       wr(j, j->ore, t * n + i, pb.b[i].r * j->scale), wr(j, j->oim, t * n + i, pb.b[i].i * j->scale);
   }
-  free(pb.a);
 }
 
 /* One axis of W (j->axis), every line transformed in place (inverse for ifft and irfft). */
@@ -126,7 +134,6 @@ static void pass_axis(void *ctx, int64_t b0, int64_t b1) {
     fftp_c2c(j->plan, pb.a, pb.b, inverse, pb.scr);
     for (int64_t i = 0; i < n; i++) base[i * stride] = pb.b[i];
   }
-  free(pb.a);
 }
 
 /* The innermost axis of irfft: half spectra in W to real lines of the output, scaled. */
@@ -139,7 +146,6 @@ static void pass_c2r(void *ctx, int64_t b0, int64_t b1) {
     if (n > 0) fftp_c2r(j->plan, j->w + t * h, pb.r, pb.scr);
     for (int64_t i = 0; i < n; i++) wr(j, j->ore, t * n + i, pb.r[i] * j->scale);
   }
-  free(pb.a);
 }
 
 /* W from the complex input (cropped or padded to sp), one row of its innermost axis a step. */

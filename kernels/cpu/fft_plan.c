@@ -22,6 +22,8 @@ struct fftp_plan {
   int nfac;
   int64_t fac[2 * MAXFAC]; /* (p, m) pairs: radix p, then m = what is left */
   fftp_cpx *tw;            /* exp(-2 pi i k / n), k < n (complex plans not using Bluestein) */
+  fftp_cpx *ltw[MAXFAC];   /* per level of radix p <= 5: its twiddles in the order its butterflies read
+                            * them, [k (p - 1) + q - 1] = tw[q k fs]: sequential loads, not strided */
   /* Bluestein: x_k w_k convolved with conj(w) in length bm, w_k = exp(-i pi k^2 / n) */
   int64_t bm;
   fftp_cpx *chirp, *bfft;  /* w (n), DFT of conj(w) wrapped / bm (bm) */
@@ -51,18 +53,18 @@ static fftp_cpx unit(int64_t k, int64_t n) {
 
 /* ---- butterflies (kissfft's, forward sign; the inverse conjugates around them) ---- */
 
-static void bfly2(fftp_cpx *f, int64_t fs, const fftp_cpx *tw, int64_t m) {
+static void bfly2(fftp_cpx *f, const fftp_cpx *lt, int64_t m) {
   for (int64_t k = 0; k < m; k++) {
-    fftp_cpx t = twm(f[m + k], &tw[k * fs], k);
+    fftp_cpx t = twm(f[m + k], &lt[k], k);
     f[m + k].r = f[k].r - t.r, f[m + k].i = f[k].i - t.i;
     f[k].r += t.r, f[k].i += t.i;
   }
 }
 
-static void bfly3(fftp_cpx *f, int64_t fs, const fftp_cpx *tw, int64_t m) {
+static void bfly3(fftp_cpx *f, const fftp_cpx *lt, int64_t m) {
   const double s = -0.86602540378443864676; /* Im exp(-2 pi i / 3) */
   for (int64_t k = 0; k < m; k++) {
-    fftp_cpx a = f[k], b = twm(f[m + k], &tw[k * fs], k), c = twm(f[2 * m + k], &tw[2 * k * fs], k);
+    fftp_cpx a = f[k], b = twm(f[m + k], &lt[2 * k], k), c = twm(f[2 * m + k], &lt[2 * k + 1], k);
     fftp_cpx sum = {b.r + c.r, b.i + c.i}, dif = {(b.r - c.r) * s, (b.i - c.i) * s};
     fftp_cpx mid = {a.r - 0.5 * sum.r, a.i - 0.5 * sum.i};
     f[k].r = a.r + sum.r, f[k].i = a.i + sum.i;
@@ -71,10 +73,10 @@ static void bfly3(fftp_cpx *f, int64_t fs, const fftp_cpx *tw, int64_t m) {
   }
 }
 
-static void bfly4(fftp_cpx *f, int64_t fs, const fftp_cpx *tw, int64_t m) {
+static void bfly4(fftp_cpx *f, const fftp_cpx *lt, int64_t m) {
   for (int64_t k = 0; k < m; k++) {
-    fftp_cpx a = f[k], b = twm(f[m + k], &tw[k * fs], k), c = twm(f[2 * m + k], &tw[2 * k * fs], k),
-             d = twm(f[3 * m + k], &tw[3 * k * fs], k);
+    fftp_cpx a = f[k], b = twm(f[m + k], &lt[3 * k], k), c = twm(f[2 * m + k], &lt[3 * k + 1], k),
+             d = twm(f[3 * m + k], &lt[3 * k + 2], k);
     fftp_cpx s0 = {a.r + c.r, a.i + c.i}, s1 = {a.r - c.r, a.i - c.i};
     fftp_cpx s2 = {b.r + d.r, b.i + d.i}, s3 = {b.r - d.r, b.i - d.i};
     f[k].r = s0.r + s2.r, f[k].i = s0.i + s2.i;
@@ -84,12 +86,12 @@ static void bfly4(fftp_cpx *f, int64_t fs, const fftp_cpx *tw, int64_t m) {
   }
 }
 
-static void bfly5(fftp_cpx *f, int64_t fs, const fftp_cpx *tw, int64_t m) {
+static void bfly5(fftp_cpx *f, const fftp_cpx *lt, int64_t m) {
   const double c1 = 0.30901699437494742410, c2 = -0.80901699437494742410; /* cos(2 pi / 5), cos(4 pi / 5) */
   const double s1 = 0.95105651629515357212, s2 = 0.58778525229247312917; /* sin(2 pi / 5), sin(4 pi / 5) */
   for (int64_t k = 0; k < m; k++) {
-    fftp_cpx a0 = f[k], a1 = twm(f[m + k], &tw[k * fs], k), a2 = twm(f[2 * m + k], &tw[2 * k * fs], k),
-             a3 = twm(f[3 * m + k], &tw[3 * k * fs], k), a4 = twm(f[4 * m + k], &tw[4 * k * fs], k);
+    fftp_cpx a0 = f[k], a1 = twm(f[m + k], &lt[4 * k], k), a2 = twm(f[2 * m + k], &lt[4 * k + 1], k),
+             a3 = twm(f[3 * m + k], &lt[4 * k + 2], k), a4 = twm(f[4 * m + k], &lt[4 * k + 3], k);
     fftp_cpx b1 = {a1.r + a4.r, a1.i + a4.i}, b2 = {a2.r + a3.r, a2.i + a3.i};
     fftp_cpx d1 = {a1.r - a4.r, a1.i - a4.i}, d2 = {a2.r - a3.r, a2.i - a3.i};
     fftp_cpx e1 = {a0.r + c1 * b1.r + c2 * b2.r, a0.i + c1 * b1.i + c2 * b2.i};
@@ -123,20 +125,21 @@ static void bfly_any(fftp_cpx *f, int64_t fs, const fftp_cpx *tw, int64_t m, int
   }
 }
 
-/* out[0 .. p m) = the DFT of in[0], in[fs], ... (kissfft's kf_work). */
-static void work(const fftp_plan *pl, fftp_cpx *out, const fftp_cpx *in, int64_t fs, const int64_t *fac) {
-  int64_t p = fac[0], m = fac[1];
+/* out[0 .. p m) = the DFT of in[0], in[fs], ... (kissfft's kf_work); lev: the level's index. */
+static void work(const fftp_plan *pl, fftp_cpx *out, const fftp_cpx *in, int64_t fs, int lev) {
+  int64_t p = pl->fac[2 * lev], m = pl->fac[2 * lev + 1];
   fftp_cpx *o = out, *end = out + p * m;
   if (m == 1) {
     for (; o != end; o++, in += fs) *o = *in;
   } else {
-    for (; o != end; o += m, in += fs) work(pl, o, in, fs * p, fac + 2);
+    for (; o != end; o += m, in += fs) work(pl, o, in, fs * p, lev + 1);
   }
+  const fftp_cpx *lt = pl->ltw[lev];
   switch (p) {
-  case 2: bfly2(out, fs, pl->tw, m); break;
-  case 3: bfly3(out, fs, pl->tw, m); break;
-  case 4: bfly4(out, fs, pl->tw, m); break;
-  case 5: bfly5(out, fs, pl->tw, m); break;
+  case 2: bfly2(out, lt, m); break;
+  case 3: bfly3(out, lt, m); break;
+  case 4: bfly4(out, lt, m); break;
+  case 5: bfly5(out, lt, m); break;
   default: bfly_any(out, fs, pl->tw, m, p, pl->n); break;
   }
 }
@@ -174,6 +177,7 @@ static int64_t smooth(int64_t n) {
 static void plan_free(fftp_plan *p) {
   if (!p) return;
   free(p->tw), free(p->chirp), free(p->bfft), free(p->super);
+  for (int l = 0; l < MAXFAC; l++) free(p->ltw[l]);
   plan_free(p->sub);
   free(p);
 }
@@ -186,6 +190,14 @@ static fftp_plan *complex_new(fftp_plan *p) {
   if (factor(p) <= BLUE_MIN) {
     if (!(p->tw = malloc((size_t)n * sizeof *p->tw))) return NULL;
     for (int64_t k = 0; k < n; k++) p->tw[k] = unit(k, n);
+    for (int64_t l = 0, fs = 1; l < p->nfac; fs *= p->fac[2 * l], l++) {
+      int64_t r = p->fac[2 * l], m = p->fac[2 * l + 1];
+      if (r > 5) continue; /* the generic butterfly reads tw itself */
+      fftp_cpx *t = p->ltw[l] = malloc((size_t)((r - 1) * m + 1) * sizeof *t);
+      if (!t) return NULL;
+      for (int64_t k = 0; k < m; k++)
+        for (int64_t q = 1; q < r; q++) t[k * (r - 1) + q - 1] = p->tw[q * k * fs % n];
+    }
     return p;
   }
   p->bm = smooth(2 * n - 1);
@@ -249,7 +261,7 @@ static void forward(const fftp_plan *p, const fftp_cpx *in, fftp_cpx *out, fftp_
     return;
   }
   if (!p->bm) {
-    work(p, out, in, 1, p->fac);
+    work(p, out, in, 1, 0);
     return;
   }
   int64_t m = p->bm;

@@ -46,6 +46,31 @@ local function axis_len(op, x, axis)
   return axis, n
 end
 
+-- The [frames, frame_length] int32 indices f * step + j, kept for the last few shapes asked for
+-- (an stft over a stream of equal batches builds them once: a Lua table of 40k numbers per call
+-- cost more than the transform).
+local index_cache, index_order = {}, {}
+local function frame_indices(frames, fl, fs)
+  local key = frames .. ":" .. fl .. ":" .. fs
+  local t = index_cache[key]
+  if t then return t end
+  if frames == 0 or fl == 0 then
+    t = create.zeros({ frames, fl }, "int32")
+  else
+    local idx = {}
+    for f = 0, frames - 1 do
+      local row = {}
+      for j = 0, fl - 1 do row[j + 1] = f * fs + j end
+      idx[f + 1] = row
+    end
+    t = convert.tensor(idx, "int32")
+  end
+  index_order[#index_order + 1] = key
+  index_cache[key] = t
+  if #index_order > 16 then index_cache[table.remove(index_order, 1)] = nil end
+  return t
+end
+
 -- frame(signal, frame_length, frame_step, pad_end=false, pad_value=0, axis=-1) as tf.signal.frame:
 -- [..., frames, frame_length, ...] in place of `axis`; frames = 1 + (n - frame_length) // step
 -- (0 when the signal is shorter), or with pad_end ceil(n / step), the end padded with pad_value.
@@ -69,14 +94,7 @@ function M.frame(sig, frame_length, frame_step, ...)
   else
     frames = n >= fl and 1 + math.floor((n - fl) / fs) or 0
   end
-  local idx = {}
-  for f = 0, frames - 1 do
-    local row = {}
-    for j = 0, fl - 1 do row[j + 1] = f * fs + j end
-    idx[f + 1] = row
-  end
-  local it = frames > 0 and fl > 0 and convert.tensor(idx, "int32") or create.zeros({ frames, fl }, "int32")
-  return shape.gather(x, it, { axis = axis })
+  return shape.gather(x, frame_indices(frames, fl, fs), { axis = axis })
 end
 
 -- overlap_and_add(signal [..., frames, frame_length], frame_step) as tf.signal.overlap_and_add:
@@ -93,15 +111,14 @@ function M.overlap_and_add(sig, frame_step)
   local len = frames > 0 and (frames - 1) * fs + fl or 0
   local outer = {}
   for i = 0, x.ndim - 3 do outer[#outer + 1] = tonumber(x.dims[i]) end
-  local idx = {}
-  for f = 0, frames - 1 do for j = 0, fl - 1 do idx[#idx + 1] = f * fs + j end end
   local flat_shape, out_shape = {}, {}
   for i, d in ipairs(outer) do flat_shape[i], out_shape[i] = d, d end
   flat_shape[#outer + 1], out_shape[#outer + 1] = frames * fl, len
   local zeros = create.zeros(out_shape, x.dtype)
-  if #idx == 0 then return zeros end
+  if frames == 0 or fl == 0 then return zeros end
   local flat = shape.reshape(x, flat_shape)
-  return scatter.scatter_add(zeros, convert.tensor(idx, "int32"), flat, { axis = #outer })
+  local idx = shape.reshape(frame_indices(frames, fl, fs), { frames * fl })
+  return scatter.scatter_add(zeros, idx, flat, { axis = #outer })
 end
 
 -- The window of frame_length for `op` (window_fn nil: hann_window; false: none).
