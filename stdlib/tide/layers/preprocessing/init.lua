@@ -1,5 +1,6 @@
 -- stdlib/tide/layers/preprocessing/init.lua — the preprocessing family of tide.layers: CategoryEncoding,
--- Discretization, the image layers (Rescaling, Resizing, CenterCrop) and augmentations (RandomFlip ...).
+-- Discretization, the image layers (Rescaling, Resizing, CenterCrop) and augmentations (RandomFlip ...),
+-- the spectrogram layers.
 local M = {}
 for _, file in ipairs {
   require "tide.layers.preprocessing.categorical",  -- CategoryEncoding, Discretization
@@ -7,6 +8,7 @@ for _, file in ipairs {
   require "tide.layers.preprocessing.image",        -- Rescaling, Resizing, CenterCrop
   require "tide.layers.preprocessing.image_random", -- RandomFlip, RandomRotation, RandomZoom, RandomTranslation,
                                                     -- RandomCrop, RandomContrast, RandomBrightness
+  require "tide.layers.preprocessing.audio",        -- STFTSpectrogram, MelSpectrogram
 } do
   for name, value in pairs(file) do M[name] = value end
 end
