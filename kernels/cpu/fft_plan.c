@@ -303,7 +303,7 @@ void fftp_r2c(const fftp_plan *p, const double *in, fftp_cpx *out, fftp_cpx *scr
   fftp_cpx *z = scratch;
   fftp_c2c(p->sub, (const fftp_cpx *)in, z, 0, scratch + n);
   for (int64_t k = 0; k <= h; k++) {
-    fftp_cpx a = z[k % h], b = z[(h - k) % h];
+    fftp_cpx a = z[k < h ? k : 0], b = z[k > 0 ? h - k : 0]; /* Z_h = Z_0 (no divisions: this loop is hot) */
     double er = 0.5 * (a.r + b.r), ei = 0.5 * (a.i - b.i);   /* E = (Z_k + conj Z_h-k) / 2 */
     double or_ = 0.5 * (a.i + b.i), oi = -0.5 * (a.r - b.r); /* O = (Z_k - conj Z_h-k) / 2i */
     fftp_cpx o = cmul((fftp_cpx){or_, oi}, p->super[k]);
