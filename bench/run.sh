@@ -104,6 +104,9 @@ section attention
 echo "# tide.linalg's LAPACK ops (inv, cholesky, qr, svd, eigh, det; float32) on 256x256, a batch of 64 of them and 4096 8x8 matrices vs torch.linalg, tf.linalg (eager) and jax.numpy.linalg (threads: $threads)"
 section linalg
 
+echo "# tide.signal on 1 s of 16 kHz audio, batch 32 (float32): rfft of the whole signal, stft 400/160 with fft_length 512 (eager, and traced) vs torch.fft/torch.stft and tf.signal (threads: $threads)"
+section signal
+
 echo "# tide.trace vs PyTorch eager and TorchScript (the *_traced and *_fused lines: torch.jit.script), jax.jit and tf.function (threads: $threads)"
 section trace
 # The 10M chain against the in-memory triad, the 1M one against the triad on 1M floats (in cache).

@@ -156,9 +156,14 @@ tide.strings = require "tide.ops.strings"
 -- tide.lookup: hashed vocabularies as tensors (table, find) and ragged_to_tensor
 tide.lookup = require "tide.ops.lookup"
 
--- tide.signal.* (TF's namespace): so far the window functions.
+-- tide.signal.* (TF's namespace): Fourier transforms, framing, spectrograms, DCTs, mel filters, windows.
 tide.signal = {}
 for name, fn in pairs(require "tide.ops.signal_windows") do tide.signal[name] = fn end
+for _, name in ipairs { "fft", "ifft", "fft2d", "ifft2d", "fft3d", "ifft3d", "rfft", "irfft", "rfft2d", "irfft2d",
+                        "rfft3d", "irfft3d", "fftnd", "ifftnd", "rfftnd", "irfftnd", "fftshift", "ifftshift" } do
+  tide.signal[name] = require("tide.ops.signal")[name]
+end
+for name, fn in pairs(require "tide.ops.signal_spectral") do tide.signal[name] = fn end
 tide.RaggedTensor = tide.strings.RaggedTensor
 
 -- tide.linalg.* (TF's namespace): products, structure, decompositions, solvers and norms.

@@ -75,6 +75,12 @@ static const rcase cases[] = {
     {ROW(SVD), IN1(UR(F32)), OUT(F32, R, 0), OUT1(F32, R, 0)},
     {ROW(SELF_ADJOINT_EIG), IN1(UR(F32)), OUT(F32, R, 0), OUT1(F32, R, 0)},
     {ROW(EIG), IN1(UR(F32)), OUT(F32, R, 0), OUT1(F32, R, 0)},
+    /* ---- tf.signal (core/infer_signal.c): the transformed axes stand in; the results' ranks stay unknown ---- */
+    {ROW(FFT), A(.ints = {-1}, .nints = 1), IN2(UR(F32), UR(F32)), OUT(F32, R, 0), OUT1(F32, R, 0)},
+    {ROW(IFFT), A(.ints = {-1, -1}, .nints = 2), IN2(UR(F32), UR(F32)), OUT(F32, R, 0), OUT1(F32, R, 0)},
+    {ROW(RFFT), A(.ints = {8}, .nints = 1), IN1(UR(F32)), OUT(F32, R, 0), OUT1(F32, R, 0)},
+    {ROW(IRFFT), A(.ints = {8}, .nints = 1), IN2(UR(F32), UR(F32)), OUT(F32, R, 0)},
+    {ROW(RFFT), A(.ints = {8}, .nints = 1), IN1(UR(I32)), ERR(TIDE_ERR_DTYPE, "rfft")},
     {ROW(MATRIX_EXPONENTIAL), IN1(UR(F32)), OUT(F32, R, 0)},
     {ROW(MATRIX_SQUARE_ROOT), IN1(UR(TIDE_FLOAT64)), OUT(TIDE_FLOAT64, R, 0)},
     /* ---- decode_bmp: bytes of any rank stand in for one file ---- */

@@ -71,6 +71,16 @@ static const icase cases[] = {
     {ROW(EIG), IN1(D(F32, 3, U, 3, 3)), OUT(2, U, 3), OUT1(2, U, 3)},
     {ROW(MATRIX_EXPONENTIAL), IN1(D(F32, 3, U, 3, 3)), OUT(3, U, 3, 3)},
     {ROW(MATRIX_SQUARE_ROOT), IN1(D(F32, 3, U, 3, 3)), OUT(3, U, 3, 3)},
+    /* ---- tf.signal: lengths given fix the transformed dims; -1 takes the input's (unknown stays unknown) ---- */
+    {ROW(FFT), A(.ints = {-1}, .nints = 1), IN2(D(F32, 2, U, 6), D(F32, 2, U, U)), OUT(2, U, 6), OUT1(2, U, 6)},
+    {ROW(IFFT), A(.ints = {4, -1}, .nints = 2), IN2(D(F32, 2, U, U), D(F32, 2, U, U)), OUT(2, 4, U), OUT1(2, 4, U)},
+    {ROW(RFFT), A(.ints = {-1}, .nints = 1), IN1(D(F32, 2, U, 8)), OUT(2, U, 5), OUT1(2, U, 5)},
+    {ROW(RFFT), A(.ints = {-1}, .nints = 1), IN1(D(F32, 2, 3, U)), OUT(2, 3, U), OUT1(2, 3, U)},
+    {ROW(RFFT), A(.ints = {7}, .nints = 1), IN1(D(F32, 2, 3, U)), OUT(2, 3, 4), OUT1(2, 3, 4)},
+    {ROW(IRFFT), A(.ints = {-1}, .nints = 1), IN2(D(F32, 2, U, 5), D(F32, 2, U, 5)), OUT(2, U, 8)},
+    {ROW(IRFFT), A(.ints = {3, 7}, .nints = 2), IN2(D(F32, 2, U, U), D(F32, 2, U, U)), OUT(2, 3, 7)},
+    {ROW(RFFT), A(.ints = {-2}, .nints = 1), IN1(D(F32, 1, U)), ERR(TIDE_ERR_VALUE, "fft_length must hold lengths >= 0")},
+    {ROW(FFT), A(.ints = {-1, -1}, .nints = 2), IN2(D(F32, 1, U), D(F32, 1, U)), ERR(TIDE_ERR_SHAPE, "must have rank >= 2")},
     /* ---- decode_bmp: the image's height and width are the file's ---- */
     {ROW(DECODE_BMP), A(.n = 3, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(3, U, U, 3)},
     /* ---- elementwise: TF's broadcasting with unknown dims ---- */

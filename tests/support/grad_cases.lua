@@ -2,7 +2,7 @@
 -- differentiable registry op, keyed by its registry name: the elementwise and
 -- shape ops here; grad_cases_more.lua (reductions, ordering, index, segments,
 -- matmul), grad_cases_nn.lua (nn, conv, pooling, resizing, all_reduce_sum) and
--- grad_cases_linalg.lua (tf.linalg)
+-- grad_cases_linalg.lua (tf.linalg), grad_cases_signal.lua (tf.signal's transforms)
 -- hold the rest of the one table this module returns.
 -- M[name](add) calls add(label, f, inputs, opts) once per check:
 --   f       a Lua function of the inputs (float64 tensors) that runs the op
@@ -272,7 +272,8 @@ end
 
 -- The other families' cases, in one table with these.
 for _, more in ipairs { require "grad_cases_more", require "grad_cases_nn", require "grad_cases_linalg",
-                        require "grad_cases_special", require "grad_cases_activations" } do
+                        require "grad_cases_special", require "grad_cases_activations",
+                        require "grad_cases_signal" } do
   for name, fn in pairs(more) do
     assert(M[name] == nil, "grad_cases: two entries for op " .. name)
     M[name] = fn

@@ -1039,10 +1039,12 @@ cases.all_reduce_sum = function(add)
   add("small buckets", function(x) return D.all_reduce_sum(x, { bytes_per_pack = 8 }) + 1 end, { data({ 5 }, "float32") })
 end
 
--- tf.linalg's and tf.nn's later cases (tests/support/trace_ops_cases_linalg.lua, trace_ops_cases_nn.lua).
-for name, fn in pairs(require("trace_ops_cases_linalg")(M)) do
-  assert(cases[name] == nil, "trace_ops_cases: two entries for op " .. name)
-  cases[name] = fn
+-- tf.linalg's and tf.signal's cases (tests/support/trace_ops_cases_linalg.lua, _signal.lua).
+for _, family in ipairs { "trace_ops_cases_linalg", "trace_ops_cases_signal" } do
+  for name, fn in pairs(require(family)(M)) do
+    assert(cases[name] == nil, "trace_ops_cases: two entries for op " .. name)
+    cases[name] = fn
+  end
 end
 for name, fn in pairs(require("trace_ops_cases_nn")(M)) do
   assert(cases[name] == nil, "trace_ops_cases: two entries for op " .. name)

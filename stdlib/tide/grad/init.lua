@@ -40,6 +40,7 @@ require "tide.grad.nn_conv"
 require "tide.grad.index"
 require "tide.grad.segment"
 require "tide.grad.image"
+require "tide.grad.signal"
 require "tide.grad.special"
 
 return M

@@ -20,7 +20,7 @@ local CLASSES = {
   RandomNormal = "random_normal", RandomUniform = "random_uniform", TruncatedNormal = "truncated_normal",
   VarianceScaling = "variance_scaling", GlorotUniform = "glorot_uniform", GlorotNormal = "glorot_normal",
   HeNormal = "he_normal", HeUniform = "he_uniform", LecunNormal = "lecun_normal", LecunUniform = "lecun_uniform",
-  Orthogonal = "orthogonal",
+  Orthogonal = "orthogonal", STFT = "stft",
 }
 local by_name = {}
 for cls_name, alias in pairs(CLASSES) do
@@ -31,11 +31,13 @@ end
 
 -- Keras's aliases.
 for alias, cls_name in pairs { normal = "RandomNormal", uniform = "RandomUniform", one = "Ones", zero = "Zeros",
-                               IdentityInitializer = "Identity", OrthogonalInitializer = "Orthogonal" } do
+                               IdentityInitializer = "Identity", OrthogonalInitializer = "Orthogonal",
+                               STFTInitializer = "STFT" } do
   by_name[alias] = M[cls_name]
 end
 -- keras.initializers exports these two longer names too (the same classes)
 M.IdentityInitializer, M.OrthogonalInitializer = M.Identity, M.Orthogonal
+M.STFTInitializer = M.STFT -- Keras exports this alias as a name of its own
 
 local function names_text()
   local list = {}

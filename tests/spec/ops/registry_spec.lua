@@ -188,6 +188,10 @@ do
   calls.qr = function() return (L.qr(m)) end
   calls.svd = function() return (L.svd(m)) end
   calls.self_adjoint_eig = function() return (L.eigh(sq)) end
+  calls.fft = function() return tide.signal.fft({ real = m, imag = m }).real end
+  calls.ifft = function() return tide.signal.ifft({ real = m, imag = m }).real end
+  calls.rfft = function() return tide.signal.rfft(m).imag end
+  calls.irfft = function() return tide.signal.irfft { real = m, imag = m } end
   calls.eig = function() return L.eigvals(sq).real end
   calls.matrix_exponential = function() return L.expm(sq * 0.1) end
   calls.matrix_square_root = function() return L.sqrtm(sq) end

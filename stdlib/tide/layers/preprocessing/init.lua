@@ -1,5 +1,6 @@
 -- stdlib/tide/layers/preprocessing/init.lua — the preprocessing family of tide.layers: CategoryEncoding,
--- Discretization, the image layers (Rescaling, Resizing, CenterCrop) and augmentations (RandomFlip ...).
+-- Discretization, the image layers (Rescaling, Resizing, CenterCrop) and augmentations (RandomFlip ...),
+-- the spectrogram layers.
 local M = {}
 for _, file in ipairs {
   require "tide.layers.preprocessing.categorical",  -- CategoryEncoding, Discretization
@@ -18,6 +19,7 @@ for _, file in ipairs {
   require "tide.layers.preprocessing.image_clahe",  -- ContrastLimitedAdaptiveHistogramEqualization
   require "tide.layers.preprocessing.normalization", -- Normalization (with adapt)
   require "tide.layers.preprocessing.pipeline",      -- Pipeline
+  require "tide.layers.preprocessing.audio",        -- STFTSpectrogram, MelSpectrogram
 } do
   for name, value in pairs(file) do
     if type(value) == "table" then M[name] = value end
