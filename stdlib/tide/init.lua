@@ -227,7 +227,12 @@ end
 
 local keras = {
   -- keras.ops (numpy-style names; docs/api.md's tide.ops section). Not the tide.ops.* modules' table.
-  ops = function() return require "tide.ops.keras" end,
+  -- (tide.tracing.keras_ops adds the names that need tracing or the tape: cond, scan, custom_gradient ...)
+  ops = function()
+    local ops = require "tide.ops.keras"
+    for k, v in pairs(require "tide.tracing.keras_ops") do ops[k] = v end
+    return ops
+  end,
   initializers = function() return require "tide.initializers" end,
   activations = function() return require "tide.activations" end,
   regularizers = function() return require "tide.regularizers" end,
@@ -260,11 +265,18 @@ keras.safetensors = function() return require "tide.safetensors" end
 keras.profiler = function() return require "tide.profiler" end
 keras.debugging = function() return require "tide.debugging" end
 keras.train = function() return require "tide.train" end
--- TF's tf.sparse (to_dense, from_dense) and tf.SparseTensorSpec, on first use.
+-- TF's tf.sparse and tf.SparseTensorSpec, on first use.
 keras.sparse = function()
   local m = require "tide.sparse_tensor"
-  return { SparseTensor = m.SparseTensor, to_dense = m.to_dense, from_dense = m.from_dense, reorder = m.reorder,
+  local t = { SparseTensor = m.SparseTensor, to_dense = m.to_dense, from_dense = m.from_dense, reorder = m.reorder,
     is_sparse = m.is_sparse }
+  -- the rest of tf.sparse (stdlib/tide/sparse/: index moves in ops.lua, arithmetic in math.lua)
+  for _, mod in ipairs { require "tide.sparse.ops", require "tide.sparse.math" } do
+    for k, v in pairs(mod) do
+      if k ~= "sp_arg" and k ~= "build" then t[k] = v end
+    end
+  end
+  return t
 end
 keras.SparseTensorSpec = function() return require("tide.sparse_tensor").SparseTensorSpec end
 -- Mixed precision (keras.mixed_precision): dtype policies, on first use.

@@ -6,6 +6,7 @@
 #define U (-1)
 #define F32 TIDE_FLOAT32
 #define I32 TIDE_INT32
+#define I64 TIDE_INT64
 #define BOOL TIDE_BOOL
 #define STR TIDE_STRING
 
@@ -21,7 +22,7 @@ typedef struct icase {
   int line, op;
   tide_attrs at;
   int n_in;
-  desc in[4];
+  desc in[5]; /* five: ngrams' ragged form */
   tide_status st;
   const char *msg;
   int nd0, nd1;
@@ -34,6 +35,7 @@ typedef struct icase {
 #define IN2(a, b) .n_in = 2, .in = {a, b}
 #define IN3(a, b, c) .n_in = 3, .in = {a, b, c}
 #define IN4(a, b, c, d) .n_in = 4, .in = {a, b, c, d}
+#define IN5(a, b, c, d, e) .n_in = 5, .in = {a, b, c, d, e}
 #define A(...) .at = {__VA_ARGS__}
 #define OUT(nd, ...) .nd0 = nd, .out0 = {__VA_ARGS__}
 #define OUT1(nd, ...) .nd1 = nd, .out1 = {__VA_ARGS__}
@@ -376,6 +378,14 @@ static const icase cases[] = {
     {ROW(STRING_SPLIT), IN2(D(STR, 1, 4), S(STR)), OUT(1, U), OUT1(1, 5)},
     {ROW(STRING_SPLIT), IN2(S(STR), S(STR)), OUT(1, U), OUT1(1, 2)},
     {ROW(STRING_SPLIT), IN2(D(STR, 2, U, 2), S(STR)), ERR(TIDE_ERR_SHAPE, "must be a scalar or a vector")},
+    {ROW(STRING_HASH), A(.n = 7), IN1(D(STR, 2, U, 3)), OUT(2, U, 3)},
+    {ROW(STRING_HASH), A(.n = 0), IN1(D(STR, 1, U)), ERR(TIDE_ERR_VALUE, "num_buckets must be at least 1, got 0")},
+    {ROW(STRING_NGRAMS), A(.ints = {2, 3}, .nints = 2, .n = -1), IN4(D(STR, 2, U, 4), S(STR), S(STR), S(STR)), OUT(2, U, 11), OUT1(1, U)},
+    {ROW(STRING_NGRAMS), A(.ints = {2}, .nints = 1), IN4(D(STR, 2, 3, U), S(STR), S(STR), S(STR)), OUT(2, 3, U), OUT1(1, 4)},
+    {ROW(STRING_NGRAMS), A(.ints = {2}, .nints = 1), IN5(D(STR, 1, U), S(STR), S(STR), S(STR), D(I64, 1, U)), OUT(1, U), OUT1(1, U)},
+    {ROW(STRING_NGRAMS), A(.ints = {0}, .nints = 1), IN4(D(STR, 1, U), S(STR), S(STR), S(STR)), ERR(TIDE_ERR_VALUE, "every ngram_width must be at least 1")},
+    {ROW(STRING_NGRAMS), A(.ints = {2}, .nints = 1), IN4(S(STR), S(STR), S(STR), S(STR)), ERR(TIDE_ERR_SHAPE, "rank 1 or more")},
+    {ROW(STRING_NGRAMS), A(.ints = {2}, .nints = 1), IN5(D(STR, 1, U), S(STR), S(STR), S(STR), D(I32, 1, U)), ERR(TIDE_ERR_VALUE, "row_splits must be a 1-D int64")},
     {ROW(ASSERT), IN2(D(BOOL, 2, U, 3), S(STR)), OUT(0, 0)},
     {ROW(ASSERT), IN2(D(F32, 1, U), S(STR)), OUT(0, 0)},
     {ROW(ASSERT), IN2(D(I32, 1, U), S(STR)), ERR(TIDE_ERR_DTYPE, "assert: the condition must be a bool tensor")},
@@ -422,8 +432,8 @@ static bool covered[TIDE_NUM_OPS];
 
 /* Run one row through tide_op_infer and compare. */
 static void run_case(const icase *c) {
-  tide_tensor in[4], out[4]; /* four: combined_non_max_suppression's outputs */
-  const tide_tensor *ins[4];
+  tide_tensor in[5], out[4]; /* four: combined_non_max_suppression's outputs */
+  const tide_tensor *ins[5];
   tide_tensor *outs[4] = {&out[0], &out[1], &out[2], &out[3]};
   for (int i = 0; i < c->n_in; i++) make_desc(&in[i], &c->in[i]), ins[i] = &in[i];
   memset(out, 0, sizeof out);

@@ -26,6 +26,7 @@ end
 -- gradients of the ops whose Lua functions ops/X.lua (or X.lua) defines
 -- (tests/spec/ops/registry_spec.lua checks the mirror).
 require "tide.grad.math"
+require "tide.grad.activations"
 require "tide.grad.reduce"
 require "tide.grad.shape"
 require "tide.grad.tensor"
