@@ -58,6 +58,16 @@ tide_status tide_infer_clip(const tide_op_def *def, const tide_attrs *attrs, int
   return st ? st : broadcast3(def, in, in[0]->dt, out[0]);
 }
 
+/* betainc (a, b, x): three float32/float64 inputs of one dtype, broadcast. */
+tide_status tide_infer_betainc(const tide_op_def *def, const tide_attrs *attrs, int n_in, const tide_tensor *const *in,
+                               int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(attrs), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  tide_status st = tide_check_dtype(def, in[0], "a");
+  if (!st) st = tide_check_same_dtype(def, in[0], in[1], "a", "b");
+  if (!st) st = tide_check_same_dtype(def, in[0], in[2], "a", "x");
+  return st ? st : broadcast3(def, in, in[0]->dt, out[0]);
+}
+
 /* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
 
 /* A scalar broadcasts with anything; the result's rank is the inputs' largest. */
@@ -65,3 +75,4 @@ const tide_rank_rule tide_infer_unary_rank = {tide_rank_scalar, NULL, NULL};
 const tide_rank_rule tide_infer_binary_rank = {tide_rank_scalar, NULL, NULL};
 const tide_rank_rule tide_infer_where_rank = {tide_rank_scalar, NULL, NULL};
 const tide_rank_rule tide_infer_clip_rank = {tide_rank_scalar, NULL, NULL};
+const tide_rank_rule tide_infer_betainc_rank = {tide_rank_scalar, NULL, NULL};

@@ -140,6 +140,7 @@ for name, fn in pairs(segment_ops) do tide.math[name] = fn end
 -- The rest of tf.math, composed of the ops above (tide.add_n also at the top, as tf.add_n), and
 -- tf.nn's names that live in tide.nn below.
 for name, fn in pairs(require "tide.ops.math_more") do tide.math[name] = fn end
+tide.math.betainc = require("tide.ops.betainc").betainc
 tide.add_n = tide.math.add_n
 
 -- tide.math.special.* (tf.math.special: Bessel functions, dawsn, expint, fresnel_*, spence).
@@ -181,7 +182,7 @@ for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "t
 end
 for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_conv_nd",
                        require "tide.ops.nn_more", require "tide.ops.nn_pool_more", require "tide.ops.morphology",
-                       require "tide.ops.nn_forms" } do
+                       require "tide.ops.nn_forms", require "tide.ops.embedding_sparse" } do
   for name, fn in pairs(mod) do
     if type(fn) == "function" then tide.nn[name] = fn end
   end

@@ -206,6 +206,8 @@ static const rcase cases[] = {
     {ROW(LOG_SOFTMAX), A(.axis = -1), IN1(UR(F32)), OUT(F32, R, 0)},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(UR(I32), UR(F32)), OUT(F32, 1, U), OUT1(F32, 2, U, U)},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(UR(I32), D(F32, 2, 4, 3)), OUT(F32, 1, 4), OUT1(F32, 2, 4, 3)},
+    {ROW(BETAINC), IN3(UR(F32), S(F32), D(F32, 2, 3, 4)), OUT(F32, R, 0)},
+    {ROW(BETAINC), IN3(UR(I32), S(I32), S(I32)), ERR(TIDE_ERR_DTYPE, "a must be")},
     {ROW(CTC_LOSS), IN4(UR(F32), UR(I32), UR(I32), UR(I64)), OUT(F32, 1, U), OUT1(F32, 3, U, U, U)},
     {ROW(CTC_LOSS), IN4(D(F32, 3, 5, 2, 4), UR(I32), UR(I32), D(I32, 1, 2)), OUT(F32, 1, 2), OUT1(F32, 3, 5, 2, 4)},
     {ROW(CTC_LOSS), IN4(UR(I32), UR(I32), UR(I32), UR(I32)), ERR(TIDE_ERR_DTYPE, "logits must be")},

@@ -318,6 +318,8 @@ static const icase cases[] = {
     {ROW(SPARSE_SOFTMAX_XENT), IN2(D(I32, 1, 4), D(F32, 2, U, 5)), OUT(1, 4), OUT1(2, 4, 5)},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(D(I32, 1, 3), D(F32, 2, 4, U)), ERR(TIDE_ERR_SHAPE, "same first dimension")},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(D(I32, 1, U), D(F32, 2, U, 0)), ERR(TIDE_ERR_SHAPE, "at least one class")},
+    {ROW(BETAINC), IN3(D(F32, 2, U, 3), S(F32), D(F32, 2, 4, U)), OUT(2, 4, 3)},
+    {ROW(BETAINC), IN3(D(F32, 1, 2), D(F32, 1, 3), S(F32)), ERR(TIDE_ERR_SHAPE, "incompatible shapes")},
     {ROW(CTC_LOSS), IN4(D(F32, 3, U, U, 5), D(I32, 2, U, U), D(I32, 1, U), D(I32, 1, 3)), OUT(1, 3), OUT1(3, U, 3, 5)},
     {ROW(CTC_LOSS), A(.n = 4), IN4(D(F32, 3, U, 2, U), D(I32, 2, 2, 7), D(I32, 1, U), D(I32, 1, U)), OUT(1, 2), OUT1(3, U, 2, U)},
     {ROW(CTC_LOSS), A(.n = 5), IN4(D(F32, 3, 4, 2, 5), D(I32, 2, 2, 3), D(I32, 1, 2), D(I32, 1, 2)),

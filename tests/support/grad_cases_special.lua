@@ -51,6 +51,11 @@ function M.polygamma(add)
   local n = tide.tensor({ { 0 }, { 1 }, { 2 } }, "float64")
   add("x", function(x) return tide.polygamma(n, x) end, { R({ 2 }, 0.5, 3, 139) })
 end
+function M.betainc(add) -- in x only, as TF
+  local a, b = tide.tensor({ { 0.8, 2.5, 4 } }, "float64"), tide.tensor(1.7, "float64")
+  add("x", function(x) return tide.math.betainc(a, b, x) end, { R({ 1, 3 }, 0.1, 0.9, 142) })
+  add("x transposed", function(x) return tide.math.betainc(a:transpose(), b, x) end, { R({ 1, 3 }, 0.1, 0.9, 143):transpose() })
+end
 function M.multiply_no_nan(add)
   add("broadcast", tide.multiply_no_nan, { R({ 2, 3 }, -2, 2, 140), R({ 3 }, -2, 2, 141) })
 end

@@ -1,4 +1,4 @@
--- tests/support/trace_ops_cases_nn.lua — tf.nn's later registry ops (the CTC loss, ...) for
+-- tests/support/trace_ops_cases_nn.lua — the later tf.nn and tf.math registry ops (ctc_loss, betainc) for
 -- tests/support/trace_ops_cases.lua (which merges them; same add() contract).
 local tide = require "tide"
 
@@ -15,6 +15,15 @@ return function(T)
         return tide.nn.ctc_loss(l, x, ll, sl, { blank_index = 3, logits_time_major = false })
       end, { data({ 2, 5, 4 }, dt) * 0.2, tide.tensor({ { 1, 2, 2 }, { 0, 0, 0 } }, "int64"), tide.tensor({ 3, 0 }, "int64"),
         tide.tensor({ 5, 1 }, "int64") }, { approx = true })
+    end
+  end
+  -- betainc: same shapes or scalars (TF's rule); x inside (0, 1)
+  cases.betainc = function(add)
+    for _, dt in ipairs(T.dtypes_of("betainc")) do
+      add(dt, tide.math.betainc, { data({ 2, 3 }, dt, "pos"), data({ 2, 3 }, dt, "pos") * 0.5,
+        tide.tensor({ { 0.1, 0.3, 0.5 }, { 0.7, 0.9, 0.2 } }, dt) }, { approx = true })
+      add(dt .. " scalars", tide.math.betainc, { tide.tensor(2.5, dt), data({ 3 }, dt, "pos"), tide.tensor({ 0.2, 0.5, 0.8 }, dt) },
+        { approx = true })
     end
   end
   return cases

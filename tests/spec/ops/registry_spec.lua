@@ -46,6 +46,7 @@ local calls = {
   cumulative_logsumexp = function() return tide.cumulative_logsumexp(m, 1) end,
   softmax = function() return tide.nn.softmax(m) end, log_softmax = function() return tide.nn.log_softmax(m, 0) end,
   sparse_softmax_cross_entropy = function() return tide.nn.sparse_softmax_cross_entropy_with_logits({2, 0}, m) end,
+  betainc = function() return tide.math.betainc(tide.tensor{1.5, 2}, 2, tide.tensor{0.3, 0.6}) end,
   ctc_loss = function()
     return tide.nn.ctc_loss(tide.tensor{{1, 2}}, tide.zeros{3, 1, 4}, tide.tensor{2}, tide.tensor{3})
   end,
