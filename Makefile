@@ -42,11 +42,11 @@ BLAS_LIBS = $(shell pkg-config --libs openblas)
 # LAPACK's C interface (Debian's liblapacke over the LAPACK OpenBLAS ships):
 # the decompositions of kernels/cpu/linalg_*.c.
 LAPACK_LIBS = -llapacke
-# File formats (kernels/io): JSON, protocol buffers, zlib, PNG, JPEG, HDF5
+# File formats (kernels/io): JSON, protocol buffers, zlib, PNG, JPEG, GIF, WebP, JPEG XL, HDF5
 # (Debian's serial libhdf5, whose folder pkg-config names) and zip (libzip).
 HDF5_CFLAGS = $(shell pkg-config --cflags hdf5)
 HDF5_LIBS = $(shell pkg-config --libs hdf5)
-IO_LIBS = -lcjson -lprotobuf-c -lz -lpng -ljpeg -lpcre2-8 $(HDF5_LIBS) -lzip
+IO_LIBS = -lcjson -lprotobuf-c -lz -lpng -ljpeg -lgif -lwebpdemux -lwebp -ljxl -lpcre2-8 $(HDF5_LIBS) -lzip
 
 CFLAGS_BASE := -std=c11 -g -Wall -Wextra -fwrapv -fPIC -pthread -fvisibility=hidden \
   -D_GNU_SOURCE -Ikernels/include $(SAN)
