@@ -4,6 +4,7 @@ local M = {}
 for _, file in ipairs {
   require "tide.layers.preprocessing.categorical",  -- CategoryEncoding, Discretization
   require "tide.layers.preprocessing.lookup",       -- IntegerLookup, StringLookup
+  require "tide.layers.preprocessing.text_vectorization", -- TextVectorization
   require "tide.layers.preprocessing.image",        -- Rescaling, Resizing, CenterCrop
   require "tide.layers.preprocessing.image_random", -- RandomFlip, RandomRotation, RandomZoom, RandomTranslation,
                                                     -- RandomCrop, RandomContrast, RandomBrightness
@@ -15,6 +16,8 @@ for _, file in ipairs {
   require "tide.layers.preprocessing.image_mix",    -- CutMix, MixUp, MaxNumBoundingBoxes
   require "tide.layers.preprocessing.image_policy", -- RandAugment, AugMix
   require "tide.layers.preprocessing.image_clahe",  -- ContrastLimitedAdaptiveHistogramEqualization
+  require "tide.layers.preprocessing.normalization", -- Normalization (with adapt)
+  require "tide.layers.preprocessing.pipeline",      -- Pipeline
 } do
   for name, value in pairs(file) do
     if type(value) == "table" then M[name] = value end
