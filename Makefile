@@ -44,12 +44,13 @@ BLAS_LIBS = $(shell pkg-config --libs openblas)
 # liblapacke would load a second LAPACK (liblapack.so.3, libtmglib) at every
 # start-up; see kernels/cpu/linalg_lapack.h.
 LAPACK_LIBS =
-# File formats (kernels/io): JSON, protocol buffers, zlib, PNG, JPEG, HDF5
-# (Debian's serial libhdf5, whose folder pkg-config names) and zip (libzip).
+# File formats (kernels/io): JSON, protocol buffers, zlib, PNG, JPEG; in the
+# plugin: HDF5 (Debian's serial libhdf5, whose folder pkg-config names), zip
+# (libzip), GIF (giflib), WebP (libwebp) and JPEG XL (libjxl).
 HDF5_CFLAGS = $(shell pkg-config --cflags hdf5)
 HDF5_LIBS = $(shell pkg-config --libs hdf5)
 IO_LIBS = -lcjson -lprotobuf-c -lz -lpng -ljpeg -lpcre2-8
-FORMATS_LIBS = $(HDF5_LIBS) -lzip -lcjson
+FORMATS_LIBS = $(HDF5_LIBS) -lzip -lcjson -lgif -lwebpdemux -lwebp -ljxl
 # Unicode (ICU's common library): NFD, NFKC case folding and character classes for the tokenizers
 # (kernels/cpu/wordpiece.c).
 IO_LIBS += -licuuc
@@ -98,7 +99,8 @@ PROTO_OBJ := $(PROTO_SRC:kernels/proto/%.proto=$(BUILD)/obj/kernels/proto/%.pb-c
 # loads on first use (kernels/io/formats_plugin.h: libhdf5 and libzip bring
 # some forty libraries a start-up would otherwise pay for). It takes its own
 # copy of the two file helpers it shares with libtide's readers.
-FORMATS_SRC := kernels/io/h5_file.c kernels/io/h5_isolate.c kernels/io/h5_write.c kernels/io/zip_file.c kernels/io/formats_plugin.c
+FORMATS_SRC := kernels/io/h5_file.c kernels/io/h5_isolate.c kernels/io/h5_write.c kernels/io/zip_file.c kernels/io/formats_plugin.c \
+  kernels/io/gif.c kernels/io/webp.c kernels/io/jxl.c
 FORMATS_OBJ := $(FORMATS_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/kernels/io/file_bytes.o $(BUILD)/obj/kernels/io/atomic_file.o
 FORMATS_LIB := $(BUILD)/libtide_formats.so
 ENGINE_SRC := $(filter-out $(FORMATS_SRC),$(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c kernels/io/*.c kernels/data/*.c kernels/model/*.c))

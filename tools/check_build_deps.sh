@@ -41,6 +41,9 @@ if command -v "$cc" >/dev/null 2>&1; then
   has_header unicode/unorm2.h || need "ICU (unicode/unorm2.h, for the tokenizers)" libicu-dev
   has_header png.h || need "libpng (png.h)" libpng-dev
   has_header jpeglib.h || need "libjpeg-turbo (jpeglib.h)" libjpeg62-turbo-dev
+  has_header gif_lib.h || need "giflib (gif_lib.h)" libgif-dev
+  has_header webp/demux.h || need "libwebp (webp/decode.h, webp/demux.h)" libwebp-dev
+  has_header jxl/decode.h || need "libjxl (jxl/decode.h)" libjxl-dev
   has_header zip.h || need "libzip (zip.h)" libzip-dev
 fi
 if ! command -v luajit >/dev/null 2>&1; then

@@ -1,4 +1,4 @@
-/* io/formats_load.c — libtide's tide_h5_* and tide_zip_*: each loads
+/* io/formats_load.c — libtide's tide_h5_*, tide_zip_* and image readers (tide_gif_*, tide_webp_*, tide_jxl_*): each loads
  * libtide_formats.so on first use (beside libtide.so, or where
  * TIDE_FORMATS_LIBRARY says) and calls its function; see formats_plugin.h. */
 #include "formats_plugin.h"
@@ -41,13 +41,16 @@ static void load(void) {
   if (!lib) {
     const char *e = dlerror();
     snprintf(why, sizeof why,
-             "HDF5 and zip files (.keras, .weights.h5) need libtide_formats.so, which did not load: %.500s", e ? e : path);
+             "HDF5 and zip files (.keras, .weights.h5) and GIF, WebP and JPEG XL images need libtide_formats.so, "
+             "which did not load: %.450s", e ? e : path);
     return;
   }
   tide_formats_init_fn init = (tide_formats_init_fn)(uintptr_t)dlsym(lib, TIDE_FORMATS_INIT);
   tide_formats_api got;
   if (!init || init(&got) || got.abi != TIDE_FORMATS_ABI || got.size != sizeof got) {
-    snprintf(why, sizeof why, "%.600s is not the HDF5/zip plugin of this libtide (rebuild tide)", path);
+    snprintf(why, sizeof why,
+             "%.550s is not the HDF5/zip plugin of this libtide (the formats plugin, also GIF, WebP, JPEG XL; rebuild "
+             "tide)", path);
     return;
   }
   api = got;

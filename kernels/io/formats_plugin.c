@@ -1,5 +1,5 @@
 /* io/formats_plugin.c — libtide_formats.so's entry point: hands libtide the
- * HDF5 and zip functions of h5_file.c, h5_write.c and zip_file.c (see
+ * HDF5, zip and image-reader functions of h5_file.c, h5_write.c, zip_file.c, gif.c, webp.c and jxl.c (see
  * formats_plugin.h for why they live in a plugin), the HDF5 ones behind one lock. */
 #include "formats_plugin.h"
 
@@ -36,6 +36,7 @@ int tide_formats_plugin_init(tide_formats_api *api) {
 #define FILL(kind, ret, name, params, args, fail) api->name = name;
   TIDE_FORMATS_H5_FUNCTIONS(FILL_LOCKED)
   TIDE_FORMATS_ZIP_FUNCTIONS(FILL)
+  TIDE_FORMATS_IMAGE_FUNCTIONS(FILL)
 #undef FILL
 #undef FILL_LOCKED
   return 0;

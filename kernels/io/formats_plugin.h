@@ -1,5 +1,6 @@
 /* io/formats_plugin.h — the seam between libtide and libtide_formats.so, the
- * HDF5 (h5_file.c, h5_write.c) and zip (zip_file.c) readers and writers.
+ * HDF5 (h5_file.c, h5_write.c) and zip (zip_file.c) readers and writers, and the
+ * GIF, WebP and JPEG XL image readers (gif.c, webp.c, jxl.c: libjxl alone brings six libraries).
  *
  * Why a plugin: libhdf5 and libzip pull in about forty libraries (curl,
  * OpenSSL, Kerberos, LDAP, GnuTLS ...) whose loading and constructors took
@@ -13,13 +14,17 @@
 #define TIDE_IO_FORMATS_PLUGIN_H
 
 #include "tide/tide.h"
+#include "tide/gif.h"
+#include "tide/jxl.h"
+#include "tide/webp.h"
 
 /* Every public function the plugin implements:
  * X(kind, return type, name, parameters, arguments, value on failure)
  * kind VALUE returns the last field when the plugin cannot be loaded; VOID returns nothing.
  * The HDF5 ones run one at a time (formats_plugin.c): Debian's libhdf5 is not
  * built thread-safe, and a reader process is forked with no other thread inside it. */
-#define TIDE_FORMATS_FUNCTIONS(X) TIDE_FORMATS_H5_FUNCTIONS(X) TIDE_FORMATS_ZIP_FUNCTIONS(X)
+#define TIDE_FORMATS_FUNCTIONS(X) \
+  TIDE_FORMATS_H5_FUNCTIONS(X) TIDE_FORMATS_ZIP_FUNCTIONS(X) TIDE_FORMATS_IMAGE_FUNCTIONS(X)
 #define TIDE_FORMATS_H5_FUNCTIONS(X)                                                                           \
   X(VALUE, tide_h5 *, tide_h5_open, (const char *path), (path), NULL)                                          \
   X(VALUE, tide_h5 *, tide_h5_open_memory, (const void *data, size_t n, const char *name), (data, n, name),    \
@@ -52,9 +57,29 @@
   X(VALUE, tide_status, tide_zip_writer_save, (tide_zip_writer * w, const char *path), (w, path),              \
     tide_last_status())                                                                                        \
   X(VOID, void, tide_zip_writer_free, (tide_zip_writer * w), (w), )
+#define TIDE_FORMATS_IMAGE_FUNCTIONS(X)                                                                        \
+  X(VALUE, tide_status, tide_gif_read,                                                                         \
+    (const char *op, const uint8_t *data, size_t size, int64_t max_bytes, tide_gif **out, int64_t *frames,     \
+     int64_t *height, int64_t *width),                                                                         \
+    (op, data, size, max_bytes, out, frames, height, width), tide_last_status())                               \
+  X(VALUE, tide_status, tide_gif_pixels, (const char *op, const tide_gif *gif, uint8_t *out), (op, gif, out),  \
+    tide_last_status())                                                                                        \
+  X(VOID, void, tide_gif_free, (tide_gif * gif), (gif), )                                                      \
+  X(VALUE, tide_status, tide_webp_info_of,                                                                     \
+    (const char *op, const uint8_t *data, size_t size, int64_t max_bytes, tide_webp_info *info),               \
+    (op, data, size, max_bytes, info), tide_last_status())                                                     \
+  X(VALUE, tide_status, tide_webp_pixels,                                                                      \
+    (const char *op, const uint8_t *data, size_t size, const tide_webp_info *info, uint8_t *out),              \
+    (op, data, size, info, out), tide_last_status())                                                           \
+  X(VALUE, tide_status, tide_jxl_info_of,                                                                      \
+    (const char *op, const uint8_t *data, size_t size, int64_t max_bytes, tide_jxl_info *info),                \
+    (op, data, size, max_bytes, info), tide_last_status())                                                     \
+  X(VALUE, tide_status, tide_jxl_pixels,                                                                       \
+    (const char *op, const uint8_t *data, size_t size, const tide_jxl_info *info, uint8_t *out),               \
+    (op, data, size, info, out), tide_last_status())
 
 /* Bump when the table or a signature changes: a stale plugin is refused. */
-#define TIDE_FORMATS_ABI 2
+#define TIDE_FORMATS_ABI 3
 
 #define TIDE_FORMATS_POINTER(kind, ret, name, params, args, fail) ret(*name) params;
 typedef struct tide_formats_api {

@@ -1,7 +1,7 @@
 -- stdlib/tide/image.lua — tide.image, TF's tf.image and tf.io's image codecs: resize
 -- (registry ops: their gradients are in grad/image.lua) and resize_with_pad here, and the
 -- public table gathered from tide.image.* (codecs, convert, color, geometry, random,
--- boxes, quality, transform). Images are [height, width, channels] or [batch, height, width,
+-- boxes, quality, transform, proposals). Images are [height, width, channels] or [batch, height, width,
 -- channels] (channels last). Every function is registry ops or a composition of them,
 -- so it runs eagerly and inside traced functions (tide.trace, dataset maps).
 local binding = require "tide.binding"
@@ -73,8 +73,10 @@ local PARTS = {
   codecs = require "tide.image.codecs", convert = require "tide.image.convert", color = require "tide.image.color",
   geometry = geometry, random = require "tide.image.random", boxes = require "tide.image.boxes",
   quality = require "tide.image.quality", transform = require "tide.image.transform",
+  proposals = require "tide.image.proposals",
 }
-for _, name in ipairs { "codecs", "convert", "color", "geometry", "random", "boxes", "quality", "transform" } do
+for _, name in ipairs { "codecs", "convert", "color", "geometry", "random", "boxes", "quality", "transform",
+  "proposals" } do
   for k, v in pairs(PARTS[name]) do
     if type(v) == "function" and not k:match("^_") then
       assert(M[k] == nil, "tide.image." .. k .. " is defined twice")

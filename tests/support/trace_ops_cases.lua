@@ -739,6 +739,18 @@ do
     add("8-bit as 4 channels", function(b) return tide.image.decode_bmp(b, { channels = 4 }) end,
       { bytes_of("gray8.bmp") })
   end
+  cases.decode_gif = function(add)
+    add("animation", function(b) return tide.image.decode_gif(b) end, { bytes_of("anim.gif") })
+    add("transparency", function(b) return tide.image.decode_gif(b) end, { bytes_of("transparent.gif") })
+  end
+  cases.decode_webp = function(add)
+    add("lossless RGBA", function(b) return tide.image.decode_webp(b, { channels = 4 }) end, { bytes_of("rgba.webp") })
+    add("animation", function(b) return tide.image.decode_webp(b) end, { bytes_of("anim.webp") })
+  end
+  cases.decode_jxl = function(add)
+    add("RGB", function(b) return tide.image.decode_jxl(b) end, { bytes_of("rgb.jxl") })
+    add("grey", function(b) return tide.image.decode_jxl(b, { channels = 1 }) end, { bytes_of("gray.jxl") })
+  end
   cases.encode_png = function(add)
     add("uint8", function(x) return tide.image.encode_png_tensor(x) end, { data({ 3, 4, 3 }, "uint8") })
     add("16-bit", function(x) return tide.image.encode_png_tensor(x) end, { data({ 2, 3, 1 }, "int32", "small") })

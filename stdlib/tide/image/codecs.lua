@@ -1,7 +1,7 @@
--- stdlib/tide/image/codecs.lua — tf.io's image codecs in tide.image: decode_png,
--- decode_jpeg, decode_bmp, decode_image, encode_png, encode_jpeg (registry ops over libpng,
--- libjpeg-turbo and TF's own BMP reading) and what is built on them: adjust_jpeg_quality, is_jpeg,
--- extract_jpeg_shape, decode_and_crop_jpeg.
+-- stdlib/tide/image/codecs.lua — tf.io's image codecs in tide.image: decode_png, decode_jpeg,
+-- decode_bmp, decode_gif, decode_webp, decode_jxl, decode_image, encode_png, encode_jpeg (registry ops
+-- over libpng, libjpeg-turbo, giflib, libwebp, libjxl and TF's own BMP reading) and what is built on
+-- them: adjust_jpeg_quality, is_jpeg, extract_jpeg_shape, decode_and_crop_jpeg.
 local binding = require "tide.binding"
 local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
@@ -85,35 +85,91 @@ function M.decode_bmp(contents, ...)
   return dispatch.run(C.TIDE_OP_DECODE_BMP, a, { contents_arg("decode_bmp", contents) })
 end
 
+-- decode_gif(contents) as tf.io.decode_gif: a uint8 [frames, H, W, 3] tensor, TF's compositing (the
+-- canvas is the largest frame; each frame drawn over the one before, its transparent pixels kept).
+function M.decode_gif(contents, ...)
+  args.parse("decode_gif", {}, ...)
+  local a = dispatch.attrs()
+  a.dtype = U8
+  return dispatch.run(C.TIDE_OP_DECODE_GIF, a, { contents_arg("decode_gif", contents) })
+end
+
+local function uint8_only(op, dt)
+  if dt ~= nil and dt ~= "uint8" then fail(op, "dtype must be \"uint8\" (TF's only one), got %s", tostring(dt)) end
+end
+
+-- decode_webp(contents, {channels=0, dtype="uint8"}) as tf.io.decode_webp: a uint8 [frames, H, W, C]
+-- tensor (one frame for a still image); C the file's (3, or 4 with alpha; animations are RGBA), and
+-- channels, when given, must match it.
+function M.decode_webp(contents, ...)
+  local o = args.parse("decode_webp", { "channels", "dtype" }, ...)
+  uint8_only("decode_webp", o.dtype)
+  local a = dispatch.attrs()
+  a.n = channels_arg("decode_webp", o.channels, { [0] = true, [3] = true, [4] = true, words = "0, 3 or 4 for WebP" })
+  a.dtype = U8
+  return dispatch.run(C.TIDE_OP_DECODE_WEBP, a, { contents_arg("decode_webp", contents) })
+end
+
+-- decode_jxl(contents, {channels=0, dtype="uint8"}) as tf.image.decode_jxl: the first frame of a JPEG XL
+-- file as a uint8 [H, W, C] tensor (C the file's: 1 grey, 3 RGB, 4 RGBA; channels, when given, must match).
+function M.decode_jxl(contents, ...)
+  local o = args.parse("decode_jxl", { "channels", "dtype" }, ...)
+  uint8_only("decode_jxl", o.dtype)
+  local a = dispatch.attrs()
+  a.n = channels_arg("decode_jxl", o.channels, { [0] = true, [1] = true, [3] = true, [4] = true,
+    words = "0, 1, 3 or 4" })
+  a.dtype = U8
+  return dispatch.run(C.TIDE_OP_DECODE_JXL, a, { contents_arg("decode_jxl", contents) })
+end
+
 -- The format of encoded bytes from their first bytes, or nil.
 local function sniff(bytes)
   if bytes:sub(1, 8) == "\137PNG\r\n\26\n" then return "png" end
   if bytes:sub(1, 2) == "\255\216" then return "jpeg" end
   if bytes:sub(1, 2) == "BM" then return "bmp" end
+  if bytes:sub(1, 3) == "GIF" then return "gif" end
+  if bytes:sub(1, 4) == "RIFF" and bytes:sub(9, 12) == "WEBP" then return "webp" end
+  if bytes:sub(1, 2) == "\255\10" or bytes:sub(1, 12) == "\0\0\0\12JXL \r\n\135\n" then return "jxl" end
 end
 
--- decode_image(contents, {channels=, dtype=}) as tf.io.decode_image for PNG,
--- JPEG and BMP (told apart by their signatures); GIF is not supported.
+-- decode_image(contents, {channels=, dtype="uint8", expand_animations=true}) as tf.io.decode_image for
+-- PNG, JPEG, BMP, GIF, WebP and JPEG XL (told apart by their signatures): GIFs and WebPs give [frames, H,
+-- W, C] (the first frame [H, W, C] with expand_animations=false); WebP and JPEG XL take only uint8, as TF.
 function M.decode_image(contents, ...)
   local o = args.parse("decode_image", { "channels", "dtype", "expand_animations" }, ...)
   local head
-  if type(contents) == "string" then head = contents:sub(1, 8)
+  if type(contents) == "string" then head = contents:sub(1, 12)
   elseif istype(Tensor, contents) and contents.dt == U8 and contents.ndim == 1 then
-    local n = math.min(8, tonumber(contents.nelem))
+    local n = math.min(12, tonumber(contents.nelem))
     head = n > 0 and string.char(unpack(contents:slice { { 0, n } }:totable())) or ""
   else
     return M.decode_png(contents) -- its error names the argument
   end
   local kind = sniff(head)
   local dt = o.dtype or "uint8"
+  local expand = o.expand_animations == nil or args.bool("decode_image", "expand_animations", o.expand_animations)
   if kind == "png" then return M.decode_png(contents, { channels = o.channels, dtype = dt }) end
-  if kind == "jpeg" or kind == "bmp" then
-    local img = kind == "jpeg" and M.decode_jpeg(contents, { channels = o.channels })
-      or M.decode_bmp(contents, { channels = o.channels })
-    return dt == "uint8" and img or conv.convert_image_dtype(img, dt)
+  local img
+  if kind == "jpeg" then img = M.decode_jpeg(contents, { channels = o.channels })
+  elseif kind == "bmp" then img = M.decode_bmp(contents, { channels = o.channels })
+  elseif kind == "gif" then
+    if o.channels ~= nil and o.channels ~= 0 and o.channels ~= 3 then
+      fail("decode_image", "channels must be 0 or 3 for GIF, got %s", tostring(o.channels))
+    end
+    img = M.decode_gif(contents)
+    if not expand then img = img[0] end
+  elseif kind == "webp" or kind == "jxl" then
+    if dt ~= "uint8" then
+      fail("decode_image", "%s only supports uint8 for dtype, got %s", kind == "webp" and "WebP" or "JPEG XL", dt)
+    end
+    if kind == "jxl" then return M.decode_jxl(contents, { channels = o.channels }) end
+    img = M.decode_webp(contents, { channels = o.channels })
+    return expand and img or img[0]
+  else
+    fail("decode_image", "unknown image format: the bytes start with none of PNG's, JPEG's, BMP's, GIF's, WebP's " ..
+      "or JPEG XL's signatures")
   end
-  fail("decode_image", "unknown image format: the bytes start with none of PNG's, JPEG's or BMP's signatures " ..
-    "(GIF is not supported)")
+  return dt == "uint8" and img or conv.convert_image_dtype(img, dt)
 end
 
 -- encode_png(image, {compression=-1}) as tf.io.encode_png: the PNG file's

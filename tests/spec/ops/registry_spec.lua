@@ -228,6 +228,15 @@ do
     f:close()
     return tide.image.decode_bmp(s)
   end
+  local function fixture(name)
+    local f = assert(io.open("tests/fixtures/images/" .. name, "rb"))
+    local s = f:read("a")
+    f:close()
+    return s
+  end
+  calls.decode_gif = function() return tide.image.decode_gif(fixture("still.gif")) end
+  calls.decode_webp = function() return tide.image.decode_webp(fixture("rgb.webp")) end
+  calls.decode_jxl = function() return tide.image.decode_jxl(fixture("rgb.jxl")) end
   calls.encode_png = function() return tide.image.encode_png_tensor(tide.zeros({ 2, 2, 3 }, "uint8")) end
   calls.resize_bilinear = function() return tide.image.resize(img, { 2, 3 }) end
   calls.resize_nearest = function() return tide.image.resize(img, { 2, 3 }, { method = "nearest" }) end
