@@ -43,10 +43,11 @@ BLAS_LIBS = $(shell pkg-config --libs openblas)
 # the decompositions of kernels/cpu/linalg_*.c.
 LAPACK_LIBS = -llapacke
 # File formats (kernels/io): JSON, protocol buffers, zlib, PNG, JPEG, HDF5
-# (Debian's serial libhdf5, whose folder pkg-config names) and zip (libzip).
+# (Debian's serial libhdf5, whose folder pkg-config names) and zip (libzip);
+# ICU's common library for tide.strings.unicode_script (ICU's script codes, as TF).
 HDF5_CFLAGS = $(shell pkg-config --cflags hdf5)
 HDF5_LIBS = $(shell pkg-config --libs hdf5)
-IO_LIBS = -lcjson -lprotobuf-c -lz -lpng -ljpeg -lpcre2-8 $(HDF5_LIBS) -lzip
+IO_LIBS = -lcjson -lprotobuf-c -lz -lpng -ljpeg -lpcre2-8 $(HDF5_LIBS) -lzip -licuuc
 
 CFLAGS_BASE := -std=c11 -g -Wall -Wextra -fwrapv -fPIC -pthread -fvisibility=hidden \
   -D_GNU_SOURCE -Ikernels/include $(SAN)

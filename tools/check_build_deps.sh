@@ -41,6 +41,7 @@ if command -v "$cc" >/dev/null 2>&1; then
   has_header png.h || need "libpng (png.h)" libpng-dev
   has_header jpeglib.h || need "libjpeg-turbo (jpeglib.h)" libjpeg62-turbo-dev
   has_header zip.h || need "libzip (zip.h)" libzip-dev
+  has_header unicode/uscript.h || need "ICU (unicode/uscript.h)" libicu-dev
 fi
 if ! command -v luajit >/dev/null 2>&1; then
   need "the LuaJIT program (luajit: compiles tide's Lua to bytecode)" luajit

@@ -238,11 +238,11 @@ keras.safetensors = function() return require "tide.safetensors" end
 keras.profiler = function() return require "tide.profiler" end
 keras.debugging = function() return require "tide.debugging" end
 keras.train = function() return require "tide.train" end
--- TF's tf.sparse (to_dense, from_dense) and tf.SparseTensorSpec, on first use.
+-- TF's tf.sparse (to_dense, from_dense, reorder, cross_hashed) and tf.SparseTensorSpec, on first use.
 keras.sparse = function()
   local m = require "tide.sparse_tensor"
   return { SparseTensor = m.SparseTensor, to_dense = m.to_dense, from_dense = m.from_dense, reorder = m.reorder,
-    is_sparse = m.is_sparse }
+    is_sparse = m.is_sparse, cross_hashed = m.cross_hashed }
 end
 keras.SparseTensorSpec = function() return require("tide.sparse_tensor").SparseTensorSpec end
 -- Mixed precision (keras.mixed_precision): dtype policies, on first use.
