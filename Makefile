@@ -47,13 +47,12 @@ LAPACK_LIBS =
 # File formats (kernels/io): JSON, protocol buffers, zlib, PNG, JPEG; in the
 # plugin: HDF5 (Debian's serial libhdf5, whose folder pkg-config names), zip
 # (libzip), GIF (giflib), WebP (libwebp) and JPEG XL (libjxl).
+# ICU (the tokenizers, tide.strings.unicode_script) is not linked: it is opened
+# on first use, so start-up loads no ICU.
 HDF5_CFLAGS = $(shell pkg-config --cflags hdf5)
 HDF5_LIBS = $(shell pkg-config --libs hdf5)
 IO_LIBS = -lcjson -lprotobuf-c -lz -lpng -ljpeg -lpcre2-8
 FORMATS_LIBS = $(HDF5_LIBS) -lzip -lcjson -lgif -lwebpdemux -lwebp -ljxl
-# Unicode (ICU's common library): NFD, NFKC case folding and character classes for the tokenizers
-# (kernels/cpu/wordpiece.c).
-IO_LIBS += -licuuc
 
 CFLAGS_BASE := -std=c11 -g -Wall -Wextra -fwrapv -fPIC -pthread -fvisibility=hidden \
   -D_GNU_SOURCE -Ikernels/include $(SAN)

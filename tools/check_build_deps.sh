@@ -45,6 +45,7 @@ if command -v "$cc" >/dev/null 2>&1; then
   has_header webp/demux.h || need "libwebp (webp/decode.h, webp/demux.h)" libwebp-dev
   has_header jxl/decode.h || need "libjxl (jxl/decode.h)" libjxl-dev
   has_header zip.h || need "libzip (zip.h)" libzip-dev
+  has_header unicode/uscript.h || need "ICU (unicode/uscript.h)" libicu-dev
 fi
 if ! command -v luajit >/dev/null 2>&1; then
   need "the LuaJIT program (luajit: compiles tide's Lua to bytecode)" luajit

@@ -184,6 +184,36 @@ tide_status tide_infer_string_ngrams(const tide_op_def *def, const tide_attrs *a
   return TIDE_OK;
 }
 
+/* cross_hashed (x1, ..., xn): each [B, k_i] string or int64, the same B; -> int64 [B, k_1*...*k_n]. */
+tide_status tide_infer_cross_hashed(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                                    int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_out);
+  char sh[128];
+  if (n_in < 1) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: expects at least one input", def->name);
+  if (a->n < 0)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: num_buckets must be 0 (none) or more, got %lld", def->name, (long long)a->n);
+  int64_t rows = -1, width = 1;
+  for (int i = 0; i < n_in; i++) {
+    const tide_tensor *t = in[i];
+    if (t->dt != TIDE_STRING && t->dt != TIDE_INT64)
+      return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: input %d must be string or int64, got %s", def->name, i + 1,
+                       tide_dtype_name(t->dt));
+    if (t->ndim != 2)
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: input %d must be 2-D [batch, features], got shape %s", def->name, i + 1,
+                       TIDE_SHAPE_STR(sh, t));
+    if (t->dims[0] >= 0) {
+      if (rows >= 0 && rows != t->dims[0])
+        return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: input %d has %lld rows, an earlier input %lld", def->name, i + 1,
+                         (long long)t->dims[0], (long long)rows);
+      rows = t->dims[0];
+    }
+    width = width < 0 || t->dims[1] < 0 ? -1 : width * t->dims[1];
+  }
+  int64_t dims[2] = {rows, width};
+  tide_tensor_set_contiguous_layout(out[0], TIDE_INT64, 2, dims);
+  return TIDE_OK;
+}
+
 /* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
 
 /* Elementwise: separators, patterns, rewrites and substr's positions are
@@ -267,3 +297,10 @@ static tide_status string_ngrams_unknown_rank(const tide_op_def *def, const tide
   return TIDE_OK;
 }
 const tide_rank_rule tide_infer_string_ngrams_rank = {string_ngrams_rank, tide_rank_keeps, string_ngrams_unknown_rank};
+
+/* cross_hashed: every input is 2-D, so a stand-in of rank 2 holds. */
+static int cross_hashed_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(i);
+  return 2;
+}
+const tide_rank_rule tide_infer_cross_hashed_rank = {cross_hashed_rank, tide_rank_keeps, NULL};

@@ -1,5 +1,5 @@
 /* cpu/strings_join.c — joining strings elementwise with broadcasting (TF's
- * strings.join) and along axes (reduce_join), and cutting them (substr). */
+ * strings.join), along axes (reduce_join) and by segment (unsorted_segment_join), and cutting them (substr). */
 #include "strings_util.h"
 
 tide_status tide_cpu_string_join(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
@@ -113,4 +113,49 @@ tide_status tide_cpu_substr(const tide_op_def *def, const tide_attrs *a, int n_i
     if (st) return st;
   }
   return TIDE_OK;
+}
+
+/* unsorted_segment_join (x, segment_ids, separator): out[s, j...] joins, in
+ * order, the x[i, j...] whose segment_ids[i] is s (ids' shape a prefix of
+ * x's: i runs over it); n = num_segments; an empty segment gives "". */
+tide_status tide_cpu_unsorted_segment_join(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                           const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  const tide_tensor *x = in[0], *ids = in[1];
+  tide_tensor *o = out[0];
+  int64_t slen;
+  const char *sep = tide_string_at(in[2]->data, 0, &slen);
+  int64_t n = ids->nelem, inner = n ? x->nelem / n : 0, segs = a->n;
+  int64_t *seg = malloc((size_t)(n ? n : 1) * sizeof *seg);
+  if (!seg) return TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", def->name);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t off = tide_str_offset(ids, i);
+    seg[i] = ids->dt == TIDE_INT64 ? ((const int64_t *)ids->data)[off] : ((const int32_t *)ids->data)[off];
+    if (seg[i] < 0 || seg[i] >= segs) {
+      int64_t v = seg[i];
+      free(seg);
+      return TIDE_FAIL(TIDE_ERR_VALUE, "%s: segment_ids[%lld] = %lld is out of range [0, %lld)", def->name,
+                       (long long)i, (long long)v, (long long)segs);
+    }
+  }
+  tide_strings_adopt(o);
+  tide_strbuf b = {0};
+  tide_status st = TIDE_OK;
+  for (int64_t s = 0; s < segs && !st; s++) {
+    for (int64_t j = 0; j < inner && !st; j++) {
+      b.n = 0;
+      bool ok = true, first = true;
+      for (int64_t i = 0; i < n && ok; i++) {
+        if (seg[i] != s) continue;
+        int64_t len;
+        const char *p = tide_str_at(x, i * inner + j, &len);
+        ok = (first || tide_strbuf_add(&b, sep, slen)) && tide_strbuf_add(&b, p, len);
+        first = false;
+      }
+      st = ok ? tide_str_put(o, s * inner + j, b.p, b.n) : TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", def->name);
+    }
+  }
+  free(b.p);
+  free(seg);
+  return st;
 }

@@ -1,6 +1,6 @@
-/* cpu/strings_regex.c — regex_replace with PCRE2: TF's RE2 patterns (mostly
- * the same syntax), its rewrite (\0..\9 groups, \\ a backslash), and RE2's
- * rules for the first match or every one (no empty match right after a match).
+/* cpu/strings_regex.c — regex_replace and regex_full_match with PCRE2: TF's RE2
+ * patterns (mostly the same syntax), its rewrite (\0..\9 groups, \\ a backslash),
+ * and RE2's rules for the first match or every one (no empty match right after a match).
  *
  * PCRE2 backtracks where RE2 runs in linear time, and one pcre2_match call
  * cannot be interrupted: each call gets a step limit (a pattern that needs
@@ -82,6 +82,7 @@ typedef struct regex {
   pcre2_match_data *md;
   pcre2_match_context *mc;
   pcre2_jit_stack *jit_stack;
+  uint32_t anchors; /* PCRE2_ANCHORED | PCRE2_ENDANCHORED for a full match, else 0 */
 } regex;
 
 /* pat compiled with these options into *code; false (and the error set) when it fails. */
@@ -101,7 +102,7 @@ static bool compile(const regex *r, uint32_t options, pcre2_code **code) {
 static bool prepare_any(regex *r) {
   if (r->any) return true;
   /* UTF mode as RE2's default; invalid UTF-8 in the input matches nothing (as in RE2) rather than failing. */
-  if (!compile(r, PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &r->any)) return false;
+  if (!compile(r, PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | r->anchors, &r->any)) return false;
   if (pcre2_jit_compile(r->any, PCRE2_JIT_COMPLETE) == 0) {
     /* PCRE2's default JIT stack is 32 KB; a bigger one (reserved, used as needed) spares most fallbacks */
     r->jit_stack = pcre2_jit_stack_create(32 * 1024, 8 * 1024 * 1024, NULL);
@@ -165,6 +166,17 @@ static void regex_free(regex *r) {
   pcre2_code_free(r->any);
 }
 
+/* Make r's match data and context (with the step limits) after r->valid compiled. */
+static tide_status prepare_matching(regex *r) {
+  r->md = pcre2_match_data_create_from_pattern(r->valid, NULL);
+  r->mc = pcre2_match_context_create(NULL);
+  if (r->mc) {
+    pcre2_set_match_limit(r->mc, MATCH_LIMIT);
+    pcre2_set_depth_limit(r->mc, DEPTH_LIMIT);
+  }
+  return r->md && r->mc ? TIDE_OK : TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", r->def->name);
+}
+
 tide_status tide_cpu_regex_replace(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                    int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
@@ -186,13 +198,7 @@ tide_status tide_cpu_regex_replace(const tide_op_def *def, const tide_attrs *a, 
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: invalid rewrite \"%.*s\": %s", def->name, (int)rlen, rew, why);
   }
   /* the match data fit either code: both have the same groups */
-  r.md = pcre2_match_data_create_from_pattern(r.valid, NULL);
-  r.mc = pcre2_match_context_create(NULL);
-  if (r.mc) {
-    pcre2_set_match_limit(r.mc, MATCH_LIMIT);
-    pcre2_set_depth_limit(r.mc, DEPTH_LIMIT);
-  }
-  tide_status st = r.md && r.mc ? TIDE_OK : TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory", def->name);
+  tide_status st = prepare_matching(&r);
   tide_strings_adopt(o);
   tide_strbuf res = {0};
   for (int64_t k = 0; k < o->nelem && !st; k++) {
@@ -222,5 +228,42 @@ tide_status tide_cpu_regex_replace(const tide_op_def *def, const tide_attrs *a, 
   }
   regex_free(&r);
   free(res.p);
+  return st;
+}
+
+/* regex_full_match (x, pattern) -> bool: RE2::FullMatch, the pattern anchored at both ends. */
+tide_status tide_cpu_regex_full_match(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                      const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  tide_tensor *o = out[0];
+  int64_t plen;
+  const char *pat = tide_string_at(in[1]->data, 0, &plen);
+  regex r = {.def = def, .pat = pat, .plen = plen, .anchors = PCRE2_ANCHORED | PCRE2_ENDANCHORED};
+  if (!compile(&r, PCRE2_UTF | r.anchors, &r.valid)) return tide_last_status();
+  tide_status st = prepare_matching(&r);
+  bool *res = o->data;
+  for (int64_t k = 0; k < o->nelem && !st; k++) {
+    if (tide_interrupt_pending()) {
+      tide_interrupt_clear();
+      st = TIDE_FAIL(TIDE_ERR_INTERRUPTED, "%s: interrupted at element %lld", def->name, (long long)k);
+      break;
+    }
+    int64_t len;
+    const char *s = tide_str_at(in[0], k, &len);
+    bool valid_utf8 = tide_utf8_invalid_at((const unsigned char *)s, (size_t)len) == (size_t)len;
+    int rc = match_at(&r, &valid_utf8, s, len, 0);
+    if (rc == MATCH_NO_CODE) st = tide_last_status();
+    else if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT)
+      st = TIDE_FAIL(TIDE_ERR_VALUE, "%s: matching element %lld failed: the pattern \"%.*s\" backtracks too much "
+                     "(past the matcher's limit of %d steps; TensorFlow's RE2 matches in linear time): simplify "
+                     "the pattern", def->name, (long long)k, (int)plen, pat, MATCH_LIMIT);
+    else if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {
+      PCRE2_UCHAR msg[256];
+      pcre2_get_error_message(rc, msg, sizeof msg);
+      st = TIDE_FAIL(TIDE_ERR_VALUE, "%s: matching element %lld failed: %s", def->name, (long long)k,
+                     (const char *)msg);
+    } else res[k] = rc > 0;
+  }
+  regex_free(&r);
   return st;
 }

@@ -286,6 +286,7 @@ keras.sparse = function()
       if k ~= "sp_arg" and k ~= "build" then t[k] = v end
     end
   end
+  t.cross_hashed = m.cross_hashed
   return t
 end
 keras.SparseTensorSpec = function() return require("tide.sparse_tensor").SparseTensorSpec end

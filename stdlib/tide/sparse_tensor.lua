@@ -227,6 +227,43 @@ function M.reorder(sp)
   return SparseTensor(shape_ops.gather(sp.indices, take), shape_ops.gather(sp.values, take), sp.dense_shape)
 end
 
+-- cross_hashed(inputs, {num_buckets=0, hash_key=nil}): as tf.sparse.cross_hashed
+-- on dense [batch, k] inputs (string or integer): a SparseTensor holding every
+-- combination of one feature per input in each row, hashed (tide.strings'
+-- cross_hashed_dense says how). Sparse inputs are not taken. The batch and
+-- feature counts must be known (eagerly they are).
+function M.cross_hashed(inputs, opts)
+  if opts ~= nil and type(opts) ~= "table" then
+    binding.error("tide.sparse.cross_hashed: options must be a table {num_buckets=, hash_key=}")
+  end
+  opts = opts or {}
+  for k in pairs(opts) do
+    if k ~= "num_buckets" and k ~= "hash_key" then
+      binding.error("tide.sparse.cross_hashed: unknown option " .. tostring(k) .. " (num_buckets, hash_key)")
+    end
+  end
+  if type(inputs) == "table" then
+    for i, t in ipairs(inputs) do
+      if is_sparse(t) then
+        binding.error(("tide.sparse.cross_hashed: input %d is a SparseTensor; only dense inputs are supported " ..
+          "(to_dense it first)"):format(i))
+      end
+    end
+  end
+  local dense = require("tide.ops.strings").cross_hashed_dense(inputs, opts.num_buckets, opts.hash_key,
+    "tide.sparse.cross_hashed")
+  local b, k = dense.shape[1], dense.shape[2]
+  if type(b) ~= "number" or type(k) ~= "number" then
+    binding.error("tide.sparse.cross_hashed: the batch size and feature counts must be known (give the " ..
+      "TensorSpec a shape)")
+  end
+  local idx = {}
+  for r = 0, b - 1 do for c = 0, k - 1 do idx[#idx + 1] = { r, c } end end
+  local indices = #idx > 0 and convert.tensor(idx, "int64", "cross_hashed")
+    or convert.empty(binding.C.TIDE_INT64, { 0, 2 }, "cross_hashed")
+  return SparseTensor(indices, shape_ops.reshape(dense, { -1 }), convert.tensor({ b, k }, "int64", "cross_hashed"))
+end
+
 -- from_dense(t): as tf.sparse.from_dense: a SparseTensor of t's entries that
 -- are not zero ("" for strings, false for bools), indices in row-major order.
 function M.from_dense(t)

@@ -929,6 +929,41 @@ do
     add("strong strided", function(x) return S.to_hash_bucket_strong(x, 7, { 3, -4 }) end, { strided_words() })
     add("legacy empty", function(x) return S.to_hash_bucket(x, 5) end, { empty() })
   end
+  cases.cross_hashed = function(add)
+    local ids = function() return tide.tensor({ { 3, -1, 7 }, { 0, 9, 2 } }, "int64") end
+    add("strings x ints", function(a, b) return S.cross_hashed_dense({ a, b }, 100) end, { grid(), ids() })
+    add("strided, no buckets", function(a, b) return S.cross_hashed_dense({ a, b }, 0, 77) end,
+      { strided_words(), tide.tensor({ { 1 }, { 2 }, { 3 } }, "int64") })
+  end
+  local vec_rank = { rank_error = "the rank of the input must be known" }
+  cases.unicode_decode = function(add)
+    add("vector", function(x) local r = S.unicode_decode(x, "UTF-8") return r.values, r.row_splits end,
+      { words() }, vec_rank)
+    add("scalar offsets utf-16", function(x) return S.unicode_decode_with_offsets(x, "UTF-16-BE") end,
+      { tide.tensor "\0H\216=\222\0\0" }, vec_rank)
+    add("bytes_split", function(x) local r = S.bytes_split(x) return r.values, r.row_splits end, { words() }, vec_rank)
+  end
+  cases.unicode_encode = function(add)
+    add("dense 2-d", function(x) return S.unicode_encode(x, "UTF-8") end,
+      { tide.tensor({ { 104, 233 }, { 26085, 0x1F600 } }, "int32") })
+    add("ragged", function(v, rs) return S.unicode_encode(tide.RaggedTensor.from_row_splits(v, rs), "UTF-32-BE") end,
+      { tide.tensor({ 65, 66, 67 }, "int32"), tide.tensor({ 0, 1, 1, 3 }, "int64") },
+      { rank_error = "row_splits must be a 1-D int64 tensor" })
+    add("transcode strided", function(x) return S.unicode_transcode(x, "UTF-8", "UTF-16-BE") end, { strided_words() })
+  end
+  cases.unicode_script = function(add)
+    add("2-d", function(x) return S.unicode_script(x) end, { tide.tensor({ { 72, 1084 }, { 26085, -1 } }, "int32") })
+  end
+  cases.regex_full_match = function(add)
+    add("vector", function(x) return S.regex_full_match(x, "[A-Za-z ]*") end, { words() })
+    add("strided", function(x) return S.regex_full_match(x, "[a-z]+|") end, { strided_words() })
+  end
+  cases.unsorted_segment_join = function(add)
+    add("rows", function(x, ids) return S.unsorted_segment_join(x, ids, 3, { separator = "|" }) end,
+      { grid(), tide.tensor { 2, 0 } })
+    add("strided prefix", function(x, ids) return S.unsorted_segment_join(x, ids, 2) end,
+      { strided_words(), tide.tensor({ { 0, 1 }, { 1, 1 }, { 0, 0 } }, "int64") })
+  end
   cases.string_ngrams = function(add)
     -- dense data keeps its rank (the last axis the n-gram count); ragged data gives values and row splits
     add("dense widths pads", function(x) return S.ngrams(x, { 1, 2 }, { pad_values = "#" }) end, { grid() })

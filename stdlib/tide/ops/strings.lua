@@ -1,7 +1,8 @@
 -- stdlib/tide/ops/strings.lua — tide.strings (TF's tf.strings): registry ops on
--- string tensors (split, regex_replace, lower, upper, strip, length,
--- to_number, as_string, join, reduce_join, substr), and tide.RaggedTensor, the
--- value split gives for a vector. None is differentiable (NO_GRAD rows).
+-- string tensors (split, regex_replace, lower, upper, strip, length, to_number,
+-- as_string, join, reduce_join, substr, the to_hash_bucket hashes, ngrams;
+-- the Unicode ones in strings_unicode.lua), and tide.RaggedTensor, the value
+-- split gives for a vector. None is differentiable (NO_GRAD rows).
 local binding = require "tide.binding"
 local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
@@ -252,6 +253,43 @@ end
 -- checkpoints (TF recommends to_hash_bucket_fast).
 function M.to_hash_bucket(input, num_buckets) return hash_bucket("to_hash_bucket", LEGACY, input, num_buckets) end
 
+-- cross_hashed_dense(inputs, num_buckets, hash_key, op): TF's SparseCrossHashed
+-- on dense inputs, as a dense int64 [batch, k_1 * ... * k_n] tensor (every
+-- combination of one feature per input, the last input's turning fastest).
+-- Each input [batch, k] string or integer (cast to int64, as TF); num_buckets
+-- 0 means none; hash_key defaults to TF's 0xDECAFCAFFE. What tide.sparse.cross_hashed
+-- and HashedCrossing build on; `op` names the caller in errors.
+local DEFAULT_HASH_KEY = 0xDECAFCAFFE
+function M.cross_hashed_dense(inputs, num_buckets, hash_key, op)
+  op = op or "cross_hashed"
+  if type(inputs) ~= "table" or istype(Tensor, inputs) then
+    binding.error(op .. ": inputs must be a Lua list of tensors")
+  end
+  local n = convert.list_length(inputs, op, "inputs")
+  if n == 0 then binding.error(op .. ": inputs is empty") end
+  local list = {}
+  for i = 1, n do
+    local t = inputs[i]
+    if t == nil then binding.error(fmt("%s: input %d is nil", op, i)) end
+    t = istype(Tensor, t) and t or convert.tensor(convert.unvariable(t), nil, op)
+    if t.dt ~= STRING and t.dt ~= C.TIDE_INT64 then
+      if not dtype.is_int[t.dt] then
+        binding.error(fmt("%s: input %d must be a string or integer tensor, got %s", op, i, dtype.names[t.dt]))
+      end
+      t = t:cast("int64")
+    end
+    list[i] = t
+  end
+  local a = dispatch.attrs()
+  a.n = num_buckets == nil and 0 or args.int(op, "num_buckets", num_buckets)
+  if a.n < 0 then binding.error(fmt("%s: num_buckets must be 0 (no buckets) or more, got %d", op, a.n)) end
+  if hash_key == nil then a.ints[0] = DEFAULT_HASH_KEY
+  elseif type(hash_key) == "cdata" then a.ints[0] = hash_key
+  else a.ints[0] = args.int(op, "hash_key", hash_key) end
+  a.nints = 1
+  return dispatch.run(C.TIDE_OP_CROSS_HASHED, a, list)
+end
+
 -- ngrams(data, ngram_width, {separator=" ", pad_values=nil, padding_width=nil,
 -- preserve_short_sequences=false}): the n-grams along data's last axis, as
 -- TF's tf.strings.ngrams. A dense tensor gives a dense tensor (last axis the
@@ -305,5 +343,8 @@ function M.regex_replace(input, pattern, rewrite, ...)
   return dispatch.run(C.TIDE_OP_REGEX_REPLACE, a, { x, scalar_string(pattern, "regex_replace", "pattern"),
     scalar_string(rewrite, "regex_replace", "rewrite") })
 end
+
+-- The Unicode and matching functions (ops/strings_unicode.lua).
+require("tide.ops.strings_unicode").install(M, { strings = strings, scalar_string = scalar_string, Ragged = Ragged })
 
 return M

@@ -136,6 +136,14 @@ do
   calls.string_split = function() return S.split(tide.tensor "a b") end
   calls.string_hash = function() return S.to_hash_bucket_fast(words, 10) end
   calls.string_ngrams = function() return S.ngrams(tide.tensor { "a", "b", "c" }, 2) end
+  calls.unicode_decode = function() return S.unicode_decode(words, "UTF-8").values end
+  calls.unicode_encode = function() return S.unicode_encode(tide.tensor { 104, 105 }, "UTF-8") end
+  calls.unicode_script = function() return S.unicode_script(tide.tensor { 104, 1084 }) end
+  calls.regex_full_match = function() return S.regex_full_match(words, "[a-z ]+") end
+  calls.unsorted_segment_join = function() return S.unsorted_segment_join(words, tide.tensor { 1, 0 }, 2) end
+  calls.cross_hashed = function()
+    return tide.sparse.cross_hashed({ tide.tensor { { "a" }, { "b" } }, tide.tensor({ { 1 }, { 2 } }, "int64") }).values
+  end
 end
 
 -- tide.lookup and TextVectorization's token ops.

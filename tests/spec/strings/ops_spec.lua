@@ -11,7 +11,11 @@ local OP = {
   lower = "string_lower", upper = "string_upper", strip = "string_strip", length = "string_length",
   to_number = "string_to_number", as_string = "as_string", join = "string_join", reduce_join = "reduce_join",
   substr = "substr", regex_replace = "regex_replace", split = "string_split",
-  ngrams = "string_ngrams", to_hash_bucket_fast = "string_hash", to_hash_bucket_strong = "string_hash", to_hash_bucket = "string_hash",
+  ngrams = "string_ngrams", to_hash_bucket_fast = "string_hash",
+  unicode_decode = "unicode_decode", unicode_decode_with_offsets = "unicode_decode", unicode_split = "unicode_encode",
+  unicode_split_with_offsets = "unicode_encode", unicode_encode = "unicode_encode", unicode_transcode = "unicode_encode",
+  unicode_script = "unicode_script", bytes_split = "unicode_decode", regex_full_match = "regex_full_match",
+  unsorted_segment_join = "unsorted_segment_join", to_hash_bucket_strong = "string_hash", to_hash_bucket = "string_hash",
 }
 
 -- A fixture tensor ({dtype, shape, values}) as a tide tensor.
@@ -31,8 +35,9 @@ local function arguments(case, slots)
       local list = {}
       for j, v in ipairs(a.ints) do list[j] = (v > -2 ^ 53 and v < 2 ^ 53) and tonumber(v) or v end
       out[i] = setmetatable(list, { __index = { ints = true } })
-    elseif type(a) == "table" and a.ragged then -- a RaggedTensor: its values and row_splits go to slots
-      local v, rs = tide.tensor(a.ragged.values, "string"), tide.tensor(a.ragged.row_splits, "int64")
+    elseif type(a) == "table" and (a.ragged or a.ragged_ints) then -- a RaggedTensor: values and row_splits to slots
+      local r = a.ragged or a.ragged_ints
+      local v, rs = tide.tensor(r.values, a.ragged and "string" or "int32"), tide.tensor(r.row_splits, "int64")
       slots[#slots + 1], slots[#slots + 2] = v, rs
       out[i] = tide.RaggedTensor.from_row_splits(v, rs)
     elseif type(a) == "table" and a.list then
@@ -71,8 +76,14 @@ local function call_of(case, args)
   end
 end
 
--- Assert tide's result r is TF's (case.want: a tensor; case.ragged: values and row_splits).
-local function check(what, case, r)
+-- Assert tide's result r is TF's (case.want: a tensor; case.ragged: values and row_splits;
+-- case.pair: two results, r and r2, each one of those).
+local function check(what, case, r, r2)
+  if case.pair then
+    check(what .. " [1]", case.pair[1], r)
+    check(what .. " [2]", case.pair[2], r2)
+    return
+  end
   if case.ragged then
     assert(getmetatable(r) == tide.RaggedTensor, what .. ": expected a RaggedTensor")
     assert.are.same(case.ragged.values, r.values:totable(), what)
@@ -108,6 +119,14 @@ describe("tide.strings against TensorFlow", function()
       local traced = tide.trace(fn)
       check(case.name .. " (traced)", case, traced(unpack(slots)))
       check(case.name .. " (traced, second run)", case, traced(unpack(slots)))
+      if case.fn:match("^unicode") or case.fn == "bytes_split" then -- the ops run in a pipeline's map too
+        local args_ok = true
+        for _, t in ipairs(slots) do args_ok = args_ok and t.ndim >= 0 end
+        if args_ok and #slots == 1 and not case.pair and not case.ragged then
+          local ds = tide.data.Dataset.from_tensors(slots[1]):map(fn)
+          for y in ds:iter() do check(case.name .. " (data map)", case, y) end
+        end
+      end
       local text = traced:get_concrete_function(unpack(slots)):graph_text()
       local node = OP[case.fn]
       assert(text:find("= " .. node .. "(", 1, true), case.name .. ": no " .. node .. " node in the graph:\n" .. text)

@@ -1,11 +1,12 @@
 -- stdlib/tide/layers/preprocessing/init.lua — the preprocessing family of tide.layers: CategoryEncoding,
--- Discretization, the image layers (Rescaling, Resizing, CenterCrop) and augmentations (RandomFlip ...),
--- the spectrogram layers.
+-- Discretization, the lookups and hashing layers, the image layers (Rescaling, Resizing, CenterCrop) and
+-- augmentations (RandomFlip ...), the spectrogram layers.
 local M = {}
 for _, file in ipairs {
   require "tide.layers.preprocessing.categorical",  -- CategoryEncoding, Discretization
   require "tide.layers.preprocessing.lookup",       -- IntegerLookup, StringLookup
   require "tide.layers.preprocessing.text_vectorization", -- TextVectorization
+  require "tide.layers.preprocessing.hashing",      -- Hashing, HashedCrossing
   require "tide.layers.preprocessing.image",        -- Rescaling, Resizing, CenterCrop
   require "tide.layers.preprocessing.image_random", -- RandomFlip, RandomRotation, RandomZoom, RandomTranslation,
                                                     -- RandomCrop, RandomContrast, RandomBrightness
