@@ -95,7 +95,7 @@ PROTO_OBJ := $(PROTO_SRC:kernels/proto/%.proto=$(BUILD)/obj/kernels/proto/%.pb-c
 # loads on first use (kernels/io/formats_plugin.h: libhdf5 and libzip bring
 # some forty libraries a start-up would otherwise pay for). It takes its own
 # copy of the two file helpers it shares with libtide's readers.
-FORMATS_SRC := kernels/io/h5_file.c kernels/io/h5_write.c kernels/io/zip_file.c kernels/io/formats_plugin.c
+FORMATS_SRC := kernels/io/h5_file.c kernels/io/h5_isolate.c kernels/io/h5_write.c kernels/io/zip_file.c kernels/io/formats_plugin.c
 FORMATS_OBJ := $(FORMATS_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/kernels/io/file_bytes.o $(BUILD)/obj/kernels/io/atomic_file.o
 FORMATS_LIB := $(BUILD)/libtide_formats.so
 ENGINE_SRC := $(filter-out $(FORMATS_SRC),$(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c kernels/io/*.c kernels/data/*.c kernels/model/*.c))

@@ -16,8 +16,11 @@
 
 /* Every public function the plugin implements:
  * X(kind, return type, name, parameters, arguments, value on failure)
- * kind VALUE returns the last field when the plugin cannot be loaded; VOID returns nothing. */
-#define TIDE_FORMATS_FUNCTIONS(X)                                                                              \
+ * kind VALUE returns the last field when the plugin cannot be loaded; VOID returns nothing.
+ * The HDF5 ones run one at a time (formats_plugin.c): Debian's libhdf5 is not
+ * built thread-safe, and a reader process is forked with no other thread inside it. */
+#define TIDE_FORMATS_FUNCTIONS(X) TIDE_FORMATS_H5_FUNCTIONS(X) TIDE_FORMATS_ZIP_FUNCTIONS(X)
+#define TIDE_FORMATS_H5_FUNCTIONS(X)                                                                           \
   X(VALUE, tide_h5 *, tide_h5_open, (const char *path), (path), NULL)                                          \
   X(VALUE, tide_h5 *, tide_h5_open_memory, (const void *data, size_t n, const char *name), (data, n, name),    \
     NULL)                                                                                                      \
@@ -32,7 +35,8 @@
   X(VALUE, tide_status, tide_h5_write, (tide_h5 * f, const char *path, const tide_tensor *t), (f, path, t),    \
     tide_last_status())                                                                                        \
   X(VALUE, const void *, tide_h5_image, (tide_h5 * f, size_t *n), (f, n), NULL)                                \
-  X(VALUE, tide_status, tide_h5_save, (tide_h5 * f, const char *path), (f, path), tide_last_status())          \
+  X(VALUE, tide_status, tide_h5_save, (tide_h5 * f, const char *path), (f, path), tide_last_status())
+#define TIDE_FORMATS_ZIP_FUNCTIONS(X)                                                                          \
   X(VALUE, tide_zip *, tide_zip_open, (const char *path), (path), NULL)                                        \
   X(VALUE, tide_zip *, tide_zip_open_memory, (const void *data, size_t n, const char *name), (data, n, name),  \
     NULL)                                                                                                      \
@@ -50,7 +54,7 @@
   X(VOID, void, tide_zip_writer_free, (tide_zip_writer * w), (w), )
 
 /* Bump when the table or a signature changes: a stale plugin is refused. */
-#define TIDE_FORMATS_ABI 1
+#define TIDE_FORMATS_ABI 2
 
 #define TIDE_FORMATS_POINTER(kind, ret, name, params, args, fail) ret(*name) params;
 typedef struct tide_formats_api {

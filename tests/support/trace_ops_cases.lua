@@ -131,6 +131,18 @@ cases.gelu = function(add)
   end
 end
 
+-- Keras 3's activation kernels with a parameter (ops/activations.lua)
+for name, param in pairs { celu = 0.5, hard_shrink = 1.5, soft_shrink = 1.5, squareplus = 2 } do
+  cases[name] = function(add)
+    local f = tide.activations[name]
+    for _, dt in ipairs(M.dtypes_of(name)) do
+      add(dt, f, { data({ 2, 3 }, dt) })
+      add(dt .. " parameter, strided", function(x) return f(x, param) end, { strided({ 2, 3 }, dt) })
+      if FLOATS[dt] then add(dt .. " specials", f, { specials(dt) }) end
+    end
+  end
+end
+
 cases.leaky_relu = function(add)
   for _, dt in ipairs(M.dtypes_of("leaky_relu")) do
     add(dt, tide.nn.leaky_relu, { data({ 2, 3 }, dt) })
@@ -900,6 +912,21 @@ do
     add("first, strided", function(x) return S.regex_replace(x, "[a-z]", "_", { replace_global = false }) end,
       { strided_words() })
   end
+  cases.string_hash = function(add)
+    add("fast", function(x) return S.to_hash_bucket_fast(x, 1000) end, { words() })
+    add("strong strided", function(x) return S.to_hash_bucket_strong(x, 7, { 3, -4 }) end, { strided_words() })
+    add("legacy empty", function(x) return S.to_hash_bucket(x, 5) end, { empty() })
+  end
+  cases.string_ngrams = function(add)
+    -- dense data keeps its rank (the last axis the n-gram count); ragged data gives values and row splits
+    add("dense widths pads", function(x) return S.ngrams(x, { 1, 2 }, { pad_values = "#" }) end, { grid() })
+    add("dense strided preserve", function(x) return S.ngrams(x, 3, { preserve_short_sequences = true }) end,
+      { strided_words() })
+    add("ragged", function(v, rs) local r = S.ngrams(tide.RaggedTensor.from_row_splits(v, rs), 2,
+        { separator = "+", pad_values = { "<", ">" } }) return r.values, r.row_splits end,
+      { tide.tensor { "a", "b", "c", "d" }, tide.tensor({ 0, 3, 3, 4 }, "int64") },
+      { rank_error = "row_splits must be a 1-D int64 tensor" }) -- a RaggedTensor needs its splits' rank
+  end
   cases.string_split = function(add)
     -- a scalar gives a tensor, a vector a RaggedTensor: the rank must be known
     local vec = { rank_error = "split: the rank of the input" }
@@ -1012,8 +1039,12 @@ cases.all_reduce_sum = function(add)
   add("small buckets", function(x) return D.all_reduce_sum(x, { bytes_per_pack = 8 }) + 1 end, { data({ 5 }, "float32") })
 end
 
--- tf.linalg's cases (tests/support/trace_ops_cases_linalg.lua).
+-- tf.linalg's and tf.nn's later cases (tests/support/trace_ops_cases_linalg.lua, trace_ops_cases_nn.lua).
 for name, fn in pairs(require("trace_ops_cases_linalg")(M)) do
+  assert(cases[name] == nil, "trace_ops_cases: two entries for op " .. name)
+  cases[name] = fn
+end
+for name, fn in pairs(require("trace_ops_cases_nn")(M)) do
   assert(cases[name] == nil, "trace_ops_cases: two entries for op " .. name)
   cases[name] = fn
 end
