@@ -1,12 +1,12 @@
 /* cpu/wordpiece.c — wordpiece_tokenize (keras_hub's WordPieceTokenizer, BERT's): each string pre-tokenized as
  * keras_hub does (NFD and drop Mn, split on whitespace/punctuation/CJK, NFKC case folding; ICU), then greedy
  * longest-match-first WordPiece over a hashed vocabulary (lookup_table's slots), as ids in ragged rows. */
+#include "icu_load.h"
 #include "lookup_hash.h"
 #include "strings_util.h"
 
-#include <unicode/uchar.h>
-#include <unicode/unorm2.h>
-#include <unicode/ustring.h>
+/* ICU, loaded on first use (icu_load.c): tide_cpu_wordpiece_tokenize calls tide_icu_get before any helper runs */
+#define I (&tide_icu_fns)
 
 enum { WP_LOWERCASE = 1, WP_STRIP_ACCENTS = 2, WP_SPLIT = 4, WP_SPLIT_CJK = 8 };
 
@@ -84,13 +84,13 @@ static bool wordpiece(wp_ctx *c, const char *w, int64_t n, ids *out) {
  * \p{P}) and CJK ideographs are words of their own. */
 static bool is_space(UChar32 ch) {
   if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\f' || ch == '\r') return true;
-  int8_t t = u_charType(ch);
+  int8_t t = I->char_type(ch);
   return t == U_CONTROL_CHAR || t == U_FORMAT_CHAR;
 }
 static bool is_punct(UChar32 ch) {
   if ((ch >= '!' && ch <= '/') || (ch >= ':' && ch <= '@') || (ch >= '[' && ch <= '`') || (ch >= '{' && ch <= '~'))
     return true;
-  return u_ispunct(ch);
+  return I->ispunct(ch);
 }
 static bool is_cjk(UChar32 ch) {
   return (ch >= 0x4E00 && ch <= 0x9FFF) || (ch >= 0x3400 && ch <= 0x4DBF) || (ch >= 0x20000 && ch <= 0x2A6DF) ||
@@ -116,7 +116,7 @@ static bool u16_reserve(u16 *b, int64_t cap) {
 static bool normalize(const UNormalizer2 *norm, u16 *b, u16 *tmp) {
   for (int tries = 0; tries < 2; tries++) {
     UErrorCode e = U_ZERO_ERROR;
-    int32_t n = unorm2_normalize(norm, b->p, b->n, tmp->p, tmp->cap, &e);
+    int32_t n = I->normalize(norm, b->p, b->n, tmp->p, tmp->cap, &e);
     if (e == U_BUFFER_OVERFLOW_ERROR) {
       if (!u16_reserve(tmp, (int64_t)n + 1)) return false;
       continue;
@@ -149,14 +149,14 @@ static bool emit_word(wp_ctx *c, wp_bufs *bf, const UNormalizer2 *fold, const UC
   }
   int32_t need = 0;
   UErrorCode e = U_ZERO_ERROR;
-  u_strToUTF8WithSub(NULL, 0, &need, src, len, 0xFFFD, NULL, &e);
+  I->to_utf8(NULL, 0, &need, src, len, 0xFFFD, NULL, &e);
   if (need + 1 > bf->utf8.cap) {
     char *q = realloc(bf->utf8.p, (size_t)need + 1);
     if (!q) return false;
     bf->utf8.p = q, bf->utf8.cap = need + 1;
   }
   e = U_ZERO_ERROR;
-  u_strToUTF8WithSub(bf->utf8.p, (int32_t)bf->utf8.cap, &need, src, len, 0xFFFD, NULL, &e);
+  I->to_utf8(bf->utf8.p, (int32_t)bf->utf8.cap, &need, src, len, 0xFFFD, NULL, &e);
   if (U_FAILURE(e)) return false;
   return wordpiece(c, bf->utf8.p, need, out);
 }
@@ -166,13 +166,13 @@ static bool tokenize_one(wp_ctx *c, wp_bufs *bf, uint32_t flags, const char *b, 
   if (n > INT32_MAX / 4) return false;
   const UNormalizer2 *nfd = NULL, *fold = NULL;
   UErrorCode e = U_ZERO_ERROR;
-  if (flags & WP_STRIP_ACCENTS) nfd = unorm2_getNFDInstance(&e);
-  if (flags & WP_LOWERCASE) fold = unorm2_getNFKCCasefoldInstance(&e);
+  if (flags & WP_STRIP_ACCENTS) nfd = I->nfd(&e);
+  if (flags & WP_LOWERCASE) fold = I->nfkc_casefold(&e);
   if (U_FAILURE(e)) return false;
   if (!u16_reserve(&bf->text, n + 1) || !u16_reserve(&bf->tmp, n + 1)) return false;
   int32_t len = 0;
   e = U_ZERO_ERROR;
-  u_strFromUTF8WithSub(bf->text.p, bf->text.cap, &len, b, (int32_t)n, 0xFFFD, NULL, &e);
+  I->from_utf8(bf->text.p, bf->text.cap, &len, b, (int32_t)n, 0xFFFD, NULL, &e);
   if (U_FAILURE(e)) return false;
   bf->text.n = len;
   if (nfd) {
@@ -182,7 +182,7 @@ static bool tokenize_one(wp_ctx *c, wp_bufs *bf, uint32_t flags, const char *b, 
       int32_t at = i;
       UChar32 ch;
       U16_NEXT(bf->text.p, i, bf->text.n, ch);
-      if (u_charType(ch) == U_NON_SPACING_MARK) continue;
+      if (I->char_type(ch) == U_NON_SPACING_MARK) continue;
       while (at < i) bf->text.p[k++] = bf->text.p[at++];
     }
     bf->text.n = k;
@@ -210,6 +210,7 @@ tide_status tide_cpu_wordpiece_tokenize(const tide_op_def *def, const tide_attrs
                                         const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
   const tide_tensor *x = in[0], *v = in[1], *t = in[2];
+  if (!tide_icu_get()) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: %s", def->name, tide_last_error());
   int64_t cap = t->dims[0];
   if (cap <= 0 || (cap & (cap - 1)) != 0 || cap < 2 * v->dims[0] || t->strides[0] != 1)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: the table was not made by lookup_table from this vocabulary", def->name);
