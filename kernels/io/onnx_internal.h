@@ -1,7 +1,5 @@
-/* io/onnx_internal.h — what the ONNX reader's files share: the model and its
- * values by name (onnx_model.c), TensorProto values (onnx_tensor.c), and the
- * tables of ONNX ops mapped onto tide's (onnx_ops.c, onnx_ops_shape.c, onnx_ops_nn.c,
- * onnx_ops_more.c). */
+/* io/onnx_internal.h — what the ONNX reader's files share: the import state, the op
+ * tables' row type and lookups (onnx_ops*.c), attributes and TensorProto values (onnx_tensor.c). */
 #ifndef TIDE_IO_ONNX_INTERNAL_H
 #define TIDE_IO_ONNX_INTERNAL_H
 
