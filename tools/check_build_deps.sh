@@ -31,13 +31,14 @@ else
 fi
 if command -v "$cc" >/dev/null 2>&1; then
   has_header dnnl.h || need "oneDNN (dnnl.h)" libdnnl-dev
-  has_header lapacke.h || need "LAPACKE (lapacke.h)" liblapacke-dev
+  has_header lapack.h || need "LAPACK's C declarations (lapack.h)" liblapacke-dev
   has_header readline/readline.h || need "readline (readline/readline.h)" libreadline-dev
   has_header zlib.h || need "zlib (zlib.h)" zlib1g-dev
   has_header cjson/cJSON.h || need "cJSON (cjson/cJSON.h)" libcjson-dev
   has_header protobuf-c/protobuf-c.h || need "protobuf-c (protobuf-c/protobuf-c.h)" libprotobuf-c-dev
   printf '#define PCRE2_CODE_UNIT_WIDTH 8\n#include <pcre2.h>\n' | "$cc" -E -x c - >/dev/null 2>&1 ||
     need "PCRE2 (pcre2.h)" libpcre2-dev
+  has_header unicode/unorm2.h || need "ICU (unicode/unorm2.h, for the tokenizers)" libicu-dev
   has_header png.h || need "libpng (png.h)" libpng-dev
   has_header jpeglib.h || need "libjpeg-turbo (jpeglib.h)" libjpeg62-turbo-dev
   has_header zip.h || need "libzip (zip.h)" libzip-dev

@@ -7,7 +7,7 @@ set -eu
 PACKAGES="build-essential pkg-config luajit libluajit-5.1-dev libopenblas-dev
 liblapacke-dev libreadline-dev zlib1g-dev lua-busted dataset-fashion-mnist libdnnl-dev bsdutils
 libcjson-dev libprotobuf-c-dev protobuf-c-compiler libpng-dev libjpeg62-turbo-dev
-libpcre2-dev libopenmpi-dev openmpi-bin libhdf5-dev libzip-dev"
+libpcre2-dev libopenmpi-dev openmpi-bin libhdf5-dev libzip-dev libicu-dev"
 if [ "${1:-}" = bench ]; then
   PACKAGES="$PACKAGES python3 python3-torch python3-venv"
 fi

@@ -2,6 +2,7 @@
  * (tide.strings): elementwise maps, join with broadcasting, reduce_join,
  * substr, regex_replace, and split (whose sizes come from the data). */
 #include "infer_rank.h"
+#include "ngrams_count.h"
 
 /* A 0-d string input (separator, pattern, rewrite), named in the error. */
 static tide_status scalar_string(const tide_op_def *def, const tide_tensor *t, const char *what) {
@@ -119,6 +120,70 @@ tide_status tide_infer_string_split(const tide_op_def *def, const tide_attrs *a,
   return TIDE_OK;
 }
 
+/* to_hash_bucket*: int64 buckets of x's shape; n = the number of buckets (> 0). */
+tide_status tide_infer_string_hash(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                                   int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  const tide_tensor *x = in[0];
+  if (x->dt != TIDE_STRING)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: input must be a string tensor, got %s", def->name, tide_dtype_name(x->dt));
+  if (a->n < 1)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: num_buckets must be at least 1, got %lld", def->name, (long long)a->n);
+  if (a->m < 0 || a->m > 2)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: unknown hash kind %lld (0 fast, 1 strong, 2 legacy)", def->name,
+                     (long long)a->m);
+  tide_tensor_set_contiguous_layout(out[0], TIDE_INT64, x->ndim, x->dims);
+  return TIDE_OK;
+}
+
+/* ngrams (data, separator, left_pad, right_pad[, row_splits]): cpu/strings_ngrams.c says the layout. */
+tide_status tide_infer_string_ngrams(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                     const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_out);
+  char sh[128];
+  if (n_in != 4 && n_in != 5)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: expects data, separator, left_pad, right_pad and maybe row_splits, got %d "
+                     "inputs", def->name, n_in);
+  const tide_tensor *x = in[0];
+  if (x->dt != TIDE_STRING)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: data must be a string tensor, got %s", def->name, tide_dtype_name(x->dt));
+  static const char *const what[] = {NULL, "the separator", "left_pad", "right_pad"};
+  for (int k = 1; k < 4; k++) {
+    tide_status st = scalar_string(def, in[k], what[k]);
+    if (st) return st;
+  }
+  if (a->nints < 1) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: ngram_width needs at least one width", def->name);
+  for (int i = 0; i < a->nints; i++)
+    if (a->ints[i] < 1)
+      return TIDE_FAIL(TIDE_ERR_VALUE, "%s: every ngram_width must be at least 1, got %lld", def->name,
+                       (long long)a->ints[i]);
+  int64_t unknown = -1;
+  if (n_in == 5) {
+    const tide_tensor *s = in[4];
+    if (x->ndim != 1)
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: ragged values must be a vector, got shape %s", def->name,
+                       TIDE_SHAPE_STR(sh, x));
+    if (s->dt != TIDE_INT64 || s->ndim != 1)
+      return TIDE_FAIL(TIDE_ERR_VALUE, "%s: row_splits must be a 1-D int64 tensor, got %s %s", def->name,
+                       tide_dtype_name(s->dt), TIDE_SHAPE_STR(sh, s));
+    tide_tensor_set_contiguous_layout(out[0], TIDE_STRING, 1, &unknown);
+    tide_tensor_set_contiguous_layout(out[1], TIDE_INT64, 1, s->dims);
+    return TIDE_OK;
+  }
+  if (x->ndim < 1) return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: data must have rank 1 or more, got a scalar", def->name);
+  int64_t dims[TIDE_MAX_DIMS], rows = 1;
+  for (int d = 0; d < x->ndim - 1; d++) {
+    dims[d] = x->dims[d];
+    rows = rows < 0 || x->dims[d] < 0 ? -1 : rows * x->dims[d];
+  }
+  int64_t width = x->dims[x->ndim - 1];
+  dims[x->ndim - 1] = width < 0 ? -1 : tide_ngrams_count(a, width);
+  int64_t nsplits = rows < 0 ? -1 : rows + 1;
+  tide_tensor_set_contiguous_layout(out[0], TIDE_STRING, x->ndim, dims);
+  tide_tensor_set_contiguous_layout(out[1], TIDE_INT64, 1, &nsplits);
+  return TIDE_OK;
+}
+
 /* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
 
 /* Elementwise: separators, patterns, rewrites and substr's positions are
@@ -126,6 +191,7 @@ tide_status tide_infer_string_split(const tide_op_def *def, const tide_attrs *a,
  * the inputs that shape it are (not a separator, pattern or rewrite, which
  * must be scalars). */
 const tide_rank_rule tide_infer_string_map_rank = {tide_rank_scalar, NULL, NULL};
+const tide_rank_rule tide_infer_string_hash_rank = {tide_rank_scalar, NULL, NULL};
 
 static bool regex_replace_keeps(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in) {
   TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in);
@@ -181,3 +247,23 @@ static int string_split_rank(const tide_op_def *def, const tide_attrs *a, int n_
   return i == 0 ? 1 : 0;
 }
 const tide_rank_rule tide_infer_string_split_rank = {string_split_rank, tide_rank_keeps, NULL};
+
+/* ngrams: the pads and separator are scalars, row_splits a vector, ragged
+ * values a vector; dense data of unknown rank has no stand-in (the rule below). */
+static int string_ngrams_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                              int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(in);
+  if (i == 0) return n_in == 5 ? 1 : -1;
+  return i == 4 ? 1 : 0;
+}
+static tide_status string_ngrams_unknown_rank(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                              const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  if (in[0]->dt != TIDE_STRING)
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: data must be a string tensor, got %s", def->name, tide_dtype_name(in[0]->dt));
+  int64_t unknown = -1;
+  tide_rank_set_unknown(out[0], TIDE_STRING);
+  tide_tensor_set_contiguous_layout(out[1], TIDE_INT64, 1, &unknown);
+  return TIDE_OK;
+}
+const tide_rank_rule tide_infer_string_ngrams_rank = {string_ngrams_rank, tide_rank_keeps, string_ngrams_unknown_rank};

@@ -569,6 +569,24 @@ static tide_h5 *open_image(tide_h5 *f, const void *data, size_t n) {
   return f;
 }
 
+static tide_h5 *new_handle(const char *name);
+
+tide_h5 *h5_open_image_here(const char *name, const void *data, size_t n) {
+  tide_h5 *f = new_handle(name);
+  return f ? open_image(f, data, n) : NULL;
+}
+
+int h5_read_in_process = -1;
+
+/* f (a new handle) opened over the n bytes at data, in a reader process unless told otherwise. */
+static tide_h5 *open_checked(tide_h5 *f, const void *data, size_t n) {
+  if (h5_read_in_process < 0) {
+    const char *env = getenv("TIDE_H5_IN_PROCESS");
+    h5_read_in_process = env && strcmp(env, "1") == 0;
+  }
+  return h5_read_in_process ? open_image(f, data, n) : h5_open_image_isolated(f, data, n);
+}
+
 static tide_h5 *new_handle(const char *name) {
   tide_h5 *f = calloc(1, sizeof *f);
   if (f) {
@@ -604,7 +622,7 @@ tide_h5 *tide_h5_open(const char *path) {
     tide_h5_close(f);
     return NULL;
   }
-  f = open_image(f, bytes, n);
+  f = open_checked(f, bytes, n);
   free(bytes);
   return f;
 }
@@ -613,7 +631,7 @@ tide_h5 *tide_h5_open_memory(const void *data, size_t n, const char *name) {
   if (!data && n) return tide_set_error(TIDE_ERR_VALUE, "hdf5: the data pointer is NULL"), NULL;
   tide_h5 *f = new_handle(name);
   if (!f) return NULL;
-  return open_image(f, data, n);
+  return open_checked(f, data, n);
 }
 
 void tide_h5_close(tide_h5 *f) {
@@ -623,6 +641,7 @@ void tide_h5_close(tide_h5 *f) {
     H5Fclose(f->file);
     H5Eclear2(H5E_DEFAULT);
   }
+  if (f->isolated) h5_free_isolated(f);
   free(f->tree);
   free(f->out);
   free(f->name);
@@ -682,6 +701,24 @@ static tide_status check_storage(tide_h5 *f, const char *path, hid_t ds, uint64_
 tide_status tide_h5_read(tide_h5 *f, const char *path, tide_tensor *out) {
   if (!f || !path || !out) return tide_set_error(TIDE_ERR_VALUE, "hdf5: read: NULL argument");
   if (f->writing) return tide_set_error(TIDE_ERR_VALUE, "hdf5: '%s' is being written, not read", f->name);
+  return f->isolated ? h5_read_isolated(f, path, out) : h5_read_here(f, path, out, false);
+}
+
+static void free_plain(void *ctx, void *data) {
+  (void)ctx;
+  free(data);
+}
+
+/* out: a new dtype tensor of dims in malloc's memory (see h5_read_here). */
+static tide_status init_plain(tide_tensor *out, int dtype, int ndim, const int64_t *dims, uint64_t bytes) {
+  void *data = malloc(bytes ? (size_t)bytes : 1);
+  if (!data) return tide_set_error(TIDE_ERR_MEMORY, "hdf5: out of memory (%llu bytes)", (unsigned long long)bytes);
+  tide_status st = tide_tensor_wrap(out, data, dtype, ndim, ndim ? dims : NULL, NULL, free_plain, NULL);
+  if (st) free(data);
+  return st;
+}
+
+tide_status h5_read_here(tide_h5 *f, const char *path, tide_tensor *out, bool plain_malloc) {
   h5_quiet();
   hid_t ds = H5Dopen2(f->file, path, H5P_DEFAULT);
   if (ds < 0) return h5_fail(TIDE_ERR_VALUE, "hdf5: '%s' has no dataset '%s'", f->name, path);
@@ -715,7 +752,9 @@ tide_status tide_h5_read(tide_h5 *f, const char *path, tide_tensor *out) {
                             "refusing a likely shape or decompression bomb", f->name, path,
                             (unsigned long long)declared, (unsigned long long)stored);
       if (!st) st = check_storage(f, path, ds, declared);
-      if (!st) st = tide_tensor_init_heap(out, dtype, ndim, ndim ? dims : NULL);
+      if (!st)
+        st = plain_malloc ? init_plain(out, dtype, ndim, dims, declared)
+                          : tide_tensor_init_heap(out, dtype, ndim, ndim ? dims : NULL);
       if (!st && n > 0 && H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, (void *)out->data) < 0) {
         st = h5_fail(TIDE_ERR_VALUE, "hdf5: '%s': cannot read dataset '%s'", f->name, path);
         tide_tensor_release(out);

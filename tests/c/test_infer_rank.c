@@ -27,7 +27,7 @@ typedef struct rcase {
   int line, op;
   tide_attrs at;
   int n_in;
-  desc in[4];
+  desc in[5]; /* five: ngrams' ragged form */
   tide_status st;
   const char *msg;
   int dt0, nd0, dt1, nd1;
@@ -41,6 +41,7 @@ typedef struct rcase {
 #define IN2(a, b) .n_in = 2, .in = {a, b}
 #define IN3(a, b, c) .n_in = 3, .in = {a, b, c}
 #define IN4(a, b, c, d) .n_in = 4, .in = {a, b, c, d}
+#define IN5(a, b, c, d, e) .n_in = 5, .in = {a, b, c, d, e}
 #define A(...) .at = {__VA_ARGS__}
 #define OUT(dt, nd, ...) .dt0 = dt, .nd0 = nd, .out0 = {__VA_ARGS__}
 #define OUT1(dt, nd, ...) .dt1 = dt, .nd1 = nd, .out1 = {__VA_ARGS__}
@@ -199,6 +200,9 @@ static const rcase cases[] = {
     {ROW(LOG_SOFTMAX), A(.axis = -1), IN1(UR(F32)), OUT(F32, R, 0)},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(UR(I32), UR(F32)), OUT(F32, 1, U), OUT1(F32, 2, U, U)},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(UR(I32), D(F32, 2, 4, 3)), OUT(F32, 1, 4), OUT1(F32, 2, 4, 3)},
+    {ROW(CTC_LOSS), IN4(UR(F32), UR(I32), UR(I32), UR(I64)), OUT(F32, 1, U), OUT1(F32, 3, U, U, U)},
+    {ROW(CTC_LOSS), IN4(D(F32, 3, 5, 2, 4), UR(I32), UR(I32), D(I32, 1, 2)), OUT(F32, 1, 2), OUT1(F32, 3, 5, 2, 4)},
+    {ROW(CTC_LOSS), IN4(UR(I32), UR(I32), UR(I32), UR(I32)), ERR(TIDE_ERR_DTYPE, "logits must be")},
     /* ---- images: codecs and resize take the generic rule (an unknown rank out) ---- */
     {ROW(DECODE_PNG), A(.n = 3, .dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
     {ROW(DECODE_JPEG), A(.m = 1, .dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
@@ -240,6 +244,18 @@ static const rcase cases[] = {
     {ROW(REGEX_REPLACE), IN3(D(STR, 1, 2), UR(STR), S(STR)), OUT(STR, 1, 2)},
     {ROW(SUBSTR), IN3(D(STR, 1, 2), S(I32), S(I32)), OUT(STR, 1, 2)},
     {ROW(STRING_SPLIT), IN2(UR(STR), S(STR)), OUT(STR, 1, U), OUT1(I64, 1, U)},
+    {ROW(STRING_HASH), A(.n = 10), IN1(UR(STR)), OUT(I64, R, 0)},
+    {ROW(STRING_HASH), A(.n = 10), IN1(UR(F32)), ERR(TIDE_ERR_DTYPE, "string_hash: input must be a string tensor")},
+    {ROW(STRING_NGRAMS), A(.ints = {2}, .nints = 1), IN4(UR(STR), S(STR), S(STR), S(STR)), OUT(STR, R, 0), OUT1(I64, 1, U)},
+    {ROW(STRING_NGRAMS), A(.ints = {2}, .nints = 1), IN4(D(STR, 2, 3, 4), UR(STR), S(STR), S(STR)), OUT(STR, 2, 3, 3), OUT1(I64, 1, 4)},
+    {ROW(STRING_NGRAMS), A(.ints = {2}, .nints = 1), IN5(UR(STR), S(STR), S(STR), S(STR), UR(I64)), OUT(STR, 1, U), OUT1(I64, 1, U)},
+    {ROW(LOOKUP_TABLE), IN1(UR(STR)), OUT(I64, 1, U)},
+    {ROW(LOOKUP_FIND), IN3(UR(STR), UR(STR), UR(I64)), OUT(I64, R, 0)},
+    {ROW(LOOKUP_FIND), IN3(D(STR, 2, 2, 3), UR(STR), UR(I64)), OUT(I64, 2, 2, 3)},
+    {ROW(RAGGED_TO_TENSOR), A(.n = 3), IN3(UR(I64), UR(I64), S(I64)), OUT(I64, 2, U, 3)},
+    {ROW(TEXT_NGRAMS), A(.ints = {1}, .nints = 1), IN3(UR(STR), UR(I64), UR(STR)), OUT(STR, 1, U), OUT1(I64, 1, U)},
+    {ROW(TEXT_CHARS), IN1(UR(STR)), OUT(STR, 1, U), OUT1(I64, 1, U)},
+    {ROW(WORDPIECE_TOKENIZE), A(.n = 100), IN4(UR(STR), UR(STR), UR(I64), UR(STR)), OUT(I64, 1, U), OUT1(I64, 1, U)},
     {ROW(ASSERT), IN2(UR(BOOL), S(STR)), OUT(BOOL, 0, 0)},
     {ROW(ALL_REDUCE_SUM), IN2(UR(F32), D(F32, 2, 2, 3)), OUT(F32, R, 0), OUT1(F32, 2, 2, 3)},
     {ROW(ALL_REDUCE_SUM), IN1(UR(I32)), ERR(TIDE_ERR_DTYPE, "all_reduce_sum: input 1 is int32")},
@@ -284,8 +300,8 @@ static bool same_out(const tide_tensor *t, int dt, int nd, const int64_t *want, 
 }
 
 static void run_case(const rcase *c) {
-  tide_tensor in[4], out[4] = {blank(), blank(), blank(), blank()}; /* four: combined_non_max_suppression's */
-  const tide_tensor *ins[4];
+  tide_tensor in[5], out[4] = {blank(), blank(), blank(), blank()}; /* four: combined_non_max_suppression's */
+  const tide_tensor *ins[5];
   tide_tensor *outs[4] = {&out[0], &out[1], &out[2], &out[3]};
   for (int i = 0; i < c->n_in; i++) make_desc(&in[i], &c->in[i]), ins[i] = &in[i];
   int n_out = tide_op_num_outputs(c->op);

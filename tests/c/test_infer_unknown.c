@@ -6,6 +6,7 @@
 #define U (-1)
 #define F32 TIDE_FLOAT32
 #define I32 TIDE_INT32
+#define I64 TIDE_INT64
 #define BOOL TIDE_BOOL
 #define STR TIDE_STRING
 
@@ -21,7 +22,7 @@ typedef struct icase {
   int line, op;
   tide_attrs at;
   int n_in;
-  desc in[4];
+  desc in[5]; /* five: ngrams' ragged form */
   tide_status st;
   const char *msg;
   int nd0, nd1;
@@ -34,6 +35,7 @@ typedef struct icase {
 #define IN2(a, b) .n_in = 2, .in = {a, b}
 #define IN3(a, b, c) .n_in = 3, .in = {a, b, c}
 #define IN4(a, b, c, d) .n_in = 4, .in = {a, b, c, d}
+#define IN5(a, b, c, d, e) .n_in = 5, .in = {a, b, c, d, e}
 #define A(...) .at = {__VA_ARGS__}
 #define OUT(nd, ...) .nd0 = nd, .out0 = {__VA_ARGS__}
 #define OUT1(nd, ...) .nd1 = nd, .out1 = {__VA_ARGS__}
@@ -306,6 +308,14 @@ static const icase cases[] = {
     {ROW(SPARSE_SOFTMAX_XENT), IN2(D(I32, 1, 4), D(F32, 2, U, 5)), OUT(1, 4), OUT1(2, 4, 5)},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(D(I32, 1, 3), D(F32, 2, 4, U)), ERR(TIDE_ERR_SHAPE, "same first dimension")},
     {ROW(SPARSE_SOFTMAX_XENT), IN2(D(I32, 1, U), D(F32, 2, U, 0)), ERR(TIDE_ERR_SHAPE, "at least one class")},
+    {ROW(CTC_LOSS), IN4(D(F32, 3, U, U, 5), D(I32, 2, U, U), D(I32, 1, U), D(I32, 1, 3)), OUT(1, 3), OUT1(3, U, 3, 5)},
+    {ROW(CTC_LOSS), A(.n = 4), IN4(D(F32, 3, U, 2, U), D(I32, 2, 2, 7), D(I32, 1, U), D(I32, 1, U)), OUT(1, 2), OUT1(3, U, 2, U)},
+    {ROW(CTC_LOSS), A(.n = 5), IN4(D(F32, 3, 4, 2, 5), D(I32, 2, 2, 3), D(I32, 1, 2), D(I32, 1, 2)),
+     ERR(TIDE_ERR_VALUE, "blank_index 5 is not a class")},
+    {ROW(CTC_LOSS), IN4(D(F32, 3, 4, 2, 5), D(I32, 2, 3, 3), D(I32, 1, U), D(I32, 1, U)), ERR(TIDE_ERR_SHAPE, "labels has a batch of 3")},
+    {ROW(CTC_LOSS), IN4(D(F32, 3, 4, 2, 5), D(I32, 2, 2, 3), D(F32, 1, 2), D(I32, 1, 2)), ERR(TIDE_ERR_DTYPE, "label_length must be int32 or int64")},
+    {ROW(CTC_LOSS), IN4(D(F32, 3, 4, 2, 5), D(I32, 1, 2), D(I32, 1, 2), D(I32, 1, 2)), ERR(TIDE_ERR_SHAPE, "labels must be 2-D")},
+    {ROW(CTC_LOSS), IN4(D(F32, 3, 4, U, 0), D(I32, 2, U, 3), D(I32, 1, U), D(I32, 1, U)), ERR(TIDE_ERR_SHAPE, "at least one class")},
     /* ---- images: decoders size H and W from the file; resize keeps batch and channels ---- */
     {ROW(DECODE_PNG), A(.n = 0, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(3, U, U, U)},
     {ROW(DECODE_PNG), A(.n = 4, .dtype = I32), IN1(D(TIDE_UINT8, 1, U)), OUT(3, U, U, 4)},
@@ -366,6 +376,34 @@ static const icase cases[] = {
     {ROW(STRING_SPLIT), IN2(D(STR, 1, 4), S(STR)), OUT(1, U), OUT1(1, 5)},
     {ROW(STRING_SPLIT), IN2(S(STR), S(STR)), OUT(1, U), OUT1(1, 2)},
     {ROW(STRING_SPLIT), IN2(D(STR, 2, U, 2), S(STR)), ERR(TIDE_ERR_SHAPE, "must be a scalar or a vector")},
+    {ROW(STRING_HASH), A(.n = 7), IN1(D(STR, 2, U, 3)), OUT(2, U, 3)},
+    {ROW(STRING_HASH), A(.n = 0), IN1(D(STR, 1, U)), ERR(TIDE_ERR_VALUE, "num_buckets must be at least 1, got 0")},
+    {ROW(STRING_NGRAMS), A(.ints = {2, 3}, .nints = 2, .n = -1), IN4(D(STR, 2, U, 4), S(STR), S(STR), S(STR)), OUT(2, U, 11), OUT1(1, U)},
+    {ROW(STRING_NGRAMS), A(.ints = {2}, .nints = 1), IN4(D(STR, 2, 3, U), S(STR), S(STR), S(STR)), OUT(2, 3, U), OUT1(1, 4)},
+    {ROW(STRING_NGRAMS), A(.ints = {2}, .nints = 1), IN5(D(STR, 1, U), S(STR), S(STR), S(STR), D(I64, 1, U)), OUT(1, U), OUT1(1, U)},
+    {ROW(STRING_NGRAMS), A(.ints = {0}, .nints = 1), IN4(D(STR, 1, U), S(STR), S(STR), S(STR)), ERR(TIDE_ERR_VALUE, "every ngram_width must be at least 1")},
+    {ROW(STRING_NGRAMS), A(.ints = {2}, .nints = 1), IN4(S(STR), S(STR), S(STR), S(STR)), ERR(TIDE_ERR_SHAPE, "rank 1 or more")},
+    {ROW(STRING_NGRAMS), A(.ints = {2}, .nints = 1), IN5(D(STR, 1, U), S(STR), S(STR), S(STR), D(I32, 1, U)), ERR(TIDE_ERR_VALUE, "row_splits must be a 1-D int64")},
+    {ROW(LOOKUP_TABLE), IN1(D(STR, 1, U)), OUT(1, U)},
+    {ROW(LOOKUP_TABLE), IN1(D(TIDE_INT64, 1, 5)), OUT(1, 16)},
+    {ROW(LOOKUP_TABLE), IN1(D(STR, 2, 2, U)), ERR(TIDE_ERR_SHAPE, "the vocabulary must be a vector")},
+    {ROW(LOOKUP_FIND), A(.n = 2, .m = 1), IN3(D(STR, 2, U, 3), D(STR, 1, U), D(TIDE_INT64, 1, U)), OUT(2, U, 3)},
+    {ROW(LOOKUP_FIND), IN3(D(STR, 1, U), D(STR, 1, 3), D(TIDE_INT64, 1, 4)), ERR(TIDE_ERR_VALUE, "the table has 4 slots")},
+    {ROW(LOOKUP_FIND), IN3(D(I32, 1, U), D(TIDE_INT64, 1, U), D(TIDE_INT64, 1, U)), ERR(TIDE_ERR_DTYPE, "must have the vocabulary's dtype")},
+    {ROW(LOOKUP_FIND), A(.n = 3, .m = 2), IN3(D(STR, 1, U), D(STR, 1, U), D(TIDE_INT64, 1, U)), ERR(TIDE_ERR_VALUE, "at most one OOV slot")},
+    {ROW(RAGGED_TO_TENSOR), A(.n = 4), IN3(D(STR, 1, U), D(TIDE_INT64, 1, U), S(STR)), OUT(2, U, 4)},
+    {ROW(RAGGED_TO_TENSOR), IN3(D(TIDE_INT64, 1, U), D(TIDE_INT64, 1, 3), S(TIDE_INT64)), OUT(2, 2, U)},
+    {ROW(RAGGED_TO_TENSOR), IN3(D(STR, 1, U), D(TIDE_INT64, 1, U), S(TIDE_INT64)), ERR(TIDE_ERR_VALUE, "the default must be a scalar")},
+    {ROW(TEXT_NGRAMS), A(.ints = {1, 2}, .nints = 2), IN3(D(STR, 1, U), D(TIDE_INT64, 1, U), S(STR)), OUT(1, U), OUT1(1, U)},
+    {ROW(TEXT_NGRAMS), A(.ints = {2}, .nints = 1), IN3(D(STR, 1, U), D(TIDE_INT64, 1, 4), S(STR)), OUT(1, U), OUT1(1, 4)},
+    {ROW(TEXT_NGRAMS), IN3(D(STR, 1, U), D(TIDE_INT64, 1, U), S(STR)), ERR(TIDE_ERR_VALUE, "at least one n-gram width")},
+    {ROW(WORDPIECE_TOKENIZE), A(.n = 100), IN4(D(STR, 1, U), D(STR, 1, U), D(TIDE_INT64, 1, U), S(STR)), OUT(1, U), OUT1(1, U)},
+    {ROW(WORDPIECE_TOKENIZE), A(.n = 100), IN4(D(STR, 1, 2), D(STR, 1, 3), D(TIDE_INT64, 1, 8), S(STR)), OUT(1, U), OUT1(1, 3)},
+    {ROW(WORDPIECE_TOKENIZE), IN4(D(STR, 1, 2), D(STR, 1, 3), D(TIDE_INT64, 1, 8), S(STR)), ERR(TIDE_ERR_VALUE, "max bytes a word must be >= 1")},
+    {ROW(WORDPIECE_TOKENIZE), A(.n = 100), IN4(D(STR, 1, 2), D(STR, 1, 3), D(TIDE_INT64, 1, 8), D(STR, 1, 1)), ERR(TIDE_ERR_VALUE, "the suffix indicator must be a scalar string")},
+    {ROW(TEXT_CHARS), IN1(D(STR, 1, U)), OUT(1, U), OUT1(1, U)},
+    {ROW(TEXT_CHARS), IN1(D(STR, 1, 3)), OUT(1, U), OUT1(1, 4)},
+    {ROW(TEXT_CHARS), IN1(D(STR, 2, U, 1)), ERR(TIDE_ERR_VALUE, "the input must be a string vector")},
     {ROW(ASSERT), IN2(D(BOOL, 2, U, 3), S(STR)), OUT(0, 0)},
     {ROW(ASSERT), IN2(D(F32, 1, U), S(STR)), OUT(0, 0)},
     {ROW(ASSERT), IN2(D(I32, 1, U), S(STR)), ERR(TIDE_ERR_DTYPE, "assert: the condition must be a bool tensor")},
@@ -412,8 +450,8 @@ static bool covered[TIDE_NUM_OPS];
 
 /* Run one row through tide_op_infer and compare. */
 static void run_case(const icase *c) {
-  tide_tensor in[4], out[4]; /* four: combined_non_max_suppression's outputs */
-  const tide_tensor *ins[4];
+  tide_tensor in[5], out[4]; /* four: combined_non_max_suppression's outputs */
+  const tide_tensor *ins[5];
   tide_tensor *outs[4] = {&out[0], &out[1], &out[2], &out[3]};
   for (int i = 0; i < c->n_in; i++) make_desc(&in[i], &c->in[i]), ins[i] = &in[i];
   memset(out, 0, sizeof out);

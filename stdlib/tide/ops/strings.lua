@@ -213,6 +213,88 @@ function M.substr(input, pos, len, ...)
   return dispatch.run(C.TIDE_OP_SUBSTR, a, { x, p, l })
 end
 
+-- The hash kinds of the string_hash op (its attribute m).
+local FAST, STRONG, LEGACY = 0, 1, 2
+
+-- One to_hash_bucket function: num_buckets checked (a positive integer), the key's two words in ints[0..1].
+local function hash_bucket(name, kind, input, num_buckets, key)
+  local x = strings(input, name)
+  if num_buckets == nil then binding.error(name .. ": num_buckets is required") end
+  local n = args.int(name, "num_buckets", num_buckets)
+  if n < 1 then binding.error(fmt("%s: num_buckets must be at least 1, got %d", name, n)) end
+  local a = dispatch.attrs()
+  a.n, a.m = n, kind
+  if kind == STRONG then
+    if type(key) ~= "table" or #key ~= 2 then
+      binding.error(name .. ": key must be a list of two integers (the SipHash key), got " .. tostring(key))
+    end
+    for i = 1, 2 do -- an int64 cdata keeps all 64 bits; a Lua number up to 2^63
+      local k = key[i]
+      if type(k) == "cdata" and (ffi.istype("int64_t", k) or ffi.istype("uint64_t", k)) then a.ints[i - 1] = k
+      else a.ints[i - 1] = args.int(name, "key[" .. i .. "]", k) end
+    end
+    a.nints = 2
+  end
+  return dispatch.run(C.TIDE_OP_STRING_HASH, a, { x })
+end
+
+-- to_hash_bucket_fast(input, num_buckets): TF's Fingerprint64 (farmhash) of
+-- each string modulo num_buckets, int64.
+function M.to_hash_bucket_fast(input, num_buckets) return hash_bucket("to_hash_bucket_fast", FAST, input, num_buckets) end
+
+-- to_hash_bucket_strong(input, num_buckets, key): SipHash-2-4 keyed by key
+-- (two integers) modulo num_buckets, int64.
+function M.to_hash_bucket_strong(input, num_buckets, key)
+  return hash_bucket("to_hash_bucket_strong", STRONG, input, num_buckets, key)
+end
+
+-- to_hash_bucket(input, num_buckets): TF's legacy Hash64, kept for old
+-- checkpoints (TF recommends to_hash_bucket_fast).
+function M.to_hash_bucket(input, num_buckets) return hash_bucket("to_hash_bucket", LEGACY, input, num_buckets) end
+
+-- ngrams(data, ngram_width, {separator=" ", pad_values=nil, padding_width=nil,
+-- preserve_short_sequences=false}): the n-grams along data's last axis, as
+-- TF's tf.strings.ngrams. A dense tensor gives a dense tensor (last axis the
+-- n-gram count), a RaggedTensor a RaggedTensor. ngram_width an integer or a
+-- list (each width in turn); pad_values a string or {left, right}, padding_width
+-- (default width - 1) pads of it at each end.
+function M.ngrams(data, ngram_width, ...)
+  local o = args.parse("ngrams", { "separator", "pad_values", "padding_width", "preserve_short_sequences" }, ...)
+  local ragged = getmetatable(data) == Ragged
+  local x = ragged and strings(data.values, "ngrams", "data") or strings(data, "ngrams", "data")
+  if ngram_width == nil then binding.error("ngrams: ngram_width is required") end
+  local widths = type(ngram_width) == "table" and args.int_list("ngrams", "ngram_width", ngram_width)
+    or { args.int("ngrams", "ngram_width", ngram_width) }
+  if #widths == 0 then binding.error("ngrams: ngram_width is an empty list") end
+  for _, w in ipairs(widths) do
+    if w < 1 then binding.error(fmt("ngrams: every ngram_width must be at least 1, got %d", w)) end
+  end
+  local pv, left, right = o.pad_values, "", ""
+  if type(pv) == "string" then left, right = pv, pv
+  elseif type(pv) == "table" and type(pv[1]) == "string" and type(pv[2]) == "string" and pv[3] == nil then
+    left, right = pv[1], pv[2]
+  elseif pv ~= nil then
+    binding.error("ngrams: pad_values must be a string, a pair of strings {left, right}, or nil; got " .. tostring(pv))
+  end
+  local width = -1
+  if o.padding_width ~= nil then
+    width = args.int("ngrams", "padding_width", o.padding_width)
+    if width < 1 then binding.error(fmt("ngrams: padding_width must be at least 1, got %d", width)) end
+    if pv == nil then binding.error("ngrams: pad_values must be given when padding_width is set") end
+  end
+  if pv == nil then width = 0 end
+  local a = dispatch.attrs()
+  dispatch.set_ints(a, widths, "ngrams")
+  a.n, a.m = width, o.preserve_short_sequences and 1 or 0
+  local sep = o.separator == nil and " " or o.separator
+  local list = { x, scalar_string(sep, "ngrams", "separator"), scalar_string(left, "ngrams", "pad_values"),
+    scalar_string(right, "ngrams", "pad_values") }
+  if ragged then list[5] = data.row_splits end
+  local values, splits = dispatch.run(C.TIDE_OP_STRING_NGRAMS, a, list, 2)
+  if ragged then return Ragged.from_row_splits(values, splits) end
+  return values
+end
+
 -- regex_replace(input, pattern, rewrite, {replace_global=true}): PCRE2 with
 -- TF's rewrite syntax (\1 a group, \0 the match, \\ a backslash).
 function M.regex_replace(input, pattern, rewrite, ...)

@@ -11,6 +11,7 @@ local OP = {
   lower = "string_lower", upper = "string_upper", strip = "string_strip", length = "string_length",
   to_number = "string_to_number", as_string = "as_string", join = "string_join", reduce_join = "reduce_join",
   substr = "substr", regex_replace = "regex_replace", split = "string_split",
+  ngrams = "string_ngrams", to_hash_bucket_fast = "string_hash", to_hash_bucket_strong = "string_hash", to_hash_bucket = "string_hash",
 }
 
 -- A fixture tensor ({dtype, shape, values}) as a tide tensor.
@@ -26,7 +27,15 @@ local function arguments(case, slots)
   local out = {}
   for i = 1, case.args.n do
     local a = case.args[i]
-    if type(a) == "table" and a.list then
+    if type(a) == "table" and a.ints then -- a list of integers: Lua numbers where exact, else int64 cdata
+      local list = {}
+      for j, v in ipairs(a.ints) do list[j] = (v > -2 ^ 53 and v < 2 ^ 53) and tonumber(v) or v end
+      out[i] = setmetatable(list, { __index = { ints = true } })
+    elseif type(a) == "table" and a.ragged then -- a RaggedTensor: its values and row_splits go to slots
+      local v, rs = tide.tensor(a.ragged.values, "string"), tide.tensor(a.ragged.row_splits, "int64")
+      slots[#slots + 1], slots[#slots + 2] = v, rs
+      out[i] = tide.RaggedTensor.from_row_splits(v, rs)
+    elseif type(a) == "table" and a.list then
       local list = {}
       for j, t in ipairs(a.list) do list[j] = tensor(t); slots[#slots + 1] = list[j] end
       out[i] = list
@@ -48,7 +57,10 @@ local function call_of(case, args)
     for i = 1, case.args.n do
       local a = args[i]
       if tide.is_tensor(a) then k = k + 1; real[i] = given[k]
-      elseif type(a) == "table" then
+      elseif getmetatable(a) == tide.RaggedTensor then
+        real[i] = tide.RaggedTensor.from_row_splits(given[k + 1], given[k + 2])
+        k = k + 2
+      elseif type(a) == "table" and not a.ints then
         real[i] = {}
         for j = 1, #a do k = k + 1; real[i][j] = given[k] end
       else real[i] = a end
