@@ -1,6 +1,5 @@
-/* io/onnx_internal.h — what the ONNX reader's files share: the model and its
- * values by name (onnx_model.c), TensorProto values (onnx_tensor.c), and the
- * tables of ONNX ops mapped onto tide's (onnx_ops.c, onnx_ops_shape.c, onnx_ops_nn.c). */
+/* io/onnx_internal.h — what the ONNX reader's files share: the import state, the op
+ * tables' row type and lookups (onnx_ops*.c), attributes and TensorProto values (onnx_tensor.c). */
 #ifndef TIDE_IO_ONNX_INTERNAL_H
 #define TIDE_IO_ONNX_INTERNAL_H
 
@@ -34,6 +33,7 @@ typedef struct onnx_op {
 const onnx_op *onnx_op_find(const char *name);
 const onnx_op *onnx_ops_shape_find(const char *name);
 const onnx_op *onnx_ops_nn_find(const char *name);
+const onnx_op *onnx_ops_more_find(const char *name);
 
 /* ---- attributes (onnx_tensor.c) ---- */
 const Onnx__AttributeProto *onnx_attr(const Onnx__NodeProto *n, const char *key);

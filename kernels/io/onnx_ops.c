@@ -502,5 +502,6 @@ const onnx_op *onnx_op_find(const char *name) {
   for (size_t i = 0; i < sizeof ELEMENTWISE / sizeof ELEMENTWISE[0]; i++)
     if (!strcmp(ELEMENTWISE[i].onnx, name)) return &elementwise;
   const onnx_op *op = onnx_ops_shape_find(name);
-  return op ? op : onnx_ops_nn_find(name);
+  if (!op) op = onnx_ops_nn_find(name);
+  return op ? op : onnx_ops_more_find(name);
 }

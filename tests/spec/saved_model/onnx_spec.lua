@@ -53,6 +53,18 @@ describe("tide.onnx.load", function()
     h.close(r.tiled, E.ops.out_tiled, 0)
   end)
 
+  it("runs Einsum (two operands, a summed label, one operand), GatherElements and Trilu", function()
+    local m = tide.onnx.load(FIX .. "ops2.onnx")
+    local E2 = E.ops2
+    local r = m { a = f32(E2.in_a), b = f32(E2.in_b), gi = tide.tensor(E2.in_gi, "int64") }
+    h.close(r.scores, E2.out_scores, 1e-5)
+    h.close(r.contract, E2.out_contract, 1e-5)
+    h.close(r.swapped, E2.out_swapped, 0)
+    h.close(r.picked, E2.out_picked, 1e-5)
+    h.close(r.upper, E2.out_upper, 0)
+    h.close(r.lower, E2.out_lower, 0)
+  end)
+
   it("runs a Transformer encoder layer (attention by MatMul, Softmax, LayerNormalization, Erf)", function()
     local m = tide.onnx.load(FIX .. "transformer.onnx")
     assert.are.equal(17, m.opset)
