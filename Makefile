@@ -39,14 +39,17 @@ LUAJIT_CFLAGS = $(shell pkg-config --cflags luajit)
 LUAJIT_LIBS = $(shell pkg-config --libs luajit)
 BLAS_CFLAGS = $(shell pkg-config --cflags openblas)
 BLAS_LIBS = $(shell pkg-config --libs openblas)
-# LAPACK's C interface (Debian's liblapacke over the LAPACK OpenBLAS ships):
-# the decompositions of kernels/cpu/linalg_*.c.
-LAPACK_LIBS = -llapacke
+# LAPACK (the decompositions of kernels/cpu/linalg_*.c) is OpenBLAS's own: its
+# Fortran entry points, declared by liblapacke-dev's lapack.h. Linking
+# liblapacke would load a second LAPACK (liblapack.so.3, libtmglib) at every
+# start-up; see kernels/cpu/linalg_lapack.h.
+LAPACK_LIBS =
 # File formats (kernels/io): JSON, protocol buffers, zlib, PNG, JPEG, HDF5
 # (Debian's serial libhdf5, whose folder pkg-config names) and zip (libzip).
 HDF5_CFLAGS = $(shell pkg-config --cflags hdf5)
 HDF5_LIBS = $(shell pkg-config --libs hdf5)
-IO_LIBS = -lcjson -lprotobuf-c -lz -lpng -ljpeg -lpcre2-8 $(HDF5_LIBS) -lzip
+IO_LIBS = -lcjson -lprotobuf-c -lz -lpng -ljpeg -lpcre2-8
+FORMATS_LIBS = $(HDF5_LIBS) -lzip -lcjson
 
 CFLAGS_BASE := -std=c11 -g -Wall -Wextra -fwrapv -fPIC -pthread -fvisibility=hidden \
   -D_GNU_SOURCE -Ikernels/include $(SAN)
@@ -88,7 +91,14 @@ PROTO_H := $(PROTO_C:.c=.h)
 PROTO_OBJ := $(PROTO_SRC:kernels/proto/%.proto=$(BUILD)/obj/kernels/proto/%.pb-c.o)
 .SECONDARY: $(PROTO_C) $(PROTO_H)
 
-ENGINE_SRC := $(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c kernels/io/*.c kernels/data/*.c kernels/model/*.c)
+# HDF5 and zip (.keras, .weights.h5) live in libtide_formats.so, which libtide
+# loads on first use (kernels/io/formats_plugin.h: libhdf5 and libzip bring
+# some forty libraries a start-up would otherwise pay for). It takes its own
+# copy of the two file helpers it shares with libtide's readers.
+FORMATS_SRC := kernels/io/h5_file.c kernels/io/h5_isolate.c kernels/io/h5_write.c kernels/io/zip_file.c kernels/io/formats_plugin.c
+FORMATS_OBJ := $(FORMATS_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/kernels/io/file_bytes.o $(BUILD)/obj/kernels/io/atomic_file.o
+FORMATS_LIB := $(BUILD)/libtide_formats.so
+ENGINE_SRC := $(filter-out $(FORMATS_SRC),$(wildcard kernels/core/*.c kernels/cpu/*.c kernels/graph/*.c kernels/io/*.c kernels/data/*.c kernels/model/*.c))
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o) $(PROTO_OBJ) \
   $(foreach l,$(SIMD_LEVELS),$(SIMD_SRC:%.c=$(BUILD)/obj/%.$(l).o))
 VM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard vm/*.c))
@@ -139,7 +149,7 @@ LUA_SRC := $(shell find stdlib bindings -name '*.lua')
 LUA_BC := $(patsubst %,$(BUILD)/lj/%,$(LUA_SRC))
 
 .PHONY: all deps test test-run demo bench install clean ctests
-all: $(LIB) $(VMLIB) $(PROGRAM) $(CDEF) $(EXAMPLES) $(CUDA_LIB) $(MPI_LIB) $(LUA_BC)
+all: $(LIB) $(FORMATS_LIB) $(VMLIB) $(PROGRAM) $(CDEF) $(EXAMPLES) $(CUDA_LIB) $(MPI_LIB) $(LUA_BC)
 
 $(BUILD)/lj/%.lua: %.lua
 	@mkdir -p $(dir $@)
@@ -181,6 +191,10 @@ $(BUILD)/obj/%.o: %.c
 
 $(LIB): $(ENGINE_OBJ)
 	$(CC) -shared -o $@ $^ $(LAPACK_LIBS) $(BLAS_LIBS) -ldnnl $(IO_LIBS) -ldl -lm -pthread $(LDFLAGS_SAN)
+
+$(FORMATS_LIB): $(FORMATS_OBJ) $(LIB) kernels/io/formats_plugin.map
+	$(CC) -shared -o $@ $(FORMATS_OBJ) -Wl,--version-script=kernels/io/formats_plugin.map -Wl,-z,defs \
+	  -L$(BUILD) -ltide $(FORMATS_LIBS) -pthread $(RPATH) $(LDFLAGS_SAN)
 
 $(CUDA_C_OBJ): CFLAGS_ENGINE += -I$(CUDA_HOME)/include
 $(CUDA_C_OBJ): $(CUDA_HEADERS)
@@ -268,7 +282,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/tide \
 	  $(DESTDIR)$(PREFIX)/share/tide/lua/tide
 	install -m 755 $(PROGRAM) $(DESTDIR)$(PREFIX)/bin/tide
-	install -m 755 $(LIB) $(VMLIB) $(CUDA_LIB) $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB) $(FORMATS_LIB) $(VMLIB) $(CUDA_LIB) $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 kernels/include/tide/*.h kernels/include/tide/*.def $(DESTDIR)$(PREFIX)/include/tide/
 	cd stdlib && find tide -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/share/tide/lua/{} \;
 	cd bindings && find tide -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/share/tide/lua/{} \;

@@ -31,7 +31,7 @@ else
 fi
 if command -v "$cc" >/dev/null 2>&1; then
   has_header dnnl.h || need "oneDNN (dnnl.h)" libdnnl-dev
-  has_header lapacke.h || need "LAPACKE (lapacke.h)" liblapacke-dev
+  has_header lapack.h || need "LAPACK's C declarations (lapack.h)" liblapacke-dev
   has_header readline/readline.h || need "readline (readline/readline.h)" libreadline-dev
   has_header zlib.h || need "zlib (zlib.h)" zlib1g-dev
   has_header cjson/cJSON.h || need "cJSON (cjson/cJSON.h)" libcjson-dev

@@ -18,7 +18,7 @@ mkdir -p "$root" "$work/debs" "$work/bundle/build"
 [ -f "$BUILD/libtide.so" ] || { echo "device_bundle: $BUILD/libtide.so is missing: run make first" >&2; exit 1; }
 
 # Every library the binaries load, resolved on this machine.
-bins="$BUILD/libtide.so $BUILD/libtidevm.so $BUILD/tide"
+bins="$BUILD/libtide.so $BUILD/libtide_formats.so $BUILD/libtidevm.so $BUILD/tide"
 [ -f "$BUILD/libtide_cuda.so" ] && bins="$bins $BUILD/libtide_cuda.so"
 libs=$(for b in $bins "$BUILD"/tests/test_*; do [ -f "$b" ] && ldd "$b" 2>/dev/null; done |
   sed -nE 's/.*=> (\/[^ ]+) .*/\1/p' | sort -u)
@@ -44,7 +44,7 @@ echo "device_bundle: packages: $pkgs"
 for d in "$work"/debs/*.deb; do dpkg -x "$d" "$root"; done
 
 # tide's build outputs (no objects): the libraries, the program, the C tests, the FFI declarations.
-for f in libtide.so libtidevm.so libtide_cuda.so tide; do
+for f in libtide.so libtide_formats.so libtidevm.so libtide_cuda.so tide; do
   [ -f "$BUILD/$f" ] && cp "$BUILD/$f" "$work/bundle/build/"
 done
 cp -r "$BUILD/lua" "$work/bundle/build/"

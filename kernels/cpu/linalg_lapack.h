@@ -1,65 +1,102 @@
 /* cpu/linalg_lapack.h — what tf.linalg's LAPACK kernels share: a batch of
  * matrices run over the pool (a scratch buffer per task, the first failure
  * reported in order), column-major copies in and out of strided tensors,
- * typed LAPACKE calls for float32 and float64, and LAPACK's 32-bit limits. */
+ * typed LAPACK calls for float32 and float64, and LAPACK's 32-bit limits. */
 #ifndef TIDE_CPU_LINALG_LAPACK_H
 #define TIDE_CPU_LINALG_LAPACK_H
 
 #include "../core/matrix.h"
 
-#include <lapacke.h>
+#include <lapack.h>
 #include <pthread.h>
 #include <string.h>
 
-/* One float32 or float64 LAPACKE routine on column-major data: LK_CALL(dt, getrf, m, n, a, lda, ipiv) calls
- * LAPACKE_dgetrf_work or LAPACKE_sgetrf_work. The typed wrappers below take buffers as void *, so each
- * branch gets its own pointer type; kernels call those (lk_getrf, ...). */
-#define LK_CALL(dt, name, ...)                                                  \
-  ((dt) == TIDE_FLOAT64 ? LAPACKE_d##name##_work(LAPACK_COL_MAJOR, __VA_ARGS__) \
-                        : LAPACKE_s##name##_work(LAPACK_COL_MAJOR, __VA_ARGS__))
+/* One float32 or float64 LAPACK routine on column-major data, called through
+ * LAPACK's Fortran entry points (lapack.h's LAPACK_dgetrf, ... add the hidden
+ * string lengths), which OpenBLAS exports itself: linking liblapacke instead
+ * would load a second LAPACK (liblapack.so.3, libtmglib) at every start-up for
+ * wrappers that only copy their arguments. LK_F(dt, getrf, &m, ...) calls
+ * LAPACK_dgetrf or LAPACK_sgetrf with `info` last; the typed wrappers below
+ * take scalars by value and buffers as void *, and return info as LAPACKE's
+ * _work functions did (0, or the -i / +i LAPACK reports). */
+#define LK_F(dt, name, ...) \
+  ((dt) == TIDE_FLOAT64 ? LAPACK_d##name(__VA_ARGS__, &info) : LAPACK_s##name(__VA_ARGS__, &info))
 typedef lapack_int lki;
 static inline lki lk_getrf(int dt, lki m, lki n, void *a, lki lda, lki *ipiv) {
-  return LK_CALL(dt, getrf, m, n, a, lda, ipiv);
+  lki info = 0;
+  LK_F(dt, getrf, &m, &n, a, &lda, ipiv);
+  return info;
 }
 static inline lki lk_getri(int dt, lki n, void *a, lki lda, const lki *ipiv, void *work, lki lwork) {
-  return LK_CALL(dt, getri, n, a, lda, ipiv, work, lwork);
+  lki info = 0;
+  LK_F(dt, getri, &n, a, &lda, ipiv, work, &lwork);
+  return info;
 }
 static inline lki lk_getrs(int dt, char trans, lki n, lki nrhs, const void *a, lki lda, const lki *ipiv, void *b,
                            lki ldb) {
-  return LK_CALL(dt, getrs, trans, n, nrhs, a, lda, ipiv, b, ldb);
+  lki info = 0;
+  LK_F(dt, getrs, &trans, &n, &nrhs, a, &lda, ipiv, b, &ldb);
+  return info;
 }
-static inline lki lk_potrf(int dt, char uplo, lki n, void *a, lki lda) { return LK_CALL(dt, potrf, uplo, n, a, lda); }
+static inline lki lk_potrf(int dt, char uplo, lki n, void *a, lki lda) {
+  lki info = 0;
+  LK_F(dt, potrf, &uplo, &n, a, &lda);
+  return info;
+}
 static inline lki lk_potrs(int dt, char uplo, lki n, lki nrhs, const void *a, lki lda, void *b, lki ldb) {
-  return LK_CALL(dt, potrs, uplo, n, nrhs, a, lda, b, ldb);
+  lki info = 0;
+  LK_F(dt, potrs, &uplo, &n, &nrhs, a, &lda, b, &ldb);
+  return info;
 }
 static inline lki lk_geqrf(int dt, lki m, lki n, void *a, lki lda, void *tau, void *work, lki lwork) {
-  return LK_CALL(dt, geqrf, m, n, a, lda, tau, work, lwork);
+  lki info = 0;
+  LK_F(dt, geqrf, &m, &n, a, &lda, tau, work, &lwork);
+  return info;
 }
 static inline lki lk_orgqr(int dt, lki m, lki n, lki k, void *a, lki lda, const void *tau, void *work, lki lwork) {
-  return LK_CALL(dt, orgqr, m, n, k, a, lda, tau, work, lwork);
+  lki info = 0;
+  LK_F(dt, orgqr, &m, &n, &k, a, &lda, tau, work, &lwork);
+  return info;
 }
 static inline lki lk_gelsy(int dt, lki m, lki n, lki nrhs, void *a, lki lda, void *b, lki ldb, lki *jpvt, double rcond,
                            lki *rank, void *work, lki lwork) {
-  return LK_CALL(dt, gelsy, m, n, nrhs, a, lda, b, ldb, jpvt, rcond, rank, work, lwork);
+  lki info = 0;
+  float rcond_f = (float)rcond;
+  if (dt == TIDE_FLOAT64)
+    LAPACK_dgelsy(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond, rank, work, &lwork, &info);
+  else
+    LAPACK_sgelsy(&m, &n, &nrhs, a, &lda, b, &ldb, jpvt, &rcond_f, rank, work, &lwork, &info);
+  return info;
 }
 static inline lki lk_gesdd(int dt, char jobz, lki m, lki n, void *a, lki lda, void *s, void *u, lki ldu, void *vt,
                            lki ldvt, void *work, lki lwork, lki *iwork) {
-  return LK_CALL(dt, gesdd, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork);
+  lki info = 0;
+  LK_F(dt, gesdd, &jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork);
+  return info;
 }
 static inline lki lk_syevd(int dt, char jobz, char uplo, lki n, void *a, lki lda, void *w, void *work, lki lwork,
                            lki *iwork, lki liwork) {
-  return LK_CALL(dt, syevd, jobz, uplo, n, a, lda, w, work, lwork, iwork, liwork);
+  lki info = 0;
+  LK_F(dt, syevd, &jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork);
+  return info;
 }
 static inline lki lk_geev(int dt, char jobvl, char jobvr, lki n, void *a, lki lda, void *wr, void *wi, void *vl,
                           lki ldvl, void *vr, lki ldvr, void *work, lki lwork) {
-  return LK_CALL(dt, geev, jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, work, lwork);
+  lki info = 0;
+  LK_F(dt, geev, &jobvl, &jobvr, &n, a, &lda, wr, wi, vl, &ldvl, vr, &ldvr, work, &lwork);
+  return info;
 }
 static inline lki lk_gees(int dt, lki n, void *a, lki lda, lki *sdim, void *wr, void *wi, void *vs, lki ldvs,
                           void *work, lki lwork) { /* the real Schur form, unsorted (select and bwork unused) */
-  return LK_CALL(dt, gees, 'V', 'N', NULL, n, a, lda, sdim, wr, wi, vs, ldvs, work, lwork, NULL);
+  lki info = 0;
+  char jobvs = 'V', sort = 'N';
+  LK_F(dt, gees, &jobvs, &sort, NULL, &n, a, &lda, sdim, wr, wi, vs, &ldvs, work, &lwork, NULL);
+  return info;
 }
 static inline lki lk_gtsv(int dt, lki n, lki nrhs, void *dl, void *d, void *du, void *b, lki ldb) {
-  return LK_CALL(dt, gtsv, n, nrhs, dl, d, du, b, ldb);
+  lki info = 0;
+  LK_F(dt, gtsv, &n, &nrhs, dl, d, du, b, &ldb);
+  return info;
 }
 
 /* A tensor seen as a batch of matrices: matrix i's element (r, c) sits at

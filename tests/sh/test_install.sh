@@ -39,7 +39,7 @@ prefix=$tmp/prefix
 check "make install PREFIX=$prefix" install_into "$prefix"
 
 files_present() {
-  for f in bin/tide lib/libtide.so lib/libtidevm.so lib/pkgconfig/tide.pc include/tide/tide.h include/tide/model.h \
+  for f in bin/tide lib/libtide.so lib/libtide_formats.so lib/libtidevm.so lib/pkgconfig/tide.pc include/tide/tide.h include/tide/model.h \
       include/tide/vm.h include/tide/npy.h include/tide/ops.def share/tide/lua/tide/init.lua \
       share/tide/lua/tide/cdef.lua share/tide/lua/tide/binding.lua share/tide/lua/tide/cli/init.lua \
       share/tide/lua/tide/repl/init.lua; do

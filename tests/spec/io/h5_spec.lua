@@ -173,3 +173,70 @@ describe("tide.io.h5 refuses", function()
     end
   end)
 end)
+
+-- libhdf5 runs in a reader process (kernels/io/h5_isolate.c): its crash on a
+-- hostile file, or a reader that answers nonsense, is an error here.
+describe("tide.io.h5's reader process", function()
+  local ffi = require "ffi"
+  pcall(ffi.cdef, [[
+    int setenv(const char *name, const char *value, int overwrite);
+    int unsetenv(const char *name);
+  ]])
+
+  local function with_fault(fault, fn)
+    ffi.C.setenv("TIDE_H5_READER_FAULT", fault, 1)
+    local ok, err = pcall(fn)
+    ffi.C.unsetenv("TIDE_H5_READER_FAULT")
+    if not ok then error(err, 0) end
+  end
+
+  it("turns a crash inside libhdf5 into an error, and this process reads on", function()
+    with_fault("segv", function()
+      h.errors("is not a readable HDF5 file: libhdf5 failed on it with signal 11", function()
+        h5.open(FIX .. "mlp.weights.h5")
+      end)
+    end)
+    local f = h5.open(FIX .. "mlp.weights.h5")
+    assert.is_true(#f:tree() > 3)
+  end)
+
+  it("refuses a reader's answer that breaks the protocol", function()
+    with_fault("garbage", function()
+      h.errors("its reader process sent a broken answer or hung", function()
+        h5.open_bytes(read_bytes(FIX .. "mlp.weights.h5"), "mlp")
+      end)
+    end)
+  end)
+
+  it("gives the same tree and tensors as reading in this process (TIDE_H5_IN_PROCESS=1)", function()
+    local program = require "tide_program"
+    local dir = program.make_tmpdir("h5_in_process")
+    local code = [[
+      local tide, h5 = require "tide", require "tide.io.h5"
+      local f = h5.open("tests/fixtures/keras_files/cnn.weights.h5")
+      local sum = 0
+      for _, node in ipairs(f:tree()) do
+        if node.kind == "dataset" and node.dtype then sum = sum + tide.reduce_sum(tide.cast(f:read(node.path), "float64")):item() end
+      end
+      print(#f:tree(), string.format("%.10g", sum))]]
+    local outs = {}
+    for _, env in ipairs { "", "TIDE_H5_IN_PROCESS=1 " } do
+      local rc, out, err = program.sh(dir, env .. program.quote(program.path) .. " -e " .. program.quote(code))
+      assert.equal(0, rc, err)
+      outs[#outs + 1] = out
+    end
+    program.remove_tmpdir(dir)
+    assert.equal(outs[1], outs[2])
+    assert.truthy(outs[1]:find("^%d+\t%-?[%d.e+-]+\n$"), outs[1])
+  end)
+
+  it("reads datasets by the paths the tree gives, with or without a leading slash", function()
+    local f = h5.open(FIX .. "mlp.weights.h5")
+    for _, node in ipairs(f:tree()) do
+      if node.kind == "dataset" and node.dtype then
+        h.close(f:read(node.path), f:read("/" .. node.path))
+      end
+    end
+    h.errors("has no dataset 'nope/0'", function() f:read("nope/0") end)
+  end)
+end)

@@ -79,3 +79,54 @@ describe("tide.io.zip", function()
     end
   end)
 end)
+
+-- libtide loads the HDF5/zip plugin (libtide_formats.so) on first use; a
+-- process that cannot load it gets an error saying which file and why.
+describe("libtide_formats.so, loaded on first use", function()
+  local program = require "tide_program"
+
+  local function run_with_plugin(plugin, code)
+    local dir = program.make_tmpdir("formats")
+    local rc, out, err = program.sh(dir, "TIDE_FORMATS_LIBRARY=" .. program.quote(plugin) .. " "
+      .. program.quote(program.path) .. " -e " .. program.quote(code))
+    program.remove_tmpdir(dir)
+    return rc, out, err
+  end
+
+  it("is not loaded by a program that opens no HDF5 or zip file", function()
+    local rc, out = run_with_plugin(program.build .. "/libtide_formats.so", [[
+      local t = require "tide"
+      local _ = (t.ones{ 2 } + 1):totable()
+      local maps = io.open("/proc/self/maps"):read("*a")
+      print(maps:find("libtide_formats", 1, true) and "loaded" or "not loaded")
+      print(maps:find("libhdf5", 1, true) and "hdf5" or "no hdf5")]])
+    assert.equal(0, rc)
+    assert.equal("not loaded\nno hdf5\n", out)
+  end)
+
+  it("names the missing plugin, for HDF5 and zip alike", function()
+    local rc, _, err = run_with_plugin("/nonexistent/libtide_formats.so", [[
+      local h5, zip = require "tide.io.h5", require "tide.io.zip"
+      local ok, e1 = pcall(h5.open, "a.h5")
+      local ok2, e2 = pcall(zip.open, "a.zip")
+      assert(not ok and not ok2)
+      io.stderr:write(e1, "\n", e2, "\n")]])
+    assert.equal(0, rc)
+    local n = 0
+    for line in err:gmatch("[^\n]+") do
+      n = n + 1
+      assert.truthy(line:find("need libtide_formats.so, which did not load: /nonexistent/libtide_formats.so", 1, true),
+        line)
+    end
+    assert.equal(2, n)
+  end)
+
+  it("refuses a library that is not the plugin", function()
+    local rc, _, err = run_with_plugin(program.build .. "/libtide.so", [[
+      local ok, e = pcall(require("tide.io.zip").open, "a.zip")
+      assert(not ok)
+      io.stderr:write(e, "\n")]])
+    assert.equal(0, rc)
+    assert.truthy(err:find("libtide.so is not the HDF5/zip plugin of this libtide", 1, true), err)
+  end)
+end)
