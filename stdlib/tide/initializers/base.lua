@@ -94,7 +94,9 @@ M.arg_names = {}
 -- keys are an error naming the class and the keys it takes. A last argument
 -- that is an object (an optimizer, a layer) is a value, not options.
 function M.kwargs(name, names, ...)
-  M.arg_names[name] = names
+  -- the first noting of a construction is the class's own: a constructor
+  -- that hands on to its parent's (ReversibleEmbedding to Embedding's) keeps its names
+  if M.arg_names[name] == nil then M.arg_names[name] = names end
   local n = select("#", ...)
   local first = ...
   if n == 1 and type(first) == "table" and getmetatable(first) == nil then

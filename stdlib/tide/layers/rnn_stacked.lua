@@ -18,10 +18,17 @@ local function sizes_of(cell)
   binding.error(fmt("StackedRNNCells: the cell %s has no state_size (a number, or a list of numbers)", who(cell)))
 end
 
--- StackedRNNCells{{cell, cell, ...}} or StackedRNNCells({cell, ...}).
-function StackedRNNCells:init(opts)
-  local list = opts
-  if type(opts) == "table" and not layer.is_layer(opts[1]) and type(opts[1]) == "table" then list = opts[1] end
+-- StackedRNNCells{{cell, cell, ...}}, StackedRNNCells({cell, ...}) or StackedRNNCells{cells = {...}} (Keras's
+-- argument: cells).
+function StackedRNNCells:init(...)
+  local first = ...
+  local o
+  if select("#", ...) == 1 and type(first) == "table" and layer.is_layer(first[1]) then
+    o = self:_kwargs({ "cells" }, { first }) -- the bare list of cells
+  else
+    o = self:_kwargs({ "cells" }, ...)
+  end
+  local list = o.cells
   if type(list) ~= "table" or #list == 0 then
     binding.error(fmt("%s: expects a non-empty list of cells, e.g. StackedRNNCells{{LSTMCell{8}, LSTMCell{4}}}",
       who(self)))

@@ -5,6 +5,7 @@ local keras_mask = require "tide.keras_mask"
 local losses_base = require "tide.losses.base"
 local base = require "tide.metrics.base"
 local functions = require "tide.metrics.functions"
+local base_init = require "tide.initializers.base"
 
 local M = {}
 
@@ -20,6 +21,7 @@ M.MeanMetricWrapper = MMW
 -- the name of one of tide.metrics' functions.
 function MMW:__init(fn, opts)
   local op = "MeanMetricWrapper"
+  base_init.arg_names[op] = { "fn", "name", "dtype" } -- Keras's order (keras_signatures_spec)
   local o = {}
   if type(fn) == "table" and getmetatable(fn) == nil and opts == nil then
     for k, v in pairs(fn) do o[k] = v end

@@ -366,61 +366,11 @@ act("leaky_relu", function(x, ...)
   local o = args.parse("leaky_relu", { "negative_slope" }, ...)
   return m.leaky_relu(x, { alpha = o.negative_slope or 0.2 })
 end)
-act("celu", function(x, ...)
-  local a = args.parse("celu", { "alpha" }, ...).alpha or 1
-  return m.add(m.maximum(x, 0), m.mul(m.minimum(m.expm1(m.div(m.minimum(x, 0), a)), 0), a))
-end)
-act("glu", function(x, ...)
-  local ax = args.parse("glu", { "axis" }, ...).axis or -1
-  local n = u.dim("glu", x, u.axis("glu", ax, x.ndim))
-  if n % 2 ~= 0 then binding.error(fmt("glu: axis %d has odd size %d (it is split in two)", ax, n)) end
-  local parts = s.split(x, 2, ax)
-  return m.mul(parts[1], m.sigmoid(parts[2]))
-end)
 act("hard_silu", function(x) return m.mul(x, m.div(m.clip_by_value(m.add(x, 3), 0, 6), 6)) end)
 M.hard_swish = M.hard_silu
-act("hard_tanh", function(x) return m.clip_by_value(x, -1, 1) end)
-act("hard_shrink", function(x, ...)
-  local t = args.parse("hard_shrink", { "threshold" }, ...).threshold or 0.5
-  return m.where(m.greater(m.abs(x), t), x, create_ops.zeros_like(x))
-end)
-act("soft_shrink", function(x, ...)
-  local t = args.parse("soft_shrink", { "threshold" }, ...).threshold or 0.5
-  return m.where(m.greater(x, t), m.sub(x, t), m.where(m.less(x, -t), m.add(x, t), create_ops.zeros_like(x)))
-end)
-act("tanh_shrink", function(x) return m.sub(x, m.tanh(x)) end)
-act("threshold", function(x, threshold, default_value)
-  if type(threshold) ~= "number" or type(default_value) ~= "number" then
-    binding.error("threshold: threshold and default_value must be numbers")
-  end
-  return m.where(m.greater(x, threshold), x, m.add(create_ops.zeros_like(x), default_value))
-end)
-act("squareplus", function(x, ...)
-  local b = args.parse("squareplus", { "b" }, ...).b or 4
-  return m.div(m.add(x, m.sqrt(m.add(m.square(x), b))), 2)
-end)
-act("sparse_plus", function(x)
-  return m.where(m.less_equal(x, -1), create_ops.zeros_like(x),
-    m.where(m.greater_equal(x, 1), x, m.div(m.square(m.add(x, 1)), 4)))
-end)
-act("sparse_sigmoid", function(x)
-  return m.where(m.less_equal(x, -1), create_ops.zeros_like(x),
-    m.where(m.greater_equal(x, 1), create_ops.ones_like(x), m.div(m.add(x, 1), 2)))
-end)
--- sparsemax(x, axis=-1): the Euclidean projection onto the simplex (Martins & Astudillo).
-act("sparsemax", function(x, ...)
-  local ax = args.parse("sparsemax", { "axis" }, ...).axis or -1
-  local y, back = u.axis_last(x, u.axis("sparsemax", ax, x.ndim))
-  local n = u.dim("sparsemax", y, y.ndim - 1)
-  local z = r.sort(y, -1, "DESCENDING")
-  local ks = m.cast(create_ops.range(1, n + 1), y.dtype)
-  local cum = r.cumsum(z, -1)
-  local support = m.greater(m.add(m.mul(ks, z), 1), cum) -- 1 + k z_k > sum_{j<=k} z_j
-  local kz = r.reduce_sum(m.cast(support, y.dtype), -1, true)
-  local tau = m.div(m.sub(s.gather(cum, m.sub(m.cast(kz, "int32"), 1), { axis = y.ndim - 1,
-    batch_dims = y.ndim - 1 }), 1), kz)
-  return back(m.maximum(m.sub(y, tau), 0))
-end)
+-- celu, glu, hard_shrink, soft_shrink, sparsemax, squareplus, threshold, sparse_plus, sparse_sigmoid,
+-- hard_tanh and tanh_shrink are tide.activations' (registry kernels and ops/activations.lua; ops/keras.lua
+-- takes them from there).
 
 ------------------------------------------------------------------------------------------------------------
 -- segments (keras.ops.segment_*: data, segment_ids, num_segments=None, sorted=False)

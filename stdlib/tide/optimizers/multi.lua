@@ -6,6 +6,7 @@ local variable = require "tide.variable"
 local optimizer = require "tide.optimizers.optimizer"
 local loss_scale = require "tide.optimizers.loss_scale"
 local A = require "tide.optimizers.arguments"
+local base_init = require "tide.initializers.base"
 
 local Optimizer, Variable, is_variable = optimizer.Optimizer, variable.Variable, variable.is_variable
 local describe = A.describe
@@ -35,6 +36,11 @@ end
 
 -- OptimizerMap(default_optimizer, {[path or pattern] = optimizer, ...}).
 function OptimizerMap:__init(default_optimizer, optimizer_map)
+  base_init.arg_names.OptimizerMap = { "default_optimizer", "optimizer_map" } -- Keras's order (keras_signatures_spec)
+  if optimizer_map == nil and type(default_optimizer) == "table" and getmetatable(default_optimizer) == nil then
+    local t = default_optimizer -- OptimizerMap{opt, map} or {default_optimizer =, optimizer_map =}
+    default_optimizer, optimizer_map = t.default_optimizer or t[1], t.optimizer_map or t[2]
+  end
   if not is_optimizer(default_optimizer) then
     binding.error("OptimizerMap: default_optimizer must be an optimizer, got " .. describe(default_optimizer))
   end

@@ -29,10 +29,17 @@ describe("compile's losses align the labels' rank (Keras's LossFunctionWrapper)"
     return tide.Model { inputs = x, outputs = out }
   end
 
+  -- Losses this check cannot take, and why.
+  local APART = {
+    ctc = "its predictions are (batch, time, classes) logits and its labels sequences (tests/spec/ops/ctc_spec.lua)",
+    categorical_generalized_cross_entropy = "Keras's losses.get does not know it by name, so compile cannot be " ..
+      "given it as a string (tests/spec/losses/losses_more_spec.lua)",
+  }
+
   it("for every loss function tide has: labels (N,) for predictions (N, 1), and (N, 1) for (N,)", function()
     local names = {}
     for name, fn in pairs(tide.losses) do
-      if type(fn) == "function" and name:match("^%l") and name ~= "get" and name ~= "serialize" and
+      if type(fn) == "function" and name:match("^%l") and name ~= "get" and name ~= "serialize" and not APART[name] and
           name ~= "deserialize" and pcall(tide.losses.get, name) and tide.losses.get(name) == fn then
         names[#names + 1] = name
       end

@@ -170,7 +170,7 @@ describe("tide.ops nn and linalg", function()
       { function() o.psnr(x, x, "1") end, "psnr: max_val must be a number" },
       { function() o.dot_product_attention(x, x, x) end, "dot_product_attention: query, key and value must be 4-D" },
       { function() o.leaky_relu(nil) end, "leaky_relu: x is nil" },
-      { function() o.celu(nil) end, "celu: x is nil" },
+      { function() o.celu(nil) end, "celu: argument 1 must be a tensor or a number, got nil" },
       { function() o.glu(tide.zeros { 3 }) end, "glu: axis -1 has odd size 3" },
       { function() o.hard_silu(nil) end, "hard_silu: x is nil" },
       { function() o.hard_swish(nil) end, "hard_silu: x is nil" },

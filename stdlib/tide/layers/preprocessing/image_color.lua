@@ -181,7 +181,7 @@ end
 local RandomPosterization = Base:extend("RandomPosterization")
 M.RandomPosterization = RandomPosterization
 function RandomPosterization:init(...)
-  local o = self:_kwargs({ "factor", "value_range", "seed", "data_format" }, ...)
+  local o = self:_kwargs({ "factor", "value_range", "data_format", "seed" }, ...)
   if o.factor == nil then require("tide.binding").error("RandomPosterization: factor is required") end
   self.factor = base.factor("RandomPosterization", "factor", o.factor, 1, 8)
   self.value_range = base.value_range("RandomPosterization", o.value_range, true)
@@ -220,7 +220,7 @@ end
 local RandomGrayscale = Base:extend("RandomGrayscale")
 M.RandomGrayscale = RandomGrayscale
 function RandomGrayscale:init(...)
-  local o = self:_kwargs({ "factor", "seed", "data_format" }, ...)
+  local o = self:_kwargs({ "factor", "data_format", "seed" }, ...)
   self.factor = options.number("RandomGrayscale", "factor", o.factor, 0.5, 0, 1)
   self:_base_options("RandomGrayscale", o)
 end
@@ -244,7 +244,7 @@ end
 local RandomColorDegeneration = Base:extend("RandomColorDegeneration")
 M.RandomColorDegeneration = RandomColorDegeneration
 function RandomColorDegeneration:init(...)
-  local o = self:_kwargs({ "factor", "value_range", "seed", "data_format" }, ...)
+  local o = self:_kwargs({ "factor", "value_range", "data_format", "seed" }, ...)
   if o.factor == nil then require("tide.binding").error("RandomColorDegeneration: factor is required") end
   self.factor = base.factor("RandomColorDegeneration", "factor", o.factor, -1, 1)
   self.value_range = base.value_range("RandomColorDegeneration", o.value_range, true)

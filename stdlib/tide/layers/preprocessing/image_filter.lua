@@ -50,7 +50,7 @@ end
 local RandomHue = Base:extend("RandomHue")
 M.RandomHue = RandomHue
 function RandomHue:init(...)
-  local o = self:_kwargs({ "factor", "value_range", "seed", "data_format" }, ...)
+  local o = self:_kwargs({ "factor", "value_range", "data_format", "seed" }, ...)
   if o.factor == nil then binding.error("RandomHue: factor is required") end
   self.factor = base.factor("RandomHue", "factor", o.factor, 0, 1)
   self.value_range = base.value_range("RandomHue", o.value_range)
@@ -86,7 +86,7 @@ end
 local RandomSaturation = Base:extend("RandomSaturation")
 M.RandomSaturation = RandomSaturation
 function RandomSaturation:init(...)
-  local o = self:_kwargs({ "factor", "value_range", "seed", "data_format" }, ...)
+  local o = self:_kwargs({ "factor", "value_range", "data_format", "seed" }, ...)
   if o.factor == nil then binding.error("RandomSaturation: factor is required") end
   self.factor = base.factor("RandomSaturation", "factor", o.factor, -1, 1)
   self.value_range = base.value_range("RandomSaturation", o.value_range, true)
@@ -169,7 +169,7 @@ local RandomSharpness = Base:extend("RandomSharpness")
 M.RandomSharpness = RandomSharpness
 RandomSharpness.cast_untrained = true
 function RandomSharpness:init(...)
-  local o = self:_kwargs({ "factor", "value_range", "seed", "data_format" }, ...)
+  local o = self:_kwargs({ "factor", "value_range", "data_format", "seed" }, ...)
   if o.factor == nil then binding.error("RandomSharpness: factor is required") end
   self.factor = base.factor("RandomSharpness", "factor", o.factor, 0, 1)
   self.value_range = base.value_range("RandomSharpness", o.value_range, true)

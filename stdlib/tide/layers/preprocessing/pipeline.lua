@@ -12,10 +12,17 @@ local M = {}
 local Pipeline = Layer:extend("Pipeline")
 M.Pipeline = Pipeline
 
--- Pipeline{{layer, layer, ...}, name=} or Pipeline({layer, ...}).
-function Pipeline:init(opts)
-  local list = opts
-  if type(opts) == "table" and not layer.is_layer(opts[1]) and type(opts[1]) == "table" then list = opts[1] end
+-- Pipeline{{layer, layer, ...}, name=}, Pipeline({layer, ...}) or Pipeline{layers = {...}} (Keras's
+-- arguments: layers, name).
+function Pipeline:init(...)
+  local first = ...
+  local o
+  if select("#", ...) == 1 and type(first) == "table" and layer.is_layer(first[1]) then
+    o = self:_kwargs({ "layers", "name" }, { first }) -- the bare list of layers
+  else
+    o = self:_kwargs({ "layers", "name" }, ...)
+  end
+  local list = o.layers
   if type(list) ~= "table" or #list == 0 then
     binding.error(fmt("%s: expects a non-empty list of layers, e.g. Pipeline{{layer_a, layer_b}}", who(self)))
   end
@@ -25,12 +32,6 @@ function Pipeline:init(opts)
       binding.error(fmt("%s: entry %d of the list is not a layer (got %s)", who(self), i, type(l)))
     end
     layers[i] = l
-  end
-  for k in pairs(opts) do
-    if k ~= 1 and not (list == opts and type(k) == "number") then
-      binding.error(fmt("%s: unknown option '%s' (Pipeline takes the list of layers and name)", who(self),
-        tostring(k)))
-    end
   end
   self.layers = layers
 end
