@@ -52,6 +52,9 @@ HDF5_CFLAGS = $(shell pkg-config --cflags hdf5)
 HDF5_LIBS = $(shell pkg-config --libs hdf5)
 IO_LIBS = -lcjson -lprotobuf-c -lz -lpng -ljpeg -lpcre2-8
 FORMATS_LIBS = $(HDF5_LIBS) -lzip -lcjson
+# Unicode (ICU's common library): NFD, NFKC case folding and character classes for the tokenizers
+# (kernels/cpu/wordpiece.c).
+IO_LIBS += -licuuc
 
 CFLAGS_BASE := -std=c11 -g -Wall -Wextra -fwrapv -fPIC -pthread -fvisibility=hidden \
   -D_GNU_SOURCE -Ikernels/include $(SAN)

@@ -48,6 +48,8 @@ M.LEFT_OUT = {
   },
   ["keras.callbacks"] = {
     OrbaxCheckpoint = "saves through JAX's Orbax library; tide.train's checkpoints play its part",
+    RemoteMonitor = "POSTs each epoch's logs to an HTTP server: tide has no HTTP client and no network policy " ..
+      "(a sandboxed run must not reach out); a LambdaCallback writing the logs where they are wanted plays its part",
   },
   tf = {
     qint8 = QUANT, qint16 = QUANT, qint32 = QUANT, quint8 = QUANT, quint16 = QUANT,

@@ -38,6 +38,7 @@ if command -v "$cc" >/dev/null 2>&1; then
   has_header protobuf-c/protobuf-c.h || need "protobuf-c (protobuf-c/protobuf-c.h)" libprotobuf-c-dev
   printf '#define PCRE2_CODE_UNIT_WIDTH 8\n#include <pcre2.h>\n' | "$cc" -E -x c - >/dev/null 2>&1 ||
     need "PCRE2 (pcre2.h)" libpcre2-dev
+  has_header unicode/unorm2.h || need "ICU (unicode/unorm2.h, for the tokenizers)" libicu-dev
   has_header png.h || need "libpng (png.h)" libpng-dev
   has_header jpeglib.h || need "libjpeg-turbo (jpeglib.h)" libjpeg62-turbo-dev
   has_header zip.h || need "libzip (zip.h)" libzip-dev

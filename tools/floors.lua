@@ -29,7 +29,7 @@ M.FLOORS = {
     what = "safetensors files (tide.safetensors), which models save their weights in" },
   { name = "tracing", modules = { "tide.tracing.*" },
     what = "tide.trace, concrete functions, control flow, TensorArray" },
-  { name = "io", modules = { "tide.io", "tide.io.*", "tide.sparse_tensor" },
+  { name = "io", modules = { "tide.io", "tide.io.*", "tide.sparse_tensor", "tide.sparse.*" },
     what = "file formats (TFRecord, tf.train.Example, CSV, IDX) and tide.SparseTensor; below data, whose file datasets read them" },
   { name = "data", modules = { "tide.data", "tide.data.*", "tide.data.stages.*", "tide.datasets", "tide.datasets.*" },
     what = "the input pipeline (tide.data.Dataset over kernels/data; one module per stage in tide.data.stages.*), " ..

@@ -1,5 +1,5 @@
 /* core/infer_nn.c — dtype and shape inference for the neural-network family:
- * softmax / log_softmax along one axis and the fused sparse softmax cross-entropy. */
+ * softmax / log_softmax along one axis, the fused sparse softmax cross-entropy and the CTC loss. */
 #include "infer_rank.h"
 #include "unknown_dims.h"
 
@@ -49,6 +49,45 @@ tide_status tide_infer_sparse_xent(const tide_op_def *def, const tide_attrs *att
   return TIDE_OK;
 }
 
+/* ctc_loss: float32/float64 logits [T, B, K] (time major, K >= 1), int32/int64 labels [B, L], label_length and
+ * logit_length int32/int64 [B]; n = the blank class in [0, K) -> loss [B], grad [T, B, K] in the logits' dtype.
+ * Unknown (-1) dims of B take another input's. */
+tide_status tide_infer_ctc_loss(const tide_op_def *def, const tide_attrs *attrs, int n_in,
+                                const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  const tide_tensor *logits = in[0];
+  static const char *const names[4] = {"logits", "labels", "label_length", "logit_length"};
+  static const int ranks[4] = {3, 2, 1, 1};
+  static const char *const forms[4] = {"[max_time, batch, classes]", "[batch, max_label_length]", "[batch]", "[batch]"};
+  tide_status st = tide_check_dtype(def, logits, "logits");
+  if (st) return st;
+  char sx[128], sy[128];
+  int64_t nb = -1;
+  for (int i = 0; i < 4; i++) {
+    if (i > 0 && in[i]->dt != TIDE_INT32 && in[i]->dt != TIDE_INT64)
+      return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: %s must be int32 or int64, got %s (use :cast(\"int32\"))", def->name,
+                       names[i], tide_dtype_name(in[i]->dt));
+    if (in[i]->ndim != ranks[i])
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: %s must be %d-D %s, got shape %s", def->name, names[i], ranks[i], forms[i],
+                       TIDE_SHAPE_STR(sx, in[i]));
+    int64_t d = in[i]->dims[i == 0 ? 1 : 0];
+    if (!tide_dims_agree(nb, d))
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: %s has a batch of %lld, but logits %s has %lld", def->name, names[i],
+                       (long long)d, TIDE_SHAPE_STR(sy, logits), (long long)nb);
+    nb = tide_dim_merge(nb, d);
+  }
+  int64_t k = logits->dims[2];
+  if (k == 0) return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: logits must have at least one class, got shape %s", def->name,
+                               TIDE_SHAPE_STR(sx, logits));
+  if (attrs->n < 0 || (k > 0 && attrs->n >= k))
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: blank_index %d is not a class of logits %s", def->name, attrs->n,
+                     TIDE_SHAPE_STR(sx, logits));
+  int64_t dims[3] = {logits->dims[0], nb, k};
+  tide_tensor_set_contiguous_layout(out[0], logits->dt, 1, &dims[1]);
+  tide_tensor_set_contiguous_layout(out[1], logits->dt, 3, dims);
+  return TIDE_OK;
+}
+
 /* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
 
 /* One axis: any valid one is valid at the top rank. */
@@ -61,3 +100,10 @@ static int sparse_xent_rank(const tide_op_def *def, const tide_attrs *a, int n_i
   return i == 0 ? 1 : 2;
 }
 const tide_rank_rule tide_infer_sparse_xent_rank = {sparse_xent_rank, tide_rank_keeps, NULL};
+
+/* logits [T, B, K], labels [B, L], the lengths [B]: their only ranks. */
+static int ctc_loss_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in, int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in);
+  return i == 0 ? 3 : i == 1 ? 2 : 1;
+}
+const tide_rank_rule tide_infer_ctc_loss_rank = {ctc_loss_rank, tide_rank_keeps, NULL};

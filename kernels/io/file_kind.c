@@ -27,7 +27,7 @@ static const char *const PHRASES[] = {
     [TIDE_FILE_PICKLE] = "a Python pickle (a legacy PyTorch .pt or .pth?), which tide does not read: unpickling runs "
                          "code (save the weights as safetensors, which tide.safetensors reads)",
     [TIDE_FILE_ZIP] = "a zip archive, which tide does not read",
-    [TIDE_FILE_ONNX] = "an ONNX model, which tide cannot read yet",
+    [TIDE_FILE_ONNX] = "an ONNX model: tide.onnx.load reads it",
     [TIDE_FILE_TF_SAVED_MODEL] = "a TensorFlow SavedModel (saved_model.pb): tide.saved_model.load reads it; its "
                                  "variables are a TF checkpoint, which tide.train.load_checkpoint reads (<folder>/"
                                  "variables/variables)",
@@ -97,12 +97,12 @@ static int zip_kind(const unsigned char *h, size_t n) {
   return TIDE_FILE_ZIP;
 }
 
-/* ONNX's ModelProto, loosely: ir_version (field 1, 3..12 in every ONNX release
- * so far) first, then another of ModelProto's fields. A SavedModel proto
- * also starts with field 1, but its value is 1. */
+/* ONNX's ModelProto, loosely: ir_version (field 1: 3 to 14 in the ONNX releases
+ * so far, up to 20 allowed for those to come) first, then another of ModelProto's
+ * fields. A SavedModel proto also starts with field 1, but its value is 1. */
 static bool onnx_like(const unsigned char *h, size_t n) {
   static const unsigned char NEXT[] = {0x12, 0x1a, 0x22, 0x28, 0x32, 0x3a, 0x42, 0x72};
-  if (n < 4 || h[0] != 0x08 || h[1] < 3 || h[1] > 12) return false;
+  if (n < 4 || h[0] != 0x08 || h[1] < 3 || h[1] > 20) return false;
   return memchr(NEXT, h[2], sizeof NEXT) != NULL;
 }
 

@@ -701,10 +701,24 @@ static tide_status check_storage(tide_h5 *f, const char *path, hid_t ds, uint64_
 tide_status tide_h5_read(tide_h5 *f, const char *path, tide_tensor *out) {
   if (!f || !path || !out) return tide_set_error(TIDE_ERR_VALUE, "hdf5: read: NULL argument");
   if (f->writing) return tide_set_error(TIDE_ERR_VALUE, "hdf5: '%s' is being written, not read", f->name);
-  return f->isolated ? h5_read_isolated(f, path, out) : h5_read_here(f, path, out);
+  return f->isolated ? h5_read_isolated(f, path, out) : h5_read_here(f, path, out, false);
 }
 
-tide_status h5_read_here(tide_h5 *f, const char *path, tide_tensor *out) {
+static void free_plain(void *ctx, void *data) {
+  (void)ctx;
+  free(data);
+}
+
+/* out: a new dtype tensor of dims in malloc's memory (see h5_read_here). */
+static tide_status init_plain(tide_tensor *out, int dtype, int ndim, const int64_t *dims, uint64_t bytes) {
+  void *data = malloc(bytes ? (size_t)bytes : 1);
+  if (!data) return tide_set_error(TIDE_ERR_MEMORY, "hdf5: out of memory (%llu bytes)", (unsigned long long)bytes);
+  tide_status st = tide_tensor_wrap(out, data, dtype, ndim, ndim ? dims : NULL, NULL, free_plain, NULL);
+  if (st) free(data);
+  return st;
+}
+
+tide_status h5_read_here(tide_h5 *f, const char *path, tide_tensor *out, bool plain_malloc) {
   h5_quiet();
   hid_t ds = H5Dopen2(f->file, path, H5P_DEFAULT);
   if (ds < 0) return h5_fail(TIDE_ERR_VALUE, "hdf5: '%s' has no dataset '%s'", f->name, path);
@@ -738,7 +752,9 @@ tide_status h5_read_here(tide_h5 *f, const char *path, tide_tensor *out) {
                             "refusing a likely shape or decompression bomb", f->name, path,
                             (unsigned long long)declared, (unsigned long long)stored);
       if (!st) st = check_storage(f, path, ds, declared);
-      if (!st) st = tide_tensor_init_heap(out, dtype, ndim, ndim ? dims : NULL);
+      if (!st)
+        st = plain_malloc ? init_plain(out, dtype, ndim, dims, declared)
+                          : tide_tensor_init_heap(out, dtype, ndim, ndim ? dims : NULL);
       if (!st && n > 0 && H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, (void *)out->data) < 0) {
         st = h5_fail(TIDE_ERR_VALUE, "hdf5: '%s': cannot read dataset '%s'", f->name, path);
         tide_tensor_release(out);

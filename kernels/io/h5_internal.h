@@ -35,9 +35,11 @@ unsigned long long h5_next_id(void);
 tide_status h5_fail(tide_status status, const char *what, ...) __attribute__((format(printf, 2, 3)));
 
 /* Reading in this process (h5_file.c): a new handle for the n bytes at
- * data, walked; and one dataset of such a handle. */
+ * data, walked; and one dataset of such a handle, its memory tide's
+ * allocator's or, with `plain_malloc` (a forked child, where another
+ * thread may have held the allocator's lock at the fork), malloc's. */
 tide_h5 *h5_open_image_here(const char *name, const void *data, size_t n);
-tide_status h5_read_here(tide_h5 *f, const char *path, tide_tensor *out);
+tide_status h5_read_here(tide_h5 *f, const char *path, tide_tensor *out, bool plain_malloc);
 /* Reading in a reader process (h5_isolate.c): f (a new handle, freed on
  * failure) filled from a child that ran h5_open_image_here and read every
  * dataset; reads of it; what close frees. */

@@ -122,7 +122,7 @@ static void child_main(int fd, const char *name, const void *data, size_t n) {
     tide_tensor t;
     memset(&t, 0, sizeof t);
     tide_clear_error();
-    tide_status st = h5_read_here(f, path->valuestring, &t);
+    tide_status st = h5_read_here(f, path->valuestring, &t, true);
     if (st) {
       unsigned char k = REC_ERROR;
       out_bytes(o, &k, 1);

@@ -37,7 +37,10 @@ static tide_status make_specs(tide_model *m, int k, tide_model_error *err) {
   for (int i = 0; i < s->n_in; i++) {
     tide_tensor_spec *sp = &s->in[i];
     int ndim = 0;
-    if (m->tf) {
+    if (m->onnx) {
+      sp->name = tide_onnx_model_input_name(m->onnx, i);
+      sp->dtype = tide_onnx_model_input_spec(m->onnx, i, &ndim, sp->dims);
+    } else if (m->tf) {
       sp->name = tide_tf_saved_model_input_name(m->tf, k, i);
       sp->dtype = tide_tf_saved_model_input_spec(m->tf, k, i, &ndim, sp->dims);
     } else {
@@ -50,7 +53,8 @@ static tide_status make_specs(tide_model *m, int k, tide_model_error *err) {
   for (int i = 0; i < s->n_out; i++) {
     tide_tensor_spec *sp = &s->out[i];
     const tide_tensor *desc = gval_desc(g, g->outputs[i]);
-    sp->name = m->tf ? tide_tf_saved_model_output_name(m->tf, k, i) : tide_saved_model_output_name(m->saved, k, i);
+    sp->name = m->onnx ? tide_onnx_model_output_name(m->onnx, i)
+               : m->tf ? tide_tf_saved_model_output_name(m->tf, k, i) : tide_saved_model_output_name(m->saved, k, i);
     sp->dtype = desc->dt;
     sp->ndim = desc->ndim;
     for (int d2 = 0; d2 < desc->ndim && d2 < TIDE_MAX_DIMS; d2++) sp->dims[d2] = desc->dims[d2];
@@ -70,6 +74,7 @@ void tide_model_free(tide_model *m) {
   free(m->sigs);
   tide_saved_model_free(m->saved); /* after the graphs: they read its variables */
   tide_tf_saved_model_free(m->tf);
+  tide_onnx_model_free(m->onnx);
   free(m->dir);
   free(m);
 }
@@ -88,15 +93,17 @@ tide_model *tide_model_load(const char *dir, tide_model_error *err) {
   }
   strcpy(name, dir);
   m->dir = name;
-  /* decided by content: TensorFlow's saved_model.pb, else tide's own */
-  bool tf = tide_file_kind(dir, NULL) == TIDE_FILE_TF_SAVED_MODEL;
-  tide_status st = tf ? tide_tf_saved_model_open(dir, &m->tf) : tide_saved_model_open(dir, &m->saved);
+  /* decided by content: TensorFlow's saved_model.pb, an ONNX file, else tide's own */
+  int kind = tide_file_kind(dir, NULL);
+  bool tf = kind == TIDE_FILE_TF_SAVED_MODEL, onnx = kind == TIDE_FILE_ONNX;
+  tide_status st = onnx ? tide_onnx_model_open(dir, &m->onnx)
+                   : tf ? tide_tf_saved_model_open(dir, &m->tf) : tide_saved_model_open(dir, &m->saved);
   if (st) {
     tide_model_fail(err, st, true, "tide_model_load %s", dir);
     tide_model_free(m);
     return NULL;
   }
-  int n = tf ? tide_tf_saved_model_num_signatures(m->tf) : tide_saved_model_num_functions(m->saved);
+  int n = onnx ? 1 : tf ? tide_tf_saved_model_num_signatures(m->tf) : tide_saved_model_num_functions(m->saved);
   m->sigs = calloc((size_t)n + 1, sizeof *m->sigs);
   if (!m->sigs) {
     tide_model_fail(err, TIDE_ERR_MEMORY, false, "tide_model_load %s: out of memory", dir);
@@ -106,15 +113,16 @@ tide_model *tide_model_load(const char *dir, tide_model_error *err) {
   for (int k = 0; k < n; k++) {
     tide_signature *s = &m->sigs[k];
     s->model = m;
-    s->name = tf ? tide_tf_saved_model_signature_name(m->tf, k) : tide_saved_model_function_name(m->saved, k);
+    s->name = onnx ? "serving_default"
+              : tf ? tide_tf_saved_model_signature_name(m->tf, k) : tide_saved_model_function_name(m->saved, k);
     if (pthread_mutex_init(&s->lock, NULL) != 0) {
       tide_model_fail(err, TIDE_ERR_MEMORY, false, "tide_model_load %s: cannot make a lock", dir);
       tide_model_free(m);
       return NULL;
     }
     m->n_sigs++; /* from here on tide_model_free undoes this signature */
-    if (tf) { /* built when the TF model was read; the signature holds a reference of its own */
-      s->graph = tide_tf_saved_model_graph(m->tf, k);
+    if (tf || onnx) { /* built when the model was read; the signature holds a reference of its own */
+      s->graph = onnx ? tide_onnx_model_graph(m->onnx) : tide_tf_saved_model_graph(m->tf, k);
       tide_graph_retain(s->graph);
       st = TIDE_OK;
     } else {

@@ -10,6 +10,7 @@
 #include "tide/model.h"
 #include "tide/saved_model.h"
 #include "tide/tf_saved_model.h"
+#include "tide/onnx.h"
 
 struct tide_signature {
   tide_model *model;
@@ -26,6 +27,7 @@ struct tide_signature {
 struct tide_model {
   tide_saved_model *saved;   /* the variables the graphs read, and the names */
   tide_tf_saved_model *tf;   /* or a TensorFlow SavedModel's (then saved is NULL) */
+  tide_onnx_model *onnx;     /* or an ONNX model's: one signature, serving_default */
   char *dir;
   int n_sigs;
   tide_signature *sigs;

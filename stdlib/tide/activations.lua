@@ -57,6 +57,15 @@ M.hard_swish = M.hard_silu
 function M.mish(x) return x * math_ops.tanh(math_ops.softplus(x)) end
 function M.log_sigmoid(x) return math_ops.log_sigmoid(x) end
 function M.linear(x) return x end
+-- Keras 3's newer activations: x first, then their parameters by position or in a table
+-- (celu(x, {alpha = 2}), threshold(x, 0.5, -1)); ops/activations.lua and the registry's kernels.
+do
+  local act = require "tide.ops.activations"
+  for _, name in ipairs { "celu", "glu", "hard_shrink", "soft_shrink", "sparsemax", "squareplus", "threshold" } do
+    M[name] = act[name]
+  end
+  for _, name in ipairs { "sparse_plus", "sparse_sigmoid", "hard_tanh", "tanh_shrink" } do M[name] = math_ops[name] end
+end
 
 -- The names get() knows (swish and hard_swish are aliases).
 local NAMES = {}

@@ -153,6 +153,8 @@ for name, fn in pairs(require "tide.ops.bitwise") do tide.bitwise[name] = fn end
 
 -- tide.strings.* (TF's tf.strings): split, regex_replace, lower, length, to_number, join, ...
 tide.strings = require "tide.ops.strings"
+-- tide.lookup: hashed vocabularies as tensors (table, find) and ragged_to_tensor
+tide.lookup = require "tide.ops.lookup"
 
 -- tide.signal.* (TF's namespace): so far the window functions.
 tide.signal = {}
@@ -173,7 +175,8 @@ for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "t
   tide.nn[name] = math_ops[name]
 end
 for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_conv_nd",
-                       require "tide.ops.nn_more", require "tide.ops.nn_pool_more", require "tide.ops.morphology" } do
+                       require "tide.ops.nn_more", require "tide.ops.nn_pool_more", require "tide.ops.morphology",
+                       require "tide.ops.nn_forms" } do
   for name, fn in pairs(mod) do
     if type(fn) == "function" then tide.nn[name] = fn end
   end
@@ -183,6 +186,26 @@ end
 function tide.nn.ctc_greedy_decoder(...)
   local indices, values, dense_shape, log_probabilities = require("tide.ops.ctc").greedy_decode(...)
   return { require("tide.sparse_tensor").SparseTensor(indices, values, dense_shape) }, log_probabilities
+end
+-- ctc_beam_search_decoder(inputs, sequence_length, beam_width=100, top_paths=1): TF's ({SparseTensor, ...},
+-- log_probabilities); the search is ops/ctc_decode.lua's. The CTC loss and its helpers are plain functions.
+function tide.nn.ctc_beam_search_decoder(...)
+  local decoded, log_probabilities = require("tide.ops.ctc_decode").beam_search_decode(...)
+  local SparseTensor = require("tide.sparse_tensor").SparseTensor
+  for i, d in ipairs(decoded) do decoded[i] = SparseTensor(d[1], d[2], d[3]) end
+  return decoded, log_probabilities
+end
+tide.nn.ctc_loss = require("tide.ops.ctc_loss").ctc_loss
+tide.nn.collapse_repeated = require("tide.ops.ctc_decode").collapse_repeated
+tide.nn.ctc_unique_labels = require("tide.ops.ctc_decode").ctc_unique_labels
+-- The candidate samplers (tf.random's and tf.nn's) and the sampled losses.
+do
+  local sampling, sampled = require "tide.ops.candidate_sampling", require "tide.ops.sampled_losses"
+  for name, fn in pairs(sampling) do
+    tide.random[name] = fn
+    if name ~= "uniform_candidate_sampler" and name ~= "log_uniform_candidate_sampler" then tide.nn[name] = fn end
+  end
+  tide.nn.nce_loss, tide.nn.sampled_softmax_loss = sampled.nce_loss, sampled.sampled_softmax_loss
 end
 -- tf.nn's names that tf.math has too, and the other way round.
 for _, name in ipairs { "l2_normalize", "zero_fraction", "in_top_k", "top_k", "approx_max_k", "approx_min_k" } do
@@ -205,7 +228,12 @@ end
 
 local keras = {
   -- keras.ops (numpy-style names; docs/api.md's tide.ops section). Not the tide.ops.* modules' table.
-  ops = function() return require "tide.ops.keras" end,
+  -- (tide.tracing.keras_ops adds the names that need tracing or the tape: cond, scan, custom_gradient ...)
+  ops = function()
+    local ops = require "tide.ops.keras"
+    for k, v in pairs(require "tide.tracing.keras_ops") do ops[k] = v end
+    return ops
+  end,
   initializers = function() return require "tide.initializers" end,
   activations = function() return require "tide.activations" end,
   regularizers = function() return require "tide.regularizers" end,
@@ -223,6 +251,7 @@ local keras = {
   data = function() return require "tide.data" end,
   datasets = function() return require "tide.datasets" end,
   saved_model = function() return require "tide.saved_model" end,
+  onnx = function() return require "tide.saved_model.onnx" end,
   -- Keras 3's files (.keras, .weights.h5) and the saving entry points (keras.saving)
   saving = function() keras_models(); return require "tide.saving" end,
   -- file formats (TFRecord, tf.train.Example) and TF's SparseTensor
@@ -234,15 +263,24 @@ keras.summary = function() return require "tide.summary" end
 -- Saving loads on first use too: tide.safetensors (weights files) and
 -- tide.train (Checkpoint, CheckpointManager).
 keras.safetensors = function() return require "tide.safetensors" end
+-- keras_hub's tokenizers (tide.text.WordPieceTokenizer), on first use.
+keras.text = function() return require "tide.layers.preprocessing.tokenizers" end
 -- The profiler and debugging aids (tf.profiler, tf.debugging), on first use.
 keras.profiler = function() return require "tide.profiler" end
 keras.debugging = function() return require "tide.debugging" end
 keras.train = function() return require "tide.train" end
--- TF's tf.sparse (to_dense, from_dense, reorder, cross_hashed) and tf.SparseTensorSpec, on first use.
+-- TF's tf.sparse (cross_hashed: dense inputs, sparse_tensor.lua) and tf.SparseTensorSpec, on first use.
 keras.sparse = function()
   local m = require "tide.sparse_tensor"
-  return { SparseTensor = m.SparseTensor, to_dense = m.to_dense, from_dense = m.from_dense, reorder = m.reorder,
+  local t = { SparseTensor = m.SparseTensor, to_dense = m.to_dense, from_dense = m.from_dense, reorder = m.reorder,
     is_sparse = m.is_sparse, cross_hashed = m.cross_hashed }
+  -- the rest of tf.sparse (stdlib/tide/sparse/: index moves in ops.lua, arithmetic in math.lua)
+  for _, mod in ipairs { require "tide.sparse.ops", require "tide.sparse.math" } do
+    for k, v in pairs(mod) do
+      if k ~= "sp_arg" and k ~= "build" then t[k] = v end
+    end
+  end
+  return t
 end
 keras.SparseTensorSpec = function() return require("tide.sparse_tensor").SparseTensorSpec end
 -- Mixed precision (keras.mixed_precision): dtype policies, on first use.

@@ -74,16 +74,51 @@ function L1L2:penalty(x)
 end
 function L1L2:get_config() return { l1 = self.l1, l2 = self.l2 } end
 
+-- OrthogonalRegularizer{factor=0.01, mode="rows"}: for a 2-D weight, factor / 2 times the mean |cosine| of
+-- its distinct pairs of rows (or columns), each row L2-normalized as keras.ops.normalize does.
+local OrthogonalRegularizer = define("OrthogonalRegularizer")
+M.OrthogonalRegularizer = OrthogonalRegularizer
+function OrthogonalRegularizer:__init(...)
+  local o = ikw("OrthogonalRegularizer", { "factor", "mode" }, ...)
+  self.factor = factor("OrthogonalRegularizer", "factor", o.factor, 0.01)
+  local mode = o.mode == nil and "rows" or o.mode
+  if mode ~= "rows" and mode ~= "columns" then
+    binding.error(string.format("OrthogonalRegularizer: mode must be \"rows\" or \"columns\", got %s", tostring(mode)))
+  end
+  self.mode = mode
+end
+function OrthogonalRegularizer:penalty(x)
+  local linalg = require "tide.ops.linalg"
+  local convert = require "tide.convert"
+  x = convert.arg(x, "OrthogonalRegularizer")
+  if x.shape.rank ~= 2 then
+    binding.error(string.format("OrthogonalRegularizer: the weight must have rank 2, got shape %s", tostring(x.shape)))
+  end
+  local rows = self.mode == "rows"
+  local axis = rows and 1 or 0
+  local inv = math_ops.minimum(math_ops.rsqrt(reduce.reduce_sum(math_ops.square(x), axis, true)), 1 / 1e-7)
+  x = x * inv
+  local product = rows and linalg.matmul(x, x, { transpose_b = true }) or linalg.matmul(x, x, { transpose_a = true })
+  local size = rows and x.shape[1] or x.shape[2]
+  if type(size) ~= "number" then
+    binding.error("OrthogonalRegularizer: the weight's " .. self.mode .. " must be known")
+  end
+  local off = product * (1 - create.eye(size, { dtype = x.dtype }))
+  return reduce.reduce_sum(math_ops.abs(off)) * (self.factor * 0.5 / (size * (size - 1) / 2))
+end
+function OrthogonalRegularizer:get_config() return { factor = self.factor, mode = self.mode } end
+
 -- Keras's snake_case names are the classes themselves.
-M.l1, M.l2, M.l1_l2 = L1, L2, L1L2
-local by_name = { L1 = L1, L2 = L2, L1L2 = L1L2, l1 = L1, l2 = L2, l1_l2 = L1L2 }
+M.l1, M.l2, M.l1_l2, M.orthogonal_regularizer = L1, L2, L1L2, OrthogonalRegularizer
+local by_name = { L1 = L1, L2 = L2, L1L2 = L1L2, l1 = L1, l2 = L2, l1_l2 = L1L2,
+  OrthogonalRegularizer = OrthogonalRegularizer, orthogonal_regularizer = OrthogonalRegularizer }
 
 function M.is_regularizer(x) return class.is_instance(x, Regularizer) end
 
 -- get(identifier, what): a regularizer from a name (its defaults), a config table
 -- {class_name=, config=}, a regularizer, or a function; nil stays nil.
 -- serialize(obj): {class_name=, config=}; a function stays itself.
-M.get, M.serialize = base.object_lookup("regularizer", by_name, M.is_regularizer, "l1, l2, l1_l2")
+M.get, M.serialize = base.object_lookup("regularizer", by_name, M.is_regularizer, "l1, l2, l1_l2, orthogonal_regularizer")
 
 M.deserialize = M.get
 

@@ -186,8 +186,8 @@ static const copy_case cases[] = {
 };
 
 /* Sources: made anew by param leaves (or shared as they are), never copied. */
-static const char *const leaves[] = {"from_source", "slices", "sparse_slices", "range", "param",
-                                     "csv",         "tfrecord", "text_lines"};
+static const char *const leaves[] = {"from_source", "slices",   "sparse_slices", "range", "param",
+                                     "csv",         "tfrecord", "text_lines",    "load"};
 
 /* ---- running them ------------------------------------------------------------------ */
 

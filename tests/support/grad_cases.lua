@@ -272,7 +272,7 @@ end
 
 -- The other families' cases, in one table with these.
 for _, more in ipairs { require "grad_cases_more", require "grad_cases_nn", require "grad_cases_linalg",
-                        require "grad_cases_special" } do
+                        require "grad_cases_special", require "grad_cases_activations" } do
   for name, fn in pairs(more) do
     assert(M[name] == nil, "grad_cases: two entries for op " .. name)
     M[name] = fn

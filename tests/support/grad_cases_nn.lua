@@ -35,6 +35,16 @@ function M.sparse_softmax_cross_entropy(add)
   add("labels of rank 2", function(x) return f(lab2, x) end, { R({ 3, 2, 2 }, -2, 2, 6):transpose { 1, 2, 0 } })
 end
 
+-- ctc_loss: logits time- and batch-major (strided), any blank, lengths shorter than the tensors.
+function M.ctc_loss(add)
+  local f = tide.nn.ctc_loss
+  local labels, lab_len, seq_len = tide.tensor { { 1, 2, 2 }, { 3, 0, 0 } }, tide.tensor { 3, 1 }, tide.tensor { 5, 3 }
+  add("time major, blank 0", function(x) return f(labels, x, lab_len, seq_len) end, { R({ 5, 2, 4 }, -2, 2, 31) })
+  add("batch major, blank 3, strided", function(x)
+    return f(tide.tensor { { 1, 2, 2 }, { 2, 0, 0 } }, x, lab_len, seq_len, { blank_index = 3, logits_time_major = false })
+  end, { R({ 5, 2, 4 }, -2, 2, 32):transpose { 1, 0, 2 } })
+end
+
 ---------------------------------------------------------------------------
 -- Convolutions: each padding, stride and dilation on strided views, and the
 -- backprop ops to second order

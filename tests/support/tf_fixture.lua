@@ -64,7 +64,7 @@ function M.match(what, got, want, zero_sign, loose, ref)
     for k = 1, #gv do wv[k] = want.fill end
   end
   assert(#gv == #wv, string.format("%s: %d values, TF %d", what, #gv, #wv))
-  local tol, tiny = loose or M.TOL[want.dtype], M.TINY[want.dtype]
+  local tol, tiny = M.TOL[want.dtype] and (loose or M.TOL[want.dtype]), M.TINY[want.dtype] -- (integers stay exact)
   for k = 1, #wv do
     local g, w = gv[k], wv[k]
     local ok = near(g, w, tol, tiny, zero_sign)

@@ -131,6 +131,18 @@ cases.gelu = function(add)
   end
 end
 
+-- Keras 3's activation kernels with a parameter (ops/activations.lua)
+for name, param in pairs { celu = 0.5, hard_shrink = 1.5, soft_shrink = 1.5, squareplus = 2 } do
+  cases[name] = function(add)
+    local f = tide.activations[name]
+    for _, dt in ipairs(M.dtypes_of(name)) do
+      add(dt, f, { data({ 2, 3 }, dt) })
+      add(dt .. " parameter, strided", function(x) return f(x, param) end, { strided({ 2, 3 }, dt) })
+      if FLOATS[dt] then add(dt .. " specials", f, { specials(dt) }) end
+    end
+  end
+end
+
 cases.leaky_relu = function(add)
   for _, dt in ipairs(M.dtypes_of("leaky_relu")) do
     add(dt, tide.nn.leaky_relu, { data({ 2, 3 }, dt) })
@@ -962,6 +974,50 @@ do
   end
 end
 
+-- tide.lookup's vocabularies and TextVectorization's token ops (kernels/cpu/lookup.c, ragged.c, text_ngrams.c).
+do
+  local LK = tide.lookup
+  local NG = require "tide.layers.preprocessing.text_ngrams"
+  local svocab = tide.tensor { "a", "bb", "", "ccc" }
+  local ivocab = tide.tensor({ 7, -2, 40 }, "int64")
+  cases.lookup_table = function(add)
+    add("strings", function(v) return LK.table(v) end, { svocab })
+    add("int64", function(v) return LK.table(v) end, { ivocab })
+  end
+  cases.lookup_find = function(add)
+    local st, it = LK.table(svocab), LK.table(ivocab)
+    add("strings, one OOV", function(k) return LK.find(k, svocab, st, { first = 2, num_oov = 1 }) end,
+      { tide.tensor { { "bb", "x" }, { "", "ccc" } } })
+    add("int64, floormod OOV", function(k) return LK.find(k, ivocab, it, { first = 4, num_oov = 3 }) end,
+      { tide.tensor({ 40, 5, -7, 7 }, "int64") })
+    add("strided keys, no OOV", function(k) return LK.find(k, svocab, st) end,
+      { tide.tensor { { "a", "q" }, { "ccc", "bb" } }:transpose() })
+  end
+  cases.ragged_to_tensor = function(add)
+    add("strings, longest", function(v, rs) return LK.ragged_to_tensor(v, rs, "") end,
+      { tide.tensor { "a", "b", "c" }, tide.tensor({ 0, 2, 2, 3 }, "int64") })
+    add("int64 cut to 1", function(v, rs) return LK.ragged_to_tensor(v, rs, -1, 1) end,
+      { tide.tensor({ 4, 5, 6 }, "int64"), tide.tensor({ 0, 0, 3 }, "int64") })
+  end
+  cases.text_ngrams = function(add)
+    add("1 and 2", function(v, rs) return NG.ngrams(v, rs, { 1, 2 }) end,
+      { tide.tensor { "a", "b", "c", "d" }, tide.tensor({ 0, 3, 3, 4 }, "int64") })
+    add("3 with separator", function(v, rs) return NG.ngrams(v, rs, { 3 }, "_") end,
+      { tide.tensor { "x", "y", "z" }, tide.tensor({ 0, 3 }, "int64") })
+  end
+  cases.wordpiece_tokenize = function(add)
+    local tok = tide.text.WordPieceTokenizer { vocabulary = { "[UNK]", "the", "play", "##ing", "##s", ",", "caf",
+      "##e" }, lowercase = true, strip_accents = true }
+    add("uncased", function(x) local r = tok(x) return r.values, r.row_splits end,
+      { tide.tensor { "The playing, plays", "", "Café xyz" } })
+    local tok3 = tide.text.WordPieceTokenizer { vocabulary = { "[UNK]", "the", "play", "##s" }, sequence_length = 3 }
+    add("sequence_length", function(x) return tok3:tokenize(x) end, { tide.tensor { "the the", "plays" } })
+  end
+  cases.text_chars = function(add)
+    add("utf-8", function(x) return NG.characters(x) end, { tide.tensor { "ab", "", "\195\132x" } })
+  end
+end
+
 -- tide.debugging's assertions: passing ones (the graph keeps the node, whose result nothing reads).
 do
   local D = tide.debugging
@@ -1018,8 +1074,12 @@ cases.all_reduce_sum = function(add)
   add("small buckets", function(x) return D.all_reduce_sum(x, { bytes_per_pack = 8 }) + 1 end, { data({ 5 }, "float32") })
 end
 
--- tf.linalg's cases (tests/support/trace_ops_cases_linalg.lua).
+-- tf.linalg's and tf.nn's later cases (tests/support/trace_ops_cases_linalg.lua, trace_ops_cases_nn.lua).
 for name, fn in pairs(require("trace_ops_cases_linalg")(M)) do
+  assert(cases[name] == nil, "trace_ops_cases: two entries for op " .. name)
+  cases[name] = fn
+end
+for name, fn in pairs(require("trace_ops_cases_nn")(M)) do
   assert(cases[name] == nil, "trace_ops_cases: two entries for op " .. name)
   cases[name] = fn
 end

@@ -34,6 +34,11 @@ struct tide_dataset;
  * fills the cache. A corrupt file is an error naming the file and offset. */
 TIDE_API struct tide_dataset *tide_dataset_cache(struct tide_dataset *in, const char *path, int ncomp,
                                                  const int32_t *dtypes);
+/* A source of the elements in the cache file `path` (ds.save's data.cache): ncomp/dtypes must match its
+ * header (checked when a pass opens it); cardinality is what the host knows of the count (ds.save records
+ * it), or TIDE_DATA_UNKNOWN. */
+TIDE_API struct tide_dataset *tide_dataset_load(const char *path, int ncomp, const int32_t *dtypes,
+                                                int64_t cardinality);
 /* Cache passes that stopped before their end and so were discarded, in this
  * process (a host warns when it grows: TF's "did not fully read" warning). */
 TIDE_API int64_t tide_data_cache_partial_passes(void);

@@ -68,8 +68,10 @@ typedef struct tide_tensor_spec {
 /* ---- loading ---------------------------------------------------------------- */
 
 /* Load the SavedModel in directory `dir` (written by tide.saved_model.save or
- * model:save, or by TensorFlow: a saved_model.pb, read by tide/tf_saved_model.h)
- * and prepare every signature to run. NULL on failure. */
+ * model:save, or by TensorFlow: a saved_model.pb, read by tide/tf_saved_model.h),
+ * or the ONNX model file `dir` (tide/onnx.h: one signature, serving_default,
+ * inputs and outputs by ONNX's names), and prepare every signature to run.
+ * NULL on failure. */
 TIDE_API tide_model *tide_model_load(const char *dir, tide_model_error *err);
 /* Free a model. Every tide_run made from it must be freed first. NULL is allowed. */
 TIDE_API void tide_model_free(tide_model *m);

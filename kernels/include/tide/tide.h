@@ -22,6 +22,7 @@
 #include "tide/safetensors.h"
 #include "tide/tensor_bundle.h"
 #include "tide/tf_saved_model.h"
+#include "tide/onnx.h"
 #include "tide/file_kind.h"
 #include "tide/h5.h"
 #include "tide/zip.h"

@@ -7,6 +7,7 @@ local logging = require "tide.callbacks.logging"
 local tensorboard = require "tide.callbacks.tensorboard"
 local gradient_health = require "tide.callbacks.gradient_health"
 local backup = require "tide.callbacks.backup"
+local ema = require "tide.callbacks.ema"
 
 return {
   Callback = callback.Callback,
@@ -23,4 +24,5 @@ return {
   TensorBoard = tensorboard.TensorBoard,
   GradientHealth = gradient_health.GradientHealth,
   BackupAndRestore = backup.BackupAndRestore,
+  SwapEMAWeights = ema.SwapEMAWeights,
 }

@@ -12,7 +12,14 @@ local M = {}
 -- a command-line error, a folder that is no SavedModel a failure.
 function M.load(cli, dir)
   if not cli.exists(dir) then cli.usage_error(string.format("cannot open '%s': no such file or directory", dir)) end
-  if not cli.is_dir(dir) then cli.usage_error(string.format("'%s' is not a folder (a SavedModel is one)", dir)) end
+  if not cli.is_dir(dir) then
+    if C.tide_file_kind(dir, nil) == C.TIDE_FILE_ONNX then
+      local ok, loaded = pcall(tide.onnx.load, dir)
+      if not ok then cli.fail(string.format("cannot load the ONNX model '%s': %s", dir, cli.first_line(loaded))) end
+      return loaded
+    end
+    cli.usage_error(string.format("'%s' is not a folder (a SavedModel is one) nor an ONNX model", dir))
+  end
   local ok, loaded = pcall(tide.saved_model.load, dir)
   if not ok then cli.fail(string.format("cannot load the SavedModel in '%s': %s", dir, cli.first_line(loaded))) end
   return loaded
@@ -46,7 +53,7 @@ end
 function M.specs(loaded, name)
   local fn = loaded.functions[name]
   local inputs = fn.input_signature
-  if loaded.format == "tensorflow" then return inputs, fn.output_signature end -- as TF's SavedModel declares them
+  if loaded.format == "tensorflow" or loaded.format == "onnx" then return inputs, fn.output_signature end -- as declared
   local k = C.tide_saved_model_find_function(loaded._m, name)
   local cf = fn:get_concrete_function()
   local outputs = {}

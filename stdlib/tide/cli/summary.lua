@@ -39,7 +39,7 @@ function M.run(args, cli)
   if opts.help then return "help" end
   local dir = pos[1]
   local loaded = info.load(cli, dir)
-  print(fmt("SavedModel %s", dir))
+  print(loaded.format == "onnx" and fmt("ONNX model %s (opset %d)", dir, loaded.opset) or fmt("SavedModel %s", dir))
   print("")
   print("Signatures:")
   for _, name in ipairs(info.signature_names(loaded)) do
@@ -51,6 +51,7 @@ function M.run(args, cli)
     for _, s in ipairs(outs) do print("      " .. info.spec_text(s)) end
   end
   print("")
+  if loaded.format == "onnx" then return 0 end -- its initializers are constants of the graph, not variables
   local total, trainable = 0, 0
   local vars = loaded.variables
   if loaded.format == "tensorflow" then -- {checkpoint key = tensor}; whether each trains is not read from TF's file

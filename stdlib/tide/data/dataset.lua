@@ -49,6 +49,14 @@ local MODULES = {
   require "tide.data.stages.window", -- window and the datasets it makes
   require "tide.data.stages.group_by_window", -- group_by_window, bucket_by_sequence_length
   require "tide.data.stages.sampling", -- sample_from_datasets, choose_from_datasets
+  require "tide.data.stages.counter", -- counter, random
+  require "tide.data.stages.rebatch",
+  require "tide.data.stages.ignore_errors",
+  require "tide.data.stages.options", -- options, with_options (tide.data.Options: data/options.lua)
+  require "tide.data.stages.save", -- save, load, snapshot, fingerprint
+  require "tide.data.stages.rejection_resample",
+  require "tide.data.stages.ragged_batch",
+  require "tide.data.stages.sparse_batch_stage", -- sparse_batch (kernels/data/sparse_batch.c is batch's sparse part)
 }
 
 for _, mod in ipairs(MODULES) do
@@ -105,6 +113,33 @@ function Dataset:iter(opts)
     local flat = nextf()
     if flat == nil then return nil end
     return structure.values(template, flat)
+  end
+end
+
+-- ds:as_numpy_iterator(): iter's elements with each tensor as Lua values (x:item() for a scalar, x:totable()
+-- otherwise; SparseTensors stay): tide has no numpy, so these are Lua tables and numbers.
+local function plain(v)
+  if istensor(v) then return v.ndim == 0 and v:item() or v:totable() end
+  if type(v) == "table" and getmetatable(v) == nil then
+    local t = {}
+    for k, x in pairs(v) do t[k] = plain(x) end
+    return t
+  end
+  return v
+end
+function Dataset:as_numpy_iterator()
+  local nextf = M.open(self)
+  local template = self.template
+  return function()
+    local flat = nextf()
+    if flat == nil then return nil end
+    local v = structure.rebuild(template, flat)
+    if template.kind == "list" then
+      local out = {}
+      for i = 1, template.n do out[i] = plain(v[i]) end
+      return unpack(out, 1, template.n)
+    end
+    return plain(v)
   end
 end
 

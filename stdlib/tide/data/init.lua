@@ -12,6 +12,7 @@ local M = {
   UNKNOWN_CARDINALITY = dataset.UNKNOWN_CARDINALITY,
   is_dataset = dataset.is_dataset,
   DatasetSpec = require("tide.data.structure").DatasetSpec,
+  Options = require("tide.data.options").Options, -- tf.data.Options: what tide honours (docs/data.md)
   TFRecordDataset = files.TFRecordDataset,
   TextLineDataset = files.TextLineDataset,
   experimental = {

@@ -110,6 +110,14 @@ function M.no_datasets(what, ds)
   end
 end
 
+-- Stages that stack or split rows refuse ragged_batch's RaggedTensors, naming the way.
+function M.no_ragged(what, ds)
+  if structure.has_ragged(ds.template) then
+    binding.error(string.format("%s: the elements hold RaggedTensors (from ragged_batch), which tide.data does " ..
+      "not batch or split; map them to dense tensors first (rt:to_tensor())", what))
+  end
+end
+
 -- The Lua seed of a shuffle or a draw: the given one, or one drawn from
 -- tide's global stream (tide.random.set_seed makes it repeat).
 function M.draw_seed(seed, what)

@@ -9,6 +9,7 @@ local spec = require "tide.tracing.spec"
 local sparse = require "tide.sparse_tensor"
 local trace_context = require "tide.trace_context"
 local nest = require "tide.nest"
+local Ragged = require("tide.ops.strings").RaggedTensor
 
 local istensor = binding.istensor
 local is_nested, is_list, sorted_keys = nest.is_nested, nest.is_list, nest.sorted_keys
@@ -35,6 +36,32 @@ local function sparse_node(first, shape, dt)
 end
 M.sparse_node = sparse_node
 
+-- A ragged node (ragged_batch's RaggedTensors: values and int64 row_splits, ragged rank 1) of static shape
+-- `shape` ({rows, None, values' other dims...}) and values dtype `dt`, two components from `first` on.
+function M.ragged_node(first, shape, dt)
+  return { kind = "ragged", shape = shape, dtype = dt, items = { { kind = "tensor", index = first },
+    { kind = "tensor", index = first + 1 } } }
+end
+
+-- element_spec's entry for a ragged node (TF's RaggedTensorSpec, ragged rank 1).
+local RaggedSpec = {}
+RaggedSpec.__index = RaggedSpec
+RaggedSpec.__tostring = function(self)
+  local dims = {}
+  for i, d in ipairs(self.shape) do dims[i] = d == None and "None" or tostring(d) end
+  return string.format("RaggedTensorSpec(shape=(%s), dtype=%s, ragged_rank=1)", table.concat(dims, ", "), self.dtype)
+end
+function M.is_ragged_spec(x) return getmetatable(x) == RaggedSpec end
+
+-- True when the template holds a ragged node.
+function M.has_ragged(template)
+  if template.kind == "ragged" then return true end
+  for _, item in ipairs(template.kind ~= "tensor" and template.items or {}) do
+    if M.has_ragged(item) then return true end
+  end
+  return false
+end
+
 -- The TensorSpecs of a sparse node's three components.
 function M.sparse_component_specs(shape, dt)
   local rank = shape and #shape or None
@@ -60,6 +87,14 @@ function M.flatten(value, what, dtypes)
     if sparse.is_sparse(v) then
       local node = sparse_node(#leaves + 1, v:static_shape(), v.values.dtype)
       leaves[#leaves + 1], leaves[#leaves + 2], leaves[#leaves + 3] = v.indices, v.values, v.dense_shape
+      return node
+    end
+    if getmetatable(v) == Ragged then
+      local vd = v.values.shape:as_list()
+      local shape = { None, None }
+      for d = 2, #vd do shape[d + 1] = vd[d] end
+      local node = M.ragged_node(#leaves + 1, shape, v.values.dtype)
+      leaves[#leaves + 1], leaves[#leaves + 2] = v.values, v.row_splits
       return node
     end
     if convert.is_variable(v) then return leaf(convert.unvariable(v)) end
@@ -165,6 +200,10 @@ function M.rebuild(template, flat)
       sparse.hint_static_shape(dense_shape, template.shape)
     end
     return sparse.SparseTensor(flat[i], flat[i + 1], dense_shape)
+  end
+  if k == "ragged" then
+    local i = template.items[1].index
+    return Ragged.from_row_splits(flat[i], flat[i + 1])
   end
   local out = {}
   if k == "list" then
@@ -284,6 +323,7 @@ function M.spec_value(template, specs)
   local k = template.kind
   if k == "tensor" then return specs[template.index] end
   if k == "sparse" then return sparse.SparseTensorSpec(template.shape, template.dtype) end
+  if k == "ragged" then return setmetatable({ shape = template.shape, dtype = template.dtype }, RaggedSpec) end
   local out = {}
   for i, item in ipairs(template.items) do out[k == "list" and i or template.keys[i]] = M.spec_value(item, specs) end
   return out

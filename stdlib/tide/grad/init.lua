@@ -26,6 +26,7 @@ end
 -- gradients of the ops whose Lua functions ops/X.lua (or X.lua) defines
 -- (tests/spec/ops/registry_spec.lua checks the mirror).
 require "tide.grad.math"
+require "tide.grad.activations"
 require "tide.grad.reduce"
 require "tide.grad.shape"
 require "tide.grad.tensor"
@@ -34,6 +35,7 @@ require "tide.grad.scatter"
 require "tide.grad.linalg"
 require "tide.grad.linalg_decomp"
 require "tide.grad.nn"
+require "tide.grad.ctc_loss"
 require "tide.grad.nn_conv"
 require "tide.grad.index"
 require "tide.grad.segment"

@@ -86,6 +86,18 @@ unary("softsign", function(x, _, dy) return m.div(dy, m.square(m.add(m.abs(x), 1
 -- relu6: TF's Relu6Grad passes dy where 0 < x < 6 (none at the kinks).
 unary("relu6", function(x, _, dy) return m.where(m.logical_and(m.greater(x, 0), m.less(x, 6)), dy, 0) end)
 
+-- Keras 3's activation kernels without a parameter (issue 26); at their kinks the gradient is the one
+-- Keras's compositions give. (celu and the others with a parameter: grad/activations.lua.)
+unary("sparse_plus", function(x, _, dy)
+  return m.where(m.less_equal(x, -1), 0, m.where(m.less(x, 1), m.mul(dy, m.mul(m.add(x, 1), 0.5)), dy))
+end)
+unary("sparse_sigmoid", function(x, _, dy)
+  return m.where(m.logical_and(m.greater(x, -1), m.less(x, 1)), m.mul(dy, 0.5), 0)
+end)
+-- hard_tanh: clip_by_value's gradient (dy inside [-1, 1], ends included)
+unary("hard_tanh", function(x, _, dy) return m.where(m.greater(m.abs(x), 1), 0, dy) end)
+unary("tanh_shrink", function(x, _, dy) return m.mul(dy, m.square(m.tanh(x))) end)
+
 -- Special functions: derivatives in closed form, as TF's math_grad.py.
 unary("lgamma", function(x, _, dy) return m.mul(dy, m.digamma(x)) end)
 unary("digamma", function(x, _, dy) return m.mul(dy, m.polygamma(create.ones_like(x), x)) end)

@@ -34,6 +34,8 @@ for alias, cls_name in pairs { normal = "RandomNormal", uniform = "RandomUniform
                                IdentityInitializer = "Identity", OrthogonalInitializer = "Orthogonal" } do
   by_name[alias] = M[cls_name]
 end
+-- keras.initializers exports these two longer names too (the same classes)
+M.IdentityInitializer, M.OrthogonalInitializer = M.Identity, M.Orthogonal
 
 local function names_text()
   local list = {}

@@ -37,9 +37,25 @@ local function boolean(self, what, v, default) return options.boolean(getmetatab
 -- input_tensor, optional, name} (Keras 3's order): the layer a model's
 -- inputs come from; its `output` is the KerasTensor Input returns. Sparse,
 -- ragged and optional inputs and an input_tensor are not supported yet.
+local unpack = unpack or table.unpack
 local InputLayer = Layer:extend("InputLayer")
 M.InputLayer = InputLayer
 InputLayer._default_dtype = "float32" -- not the global policy: inputs stay float32, as Keras's
+-- dtype "string" (a text model's input, as keras.Input(dtype="string")) is no dtype policy: taken out before the
+-- base reads the options.
+function InputLayer:__init(...)
+  local n = select("#", ...)
+  local argv = { ... }
+  local last = argv[n]
+  if type(last) == "table" and getmetatable(last) == nil and last.dtype == "string" then
+    local copy = {}
+    for k, v in pairs(last) do copy[k] = v end
+    copy.dtype = nil
+    argv[n] = copy
+    rawset(self, "_string_input", true)
+  end
+  return Layer.__init(self, unpack(argv, 1, n))
+end
 function InputLayer:init(...)
   local o = self:_kwargs({ "shape", "batch_size", "dtype", "sparse", "ragged", "batch_shape", "input_tensor",
     "optional", "name" }, ...)
@@ -72,12 +88,14 @@ function InputLayer:init(...)
   end
   self.batch_shape = dims
   self.built = true
-  self.output = keras_tensor.KerasTensor(dims, self.dtype, self.name, { layer = self })
+  self.output = keras_tensor.KerasTensor(dims, rawget(self, "_string_input") and "string" or self.dtype, self.name,
+    { layer = self })
 end
 function InputLayer:call(x) return x end
 function InputLayer:get_config()
   local c = Layer.get_config(self)
   c.batch_shape = self.batch_shape
+  if rawget(self, "_string_input") then c.dtype = "string" end
   return c
 end
 

@@ -10,6 +10,7 @@ local M = {
   is_keras_tensor = keras_tensor.is,
   serialize = layer.serialize,     -- {class_name=, config=}, as Keras's
   deserialize = layer.deserialize, -- (spec, custom_objects): the layer again
+  InputSpec = require("tide.layers.input_spec").InputSpec, -- what a layer's input_spec holds
 }
 
 -- Forget the automatic names handed out so far (dense, dense_1, ...), as
@@ -34,12 +35,22 @@ for _, family in ipairs {
   require "tide.layers.conv_more",      -- DepthwiseConv1D/2D, SeparableConv1D/2D
   require "tide.layers.conv_transpose", -- Conv1DTranspose, Conv2DTranspose, Conv3DTranspose
   require "tide.layers.rnn",            -- RNN, SimpleRNN, LSTM, GRU, their cells, Bidirectional
+  require "tide.layers.rnn_stacked",    -- StackedRNNCells
+  require "tide.layers.reversible_embedding", -- ReversibleEmbedding
   require "tide.layers.conv_lstm",      -- ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
   require "tide.layers.attention",      -- EinsumDense, MultiHeadAttention, GroupQueryAttention, Attention, AdditiveAttention
   require "tide.layers.preprocessing",  -- Rescaling, Resizing, CenterCrop, RandomFlip, RandomRotation, RandomZoom,
                                         -- RandomTranslation, RandomCrop, RandomContrast, RandomBrightness
 } do
   for name, value in pairs(family) do M[name] = value end
+end
+
+-- Keras 3's other names for the convolutions (the same classes: configs name them Conv1D, ...).
+for alias, name in pairs { Convolution1D = "Conv1D", Convolution2D = "Conv2D", Convolution3D = "Conv3D",
+  Convolution1DTranspose = "Conv1DTranspose", Convolution2DTranspose = "Conv2DTranspose",
+  Convolution3DTranspose = "Conv3DTranspose", SeparableConvolution1D = "SeparableConv1D",
+  SeparableConvolution2D = "SeparableConv2D" } do
+  M[alias] = M[name]
 end
 
 return M

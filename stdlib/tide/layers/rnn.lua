@@ -223,7 +223,7 @@ function RNN:init(...)
   local o = self:_kwargs(names, ...)
   local cell = o.cell
   if type(cell) == "table" and getmetatable(cell) == nil then
-    binding.error("RNN: a list of cells (StackedRNNCells) is not supported yet; stack RNN layers instead")
+    cell = require("tide.layers.rnn_stacked").StackedRNNCells { cell } -- Keras: a list of cells is stacked
   end
   if not layer.is_layer(cell) then
     binding.error("RNN: cell must be a layer (e.g. tide.layers.LSTMCell{8}), got " .. type(cell))

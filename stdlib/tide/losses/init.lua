@@ -1,5 +1,5 @@
 -- stdlib/tide/losses/init.lua — tide.losses (Keras 3's keras.losses): the Loss
--- classes, the snake_case loss functions, and get() by name.
+-- classes, the snake_case loss functions, get() by name, serialize() and deserialize().
 local common = require "tide.losses.common"
 local base = require "tide.losses.base"
 local args = require "tide.args"
@@ -14,6 +14,9 @@ local families = {
   require "tide.losses.regression",
   require "tide.losses.probabilistic",
   require "tide.losses.hinge",
+  require "tide.losses.ctc",
+  require "tide.losses.focal",
+  require "tide.losses.overlap",
 }
 
 for _, family in ipairs(families) do
@@ -93,6 +96,64 @@ function M.get(identifier)
   end
   common.error(string.format("tide.losses.get: could not interpret loss identifier %s (a %s); give a name, " ..
     "a Loss, a function or {class_name=, config=}", tostring(identifier), t))
+end
+
+-- The name of one of tide.losses' functions, or nil.
+local function function_name(fn)
+  for k, v in pairs(by_name) do
+    if v == fn and M[k] == fn then return k end
+  end
+end
+
+-- serialize(loss) as keras.losses.serialize: a Loss gives {module="keras.losses", class_name=, config=};
+-- one of tide.losses' functions {module="builtins", class_name="function", config=its name,
+-- registered_name="function"}; nil stays nil.
+function M.serialize(loss)
+  local op = "tide.losses.serialize"
+  if loss == nil then return nil end
+  if M.is_loss(loss) then return { module = "keras.losses", class_name = loss.__name, config = loss:get_config() } end
+  if type(loss) == "function" then
+    local name = function_name(loss)
+    if name == nil then
+      common.error(op .. ": this function is none of tide.losses' functions; make it a Loss subclass " ..
+        "(tide.losses.Loss:extend) to serialize it")
+    end
+    return { module = "builtins", class_name = "function", config = name, registered_name = "function" }
+  end
+  common.error(string.format("%s: expected a Loss or a loss function, got %s", op, type(loss)))
+end
+
+-- deserialize(config, custom_objects) as keras.losses.deserialize: what serialize() gave (or a name, as
+-- get() takes it) back as a Loss or a function; custom_objects maps names to the user's classes and
+-- functions, looked up first.
+function M.deserialize(config, custom_objects)
+  local op = "tide.losses.deserialize"
+  if config == nil then return nil end
+  if custom_objects ~= nil and type(custom_objects) ~= "table" then
+    common.error(string.format("%s: custom_objects must be a table of names to classes or functions, got %s", op,
+      type(custom_objects)))
+  end
+  custom_objects = custom_objects or {}
+  if type(config) == "string" then
+    local custom = custom_objects[config]
+    if type(custom) == "function" then return custom end
+    if type(custom) == "table" then return custom() end
+    return M.get(config)
+  end
+  if type(config) ~= "table" or type(config.class_name) ~= "string" then
+    common.error(string.format("%s: expected a name or {class_name=, config=}, got %s", op, tostring(config)))
+  end
+  if config.class_name == "function" then
+    local name = config.config
+    local fn = custom_objects[name] or by_name[name]
+    if type(fn) ~= "function" then common.error(string.format("%s: unknown loss function '%s'", op, tostring(name))) end
+    return fn
+  end
+  local cls = custom_objects[config.class_name] or by_name[config.class_name]
+  if type(cls) ~= "table" then common.error(string.format("%s: unknown loss class '%s'", op, config.class_name)) end
+  local c = {}
+  for k, v in pairs(config.config or {}) do c[k] = v end
+  return cls:from_config(c)
 end
 
 return M

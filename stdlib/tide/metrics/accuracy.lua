@@ -120,8 +120,37 @@ function M.impl.top_k_categorical_accuracy(op, y_true, y_pred, p)
   return matches
 end
 
+-- sparse_top_k_categorical_accuracy: 1 where the class index y_true is among y_pred's k highest (or, with
+-- from_sorted_ids, among the first k of y_pred's ids, sorted by score already).
+function M.impl.sparse_top_k_categorical_accuracy(op, y_true, y_pred, p)
+  y_pred = numeric_pred(op, y_pred)
+  local rp = need_rank(op, "y_pred", y_pred, 1)
+  if p.from_sorted_ids then
+    y_true = common.like_input(op, "y_true", y_true, y_pred.dtype)
+  else
+    y_true = common.label_input(op, "y_true", y_true):cast("int32")
+  end
+  local rt = need_rank(op, "y_true", y_true)
+  local true_shape = rt > 1 and ops.shape(y_true) or nil
+  if rp > 2 then y_pred = ops.reshape(y_pred, { -1, y_pred.shape[rp] }) end
+  if rt > 1 then y_true = ops.reshape(y_true, { -1 }) end
+  local matches
+  if p.from_sorted_ids then
+    local width = y_pred.shape[2]
+    local k = type(width) == "number" and math.min(p.k, width) or p.k
+    local head = y_pred:slice { {}, { 0, k } }
+    matches = ops.reduce_any(ops.equal(ops.expand_dims(y_true, 1), head), 1)
+  else
+    matches = in_top_k(y_true, y_pred, p.k)
+  end
+  matches = ops.cast(matches, FLOATX)
+  if true_shape ~= nil then matches = ops.reshape(matches, true_shape) end
+  return matches
+end
+
 local function check_threshold(op, v) return common.want_number(op, "threshold", v) end
 local function check_k(op, v) return common.want_int(op, "k", v, 1) end
+local function check_bool(name) return function(op, v) return common.want_bool(op, name, v) end end
 
 M.classes = {
   { class = "Accuracy", name = "accuracy", params = {}, order = { "name", "dtype" } },
@@ -132,6 +161,9 @@ M.classes = {
     order = { "name", "dtype" } },
   { class = "TopKCategoricalAccuracy", name = "top_k_categorical_accuracy", params = { { "k", 5, check_k } },
     order = { "k", "name", "dtype" } },
+  { class = "SparseTopKCategoricalAccuracy", name = "sparse_top_k_categorical_accuracy",
+    params = { { "k", 5, check_k }, { "from_sorted_ids", false, check_bool "from_sorted_ids" } },
+    order = { "k", "name", "dtype", "from_sorted_ids" } },
 }
 
 -- The accuracies: classes, and functions f(y_true, y_pred, [parameter]) giving per-sample 1s and 0s.
@@ -141,7 +173,9 @@ for _, spec in ipairs(M.classes) do
   M[spec.class] = base.wrapper(spec)
   local fname = spec.name
   M[fname] = function(y_true, y_pred, ...)
-    local o = args.parse(fname, spec.params[1] and { spec.params[1][1] } or {}, ...)
+    local names = {}
+    for i, q in ipairs(spec.params) do names[i] = q[1] end
+    local o = args.parse(fname, names, ...)
     local p = {}
     for _, q in ipairs(spec.params) do
       local v = o[q[1]]

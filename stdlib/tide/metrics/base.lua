@@ -1,6 +1,6 @@
 -- stdlib/tide/metrics/base.lua — the Metric base class (Keras 3's): state in
 -- non-trainable Variables, so a traced step updates it without tracing again;
--- Mean, Sum, and MeanMetricWrapper (the mean of a function's values).
+-- Mean, Sum, and wrapper() (the mean of a function's values: Keras's MeanMetricWrapper, for tide's own classes).
 local common = require "tide.losses.common"
 local keras_mask = require "tide.keras_mask"
 local losses_base = require "tide.losses.base"

@@ -50,6 +50,7 @@ local function parse_thresholds(op, thresholds, default)
   end
   return out
 end
+M.parse_thresholds = parse_thresholds
 
 -- Keras's is_evenly_distributed_thresholds: np.allclose to arange(n) / (n - 1) in float32.
 local function evenly_distributed(th)

@@ -1,12 +1,18 @@
 -- stdlib/tide/metrics/init.lua — tide.metrics (Keras 3's keras.metrics): the face that hands
 -- on the Metric classes, the accuracy functions, get() by name, and resolve().
---   base.lua          Metric, Mean, Sum, MeanMetricWrapper (the mean of a function's values)
+--   base.lua          Metric, Mean, Sum, wrapper() (tide's classes that average a function)
 --   accuracy.lua      the accuracy functions and their classes
 --   confusion.lua     Precision, Recall, AUC
 --   loss_metrics.lua  the metrics that average a loss function, RootMeanSquaredError
---   names.lua         get(), names(), is_metric, is_deferred, resolve()
+--   threshold_counts.lua  TruePositives ... FalseNegatives, SensitivityAtSpecificity and its kin
+--   iou.lua           IoU, MeanIoU, BinaryIoU, OneHotIoU, OneHotMeanIoU
+--   fscore.lua        FBetaScore, F1Score
+--   regression_stats.lua  R2Score, PearsonCorrelation, ConcordanceCorrelation (and their functions)
+--   mean_wrapper.lua  MeanMetricWrapper (Keras's public class: any function's mean)
+--   functions.lua     the metric functions by name (and Keras's loss functions under their names)
+--   names.lua         get(), names(), is_metric, is_deferred, resolve(), serialize(), deserialize()
 local base = require "tide.metrics.base"
-local accuracy = require "tide.metrics.accuracy"
+local functions = require "tide.metrics.functions"
 local names = require "tide.metrics.names"
 
 local M = {}
@@ -14,9 +20,11 @@ local M = {}
 M.Metric = base.Metric
 for k, cls in pairs(names.classes) do M[k] = cls end
 
--- The accuracies as functions f(y_true, y_pred, [parameter]) giving per-sample 1s and 0s.
-for _, spec in ipairs(accuracy.classes) do M[spec.name] = accuracy[spec.name] end
+-- The functions (accuracies, correlations, and Keras's loss functions under keras.metrics' names).
+for name, fn in pairs(functions.by_name) do M[name] = fn end
 
-for _, name in ipairs { "names", "is_metric", "is_deferred", "get", "resolve" } do M[name] = names[name] end
+for _, name in ipairs { "names", "is_metric", "is_deferred", "get", "resolve", "serialize", "deserialize" } do
+  M[name] = names[name]
+end
 
 return M

@@ -5,12 +5,19 @@ local base = require "tide.metrics.base"
 local accuracy = require "tide.metrics.accuracy"
 local confusion = require "tide.metrics.confusion"
 local loss_metrics = require "tide.metrics.loss_metrics"
+local threshold_counts = require "tide.metrics.threshold_counts"
+local iou = require "tide.metrics.iou"
+local fscore = require "tide.metrics.fscore"
+local regression_stats = require "tide.metrics.regression_stats"
+local mean_wrapper = require "tide.metrics.mean_wrapper"
+local functions = require "tide.metrics.functions"
 
 local M = {}
 
 -- Every Metric class, by name, of the files that define them.
 local classes = {}
-for _, mod in ipairs { base, accuracy, confusion, loss_metrics } do
+for _, mod in ipairs { base, accuracy, confusion, loss_metrics, threshold_counts, iou, fscore, regression_stats,
+  mean_wrapper } do
   for k, v in pairs(mod) do
     if type(v) == "table" and rawget(v, "__name") == k then classes[k] = v end
   end
@@ -150,6 +157,63 @@ function M.resolve(identifier, loss, output_shape, target_shape)
   if is_binary then return classes.BinaryAccuracy { name = name } end
   if is_sparse then return classes.SparseCategoricalAccuracy { name = name } end
   return classes.CategoricalAccuracy { name = name }
+end
+
+-- serialize(metric) as keras.metrics.serialize: a Metric gives {module="keras.metrics", class_name=,
+-- config=}; one of tide.metrics' functions {module="builtins", class_name="function", config=its name,
+-- registered_name="function"}; nil stays nil.
+function M.serialize(metric)
+  local op = "tide.metrics.serialize"
+  if metric == nil then return nil end
+  if M.is_metric(metric) then
+    return { module = "keras.metrics", class_name = metric.__name, config = metric:get_config() }
+  end
+  if type(metric) == "function" then
+    local name = functions.name_of(metric)
+    if name == nil then
+      common.error(op .. ": this function is none of tide.metrics' functions; wrap it in a Metric class " ..
+        "(tide.metrics.Metric:extend) to serialize it")
+    end
+    return { module = "builtins", class_name = "function", config = name, registered_name = "function" }
+  end
+  common.error(string.format("%s: expected a Metric or a metric function, got %s", op, type(metric)))
+end
+
+-- deserialize(config, custom_objects) as keras.metrics.deserialize: what serialize() gave (or a name, as
+-- get() takes it) back as a Metric or a function; custom_objects maps class or function names to the
+-- user's classes and functions, looked up first.
+function M.deserialize(config, custom_objects)
+  local op = "tide.metrics.deserialize"
+  if config == nil then return nil end
+  if custom_objects ~= nil and type(custom_objects) ~= "table" then
+    common.error(string.format("%s: custom_objects must be a table of names to classes or functions, got %s", op,
+      type(custom_objects)))
+  end
+  custom_objects = custom_objects or {}
+  if type(config) == "string" then
+    local custom = custom_objects[config]
+    if type(custom) == "function" then return custom end
+    if type(custom) == "table" then return custom() end
+    return M.get(config)
+  end
+  if type(config) ~= "table" or type(config.class_name) ~= "string" then
+    common.error(string.format("%s: expected a name or {class_name=, config=}, got %s", op, tostring(config)))
+  end
+  if config.class_name == "function" then
+    local name = config.config
+    local fn = custom_objects[name] or functions.get(name)
+    if type(fn) ~= "function" then
+      common.error(string.format("%s: unknown metric function '%s'", op, tostring(name)))
+    end
+    return fn
+  end
+  local cls = custom_objects[config.class_name] or classes[config.class_name]
+  if type(cls) ~= "table" then
+    common.error(string.format("%s: unknown metric class '%s'", op, config.class_name))
+  end
+  local c = {}
+  for k, v in pairs(config.config or {}) do c[k] = v end
+  return cls:from_config(c)
 end
 
 -- Every Metric class by name (the face hands them on).

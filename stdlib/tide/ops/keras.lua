@@ -59,49 +59,13 @@ function M.arange(start, ...)
   return create_ops.range(start, o.stop, o.step or 1, o.dtype)
 end
 
--- keras.ops.linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0) (scalar ends)
-function M.linspace(start, stop, ...)
-  local o = args.parse("linspace", { "num", "endpoint", "retstep", "dtype", "axis" }, ...)
-  local num = o.num == nil and 50 or o.num
-  if type(num) ~= "number" or num < 0 or num % 1 ~= 0 then
-    binding.error("linspace: num must be a whole number >= 0, got " .. tostring(num))
-  end
-  if o.axis ~= nil and o.axis ~= 0 and o.axis ~= -1 then binding.error("linspace: axis must be 0 for scalar ends") end
-  local endpoint = o.endpoint ~= false
-  local dtype = o.dtype or "float32"
-  local step = endpoint and (num > 1 and (stop - start) / (num - 1) or 0) or (num > 0 and (stop - start) / num or 0)
-  local r
-  if endpoint then
-    r = create_ops.linspace(start, stop, num, { dtype = dtype })
-  else
-    r = create_ops.linspace(start, start + step * (num - 1), num, { dtype = dtype })
-  end
-  if o.retstep then return r, step end
-  return r
+-- keras.ops' linspace, argmax and argmin live with their families (keras_array, keras_reduce).
+local FAMILIES = { require "tide.ops.keras_math", require "tide.ops.keras_reduce", require "tide.ops.keras_array",
+  require "tide.ops.keras_index", require "tide.ops.keras_linalg", require "tide.ops.keras_nn",
+  require "tide.ops.keras_spatial" }
+for _, fam in ipairs(FAMILIES) do
+  for k, v in pairs(fam) do M[k] = v end
 end
-
--- keras.ops.argmax/argmin(x, axis=None, keepdims=False): axis None is over the flattened tensor; int32 as Keras.
-local function arg_reduce(name)
-  local f = reduce_ops[name]
-  return function(x, ...)
-    local o = args.parse(name, { "axis", "keepdims" }, ...)
-    local r
-    if o.axis == nil then
-      r = f(flat(x), 0)
-      if o.keepdims then r = shape_ops.reshape(r, (function()
-        local s = {}
-        for i = 1, #x.shape do s[i] = 1 end
-        return s
-      end)()) end
-    else
-      r = f(x, o.axis)
-      if o.keepdims then r = shape_ops.expand_dims(r, o.axis) end
-    end
-    return math_ops.cast(r, "int32")
-  end
-end
-M.argmax = arg_reduce("argmax")
-M.argmin = arg_reduce("argmin")
 
 -- keras.ops.cumsum/cumprod(x, axis=None, dtype=None): axis None scans the flattened tensor.
 local function scan(name)
@@ -260,9 +224,23 @@ function M.full_like(x, value, ...)
   return math_ops.cast(create_ops.fill(x.shape:as_list(), value), o.dtype or x.dtype)
 end
 
+-- keras.ops.ctc_loss and ctc_decode (ops/ctc_keras.lua).
+M.ctc_loss = require("tide.ops.ctc_keras").ctc_loss
+M.ctc_decode = require("tide.ops.ctc_keras").ctc_decode
+
 -- keras.ops.outer(x1, x2): the flattened inputs' outer product.
 function M.outer(a, b)
   return math_ops.mul(shape_ops.reshape(a, { -1, 1 }), shape_ops.reshape(b, { 1, -1 }))
+end
+
+-- Keras 3's activation ops (keras.ops.celu, glu, sparsemax, ...): ops/activations.lua, and the kernels without a
+-- parameter (sparse_plus, sparse_sigmoid, hard_tanh, tanh_shrink) from the registry.
+do
+  local act = require "tide.ops.activations"
+  for _, name in ipairs { "celu", "glu", "hard_shrink", "soft_shrink", "sparsemax", "squareplus", "threshold" } do
+    M[name] = act[name]
+  end
+  for _, name in ipairs { "sparse_plus", "sparse_sigmoid", "hard_tanh", "tanh_shrink" } do M[name] = math_ops[name] end
 end
 
 return M

@@ -45,6 +45,10 @@ M.OWN = {
   leaky_relu = "reads attrs (alpha): ops/math.lua",
   cast = "reads attrs (dtype): ops/math.lua",
   copy = "public as tide.contiguous: ops/shape.lua",
+  celu = "reads attrs (alpha): ops/activations.lua",
+  hard_shrink = "reads attrs (threshold): ops/activations.lua",
+  soft_shrink = "reads attrs (threshold): ops/activations.lua",
+  squareplus = "reads attrs (b): ops/activations.lua",
 }
 
 local ELEMENTWISE = C.TIDE_OPF_ELEMENTWISE

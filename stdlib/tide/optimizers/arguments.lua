@@ -81,6 +81,15 @@ M.CHECKS = {
     if type(v) ~= "string" then binding.error(fmt("%s: %s must be a string, got %s", cls, k, describe(v))) end
     return v
   end,
+  strings = function(cls, k, v) -- a Lua list of strings
+    if type(v) ~= "table" or getmetatable(v) ~= nil then
+      binding.error(fmt("%s: %s must be a list of strings, got %s", cls, k, describe(v)))
+    end
+    for i, x in ipairs(v) do
+      if type(x) ~= "string" then binding.error(fmt("%s: %s[%d] must be a string, got %s", cls, k, i, describe(x))) end
+    end
+    return v
+  end,
   numbers = function(cls, k, v) -- a Lua list of numbers
     if type(v) ~= "table" or getmetatable(v) ~= nil then
       binding.error(fmt("%s: %s must be a list of numbers, got %s", cls, k, describe(v)))

@@ -14,7 +14,9 @@ local M = {
 
 local loss_scale = require "tide.optimizers.loss_scale"
 for _, family in ipairs { require "tide.optimizers.sgd", require "tide.optimizers.adam",
-                          require "tide.optimizers.rmsprop", require "tide.optimizers.adagrad", loss_scale } do
+                          require "tide.optimizers.rmsprop", require "tide.optimizers.adagrad",
+                          require "tide.optimizers.adaptive", require "tide.optimizers.ftrl",
+                          require "tide.optimizers.muon", require "tide.optimizers.multi", loss_scale } do
   for name, cls in pairs(family) do
     if type(cls) == "table" then M[name] = cls end
   end
@@ -22,7 +24,8 @@ end
 
 -- Keras's lookup: class names, case-insensitive ("adam", "Adam", "rmsprop").
 local BY_NAME = {}
-for _, name in ipairs { "SGD", "Adam", "AdamW", "Adamax", "Nadam", "RMSprop", "Adagrad", "Adadelta" } do
+for _, name in ipairs { "SGD", "Adam", "AdamW", "Adamax", "Nadam", "RMSprop", "Adagrad", "Adadelta", "Lion", "Lamb",
+  "Adafactor", "Ftrl", "Muon", "ScheduleFreeAdamW" } do
   BY_NAME[name:lower()] = M[name]
 end
 
@@ -50,15 +53,17 @@ function M.deserialize(config)
     binding.error(fmt("optimizers.deserialize: expects {class_name = ..., config = {...}}, got %s",
       A.describe(config)))
   end
-  -- (a LossScaleOptimizer by config only: it needs its inner optimizer's)
+  -- (a LossScaleOptimizer or MultiOptimizer by config only: it needs its inner optimizers')
   local cls = BY_NAME[config.class_name:lower()] or
-    (config.class_name == "LossScaleOptimizer" and config.config and M.LossScaleOptimizer or nil)
+    (config.class_name == "LossScaleOptimizer" and config.config and M.LossScaleOptimizer or nil) or
+    (config.class_name == "MultiOptimizer" and config.config and M.MultiOptimizer or nil)
   if not cls then
     binding.error(fmt("optimizers: unknown optimizer '%s' (known: %s)", config.class_name, known_names()))
   end
   return cls.from_config(config.config or {})
 end
 loss_scale.set_deserialize(M.deserialize)
+require("tide.optimizers.multi").set_deserialize(M.deserialize)
 
 -- Keras's get: an optimizer from a name ("adam"), a serialized config, or an
 -- optimizer (returned as it is); nil gives nil.

@@ -179,6 +179,8 @@ local BASE = {
 -- as Keras's add_optimizer_variables), slot_init(self, name) (a slot's
 -- initial value, 0 by default), init(self) (checks after the arguments),
 -- build_extra(self, var_list) (more Variables on the first build),
+-- build_each(self, fresh) (per-variable state of its own shapes, at every build that meets new variables),
+-- weight_decay_of(self, v) (the decay for v, nil for none; without it, weight_decay for every variable),
 -- before_updates(self) (runs once per step before the update steps),
 -- update_step(self, gradient, variable, lr, slots).
 function M.define(name, spec, parent)
@@ -348,6 +350,7 @@ function Optimizer:_build_slots(spec, fresh)
       end
     end
   end
+  if spec.build_each then spec.build_each(self, fresh) end
   if not self.built and spec.build_extra then spec.build_extra(self, fresh) end
   rawset(self, "built", true)
   if M.on_built then M.on_built(self) end
@@ -505,14 +508,17 @@ end
 -- clipping, weight decay, each variable's update.
 local function move(self, gs, vs, lr)
   gs = clip_gradients(self, gs)
-  if self.weight_decay then
+  local spec = getmetatable(self)._spec
+  local decay_of = spec.weight_decay_of
+  if self.weight_decay or decay_of then
     for _, v in ipairs(vs) do
-      if use_weight_decay(self, v) then
-        v:assign_sub(v * keras_float(self.weight_decay) * cast(lr, v.dtype))
+      local wd = self.weight_decay
+      if decay_of then wd = decay_of(self, v) end
+      if wd and use_weight_decay(self, v) then
+        v:assign_sub(v * keras_float(wd) * cast(lr, v.dtype))
       end
     end
   end
-  local spec = getmetatable(self)._spec
   if spec.before_updates then spec.before_updates(self) end
   local update_step = spec.update_step
   for i, v in ipairs(vs) do

@@ -56,6 +56,12 @@ local function compile_out(m)
   }
 end
 
+-- The assets folder of an object whose weights sit at `vars_path` ("layers/x/vars" -> "assets/layers/x/").
+local function asset_dir(vars_path)
+  local p = vars_path:gsub("/?vars$", "")
+  return p == "" and "assets/" or "assets/" .. p .. "/"
+end
+
 -- save(model, path, {include_optimizer = true}): a .keras file Keras 3's
 -- keras.saving.load_model reads (written whole, then renamed into place).
 function M.save(model, path, opts)
@@ -67,6 +73,17 @@ function M.save(model, path, opts)
   w:add("metadata.json", json.encode { keras_version = M.KERAS_VERSION, date_saved = os.date("!%Y-%m-%d@%H:%M:%S") })
   w:add("config.json", json.encode(spec))
   w:add(WEIGHTS, keras_weights.writer(model, path .. ":" .. WEIGHTS, opts):bytes())
+  -- Keras's assets (an adapted lookup's vocabulary.txt): assets/<the object's path>/<file>
+  for _, e in ipairs(keras_weights.entries(model)) do
+    local owner = e.owner
+    local files = type(owner.save_assets) == "function" and owner:save_assets() or nil
+    if files then
+      local names = {}
+      for name in pairs(files) do names[#names + 1] = name end
+      table.sort(names)
+      for _, name in ipairs(names) do w:add(asset_dir(e.path) .. name, files[name]) end
+    end
+  end
   w:save(path)
 end
 
@@ -84,8 +101,20 @@ function M.load_model(path, opts)
   local where = fmt("load_model: '%s'", path)
   local tide_spec = keras_config.from_keras(spec, where, opts.custom_objects)
   local f = weights_of(z, path)
+  local assets = {}   -- "assets/<path>/" -> {file name = bytes}
+  for _, name in ipairs(z:names()) do
+    local dir, file = name:match("^(assets/.*/)([^/]+)$")
+    if dir then
+      assets[dir] = assets[dir] or {}
+      assets[dir][file] = z:read(name)
+    end
+  end
   z:close()
   local m = layers.deserialize(tide_spec, opts.custom_objects)
+  for _, e in ipairs(keras_weights.entries(m)) do
+    local files = assets[asset_dir(e.path)]
+    if files and type(e.owner.load_assets) == "function" then e.owner:load_assets(files) end
+  end
   if not rawget(m, "built") then
     binding.error(fmt("%s: the rebuilt model is not built (its config names no input shape)", where))
   end

@@ -50,7 +50,7 @@ describe("tide.activations", function()
 
   it("errors name the activation", function()
     h.errors("unknown activation 'rel'", A.get, "rel")
-    h.errors("known: elu", A.get, "nope")
+    h.errors("known: celu, elu, exponential", A.get, "nope")
     h.errors("expected an activation name or a function, got number", A.get, 3)
     h.errors("at least 1 dimension", A.softmax, tide.tensor(1.0))
   end)

@@ -95,7 +95,7 @@ describe("a reader handed another format", function()
       "tide.train.load_checkpoint reads", function()
         if C.tide_saved_model_open(FIX .. "tf_saved_model", p) ~= 0 then binding.raise() end
       end)
-    h.errors("it is an ONNX model, which tide cannot read yet", tide.saved_model.load, FIX .. "model.onnx")
+    h.errors("it is an ONNX model: tide.onnx.load reads it", tide.saved_model.load, FIX .. "model.onnx")
     -- load_model reads .keras files (tests/spec/saving/keras_file_spec.lua); saved_model.load names them
     assert.is_true(rawget(tide.models.load_model(FIX .. "model.keras"), "built"))
     h.errors("it is a Keras .keras file (a zip of config.json and model.weights.h5): tide.models.load_model reads it",

@@ -25,7 +25,9 @@ describe("recurrent layers: API and errors", function()
       L.Bidirectional { L.LSTM { 2 }, backward_layer = L.LSTM { 2, go_backwards = true, return_sequences = true } }
     end)
     h.errors("cell must be a layer", function() L.RNN { 3 } end)
-    h.errors("StackedRNNCells", function() L.RNN { { L.LSTMCell { 2 }, L.LSTMCell { 2 } } } end)
+    -- a list of cells is stacked (StackedRNNCells), and its entries must be cells
+    assert.are.equal("StackedRNNCells", getmetatable(L.RNN { { L.LSTMCell { 2 }, L.LSTMCell { 2 } } }.cell).__name)
+    h.errors("StackedRNNCells", function() L.RNN { { L.LSTMCell { 2 }, 3 } } end)
   end)
 
   it("refuse bad inputs: rank, initial_state, masks, unroll over a None time dim", function()

@@ -1,11 +1,14 @@
 -- tests/spec/metrics/metrics_fixtures_spec.lua — every tide.metrics metric
--- against TensorFlow 2.21's Keras 3 (tests/fixtures/keras/metrics.lua, written
--- by metrics_gen.py): several update_state calls, reset_state, one more update;
+-- against TensorFlow 2.21's Keras 3 (tests/fixtures/keras/metrics.lua and metrics_more.lua, written
+-- by metrics_gen.py and metrics_more_gen.py): several update_state calls, reset_state, one more update;
 -- eager, and with update and result inside one tide.trace (traced once).
 local tide = require "tide"
 local h = require "helpers"
 
-local F = dofile("tests/fixtures/keras/metrics.lua")
+local F = { cases = {} }
+for _, file in ipairs { "tests/fixtures/keras/metrics.lua", "tests/fixtures/keras/metrics_more.lua" } do
+  for _, case in ipairs(dofile(file).cases) do F.cases[#F.cases + 1] = case end
+end
 local TOL = 1e-5
 
 -- Each case traces new Functions, and the steps change shapes on purpose: no

@@ -122,7 +122,7 @@ describe("the rest of tf.nn against TensorFlow " .. F.tf_version .. " (tests/fix
     assert.matches("max_pool1d: ksize is required", err(nn.max_pool1d, tide.zeros { 1, 2, 3 }))
     assert.matches("avg_pool1d: ksize in the batch and channel dimensions must be 1",
       err(nn.avg_pool1d, tide.zeros { 1, 4, 3 }, { 2, 2, 1 }))
-    assert.matches("max_pool: input must be 3%-D or 4%-D", err(nn.max_pool, tide.zeros { 1, 2, 2, 2, 1 }, 2))
+    assert.matches("max_pool: input must be 3%-D to 5%-D", err(nn.max_pool, tide.zeros { 1, 2, 2, 2, 1, 1 }, 2))
     assert.matches("depth_to_space: the depth 6 must be divisible by block_size%^2 = 4",
       err(nn.depth_to_space, tide.zeros { 1, 1, 1, 6 }, 2))
     assert.matches("space_to_depth: height 3 and width 4 must be divisible by block_size 2",

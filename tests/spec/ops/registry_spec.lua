@@ -12,6 +12,10 @@ local ints = tide.tensor{{1, 2, 3}, {4, 5, 6}}
 -- One call per registry row, through the public Lua API.
 local calls = {
   gelu = function() return tide.nn.gelu(m) end, leaky_relu = function() return tide.nn.leaky_relu(m) end,
+  celu = function() return tide.activations.celu(m, 2) end,
+  hard_shrink = function() return tide.activations.hard_shrink(m, 2) end,
+  soft_shrink = function() return tide.activations.soft_shrink(m, 2) end,
+  squareplus = function() return tide.activations.squareplus(m) end,
   cast = function() return m:cast("int32") end, copy = function() return tide.contiguous(m:transpose()) end,
   where = function() return tide.where(m:gt(2), m, 0) end,
   clip_by_value = function() return tide.clip_by_value(m, 2, 4) end,
@@ -42,6 +46,9 @@ local calls = {
   cumulative_logsumexp = function() return tide.cumulative_logsumexp(m, 1) end,
   softmax = function() return tide.nn.softmax(m) end, log_softmax = function() return tide.nn.log_softmax(m, 0) end,
   sparse_softmax_cross_entropy = function() return tide.nn.sparse_softmax_cross_entropy_with_logits({2, 0}, m) end,
+  ctc_loss = function()
+    return tide.nn.ctc_loss(tide.tensor{{1, 2}}, tide.zeros{3, 1, 4}, tide.tensor{2}, tide.tensor{3})
+  end,
   gather_nd = function() return tide.gather_nd(m, {{1, 2}, {0, 0}}) end,
   tensor_scatter_nd_add = function() return tide.tensor_scatter_nd_add(m, {{1, 2}}, {5}) end,
   tensor_scatter_nd_update = function() return tide.tensor_scatter_nd_update(m, {{0}}, {{7, 8, 9}}) end,
@@ -135,6 +142,21 @@ do
   calls.unsorted_segment_join = function() return S.unsorted_segment_join(words, tide.tensor { 1, 0 }, 2) end
   calls.cross_hashed = function()
     return tide.sparse.cross_hashed({ tide.tensor { { "a" }, { "b" } }, tide.tensor({ { 1 }, { 2 } }, "int64") }).values
+  end
+end
+
+-- tide.lookup and TextVectorization's token ops.
+do
+  local LK = tide.lookup
+  local NG = require "tide.layers.preprocessing.text_ngrams"
+  local v = tide.tensor { "a", "b" }
+  calls.lookup_table = function() return LK.table(v) end
+  calls.lookup_find = function() return LK.find(tide.tensor { "b", "z" }, v, LK.table(v), { first = 1, num_oov = 1 }) end
+  calls.ragged_to_tensor = function() return LK.ragged_to_tensor(v, tide.tensor({ 0, 1, 2 }, "int64"), "") end
+  calls.text_ngrams = function() return NG.ngrams(v, tide.tensor({ 0, 2 }, "int64"), { 2 }) end
+  calls.text_chars = function() return NG.characters(tide.tensor { "ab" }) end
+  calls.wordpiece_tokenize = function()
+    return tide.text.WordPieceTokenizer { vocabulary = { "[UNK]", "a", "##b" } }:tokenize(tide.tensor "ab")
   end
 end
 

@@ -224,8 +224,8 @@ describe("optimizer configs and lookup", function()
     assert.are.equal(0.5, O.deserialize(ser).learning_rate:item())
     assert.is_true(O.is_optimizer(sgd))
     assert.is_false(O.is_optimizer({}))
-    h.errors("optimizers: unknown optimizer 'adm' (known: adadelta, adagrad, adam, adamax, adamw, nadam, " ..
-      "rmsprop, sgd)", O.get, "adm")
+    h.errors("optimizers: unknown optimizer 'adm' (known: adadelta, adafactor, adagrad, adam, adamax, adamw, ftrl, " ..
+      "lamb, lion, muon, nadam, rmsprop, schedulefreeadamw, sgd)", O.get, "adm")
     h.errors("optimizers.get: could not interpret the optimizer identifier 3 (number)", O.get, 3)
     h.errors("optimizers.serialize: expects an optimizer", O.serialize, {})
   end)

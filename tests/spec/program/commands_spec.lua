@@ -127,6 +127,22 @@ describe("tide run", function()
     assert.is_true(tide.reduce_max(tide.abs(got - want)):item() < 1e-6)
   end)
 
+  it("runs an ONNX model file by ONNX's names", function()
+    local E = dofile("tests/fixtures/onnx/expected.lua")
+    tide.io.write_npy(tmp("mlp_x.npy"), tide.tensor(E.mlp.in_x, "float32"))
+    os.execute("cp tests/fixtures/onnx/mlp.onnx " .. shell_quote(tmp("m.onnx")))
+    local out = ok_run { "run", "m.onnx", "--input", "mlp_x.npy", "--output", "probs.npy" }
+    local got = tide.io.read_npy(tmp("probs.npy"))
+    assert.are.same({ 3, 4 }, got.shape)
+    local want = tide.tensor(E.mlp.out_probs, "float32")
+    assert.is_true(tide.reduce_max(tide.abs(got - want)):item() < 1e-6, out)
+    fails({ "run", "m.onnx", "--input", "x=mlp_x.npy", "--input", "y=mlp_x.npy" }, 2,
+      "signature 'serving_default' has no input named y (its inputs: x)")
+    out = ok_run { "summary", "m.onnx" }
+    assert.truthy(has(out, "ONNX model m.onnx (opset 14)"), out)
+    assert.truthy(has(out, "x: float32 (None, 6)"), out)
+  end)
+
   it("matches safetensors inputs by name and writes every output to safetensors", function()
     ok_run { "run", "fn_model", "--input", "xy.safetensors", "--output", "out.safetensors" }
     local out = tide.safetensors.load_file(tmp("out.safetensors"))

@@ -31,6 +31,7 @@ end
 -- ds:batch(n, {drop_remainder=false}).
 local function batch(self, n, opts)
   stage.no_datasets("batch", self)
+  stage.no_ragged("batch", self)
   n = stage.count_arg("batch", "batch_size", n, 1)
   opts = stage.options("batch", { "drop_remainder" }, opts)
   local drop = opts.drop_remainder == true
@@ -55,6 +56,7 @@ end
 -- to padded_shapes (None or -1: the batch's longest) with padding_values (0).
 local function padded_batch(self, n, opts)
   stage.no_datasets("padded_batch", self)
+  stage.no_ragged("padded_batch", self)
   n = stage.count_arg("padded_batch", "batch_size", n, 1)
   opts = stage.options("padded_batch", { "padded_shapes", "padding_values", "drop_remainder" }, opts)
   local drop = opts.drop_remainder == true

@@ -82,6 +82,7 @@ local function interleave(self, fn, opts)
   if deterministic == nil then deterministic = true end
   if type(deterministic) ~= "boolean" then binding.error("interleave: deterministic must be a boolean") end
   local ds = interleave_node(self, "interleave", fn, cycle, block, parallel, deterministic)
+  ds.det_given = opts.deterministic ~= nil -- (with_options' deterministic changes only a default one)
   ds.card = UNKNOWN -- as TF 2.21's, even over an infinite input (its inner datasets may all be empty)
   return ds
 end

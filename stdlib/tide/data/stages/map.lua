@@ -37,7 +37,8 @@ local function map(self, fn, opts)
   local deterministic = opts.deterministic
   if deterministic == nil then deterministic = true end
   if type(deterministic) ~= "boolean" then binding.error("map: deterministic must be a boolean") end
-  local ds = stage.derive(self, "map", { fn = fn, parallel = parallel, deterministic = deterministic })
+  local ds = stage.derive(self, "map", { fn = fn, parallel = parallel, deterministic = deterministic,
+    det_given = opts.deterministic ~= nil }) -- (with_options' deterministic changes only a default one)
   ds.card = self:cardinality()
   local compiled, why = map_fn.trace(fn, "map", self.template, self.specs)
   if compiled then

@@ -13,6 +13,7 @@ local INFINITE, UNKNOWN = stage.INFINITE, stage.UNKNOWN
 -- ds:unbatch(): each element's rows as elements.
 local function unbatch(self)
   stage.no_datasets("unbatch", self)
+  stage.no_ragged("unbatch", self)
   local specs = {}
   for _, node in ipairs(structure.sparse_nodes(self.template)) do
     if node.shape and #node.shape == 0 then

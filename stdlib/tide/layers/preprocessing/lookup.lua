@@ -6,6 +6,7 @@ local tensor = require "tide.tensor"
 local math_ops = require "tide.ops.math"
 local reduce_ops = require "tide.ops.reduce"
 local shape_ops = require "tide.ops.shape"
+local lookup = require "tide.ops.lookup"
 local layer = require "tide.layers.layer"
 local categorical = require "tide.layers.preprocessing.categorical"
 
@@ -15,6 +16,25 @@ local fmt = string.format
 local M = {}
 
 local MODES = { int = true, one_hot = true, multi_hot = true, count = true, tf_idf = true }
+
+-- Token lists held by a layer carry this metatable: layer tracking walks plain tables at every call, which for a
+-- vocabulary of 30k tokens cost more than the lookup itself.
+local TOKENS = { __metatable = "tide token list" }
+local function tokens_list(v)
+  if type(v) ~= "table" or getmetatable(v) ~= nil then return v end
+  local out = {}
+  for i = 1, #v do out[i] = v[i] end
+  return setmetatable(out, TOKENS)
+end
+M.tokens_list = tokens_list
+-- A plain copy (for configs: JSON holds no metatables).
+local function plain_list(v)
+  if type(v) ~= "table" then return v end
+  local out = {}
+  for i = 1, #v do out[i] = v[i] end
+  return out
+end
+M.plain_list = plain_list
 
 local function is_string_lookup(self) return self._kind == "string" end
 
@@ -81,7 +101,7 @@ function IntegerLookup:init(...)
     binding.error(fmt('%s: vocabulary_dtype must be "int64" (as Keras 3), got %s', who(self),
       tostring(o.vocabulary_dtype)))
   end
-  self._init_vocabulary = o.vocabulary   -- the config's vocabulary is the constructor's, as Keras's
+  self._init_vocabulary = tokens_list(o.vocabulary)   -- the config's vocabulary is the constructor's, as Keras's
   if o.vocabulary ~= nil then self:set_vocabulary(o.vocabulary, o.idf_weights) end
 end
 
@@ -108,7 +128,7 @@ function StringLookup:init(...)
     binding.error(fmt("%s: num_oov_indices > 1 is not supported yet (it needs the strings' farmhash " ..
       "fingerprint); use 0 or 1", who(self)))
   end
-  self._init_vocabulary = o.vocabulary
+  self._init_vocabulary = tokens_list(o.vocabulary)
   if o.vocabulary ~= nil then self:set_vocabulary(o.vocabulary, o.idf_weights) end
 end
 
@@ -135,10 +155,8 @@ function IndexLookup:_setup(o, default_oov)
     binding.error(fmt('%s: invert = true needs output_mode "int", got "%s"', who(self), self.output_mode))
   end
   if o.sparse then binding.error(fmt("%s: sparse = true is not supported (dense outputs only)", who(self))) end
-  if o.pad_to_max_tokens then
-    binding.error(fmt("%s: pad_to_max_tokens = true is not supported yet", who(self)))
-  end
-  self.sparse, self.pad_to_max_tokens = false, false
+  -- pad_to_max_tokens: the encoded modes give max_tokens columns however small the vocabulary (Keras)
+  self.sparse, self.pad_to_max_tokens = false, o.pad_to_max_tokens == true
   self.idf_weights = o.idf_weights
 end
 
@@ -162,7 +180,19 @@ function IndexLookup:set_vocabulary(vocabulary, idf_weights)
       binding.error(fmt("%s: idf_weights has %d values for %d vocabulary tokens", who(self), #idf_weights, #v))
     end
   end
-  self._vocab, self.idf_weights = v, idf_weights
+  self._vocab, self.idf_weights = tokens_list(v), tokens_list(idf_weights)
+  self:_index_vocabulary()
+end
+
+-- The vocabulary as a tensor and its hash table (tide.lookup): lookups probe it in C instead of comparing every
+-- token, eagerly, traced and on the pipeline's threads alike.
+function IndexLookup:_index_vocabulary()
+  if #self._vocab == 0 then
+    self._vocab_t, self._table = nil, nil
+    return
+  end
+  self._vocab_t = convert.tensor(self._vocab, is_string_lookup(self) and "string" or "int64")
+  self._table = lookup.table(self._vocab_t)
 end
 
 -- get_vocabulary(): the index order: mask token, OOV tokens, then the learnt tokens.
@@ -196,7 +226,8 @@ function IndexLookup:adapt(data, opts)
     binding.error(fmt('%s: adapt with output_mode "tf_idf" is not supported yet: pass vocabulary and idf_weights',
       who(self)))
   end
-  self._vocab = tokens
+  self._vocab = tokens_list(tokens)
+  self:_index_vocabulary()
 end
 
 -- The token input: string tensors for StringLookup, integers (as int64) for IntegerLookup.
@@ -212,6 +243,15 @@ local function token_input(self, x)
 end
 
 function IndexLookup:call(x)
+  -- a symbolic call before the vocabulary arrives (a model rebuilt from a file, whose assets come after): the
+  -- shapes of an empty vocabulary's result are the real one's
+  if self._vocab == nil and tensor.is_symbolic(convert.tensor(x)) then
+    self._vocab = tokens_list({})
+    local ok, y = pcall(IndexLookup.call, self, x)
+    self._vocab = nil
+    if not ok then error(y, 0) end
+    return y
+  end
   if self._vocab == nil then
     binding.error(fmt("%s: pass vocabulary, or call adapt, before calling the layer", who(self)))
   end
@@ -231,31 +271,25 @@ function IndexLookup:call(x)
     return shape_ops.gather(convert.tensor(vocab, vdt), idx)
   end
   x = token_input(self, x)
-  local zero = math_ops.mul(math_ops.cast(math_ops.equal(x, x), "int64"), 0)
-  local ids
   local start = self:_token_start()
-  local oov
-  if self.num_oov_indices == 1 or (self.num_oov_indices > 1 and is_string_lookup(self)) then
-    oov = math_ops.add(zero, self:_mask_slot() and 1 or 0)
-  elseif self.num_oov_indices > 1 then
-    oov = math_ops.add(math_ops.floormod(x, self.num_oov_indices), self:_mask_slot() and 1 or 0)
+  local ids
+  if self._table == nil then   -- an empty vocabulary: every token is out of it
+    local zero = math_ops.mul(math_ops.cast(math_ops.equal(x, x), "int64"), 0)
+    if self.num_oov_indices == 0 then ids = math_ops.add(zero, -1)   -- no OOV slot: see docs/tf_differences.md
+    elseif self.num_oov_indices == 1 or is_string_lookup(self) then ids = math_ops.add(zero, start - 1)
+    else ids = math_ops.add(math_ops.floormod(x, self.num_oov_indices), start - self.num_oov_indices) end
   else
-    oov = math_ops.add(zero, -1)   -- no OOV slot: see docs/tf_differences.md
+    ids = lookup.find(x, self._vocab_t, self._table, { first = start, num_oov = self.num_oov_indices })
   end
-  if #self._vocab == 0 then
-    ids = oov
-  else
-    local eq = math_ops.equal(shape_ops.expand_dims(x, -1), convert.tensor(self._vocab, vdt))
-    local found = reduce_ops.reduce_any(eq, -1)
-    local pos = math_ops.cast(reduce_ops.argmax(math_ops.cast(eq, "int32"), -1), "int64")
-    ids = math_ops.where(found, math_ops.add(pos, start), oov)
-  end
+  local zero
+  if self.mask_token ~= nil then zero = math_ops.mul(ids, 0) end
   if self.mask_token ~= nil then
     -- index 0 in "int" mode; -1 (no column) in the encoded ones
     ids = math_ops.where(math_ops.equal(x, self.mask_token), self:_mask_slot() and zero or math_ops.add(zero, -1), ids)
   end
   if self.output_mode == "int" then return ids end
   local depth = self:vocabulary_size()
+  if self.pad_to_max_tokens and self.max_tokens then depth = math.max(depth, self.max_tokens) end
   if self.output_mode == "tf_idf" then
     local y = categorical.encode(ids, "count", depth, self.compute_dtype)
     -- the OOV slots weigh the idf_weights' mean, as Keras (no document frequency for them)
@@ -263,19 +297,44 @@ function IndexLookup:call(x)
     for _, v in ipairs(self.idf_weights) do sum = sum + v end
     for _ = 1, start do w[#w + 1] = #self.idf_weights > 0 and sum / #self.idf_weights or 0 end
     for _, v in ipairs(self.idf_weights) do w[#w + 1] = v end
+    for _ = #w + 1, depth do w[#w + 1] = 0 end   -- pad_to_max_tokens' columns weigh nothing
     return math_ops.mul(y, convert.tensor(w, self.compute_dtype))
   end
   -- Keras: the lookups' one_hot / multi_hot / count are int64 (tf_idf the float compute dtype)
   return categorical.encode(ids, self.output_mode, depth, "int64")
 end
 
+-- Keras's assets: an adapted vocabulary (none given to the constructor) travels in a .keras file as
+-- assets/<the layer's path>/vocabulary.txt, every index's token one a line (the mask and OOV tokens first).
+function IndexLookup:save_assets()
+  if self._init_vocabulary ~= nil or self._vocab == nil then return nil end
+  local lines = {}
+  for i, t in ipairs(self:get_vocabulary()) do lines[i] = tostring(t) end
+  return { ["vocabulary.txt"] = table.concat(lines, "\n") }
+end
+
+function IndexLookup:load_assets(files)
+  local text = files and files["vocabulary.txt"]
+  if self._init_vocabulary ~= nil or text == nil then return end
+  local lines = {}
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = (line:gsub("\r$", "")) end
+  while #lines > 0 and lines[#lines] == "" do lines[#lines] = nil end
+  -- the reserved entries (mask, OOV tokens) come first, as get_vocabulary gives them
+  local skip = self:_token_start()
+  local v = {}
+  for i = skip + 1, #lines do
+    v[#v + 1] = is_string_lookup(self) and lines[i] or tonumber(lines[i])
+  end
+  self:set_vocabulary(v, self.idf_weights)
+end
+
 function IndexLookup:get_config()
   local c = Layer.get_config(self)
   c.invert, c.max_tokens, c.num_oov_indices = self.invert, self.max_tokens, self.num_oov_indices
   c.oov_token, c.mask_token, c.output_mode = self.oov_token, self.mask_token, self.output_mode
-  c.sparse, c.pad_to_max_tokens = false, false
+  c.sparse, c.pad_to_max_tokens = false, self.pad_to_max_tokens
   if is_string_lookup(self) then c.encoding = self.encoding else c.vocabulary_dtype = self.vocabulary_dtype end
-  c.idf_weights, c.vocabulary = self.idf_weights, self._init_vocabulary
+  c.idf_weights, c.vocabulary = plain_list(self.idf_weights), plain_list(self._init_vocabulary)
   c.vocabulary_size = self._vocab and self:vocabulary_size() or nil
   c.oov_method, c.salt = "floormod", nil
   return c

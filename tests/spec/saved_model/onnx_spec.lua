@@ -1,0 +1,124 @@
+-- tests/spec/saved_model/onnx_spec.lua — ONNX models read by tide (kernels/io/onnx_*.c, saved_model/onnx.lua):
+-- models PyTorch's exporter and onnx.helper wrote (tests/fixtures/onnx/gen.py) match onnxruntime's outputs;
+-- unmapped ops, opsets tide does not read, broken files and wrong inputs give clear errors.
+local tide = require "tide"
+local h = require "helpers"
+local tmp = require "tmp"
+
+local FIX = "tests/fixtures/onnx/"
+local E = dofile(FIX .. "expected.lua")
+
+local function f32(v) return tide.tensor(v, "float32") end
+
+local function copy_bytes(src, dst, n)
+  local f = assert(io.open(src, "rb"))
+  local data = f:read("*a")
+  f:close()
+  local o = assert(io.open(dst, "wb"))
+  o:write(n and data:sub(1, n) or data)
+  o:close()
+  return #data
+end
+
+describe("tide.onnx.load", function()
+  it("runs PyTorch's MLP by ONNX's names (Gemm, Relu, Softmax), any batch", function()
+    local m = tide.onnx.load(FIX .. "mlp.onnx")
+    assert.are.equal("onnx", m.format)
+    assert.are.equal(14, m.opset)
+    assert.are.same({ "x" }, { m.inputs[1].name })
+    assert.are.same({ "probs" }, { m.outputs[1].name })
+    local y = m { x = f32(E.mlp.in_x) }
+    h.close(y.probs, E.mlp.out_probs, 1e-6)
+    h.close(m(f32(E.mlp.in_x)), E.mlp.out_probs, 1e-6) -- one input: m(t) gives the first output
+    h.close(m(f32({ E.mlp.in_x[2] })), { E.mlp.out_probs[2] }, 1e-6)
+    h.close(m.functions.serving_default(f32(E.mlp.in_x)), E.mlp.out_probs, 1e-6)
+  end)
+
+  it("runs a CNN: Conv (pads, strides, dilations, groups, depthwise), pools, Flatten, Gemm", function()
+    local m = tide.onnx.load(FIX .. "cnn.onnx")
+    h.close(m { image = f32(E.cnn.in_image) }.logits, E.cnn.out_logits, 2e-5)
+  end)
+
+  it("runs ConvTranspose, ceil_mode pools, a pool that counts no padding, and Conv1d", function()
+    local m = tide.onnx.load(FIX .. "cnn2.onnx")
+    h.close(m(f32(E.cnn2.in_x)), E.cnn2.out_y, 2e-5)
+  end)
+
+  it("runs BatchNormalization, LayerNormalization, reductions and Tile", function()
+    local m = tide.onnx.load(FIX .. "ops.onnx")
+    local r = m { x = f32(E.ops.in_x) }
+    h.close(r.bn, E.ops.out_bn, 1e-5)
+    h.close(r.ln, E.ops.out_ln, 1e-5)
+    h.close(r.red, E.ops.out_red, 1e-5)
+    h.close(r.tiled, E.ops.out_tiled, 0)
+  end)
+
+  it("runs a Transformer encoder layer (attention by MatMul, Softmax, LayerNormalization, Erf)", function()
+    local m = tide.onnx.load(FIX .. "transformer.onnx")
+    assert.are.equal(17, m.opset)
+    h.close(m { tokens = f32(E.transformer.in_tokens) }.encoded, E.transformer.out_encoded, 2e-5)
+  end)
+
+  it("runs Resize, Slice, Gather, Split, Expand, Where, Pad and friends", function()
+    local m = tide.onnx.load(FIX .. "dynamic.onnx")
+    local r = m { x = f32(E.dynamic.in_x), idx = tide.tensor(E.dynamic.in_idx, "int64") }
+    h.close(r.y, E.dynamic.out_y, 2e-5)
+    assert.are.equal("float64", r.m.dtype)
+    h.close(r.m, E.dynamic.out_m, 2e-5)
+  end)
+
+  it("reads initializers kept as external data beside the model", function()
+    local m = tide.onnx.load(FIX .. "ext/model.onnx")
+    h.close(m(f32(E.mlp.in_x)), E.mlp.out_probs, 1e-6)
+  end)
+
+  it("lists every unmapped op at once, naming a node of each", function()
+    local ok, msg = pcall(tide.onnx.load, FIX .. "unmapped.onnx")
+    assert.is_false(ok)
+    assert.matches("uses 2 ops that tide does not map", msg, 1, true)
+    assert.matches("Det (node 'det1')", msg, 1, true)
+    assert.matches("Hardmax (node 'hm')", msg, 1, true)
+    assert.is_nil(msg:find("det2", 1, true)) -- one line per op
+  end)
+
+  it("refuses an opset outside the ones it reads", function()
+    h.errors("uses opset 9; tide reads opsets 13 to 21", tide.onnx.load, FIX .. "opset9.onnx")
+  end)
+
+  it("says a truncated or corrupt file is one, and names a missing one", function()
+    local dir = tmp.dir("onnx")
+    local n = copy_bytes(FIX .. "cnn.onnx", dir .. "/cut.onnx", 2000)
+    assert.is_true(n > 2000)
+    h.errors("cut.onnx is corrupt (not an ONNX ModelProto, or truncated)", tide.onnx.load, dir .. "/cut.onnx")
+    local f = assert(io.open(dir .. "/junk.onnx", "wb"))
+    f:write("\8\7\18\4junk and then some bytes that are not a protobuf \255\255\255")
+    f:close()
+    h.errors("junk.onnx is corrupt", tide.onnx.load, dir .. "/junk.onnx")
+    h.errors("no-such.onnx", tide.onnx.load, dir .. "/no-such.onnx")
+    -- external data that is gone, or shorter than the tensors need
+    os.execute(string.format("cp -r '%sext' '%s/ext'", FIX, dir))
+    copy_bytes(FIX .. "ext/weights.bin", dir .. "/ext/weights.bin", 40)
+    h.errors("runs past the end of", tide.onnx.load, dir .. "/ext/model.onnx")
+    os.remove(dir .. "/ext/weights.bin")
+    h.errors("external data", tide.onnx.load, dir .. "/ext/model.onnx")
+    h.errors("onnx.load: path must be a file name string", tide.onnx.load, 42)
+    tmp.remove(dir)
+  end)
+
+  it("says what a call got wrong: names, dtypes, shapes", function()
+    local m = tide.onnx.load(FIX .. "cnn.onnx")
+    h.errors("ONNX model: input 'image' is missing", m, { x = f32(E.cnn.in_image) })
+    h.errors("ONNX model has no input named 'extra' (it has image)", m,
+      { image = f32(E.cnn.in_image), extra = f32(1) })
+    h.errors("input 'image' is float64 (2, 3, 16, 16), but the model takes float32 (None, 3, 16, 16)", m,
+      { image = tide.tensor(E.cnn.in_image, "float64") })
+    h.errors("input 'image' is float32 (2, 3, 8, 8), but the model takes float32 (None, 3, 16, 16)", m,
+      { image = tide.zeros({ 2, 3, 8, 8 }) })
+    local d = tide.onnx.load(FIX .. "dynamic.onnx")
+    h.errors("ONNX model takes 2 inputs (x, idx): call it with a table", d, f32(E.dynamic.in_x))
+  end)
+
+  it("is named by the readers of other formats", function()
+    h.errors("it is an ONNX model: tide.onnx.load reads it", tide.saved_model.load, FIX .. "mlp.onnx")
+  end)
+end)
