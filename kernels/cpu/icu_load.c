@@ -38,6 +38,7 @@ static void icu_load(void) {
   ICU_SYM(normalize, unorm2_normalize);
   ICU_SYM(from_utf8, u_strFromUTF8WithSub);
   ICU_SYM(to_utf8, u_strToUTF8WithSub);
+  ICU_SYM(get_script, uscript_getScript);
 #undef ICU_SYM
   if (missing) {
     snprintf(icu_err, sizeof icu_err, "%s has no %s", ICU_SONAME, missing);

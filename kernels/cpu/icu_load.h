@@ -1,11 +1,13 @@
-/* cpu/icu_load.h — ICU's common library for the tokenizers (wordpiece.c), loaded on first use with dlopen so a
- * tide that never tokenizes never maps it (libtide's start-up loads no ICU); the functions they call, by pointer. */
+/* cpu/icu_load.h — ICU's common library for the tokenizers (wordpiece.c) and tf.strings.unicode_script
+ * (strings_unicode.c), loaded on first use with dlopen so a tide that never needs it never maps it (libtide's
+ * start-up loads no ICU); the functions they call, by pointer. */
 #ifndef TIDE_CPU_ICU_LOAD_H
 #define TIDE_CPU_ICU_LOAD_H
 #include <stdbool.h>
 
 #include <unicode/uchar.h>
 #include <unicode/unorm2.h>
+#include <unicode/uscript.h>
 #include <unicode/ustring.h>
 
 typedef struct tide_icu {
@@ -18,6 +20,7 @@ typedef struct tide_icu {
                       int32_t *nsubs, UErrorCode *e);
   char *(*to_utf8)(char *dest, int32_t cap, int32_t *len, const UChar *src, int32_t srclen, UChar32 sub,
                    int32_t *nsubs, UErrorCode *e);
+  UScriptCode (*get_script)(UChar32 c, UErrorCode *e);
 } tide_icu;
 
 /* Filled once by tide_icu_get (pthread_once orders it before any caller's reads). */

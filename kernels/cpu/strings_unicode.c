@@ -8,10 +8,10 @@
  * error naming the element). ints[1] = 1: C0 control characters (U+0000-U+001F) are
  * replaced too (TF's replace_control_characters). An invalid UTF-8 sequence is
  * ICU's (and TF's): the longest start of a valid sequence, or one byte. */
+#include "icu_load.h"
 #include "strings_util.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
+#include <stdio.h>
 #include <unicode/uscript.h>
 #include <unicode/uversion.h>
 
@@ -196,37 +196,21 @@ tide_status tide_cpu_unicode_encode(const tide_op_def *def, const tide_attrs *a,
   return st;
 }
 
-/* ICU, opened on the first unicode_script call rather than linked, so that
- * starting tide loads none of it (libicuuc pulls in libicudata's 30 MB and
- * libstdc++). The names carry the version of the headers tide was built with:
- * libicuuc.so.72 and uscript_getScript_72 on Debian 12. */
-#define ICU_STR2(x) #x
-#define ICU_STR(x) ICU_STR2(x)
-#define ICU_LIBRARY "libicuuc.so." ICU_STR(U_ICU_VERSION_MAJOR_NUM)
-typedef UScriptCode (*icu_script_fn)(UChar32, UErrorCode *);
-static icu_script_fn icu_get_script;
-static char icu_error[256];
-static pthread_once_t icu_once = PTHREAD_ONCE_INIT;
-
-static void icu_open(void) {
-  void *lib = dlopen(ICU_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-  if (lib) icu_get_script = (icu_script_fn)dlsym(lib, ICU_STR(uscript_getScript)); /* the renamed symbol */
-  if (!icu_get_script) snprintf(icu_error, sizeof icu_error, "%s", dlerror());
-}
-
 /* unicode_script (int32 code points) -> int32 ICU UScriptCode each; -1 (USCRIPT_INVALID_CODE) where ICU fails. */
 tide_status tide_cpu_unicode_script(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                     int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  pthread_once(&icu_once, icu_open);
-  if (!icu_get_script)
-    return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: ICU could not be loaded (%s: %s); install Debian's libicu%s", def->name,
-                     ICU_LIBRARY, icu_error, ICU_STR(U_ICU_VERSION_MAJOR_NUM));
+  const tide_icu *icu = tide_icu_get(); /* cpu/icu_load.c: ICU opened on first use, not linked */
+  if (!icu) {
+    char why[300];
+    snprintf(why, sizeof why, "%s", tide_last_error()); /* the message is about to be rewritten */
+    return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: %s", def->name, why);
+  }
   const tide_tensor *x = in[0];
   int32_t *o = out[0]->data;
   for (int64_t k = 0; k < out[0]->nelem; k++) {
     UErrorCode err = U_ZERO_ERROR;
-    UScriptCode sc = icu_get_script(((const int32_t *)x->data)[tide_str_offset(x, k)], &err);
+    UScriptCode sc = icu->get_script(((const int32_t *)x->data)[tide_str_offset(x, k)], &err);
     o[k] = U_SUCCESS(err) ? (int32_t)sc : -1;
   }
   return TIDE_OK;

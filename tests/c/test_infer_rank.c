@@ -85,6 +85,9 @@ static const rcase cases[] = {
     {ROW(MATRIX_SQUARE_ROOT), IN1(UR(TIDE_FLOAT64)), OUT(TIDE_FLOAT64, R, 0)},
     /* ---- decode_bmp: bytes of any rank stand in for one file ---- */
     {ROW(DECODE_BMP), A(.n = 3, .dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
+    {ROW(DECODE_GIF), A(.dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
+    {ROW(DECODE_WEBP), A(.n = 3, .dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
+    {ROW(DECODE_JXL), A(.n = 3, .dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
     /* ---- elementwise: the op's dtype checks on a scalar stand-in; an unknown rank out ---- */
     {ROW(ADD), IN2(UR(F32), D(F32, 2, 2, 3)), OUT(F32, R, 0)},
     {ROW(ADD), IN2(UR(F32), UR(I32)), ERR(TIDE_ERR_DTYPE, "add: dtype mismatch: x is float32 but y is int32")},

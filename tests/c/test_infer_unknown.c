@@ -83,6 +83,13 @@ static const icase cases[] = {
     {ROW(FFT), A(.ints = {-1, -1}, .nints = 2), IN2(D(F32, 1, U), D(F32, 1, U)), ERR(TIDE_ERR_SHAPE, "must have rank >= 2")},
     /* ---- decode_bmp: the image's height and width are the file's ---- */
     {ROW(DECODE_BMP), A(.n = 3, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(3, U, U, 3)},
+    {ROW(DECODE_GIF), A(.dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(4, U, U, U, 3)},
+    {ROW(DECODE_WEBP), A(.n = 0, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(4, U, U, U, U)},
+    {ROW(DECODE_WEBP), A(.n = 4, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(4, U, U, U, 4)},
+    {ROW(DECODE_WEBP), A(.n = 1, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), ERR(TIDE_ERR_VALUE, "WebP only supports 3 or 4 channels")},
+    {ROW(DECODE_JXL), A(.n = 0, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(3, U, U, U)},
+    {ROW(DECODE_JXL), A(.n = 1, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(3, U, U, 1)},
+    {ROW(DECODE_JXL), A(.n = 2, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), ERR(TIDE_ERR_VALUE, "channels must be 0, 1, 3 or 4")},
     /* ---- elementwise: TF's broadcasting with unknown dims ---- */
     {ROW(ADD), IN2(D(F32, 2, U, 3), D(F32, 1, 3)), OUT(2, U, 3)},
     {ROW(ADD), IN2(D(F32, 2, U, 1), D(F32, 2, 1, 4)), OUT(2, U, 4)},

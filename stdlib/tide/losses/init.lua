@@ -107,53 +107,16 @@ end
 
 -- serialize(loss) as keras.losses.serialize: a Loss gives {module="keras.losses", class_name=, config=};
 -- one of tide.losses' functions {module="builtins", class_name="function", config=its name,
--- registered_name="function"}; nil stays nil.
-function M.serialize(loss)
-  local op = "tide.losses.serialize"
-  if loss == nil then return nil end
-  if M.is_loss(loss) then return { module = "keras.losses", class_name = loss.__name, config = loss:get_config() } end
-  if type(loss) == "function" then
-    local name = function_name(loss)
-    if name == nil then
-      common.error(op .. ": this function is none of tide.losses' functions; make it a Loss subclass " ..
-        "(tide.losses.Loss:extend) to serialize it")
-    end
-    return { module = "builtins", class_name = "function", config = name, registered_name = "function" }
-  end
-  common.error(string.format("%s: expected a Loss or a loss function, got %s", op, type(loss)))
-end
-
--- deserialize(config, custom_objects) as keras.losses.deserialize: what serialize() gave (or a name, as
--- get() takes it) back as a Loss or a function; custom_objects maps names to the user's classes and
--- functions, looked up first.
-function M.deserialize(config, custom_objects)
-  local op = "tide.losses.deserialize"
-  if config == nil then return nil end
-  if custom_objects ~= nil and type(custom_objects) ~= "table" then
-    common.error(string.format("%s: custom_objects must be a table of names to classes or functions, got %s", op,
-      type(custom_objects)))
-  end
-  custom_objects = custom_objects or {}
-  if type(config) == "string" then
-    local custom = custom_objects[config]
-    if type(custom) == "function" then return custom end
-    if type(custom) == "table" then return custom() end
-    return M.get(config)
-  end
-  if type(config) ~= "table" or type(config.class_name) ~= "string" then
-    common.error(string.format("%s: expected a name or {class_name=, config=}, got %s", op, tostring(config)))
-  end
-  if config.class_name == "function" then
-    local name = config.config
-    local fn = custom_objects[name] or by_name[name]
-    if type(fn) ~= "function" then common.error(string.format("%s: unknown loss function '%s'", op, tostring(name))) end
-    return fn
-  end
-  local cls = custom_objects[config.class_name] or by_name[config.class_name]
-  if type(cls) ~= "table" then common.error(string.format("%s: unknown loss class '%s'", op, config.class_name)) end
-  local c = {}
-  for k, v in pairs(config.config or {}) do c[k] = v end
-  return cls:from_config(c)
-end
+-- registered_name="function"}; nil stays nil. deserialize(config, custom_objects) as
+-- keras.losses.deserialize: what serialize() gave (or a name, as get() takes it) back as a Loss or a
+-- function; custom_objects maps names to the user's classes and functions, looked up first.
+M.serialize, M.deserialize = require("tide.losses.serialization").make {
+  prefix = "tide.losses", module = "keras.losses", noun = "loss", object = "a Loss",
+  is_instance = M.is_loss, function_name = function_name,
+  function_named = function(name) return by_name[name] end,
+  class_named = function(name) return by_name[name] end,
+  get = function(name) return M.get(name) end,
+  hint = "make it a Loss subclass (tide.losses.Loss:extend) to serialize it",
+}
 
 return M

@@ -161,60 +161,17 @@ end
 
 -- serialize(metric) as keras.metrics.serialize: a Metric gives {module="keras.metrics", class_name=,
 -- config=}; one of tide.metrics' functions {module="builtins", class_name="function", config=its name,
--- registered_name="function"}; nil stays nil.
-function M.serialize(metric)
-  local op = "tide.metrics.serialize"
-  if metric == nil then return nil end
-  if M.is_metric(metric) then
-    return { module = "keras.metrics", class_name = metric.__name, config = metric:get_config() }
-  end
-  if type(metric) == "function" then
-    local name = functions.name_of(metric)
-    if name == nil then
-      common.error(op .. ": this function is none of tide.metrics' functions; wrap it in a Metric class " ..
-        "(tide.metrics.Metric:extend) to serialize it")
-    end
-    return { module = "builtins", class_name = "function", config = name, registered_name = "function" }
-  end
-  common.error(string.format("%s: expected a Metric or a metric function, got %s", op, type(metric)))
-end
-
--- deserialize(config, custom_objects) as keras.metrics.deserialize: what serialize() gave (or a name, as
--- get() takes it) back as a Metric or a function; custom_objects maps class or function names to the
--- user's classes and functions, looked up first.
-function M.deserialize(config, custom_objects)
-  local op = "tide.metrics.deserialize"
-  if config == nil then return nil end
-  if custom_objects ~= nil and type(custom_objects) ~= "table" then
-    common.error(string.format("%s: custom_objects must be a table of names to classes or functions, got %s", op,
-      type(custom_objects)))
-  end
-  custom_objects = custom_objects or {}
-  if type(config) == "string" then
-    local custom = custom_objects[config]
-    if type(custom) == "function" then return custom end
-    if type(custom) == "table" then return custom() end
-    return M.get(config)
-  end
-  if type(config) ~= "table" or type(config.class_name) ~= "string" then
-    common.error(string.format("%s: expected a name or {class_name=, config=}, got %s", op, tostring(config)))
-  end
-  if config.class_name == "function" then
-    local name = config.config
-    local fn = custom_objects[name] or functions.get(name)
-    if type(fn) ~= "function" then
-      common.error(string.format("%s: unknown metric function '%s'", op, tostring(name)))
-    end
-    return fn
-  end
-  local cls = custom_objects[config.class_name] or classes[config.class_name]
-  if type(cls) ~= "table" then
-    common.error(string.format("%s: unknown metric class '%s'", op, config.class_name))
-  end
-  local c = {}
-  for k, v in pairs(config.config or {}) do c[k] = v end
-  return cls:from_config(c)
-end
+-- registered_name="function"}; nil stays nil. deserialize(config, custom_objects) as
+-- keras.metrics.deserialize: what serialize() gave (or a name, as get() takes it) back as a Metric or a
+-- function; custom_objects maps class or function names to the user's classes and functions, looked up first.
+M.serialize, M.deserialize = require("tide.losses.serialization").make {
+  prefix = "tide.metrics", module = "keras.metrics", noun = "metric", object = "a Metric",
+  is_instance = function(x) return M.is_metric(x) end, function_name = functions.name_of,
+  function_named = functions.get,
+  class_named = function(name) return classes[name] end,
+  get = function(name) return M.get(name) end,
+  hint = "wrap it in a Metric class (tide.metrics.Metric:extend) to serialize it",
+}
 
 -- Every Metric class by name (the face hands them on).
 M.classes = classes
