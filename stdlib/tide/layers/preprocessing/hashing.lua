@@ -133,7 +133,7 @@ HashedCrossing._own_options = { dtype = true }
 M.HashedCrossing = HashedCrossing
 
 function HashedCrossing:init(...)
-  local o = self:_kwargs({ "num_bins", "output_mode", "sparse", "dtype" }, ...)
+  local o = self:_kwargs({ "num_bins", "output_mode", "sparse", "name", "dtype" }, ...)
   check_num_bins(self, o.num_bins)
   self.num_bins = o.num_bins
   self.output_mode = o.output_mode or "int"
