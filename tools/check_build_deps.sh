@@ -38,14 +38,14 @@ if command -v "$cc" >/dev/null 2>&1; then
   has_header protobuf-c/protobuf-c.h || need "protobuf-c (protobuf-c/protobuf-c.h)" libprotobuf-c-dev
   printf '#define PCRE2_CODE_UNIT_WIDTH 8\n#include <pcre2.h>\n' | "$cc" -E -x c - >/dev/null 2>&1 ||
     need "PCRE2 (pcre2.h)" libpcre2-dev
-  has_header unicode/unorm2.h || need "ICU (unicode/unorm2.h, for the tokenizers)" libicu-dev
+  { has_header unicode/unorm2.h && has_header unicode/uscript.h; } ||
+    need "ICU (unicode/unorm2.h, unicode/uscript.h: the tokenizers and unicode_script)" libicu-dev
   has_header png.h || need "libpng (png.h)" libpng-dev
   has_header jpeglib.h || need "libjpeg-turbo (jpeglib.h)" libjpeg62-turbo-dev
   has_header gif_lib.h || need "giflib (gif_lib.h)" libgif-dev
   has_header webp/demux.h || need "libwebp (webp/decode.h, webp/demux.h)" libwebp-dev
   has_header jxl/decode.h || need "libjxl (jxl/decode.h)" libjxl-dev
   has_header zip.h || need "libzip (zip.h)" libzip-dev
-  has_header unicode/uscript.h || need "ICU (unicode/uscript.h)" libicu-dev
 fi
 if ! command -v luajit >/dev/null 2>&1; then
   need "the LuaJIT program (luajit: compiles tide's Lua to bytecode)" luajit
