@@ -219,6 +219,16 @@ describe("tide.io.h5's reader process", function()
     assert.is_true(#h5.open(FIX .. "mlp.weights.h5"):tree() > 3)
   end)
 
+  it("survives a file that crashes libhdf5 (SEGV in H5O_msg_read under H5Dopen; fuzz/fuzz_h5.c)", function()
+    local ok, err = pcall(h5.open, BAD .. "libhdf5_segv.h5")
+    assert.is_false(ok)
+    err = tostring(err)
+    -- signal 11; exit status 1 under SANITIZE=1, where AddressSanitizer catches the SIGSEGV in the child
+    local head = "libhdf5_segv.h5' is not a readable HDF5 file: libhdf5 failed on it with "
+    assert.truthy(err:find(head .. "signal 11", 1, true) or err:find(head .. "exit status 1", 1, true), err)
+    assert.is_true(#h5.open(FIX .. "mlp.weights.h5"):tree() > 3)
+  end)
+
   it("refuses a reader's answer that breaks the protocol", function()
     with_fault("garbage", function()
       h.errors("its reader process sent a broken answer or hung", function()
