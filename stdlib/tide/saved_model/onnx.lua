@@ -2,6 +2,7 @@
 -- (kernels/io/onnx_model.c): tide.onnx.load(path) gives a callable taking and giving tensors by ONNX's names.
 local binding = require "tide.binding"
 local spec = require "tide.tracing.spec"
+local graph_call = require "tide.saved_model.graph_call"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local None, TensorSpec = spec.None, spec.TensorSpec
@@ -42,36 +43,7 @@ end
 
 -- The graph as a function of its inputs in the model's order, giving its outputs in order.
 local function positional(self, m, specs, n_out)
-  local g = C.tide_onnx_model_graph(m)
-  local nin = #specs
-  return function(...)
-    local _ = self -- the graph belongs to the model
-    if select("#", ...) ~= nin then
-      binding.error(fmt("ONNX model takes %d inputs (%s), got %d", nin, table.concat(names_of(specs), ", "),
-        select("#", ...)))
-    end
-    local ins = ffi.new("const tide_tensor *[?]", math.max(nin, 1))
-    local a = { ... }
-    for i = 1, nin do
-      local x = a[i]
-      if not istype(Tensor, x) then
-        binding.error(fmt("ONNX model: input '%s' must be a tensor, got %s", specs[i].name, type(x)))
-      end
-      if not specs[i]:is_compatible_with(x) then
-        binding.error(fmt("ONNX model: input '%s' is %s %s, but the model takes %s %s", specs[i].name, x.dtype,
-          spec.dims_text(x.shape), specs[i].dtype, spec.dims_text(specs[i].shape)))
-      end
-      ins[i - 1] = x
-    end
-    local outs, res = ffi.new("tide_tensor *[?]", math.max(n_out, 1)), {}
-    for i = 1, n_out do
-      res[i] = Tensor()
-      outs[i - 1] = res[i]
-    end
-    if C.tide_graph_run(g, nin, ins, n_out, outs) ~= 0 then binding.raise() end
-    for i = 1, n_out do binding.finish(res[i]) end
-    return unpack(res, 1, n_out)
-  end
+  return graph_call.positional(self, C.tide_onnx_model_graph(m), specs, n_out, "ONNX model")
 end
 
 local Model = {}

@@ -2,6 +2,7 @@
 -- mapped onto tide's ops by C (kernels/io/tf_saved_model.c): signatures take and give tensors by TF's names.
 local binding = require "tide.binding"
 local spec = require "tide.tracing.spec"
+local graph_call = require "tide.saved_model.graph_call"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local None, TensorSpec = spec.None, spec.TensorSpec
@@ -46,37 +47,7 @@ end
 
 -- Signature k as a function of its inputs in order (TF's names, sorted), giving its outputs in order.
 local function positional(model, m, k, sname, specs, n_out)
-  local g = C.tide_tf_saved_model_graph(m, k)
-  local nin = #specs
-  return function(...)
-    local _ = model -- the graph reads the model's variables
-    if select("#", ...) ~= nin then
-      binding.error(fmt("signature '%s' takes %d inputs (%s), got %d", sname, nin,
-        table.concat((function() local t = {} for i, s in ipairs(specs) do t[i] = s.name end return t end)(), ", "),
-        select("#", ...)))
-    end
-    local ins = ffi.new("const tide_tensor *[?]", math.max(nin, 1))
-    local a = { ... }
-    for i = 1, nin do
-      local x = a[i]
-      if not istype(Tensor, x) then
-        binding.error(fmt("signature '%s': input '%s' must be a tensor, got %s", sname, specs[i].name, type(x)))
-      end
-      if not specs[i]:is_compatible_with(x) then
-        binding.error(fmt("signature '%s': input '%s' is %s %s, but the model takes %s %s", sname, specs[i].name,
-          x.dtype, spec.dims_text(x.shape), specs[i].dtype, spec.dims_text(specs[i].shape)))
-      end
-      ins[i - 1] = x
-    end
-    local outs, res = ffi.new("tide_tensor *[?]", math.max(n_out, 1)), {}
-    for i = 1, n_out do
-      res[i] = Tensor()
-      outs[i - 1] = res[i]
-    end
-    if C.tide_graph_run(g, nin, ins, n_out, outs) ~= 0 then binding.raise() end
-    for i = 1, n_out do binding.finish(res[i]) end
-    return unpack(res, 1, n_out)
-  end
+  return graph_call.positional(model, C.tide_tf_saved_model_graph(m, k), specs, n_out, fmt("signature '%s'", sname))
 end
 
 -- load(dir): the TF SavedModel in dir, as {format = "tensorflow", signatures = {name = fn}, functions =
