@@ -194,7 +194,7 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CFLAGS_HOST) -c $< -o $@
 
 $(LIB): $(ENGINE_OBJ)
-	$(CC) -shared -o $@ $^ $(LAPACK_LIBS) $(BLAS_LIBS) -ldnnl $(IO_LIBS) -ldl -lm -pthread $(LDFLAGS_SAN)
+	$(CC) -shared -o $@ $^ $(LAPACK_LIBS) $(BLAS_LIBS) $(IO_LIBS) -ldl -lm -pthread $(LDFLAGS_SAN)
 
 $(FORMATS_LIB): $(FORMATS_OBJ) $(LIB) kernels/io/formats_plugin.map
 	$(CC) -shared -o $@ $(FORMATS_OBJ) -Wl,--version-script=kernels/io/formats_plugin.map -Wl,-z,defs \
@@ -291,7 +291,7 @@ install: all
 	cd stdlib && find tide -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/share/tide/lua/{} \;
 	cd bindings && find tide -name '*.lua' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/share/tide/lua/{} \;
 	install -m 644 $(CDEF) $(DESTDIR)$(PREFIX)/share/tide/lua/tide/cdef.lua
-	tools/tide_pc.sh '$(PREFIX)' '$(TIDE_VERSION)' '$(LAPACK_LIBS) $(BLAS_LIBS) -ldnnl $(IO_LIBS) -lm -pthread' > $(BUILD)/tide.pc
+	tools/tide_pc.sh '$(PREFIX)' '$(TIDE_VERSION)' '$(LAPACK_LIBS) $(BLAS_LIBS) $(IO_LIBS) -lm -pthread' > $(BUILD)/tide.pc
 	install -D -m 644 $(BUILD)/tide.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/tide.pc
 
 clean:

@@ -20,7 +20,11 @@ mkdir -p "$root" "$work/debs" "$work/bundle/build"
 # Every library the binaries load, resolved on this machine.
 bins="$BUILD/libtide.so $BUILD/libtide_formats.so $BUILD/libtidevm.so $BUILD/tide"
 [ -f "$BUILD/libtide_cuda.so" ] && bins="$bins $BUILD/libtide_cuda.so"
-libs=$(for b in $bins "$BUILD"/tests/test_*; do [ -f "$b" ] && ldd "$b" 2>/dev/null; done |
+# and the libraries libtide dlopens on first use (oneDNN, ICU: cpu/onednn_load.c, cpu/icu_load.c), which ldd
+# cannot see.
+dlopened=$(ldconfig -p | sed -nE 's/^[[:space:]]*(libdnnl\.so\.[0-9]+|libicuuc\.so\.[0-9]+) .*=> (\/[^ ]+)$/\2/p')
+libs=$( { for b in $bins "$BUILD"/tests/test_*; do [ -f "$b" ] && ldd "$b" 2>/dev/null; done
+          for d in $dlopened; do ldd "$d" 2>/dev/null; echo "$d => $d (0)"; done; } |
   sed -nE 's/.*=> (\/[^ ]+) .*/\1/p' | sort -u)
 
 # Their packages, minus glibc's and the compiler runtime's (the device has

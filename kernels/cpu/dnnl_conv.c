@@ -9,26 +9,24 @@
  * primitive on OpenMP's threads. (Measured on 2 cores against one primitive on
  * OpenMP's threads: the same speed within noise.) */
 #include "conv.h"
+#include "onednn_load.h"
 #include "signals.h"
 #include "../core/parallel.h"
 
-#include <dnnl.h>
 #include <pthread.h>
 #include <string.h>
 
-/* libgomp's setter, resolved at run time from libdnnl's own dependency (weak:
- * without it oneDNN keeps OpenMP's default count). */
-extern void omp_set_num_threads(int n) __attribute__((weak));
-
-static void set_omp_threads(int n) {
-  if (omp_set_num_threads) omp_set_num_threads(n);
-}
+/* libgomp's setter (found with oneDNN by cpu/onednn_load.c). */
+static void set_omp_threads(int n) { omp_set_num_threads(n); }
 
 static dnnl_engine_t engine;
 static bool engine_ok;
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 
-static void make_engine(void) { engine_ok = dnnl_engine_create(&engine, dnnl_cpu, 0) == dnnl_success; }
+/* The first float32 convolution loads oneDNN; without it convolutions run im2col. */
+static void make_engine(void) {
+  engine_ok = tide_onednn_available() && dnnl_engine_create(&engine, dnnl_cpu, 0) == dnnl_success;
+}
 
 /* One stream per thread: a stream is not meant to be shared by concurrent callers. */
 static _Thread_local dnnl_stream_t thread_stream;
@@ -305,7 +303,7 @@ tide_status tide_dnnl_conv(const char *op, tide_conv_pass pass, const tide_conv_
   memset(&j, 0, sizeof j);
   j.pass = pass, j.g = g, j.x = x, j.w = w, j.y = y;
   /* A few chunks per thread when the batch allows; else one primitive on OpenMP's threads. */
-  bool split = threads > 1 && g->n >= threads && omp_set_num_threads;
+  bool split = threads > 1 && g->n >= threads;
   j.nchunks = split ? (g->n < threads * CHUNKS_PER_THREAD ? g->n : threads * CHUNKS_PER_THREAD) : 1;
   j.nslots = split ? threads : 1;
   j.q = g->n / j.nchunks;

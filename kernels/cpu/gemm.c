@@ -20,10 +20,10 @@
 #include "../core/linalg.h"
 #include "../core/parallel.h"
 #include "gemm_small.h"
+#include "onednn_load.h"
 #include "signals.h"
 
 #include <cblas.h>
-#include <dnnl.h>
 #include <stdio.h>
 
 /* OpenBLAS runs a product of at most this many multiply-adds (M*N*K) on one
@@ -39,10 +39,6 @@ enum { SMALL_MNK = 65536 * 4 };
  * another program busy on one core all were within noise (~200; 2048^3
  * 215/234/258). Two a thread keeps most of both. */
 enum { MIN_TILE = 128, TILES_PER_THREAD = 2 };
-
-/* libgomp's setter, from libdnnl's own dependency (weak: without it float32
- * goes to OpenBLAS, since oneDNN would start OpenMP threads in each tile). */
-extern void omp_set_num_threads(int n) __attribute__((weak));
 
 void tide_blas_single_thread(void) {
   if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
@@ -91,7 +87,9 @@ static void gemm_here(int dt, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
     return;
   }
   double mnk = (double)m * (double)n * (double)k;
-  if (dt == TIDE_FLOAT32 && omp_set_num_threads && (mnk > SMALL_MNK || tide_gemm_small_onednn(mnk))) {
+  /* oneDNN (loaded at the first product it runs) only when each call can be held to one OpenMP thread:
+   * else it would start OpenMP threads in each tile; without it float32 goes to OpenBLAS. */
+  if (dt == TIDE_FLOAT32 && (mnk > SMALL_MNK || tide_gemm_small_onednn(mnk)) && tide_onednn_available()) {
     omp_set_num_threads(1);
     sigset_t held;
     tide_hold_signals(&held); /* a handler inside oneDNN's sgemm corrupts the heap (cpu/signals.h) */
@@ -174,7 +172,7 @@ const char *tide_cpu_gemm_plan(void) {
   static char plan[400];
   snprintf(plan, sizeof plan,
            "one row or column: BLAS gemv; float32 up to %d multiply-adds: %s; larger: tiles over the pool, "
-           "oneDNN sgemm (float32) and OpenBLAS dgemm (float64), one thread each",
-           SMALL_MNK, tide_gemm_small_plan());
+           "%s sgemm (float32) and OpenBLAS dgemm (float64), one thread each",
+           SMALL_MNK, tide_gemm_small_plan(), tide_onednn_available() ? "oneDNN" : "OpenBLAS");
   return plan;
 }

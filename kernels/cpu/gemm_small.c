@@ -17,19 +17,16 @@
  * TIDE_GEMM_DEBUG=1 prints the timings the choice was made on. */
 #include "gemm_small.h"
 
+#include "onednn_load.h"
 #include "signals.h"
 
 #include <cblas.h>
-#include <dnnl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* libgomp's setter (weak, as in gemm.c: without it oneDNN is never chosen). */
-extern void omp_set_num_threads(int n) __attribute__((weak));
 
 static pthread_once_t measured = PTHREAD_ONCE_INIT;
 static double crossover = INFINITY; /* multiply-adds from which oneDNN runs a small product */
@@ -119,8 +116,8 @@ static bool pinned(void) {
 }
 
 static void decide(void) {
-  if (!omp_set_num_threads) {
-    snprintf(how, sizeof how, "OpenBLAS (oneDNN cannot be held to one thread)");
+  if (!tide_onednn_available()) { /* (it loads oneDNN, to time it) */
+    snprintf(how, sizeof how, "OpenBLAS (%.120s)", tide_onednn_error());
     return;
   }
   if (!pinned()) measure();
