@@ -173,6 +173,8 @@ for _, mod in ipairs { linalg_ops, decomp_ops, norm_ops } do
   for name, fn in pairs(mod) do tide.linalg[name] = fn end
 end
 tide.linalg.einsum = tide.einsum
+-- tf.linalg's LinearOperator classes (tide.linalg.LinearOperatorDiag, ...): structured operators, ops/linop/.
+for name, cls in pairs(require "tide.ops.linop") do tide.linalg[name] = cls end
 tide.math.l2_normalize = norm_ops.l2_normalize
 
 -- tide.nn.*: activations, softmax and losses, norms, dropout, convolutions and pooling.
