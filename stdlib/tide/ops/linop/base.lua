@@ -270,8 +270,10 @@ function LinearOperator:assert_non_singular()
 end
 function LinearOperator:assert_positive_definite()
   self:_check_square("assert_positive_definite")
-  local ok = pcall(decomp.cholesky, self:to_dense())
-  if not ok then M.error(self, "assert_positive_definite: the operator is not positive definite") end
+  local ok, l = pcall(decomp.cholesky, self:to_dense())
+  if not ok or reduce.reduce_any(math_ops.is_nan(l)):item() then -- NaN where not PD
+    M.error(self, "assert_positive_definite: the operator is not positive definite")
+  end
 end
 function LinearOperator:assert_self_adjoint()
   local d = self:to_dense()
