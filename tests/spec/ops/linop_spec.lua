@@ -23,6 +23,17 @@ end
 local function shift(m, c) return L.set_diag(m, L.diag_part(m) + c) end
 
 describe("tide.linalg.LinearOperator", function()
+  it("tide.linalg names every class, loaded on first use", function()
+    local names = getmetatable(L).__lazy
+    for name, cls in pairs(require "tide.ops.linop") do
+      assert(names[name], "tide.linalg does not list " .. name)
+      assert.equal(cls, L[name])
+    end
+    for name in pairs(names) do
+      if name:find("^LinearOperator") then assert(require("tide.ops.linop")[name], name .. " is no class") end
+    end
+  end)
+
   it("broadcasts batch shapes as TF", function()
     local d = L.LinearOperatorDiag(R({ 2, 3 }, 1, 2, 1))
     local x = R({ 3, 4 }, -1, 1, 2)
