@@ -82,6 +82,45 @@ describe("tide.linalg.LinearOperator", function()
     close(L.LinearOperatorDiag(tide.tensor({ 2, -8 }, f64)):cond(), tide.tensor(4, f64))
   end)
 
+  it("traces with known dims, and says so for None dims", function()
+    local d = tide.tensor({ 1.5, -2, 3 }, f64)
+    local f = tide.trace(function(x)
+      local op = L.LinearOperatorKronecker({ L.LinearOperatorDiag(d), L.LinearOperatorIdentity(2, { dtype = f64 }) })
+      return op:solve(x)
+    end)
+    local x = R({ 6, 2 }, -1, 1, 30)
+    close(f(x), L.solve(tide.linalg.diag(tide.tensor({ 1.5, 1.5, -2, -2, 3, 3 }, f64)), x))
+    local g = tide.trace(function(v) return L.LinearOperatorDiag(v):log_abs_determinant() end,
+      { tide.TensorSpec({ tide.None }, f64) })
+    raises("needs tensors of known shape", function() g(d) end)
+  end)
+
+  it("keeps float32, and makes a Lua number multiplier float32", function()
+    local c = L.LinearOperatorCirculant(tide.signal.fft(tide.tensor({ 4, 1, 0.5, 0.25 })))
+    assert.equal("float32", c:to_dense().dtype)
+    assert.equal("float32", c:solve(tide.ones({ 4, 1 })).dtype)
+    local s = L.LinearOperatorScaledIdentity(2, 3)
+    assert.equal("float32", s.dtype)
+    assert.same({ { 3, 3 }, { 3, 3 } }, s:matmul(tide.ones({ 2, 2 })):totable())
+  end)
+
+  it("can be subclassed: a class with _to_dense gets every method", function()
+    local class = require "tide.class"
+    local My = class("MyOperator", L.LinearOperator)
+    function My:__init(m)
+      self.m = m
+      L.LinearOperator.__init(self, { dtype = m.dtype, shape = m.shape:as_list(), is_self_adjoint = true })
+    end
+    function My:_to_dense() return self.m end
+    local m = tide.tensor({ { 2, 1 }, { 1, 3 } }, f64)
+    local op = My(m)
+    assert.is_true(op.is_square)
+    close(op:solve(tide.ones({ 2, 1 }, f64)), tide.tensor({ { 0.4 }, { 0.2 } }, f64))
+    close(op:determinant(), tide.tensor(5, f64))
+    close(op:inverse():to_dense(), L.inv(m))
+    close(tide.sort(op:eigvals()), L.eigvalsh(m))
+  end)
+
   it("refuses bad arguments with messages naming them", function()
     local a = L.LinearOperatorFullMatrix(tide.linalg.eye(2, { dtype = f64 }))
     raises("operators[2] must be a LinearOperator", function() L.LinearOperatorComposition({ a, 3 }) end)

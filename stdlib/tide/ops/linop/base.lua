@@ -29,7 +29,8 @@ function M.error(op, msg, ...) binding.error(fmt("%s: " .. msg, op.name or "Line
 function M.dims(t)
   local d = t.shape:as_list()
   for _, n in ipairs(d) do
-    if type(n) ~= "number" then binding.error("LinearOperator: needs tensors of known shape, got " .. tostring(t.shape)) end
+    if type(n) ~= "number" then binding.error("LinearOperator: needs tensors of known shape (operators are planned from static dims; " ..
+        "trace with a signature of known dims), got " .. tostring(t.shape)) end
   end
   return d
 end

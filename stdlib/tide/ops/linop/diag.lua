@@ -115,7 +115,9 @@ function ScaledIdentity:__init(num_rows, multiplier, o)
   base.fixed_hint(self, o, "is_self_adjoint", true, "a real scaled identity operator is always self-adjoint")
   local n = identity_dims(self, num_rows, {})
   if multiplier == nil then base.error(self, "multiplier is nil; expected a tensor") end
-  self.multiplier = convert.arg(multiplier, self.name)
+  -- a Lua number is float32 (TF's 3.0; Lua has no separate integer literal), a tensor keeps its dtype
+  self.multiplier = type(multiplier) == "number" and convert.tensor(multiplier, "float32", self.name)
+    or convert.arg(multiplier, self.name)
   self.num_rows = n
   local dims = base.dims(self.multiplier)
   dims[#dims + 1], dims[#dims + 2] = n, n
