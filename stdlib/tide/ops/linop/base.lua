@@ -81,6 +81,17 @@ function M.arg(op, x, what)
   return x
 end
 
+-- A float tensor argument of a constructor; the first one fixes the operator's dtype, so the others must match.
+local FLOAT = { float16 = true, bfloat16 = true, float32 = true, float64 = true }
+function M.float_arg(op, x, what)
+  x = M.arg(op, x, what)
+  if not FLOAT[x.dtype] then
+    M.error(op, "%s must be a float tensor (float16, bfloat16, float32 or float64), got %s", what, x.dtype)
+  end
+  op.dtype = op.dtype or x.dtype
+  return x
+end
+
 M.adj = linalg.matrix_transpose -- real dtypes only: the adjoint is the transpose
 
 -- Hints as TF's LinearOperator.__init__ checks and implies them. `o` holds the constructor's options;

@@ -40,11 +40,11 @@ local function make(depth, tf_name)
     if spectrum == nil then base.error(self, "spectrum is nil; expected a tensor or {real =, imag =}") end
     local re, im
     if signal.is_complex(spectrum) then
-      re = base.arg(self, spectrum.real, "spectrum.real")
+      re = base.float_arg(self, spectrum.real, "spectrum.real")
       self.dtype = re.dtype
-      im = base.arg(self, spectrum.imag, "spectrum.imag")
+      im = base.float_arg(self, spectrum.imag, "spectrum.imag")
     else
-      re = base.arg(self, spectrum, "spectrum")
+      re = base.float_arg(self, spectrum, "spectrum")
       im = create.zeros_like(re)
       -- a real spectrum makes a self-adjoint operator (TF's check)
       base.fixed_hint(self, o, "is_self_adjoint", true, "a real spectrum always makes a self-adjoint operator")

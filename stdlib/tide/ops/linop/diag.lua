@@ -28,7 +28,7 @@ function Diag:__init(diag, o)
   self.name = o.name or "LinearOperatorDiag"
   base.fixed_hint(self, o, "is_square", true, "only square diagonal operators are supported (is_square)")
   base.fixed_hint(self, o, "is_self_adjoint", true, "a real diagonal operator is always self-adjoint")
-  diag = base.arg(self, diag, "diag")
+  diag = base.float_arg(self, diag, "diag")
   if diag.ndim < 1 then base.error(self, "diag must have rank 1 or more, got a scalar") end
   self.diag = diag
   local dims = base.dims(diag)

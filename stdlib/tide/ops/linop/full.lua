@@ -12,10 +12,7 @@ local LO = base.LinearOperator
 
 -- The matrix argument of a constructor: a float tensor of rank 2 or more.
 local function matrix_arg(op, m, what)
-  m = base.arg(op, m, what)
-  if m.dtype ~= "float32" and m.dtype ~= "float64" and m.dtype ~= "float16" and m.dtype ~= "bfloat16" then
-    base.error(op, "%s must be a float tensor, got %s", what, m.dtype)
-  end
+  m = base.float_arg(op, m, what)
   if m.ndim < 2 then base.error(op, "%s must have rank 2 or more, got shape %s", what, tostring(m.shape)) end
   return m
 end

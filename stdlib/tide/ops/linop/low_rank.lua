@@ -25,8 +25,8 @@ function LowRankUpdate:__init(base_operator, u, o)
   if not base_operator.is_square then base.error(self, "base_operator must be square") end
   self.base_operator = base_operator
   self.dtype = base_operator.dtype
-  self.u = base.arg(self, u, "u")
-  self.v = o.v ~= nil and base.arg(self, o.v, "v") or nil
+  self.u = base.float_arg(self, u, "u")
+  self.v = o.v ~= nil and base.float_arg(self, o.v, "v") or nil
   local ud = base.dims(self.u)
   local n = base_operator.domain_dimension
   if #ud < 2 or ud[#ud - 1] ~= n then
@@ -41,7 +41,7 @@ function LowRankUpdate:__init(base_operator, u, o)
     end
   end
   if o.diag_update ~= nil then
-    self.diag_update = base.arg(self, o.diag_update, "diag_update")
+    self.diag_update = base.float_arg(self, o.diag_update, "diag_update")
     local dd = base.dims(self.diag_update)
     if #dd < 1 or dd[#dd] ~= k then
       base.error(self, "diag_update must be [..., %d] (u's K), got shape (%s)", k, table.concat(dd, ","))

@@ -16,7 +16,7 @@ local LO = base.LinearOperator
 local copy = base.copy
 
 local function vector_arg(op, v, what)
-  v = base.arg(op, v, what)
+  v = base.float_arg(op, v, what)
   if v.ndim < 1 then base.error(op, "%s must have rank 1 or more, got a scalar", what) end
   return v
 end
@@ -203,12 +203,12 @@ function Tridiag:__init(diagonals, o)
     c = shape.stack({ vector_arg(self, diagonals[1], "superdiag"), vector_arg(self, diagonals[2], "maindiag"),
       vector_arg(self, diagonals[3], "subdiag") }, -2)
   elseif fmt_ == "matrix" then
-    local m = base.arg(self, diagonals, "diagonals")
+    local m = base.float_arg(self, diagonals, "diagonals")
     local d = base.dims(m)
     if #d < 2 or d[#d] ~= d[#d - 1] then base.error(self, "a matrix of diagonals must be square, got shape (%s)", table.concat(d, ",")) end
     c = linalg.diag_part(m, { k = { -1, 1 }, align = "LEFT_RIGHT" })
   else
-    c = base.arg(self, diagonals, "diagonals")
+    c = base.float_arg(self, diagonals, "diagonals")
     local d = base.dims(c)
     if #d < 2 or d[#d - 1] ~= 3 then base.error(self, "compact diagonals must be [..., 3, N], got shape (%s)", table.concat(d, ",")) end
   end
