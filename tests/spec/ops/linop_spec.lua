@@ -95,6 +95,15 @@ describe("tide.linalg.LinearOperator", function()
     raises("needs tensors of known shape", function() g(d) end)
   end)
 
+  it("gives a permutation's determinant from its inversions", function()
+    for _, p in ipairs { { 2, 0, 1 }, { 1, 0, 2 }, { 0, 1, 2 }, { 3, 1, 0, 2 }, { 4, 3, 2, 1, 0 }, { 1, 0, 3, 2, 5, 4 } } do
+      local op = L.LinearOperatorPermutation(tide.tensor(p, "int32"), { dtype = f64 })
+      close(op:determinant(), L.det(op:to_dense()))
+    end
+    local batch = L.LinearOperatorPermutation(tide.tensor({ { 2, 0, 1 }, { 1, 0, 2 } }, "int32"))
+    assert.same({ 1, -1 }, batch:determinant():totable())
+  end)
+
   it("keeps float32, and makes a Lua number multiplier float32", function()
     local c = L.LinearOperatorCirculant(tide.signal.fft(tide.tensor({ 4, 1, 0.5, 0.25 })))
     assert.equal("float32", c:to_dense().dtype)

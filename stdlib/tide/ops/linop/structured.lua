@@ -174,6 +174,13 @@ function Permutation:_matmul(x, adjoint, adjoint_arg)
 end
 function Permutation:_solve(rhs, adjoint, adjoint_arg) return self:_matmul(rhs, not adjoint, adjoint_arg) end
 function Permutation:_to_dense() return shape.one_hot(self.perm, self.domain_dimension, { dtype = self.dtype }) end
+-- det P = (-1)^(the number of inversions, pairs i < j with perm[i] > perm[j]): O(n^2), no factorization.
+function Permutation:_determinant()
+  local p = self.perm
+  local gt = math_ops.cast(math_ops.greater(shape.expand_dims(p, -1), shape.expand_dims(p, -2)), self.dtype)
+  local count = reduce.reduce_sum(linalg.band_part(gt, 0, -1), { -2, -1 })
+  return 1 - 2 * math_ops.floormod(count, 2)
+end
 function Permutation:_log_abs_determinant() return create.zeros(copy(self.batch_shape), self.dtype) end
 function Permutation:_diag_part()
   local ar = create.range(0, self.domain_dimension, 1, self.perm.dtype)
