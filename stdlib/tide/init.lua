@@ -212,7 +212,17 @@ function namespaces.linalg()
   for _, mod in ipairs { linalg_ops, require "tide.ops.linalg_decomp", norm_ops } do
     for name, fn in pairs(mod) do t[name] = fn end
   end
-  return t
+  -- tf.linalg's LinearOperator classes (structured operators, ops/linop/) load on first use too
+  -- (tests/spec/ops/linop_spec.lua checks this list against the classes).
+  local loaders = {}
+  for _, short in ipairs { "", "Adjoint", "BlockDiag", "BlockLowerTriangular", "Circulant", "Circulant2D",
+                           "Circulant3D", "Composition", "Diag", "FullMatrix", "Householder", "Identity", "Inversion",
+                           "Kronecker", "LowRankUpdate", "LowerTriangular", "Permutation", "ScaledIdentity",
+                           "Toeplitz", "Tridiag", "Zeros" } do
+    local name = "LinearOperator" .. short
+    loaders[name] = function() return require("tide.ops.linop")[name] end
+  end
+  return lazy(t, loaders)
 end
 
 -- tide.nn.*: activations, softmax and losses, norms, dropout, convolutions and pooling.
