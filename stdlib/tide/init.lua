@@ -182,7 +182,8 @@ for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "t
 end
 for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_conv_nd",
                        require "tide.ops.nn_more", require "tide.ops.nn_pool_more", require "tide.ops.morphology",
-                       require "tide.ops.nn_forms", require "tide.ops.embedding_sparse" } do
+                       require "tide.ops.nn_forms", require "tide.ops.embedding_sparse",
+                       require "tide.ops.nn_pool_index", require "tide.ops.nn_space" } do
   for name, fn in pairs(mod) do
     if type(fn) == "function" then tide.nn[name] = fn end
   end

@@ -8,6 +8,8 @@ local shape = require "tide.ops.shape"
 local math_ops = require "tide.ops.math"
 local reduce = require "tide.ops.reduce"
 local segment = require "tide.ops.segment"
+local create = require "tide.ops.create"
+local dyn = require "tide.ops.dynamic_shape"
 local random = require "tide.random"
 local fmt = string.format
 
@@ -112,8 +114,7 @@ function M.max_pool_with_argmax(input, ksize, strides, padding, ...)
   for i = 0, c - 1 do cs[i + 1] = i end
   local idx = (y * w + xx) * c + shape.reshape(convert.tensor(cs, "int64"), { 1, 1, 1, c })
   if args.bool(op, "include_batch_in_index", o.include_batch_in_index, false) then
-    local b = math_ops.cast(shape.reshape(require("tide.ops.create").range(0, shape.shape(x)[0] or n), { -1, 1, 1, 1 }),
-      "int64")
+    local b = shape.reshape(math_ops.cast(create.range(0, dyn.size_along(x, 0)), "int64"), { -1, 1, 1, 1 })
     idx = idx + b * (h * w * c)
   end
   if out_dt == "int32" then idx = math_ops.cast(idx, "int32") end
