@@ -233,7 +233,8 @@ function namespaces.nn()
   end
   for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_conv_nd",
                          require "tide.ops.nn_more", require "tide.ops.nn_pool_more", require "tide.ops.morphology",
-                         require "tide.ops.nn_forms", require "tide.ops.embedding_sparse" } do
+                         require "tide.ops.nn_forms", require "tide.ops.embedding_sparse",
+                         require "tide.ops.nn_pool_index", require "tide.ops.nn_space" } do
     for name, fn in pairs(mod) do
       if type(fn) == "function" then nn[name] = fn end
     end

@@ -62,7 +62,7 @@ end
 -- keras.ops' linspace, argmax and argmin live with their families (keras_array, keras_reduce).
 local FAMILIES = { require "tide.ops.keras_math", require "tide.ops.keras_reduce", require "tide.ops.keras_array",
   require "tide.ops.keras_index", require "tide.ops.keras_linalg", require "tide.ops.keras_nn",
-  require "tide.ops.keras_spatial" }
+  require "tide.ops.keras_spatial", require "tide.ops.keras_signal" }
 for _, fam in ipairs(FAMILIES) do
   for k, v in pairs(fam) do M[k] = v end
 end

@@ -1,7 +1,7 @@
 -- stdlib/tide/sparse/ops.lua — tf.sparse's ops on tide.SparseTensor that move indices: add, concat,
--- expand_dims, eye, fill_empty_rows, reset_shape, reshape, retain, slice, split, transpose, to_indicator,
--- maximum/minimum, the reductions, bincount and cross. Values go through tide ops (they keep gradients);
--- the index bookkeeping is Lua's, so these run eagerly (their result counts are data, as TF's).
+-- expand_dims, eye, fill_empty_rows, mask (of IndexedSlices), reset_shape, reshape, retain, slice, split,
+-- transpose, to_indicator, maximum/minimum, the reductions, bincount and cross. Values go through tide ops
+-- (they keep gradients); the index bookkeeping is Lua's, so these run eagerly (their result counts are data, as TF's).
 local binding = require "tide.binding"
 local convert = require "tide.convert"
 local trace_context = require "tide.trace_context"
@@ -295,6 +295,46 @@ function M.retain(sp, keep)
     if keep[k] then out[#out + 1] = row; take[#take + 1] = k - 1 end
   end
   return build(out, sp.values, take, sp:shape_list())
+end
+
+-- mask(a, mask_indices) as tf.sparse.mask: a is TF's IndexedSlices as a table {values =, indices =, dense_shape =}
+-- (tide has no IndexedSlices class); the result is one too, without the slices whose index is in mask_indices
+-- (TF's setdiff1d: order and repeats of the others kept). The values are gathered (they keep gradients).
+function M.mask(a, mask_indices)
+  local op = "tide.sparse.mask"
+  if type(a) ~= "table" or binding.istensor(a) or sparse.is_sparse(a) or a.values == nil or a.indices == nil then
+    binding.error(op .. ": a must be IndexedSlices, a table {values =, indices =, dense_shape =}" ..
+      (sparse.is_sparse(a) and " (got a tide.SparseTensor)" or ""))
+  end
+  local idx = convert.arg(a.indices, op)
+  local vals = convert.arg(a.values, op)
+  local mi = convert.arg(mask_indices, op)
+  if trace_context.is_symbolic(idx) or trace_context.is_symbolic(mi) then
+    binding.error(op .. ": works eagerly only (its result count is data)")
+  end
+  if idx.ndim ~= 1 or mi.ndim ~= 1 then
+    binding.error(fmt("%s: indices and mask_indices must be 1-D, got shapes %s and %s", op, tostring(idx.shape),
+      tostring(mi.shape)))
+  end
+  if idx.dtype ~= "int32" and idx.dtype ~= "int64" then
+    binding.error(fmt("%s: indices must be int32 or int64, got %s", op, idx.dtype))
+  end
+  if mi.dtype ~= idx.dtype then
+    binding.error(fmt("%s: mask_indices must have the indices' dtype %s, got %s", op, idx.dtype, mi.dtype))
+  end
+  if vals.ndim < 1 or tonumber(vals.dims[0]) ~= tonumber(idx.dims[0]) then
+    binding.error(fmt("%s: values must have one slice per index (%d), got shape %s", op, tonumber(idx.dims[0]),
+      tostring(vals.shape)))
+  end
+  local drop = {}
+  for _, v in ipairs(mi:totable()) do drop[v] = true end
+  local take = {}
+  for k, v in ipairs(idx:totable()) do
+    if not drop[v] then take[#take + 1] = k - 1 end
+  end
+  local t = convert.tensor(take, "int32")
+  if #take == 0 then t = create_ops.zeros({ 0 }, "int32") end
+  return { values = s.gather(vals, t, 0), indices = s.gather(idx, t, 0), dense_shape = a.dense_shape }
 end
 
 -- slice(sp_input, start, size): the entries inside the box, moved to its origin (the box clipped to the shape).

@@ -79,6 +79,11 @@ describe("tide.sparse ops", function()
     check("reshape", sp.reshape(A(), { 9 }))
     check("reshape_infer", sp.reshape(R3(), { -1, 3 }))
     check("retain", sp.retain(A(), { true, false, true, false }))
+    local MV, MI = tide.tensor { { 1, 2 }, { 3, 4 }, { 5, 6 }, { 7, 8 } }:cast("float32"), tide.tensor { 12, 26, 12, 37 }
+    for _, c in ipairs { { "mask", { 12, 45 } }, { "mask_none", { 99 } }, { "mask_all", { 37, 26, 12 } } } do
+      local r = sp.mask({ values = MV, indices = MI, dense_shape = tide.tensor { 40, 2 } }, tide.tensor(c[2]))
+      check(c[1], r.values, r.indices, r.dense_shape)
+    end
     check("segment_sum", sp.segment_sum(D, { 0, 2, 1, 2 }, { 0, 0, 1, 1 }))
     check("segment_mean", sp.segment_mean(D, { 0, 2, 1 }, { 0, 0, 2 }))
     check("segment_sqrt_n", sp.segment_sqrt_n(D, { 0, 1, 2 }, { 0, 0, 0 }, 2))
@@ -163,6 +168,13 @@ describe("tide.sparse ops", function()
       { function() sp.reshape(A(), { 4, -1 }) end, "tide.sparse.reshape: cannot reshape 9 elements into [4, -1]" },
       { function() sp.reshape(A(), { -1, -1 }) end, "tide.sparse.reshape: at most one dim may be -1" },
       { function() sp.retain(A(), { true }) end, "tide.sparse.retain: to_retain must hold 4 booleans (one per value)" },
+      { function() sp.mask(A(), tide.tensor { 1 }) end, "tide.sparse.mask: a must be IndexedSlices, a table {values =, indices =, dense_shape =}" },
+      { function() sp.mask({ values = D, indices = tide.tensor { 0, 1 } }, tide.tensor { 1 }) end,
+        "tide.sparse.mask: values must have one slice per index (2), got shape (3, 4)" },
+      { function() sp.mask({ values = D, indices = tide.tensor { 0, 1, 2 } }, tide.tensor({ 1 }, "int64")) end,
+        "tide.sparse.mask: mask_indices must have the indices' dtype int32, got int64" },
+      { function() sp.mask({ values = D, indices = tide.tensor { 0.5, 1, 2 } }, tide.tensor { 1 }) end,
+        "tide.sparse.mask: indices must be int32 or int64, got float32" },
       { function() sp.slice(A(), { 0 }, { 1, 1 }) end, "tide.sparse.slice: start and size must have 2 entries" },
       { function() sp.split(A(), 0, 0) end, "tide.sparse.split: num_split must be a whole number >= 1" },
       { function() sp.split(A(), 2, 5) end, "tide.sparse.split: axis 5 out of range for rank 2" },
