@@ -310,6 +310,8 @@ local keras = {
   onnx = function() return require "tide.saved_model.onnx" end,
   -- Keras 3's files (.keras, .weights.h5) and the saving entry points (keras.saving)
   saving = function() keras_models(); return require "tide.saving" end,
+  -- keras.applications (MobileNetV2, ResNet50/101/152, VGG16/19), with the saving floor for weights files
+  applications = function() keras_models(); return require "tide.applications" end,
   -- file formats (TFRecord, tf.train.Example) and TF's SparseTensor
   io = function() return require "tide.io" end,
   SparseTensor = function() return require("tide.sparse_tensor").SparseTensor end,

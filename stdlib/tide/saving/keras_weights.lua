@@ -20,6 +20,7 @@ local layer_mod = require "tide.layers.layer"
 local tracking = require "tide.layers.tracking"
 local sequential = require "tide.models.sequential"
 local core = require "tide.layers.core"
+local legacy_weights = require "tide.saving.keras_legacy_weights"
 
 local fmt = string.format
 local M = {}
@@ -241,10 +242,15 @@ function M.load_file(model, f, file_name)
   if not rawget(model, "built") then
     binding.error(fmt("%s: load_weights: the model is not built; build it or call it once first", who(model)))
   end
+  if not (f:get("vars") or f:get("layers") or f:get("optimizer")) and legacy_weights.root(f) then
+    return legacy_weights.load_file(model, f, file_name, who(model))
+  end
   if not (f:get("vars") or f:get("layers") or f:get("optimizer")) then
     local legacy = f:get("model_weights") and "a legacy TF-Keras model file (model.save(\"x.h5\"))" or
       "not Keras 3's weights layout (a legacy TF-Keras weights file, or another HDF5 file)"
-    binding.error(fmt("%s: load_weights: '%s' is %s; tide reads Keras 3's .weights.h5 layout (layers/<name>/vars/<i>): " ..
+    binding.error(fmt("%s: load_weights: '%s' is %s; tide reads Keras 3's .weights.h5 layout (layers/<name>/vars/<i>), " ..
+      "and the legacy layout when its layer_names are fixed-length strings (the files keras.applications downloads; " ..
+      "Keras 3's legacy writer makes them variable-length, which tide's HDF5 reader does not read): " ..
       "save the weights again with Keras 3's model.save_weights(\"x.weights.h5\")", who(model), file_name, legacy))
   end
   local entries = M.entries(model)
