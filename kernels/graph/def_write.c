@@ -26,8 +26,14 @@ void gdef_tensors_free(gdef_tensors *t) {
 static int add_tensor(gdef_tensors *t, const tide_tensor *v) {
   if (t->n == t->cap) {
     int cap = t->cap ? 2 * t->cap : 16;
-    tide_tensor *grown = realloc(t->items, (size_t)cap * sizeof *grown);
+    /* not realloc: an inline tensor's header points into itself (tide/tensor.h), so each is moved by
+     * tide_tensor_share, which points the copy at its own bytes; the old headers' references pass to the new */
+    tide_tensor *grown = malloc((size_t)cap * sizeof *grown);
     if (!grown) return -1;
+    for (int i = 0; i < t->n; i++) tide_tensor_share(&grown[i], &t->items[i]);
+    for (int i = 0; i < t->n; i++)
+      if (t->items[i].storage && !(t->items[i].flags & TIDE_TENSOR_INLINE)) tide_tensor_release(&t->items[i]);
+    free(t->items);
     t->items = grown;
     t->cap = cap;
   }

@@ -63,6 +63,17 @@ tide_status tf_map_pool(tf_import *im, const Tensorflow__NodeDef *node, int n_in
 tide_status tf_map_batch_norm(tf_import *im, const Tensorflow__NodeDef *node, int n_in, tf_val *const *in, int n_out,
                               tf_val *out);
 
+/* Transformer encoders' ops (tf_ops_more.c): Einsum, OneHot, ResourceGather; and StridedSlice with bounds
+ * computed at run time (masks as TF's attrs), which tf_ops.c's StridedSlice hands on. */
+tide_status tf_map_einsum(tf_import *im, const Tensorflow__NodeDef *node, int n_in, tf_val *const *in, int n_out,
+                          tf_val *out);
+tide_status tf_map_one_hot(tf_import *im, const Tensorflow__NodeDef *node, int n_in, tf_val *const *in, int n_out,
+                           tf_val *out);
+tide_status tf_map_resource_gather(tf_import *im, const Tensorflow__NodeDef *node, int n_in, tf_val *const *in,
+                                   int n_out, tf_val *out);
+tide_status tf_map_strided_slice_dynamic(const Tensorflow__NodeDef *node, int n_in, tf_val *const *in,
+                                         int64_t begin_mask, int64_t end_mask, int64_t shrink, tf_val *out);
+
 /* The mapping of TF op `name`, or NULL when tide does not map it. */
 const tf_op *tf_op_find(const char *name);
 /* Node's output count for op (a list output counts what its attrs say). */

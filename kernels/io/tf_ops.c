@@ -419,15 +419,21 @@ MAP(map_squeeze) {
   return run1(TIDE_OP_SQUEEZE, &a, 1, &x, &out[0]);
 }
 
-/* StridedSlice: begin, end and strides known; TF's begin, end and shrink masks
- * are tide slice's (ellipsis and new-axis masks are not mapped). */
+/* StridedSlice: TF's begin, end and shrink masks are tide slice's; new-axis entries are size-1 dims inserted
+ * after the slice; bounds computed at run time go to tf_map_strided_slice_dynamic (tf_ops_more.c). */
 MAP(map_strided_slice) {
   UNUSED;
   const tide_tensor *x = NULL;
   tide_status st = tensor_in(in, n_in, 0, &x);
   if (st) return st;
-  if (attr_i(node, "ellipsis_mask", 0) || attr_i(node, "new_axis_mask", 0))
-    return TIDE_FAIL(TIDE_ERR_VALUE, "a StridedSlice with an ellipsis or new-axis mask is not mapped");
+  int64_t new_axis = attr_i(node, "new_axis_mask", 0), shrink = attr_i(node, "shrink_axis_mask", 0);
+  int64_t bmask = attr_i(node, "begin_mask", 0), emask = attr_i(node, "end_mask", 0);
+  if (attr_i(node, "ellipsis_mask", 0))
+    return TIDE_FAIL(TIDE_ERR_VALUE, "a StridedSlice with an ellipsis mask is not mapped");
+  if (n_in >= 3 && (!tf_val_known(in[1]) || !tf_val_known(in[2]))) {
+    if (new_axis) return TIDE_FAIL(TIDE_ERR_VALUE, "a StridedSlice with a new-axis mask and run-time bounds is not mapped");
+    return tf_map_strided_slice_dynamic(node, n_in, in, bmask, emask, shrink, out);
+  }
   int64_t b[TIDE_MAX_DIMS], e[TIDE_MAX_DIMS], s[TIDE_MAX_DIMS];
   int nb = 0, ne = 0, ns = 0;
   st = known_ints(in, n_in, 1, "begin", b, TIDE_MAX_DIMS, &nb);
@@ -437,15 +443,37 @@ MAP(map_strided_slice) {
     st = TIDE_FAIL(TIDE_ERR_VALUE, "begin, end and strides have %d, %d and %d values", nb, ne, ns);
   if (st) return st;
   tide_attrs a = {0};
+  int kept = 0, out_dim = 0, n_new = 0;
+  int32_t new_at[TIDE_MAX_DIMS];
   for (int d = 0; d < nb; d++) {
-    a.ints[3 * d] = b[d];
-    a.ints[3 * d + 1] = e[d];
-    a.ints[3 * d + 2] = s[d];
+    if (new_axis >> d & 1) { /* a new size-1 dim at this place of the result */
+      new_at[n_new++] = out_dim++;
+      continue;
+    }
+    a.ints[3 * kept] = b[d];
+    a.ints[3 * kept + 1] = e[d];
+    a.ints[3 * kept + 2] = s[d];
+    a.n |= (shrink >> d & 1) << kept;
+    a.m |= (bmask >> d & 1) << kept | ((emask >> d & 1) << kept) << 8;
+    out_dim += !(shrink >> d & 1);
+    kept++;
   }
-  a.nints = 3 * nb;
-  a.n = attr_i(node, "shrink_axis_mask", 0);
-  a.m = (attr_i(node, "begin_mask", 0) & 0xff) | (attr_i(node, "end_mask", 0) & 0xff) << 8;
-  return run1(TIDE_OP_SLICE, &a, 1, &x, &out[0]);
+  a.nints = 3 * kept;
+  if (n_new == 0) return run1(TIDE_OP_SLICE, &a, 1, &x, &out[0]);
+  tf_val cur = {.var = -1};
+  st = kept ? run1(TIDE_OP_SLICE, &a, 1, &x, &cur) : tf_val_copy(&cur, in[0]);
+  for (int k = 0; !st && k < n_new; k++) {
+    tide_attrs ex = {0};
+    ex.axis = new_at[k];
+    tf_val nx = {.var = -1};
+    const tide_tensor *ei[1] = {&cur.t};
+    st = run1(TIDE_OP_EXPAND_DIMS, &ex, 1, ei, &nx);
+    if (!st) st = tf_val_copy(&cur, &nx);
+    tf_val_release(&nx);
+  }
+  if (!st) st = tf_val_copy(&out[0], &cur);
+  tf_val_release(&cur);
+  return st;
 }
 
 MAP(map_gather) {
@@ -525,6 +553,9 @@ static const tf_op OPS[] = {
     {"GatherV2", map_gather, 1, NULL},          {"Pad", map_pad, 1, NULL},
     {"PadV2", map_pad, 1, NULL},                {"AddN", map_add_n, 1, NULL},
     {"Select", map_select, 1, NULL},
+    /* tf_ops_more.c */
+    {"Einsum", tf_map_einsum, 1, NULL},         {"OneHot", tf_map_one_hot, 1, NULL},
+    {"ResourceGather", tf_map_resource_gather, 1, NULL},
     /* tf_ops_nn.c */
     {"Conv2D", tf_map_conv, 1, NULL},           {"DepthwiseConv2dNative", tf_map_conv, 1, NULL},
     {"MaxPool", tf_map_pool, 1, NULL},          {"AvgPool", tf_map_pool, 1, NULL},

@@ -3,6 +3,7 @@
  * each signature imported into a finalized tide graph (tf_import.c, tf_ops.c). */
 #include "tf_internal.h"
 #include "../core/internal.h"
+#include "../graph/graph_def.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 typedef struct tf_sig {
   char *name;
   tide_graph *g;
+  tide_graph_def *def;                        /* g as data, made on first request (tide_tf_saved_model_def) */
   int n_in, n_out;
   const char **in_names, **out_names;        /* TF's keys, sorted */
   const Tensorflow__TensorInfo **in_info, **out_info;
@@ -44,6 +46,7 @@ void tide_tf_saved_model_free(tide_tf_saved_model *m) {
   if (!m) return;
   for (int k = 0; m->sigs && k < m->n_sigs; k++) {
     tide_graph_free(m->sigs[k].g);
+    tide_graph_def_free(m->sigs[k].def);
     free(m->sigs[k].name);
     free(m->sigs[k].in_names);
     free(m->sigs[k].out_names);
@@ -518,4 +521,34 @@ const char *tide_tf_saved_model_variable_name(const tide_tf_saved_model *m, int 
 }
 tide_tensor *tide_tf_saved_model_variable(tide_tf_saved_model *m, int k) {
   return m && k >= 0 && k < m->n_vars ? &m->vars[k] : NULL;
+}
+
+/* ---- signatures as graph definitions, for tide.saved_model's replay ---------------------- */
+
+static const tide_tensor *def_const(void *ctx, const char *name) {
+  const gdef_tensors *c = ctx;
+  char *end = NULL;
+  if (name[0] != 'c') return NULL;
+  long k = strtol(name + 1, &end, 10);
+  return end && !*end && k >= 0 && k < c->n ? &c->items[k] : NULL;
+}
+
+tide_status tide_tf_saved_model_def(tide_tf_saved_model *m, int k, const tide_graph_def **out) {
+  *out = NULL;
+  if (!m || k < 0 || k >= m->n_sigs) return TIDE_FAIL(TIDE_ERR_VALUE, "TF SavedModel: no signature %d", k);
+  tf_sig *s = &m->sigs[k];
+  if (!s->def) {
+    /* The finalized graph written as data and read back (graph/def_write.c, def_read.c): constants are
+     * shared, variable nodes name the model's variables by index. */
+    gdef_tensors consts = {0};
+    cJSON *j = tide_graph_def_write(s->g, m->n_vars, m->var_ptrs, &consts);
+    tide_status st = j ? TIDE_OK : tide_last_status();
+    if (!st) st = tide_graph_def_read(j, m->dir, m->n_vars, def_const, &consts, &s->def);
+    if (st) st = tf_fail_with_last(st, "TF SavedModel %s: signature '%s' as a graph definition", m->dir, s->name);
+    cJSON_Delete(j);
+    gdef_tensors_free(&consts);
+    if (st) return st;
+  }
+  *out = s->def;
+  return TIDE_OK;
 }

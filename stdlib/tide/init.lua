@@ -295,7 +295,13 @@ local keras = {
   regularizers = function() return require "tide.regularizers" end,
   constraints = function() return require "tide.constraints" end,
   keras_mask = function() return require "tide.keras_mask" end,
-  layers = function() return require "tide.layers" end,
+  -- (with the TF SavedModel reader that tide.layers.TFSMLayer is handed)
+  layers = function() require "tide.saved_model.tf_restore"; return require "tide.layers" end,
+  -- TF Hub's hub.KerasLayer
+  hub = function()
+    require "tide.saved_model.tf_restore"
+    return { KerasLayer = require("tide.layers.tfsm").KerasLayer }
+  end,
   losses = function() return require "tide.losses" end,
   metrics = function() return require "tide.metrics" end,
   optimizers = function() return require "tide.optimizers" end,

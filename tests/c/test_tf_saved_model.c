@@ -10,6 +10,7 @@
 #include "check.h"
 #include "util.h"
 #include "tide/model.h"
+#include "tide/tf_saved_model.h"
 
 #define FIX "tests/fixtures/tf_saved_model/"
 
@@ -87,6 +88,22 @@ static void test_keras(void) {
   int nd = 0;
   int64_t d[TIDE_MAX_DIMS];
   CHECK(tide_tf_saved_model_output_spec(t, 0, 0, &nd, d) == TIDE_FLOAT32 && nd == 2 && d[1] == 3);
+  /* a signature as a graph definition (what tide.layers.TFSMLayer replays): its variable nodes name the
+   * model's variables, made once and kept by the model */
+  const tide_graph_def *def = NULL, *again = NULL;
+  CHECK(tide_tf_saved_model_def(t, 0, &def) == TIDE_OK && def != NULL);
+  CHECK(tide_tf_saved_model_def(t, 0, &again) == TIDE_OK && again == def);
+  int n_var_nodes = 0;
+  for (int i = 0; def && i < tide_graph_def_num_nodes(def); i++) {
+    const tide_def_node *n = tide_graph_def_node(def, i);
+    if (n->kind == TIDE_NODE_VARIABLE) {
+      n_var_nodes++;
+      CHECK(n->var >= 0 && n->var < 4);
+    }
+  }
+  CHECK(n_var_nodes == 4);
+  CHECK(def && tide_graph_def_num_inputs(def) == 1 && tide_graph_def_num_outputs(def) == 1);
+  CHECK(tide_tf_saved_model_def(t, 2, &def) != TIDE_OK && def == NULL && contains(tide_last_error(), "no signature 2"));
   tide_tf_saved_model_free(t);
 }
 

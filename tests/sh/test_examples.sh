@@ -46,5 +46,22 @@ for example in fashion_mnist_mlp fashion_mnist_cnn custom_loop; do
   fi
 done
 
+# examples/text_classification.lua (a TF Hub BERT SavedModel fine-tuned through tide.hub.KerasLayer): --fast
+# trains the tiny BERT of tests/fixtures/tf_saved_model on 192 sentences; a missing model is named.
+"$BUILD/tide" examples/text_classification.lua --fast >"$out" 2>&1
+rc=$?
+accuracy=$(sed -n 's/^test accuracy: \([0-9.]*\)$/\1/p' "$out" | tail -n 1)
+if [ "$rc" -ne 0 ] || [ -z "$accuracy" ] || ! awk -v a="$accuracy" 'BEGIN { exit !(a > 0.75) }'; then
+  fail "examples/text_classification.lua --fast: exit $rc, test accuracy '$accuracy' (expected above 0.75)"
+else
+  passed=$((passed + 1))
+fi
+"$BUILD/tide" examples/text_classification.lua --fast --model /nonexistent/bert >"$out" 2>&1
+if [ $? -eq 0 ] || ! grep -q "/nonexistent/bert/assets/vocab.txt is missing" "$out"; then
+  fail "examples/text_classification.lua with a missing model: no error naming its vocab.txt"
+else
+  passed=$((passed + 1))
+fi
+
 echo "sh examples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

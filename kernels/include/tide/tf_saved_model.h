@@ -5,6 +5,7 @@
 #include "tide/export.h"
 #include "tide/error.h"
 #include "tide/graph.h"
+#include "tide/saved_model.h"
 #include "tide/tensor.h"
 
 #ifdef __cplusplus
@@ -44,6 +45,11 @@ TIDE_API int tide_tf_saved_model_output_spec(const tide_tf_saved_model *m, int k
 TIDE_API int tide_tf_saved_model_num_variables(const tide_tf_saved_model *m);
 TIDE_API const char *tide_tf_saved_model_variable_name(const tide_tf_saved_model *m, int k);
 TIDE_API tide_tensor *tide_tf_saved_model_variable(tide_tf_saved_model *m, int k);
+
+/* Signature k as a graph definition (tide/saved_model.h; made on first call, owned by m): the same graph, its
+ * variable nodes naming this model's variables by index, its constants shared. tide.saved_model's replay runs
+ * it through the ops, with Variables in place of the model's variables, so a tape differentiates them. */
+TIDE_API tide_status tide_tf_saved_model_def(tide_tf_saved_model *m, int k, const tide_graph_def **out);
 
 #ifdef __cplusplus
 }

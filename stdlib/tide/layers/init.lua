@@ -45,6 +45,9 @@ for _, family in ipairs {
   for name, value in pairs(family) do M[name] = value end
 end
 
+-- Keras 3's TFSMLayer (a TF SavedModel as a layer; its reader is handed down by tide.saved_model.tf_restore)
+M.TFSMLayer = require("tide.layers.tfsm").TFSMLayer
+
 -- Keras 3's other names for the convolutions (the same classes: configs name them Conv1D, ...).
 for alias, name in pairs { Convolution1D = "Conv1D", Convolution2D = "Conv2D", Convolution3D = "Conv3D",
   Convolution1DTranspose = "Conv1DTranspose", Convolution2DTranspose = "Conv2DTranspose",
