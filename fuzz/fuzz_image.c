@@ -1,6 +1,7 @@
 /* fuzz/fuzz_image.c — libFuzzer target for the image decoders (decode_png,
- * decode_jpeg): any bytes, as PNG with every channels choice (8-bit and 16-bit
- * samples) and as JPEG with every channels, ratio and DCT choice, decode to
+ * decode_jpeg, and decode_image, which picks one by the bytes' signature): any
+ * bytes, as PNG with every channels choice (8-bit and 16-bit samples), as JPEG
+ * with every channels, ratio and DCT choice and as any format, decode to
  * [H, W, C] with C as asked and H*W*C values within the size limit, or fail
  * with a message; never a crash, an overread or a huge allocation.
  *
@@ -57,6 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   decode(TIDE_OP_DECODE_PNG, &in, png_channels[pick & 3], 0, 0, pick & 4 ? TIDE_INT32 : TIDE_UINT8);
   decode(TIDE_OP_DECODE_JPEG, &in, jpeg_channels[(pick >> 3) % 3], ratios[(pick >> 5) & 3], (pick >> 7) & 1,
          TIDE_UINT8);
+  decode(TIDE_OP_DECODE_IMAGE, &in, png_channels[(pick >> 2) & 3], 0, 0, TIDE_UINT8);
   tide_tensor_release(&in);
   return 0;
 }

@@ -31,9 +31,11 @@ M.FLOORS = {
     what = "tide.trace, concrete functions, control flow, TensorArray" },
   { name = "io", modules = { "tide.io", "tide.io.*", "tide.sparse_tensor", "tide.sparse.*" },
     what = "file formats (TFRecord, tf.train.Example, CSV, IDX) and tide.SparseTensor; below data, whose file datasets read them" },
-  { name = "data", modules = { "tide.data", "tide.data.*", "tide.data.stages.*", "tide.datasets", "tide.datasets.*" },
+  { name = "data", modules = { "tide.data", "tide.data.*", "tide.data.stages.*", "tide.datasets", "tide.datasets.*",
+      "tide.utils", "tide.utils.*" },
     what = "the input pipeline (tide.data.Dataset over kernels/data; one module per stage in tide.data.stages.*), " ..
-      "IDX files and the bundled data sets; below models, whose fit takes datasets" },
+      "IDX files and the bundled data sets, tide.utils (keras.utils: datasets from folders); below models, whose " ..
+      "fit takes datasets" },
   { name = "summary", modules = { "tide.summary", "tide.summary.*", "tide.profiler" },
     what = "TensorBoard event files: file writers, scalar/histogram/text/image summaries" },
   { name = "training", modules = { "tide.initializers", "tide.initializers.*", "tide.activations", "tide.activations.*",

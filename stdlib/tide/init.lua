@@ -312,6 +312,8 @@ local keras = {
   Input = function() return require("tide.layers").Input end,
   data = function() return require "tide.data" end,
   datasets = function() return require "tide.datasets" end,
+  -- keras.utils: image/text datasets from folder trees, to_categorical, pad_sequences ... (docs/data.md)
+  utils = function() return require "tide.utils" end,
   saved_model = function() return require "tide.saved_model" end,
   onnx = function() return require "tide.saved_model.onnx" end,
   -- Keras 3's files (.keras, .weights.h5) and the saving entry points (keras.saving)

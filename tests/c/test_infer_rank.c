@@ -218,6 +218,8 @@ static const rcase cases[] = {
     {ROW(DECODE_PNG), A(.n = 3, .dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
     {ROW(DECODE_JPEG), A(.m = 1, .dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
     {ROW(ENCODE_PNG), A(.dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
+    {ROW(DECODE_IMAGE), A(.n = 3, .dtype = TIDE_UINT8), IN1(UR(STR)), OUT(TIDE_UINT8, R, 0)},
+    {ROW(READ_FILE), IN1(UR(STR)), OUT(STR, R, 0)},
     {ROW(RESIZE_BILINEAR), A(.ints = {3, 4}, .nints = 2, .dtype = F32), IN1(UR(TIDE_UINT8)), OUT(F32, R, 0)},
     {ROW(RESIZE_NEAREST), A(.ints = {3, 4}, .nints = 2), IN1(UR(I32)), OUT(I32, R, 0)},
     {ROW(RESIZE_BILINEAR_GRAD), A(.dtype = TIDE_FLOAT64), IN2(UR(F32), UR(TIDE_FLOAT64)), OUT(TIDE_FLOAT64, R, 0)},

@@ -93,6 +93,11 @@ static const entry ENTRIES[] = {
      "f:write(tide.image.encode_png(tide.ones({2, 2, 3}, 'uint8'))); f:close()",
      "local f = assert(io.open(D .. '/a.png', 'rb'))\n"
      "assert(tide.image.decode_png(f:read('*a')):sum():item() == 12); f:close()"},
+    {"read_file (a registry op, also on a pipeline's threads)",
+     "local f = assert(io.open(D .. '/r.txt', 'wb')); f:write('hi'); f:close()",
+     "assert(tide.io.read_file(D .. '/r.txt'):item() == 'hi')\n"
+     COUNT("tide.data.Dataset.from_tensor_slices(tide.tensor({D .. '/r.txt'}, 'string')):map(tide.io.read_file)")
+     "assert(n == 1)"},
     {"matching_files, list_files", NULL,
      "assert(tide.io.matching_files(D .. '/*.npy').shape[1] == 1)\n"
      COUNT("tide.data.Dataset.list_files(D .. '/*.csv')") "assert(n == 2)"},

@@ -739,6 +739,23 @@ do
     add("8-bit as 4 channels", function(b) return tide.image.decode_bmp(b, { channels = 4 }) end,
       { bytes_of("gray8.bmp") })
   end
+  cases.decode_image = function(add)
+    local function str(name)
+      local f = assert(io.open("tests/fixtures/images/" .. name, "rb"))
+      local s = f:read("a")
+      f:close()
+      return tide.tensor(s, "string")
+    end
+    add("a JPEG as a string", function(b) return tide.image.decode_image(b, { expand_animations = false }) end,
+      { str("baseline.jpg") })
+    add("a GIF's first frame, from uint8 bytes", function(b)
+      return tide.image.decode_image(b, { channels = 3, expand_animations = false })
+    end, { bytes_of("anim.gif") })
+  end
+  cases.read_file = function(add)
+    add("a file's bytes", function(p) return tide.io.read_file(p) end,
+      { tide.tensor("tests/fixtures/images/rgb24.bmp", "string") })
+  end
   cases.decode_gif = function(add)
     add("animation", function(b) return tide.image.decode_gif(b) end, { bytes_of("anim.gif") })
     add("transparency", function(b) return tide.image.decode_gif(b) end, { bytes_of("transparent.gif") })

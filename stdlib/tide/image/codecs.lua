@@ -14,6 +14,7 @@ local util = require "tide.image.util"
 local conv = require "tide.image.convert"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
+local bit = require "bit"
 
 local M = {}
 
@@ -138,6 +139,24 @@ end
 function M.decode_image(contents, ...)
   local o = args.parse("decode_image", { "channels", "dtype", "expand_animations" }, ...)
   local head
+  local symbolic = istype(Tensor, contents) and bit.band(contents.flags, C.TIDE_TENSOR_SYMBOLIC) ~= 0
+  if istype(Tensor, contents) and (contents.dt == C.TIDE_STRING or symbolic) then
+    if o.expand_animations == false then
+      -- one op sniffs the bytes in C: what a dataset map's read_file gives decodes on the pipeline's threads
+      local a = dispatch.attrs()
+      a.n = channels_arg("decode_image", o.channels, { [0] = true, [1] = true, [3] = true, [4] = true,
+        words = "0, 1, 3 or 4" })
+      a.dtype = U8
+      local img = dispatch.run(C.TIDE_OP_DECODE_IMAGE, a, { contents })
+      local dt = o.dtype or "uint8"
+      return dt == "uint8" and img or conv.convert_image_dtype(img, dt)
+    end
+    if symbolic then
+      fail("decode_image", "with expand_animations=true the result's rank (3, or 4 for an animation) depends on the " ..
+        "bytes, which a traced function does not have: pass expand_animations=false (a GIF's first frame)")
+    end
+    if contents.dt == C.TIDE_STRING and contents.ndim == 0 then contents = contents:item() end
+  end
   if type(contents) == "string" then head = contents:sub(1, 12)
   elseif istype(Tensor, contents) and contents.dt == U8 and contents.ndim == 1 then
     local n = math.min(12, tonumber(contents.nelem))

@@ -1,6 +1,8 @@
--- stdlib/tide/io/files.lua — tide.io.matching_files (tf.io.matching_files):
--- the paths that glob patterns match, found in C (kernels/io/match_files.c).
+-- stdlib/tide/io/files.lua — tide.io.matching_files (tf.io.matching_files): the paths that glob patterns
+-- match, found in C (kernels/io/match_files.c); tide.io.read_file (tf.io.read_file), a registry op.
 local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
+local convert = require "tide.convert"
 
 local ffi, C = binding.ffi, binding.C
 local M = {}
@@ -37,6 +39,18 @@ function M.matching_files(pattern)
   local out = binding.Tensor()
   if C.tide_match_files(#list, arr, out) ~= 0 then binding.raise() end
   return binding.finish(out) -- its finalizer: the storage and the strings go with the tensor
+end
+
+-- read_file(filename) as tf.io.read_file: the file's bytes as a 0-d string tensor. filename is a Lua
+-- string or a 0-d string tensor (symbolic too: a dataset map reads its files on the pipeline's threads,
+-- through the file policy). An op with an effect, so a traced constant path is read at each call.
+function M.read_file(filename)
+  local x = filename
+  if type(x) == "string" then x = convert.tensor(x, "string", "read_file")
+  elseif not binding.istensor(x) then
+    binding.error(string.format("read_file: filename must be a string or a 0-d string tensor, got %s", type(x)))
+  end
+  return dispatch.run(C.TIDE_OP_READ_FILE, dispatch.attrs(), { x })
 end
 
 return M

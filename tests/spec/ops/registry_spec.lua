@@ -229,6 +229,10 @@ do
     end
   end
   calls.decode_png = function() return tide.image.decode_png(png) end
+  calls.decode_image = function()
+    return tide.image.decode_image(tide.tensor(jpg, "string"), { expand_animations = false })
+  end
+  calls.read_file = function() return tide.io.read_file("tests/fixtures/images/rgb24.bmp") end
   calls.decode_jpeg = function() return tide.image.decode_jpeg(jpg) end
   calls.decode_bmp = function()
     local f = assert(io.open("tests/fixtures/images/rgb24.bmp", "rb"))

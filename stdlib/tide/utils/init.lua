@@ -1,0 +1,21 @@
+-- stdlib/tide/utils/init.lua — tide.utils (keras.utils): folder datasets (directory_datasets), small helpers
+-- (misc: to_categorical, pad_sequences, set_random_seed, get_file), timeseries and split_dataset (sequences).
+local directory_datasets = require "tide.utils.directory_datasets"
+local misc = require "tide.utils.misc"
+local sequences = require "tide.utils.sequences"
+local keras_nn = require "tide.ops.keras_nn"
+
+local M = {
+  image_dataset_from_directory = directory_datasets.image_dataset_from_directory,
+  text_dataset_from_directory = directory_datasets.text_dataset_from_directory,
+  to_categorical = misc.to_categorical,
+  pad_sequences = misc.pad_sequences,
+  set_random_seed = misc.set_random_seed,
+  get_file = misc.get_file,
+  timeseries_dataset_from_array = sequences.timeseries_dataset_from_array,
+  split_dataset = sequences.split_dataset,
+  -- keras.utils.normalize is keras.ops.normalize for tensors (x over its order-norm along axis)
+  normalize = keras_nn.normalize,
+}
+
+return M
