@@ -144,7 +144,8 @@ LIB := $(BUILD)/libtide.so
 VMLIB := $(BUILD)/libtidevm.so
 PROGRAM := $(BUILD)/tide
 CDEF := $(BUILD)/lua/tide/cdef.lua
-EXAMPLES := $(BUILD)/examples/sandboxed_script $(BUILD)/examples/game_loop
+EXAMPLES := $(BUILD)/examples/sandboxed_script $(BUILD)/examples/game_loop $(BUILD)/examples/cartpole_game \
+  $(BUILD)/examples/cartpole_script
 
 # tide's Lua compiled to bytecode, build/lj/<the source's path>, named inside
 # by the source's real path: vm/bytecode.c loads it instead of parsing the
@@ -242,6 +243,16 @@ $(BUILD)/examples/sandboxed_script: examples/embed/sandboxed_script.c $(VMLIB) $
 $(BUILD)/examples/game_loop: examples/embed/game_loop.c $(LIB) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -O2 -o $@ $< -L$(BUILD) -ltide -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
+
+# examples/embed/cartpole_game.c: CartPole's physics in C, a DQN policy (examples/dqn) called each frame.
+$(BUILD)/examples/cartpole_game: examples/embed/cartpole_game.c examples/embed/cartpole.h $(LIB) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O2 -o $@ $< -L$(BUILD) -ltide -lm -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
+
+# examples/embed/cartpole_script.c: the same game asking a sandboxed policy script (tide/vm.h) each frame.
+$(BUILD)/examples/cartpole_script: examples/embed/cartpole_script.c examples/embed/cartpole.h $(VMLIB) $(CDEF) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) $(LUAJIT_CFLAGS) -O2 -o $@ $< -L$(BUILD) -ltidevm -ltide $(LUAJIT_LIBS) -lm -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 
 # tide_model_run's latency (bench/run.sh, section embed): a host program linked
 # to libtide. Not built with SANITIZE=1: it counts malloc calls by replacing malloc

@@ -1,0 +1,154 @@
+/* examples/embed/cartpole_script.c — CartPole played by a policy *script*: the
+ * game's physics in C, a Lua script in a sandboxed VM (tide/vm.h) asked for each frame's action under a time budget.
+ *
+ *   build/tide examples/dqn/train.lua --out out
+ *   build/examples/cartpole_script out [FRAMES] [SEED] [BUDGET_MS]
+ *
+ * Where cartpole_game.c runs the saved model itself (tide/model.h, no Lua),
+ * this host hands the decision to a script, as a game hands it to a mod: the
+ * script loads out/policy with tide.saved_model.load and defines act(state).
+ * The VM is sandboxed (no io, os, ffi; tide's file functions reach `out`
+ * only), capped at 256 MB and given BUDGET_MS per call (default 20 ms): a
+ * script that runs past it loses that frame's decision (the host pushes left)
+ * instead of freezing the game. Prints the same lines as cartpole_game, so the two can
+ * be compared (tests/sh/test_dqn.sh: same seed, same returns). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cartpole.h"
+#include "tide/tide.h"
+#include "tide/vm.h"
+
+/* The policy script; %s is the model's folder, inside a long string. */
+static const char *policy_code =
+    "local tide = require 'tide'\n"
+    "local q_values = tide.saved_model.load([==[%s/policy]==]).functions.serving_default\n"
+    "function act(state)  -- state: float32 [1, 4]; the action as an int32 tensor [1]\n"
+    "  return tide.argmax(q_values(state), { axis = 1, output_type = 'int32' })\n"
+    "end\n";
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || argc > 5) {
+    fprintf(stderr, "usage: cartpole_script DIR [FRAMES] [SEED] [BUDGET_MS]  (DIR as written by "
+                    "`tide examples/dqn/train.lua --out DIR`)\n");
+    return 2;
+  }
+  const char *dir = argv[1];
+  char *end;
+  long frames = argc >= 3 ? strtol(argv[2], &end, 10) : 2000;
+  if (argc >= 3 && (*end || frames < 1)) {
+    fprintf(stderr, "cartpole_script: FRAMES must be a whole number >= 1, got '%s'\n", argv[2]);
+    return 2;
+  }
+  long long seed = argc >= 4 ? strtoll(argv[3], &end, 10) : 12345;
+  if (argc >= 4 && *end) {
+    fprintf(stderr, "cartpole_script: SEED must be an integer, got '%s'\n", argv[3]);
+    return 2;
+  }
+  long budget_ms = argc >= 5 ? strtol(argv[4], &end, 10) : 20;
+  if (argc >= 5 && (*end || budget_ms < 1 || budget_ms > 60000)) {
+    fprintf(stderr, "cartpole_script: BUDGET_MS must be a whole number from 1 to 60000, got '%s'\n", argv[4]);
+    return 2;
+  }
+  if (strstr(dir, "]==]") || strlen(dir) > 3000) {
+    fprintf(stderr, "cartpole_script: cannot pass the folder name '%s' to the script\n", dir);
+    return 2;
+  }
+
+  tide_vm_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.sandbox = true;
+  opts.files_root = dir; /* the script may read the policy, nothing else */
+  opts.memory_limit = (size_t)256 << 20;
+  opts.time_limit_ms = (uint32_t)budget_ms;
+  tide_vm *vm = tide_vm_open(&opts);
+  if (!vm) {
+    fprintf(stderr, "cartpole_script: %s\n", tide_last_error());
+    return 1;
+  }
+  char code[4096];
+  snprintf(code, sizeof code, policy_code, dir);
+  /* Loading the model runs under the same budget as a frame (a VM has one
+   * budget for every call): a few ms on an idle machine, more on a loaded one. */
+  tide_vm_status loaded = tide_vm_dostring(vm, code, "=policy");
+  if (loaded != TIDE_VM_OK) {
+    fprintf(stderr, "cartpole_script: %s\n%s", tide_vm_last_error(vm),
+            loaded == TIDE_VM_ERR_BUDGET ? "cartpole_script: loading the policy takes longer than one frame's "
+                                           "budget here; give a larger BUDGET_MS\n" : "");
+    tide_vm_close(vm);
+    return 1;
+  }
+
+  double *latency = malloc((size_t)frames * sizeof *latency);
+  if (!latency) {
+    fprintf(stderr, "cartpole_script: out of memory\n");
+    tide_vm_close(vm);
+    return 1;
+  }
+  float obs[4];
+  int64_t dims[2] = {1, 4};
+  cartpole game;
+  cartpole_seed(&game, seed);
+  cartpole_reset(&game);
+  long episodes = 0, over_budget = 0;
+  double sum = 0;
+  int status = 0;
+  printf("returns (seed %lld):", seed);
+  for (long f = 0; f < frames; f++) {
+    for (int k = 0; k < 4; k++) obs[k] = (float)game.s[k];
+    tide_tensor in, out;
+    tide_tensor_wrap(&in, obs, TIDE_FLOAT32, 2, dims, NULL, NULL, NULL); /* shared with the script, not copied */
+    const tide_tensor *args[1] = {&in};
+    int n = 0, action = 0;
+    double t0 = now_us();
+    tide_vm_status st = tide_vm_call_tensors(vm, "act", 1, args, 1, &out, &n);
+    if (st == TIDE_VM_OK && n == 1 && out.dt == TIDE_INT32 && out.nelem == 1) {
+      action = *(const int32_t *)out.data == 1;
+    } else if (st == TIDE_VM_ERR_BUDGET) {
+      over_budget++; /* no decision in time: the game goes on, pushing left */
+    } else {
+      fprintf(stderr, "\ncartpole_script: frame %ld: %s\n", f,
+              st == TIDE_VM_OK ? "act must return one int32 action" : tide_vm_last_error(vm));
+      status = 1;
+    }
+    latency[f] = now_us() - t0;
+    for (int i = 0; i < n; i++) tide_tensor_release(&out);
+    tide_tensor_release(&in);
+    if (status) break;
+    if (cartpole_step(&game, action)) {
+      printf(" %d", game.steps);
+      episodes++;
+      sum += game.steps;
+      cartpole_reset(&game);
+    }
+  }
+  printf("\n");
+
+  if (!status) {
+    long n = frames > 1 ? frames - 1 : 1;
+    double first = latency[0], *steady = frames > 1 ? latency + 1 : latency;
+    qsort(steady, (size_t)n, sizeof *steady, by_value);
+    printf("frames: %ld, episodes finished: %ld, mean return: %.1f, unfinished episode at step %d\n", frames, episodes,
+           episodes ? sum / (double)episodes : 0.0, game.steps);
+    printf("frames over the %ld ms budget: %ld\n", budget_ms, over_budget);
+    printf("first call: %.1f us\n", first);
+    printf("per-frame latency: median %.2f us, p99 %.2f us\n", steady[n / 2], steady[(size_t)((double)(n - 1) * 0.99)]);
+  }
+  free(latency);
+  tide_vm_close(vm);
+  return status;
+}
