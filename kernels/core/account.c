@@ -8,6 +8,7 @@ struct tide_memory_account {
   int64_t refs;  /* atomic: the owner's plus one per charged storage */
   int64_t used;  /* atomic */
   int64_t limit; /* 0: none */
+  tide_memory_account *parent; /* a nested account's: charged alongside (a reference held) */
 };
 
 static __thread tide_memory_account *current_account;
@@ -23,14 +24,29 @@ tide_memory_account *tide_memory_account_new(int64_t limit) {
   return a;
 }
 
+/* Nested: a loader's cap inside a capped VM must not let what the loader makes
+ * escape the VM's cap, so both count it. */
+tide_memory_account *tide_memory_account_new_nested(int64_t limit) {
+  tide_memory_account *a = tide_memory_account_new(limit);
+  if (a && current_account) {
+    a->parent = current_account;
+    tide_memory_account_retain(a->parent);
+  }
+  return a;
+}
+
 void tide_memory_account_retain(tide_memory_account *a) { __atomic_add_fetch(&a->refs, 1, __ATOMIC_RELAXED); }
 
 void tide_memory_account_release(tide_memory_account *a) {
-  if (a && __atomic_sub_fetch(&a->refs, 1, __ATOMIC_ACQ_REL) == 0) free(a);
+  while (a && __atomic_sub_fetch(&a->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    tide_memory_account *parent = a->parent;
+    free(a);
+    a = parent;
+  }
 }
 
 /* Compare-and-swap, so two threads charging at once cannot both pass the limit. */
-bool tide_memory_account_charge(tide_memory_account *a, int64_t bytes) {
+static bool charge_one(tide_memory_account *a, int64_t bytes) {
   int64_t used = __atomic_load_n(&a->used, __ATOMIC_RELAXED), next;
   do {
     if (__builtin_add_overflow(used, bytes, &next) || (a->limit && next > a->limit)) return false;
@@ -38,8 +54,18 @@ bool tide_memory_account_charge(tide_memory_account *a, int64_t bytes) {
   return true;
 }
 
+/* The account and its parents, each within its limit, or none of them. */
+bool tide_memory_account_charge(tide_memory_account *a, int64_t bytes) {
+  for (tide_memory_account *p = a; p; p = p->parent) {
+    if (charge_one(p, bytes)) continue;
+    for (tide_memory_account *q = a; q != p; q = q->parent) __atomic_sub_fetch(&q->used, bytes, __ATOMIC_RELAXED);
+    return false;
+  }
+  return true;
+}
+
 void tide_memory_account_credit(tide_memory_account *a, int64_t bytes) {
-  __atomic_sub_fetch(&a->used, bytes, __ATOMIC_RELAXED);
+  for (; a; a = a->parent) __atomic_sub_fetch(&a->used, bytes, __ATOMIC_RELAXED);
 }
 
 int64_t tide_memory_account_used(const tide_memory_account *a) { return __atomic_load_n(&a->used, __ATOMIC_RELAXED); }

@@ -3,6 +3,7 @@
  * finalized tide graph (values found by name), and the model's declared specs. */
 #include "onnx_internal.h"
 #include "file_bytes.h"
+#include "load_cap.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@ typedef struct io_spec {
 struct tide_onnx_model {
   char *path, *dir;
   int opset;
+  int64_t file_bytes; /* the .onnx file's; with its external data, the load cap's base */
   tide_graph *g;
   int n_in, n_out;
   io_spec *in, *out;
@@ -102,6 +104,7 @@ static tide_status read_proto(tide_onnx_model *m) {
   size_t n = 0;
   tide_status st = file_bytes_read(m->path, "ONNX", ONNX_MAX_FILE_BYTES, &buf, &n);
   if (st) return st;
+  m->file_bytes = (int64_t)n;
   m->mp = onnx__model_proto__unpack(NULL, n, buf);
   free(buf);
   if (!m->mp)
@@ -247,6 +250,7 @@ static tide_status build(tide_onnx_model *m) {
   }
   onnx_import im = {.path = m->path, .dir = m->dir, .opset = m->opset};
   tide_status st = TIDE_OK;
+  int64_t model_bytes = m->file_bytes; /* the file and the external data it reads */
   /* initializers: eager tensors, so what is computed from them is known at load time */
   for (size_t i = 0; !st && i < gp->n_initializer; i++) {
     const Onnx__TensorProto *p = gp->initializer[i];
@@ -259,7 +263,12 @@ static tide_status build(tide_onnx_model *m) {
     tide_tensor *t;
     st = vt_put(&vt, p->name, what, &t);
     if (!st) st = onnx_tensor_from_proto(p, m->dir, what, t);
+    if (!st && p->has_data_location && p->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+      model_bytes += tide_tensor_storage_bytes(t);
   }
+  /* what the nodes compute from here (folded constants, the graph's passes) is capped */
+  load_cap cap = {0};
+  if (!st) st = load_cap_begin(&cap, model_bytes);
   /* inputs: the graph's inputs that no initializer gives */
   m->in = calloc(gp->n_input + 1, sizeof *m->in);
   m->out = calloc(gp->n_output + 1, sizeof *m->out);
@@ -291,6 +300,8 @@ static tide_status build(tide_onnx_model *m) {
   if (!st) st = tide_graph_end(m->g);
   else if (begun) tide_graph_abandon(m->g);
   if (!st) st = tide_graph_finalize(m->g, TIDE_PASS_ALL);
+  load_cap_end(&cap);
+  st = load_cap_explain(&cap, st);
   if (st && !strstr(tide_last_error(), m->path)) st = fail_with_last(st, "ONNX model %s", m->path);
   free(res);
   vt_free(&vt);

@@ -2,6 +2,7 @@
  * its variables (keys from the restore function, values from the tensor bundle), and
  * each signature imported into a finalized tide graph (tf_import.c, tf_ops.c). */
 #include "tf_internal.h"
+#include "load_cap.h"
 #include "../core/internal.h"
 #include "../graph/graph_def.h"
 
@@ -29,6 +30,7 @@ typedef struct tf_sig {
 struct tide_tf_saved_model {
   char *dir;
   uint8_t *pb;
+  int64_t model_bytes; /* saved_model.pb's and the variables' read: the load cap's base */
   Tensorflow__SavedModel *sm;
   const Tensorflow__MetaGraphDef *mg;
   tf_library lib;
@@ -118,6 +120,7 @@ static tide_status read_pb(tide_tf_saved_model *m) {
   }
   close(fd);
   if (st) return st;
+  m->model_bytes = (int64_t)n;
   m->sm = tensorflow__saved_model__unpack(NULL, n, m->pb);
   if (!m->sm)
     return TIDE_FAIL(TIDE_ERR_IO, "TF SavedModel %s: saved_model.pb is corrupt (not a SavedModel protobuf, or "
@@ -278,6 +281,7 @@ static tide_status read_values(tide_tf_saved_model *m) {
     if (!st) st = tide_tensor_init_heap(&m->vars[k], t.dt, t.ndim, t.dims);
     if (!st) st = tide_tensor_copy_into(&m->vars[k], &t);
     if (!st) st = tide_tensor_mark_variable(&m->vars[k]);
+    if (!st) m->model_bytes += tide_tensor_storage_bytes(&m->vars[k]);
     tide_tensor_release(&t);
     m->var_ptrs[k] = &m->vars[k];
   }
@@ -444,8 +448,12 @@ static tide_status read_signatures(tide_tf_saved_model *m) {
     }
   tide_status st = scan_signatures(m);
   if (!st) st = read_values(m);
+  /* what the signatures compute while they load (folded constants, Fill of known shapes) is capped */
+  load_cap cap = {0};
+  if (!st) st = load_cap_begin(&cap, m->model_bytes);
   for (int k = 0; !st && k < m->n_sigs; k++) st = build_signature(m, &m->sigs[k]);
-  return st;
+  load_cap_end(&cap);
+  return load_cap_explain(&cap, st);
 }
 
 tide_status tide_tf_saved_model_open(const char *dir, tide_tf_saved_model **out) {

@@ -112,9 +112,43 @@ static void test_block_cache(void) {
   tide_memory_set_cache_limit((int64_t)1 << 30);
 }
 
+/* ---- nested accounts: a loader's cap inside a VM's -------------------------------- */
+
+static void test_nested_accounts(void) {
+  tide_memory_account *outer = tide_memory_account_new(1 << 20);
+  tide_memory_account *prev = tide_memory_account_swap(outer);
+  tide_memory_account *inner = tide_memory_account_new_nested(1 << 16);
+  CHECK(inner != NULL);
+  tide_memory_account_swap(inner);
+  int64_t dims[1] = {1000};
+  tide_tensor t = {0};
+  CHECK(tide_tensor_init(&t, TIDE_FLOAT32, 1, dims) == TIDE_OK); /* both are charged */
+  CHECK(tide_memory_account_used(inner) >= 4000 && tide_memory_account_used(outer) == tide_memory_account_used(inner));
+  dims[0] = 20000; /* 80 KB: past the inner limit, within the outer's; neither keeps a charge */
+  tide_tensor big = {0};
+  int64_t used = tide_memory_account_used(outer);
+  CHECK(tide_tensor_init(&big, TIDE_FLOAT32, 1, dims) == TIDE_ERR_MEMORY);
+  CHECK(tide_memory_account_used(outer) == used && tide_memory_account_used(inner) == used);
+  tide_memory_account_swap(outer);
+  tide_memory_account_release(inner); /* t's storage still holds it, and through it the outer */
+  tide_memory_account_charge(outer, (1 << 20) - used - 100);
+  tide_memory_account_swap(inner = tide_memory_account_new_nested(1 << 16));
+  dims[0] = 1000; /* within the inner limit, past what the outer has left: refused, nothing kept */
+  tide_tensor c = {0};
+  CHECK(tide_tensor_init(&c, TIDE_FLOAT32, 1, dims) == TIDE_ERR_MEMORY);
+  CHECK(tide_memory_account_used(inner) == 0);
+  tide_memory_account_swap(prev);
+  tide_memory_account_release(inner);
+  tide_memory_account_credit(outer, (1 << 20) - used - 100);
+  tide_tensor_release(&t); /* credited to both */
+  CHECK(tide_memory_account_used(outer) == 0);
+  tide_memory_account_release(outer);
+}
+
 int main(void) {
   test_allocator();
   test_block_cache();
+  test_nested_accounts();
   /* Everything made here was given back. */
   CHECK(tide_memory_stats_get()->current == 0);
   return CHECK_SUMMARY("memory");

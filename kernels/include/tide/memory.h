@@ -48,6 +48,10 @@ typedef struct tide_memory_account tide_memory_account;
 
 /* A new account holding one reference; limit 0 means no limit. NULL when out of memory. */
 TIDE_API tide_memory_account *tide_memory_account_new(int64_t limit);
+/* A new account nested in this thread's current one (if any): what it is
+ * charged, that one is charged too (both limits hold), and credited back to both.
+ * A reader caps what it computes while it loads this way, inside a VM's cap. */
+TIDE_API tide_memory_account *tide_memory_account_new_nested(int64_t limit);
 /* Drop a reference; the account goes with the last one (storages hold one each). */
 TIDE_API void tide_memory_account_release(tide_memory_account *a);
 /* Add `bytes` if the total stays within the limit: true; else false, nothing charged. */
