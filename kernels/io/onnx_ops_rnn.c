@@ -219,9 +219,12 @@ static tide_status map_rnn(onnx_import *im, const Onnx__NodeProto *node, int n_i
       (P && (P->ndim != 2 || P->dims[0] != r.dirs || P->dims[1] != 3 * r.H)))
     return TIDE_FAIL(TIDE_ERR_SHAPE, "%s's W, R, B or P do not fit hidden_size %" PRId64 ", %d direction(s) and %" PRId64
                      " inputs", op, r.H, r.dirs, I);
+  if (r.T < 0)
+    return TIDE_FAIL(TIDE_ERR_SHAPE, "%s is unrolled over its time steps, whose number must be known when the model "
+                     "loads (X's axis %d is free)", op, layout ? 1 : 0);
   if (r.T < 1 || r.T > RNN_MAX_STEPS)
-    return TIDE_FAIL(TIDE_ERR_SHAPE, "%s is unrolled over its time steps, which must be known when the model loads "
-                     "(1 to %d; this one has %" PRId64 ")", op, RNN_MAX_STEPS, r.T);
+    return TIDE_FAIL(TIDE_ERR_SHAPE, "%s is unrolled over its time steps: 1 to %d of them, not %" PRId64, op,
+                     RNN_MAX_STEPS, r.T);
   if (lens) { /* sequence_lens: only all-full lengths are mapped */
     bool full = onnx_known(lens);
     for (int64_t i = 0; full && i < lens->nelem; i++) full = onnx_number_at(lens, i) == (double)r.T;

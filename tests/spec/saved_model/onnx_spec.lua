@@ -117,6 +117,22 @@ describe("tide.onnx.load", function()
     end
   end)
 
+  it("refuses what the new mappings cannot follow, naming node, op and why", function()
+    local R = FIX .. "refused/"
+    h.errors("node 'pad' (Pad): Pad's edge, reflect and wrap modes need the padded axes' sizes when the model loads "
+      .. "(axis 1 is not known)", tide.onnx.load, R .. "pad_edge_free_axis.onnx")
+    h.errors("node 'rs' (Resize): Resize's coordinate_transformation_mode tf_crop_and_resize is not mapped",
+      tide.onnx.load, R .. "resize_crop.onnx")
+    h.errors("node 'lstm' (LSTM): LSTM is unrolled over its time steps, whose number must be known when the model "
+      .. "loads (X's axis 0 is free)", tide.onnx.load, R .. "lstm_free_time.onnx")
+    h.errors("node 'lstm' (LSTM): LSTM with activations, clip or input_forget is not mapped", tide.onnx.load,
+      R .. "lstm_clip.onnx")
+    h.errors("node 'gru' (GRU): GRU with sequence_lens shorter than the sequence is not mapped", tide.onnx.load,
+      R .. "gru_short_lens.onnx")
+    h.errors("node 'gru' (GRU): GRU's W, R, B or P do not fit hidden_size 2, 1 direction(s) and 3 inputs",
+      tide.onnx.load, R .. "gru_wrong_w.onnx")
+  end)
+
   it("reads initializers kept as external data beside the model", function()
     local m = tide.onnx.load(FIX .. "ext/model.onnx")
     h.close(m(f32(E.mlp.in_x)), E.mlp.out_probs, 1e-6)
