@@ -34,6 +34,14 @@ const onnx_op *onnx_op_find(const char *name);
 const onnx_op *onnx_ops_shape_find(const char *name);
 const onnx_op *onnx_ops_nn_find(const char *name);
 const onnx_op *onnx_ops_more_find(const char *name);
+const onnx_op *onnx_ops_resample_find(const char *name);
+const onnx_op *onnx_ops_rnn_find(const char *name);
+
+/* ---- Pad's modes past constant (onnx_ops_resample.c) ---- */
+enum { ONNX_PAD_EDGE = 1, ONNX_PAD_REFLECT = 2, ONNX_PAD_WRAP = 3 };
+/* x padded by before[d] and after[d] (>= 0) on each axis d, in mode ONNX_PAD_*: Gathers of index
+ * lists made at load, so the padded axes' sizes must be known. */
+tide_status onnx_pad_indexed(const tide_tensor *x, const int64_t *before, const int64_t *after, int mode, tide_tensor *out);
 
 /* ---- attributes (onnx_tensor.c) ---- */
 const Onnx__AttributeProto *onnx_attr(const Onnx__NodeProto *n, const char *key);

@@ -503,5 +503,7 @@ const onnx_op *onnx_op_find(const char *name) {
     if (!strcmp(ELEMENTWISE[i].onnx, name)) return &elementwise;
   const onnx_op *op = onnx_ops_shape_find(name);
   if (!op) op = onnx_ops_nn_find(name);
+  if (!op) op = onnx_ops_resample_find(name);
+  if (!op) op = onnx_ops_rnn_find(name);
   return op ? op : onnx_ops_more_find(name);
 }

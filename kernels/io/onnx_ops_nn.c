@@ -1,6 +1,6 @@
 /* io/onnx_ops_nn.c — ONNX's image and normalization ops mapped onto tide's: Conv,
  * ConvTranspose, MaxPool, AveragePool, the global pools, BatchNormalization,
- * LayerNormalization and Resize. ONNX's images are NCHW and tide's kernels NHWC:
+ * LayerNormalization (Resize is in onnx_ops_resample.c). ONNX's images are NCHW and tide's kernels NHWC:
  * each op transposes its input in and its output back (weights are transposed
  * once, when the model loads: they are known then). */
 #include "onnx_internal.h"
@@ -399,70 +399,11 @@ MAP(map_layer_norm) {
   return st;
 }
 
-/* Resize of NCHW images on H and W: linear with half-pixel centers (TF2's, PyTorch's
- * align_corners=False), nearest with asymmetric floor at whole-number scales (PyTorch's). */
-MAP(map_resize) {
-  UNUSED;
-  const tide_tensor *x = NULL;
-  tide_status st = onnx_in(node, n_in, in, 0, &x);
-  if (st) return st;
-  if (x->ndim != 4 || x->dims[2] < 0 || x->dims[3] < 0)
-    return TIDE_FAIL(TIDE_ERR_SHAPE, "Resize is mapped for NCHW images of known height and width");
-  int64_t oh = -1, ow = -1;
-  const tide_tensor *scales = n_in > 2 && in[2] && in[2]->nelem > 0 ? in[2] : NULL;
-  const tide_tensor *sizes = n_in > 3 && in[3] && in[3]->nelem > 0 ? in[3] : NULL;
-  if (sizes) {
-    int64_t v[4];
-    int n;
-    st = onnx_known_ints(sizes, "sizes", v, 4, &n);
-    if (st) return st;
-    if (n != 4 || v[0] != x->dims[0] || v[1] != x->dims[1])
-      return TIDE_FAIL(TIDE_ERR_VALUE, "Resize's sizes must keep N and C (4 values)");
-    oh = v[2], ow = v[3];
-  } else if (scales) {
-    if (!onnx_known(scales) || scales->nelem != 4) return TIDE_FAIL(TIDE_ERR_VALUE, "Resize's scales must be 4 known values");
-    if (onnx_number_at(scales, 0) != 1 || onnx_number_at(scales, 1) != 1)
-      return TIDE_FAIL(TIDE_ERR_VALUE, "Resize's scales must keep N and C (1)");
-    double sh = x->dims[2] * onnx_number_at(scales, 2), sw = x->dims[3] * onnx_number_at(scales, 3);
-    if (!(sh >= 1 && sh < 1 << 30 && sw >= 1 && sw < 1 << 30)) /* NaN too; checked before the cast */
-      return TIDE_FAIL(TIDE_ERR_VALUE, "Resize's scales give a %gx%g image", sh, sw);
-    oh = (int64_t)floor(sh), ow = (int64_t)floor(sw);
-  } else return TIDE_FAIL(TIDE_ERR_VALUE, "Resize needs scales or sizes");
-  if (oh < 1 || ow < 1) return TIDE_FAIL(TIDE_ERR_VALUE, "Resize to %" PRId64 "x%" PRId64, oh, ow);
-  size_t ml, cl;
-  const char *mode = onnx_attr_s(node, "mode", &ml);
-  const char *ct = onnx_attr_s(node, "coordinate_transformation_mode", &cl);
-  bool linear = ml == 6 && !memcmp(mode, "linear", 6), nearest = !ml || (ml == 7 && !memcmp(mode, "nearest", 7));
-  bool half = !cl || (cl == 10 && !memcmp(ct, "half_pixel", 10)) || (cl == 18 && !memcmp(ct, "pytorch_half_pixel", 18));
-  bool asym = cl == 10 && !memcmp(ct, "asymmetric", 10);
-  int op;
-  if (linear && half) op = TIDE_OP_RESIZE_BILINEAR;
-  else if (nearest && (asym || half) && oh % x->dims[2] == 0 && ow % x->dims[3] == 0 &&
-           (!onnx_attr(node, "nearest_mode") || onnx_attr_is(node, "nearest_mode", "floor") ||
-            onnx_attr_is(node, "nearest_mode", "round_prefer_floor")))
-    op = TIDE_OP_RESIZE_NEAREST; /* whole-number upscales: every rule picks floor(out / scale) */
-  else
-    return TIDE_FAIL(TIDE_ERR_VALUE, "Resize mode %.*s with coordinate_transformation_mode %.*s (to %" PRId64 "x%" PRId64
-                     ") is not mapped (linear with half_pixel, nearest at whole-number upscales are)",
-                     (int)(ml ? ml : 7), ml ? mode : "nearest", (int)(cl ? cl : 10), cl ? ct : "half_pixel", oh, ow);
-  tide_tensor t[2] = {{0}};
-  tide_attrs a = {0};
-  a.ints[0] = oh, a.ints[1] = ow, a.nints = 2;
-  a.dtype = x->dt;
-  st = onnx_transpose(x, 4, TO_NHWC, &t[0]);
-  const tide_tensor *p = &t[0];
-  if (!st) st = onnx_run1(op, &a, 1, &p, &t[1]);
-  if (!st) st = onnx_transpose(&t[1], 4, TO_NCHW, &out[0]);
-  release_all(t, 2);
-  return st;
-}
-
 static const onnx_op OPS[] = {
     {"Conv", map_conv},                 {"ConvTranspose", map_conv_transpose},
     {"MaxPool", map_pool},              {"AveragePool", map_pool},
     {"GlobalAveragePool", map_global_pool}, {"GlobalMaxPool", map_global_pool},
     {"BatchNormalization", map_batch_norm}, {"LayerNormalization", map_layer_norm},
-    {"Resize", map_resize},
 };
 
 const onnx_op *onnx_ops_nn_find(const char *name) {

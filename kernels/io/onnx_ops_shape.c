@@ -334,7 +334,8 @@ MAP(map_tile) {
   return onnx_run1(TIDE_OP_TILE, &a, 1, &x, &out[0]);
 }
 
-/* Pad (constant mode): pads [begins..., ends...] (input, or attribute before opset 11), on axes. */
+/* Pad: pads [begins..., ends...] (input, or attribute before opset 11), on axes; constant mode
+ * is tide's pad op, edge, reflect and wrap are Gathers (onnx_ops_resample.c). */
 MAP(map_pad) {
   UNUSED;
   const tide_tensor *x = NULL;
@@ -342,8 +343,13 @@ MAP(map_pad) {
   if (st) return st;
   size_t ml;
   const char *mode = onnx_attr_s(node, "mode", &ml);
-  if (ml && !(ml == 8 && !memcmp(mode, "constant", 8)))
-    return TIDE_FAIL(TIDE_ERR_VALUE, "Pad's mode %.*s is not mapped (constant is)", (int)ml, mode);
+  int indexed = !ml || (ml == 8 && !memcmp(mode, "constant", 8)) ? 0
+                : ml == 4 && !memcmp(mode, "edge", 4)            ? ONNX_PAD_EDGE
+                : ml == 7 && !memcmp(mode, "reflect", 7)         ? ONNX_PAD_REFLECT
+                : ml == 4 && !memcmp(mode, "wrap", 4)            ? ONNX_PAD_WRAP
+                                                                 : -1;
+  if (indexed < 0)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "Pad's mode '%.*s' is not one of ONNX's (constant, edge, reflect, wrap)", (int)ml, mode);
   if (x->ndim < 0) return TIDE_FAIL(TIDE_ERR_SHAPE, "Pad needs its input's rank");
   int64_t p[2 * TIDE_MAX_DIMS], axes[TIDE_MAX_DIMS];
   int np = -1, na = -1;
@@ -366,6 +372,11 @@ MAP(map_pad) {
     a.ints[2 * d + 1] = p[k + j];
   }
   a.nints = 2 * x->ndim;
+  if (indexed) {
+    int64_t before[TIDE_MAX_DIMS], after[TIDE_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) before[d] = a.ints[2 * d], after[d] = a.ints[2 * d + 1];
+    return onnx_pad_indexed(x, before, after, indexed, &out[0]);
+  }
   if (n_in > 2 && in[2]) {
     if (!onnx_known(in[2]) || in[2]->nelem != 1)
       return TIDE_FAIL(TIDE_ERR_VALUE, "Pad's constant_value must be one value known when the model loads");

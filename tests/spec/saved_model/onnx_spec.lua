@@ -79,6 +79,60 @@ describe("tide.onnx.load", function()
     h.close(r.m, E.dynamic.out_m, 2e-5)
   end)
 
+  it("runs Pad's edge, reflect and wrap modes and Resize's nearest, linear and cubic modes as onnxruntime", function()
+    local m = tide.onnx.load(FIX .. "resample.onnx")
+    local E3 = E.resample
+    local y = m { x = f32(E3.in_x), s = f32(E3.in_s) }
+    for _, name in ipairs({ "pad_reflect", "pad_edge", "pad_wrap", "pad_reflect_1d", "near_asym_floor",
+      "near_half_rpf", "near_asym_x3", "near_half_floor_x2", "near_x2", "near_align_ceil", "near_1d" }) do
+      assert(y[name], name)
+      h.close(y[name], E3["out_" .. name], 0) -- picked, not computed: exact
+    end
+    for _, name in ipairs({ "lin_align", "lin_asym", "lin_half", "lin_pytorch", "lin_symmetric", "cubic_half",
+      "cubic_excl", "lin_axes" }) do
+      assert(y[name], name)
+      h.close(y[name], E3["out_" .. name], 2e-6)
+    end
+  end)
+
+  it("runs PyTorch's LSTM and GRU (batch_first, initial states, bidirectional) unrolled, any batch", function()
+    local m = tide.onnx.load(FIX .. "rnn.onnx")
+    local R = E.rnn
+    local y = m { x = f32(R.in_x), h0 = f32(R.in_h0), c0 = f32(R.in_c0) }
+    for _, name in ipairs({ "lstm_y", "lstm_h", "lstm_c", "gru_y", "gru_h", "lstm2_y" }) do
+      assert(y[name], name)
+      h.close(y[name], R["out_" .. name], 2e-5)
+    end
+    local one = m { x = f32({ R.in_x[2] }), h0 = f32({ { R.in_h0[1][2] } }), c0 = f32({ { R.in_c0[1][2] } }) }
+    h.close(one.gru_y, { R.out_gru_y[2] }, 2e-5)
+  end)
+
+  it("runs LSTM reverse with peepholes and layout 1, and GRU with linear_before_reset 0 (onnx.reference)", function()
+    local m = tide.onnx.load(FIX .. "rnn2.onnx")
+    local R = E.rnn2
+    local y = m { x = f32(R.in_x), xb = f32(R.in_xb) }
+    for _, name in ipairs({ "ly", "lh", "gy", "gh" }) do
+      assert(y[name], name)
+      h.close(y[name], R["out_" .. name], 2e-5)
+    end
+  end)
+
+  it("refuses what the new mappings cannot follow, naming node, op and why", function()
+    local R = FIX .. "refused/"
+    h.errors("node 'pad' (Pad): Pad's edge, reflect and wrap modes need the padded axes' sizes when the model loads "
+      .. "(axis 1 is not known)", tide.onnx.load, R .. "pad_edge_free_axis.onnx")
+    h.errors("node 'rs' (Resize): Resize's coordinate_transformation_mode tf_crop_and_resize is not mapped",
+      tide.onnx.load, R .. "resize_crop.onnx")
+    h.errors("node 'lstm' (LSTM): LSTM is unrolled over its time steps, whose number must be known when the model "
+      .. "loads (X's axis 0 is free)", tide.onnx.load, R .. "lstm_free_time.onnx")
+    h.errors("node 'lstm' (LSTM): LSTM with activations, clip or input_forget is not mapped", tide.onnx.load,
+      R .. "lstm_clip.onnx")
+    h.errors("node 'gru' (GRU): GRU with sequence_lens shorter than the sequence is not mapped", tide.onnx.load,
+      R .. "gru_short_lens.onnx")
+    h.errors("node 'gru' (GRU): GRU's W, R, B or P do not fit hidden_size 2, 1 direction(s) and 3 inputs",
+      tide.onnx.load, R .. "gru_wrong_w.onnx")
+  end)
+
   it("reads initializers kept as external data beside the model", function()
     local m = tide.onnx.load(FIX .. "ext/model.onnx")
     h.close(m(f32(E.mlp.in_x)), E.mlp.out_probs, 1e-6)
