@@ -96,6 +96,7 @@ static tide_status map_conv(onnx_export *x, const ox_call *c) {
 static tide_status map_pool(onnx_export *x, const ox_call *c) {
   const tide_attrs *a = c->a;
   if (c->din[0]->ndim != 4) return ox_fail(x, "needs a rank-4 NHWC input");
+  if (a->m != PAD_VALID && a->m != PAD_SAME) return ox_fail(x, "padding mode %lld is not VALID or SAME", (long long)a->m);
   int64_t k[2] = {a->ints[0], a->ints[1]}, s[2] = {a->ints[2], a->ints[3]}, d[2] = {1, 1};
   const char *xt = transpose(x, c->in[0], 4, TO_NCHW, NULL);
   bool avg = c->op == TIDE_OP_AVG_POOL2D;
@@ -109,12 +110,52 @@ static tide_status map_pool(onnx_export *x, const ox_call *c) {
   return TIDE_OK;
 }
 
+/* conv2d_backprop_input (Conv2DTranspose): (dy, filters[, the result's shape]) as ConvTranspose
+ * from dy, with the pads the forward conv had and the output_padding that gives the result's
+ * height and width (they must be known, as dy's are). The forward filters HWIO are ONNX's
+ * (C of dy, C of the result, kH, kW) after the same Transpose as Conv's. */
+static tide_status map_conv_transpose(onnx_export *x, const ox_call *c) {
+  const tide_attrs *a = c->a;
+  const tide_tensor *dy = c->din[0], *w = c->din[1], *o = c->dout[0];
+  if (w->ndim != 4 || w->dims[0] < 0 || w->dims[1] < 0) return ox_fail(x, "needs the filters' shape known");
+  if (dy->ndim != 4 || o->ndim != 4 || dy->dims[1] < 0 || dy->dims[2] < 0 || o->dims[1] < 0 || o->dims[2] < 0)
+    return ox_fail(x, "needs the input's and the result's height and width known");
+  int64_t s[2] = {a->ints[0] > 0 ? a->ints[0] : 1, a->ints[1] > 0 ? a->ints[1] : 1};
+  int64_t d[2] = {a->ints[2] > 0 ? a->ints[2] : 1, a->ints[3] > 0 ? a->ints[3] : 1};
+  int64_t k[2] = {w->dims[0], w->dims[1]}, pads[4], extra[2];
+  for (int i = 0; i < 2; i++) {
+    int64_t in = dy->dims[1 + i], out = o->dims[1 + i], eff = (k[i] - 1) * d[i] + 1, before = 0, after = 0;
+    if (a->m == PAD_EXPLICIT) before = a->ints[4 + 2 * i], after = a->ints[5 + 2 * i];
+    else if (a->m == PAD_SAME) { /* the forward conv's SAME pads, from the result's size */
+      int64_t total = ((out + s[i] - 1) / s[i] - 1) * s[i] + eff - out;
+      if (total < 0) total = 0;
+      before = total / 2, after = total - total / 2;
+    }
+    extra[i] = out - ((in - 1) * s[i] + eff - before - after);
+    if (extra[i] < 0 || extra[i] >= (s[i] > d[i] ? s[i] : d[i]))
+      return ox_fail(x, "no ConvTranspose gives size %lld from %lld (stride %lld)", (long long)out, (long long)in,
+                     (long long)s[i]);
+    pads[i] = before, pads[2 + i] = after;
+  }
+  const char *in[2] = {transpose(x, c->in[0], 4, TO_NCHW, NULL), transpose(x, c->in[1], 4, HWIO_TO_OIHW, NULL)};
+  const char *y = ox_fresh(x, "ConvTranspose");
+  Onnx__NodeProto *n = ox_node(x, "ConvTranspose", 2, in, 1, &y);
+  ox_attr_ints(x, n, "kernel_shape", 2, k);
+  ox_attr_ints(x, n, "strides", 2, s);
+  ox_attr_ints(x, n, "dilations", 2, d);
+  ox_attr_ints(x, n, "pads", 4, pads);
+  if (extra[0] || extra[1]) ox_attr_ints(x, n, "output_padding", 2, extra);
+  transpose(x, y, 4, TO_NHWC, c->out[0]);
+  return TIDE_OK;
+}
+
 ox_map_fn ox_nn_mapping(const onnx_export *x, int op) {
   (void)x;
   switch (op) {
   case TIDE_OP_MATMUL: return map_matmul;
   case TIDE_OP_CONV2D: case TIDE_OP_DEPTHWISE_CONV2D: return map_conv;
   case TIDE_OP_MAX_POOL2D: case TIDE_OP_AVG_POOL2D: return map_pool;
+  case TIDE_OP_CONV2D_BACKPROP_INPUT: return map_conv_transpose;
   default: return NULL;
   }
 }

@@ -20,7 +20,7 @@ static const direct DIRECT[TIDE_NUM_OPS] = {
   [TIDE_OP_TAN] = {"Tan", 0}, [TIDE_OP_TANH] = {"Tanh", 0}, [TIDE_OP_SIGMOID] = {"Sigmoid", 0},
   [TIDE_OP_SELU] = {"Selu", 0}, [TIDE_OP_SOFTPLUS] = {"Softplus", 0}, [TIDE_OP_SOFTSIGN] = {"Softsign", 0},
   [TIDE_OP_ERF] = {"Erf", 0}, [TIDE_OP_FLOOR] = {"Floor", 0}, [TIDE_OP_CEIL] = {"Ceil", 0},
-  [TIDE_OP_ISNAN] = {"IsNaN", 0}, [TIDE_OP_ISINF] = {"IsInf", 0}, [TIDE_OP_LOGICAL_NOT] = {"Not", 0},
+  [TIDE_OP_ISNAN] = {"IsNaN", 0}, [TIDE_OP_LOGICAL_NOT] = {"Not", 0},
   [TIDE_OP_ASIN] = {"Asin", 0}, [TIDE_OP_ACOS] = {"Acos", 0}, [TIDE_OP_ATAN] = {"Atan", 0},
   [TIDE_OP_SINH] = {"Sinh", 0}, [TIDE_OP_COSH] = {"Cosh", 0}, [TIDE_OP_ASINH] = {"Asinh", 0},
   [TIDE_OP_ACOSH] = {"Acosh", 0}, [TIDE_OP_ATANH] = {"Atanh", 0}, [TIDE_OP_COPY] = {"Identity", 0},
@@ -67,9 +67,14 @@ static tide_status map_unary_more(onnx_export *x, const ox_call *c) {
   case TIDE_OP_EXPM1: ox_op2(x, "Sub", ox_op1(x, "Exp", v, NULL), num(x, dt, 1), out); break;
   case TIDE_OP_LOG1P: ox_op1(x, "Log", ox_op2(x, "Add", v, num(x, dt, 1), NULL), out); break;
   case TIDE_OP_ERFC: ox_op2(x, "Sub", num(x, dt, 1), ox_op1(x, "Erf", v, NULL), out); break;
-  case TIDE_OP_ISFINITE:
-    ox_op1(x, "Not", ox_op2(x, "Or", ox_op1(x, "IsNaN", v, NULL), ox_op1(x, "IsInf", v, NULL), NULL), out);
+  case TIDE_OP_ISFINITE: /* x - x is 0 exactly when x is finite (NaN for inf and NaN) */
+    ox_op2(x, "Equal", ox_op2(x, "Sub", v, v, NULL), num(x, dt, 0), out);
     break;
+  case TIDE_OP_ISINF: { /* not NaN, and not finite */
+    const char *finite = ox_op2(x, "Equal", ox_op2(x, "Sub", v, v, NULL), num(x, dt, 0), NULL);
+    ox_op2(x, "And", ox_op2(x, "Equal", v, v, NULL), ox_op1(x, "Not", finite, NULL), out);
+    break;
+  }
   case TIDE_OP_ROUND: /* both round half to even */
     ox_op1(x, is_float ? "Round" : "Identity", v, out);
     break;
@@ -181,6 +186,20 @@ static tide_status map_reduce(onnx_export *x, const ox_call *c) {
   Onnx__NodeProto *n = ox_node(x, name, n_in, in, 1, c->out);
   if (a->nints > 0 && !axes_input) ox_attr_ints(x, n, "axes", a->nints, a->ints);
   ox_attr_i(x, n, "keepdims", (a->flags & TIDE_ATTR_KEEPDIMS) ? 1 : 0);
+  return TIDE_OK;
+}
+
+/* any, all: ONNX reduces no bools before opset 20, so through int32 and back. */
+static tide_status map_any_all(onnx_export *x, const ox_call *c) {
+  const tide_attrs *a = c->a;
+  const char *in[2] = {cast(x, c->in[0], TIDE_INT32, NULL), NULL};
+  int n_in = 1;
+  if (a->nints > 0 && x->opset >= 18) in[1] = ox_init_ints(x, a->nints, a->ints), n_in = 2;
+  const char *r = ox_fresh(x, c->op == TIDE_OP_ANY ? "ReduceMax" : "ReduceMin");
+  Onnx__NodeProto *n = ox_node(x, c->op == TIDE_OP_ANY ? "ReduceMax" : "ReduceMin", n_in, in, 1, &r);
+  if (a->nints > 0 && x->opset < 18) ox_attr_ints(x, n, "axes", a->nints, a->ints);
+  ox_attr_i(x, n, "keepdims", (a->flags & TIDE_ATTR_KEEPDIMS) ? 1 : 0);
+  cast(x, r, TIDE_BOOL, c->out[0]);
   return TIDE_OK;
 }
 
@@ -358,13 +377,14 @@ ox_map_fn ox_mapping(const onnx_export *x, int op) {
   if (DIRECT[op].name) return x->opset >= DIRECT[op].min_opset ? map_direct : NULL;
   switch (op) {
   case TIDE_OP_SQUARE: case TIDE_OP_RSQRT: case TIDE_OP_EXPM1: case TIDE_OP_LOG1P: case TIDE_OP_ERFC:
-  case TIDE_OP_ISFINITE: case TIDE_OP_ROUND: case TIDE_OP_RELU: case TIDE_OP_RELU6: case TIDE_OP_HARD_TANH:
+  case TIDE_OP_ISFINITE: case TIDE_OP_ISINF: case TIDE_OP_ROUND: case TIDE_OP_RELU: case TIDE_OP_RELU6: case TIDE_OP_HARD_TANH:
   case TIDE_OP_ELU: case TIDE_OP_LEAKY_RELU: case TIDE_OP_GELU: case TIDE_OP_CAST:
     return map_unary_more;
   case TIDE_OP_DIV: case TIDE_OP_NOT_EQUAL: case TIDE_OP_SQUARED_DIFFERENCE: case TIDE_OP_FLOORDIV:
   case TIDE_OP_MOD: case TIDE_OP_TRUNCATEMOD: case TIDE_OP_TRUNCATEDIV: case TIDE_OP_DIV_NO_NAN: case TIDE_OP_CLIP:
     return map_binary_more;
   case TIDE_OP_SUM: case TIDE_OP_MEAN: case TIDE_OP_MAX: case TIDE_OP_MIN: case TIDE_OP_PROD: return map_reduce;
+  case TIDE_OP_ANY: case TIDE_OP_ALL: return map_any_all;
   case TIDE_OP_ARGMAX: case TIDE_OP_ARGMIN: return map_argreduce;
   case TIDE_OP_CUMSUM: return map_cumsum;
   case TIDE_OP_RESHAPE: return map_reshape;
