@@ -30,6 +30,17 @@ cnn.layers[4].moving_variance:assign(tide.random.uniform({ 12 }, { minval = 0.5,
 local img = tide.random.normal { 3, 12, 12, 3 }
 case("cnn", cnn, { inputs = img }, { output_0 = cnn(img) })
 
+local more = tide.Sequential { tide.Input { shape = { 4, 4, 2 } }, L.Conv2DTranspose { 3, 3, strides = 2 },
+  L.Conv2DTranspose { 2, 3, strides = 2, padding = "same" }, L.SeparableConv2D { 4, 3 }, L.ZeroPadding2D { 1 },
+  L.UpSampling2D { 2 }, L.GlobalAveragePooling2D {}, L.Dense { 4, activation = "swish" }, L.LeakyReLU {} }
+local small = tide.random.normal { 2, 4, 4, 2 }
+case("conv_more", more, { inputs = small }, { output_0 = more(small) })
+
+local seq = tide.Sequential { tide.Input { shape = { 7 }, dtype = "int32" }, L.Embedding { 20, 4 },
+  L.LSTM { 5, return_sequences = true }, L.Conv1D { 4, 3, padding = "causal" }, L.GlobalMaxPooling1D {} }
+local ids = tide.random.uniform({ 3, 7 }, { maxval = 20, dtype = "int32" })
+case("sequence", seq, { inputs = ids }, { output_0 = seq(ids) })
+
 local inp = tide.Input { shape = { 5, 8 }, name = "tokens" }
 local att = L.MultiHeadAttention { num_heads = 2, key_dim = 4 }(inp, inp)
 local x1 = L.LayerNormalization {}(L.Add {} { inp, att })
@@ -54,4 +65,20 @@ local outs = {}
 for k, t in ipairs(r) do outs["output_" .. (k - 1)] = t end
 case("ops", ops, { a = a, w = w, idx = idx }, outs)
 for _, opset in ipairs { 13, 20 } do case("ops_opset" .. opset, ops, { a = a, w = w, idx = idx }, outs, { opset = opset }) end
+
+local elementwise = tide.trace(function(v, n)
+  return tide.floordiv(n, 3), tide.mod(n, -3), tide.math.floormod(v, 0.7), n / 2, tide.not_equal(n, 2),
+    tide.math.squared_difference(v, 0.5), tide.math.divide_no_nan(v, tide.round(v)), tide.clip_by_value(v, -0.5, 0.5),
+    tide.nn.relu6(v * 8), tide.math.rsqrt(tide.abs(v) + 1), tide.math.expm1(v), tide.math.log1p(tide.abs(v)),
+    tide.math.erfc(v), tide.math.is_finite(v / tide.round(v)), tide.math.is_inf(v / tide.round(v)),
+    tide.nn.leaky_relu(v, 0.3), tide.nn.elu(v), tide.cumsum(v, 1, { exclusive = true, reverse = true }),
+    tide.reduce_any(tide.greater(v, 1), 1), tide.reduce_all(tide.less(v, 2)), tide.shape(v), tide.reduce_prod(v, 0),
+    tide.math.truncatemod(n, 3), tide.math.truncatediv(n, -2), tide.nn.selu(v), tide.nn.softplus(v)
+end, { input_signature = { S({ None, 4 }, "float32", "v"), S({ None, 4 }, "int32", "n") } })
+local v = tide.random.normal { 3, 4 }
+local n = tide.random.uniform({ 3, 4 }, { minval = -9, maxval = 9, dtype = "int32" })
+local er = { elementwise(v, n) }
+local eouts = {}
+for k, t in ipairs(er) do eouts["output_" .. (k - 1)] = t end
+case("elementwise", elementwise, { v = v, n = n }, eouts)
 print("onnx_export_write: wrote " .. dir)

@@ -4,6 +4,7 @@
 local tide = require "tide"
 local h = require "helpers"
 local tmp = require "tmp"
+local prog = require "tide_program"
 local L = tide.layers
 local S = tide.TensorSpec
 local None = tide.None
@@ -97,6 +98,48 @@ describe("tide.onnx.export", function()
     end
   end)
 
+  it("writes the elementwise ops ONNX lacks as compositions, with TF's signs and dtypes", function()
+    local f = tide.trace(function(x, n)
+      return tide.floordiv(n, 3), tide.mod(n, -3), tide.math.floormod(x, 0.7), n / 2, tide.not_equal(n, 2),
+        tide.math.squared_difference(x, 0.5), tide.math.divide_no_nan(x, tide.round(x)),
+        tide.clip_by_value(x, -0.5, 0.5), tide.nn.relu6(x * 8), tide.math.rsqrt(tide.abs(x) + 1), tide.math.expm1(x),
+        tide.math.log1p(tide.abs(x)), tide.math.erfc(x), tide.math.is_finite(x / tide.round(x)),
+        tide.math.is_inf(x / tide.round(x)), tide.nn.leaky_relu(x, 0.3), tide.nn.elu(x),
+        tide.where(tide.greater(x, 0), x, -x), tide.tile(x, { 2, 1 }),
+        tide.broadcast_to(tide.expand_dims(x[0], 0), { 3, 4 }), tide.squeeze(tide.reshape(x, { -1, 1, 4 }), { 1 }),
+        tide.reduce_any(tide.greater(x, 1), 1), tide.reduce_all(tide.less(x, 2)), tide.shape(x),
+        tide.reduce_prod(x, 0), tide.reduce_min(n, 1, { keepdims = true }), tide.argmin(x, 1, { output_type = "int64" }),
+        tide.nn.log_softmax(x), tide.math.truncatemod(n, 3), tide.math.truncatediv(n, -2), tide.nn.selu(x),
+        tide.nn.softplus(x), tide.math.sign(x), tide.nn.gelu(x, { approximate = true }), tide.math.reciprocal(x + 3)
+    end, { input_signature = { S({ None, 4 }, "float32", "x"), S({ None, 4 }, "int32", "n") } })
+    tide.random.set_seed(6)
+    local x = tide.random.normal { 3, 4 }
+    local n = tide.random.uniform({ 3, 4 }, { minval = -9, maxval = 9, dtype = "int32" })
+    local want = { f(x, n) }
+    assert.are.equal(35, #want)
+    local m = round_trip(f)
+    local got = m { x = x, n = n }
+    for k = 1, #want do
+      local g = got["output_" .. (k - 1)]
+      assert.are.equal(want[k].dtype, g.dtype, "output " .. k)
+      local exact = want[k].dtype ~= "float32"
+      h.close(g:cast("float64"), want[k]:cast("float64"):totable(), exact and 0 or 1e-5)
+    end
+  end)
+
+  it("writes Conv2DTranspose (ConvTranspose), SeparableConv2D, padding, upsampling, Embedding, LSTM, Conv1D", function()
+    tide.random.set_seed(7)
+    local more = tide.Sequential { tide.Input { shape = { 4, 4, 2 } }, L.Conv2DTranspose { 3, 3, strides = 2 },
+      L.Conv2DTranspose { 2, 3, strides = 2, padding = "same" }, L.SeparableConv2D { 4, 3 }, L.ZeroPadding2D { 1 },
+      L.UpSampling2D { 2 }, L.GlobalAveragePooling2D {}, L.Dense { 4, activation = "swish" } }
+    local x = tide.random.normal { 2, 4, 4, 2 }
+    h.close(round_trip(more)(x), more(x):totable(), 2e-5)
+    local seq = tide.Sequential { tide.Input { shape = { 7 }, dtype = "int32" }, L.Embedding { 20, 4 },
+      L.LSTM { 5, return_sequences = true }, L.Conv1D { 4, 3, padding = "causal" }, L.GlobalMaxPooling1D {} }
+    local ids = tide.random.uniform({ 3, 7 }, { maxval = 20, dtype = "int32" })
+    h.close(round_trip(seq)(ids), seq(ids):totable(), 2e-5)
+  end)
+
   it("exports a Lua function with an input_signature, and names inputs and outputs as asked", function()
     local v = tide.Variable(tide.tensor { { 1, 2 }, { 3, 4 } }:cast("float32"), { name = "weights" })
     local path = dir .. "/named.onnx"
@@ -168,5 +211,39 @@ describe("tide.onnx.export", function()
     assert.has_error(function() tide.onnx.export(bad, path) end)
     assert.are.equal(before, read_all(path))
     h.close(tide.onnx.load(path)(tide.tensor({ 1, 2 }, "float32")), { 2, 4 }, 0)
+  end)
+
+  it("is what `tide export script.lua m.onnx` (or --format onnx, --opset) writes", function()
+    prog.write_file(dir .. "/model.lua", [[
+      local tide = require "tide"
+      tide.random.set_seed(5)
+      return tide.Sequential { tide.Input { shape = { 3 } }, tide.layers.Dense { 2, activation = "sigmoid" } }
+    ]])
+    prog.write_file(dir .. "/five.lua", "return 5")
+    local function run(args)
+      return prog.sh(dir, "cd " .. prog.quote(dir) .. " && " .. prog.quote(prog.path) .. " export " .. args)
+    end
+    local rc, out, err = run("model.lua m.onnx")
+    assert.are.equal(0, rc, err)
+    assert.matches("exported the Keras model to m.onnx %(ONNX opset 17%)", out)
+    local m = tide.onnx.load(dir .. "/m.onnx")
+    assert.are.equal(17, m.opset)
+    tide.random.set_seed(5)
+    local model = tide.Sequential { tide.Input { shape = { 3 } }, L.Dense { 2, activation = "sigmoid" } }
+    local x = tide.random.normal { 4, 3 }
+    h.close(m(x), model(x):totable(), 1e-6)
+    rc, out, err = run("--format onnx --opset 13 model.lua other_name")
+    assert.are.equal(0, rc, err)
+    assert.matches("ONNX opset 13", out)
+    assert.are.equal(13, tide.onnx.load(dir .. "/other_name").opset)
+    rc, _, err = run("--format tflite model.lua m.onnx")
+    assert.are.equal(2, rc)
+    assert.matches("unknown %-%-format 'tflite' %(saved_model or onnx%)", err)
+    rc, _, err = run("--opset 13 model.lua saved_dir")
+    assert.are.equal(2, rc)
+    assert.matches("%-%-opset is for %-%-format onnx", err)
+    rc, _, err = run("five.lua m5.onnx")
+    assert.are.equal(1, rc)
+    assert.matches("'five.lua' returned a number; for ONNX it must return a Keras model or a traced function", err)
   end)
 end)
