@@ -40,6 +40,25 @@ TIDE_API const char *tide_onnx_model_output_name(const tide_onnx_model *m, int i
 TIDE_API int tide_onnx_model_input_spec(const tide_onnx_model *m, int i, int *ndim, int64_t *dims);
 TIDE_API int tide_onnx_model_output_spec(const tide_onnx_model *m, int i, int *ndim, int64_t *dims);
 
+/* ---- writing (io/onnx_write.c) ---------------------------------------------- */
+
+enum { TIDE_ONNX_EXPORT_OPSET = 17 }; /* the opset written when none is asked for */
+
+/* Write finalized graph g as an ONNX model file at `path`, all at once (a
+ * temporary file beside it, fsynced and renamed: on failure an existing file
+ * is left as it was). Its n_in arguments become graph inputs named in_names
+ * (a dim left free is a symbolic dim: "batch" for the first, "<input>_dim<k>"
+ * after it), its n_out results outputs named out_names; the variables it
+ * reads (handles[k], named var_names[k]) and its constants become
+ * initializers. Each registry op becomes ONNX nodes of the default domain at
+ * `opset` (TIDE_ONNX_MIN_OPSET to TIDE_ONNX_MAX_OPSET; 0: TIDE_ONNX_EXPORT_OPSET);
+ * images stay NHWC at the edges, with Transposes around Conv and the pools.
+ * An op, control-flow node or effect with no mapping is an error naming every
+ * such op once, and where the first of each was recorded. */
+TIDE_API tide_status tide_onnx_export(const tide_graph *g, const char *path, int opset, int n_in,
+                                      const char *const *in_names, int n_out, const char *const *out_names, int n_vars,
+                                      tide_tensor *const *handles, const char *const *var_names);
+
 #ifdef __cplusplus
 }
 #endif

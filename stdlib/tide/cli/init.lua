@@ -17,14 +17,19 @@ local IMPL = {
 
 local HELP = {
   export = [[
-usage: tide export script.lua dir
+usage: tide export script.lua dir   (or: tide export script.lua model.onnx)
 Run script.lua and write what it returns as a SavedModel in dir:
   a Keras model (tide.Sequential, tide.Model)  -> model:save(dir), with its config
   a traced function (tide.trace with an input_signature) or a concrete
   function                                     -> tide.saved_model.save(f, dir)
   a table with `signatures` (and `variables`)  -> tide.saved_model.save(t, dir)
-An existing SavedModel in dir is replaced only once the new one is complete.
+With --format onnx, or a path ending .onnx, a Keras model or a traced function
+is written as an ONNX file instead (tide.onnx.export).
+An existing SavedModel in dir (or file) is replaced only once the new one is
+complete.
 Options:
+  --format F  saved_model or onnx (default: onnx for a path ending .onnx)
+  --opset N   the ONNX opset to write (13 to 21; default 17)
   --help      print this help]],
   run = [[
 usage: tide run dir --input file [--signature name] [--output file]

@@ -124,6 +124,7 @@ local function revive(id, get)
 end
 
 M.compile_config = compile_config
+M.serving = serving -- also onnx_export's
 
 -- m:compile with what compile_config wrote.
 function M.compile_from(m, c)

@@ -1,13 +1,15 @@
 -- stdlib/tide/saved_model/onnx.lua — ONNX models read and mapped onto tide's ops by C
--- (kernels/io/onnx_model.c): tide.onnx.load(path) gives a callable taking and giving tensors by ONNX's names.
+-- (kernels/io/onnx_model.c): tide.onnx.load(path) gives a callable taking and giving tensors by ONNX's names;
+-- tide.onnx.export (and its other name save) writes them (onnx_export.lua).
 local binding = require "tide.binding"
 local spec = require "tide.tracing.spec"
 local graph_call = require "tide.saved_model.graph_call"
+local onnx_export = require "tide.saved_model.onnx_export"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local None, TensorSpec = spec.None, spec.TensorSpec
 
-local M = {}
+local M = { export = onnx_export.export, save = onnx_export.export }
 local unpack = unpack or table.unpack
 local fmt = string.format
 

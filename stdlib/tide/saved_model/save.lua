@@ -140,6 +140,8 @@ local function variables_of(obj, cfs, named)
   return list, names
 end
 
+M.input_names, M.output_names = input_names, output_names -- also onnx_export's
+
 -- tide.saved_model.save(obj, dir, {signatures=}): obj a traced function
 -- (with an input_signature), a concrete function, or an object whose
 -- signatures (and variables) opts.signatures names.
