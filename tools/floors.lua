@@ -51,7 +51,7 @@ M.FLOORS = {
       "tide.saving.*" },
     what = "SavedModel (tide.saved_model, whole Keras models), Keras 3's .keras and .weights.h5 files (tide.saving) and checkpoints (tide.train.Checkpoint, CheckpointManager)" },
   { name = "applications", modules = { "tide.applications", "tide.applications.*" },
-    what = "keras.applications: the pretrained architectures (MobileNetV2, ResNet, VGG) as functional models, " ..
+    what = "keras.applications: the pretrained architectures (MobileNetV2, ResNet, VGG, EfficientNet) as functional models, " ..
       "loading Keras's weight files through tide.saving" },
   { name = "public", modules = { "tide", "tide.config" },
     what = "the public table and its settings" },

@@ -79,11 +79,13 @@ function M.opts(fn, o, extra)
   return out
 end
 
--- The imagenet refusal: tide does not download; name the file and where it is.
+-- The imagenet refusal: tide does not download; name the file and where it is
+-- (subdir: a folder under BASE_URL, or a whole URL of its own).
 function M.imagenet_error(fn, file_name, subdir)
-  binding.error(fmt("%s: weights = \"imagenet\": tide does not download weights. Fetch Keras's file %s%s%s " ..
+  local base = subdir and subdir:match("^https://") and subdir or M.BASE_URL .. (subdir or "")
+  binding.error(fmt("%s: weights = \"imagenet\": tide does not download weights. Fetch Keras's file %s%s " ..
     "(Keras keeps it in ~/.keras/models/ after keras.applications downloads it) and pass its path: " ..
-    "weights = \"/path/to/%s\"", fn, M.BASE_URL, subdir or "", file_name, file_name))
+    "weights = \"/path/to/%s\"", fn, base, file_name, file_name))
 end
 
 -- validate_activation: with ImageNet weights only softmax or none.

@@ -1,9 +1,10 @@
 -- stdlib/tide/applications/init.lua — tide.applications (keras.applications): the model
 -- builders and, per family, Keras's modules with their preprocess_input/decode_predictions.
 --
--- One file per family (mobilenet_v2, resnet, vgg) over common.lua (Keras's imagenet_utils).
+-- One file per family (mobilenet_v2, resnet, vgg, efficientnet) over common.lua (Keras's imagenet_utils).
 local binding = require "tide.binding"
 local common = require "tide.applications.common"
+local efficientnet = require "tide.applications.efficientnet"
 local imagenet = require "tide.applications.imagenet"
 local mobilenet_v2 = require "tide.applications.mobilenet_v2"
 local resnet = require "tide.applications.resnet"
@@ -25,6 +26,8 @@ M.mobilenet_v2 = family(mobilenet_v2, { "MobileNetV2" })
 M.resnet = family(resnet, { "ResNet50", "ResNet101", "ResNet152" })
 M.resnet50 = { ResNet50 = resnet.ResNet50, preprocess_input = resnet.preprocess_input,
   decode_predictions = imagenet.decode_predictions }
+M.efficientnet = family(efficientnet, { "EfficientNetB0", "EfficientNetB1", "EfficientNetB2", "EfficientNetB3",
+  "EfficientNetB4", "EfficientNetB5", "EfficientNetB6", "EfficientNetB7" })
 M.vgg16 = family(vgg, { "VGG16" })
 M.vgg19 = family(vgg, { "VGG19" })
 M.vgg19.preprocess_input = function(x) return common.preprocess("vgg19.preprocess_input", x, "caffe") end

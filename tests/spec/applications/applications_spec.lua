@@ -6,6 +6,7 @@ local tide = require "tide"
 local h = require "helpers"
 local tmp = require "tmp"
 local resnet = require "tide.applications.resnet"
+local efficientnet = require "tide.applications.efficientnet"
 
 local A = tide.applications
 local FIX = "tests/fixtures/keras/apps/"
@@ -47,7 +48,8 @@ local function same_summary(model, want, n)
     local w = want.layers[i]
     local cls = getmetatable(l).__name
     -- layers Keras names itself (input_layer_7, global_average_pooling2d_2): the name without its counter
-    local auto = w.name:match("^(input_layer)") or w.name:match("^(global_%a+_pooling2d)")
+    local auto = w.name:match("^(input_layer)") or w.name:match("^(global_%a+_pooling2d)") or
+      w.name:match("^(rescaling)") or w.name:match("^(normalization)")
     if auto then
       assert.equal(auto, (l.name:gsub("_%d+$", "")), "layer " .. i)
     else
@@ -67,12 +69,31 @@ describe("tide.applications", function()
     h.close(m:predict(X_MB, { verbose = 0 }), E.mobilenet_v2.top, 1e-4)
   end)
 
-  it("MobileNetV2 loads the legacy layout keras.applications downloads (matched by layer position)", function()
-    local m = mobilenet { classes = 10, weights = FIX .. "mobilenet_v2_legacy.h5" }
-    h.close(m(X_MB), E.mobilenet_v2.top, 1e-4)
-    -- and the same file into a model without the top is refused with the counts
-    h.errors("holds weights for 105 layers, but the model has 104 layers with weights", function()
-      mobilenet { include_top = false, weights = FIX .. "mobilenet_v2_legacy.h5" }
+  it("loads the legacy layout keras.applications downloads (matched by layer position)", function()
+    local function small(o)
+      local opts = { input_shape = { 48, 40, 3 }, classes = 5 }
+      for k, v in pairs(o) do opts[k] = v end
+      return resnet.build("ResNet", { { 4, 2, 1 }, { 6, 2 }, { 8, 1 }, { 8, 1 } }, opts, "resnet_small")
+    end
+    local m = small { weights = FIX .. "resnet_small_legacy.h5" }
+    h.close(m(X_RS), E.resnet_small.top, 1e-4)
+    -- the same file into a model without the top is refused with the counts, one of other
+    -- widths with every shape that differs, and nothing is set
+    local nt = small { include_top = false }
+    h.errors("holds weights for 47 layers, but the model has 46 layers with weights", function()
+      nt:load_weights(FIX .. "resnet_small_legacy.h5")
+    end)
+    local wide = resnet.build("ResNet", { { 4, 2, 1 }, { 6, 2 }, { 8, 1 }, { 16, 1 } },
+      { input_shape = { 48, 40, 3 }, classes = 5 }, "resnet_wide")
+    local before = wide:get_weights()[1]:totable() -- conv1's kernel, which alone would fit
+    local err = h.errors("does not fit the model (TF-Keras's legacy weights layout, matched by layer position)",
+      function() wide:load_weights(FIX .. "resnet_small_legacy.h5") end)
+    assert.truthy(err:find("layer 'conv5_block1_0_conv' weight 0", 1, true))
+    assert.truthy(err:find("layer 'predictions' weight 0", 1, true))
+    assert.same(before, wide:get_weights()[1]:totable())
+    -- what Keras 3's own legacy writer makes (variable-length names, which tide does not read)
+    h.errors("is a legacy TF-Keras model file", function()
+      m:load_weights("tests/fixtures/keras_files/hostile/legacy_model.h5")
     end)
   end)
 
@@ -115,6 +136,22 @@ describe("tide.applications", function()
       assert.equal(vgg16[i].class, getmetatable(small.layers[i]).__name)
     end
     assert.equal(vgg16[#vgg16 - 1].params, small.layers[#vgg16 - 1]:count_params()) -- fc2: 4096 x 4096 + 4096
+  end)
+
+  it("EfficientNet's builder, narrow, with Keras's weights predicts what Keras's EfficientNet() predicted; " ..
+    "EfficientNetB0 has Keras's layers", function()
+    local EF = dofile(FIX .. "efficientnet.lua")
+    local f = require("tide.io.h5").open(FIX .. "inputs_efficientnet.h5")
+    local x = f:read("efficientnet_small")
+    f:close()
+    local m = efficientnet.build("EfficientNet", { 0.25, 0.5, 32, 0.2, "efficientnet_small" },
+      { input_shape = { 32, 32, 3 }, classes = 5, weights = FIX .. "efficientnet_small.weights.h5" })
+    same_summary(m, EF.summary)
+    h.close(m:predict(x, { verbose = 0 }), EF.top, 1e-4)
+    same_summary(A.EfficientNetB0 {}, EF.b0)
+    assert.equal(x, A.efficientnet.preprocess_input(x)) -- the model rescales and normalizes itself
+    h.errors("https://storage.googleapis.com/keras-applications/efficientnetb3_notop.h5", A.EfficientNetB3,
+      { include_top = false, weights = "imagenet" })
   end)
 
   it("takes None image sizes without the top, and an input_tensor", function()
