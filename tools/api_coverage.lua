@@ -14,6 +14,7 @@ M.MODULES = {
   { name = "keras.initializers", tide = "tide.initializers" },
   { name = "keras.regularizers", tide = "tide.regularizers" },
   { name = "keras.ops", tide = "tide.ops" },
+  { name = "keras.utils", tide = "tide.utils" },
   { name = "tf.math", tide = "tide.math" },
   { name = "tf.nn", tide = "tide.nn" },
   { name = "tf.linalg", tide = "tide.linalg" },

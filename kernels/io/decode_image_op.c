@@ -42,6 +42,7 @@ static tide_status first_gif_frame(const tide_op_def *def, const tide_image_byte
   int64_t frames = 0, h = 0, w = 0;
   tide_status st = tide_gif_read(def->name, b->data, b->size, TIDE_IMAGE_MAX_BYTES, &gif, &frames, &h, &w);
   uint8_t *all = NULL;
+  if (st == TIDE_OK && frames < 1) st = TIDE_FAIL(TIDE_ERR_VALUE, "%s: the GIF has no frame", def->name);
   if (st == TIDE_OK && !(all = malloc((size_t)(frames * h * w * 3))))
     st = TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory for %lld frames of %lldx%lld", def->name, (long long)frames,
                    (long long)h, (long long)w);

@@ -313,7 +313,17 @@ local keras = {
   data = function() return require "tide.data" end,
   datasets = function() return require "tide.datasets" end,
   -- keras.utils: image/text datasets from folder trees, to_categorical, pad_sequences ... (docs/data.md)
-  utils = function() return require "tide.utils" end,
+  utils = function()
+    -- keras.utils' names of things that live on higher floors (layers), found when first read
+    local utils = require "tide.utils"
+    local above = { clear_session = "clear_session", is_keras_tensor = "is_keras_tensor" }
+    return setmetatable(utils, { __index = function(t, k)
+      if not above[k] then return nil end
+      local v = require("tide.layers")[above[k]]
+      rawset(t, k, v)
+      return v
+    end })
+  end,
   saved_model = function() return require "tide.saved_model" end,
   onnx = function() return require "tide.saved_model.onnx" end,
   -- Keras 3's files (.keras, .weights.h5) and the saving entry points (keras.saving)

@@ -41,6 +41,7 @@ MODULES = {
     "keras.initializers": keras.initializers,
     "keras.regularizers": keras.regularizers,
     "keras.ops": keras.ops,
+    "keras.utils": keras.utils,
     "tf.math": tf.math,
     "tf.nn": tf.nn,
     "tf.linalg": tf.linalg,

@@ -1,8 +1,9 @@
 -- stdlib/tide/utils/init.lua — tide.utils (keras.utils): folder datasets (directory_datasets), small helpers
--- (misc: to_categorical, pad_sequences, set_random_seed, get_file), timeseries and split_dataset (sequences).
+-- (misc), timeseries and split_dataset (sequences), image files (images); init.lua adds clear_session & co.
 local directory_datasets = require "tide.utils.directory_datasets"
 local misc = require "tide.utils.misc"
 local sequences = require "tide.utils.sequences"
+local images = require "tide.utils.images"
 local keras_nn = require "tide.ops.keras_nn"
 
 local M = {
@@ -14,6 +15,11 @@ local M = {
   get_file = misc.get_file,
   timeseries_dataset_from_array = sequences.timeseries_dataset_from_array,
   split_dataset = sequences.split_dataset,
+  pack_x_y_sample_weight = misc.pack_x_y_sample_weight,
+  unpack_x_y_sample_weight = misc.unpack_x_y_sample_weight,
+  load_img = images.load_img,
+  img_to_array = images.img_to_array,
+  save_img = images.save_img,
   -- keras.utils.normalize is keras.ops.normalize for tensors (x over its order-norm along axis)
   normalize = keras_nn.normalize,
 }

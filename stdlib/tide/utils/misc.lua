@@ -1,5 +1,5 @@
--- stdlib/tide/utils/misc.lua — the small keras.utils functions: to_categorical, pad_sequences, set_random_seed
--- and get_file (tide never downloads: a file already in Keras's cache is found, anything else is a clear error).
+-- stdlib/tide/utils/misc.lua — the small keras.utils functions: to_categorical, pad_sequences, set_random_seed,
+-- (un)pack_x_y_sample_weight and get_file (tide never downloads: a cached file is found, else a clear error).
 local binding = require "tide.binding"
 local args = require "tide.args"
 local convert = require "tide.convert"
@@ -99,6 +99,26 @@ function M.set_random_seed(seed)
   end
   random.set_seed(seed)
   math.randomseed(seed)
+end
+
+-- pack_x_y_sample_weight(x, y, sample_weight) as Keras's: x alone ({x} when x is a list), {x, y} or
+-- {x, y, sample_weight}; unpack_x_y_sample_weight(data) gives x, y, sample_weight back (nil where absent).
+function M.pack_x_y_sample_weight(x, y, sample_weight)
+  if y == nil then
+    if type(x) == "table" and not binding.istensor(x) and getmetatable(x) == nil then return { x } end
+    return x
+  end
+  if sample_weight == nil then return { x, y } end
+  return { x, y, sample_weight }
+end
+
+function M.unpack_x_y_sample_weight(data)
+  if type(data) ~= "table" or binding.istensor(data) or getmetatable(data) ~= nil then return data, nil, nil end
+  local n = #data
+  if n == 1 then return data[1], nil, nil end
+  if n == 2 then return data[1], data[2], nil end
+  if n == 3 then return data[1], data[2], data[3] end
+  fail("unpack_x_y_sample_weight", "data must be a list of 1, 2 or 3 items (x, y, sample_weight), got %d", n)
 end
 
 -- Keras's cache folder: $KERAS_HOME, else ~/.keras (Keras falls back to /tmp/.keras when that is not writable).
