@@ -25,8 +25,8 @@ M.BASE_URL = "https://storage.googleapis.com/tensorflow/keras-applications/"
 M.COMMON = { "include_top", "weights", "input_tensor", "input_shape", "pooling", "classes",
   "classifier_activation", "name" }
 
--- opts(fn, o, extra, positional): o checked (unknown names refused, naming fn),
--- positional entries mapped to Keras's order, defaults filled in.
+-- opts(fn, o, extra): o checked (unknown names refused, naming fn), positional
+-- entries mapped to Keras's order (extra's names first, then COMMON's), defaults filled in.
 function M.opts(fn, o, extra)
   o = o or {}
   if type(o) ~= "table" then
