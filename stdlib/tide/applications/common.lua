@@ -49,7 +49,11 @@ function M.opts(fn, o, extra)
   end
   if out.include_top == nil then out.include_top = true end
   if out.classes == nil then out.classes = 1000 end
+  -- Keras's classifier_activation=None (the logits): tide.None or false, as Lua's nil means the default
   if out.classifier_activation == nil then out.classifier_activation = "softmax" end
+  if out.classifier_activation == None or out.classifier_activation == false then
+    out.classifier_activation = "linear"
+  end
   if type(out.include_top) ~= "boolean" then
     binding.error(fmt("%s: include_top must be true or false, got %s", fn, tostring(out.include_top)))
   end

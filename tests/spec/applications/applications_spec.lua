@@ -233,6 +233,16 @@ describe("tide.applications", function()
     tmp.remove(path)
   end)
 
+  it("classifier_activation = tide.None (Keras's None) or false gives the logits", function()
+    local m = A.MobileNetV2 { alpha = 0.35, input_shape = { 32, 32, 3 }, classes = 4, classifier_activation = tide.None }
+    assert.equal("linear", m:get_layer("predictions"):get_config().activation)
+    local s = A.MobileNetV2 { alpha = 0.35, input_shape = { 32, 32, 3 }, classes = 4 }
+    assert.equal("softmax", s:get_layer("predictions"):get_config().activation)
+    h.errors("only classifier_activation = \"softmax\" or nil (\"linear\") is allowed with pretrained weights",
+      A.MobileNetV2, { alpha = 0.35, input_shape = { 32, 32, 3 }, classes = 10, classifier_activation = "relu",
+        weights = FIX .. "mobilenet_v2.weights.h5" })
+  end)
+
   it("refuses bad options with Keras's reasons", function()
     h.errors("tide does not download weights. Fetch Keras's file https://storage.googleapis.com/tensorflow/" ..
       "keras-applications/resnet/resnet50_weights_tf_dim_ordering_tf_kernels_notop.h5",
