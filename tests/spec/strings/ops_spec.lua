@@ -9,7 +9,7 @@ local S = tide.strings
 -- The registry op each function runs (its node in a traced graph).
 local OP = {
   lower = "string_lower", upper = "string_upper", strip = "string_strip", length = "string_length",
-  to_number = "string_to_number", as_string = "as_string", join = "string_join", reduce_join = "reduce_join",
+  to_number = "string_to_number", as_string = "as_string", join = "string_join", format = "string_format", reduce_join = "reduce_join",
   substr = "substr", regex_replace = "regex_replace", split = "string_split",
   ngrams = "string_ngrams", to_hash_bucket_fast = "string_hash",
   unicode_decode = "unicode_decode", unicode_decode_with_offsets = "unicode_decode", unicode_split = "unicode_encode",
@@ -208,6 +208,11 @@ describe("tide.strings errors", function()
     h.errors("join: separator must be a scalar string", S.join, { x }, { separator = x })
     h.errors("string_join: incompatible shapes [2] and [3]", S.join, { x, tide.tensor { "a", "b", "c" } })
     h.errors("reduce_join: axis 3 is out of range for a tensor of rank 1", S.reduce_join, x, { axis = 3 })
+    assert.are.equal("plain {x}", S.format("plain {x}", {}):item()) -- no tensors: the template as it is
+    h.errors("format: template must be a Lua string, got a tensor", S.format, x, { x })
+    h.errors("format: placeholder must be a non-empty Lua string", S.format, "{}", { x }, { placeholder = "" })
+    h.errors("format: summarize must be an integer, got 1.5", S.format, "{}", { x }, { summarize = 1.5 })
+    h.errors("format: the template has 0 placeholders but 1 tensors were given (they must match)", S.format, "none", x)
     h.errors("substr: pos and len are required", S.substr, x, 1)
     h.errors("substr: len must not be negative, got -1", S.substr, x, 0, -1)
     h.errors("substr: pos must be int32 or int64, got float32", S.substr, x, 0.5, 1)
