@@ -93,8 +93,6 @@ do -- shapes as tensors: tf.shape, tf.size, tf.rank (x.shape stays the Lua list)
   export({ shape = dyn.shape, num_elements = dyn.num_elements, rank = dyn.rank, ensure_shape = dyn.ensure_shape },
     { no_methods = true })
 end
-tide.random = require "tide.random"
-tide.image = require "tide.image" -- tf.image and tf.io's image codecs
 tide.nest = require "tide.nest"   -- tf.nest: flatten, pack_sequence_as, map_structure (docs/nest.md)
 
 -- Autodiff: Variables and GradientTape (TF 2's), gradient control.
@@ -131,6 +129,24 @@ tide.size = tensor.size
 -- The Lua operators forward here.
 for _, name in ipairs { "add", "sub", "mul", "div", "mod", "pow", "neg" } do impl[name] = math_ops[name] end
 
+-- Namespaces a script may never touch load on first use, as Keras does below:
+-- lazy(t, loaders) makes t[name] call loaders[name]() once and keep what it
+-- returns. The metatable's __lazy lists the names for the REPL's completion
+-- and help, which load nothing. (A tensor-only script then starts without
+-- the image, signal, string, linalg and nn families' modules.)
+local function lazy(t, loaders)
+  return setmetatable(t, {
+    __lazy = loaders,
+    __index = function(tbl, k)
+      local load = loaders[k]
+      if not load then return nil end
+      local v = load()
+      rawset(tbl, k, v)
+      return v
+    end,
+  })
+end
+
 -- tide.math.* (TF's namespace) holds the same functions.
 tide.math = {}
 for name, fn in pairs(math_ops) do tide.math[name] = fn end
@@ -140,85 +156,108 @@ for name, fn in pairs(segment_ops) do tide.math[name] = fn end
 -- The rest of tf.math, composed of the ops above (tide.add_n also at the top, as tf.add_n), and
 -- tf.nn's names that live in tide.nn below.
 for name, fn in pairs(require "tide.ops.math_more") do tide.math[name] = fn end
-tide.math.betainc = require("tide.ops.betainc").betainc
 tide.add_n = tide.math.add_n
-
--- tide.math.special.* (tf.math.special: Bessel functions, dawsn, expint, fresnel_*, spence).
-tide.math.special = require "tide.ops.special"
+tide.math.l2_normalize = norm_ops.l2_normalize
+lazy(tide.math, {
+  betainc = function() return require("tide.ops.betainc").betainc end,
+  -- tide.math.special.* (tf.math.special: Bessel functions, dawsn, expint, fresnel_*, spence).
+  special = function() return require "tide.ops.special" end,
+  softmax = function() return require("tide.ops.nn").softmax end,
+  log_softmax = function() return require("tide.ops.nn").log_softmax end,
+})
 -- tide.raw_ops.*: ops only a gradient runs (TF's tf.raw_ops: igamma_grad_a).
 tide.raw_ops = require("tide.ops.plain").define("raw", {})
 
+local namespaces = {}
+
+-- tide.random.* (TF's tf.random), with the candidate samplers (tf.random's and tf.nn's).
+function namespaces.random()
+  local random = require "tide.random"
+  for name, fn in pairs(require "tide.ops.candidate_sampling") do random[name] = fn end
+  return random
+end
+
+-- tide.image.* (tf.image and tf.io's image codecs).
+function namespaces.image() return require "tide.image" end
+
 -- tide.bitwise.* (TF's namespace, no methods): and, or, xor, invert, shifts.
-tide.bitwise = {}
-for name, fn in pairs(require "tide.ops.bitwise") do tide.bitwise[name] = fn end
+function namespaces.bitwise()
+  local t = {}
+  for name, fn in pairs(require "tide.ops.bitwise") do t[name] = fn end
+  return t
+end
 
 -- tide.strings.* (TF's tf.strings): split, regex_replace, lower, length, to_number, join, ...
-tide.strings = require "tide.ops.strings"
+function namespaces.strings() return require "tide.ops.strings" end
+function namespaces.RaggedTensor() return require("tide.ops.strings").RaggedTensor end
 -- tide.lookup: hashed vocabularies as tensors (table, find) and ragged_to_tensor
-tide.lookup = require "tide.ops.lookup"
+function namespaces.lookup() return require "tide.ops.lookup" end
 
 -- tide.signal.* (TF's namespace): Fourier transforms, framing, spectrograms, DCTs, mel filters, windows.
-tide.signal = {}
-for name, fn in pairs(require "tide.ops.signal_windows") do tide.signal[name] = fn end
-for _, name in ipairs { "fft", "ifft", "fft2d", "ifft2d", "fft3d", "ifft3d", "rfft", "irfft", "rfft2d", "irfft2d",
-                        "rfft3d", "irfft3d", "fftnd", "ifftnd", "rfftnd", "irfftnd", "fftshift", "ifftshift" } do
-  tide.signal[name] = require("tide.ops.signal")[name]
+function namespaces.signal()
+  local t = {}
+  for name, fn in pairs(require "tide.ops.signal_windows") do t[name] = fn end
+  local fourier = require "tide.ops.signal"
+  for _, name in ipairs { "fft", "ifft", "fft2d", "ifft2d", "fft3d", "ifft3d", "rfft", "irfft", "rfft2d", "irfft2d",
+                          "rfft3d", "irfft3d", "fftnd", "ifftnd", "rfftnd", "irfftnd", "fftshift", "ifftshift" } do
+    t[name] = fourier[name]
+  end
+  for name, fn in pairs(require "tide.ops.signal_spectral") do t[name] = fn end
+  return t
 end
-for name, fn in pairs(require "tide.ops.signal_spectral") do tide.signal[name] = fn end
-tide.RaggedTensor = tide.strings.RaggedTensor
 
 -- tide.linalg.* (TF's namespace): products, structure, decompositions, solvers and norms.
-tide.linalg = { eye = create_ops.eye }
-for _, mod in ipairs { linalg_ops, decomp_ops, norm_ops } do
-  for name, fn in pairs(mod) do tide.linalg[name] = fn end
+function namespaces.linalg()
+  local t = { eye = create_ops.eye, einsum = tide.einsum }
+  for _, mod in ipairs { linalg_ops, require "tide.ops.linalg_decomp", norm_ops } do
+    for name, fn in pairs(mod) do t[name] = fn end
+  end
+  return t
 end
-tide.linalg.einsum = tide.einsum
-tide.math.l2_normalize = norm_ops.l2_normalize
 
 -- tide.nn.*: activations, softmax and losses, norms, dropout, convolutions and pooling.
-tide.nn = {}
-for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "tanh", "leaky_relu", "relu6", "softsign" } do
-  tide.nn[name] = math_ops[name]
-end
-for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_conv_nd",
-                       require "tide.ops.nn_more", require "tide.ops.nn_pool_more", require "tide.ops.morphology",
-                       require "tide.ops.nn_forms", require "tide.ops.embedding_sparse",
-                       require "tide.ops.nn_pool_index", require "tide.ops.nn_space" } do
-  for name, fn in pairs(mod) do
-    if type(fn) == "function" then tide.nn[name] = fn end
+function namespaces.nn()
+  local nn = {}
+  for _, name in ipairs { "relu", "elu", "selu", "gelu", "softplus", "sigmoid", "tanh", "leaky_relu", "relu6", "softsign" } do
+    nn[name] = math_ops[name]
   end
-end
--- ctc_greedy_decoder(inputs, sequence_length, merge_repeated=true, blank_index=nil): TF's
--- ({SparseTensor}, log_probabilities); the decoding is ops/ctc.lua's.
-function tide.nn.ctc_greedy_decoder(...)
-  local indices, values, dense_shape, log_probabilities = require("tide.ops.ctc").greedy_decode(...)
-  return { require("tide.sparse_tensor").SparseTensor(indices, values, dense_shape) }, log_probabilities
-end
--- ctc_beam_search_decoder(inputs, sequence_length, beam_width=100, top_paths=1): TF's ({SparseTensor, ...},
--- log_probabilities); the search is ops/ctc_decode.lua's. The CTC loss and its helpers are plain functions.
-function tide.nn.ctc_beam_search_decoder(...)
-  local decoded, log_probabilities = require("tide.ops.ctc_decode").beam_search_decode(...)
-  local SparseTensor = require("tide.sparse_tensor").SparseTensor
-  for i, d in ipairs(decoded) do decoded[i] = SparseTensor(d[1], d[2], d[3]) end
-  return decoded, log_probabilities
-end
-tide.nn.ctc_loss = require("tide.ops.ctc_loss").ctc_loss
-tide.nn.collapse_repeated = require("tide.ops.ctc_decode").collapse_repeated
-tide.nn.ctc_unique_labels = require("tide.ops.ctc_decode").ctc_unique_labels
--- The candidate samplers (tf.random's and tf.nn's) and the sampled losses.
-do
-  local sampling, sampled = require "tide.ops.candidate_sampling", require "tide.ops.sampled_losses"
-  for name, fn in pairs(sampling) do
-    tide.random[name] = fn
-    if name ~= "uniform_candidate_sampler" and name ~= "log_uniform_candidate_sampler" then tide.nn[name] = fn end
+  for _, mod in ipairs { require "tide.ops.nn", require "tide.ops.nn_conv", require "tide.ops.nn_conv_nd",
+                         require "tide.ops.nn_more", require "tide.ops.nn_pool_more", require "tide.ops.morphology",
+                         require "tide.ops.nn_forms", require "tide.ops.embedding_sparse",
+                         require "tide.ops.nn_pool_index", require "tide.ops.nn_space" } do
+    for name, fn in pairs(mod) do
+      if type(fn) == "function" then nn[name] = fn end
+    end
   end
-  tide.nn.nce_loss, tide.nn.sampled_softmax_loss = sampled.nce_loss, sampled.sampled_softmax_loss
+  -- ctc_greedy_decoder(inputs, sequence_length, merge_repeated=true, blank_index=nil): TF's
+  -- ({SparseTensor}, log_probabilities); the decoding is ops/ctc.lua's.
+  function nn.ctc_greedy_decoder(...)
+    local indices, values, dense_shape, log_probabilities = require("tide.ops.ctc").greedy_decode(...)
+    return { require("tide.sparse_tensor").SparseTensor(indices, values, dense_shape) }, log_probabilities
+  end
+  -- ctc_beam_search_decoder(inputs, sequence_length, beam_width=100, top_paths=1): TF's ({SparseTensor, ...},
+  -- log_probabilities); the search is ops/ctc_decode.lua's. The CTC loss and its helpers are plain functions.
+  function nn.ctc_beam_search_decoder(...)
+    local decoded, log_probabilities = require("tide.ops.ctc_decode").beam_search_decode(...)
+    local SparseTensor = require("tide.sparse_tensor").SparseTensor
+    for i, d in ipairs(decoded) do decoded[i] = SparseTensor(d[1], d[2], d[3]) end
+    return decoded, log_probabilities
+  end
+  nn.ctc_loss = require("tide.ops.ctc_loss").ctc_loss
+  nn.collapse_repeated = require("tide.ops.ctc_decode").collapse_repeated
+  nn.ctc_unique_labels = require("tide.ops.ctc_decode").ctc_unique_labels
+  -- The candidate samplers (tf.nn has all but the two tf.random-only ones) and the sampled losses.
+  for name, fn in pairs(require "tide.ops.candidate_sampling") do
+    if name ~= "uniform_candidate_sampler" and name ~= "log_uniform_candidate_sampler" then nn[name] = fn end
+  end
+  local sampled = require "tide.ops.sampled_losses"
+  nn.nce_loss, nn.sampled_softmax_loss = sampled.nce_loss, sampled.sampled_softmax_loss
+  -- tf.nn's names that tf.math has too.
+  for _, name in ipairs { "l2_normalize", "zero_fraction", "in_top_k", "top_k", "approx_max_k", "approx_min_k" } do
+    nn[name] = tide.math[name]
+  end
+  return nn
 end
--- tf.nn's names that tf.math has too, and the other way round.
-for _, name in ipairs { "l2_normalize", "zero_fraction", "in_top_k", "top_k", "approx_max_k", "approx_min_k" } do
-  tide.nn[name] = tide.math[name]
-end
-for _, name in ipairs { "softmax", "log_softmax" } do tide.math[name] = tide.nn[name] end
 
 -- Keras (initializers, activations, regularizers, constraints, losses, metrics,
 -- optimizers, layers, models, callbacks) loads on first use: a third of
@@ -296,16 +335,8 @@ keras.mixed_precision = function() return require "tide.mixed_precision" end
 -- Strategies (tf.distribute): the default, OneDevice and MultiWorkerMirrored over MPI, on first use.
 keras.distribute = function() return require "tide.distribute" end
 
-setmetatable(tide, {
-  __lazy = keras, -- the names, for the REPL's completion and help (which load nothing)
-  __index = function(t, k)
-    local load = keras[k]
-    if not load then return nil end
-    local v = load()
-    rawset(t, k, v)
-    return v
-  end,
-})
+for name, load in pairs(namespaces) do keras[name] = load end
+lazy(tide, keras)
 
 registry["tide"] = tide
 return tide

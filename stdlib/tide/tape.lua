@@ -10,7 +10,6 @@ local scope = require "tide.scope"
 local variable = require "tide.variable"
 local dtype = require "tide.dtype"
 local args = require "tide.args"
-local grad = require "tide.grad"
 local convert = require "tide.convert"
 local create = require "tide.ops.create"
 local shape_ops = require "tide.ops.shape"
@@ -189,11 +188,16 @@ local function seed_of(t, seed, i)
   return seed
 end
 
+-- The op gradients (tide.grad, a family file per op family) load at the
+-- first gradient(): a script that only runs ops forward never pays for them.
+local grad
+
 -- Walk the nodes backwards from the seeded grads. A gradient is dropped once
 -- its node used it (unless `keep`, a source, wants it), and a non-persistent
 -- tape lets go of each node as it goes, so what only backward needed can be
 -- collected during the walk rather than after it.
 local function walk(tape, grads, keep)
+  grad = grad or require "tide.grad"
   local nodes, tracked = tape._nodes, tape._tracked
   local release = not tape.persistent
   for i = #nodes, 1, -1 do

@@ -8,6 +8,7 @@ local binding = require "tide.binding"
 local gc = require "gradcheck"
 local G = require "grad_cases"
 local ffi, C = binding.ffi, binding.C
+require "tide.grad" -- the families fill the registry when loaded
 local grads = require("tide.grad.registry").fns
 
 -- The registry's op names, in code order.
