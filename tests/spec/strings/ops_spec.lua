@@ -194,6 +194,25 @@ end)
 
 describe("tide.strings errors", function()
   local x = tide.tensor { "a", "b" }
+  it("format and tide.print write tensors alike (one formatter, core/tensor_text.c), eager and traced", function()
+    local program = require "tide_program"
+    local dir = program.make_tmpdir("formatprint")
+    local script = dir .. "/p.lua"
+    program.write_file(script, [[
+      local tide = require "tide"
+      local x = tide.reshape(tide.range(0, 8), { 2, 2, 2 }):cast("float32") / 3
+      tide.print(x)
+      tide.trace(function(a) tide.print("v", a) end)(tide.tensor({ 123456789, 0.1 }, "float32"))
+      io.write(tide.strings.format("{}", x):item(), "\n")
+    ]])
+    local rc, out, err = program.sh(dir, program.quote(program.path) .. " " .. program.quote(script))
+    program.remove_tmpdir(dir)
+    assert.are.equal(0, rc, err)
+    -- tf.print's text: a blank line between the matrices, float32 in the fewest digits that read back
+    local m = "[[[0 0.333333343]\n  [0.666666687 1]]\n\n [[1.33333337 1.66666663]\n  [2 2.33333325]]]"
+    assert.are.equal(m .. "\nv [123456792 0.1]\n" .. m .. "\n", out)
+  end)
+
   it("name the op and the wrong input", function()
     h.errors("lower: the input is nil", S.lower, nil)
     h.errors("upper: the input must be a string tensor, got float32", S.upper, tide.ones { 2 })
