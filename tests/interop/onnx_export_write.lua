@@ -81,4 +81,12 @@ local er = { elementwise(v, n) }
 local eouts = {}
 for k, t in ipairs(er) do eouts["output_" .. (k - 1)] = t end
 case("elementwise", elementwise, { v = v, n = n }, eouts)
+
+local resize = tide.trace(function(im, im3)
+  return tide.image.resize(im, { 7, 5 }), tide.image.resize(im, { 6, 8 }, { method = "nearest" }),
+    tide.image.resize(im3, { 2, 3 }), tide.image.resize(tide.cast(im3 * 10, "int32"), { 5, 5 })
+end, { input_signature = { S({ None, 3, 4, 2 }, "float32", "im"), S({ 4, 4, 1 }, "float32", "im3") } })
+local im, im3 = tide.random.normal { 2, 3, 4, 2 }, tide.random.normal { 4, 4, 1 }
+local rr = { resize(im, im3) }
+case("resize", resize, { im = im, im3 = im3 }, { output_0 = rr[1], output_1 = rr[2], output_2 = rr[3], output_3 = rr[4] })
 print("onnx_export_write: wrote " .. dir)

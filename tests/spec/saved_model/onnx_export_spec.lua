@@ -140,6 +140,25 @@ describe("tide.onnx.export", function()
     h.close(round_trip(seq)(ids), seq(ids):totable(), 2e-5)
   end)
 
+  it("writes tide.image.resize as Resize (bilinear up and down, nearest at whole upscales, rank 3, ints)", function()
+    local f = tide.trace(function(im, im3)
+      return tide.image.resize(im, { 7, 5 }), tide.image.resize(im, { 6, 8 }, { method = "nearest" }),
+        tide.image.resize(im3, { 2, 3 }), tide.image.resize(tide.cast(im3 * 10, "int32"), { 5, 5 })
+    end, { input_signature = { S({ None, 3, 4, 2 }, "float32", "im"), S({ 4, 4, 1 }, "float32", "im3") } })
+    tide.random.set_seed(8)
+    local im, im3 = tide.random.normal { 2, 3, 4, 2 }, tide.random.normal { 4, 4, 1 }
+    local want = { f(im, im3) }
+    local got = round_trip(f) { im = im, im3 = im3 }
+    for k = 1, 4 do
+      local g = got["output_" .. (k - 1)]
+      assert.are.same(want[k].shape:as_list(), g.shape:as_list())
+      h.close(g, want[k]:totable(), 1e-6)
+    end
+    local odd = tide.trace(function(a) return tide.image.resize(a, { 5, 4 }, { method = "nearest" }) end,
+      { input_signature = { S({ 1, 3, 4, 1 }, "float32") } })
+    h.errors("nearest from 3 to 5 is not a whole-number upscale", function() tide.onnx.export(odd, dir .. "/odd.onnx") end)
+  end)
+
   it("exports a Lua function with an input_signature, and names inputs and outputs as asked", function()
     local v = tide.Variable(tide.tensor { { 1, 2 }, { 3, 4 } }:cast("float32"), { name = "weights" })
     local path = dir .. "/named.onnx"
