@@ -89,4 +89,13 @@ end, { input_signature = { S({ None, 3, 4, 2 }, "float32", "im"), S({ 4, 4, 1 },
 local im, im3 = tide.random.normal { 2, 3, 4, 2 }, tide.random.normal { 4, 4, 1 }
 local rr = { resize(im, im3) }
 case("resize", resize, { im = im, im3 = im3 }, { output_0 = rr[1], output_1 = rr[2], output_2 = rr[3], output_3 = rr[4] })
+
+local picks = tide.trace(function(p, i)
+  local v, k = tide.math.top_k(p, 3)
+  return v, k, tide.one_hot(i, 4), tide.one_hot(i, 3, { axis = 0, on_value = 5, off_value = -1, dtype = "int32" })
+end, { input_signature = { S({ None, 6 }, "float32", "p"), S({ None, 2 }, "int32", "i") } })
+local p6 = tide.tensor({ { 1, 5, 3, 5, 0, 2 }, { -1, -2, 7, 7, 7, 1 } }, "float32") -- ties: the lower index first
+local i2 = tide.tensor({ { 0, 3 }, { -1, 5 } }, "int32")                            -- out of range: all off
+local pr = { picks(p6, i2) }
+case("picks", picks, { p = p6, i = i2 }, { output_0 = pr[1], output_1 = pr[2], output_2 = pr[3], output_3 = pr[4] })
 print("onnx_export_write: wrote " .. dir)
