@@ -350,6 +350,14 @@ static tide_status map_gather(onnx_export *x, const ox_call *c) {
   return TIDE_OK;
 }
 
+/* gather_nd: GatherND with batch_dims, its indices as int64 (ONNX's only index type). */
+static tide_status map_gather_nd(onnx_export *x, const ox_call *c) {
+  const char *in[2] = {c->in[0], c->din[1]->dt == TIDE_INT64 ? c->in[1] : cast(x, c->in[1], TIDE_INT64, NULL)};
+  Onnx__NodeProto *n = ox_node(x, "GatherND", 2, in, 1, c->out);
+  if (c->a->n) ox_attr_i(x, n, "batch_dims", c->a->n);
+  return TIDE_OK;
+}
+
 static tide_status map_shape(onnx_export *x, const ox_call *c) {
   const char *op = c->op == TIDE_OP_SHAPE ? "Shape" : "Size";
   int dt = c->dout[0]->dt;
@@ -435,6 +443,7 @@ ox_map_fn ox_mapping(const onnx_export *x, int op) {
   case TIDE_OP_TILE: return map_tile;
   case TIDE_OP_PAD: return map_pad;
   case TIDE_OP_GATHER: return map_gather;
+  case TIDE_OP_GATHER_ND: return map_gather_nd;
   case TIDE_OP_SHAPE: case TIDE_OP_SIZE: return map_shape;
   case TIDE_OP_FILL: return map_fill;
   case TIDE_OP_RANGE: return map_range;

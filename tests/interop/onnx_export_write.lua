@@ -92,10 +92,14 @@ case("resize", resize, { im = im, im3 = im3 }, { output_0 = rr[1], output_1 = rr
 
 local picks = tide.trace(function(p, i)
   local v, k = tide.math.top_k(p, 3)
-  return v, k, tide.one_hot(i, 4), tide.one_hot(i, 3, { axis = 0, on_value = 5, off_value = -1, dtype = "int32" })
+  return v, k, tide.one_hot(i, 4), tide.one_hot(i, 3, { axis = 0, on_value = 5, off_value = -1, dtype = "int32" }),
+    tide.gather_nd(p, tide.tensor({ { 1, 2 }, { 0, 5 } }, "int32")),
+    tide.gather_nd(p, tide.tensor({ { 4 }, { 1 } }, "int64"), { batch_dims = 1 })
 end, { input_signature = { S({ None, 6 }, "float32", "p"), S({ None, 2 }, "int32", "i") } })
 local p6 = tide.tensor({ { 1, 5, 3, 5, 0, 2 }, { -1, -2, 7, 7, 7, 1 } }, "float32") -- ties: the lower index first
 local i2 = tide.tensor({ { 0, 3 }, { -1, 5 } }, "int32")                            -- out of range: all off
 local pr = { picks(p6, i2) }
-case("picks", picks, { p = p6, i = i2 }, { output_0 = pr[1], output_1 = pr[2], output_2 = pr[3], output_3 = pr[4] })
+local po = {}
+for k, t in ipairs(pr) do po["output_" .. (k - 1)] = t end
+case("picks", picks, { p = p6, i = i2 }, po)
 print("onnx_export_write: wrote " .. dir)
