@@ -19,6 +19,7 @@ local mlp = tide.Sequential { tide.Input { shape = { 6 } }, L.Dense { 8, activat
   L.Dense { 8, activation = "gelu" }, L.Dense { 4, activation = "softmax" } }
 local x = tide.random.normal { 5, 6 }
 case("mlp", mlp, { inputs = x }, { output_0 = mlp(x) })
+case("mlp_opset21", mlp, { inputs = x }, { output_0 = mlp(x) }, { opset = 21 }) -- GELU as one Gelu node from 20
 
 local cnn = tide.Sequential { tide.Input { shape = { 12, 12, 3 } },
   L.Conv2D { 4, 3, padding = "same", activation = "relu" }, L.Conv2D { 6, 3, strides = 2, dilation_rate = 1 },
