@@ -171,6 +171,18 @@ describe("tide.onnx.load", function()
     tmp.remove(dir)
   end)
 
+  it("keeps no tensor of a refused load (fuzz_onnx's find: a Constant that declares no outputs)", function()
+    local path = "fuzz/corpus/onnx/regression-leak-node-without-outputs"
+    h.errors("node '/Slice_3' (Slice): its input '/Constant_16_output_0' is made by no earlier node", tide.onnx.load, path)
+    collectgarbage()
+    collectgarbage()
+    local before = tide.config.memory_info().current
+    for _ = 1, 5 do pcall(tide.onnx.load, path) end
+    collectgarbage()
+    collectgarbage()
+    assert.are.equal(before, tide.config.memory_info().current)
+  end)
+
   it("says what a call got wrong: names, dtypes, shapes", function()
     local m = tide.onnx.load(FIX .. "cnn.onnx")
     h.errors("ONNX model: input 'image' is missing", m, { x = f32(E.cnn.in_image) })
