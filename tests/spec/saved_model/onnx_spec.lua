@@ -131,6 +131,9 @@ describe("tide.onnx.load", function()
       R .. "gru_short_lens.onnx")
     h.errors("node 'gru' (GRU): GRU's W, R, B or P do not fit hidden_size 2, 1 direction(s) and 3 inputs",
       tide.onnx.load, R .. "gru_wrong_w.onnx")
+    -- index lists a few bytes ask for are refused by the load cap before they are allocated
+    h.errors("node 'rs' (Resize): memory limit of 67108864 bytes reached", tide.onnx.load, R .. "resize_huge.onnx")
+    h.errors("node 'pad' (Pad): memory limit of 67108864 bytes reached", tide.onnx.load, R .. "pad_huge.onnx")
   end)
 
   it("reads initializers kept as external data beside the model", function()
