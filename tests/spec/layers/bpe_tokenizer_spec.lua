@@ -85,8 +85,23 @@ describe("BytePairTokenizer", function()
     assert.are.equal("a", t:detokenize({ 0, -1 }):item())
   end)
 
+  it("runs in a tide.data map (main Lua state); inside tide.trace it says it is eager only", function()
+    local c = F.cases.sequence_length
+    local tok = make(c.opts)
+    local ds = tide.data.Dataset.from_tensor_slices(tide.tensor(c.texts, "string")):batch(5)
+      :map(function(x) return tok(x) end)
+    local rows = {}
+    for b in ds:iter() do for _, r in ipairs(b:totable()) do rows[#rows + 1] = r end end
+    assert.are.same(c.ids, rows)
+    local f = tide.trace(function(x) return tok(x) end,
+      { input_signature = { tide.TensorSpec({ tide.None }, "string") } })
+    h.errors("runs eagerly only (the BPE is Lua code", function() f(tide.tensor({ "a" }, "string")) end)
+  end)
+
   it("errors name the class and the argument", function()
-    h.errors("cannot read the vocabulary file", function() BPE { vocabulary = "/nonexistent/v.json", merges = MERGES } end)
+    h.errors("cannot read the vocabulary file", function()
+      BPE { vocabulary = "/nonexistent/v.json", merges = MERGES }
+    end)
     h.errors("cannot read the merges file", function() BPE { vocabulary = VOCAB, merges = "/nonexistent/m.txt" } end)
     local bad = tmpfile("#version: 0.2\nĠ t\nh e x\n")
     h.errors('merge rule 3 "h e x" must be two tokens', function() BPE { vocabulary = VOCAB, merges = bad } end)

@@ -8,6 +8,7 @@ local shape_ops = require "tide.ops.shape"
 local strings = require "tide.ops.strings"
 local lookup = require "tide.ops.lookup"
 local layer = require "tide.layers.layer"
+local trace_context = require "tide.trace_context"
 
 local Layer, who = layer.Layer, layer.who
 local fmt = string.format
@@ -23,8 +24,8 @@ local MARK = "६"
 local MARK_BEFORE_WORD = "( )([^" .. WS .. SPECIAL .. "])"
 -- keras_hub writes this one without brackets (a space then the four special spaces in a row, at the end): kept as is
 local MARK_AT_END = "([" .. WS .. "]" .. SPECIAL .. ")$"
-local SPLIT = "'s|'t|'re|'ve|'m|'ll|'d|[" .. WS .. SPECIAL .. "]+[\\n\\r\\t\\f६" .. SPECIAL .. "]| ?\\p{L}+| ?[\\p{N}]+"
-  .. "| ?[^" .. WS .. "\\p{L}\\p{N}" .. SPECIAL .. "]+"
+local SPLIT = "'s|'t|'re|'ve|'m|'ll|'d|[" .. WS .. SPECIAL .. "]+[\\n\\r\\t\\f६" .. SPECIAL .. "]"
+  .. "| ?\\p{L}+| ?[\\p{N}]+| ?[^" .. WS .. "\\p{L}\\p{N}" .. SPECIAL .. "]+"
 -- a match is fenced with this byte (never in valid UTF-8) so Lua can cut the string at the fences
 local FENCE = "\255"
 -- the last character split off a piece (keras_hub's second pass: [ \t\r\f\v६ special spaces]$)
@@ -282,6 +283,10 @@ end
 -- The input as a list of strings; scalar says a single string came in.
 local function inputs(self, x)
   x = convert.tensor(x)
+  if trace_context.is_symbolic(x) then
+    binding.error(fmt("%s: runs eagerly only (the BPE is Lua code over the strings' values), not inside tide.trace;"
+      .. " in a tide.data map it runs in the main Lua state", who(self)))
+  end
   if tostring(x.dtype) ~= "string" then
     binding.error(fmt("%s: expected string inputs, got dtype %s", who(self), tostring(x.dtype)))
   end
