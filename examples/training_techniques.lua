@@ -234,6 +234,7 @@ check(#traces == profiled and profiled == 2, "the profiler should write one trac
 check(#events >= 1, "trace_export wrote no event file")
 local prof = tide.profiler.read_trace(traces[#traces])
 check(#prof.traceEvents > 0, "the profiler trace is empty")
+os.execute("rm -rf '" .. logdir .. "'")
 
 ----------------------------------------------------------------------------
 -- 5. jit_compile, running eagerly, check_numerics, shape asserts
