@@ -87,5 +87,16 @@ else
 fi
 rm -rf "$tl_out"
 
+# examples/training_techniques.lua --fast: gradient accumulation (both ways) equal to one big step,
+# recompute_grad's same gradients and lower peak, mixed precision's loss scale, the profiler every N
+# steps, jit_compile, run_functions_eagerly, check_numerics and shape asserts: each section asserts.
+"$BUILD/tide" examples/training_techniques.lua --fast >"$out" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ] || ! grep -q "^all techniques checked$" "$out"; then
+  fail "examples/training_techniques.lua --fast: exit $rc, or no 'all techniques checked'"
+else
+  passed=$((passed + 1))
+fi
+
 echo "sh examples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
