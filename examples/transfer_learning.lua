@@ -14,6 +14,7 @@
 -- the frozen phase's predictions, the frozen phase left the backbone untouched, fine-tuning moved its trainable
 -- weights but not its BatchNormalization statistics, and both saved forms reload to the same predictions.
 local tide = require "tide"
+io.stdout:setvbuf("line") -- the epochs' lines as they come, also into a log file
 local read_idx = require("tide.io.idx").read_idx
 
 local function flag(name)
