@@ -120,7 +120,8 @@ local function calibrated_backbone()
   for _, l in ipairs(base.layers) do
     if rawget(l, "momentum") then momentum[l] = l.momentum; l.momentum = 0 end
   end
-  base(preprocessing(pipeline_preprocessing(x)), { training = true }) -- each moving mean and variance := its statistics on x
+  -- each moving mean and variance := its statistics on x
+  base(preprocessing(pipeline_preprocessing(x)), { training = true })
   for l, v in pairs(momentum) do l.momentum = v end
   local path = OUT .. "/backbone.weights.h5"
   base:save_weights(path)
