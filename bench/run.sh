@@ -117,6 +117,9 @@ share chain10_1m_fused "$out/trace.tide" "$bw1m"
 echo "# Keras training on Fashion-MNIST (bench/train.lua): one epoch of fit (batch 128, Adam 1e-3), test accuracy, predict per image, peak RSS; an MLP and a CNN, each in a process of its own, vs PyTorch eager and Keras on TF, TF+XLA and JAX (threads: $threads)"
 section train
 
+echo "# keras.applications inference (bench/applications.lua): ResNet50 and MobileNetV2 at 224x224, batch 1 and 8, predict_on_batch, ms per batch vs Keras 3 on TF (threads: $threads)"
+section applications
+
 echo "# text preprocessing in a tide.data map vs tf.data with the same layer: TextVectorization (int, length 64) and WordPiece (uncased, length 64; keras_hub's, needs tensorflow-text), batches of 256, 20,000 synthetic sentences, sentences/s (threads: $threads)"
 section text
 echo "# JPEG pipeline: decode, resize to 64x64, random flip, batch 32 over 300 generated JPEGs (tide.data, map parallel 1 and AUTOTUNE; and the op chain in a Lua loop, eager and traced) vs tf.data map (parallel 1, AUTOTUNE), img/s (threads: $threads)"

@@ -43,6 +43,8 @@ M.RENAMES = {
 local BRIDGE = "a backend bridge (PyTorch/JAX/Flax): tide is its own backend"
 local QUANT = "a dtype of TF's quantized ops (qint/quint), which tide has no kernels for"
 local OPLIB = "loads a TF C++ op library (.so built against TF's headers)"
+local RNNCELL = "TF's bundled legacy Keras 2 cell wrapper (tensorflow.python.keras, deprecated for " ..
+  "tf.keras.layers.RNN); tide's recurrent cells are Keras 3 layers in tide.layers.RNN, with Keras 3's dropout options"
 M.LEFT_OUT = {
   ["keras.layers"] = {
     TorchModuleWrapper = BRIDGE, JaxLayer = BRIDGE, FlaxLayer = BRIDGE,
@@ -51,6 +53,9 @@ M.LEFT_OUT = {
     OrbaxCheckpoint = "saves through JAX's Orbax library; tide.train's checkpoints play its part",
     RemoteMonitor = "POSTs each epoch's logs to an HTTP server: tide has no HTTP client and no network policy " ..
       "(a sandboxed run must not reach out); a LambdaCallback writing the logs where they are wanted plays its part",
+  },
+  ["tf.nn"] = {
+    RNNCellDropoutWrapper = RNNCELL, RNNCellResidualWrapper = RNNCELL, RNNCellDeviceWrapper = RNNCELL,
   },
   tf = {
     qint8 = QUANT, qint16 = QUANT, qint32 = QUANT, quint8 = QUANT, quint16 = QUANT,

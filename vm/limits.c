@@ -194,6 +194,29 @@ void tide_vm_limits_stop(tide_vm *vm) {
   vm->has_watchdog = false;
 }
 
+tide_vm_status tide_vm_set_budget(tide_vm *vm, uint64_t instruction_limit, uint32_t time_limit_ms) {
+  if (!vm) return TIDE_VM_ERR_USAGE;
+  if (!instruction_limit != !vm->opts.instruction_limit || !time_limit_ms != !vm->opts.time_limit_ms)
+    return tide_vm_fail(vm, TIDE_VM_ERR_USAGE,
+                        "tide_vm_set_budget: this VM was opened with %s instruction budget and %s time budget; "
+                        "a new limit must be nonzero for a budget it has and zero for one it has not "
+                        "(given %llu instructions, %u ms)",
+                        vm->opts.instruction_limit ? "an" : "no", vm->opts.time_limit_ms ? "a" : "no",
+                        (unsigned long long)instruction_limit, (unsigned)time_limit_ms);
+  /* Read at the next tide_vm_budget_begin (the deadline) and by the count hook. */
+  vm->opts.instruction_limit = instruction_limit;
+  vm->opts.time_limit_ms = time_limit_ms;
+  if (vm->has_watchdog) {
+    /* A watchdog asleep until the last call's deadline, later than the next
+     * call's may now be, would see that call only then: it looks again now
+     * (and goes idle, so tide_vm_budget_begin wakes it). */
+    pthread_mutex_lock(&vm->lock);
+    pthread_cond_signal(&vm->wake);
+    pthread_mutex_unlock(&vm->lock);
+  }
+  return TIDE_VM_OK;
+}
+
 void tide_vm_budget_begin(tide_vm *vm) {
   if (!vm->opts.instruction_limit && !vm->opts.time_limit_ms) return;
   vm->instructions = 0;

@@ -54,6 +54,21 @@ tide_status tide_infer_string_join(const tide_op_def *def, const tide_attrs *a, 
   return TIDE_OK;
 }
 
+/* string_format: pieces (1-D, one more than the tensors) and any tensors -> one 0-d string. */
+tide_status tide_infer_string_format(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                     const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(a), TIDE_UNUSED(n_out);
+  if (n_in < 1) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: expects the template's pieces", def->name);
+  const tide_tensor *p = in[0];
+  if (p->dt != TIDE_STRING || p->ndim != 1 || (p->dims[0] >= 0 && p->dims[0] != n_in)) {
+    char s[128];
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: the pieces must be a 1-D string tensor of %d (one more than the %d tensors), got %s %s",
+                     def->name, n_in, n_in - 1, tide_dtype_name(p->dt), TIDE_SHAPE_STR(s, p));
+  }
+  tide_tensor_set_contiguous_layout(out[0], TIDE_STRING, 0, NULL);
+  return TIDE_OK;
+}
+
 tide_status tide_infer_reduce_join(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                    int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
@@ -304,3 +319,11 @@ static int cross_hashed_rank(const tide_op_def *def, const tide_attrs *a, int n_
   return 2;
 }
 const tide_rank_rule tide_infer_cross_hashed_rank = {cross_hashed_rank, tide_rank_keeps, NULL};
+
+/* string_format: the pieces are a vector, the tensors any rank; the result is always 0-d. */
+static int string_format_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                              int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in);
+  return i == 0 ? 1 : 0;
+}
+const tide_rank_rule tide_infer_string_format_rank = {string_format_rank, tide_rank_keeps, NULL};

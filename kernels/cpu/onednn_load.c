@@ -7,10 +7,20 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define ONEDNN_SONAME "libdnnl.so." ONEDNN_STR(DNNL_VERSION_MAJOR)
 #define ONEDNN_STR2(x) #x
 #define ONEDNN_STR(x) ONEDNN_STR2(x)
+
+/* libgomp reads OMP_WAIT_POLICY once, when it loads (inside the dlopen below). Its default lets each
+ * OpenMP thread spin for a while after every parallel region; tide's own pool already owns the cores, so
+ * the spinning only steals them from it and from other programs: ResNet50 at batch 1 (a convolution on
+ * OpenMP's threads) took 1.0 s of CPU for 0.2 s passive, and 3-7 s of wall time on a busy machine for
+ * 0.1-0.7 s. So tide asks for passive waiting unless the environment says otherwise. It is set when
+ * libtide loads, while a program is normally still single-threaded: setenv races getenv in other
+ * threads, which the first convolution's dlopen could not rule out. */
+__attribute__((constructor)) static void onednn_passive_openmp(void) { setenv("OMP_WAIT_POLICY", "PASSIVE", 0); }
 
 tide_onednn tide_onednn_fns;
 static bool onednn_ok;

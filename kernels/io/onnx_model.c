@@ -212,7 +212,8 @@ static tide_status build_node(tide_onnx_model *m, onnx_import *im, vtable *vt, c
     ins[k] = vt_get(vt, n->input[k]);
     if (!ins[k]) st = TIDE_FAIL(TIDE_ERR_VALUE, "its input '%s' is made by no earlier node, initializer or graph input", n->input[k]);
   }
-  for (size_t k = 0; outs && k < n->n_output; k++) outs[k].ndim = UNSET;
+  /* n_output + 1 slots, all watched: a mapping fills out[0] even for a node that declares no outputs */
+  for (size_t k = 0; outs && k <= n->n_output; k++) outs[k].ndim = UNSET;
   if (!st) st = map->fn(im, n, (int)n->n_input, ins, (int)n->n_output, outs);
   for (size_t k = 0; !st && k < n->n_output; k++) {
     if (outs[k].ndim == UNSET) {
@@ -224,7 +225,7 @@ static tide_status build_node(tide_onnx_model *m, onnx_import *im, vtable *vt, c
     st = vt_put(vt, n->output[k], "the graph", &slot_t);
     if (!st) st = tide_tensor_share(slot_t, &outs[k]); /* shared, not copied: a small tensor's data is in its header */
   }
-  for (size_t k = 0; outs && k < n->n_output; k++)
+  for (size_t k = 0; outs && k <= n->n_output; k++)
     if (outs[k].ndim != UNSET) tide_tensor_release(&outs[k]);
   free(ins);
   free(outs);

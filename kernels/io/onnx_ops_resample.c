@@ -13,6 +13,10 @@
 /* An output axis may be this long at most: index and weight lists are made at load. */
 #define RESAMPLE_MAX_LEN ((int64_t)1 << 26)
 
+/* Scratch of n values of dtype dt as a tensor, not malloc: while a model loads, its storage is
+ * charged to the load cap (load_cap.c), so a hostile size is refused before it is allocated. */
+static tide_status scratch(int dt, int64_t n, tide_tensor *t) { return tide_tensor_init(t, dt, 1, &n); }
+
 /* A new eager int64 list of n indices. */
 static tide_status index_list(int64_t n, const int64_t *v, tide_tensor *out) {
   tide_status st = tide_tensor_init(out, TIDE_INT64, 1, &n);
@@ -55,14 +59,16 @@ tide_status onnx_pad_indexed(const tide_tensor *x, const int64_t *before, const 
                                                            "padded axes' sizes when the model loads (axis %d is not known)", d);
     if (n == 0) return tide_tensor_release(&cur), TIDE_FAIL(TIDE_ERR_SHAPE, "Pad of an empty axis (%d) in edge, reflect "
                                                             "or wrap mode has nothing to repeat", d);
+    if (before[d] > RESAMPLE_MAX_LEN || after[d] > RESAMPLE_MAX_LEN || n > RESAMPLE_MAX_LEN ||
+        before[d] + n + after[d] > RESAMPLE_MAX_LEN)
+      return tide_tensor_release(&cur), TIDE_FAIL(TIDE_ERR_VALUE, "Pad of %" PRId64 " + %" PRId64 " + %" PRId64
+                                                  " on axis %d (at most %" PRId64 ")", before[d], n, after[d], d, RESAMPLE_MAX_LEN);
     int64_t len = before[d] + n + after[d];
-    if (len > RESAMPLE_MAX_LEN) return tide_tensor_release(&cur), TIDE_FAIL(TIDE_ERR_VALUE, "Pad to %" PRId64 " on axis %d", len, d);
-    int64_t *v = malloc((size_t)len * sizeof *v);
-    if (!v) return tide_tensor_release(&cur), TIDE_FAIL(TIDE_ERR_MEMORY, "out of memory");
-    for (int64_t i = 0; i < len; i++) v[i] = pad_source(i, before[d], n, mode);
-    tide_tensor next = {0};
-    st = gather_axis(&cur, d, len, v, &next);
-    free(v);
+    tide_tensor v = {0}, next = {0};
+    st = scratch(TIDE_INT64, len, &v);
+    for (int64_t i = 0; !st && i < len; i++) ((int64_t *)v.data)[i] = pad_source(i, before[d], n, mode);
+    if (!st) st = gather_axis(&cur, d, len, v.data, &next);
+    tide_tensor_release(&v);
     tide_tensor_release(&cur);
     memset(&cur, 0, sizeof cur);
     if (!st) st = tide_tensor_share(&cur, &next); /* shared, never copied: a small header points into itself */
@@ -177,10 +183,12 @@ static tide_status weight_tensor(const double *w, int64_t out, int d, int r, int
 static tide_status resample_axis(const rs_plan *p, const tide_tensor *cur, int d, int64_t out, double scale, tide_tensor *res) {
   int64_t in = cur->dims[d];
   int taps = p->mode == RS_NEAREST ? 1 : p->mode == RS_LINEAR ? 2 : 4;
-  int64_t *idx = malloc((size_t)(taps * out) * sizeof *idx);
-  double *w = malloc((size_t)(taps * out) * sizeof *w);
-  if (!idx || !w) return free(idx), free(w), TIDE_FAIL(TIDE_ERR_MEMORY, "out of memory");
-  tide_status st = TIDE_OK;
+  tide_tensor ti = {0}, tw = {0};
+  tide_status st = scratch(TIDE_INT64, taps * out, &ti);
+  if (!st) st = scratch(TIDE_FLOAT64, taps * out, &tw);
+  if (st) return tide_tensor_release(&ti), st;
+  int64_t *idx = ti.data;
+  double *w = tw.data;
   if (!axis_taps(p, in, out, scale, taps, idx, w)) st = tide_tensor_share(res, cur);
   else if (taps == 1) st = gather_axis(cur, d, out, idx, res);
   else {
@@ -203,7 +211,7 @@ static tide_status resample_axis(const rs_plan *p, const tide_tensor *cur, int d
     if (!st) st = tide_tensor_share(res, &acc);
     tide_tensor_release(&acc);
   }
-  free(idx), free(w);
+  tide_tensor_release(&ti), tide_tensor_release(&tw);
   return st;
 }
 

@@ -62,6 +62,8 @@ const char *ox_op2(onnx_export *x, const char *op_type, const char *a, const cha
 const char *ox_init_tensor(onnx_export *x, const tide_tensor *t, const char *name);
 /* A 1-D int64 tensor of n values (axes, shapes, pads). */
 const char *ox_init_ints(onnx_export *x, int n, const int64_t *v);
+/* A 1-D float32 tensor of n values (Resize's scales). */
+const char *ox_init_floats(onnx_export *x, int n, const float *v);
 /* A scalar (rank 0) of tide dtype dt holding v. */
 const char *ox_init_scalar(onnx_export *x, int dt, double v);
 /* The same with rank ndim, every dim 1 (a fused group's constant: its rank broadcasts). */

@@ -285,6 +285,11 @@ const char *ox_init_ints(onnx_export *x, int n, const int64_t *v) {
   return add_init(x, NULL, TIDE_INT64, 1, dims, v, (size_t)n * sizeof *v);
 }
 
+const char *ox_init_floats(onnx_export *x, int n, const float *v) {
+  int64_t dims[1] = {n};
+  return add_init(x, NULL, TIDE_FLOAT32, 1, dims, v, (size_t)n * sizeof *v);
+}
+
 const char *ox_init_scalar(onnx_export *x, int dt, double v) { return ox_init_number(x, dt, 0, v); }
 
 const char *ox_init_number(onnx_export *x, int dt, int ndim, double v) {

@@ -2,6 +2,7 @@
  * explicit), and tide's NHWC convolutions and pools as ONNX's NCHW ones between Transposes. */
 #include "onnx_write.h"
 
+#include <math.h>
 #include <string.h>
 
 static const int64_t TO_NCHW[4] = {0, 3, 1, 2}, TO_NHWC[4] = {0, 2, 3, 1}, HWIO_TO_OIHW[4] = {3, 2, 0, 1};
@@ -149,6 +150,48 @@ static tide_status map_conv_transpose(onnx_export *x, const ox_call *c) {
   return TIDE_OK;
 }
 
+/* resize_bilinear, resize_nearest ([N, H, W, C] or [H, W, C] to ints = (height, width)): Resize
+ * by scales (N and C kept, so the batch may be free), each the least float32 whose product
+ * with the input's size floors to the size asked for (ONNX's rule for the result's size).
+ * Bilinear is TF2's half-pixel rule; nearest is written for whole-number upscales only,
+ * where TF2's floor((x + 0.5) / k) is ONNX's asymmetric floor(x / k). */
+static tide_status map_resize(onnx_export *x, const ox_call *c) {
+  const tide_tensor *d = c->din[0];
+  int r = d->ndim;
+  if (r != 3 && r != 4) return ox_fail(x, "needs a rank-3 or rank-4 NHWC input");
+  int64_t hw[2] = {d->dims[r - 3], d->dims[r - 2]}, want[2] = {c->a->ints[0], c->a->ints[1]};
+  if (hw[0] <= 0 || hw[1] <= 0) return ox_fail(x, "needs the input's height and width known");
+  bool nearest = c->op == TIDE_OP_RESIZE_NEAREST;
+  float sc[4] = {1, 1, 1, 1};
+  for (int i = 0; i < 2; i++) {
+    if (nearest && want[i] % hw[i] != 0)
+      return ox_fail(x, "nearest from %lld to %lld is not a whole-number upscale (the only one written)",
+                     (long long)hw[i], (long long)want[i]);
+    float s = (float)want[i] / (float)hw[i];
+    /* in double: then float32 arithmetic (which rounds the product to nearest) floors to it too */
+    while (floor((double)hw[i] * (double)s) < (double)want[i]) s = nextafterf(s, INFINITY);
+    sc[2 + i] = s;
+  }
+  const char *v = c->in[0];
+  if (r == 3) v = ox_op2(x, "Unsqueeze", v, ox_init_ints(x, 1, (const int64_t[]){0}), NULL);
+  int dt = c->dout[0]->dt;
+  if (d->dt != dt) { /* bilinear of integers gives floats (attrs.dtype) */
+    const char *cv = ox_fresh(x, "Cast");
+    ox_attr_i(x, ox_node(x, "Cast", 1, &v, 1, &cv), "to", ox_dtype(dt));
+    v = cv;
+  }
+  const char *scales = ox_init_floats(x, 4, sc);
+  const char *in[3] = {transpose(x, v, 4, TO_NCHW, NULL), "", scales};
+  const char *y = ox_fresh(x, "Resize");
+  Onnx__NodeProto *n = ox_node(x, "Resize", 3, in, 1, &y);
+  ox_attr_s(x, n, "mode", nearest ? "nearest" : "linear");
+  ox_attr_s(x, n, "coordinate_transformation_mode", nearest ? "asymmetric" : "half_pixel");
+  if (nearest) ox_attr_s(x, n, "nearest_mode", "floor");
+  if (r == 4) transpose(x, y, 4, TO_NHWC, c->out[0]);
+  else ox_op2(x, "Squeeze", transpose(x, y, 4, TO_NHWC, NULL), ox_init_ints(x, 1, (const int64_t[]){0}), c->out[0]);
+  return TIDE_OK;
+}
+
 ox_map_fn ox_nn_mapping(const onnx_export *x, int op) {
   (void)x;
   switch (op) {
@@ -156,6 +199,7 @@ ox_map_fn ox_nn_mapping(const onnx_export *x, int op) {
   case TIDE_OP_CONV2D: case TIDE_OP_DEPTHWISE_CONV2D: return map_conv;
   case TIDE_OP_MAX_POOL2D: case TIDE_OP_AVG_POOL2D: return map_pool;
   case TIDE_OP_CONV2D_BACKPROP_INPUT: return map_conv_transpose;
+  case TIDE_OP_RESIZE_BILINEAR: case TIDE_OP_RESIZE_NEAREST: return map_resize;
   default: return NULL;
   }
 }

@@ -350,6 +350,14 @@ static tide_status map_gather(onnx_export *x, const ox_call *c) {
   return TIDE_OK;
 }
 
+/* gather_nd: GatherND with batch_dims, its indices as int64 (ONNX's only index type). */
+static tide_status map_gather_nd(onnx_export *x, const ox_call *c) {
+  const char *in[2] = {c->in[0], c->din[1]->dt == TIDE_INT64 ? c->in[1] : cast(x, c->in[1], TIDE_INT64, NULL)};
+  Onnx__NodeProto *n = ox_node(x, "GatherND", 2, in, 1, c->out);
+  if (c->a->n) ox_attr_i(x, n, "batch_dims", c->a->n);
+  return TIDE_OK;
+}
+
 static tide_status map_shape(onnx_export *x, const ox_call *c) {
   const char *op = c->op == TIDE_OP_SHAPE ? "Shape" : "Size";
   int dt = c->dout[0]->dt;
@@ -369,6 +377,44 @@ static tide_status map_range(onnx_export *x, const ox_call *c) {
   const tide_attrs *a = c->a;
   const char *in[3] = {num(x, dt, a->scalars[0]), num(x, dt, a->scalars[1]), num(x, dt, a->scalars[2])};
   ox_node(x, "Range", 3, in, 1, c->out);
+  return TIDE_OK;
+}
+
+/* one_hot as TF has it: a position is `on` where the index equals it, so an index out of
+ * [0, depth) (negative too, which ONNX's OneHot would count from the end) gives all `off`:
+ * Equal(Unsqueeze(indices, axis), Range(depth) laid along axis), then Where. */
+static tide_status map_one_hot(onnx_export *x, const ox_call *c) {
+  const tide_attrs *a = c->a;
+  int r = c->dout[0]->ndim;
+  if (r < 1) return ox_fail(x, "needs the indices' rank known");
+  int axis = a->axis < 0 ? a->axis + r : a->axis;
+  if (axis < 0 || axis >= r) return ox_fail(x, "axis %d is out of range for a rank-%d result", (int)a->axis, r);
+  int64_t ax = axis, depth = a->n, shape[TIDE_MAX_DIMS];
+  int idt = c->din[0]->dt, n = r - axis;
+  const char *indices = c->in[0];
+  if (idt != TIDE_INT32 && idt != TIDE_INT64) indices = cast(x, indices, TIDE_INT64, NULL), idt = TIDE_INT64; /* Range's types */
+  for (int i = 0; i < n; i++) shape[i] = i == 0 ? depth : 1;
+  const char *range_in[3] = {num(x, idt, 0), num(x, idt, (double)depth), num(x, idt, 1)};
+  const char *range = ox_fresh(x, "Range");
+  ox_node(x, "Range", 3, range_in, 1, &range);
+  const char *along = ox_op2(x, "Reshape", range, ox_init_ints(x, n, shape), NULL);
+  const char *idx = ox_op2(x, "Unsqueeze", indices, ox_init_ints(x, 1, &ax), NULL);
+  int dt = c->dout[0]->dt;
+  const char *in[3] = {ox_op2(x, "Equal", idx, along, NULL), num(x, dt, a->scalars[0]), num(x, dt, a->scalars[1])};
+  ox_node(x, "Where", 3, in, 1, c->out);
+  return TIDE_OK;
+}
+
+/* top_k along the last axis: TopK's values, and its int64 indices as tide's int32. */
+static tide_status map_top_k(onnx_export *x, const ox_call *c) {
+  int64_t k = c->a->n;
+  const char *in[2] = {c->in[0], ox_init_ints(x, 1, &k)};
+  const char *outs[2] = {c->out[0], ox_fresh(x, "TopK")};
+  Onnx__NodeProto *n = ox_node(x, "TopK", 2, in, 2, outs);
+  ox_attr_i(x, n, "axis", -1);
+  ox_attr_i(x, n, "largest", 1);
+  ox_attr_i(x, n, "sorted", 1);
+  cast(x, outs[1], c->dout[1]->dt, c->out[1]);
   return TIDE_OK;
 }
 
@@ -397,9 +443,12 @@ ox_map_fn ox_mapping(const onnx_export *x, int op) {
   case TIDE_OP_TILE: return map_tile;
   case TIDE_OP_PAD: return map_pad;
   case TIDE_OP_GATHER: return map_gather;
+  case TIDE_OP_GATHER_ND: return map_gather_nd;
   case TIDE_OP_SHAPE: case TIDE_OP_SIZE: return map_shape;
   case TIDE_OP_FILL: return map_fill;
   case TIDE_OP_RANGE: return map_range;
+  case TIDE_OP_ONE_HOT: return map_one_hot;
+  case TIDE_OP_TOP_K: return map_top_k;
   default: return ox_nn_mapping(x, op);
   }
 }

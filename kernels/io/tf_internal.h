@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "tide/tide.h"
+#include "tide/tf_saved_model.h"
 #include "../core/internal.h"
 #include "tide_proto/function.pb-c.h"
 #include "tide_proto/saved_model.pb-c.h"
@@ -73,6 +74,11 @@ tide_status tf_map_resource_gather(tf_import *im, const Tensorflow__NodeDef *nod
                                    int n_out, tf_val *out);
 tide_status tf_map_strided_slice_dynamic(const Tensorflow__NodeDef *node, int n_in, tf_val *const *in,
                                          int64_t begin_mask, int64_t end_mask, int64_t shrink, tf_val *out);
+
+/* tf_saved_model.c's slot for signature k's graph definition (NULL when k is out of range), and the slot of the
+ * function that frees one, which tf_saved_model_def.c fills; the model's folder, for messages. */
+tide_graph_def **tf_saved_model_def_slot(tide_tf_saved_model *m, int k, void (***free_def)(tide_graph_def *));
+const char *tf_saved_model_dir(const tide_tf_saved_model *m);
 
 /* The mapping of TF op `name`, or NULL when tide does not map it. */
 const tf_op *tf_op_find(const char *name);

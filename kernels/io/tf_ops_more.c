@@ -99,7 +99,8 @@ static tide_status reshape_prods(const tide_tensor *x, int nd, const dim_prod *p
       if (!st) st = op1(TIDE_OP_MUL, &(tide_attrs){0}, 2, mi, &m);
       tide_tensor_release(&d);
       tide_tensor_release(&acc);
-      acc = m;
+      if (!st) tide_tensor_share(&acc, &m); /* never by value: an inline header points into itself */
+      tide_tensor_release(&m);
     }
     tide_attrs e = {0}; /* 0-d -> [1] for the concat */
     const tide_tensor *ei[1] = {&acc};
@@ -426,10 +427,9 @@ tide_status tf_map_strided_slice_dynamic(const Tensorflow__NodeDef *node, int n_
     g.axis = j;
     const tide_tensor *gi[2] = {&cur, &idx};
     if (!st) st = op1(TIDE_OP_GATHER, &g, 2, gi, &nx);
-    if (!st) {
+    if (!st) { /* never by value: an inline header points into itself */
       tide_tensor_release(&cur);
-      cur = nx;
-      nx = (tide_tensor){0};
+      tide_tensor_share(&cur, &nx);
     }
     tide_tensor *tmp[] = {&dim, &bj, &ej, &bn, &en, &st1, &idx, &nx};
     for (size_t k = 0; k < sizeof tmp / sizeof tmp[0]; k++) tide_tensor_release(tmp[k]);

@@ -4,7 +4,6 @@
 #include "tf_internal.h"
 #include "load_cap.h"
 #include "../core/internal.h"
-#include "../graph/graph_def.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -42,13 +41,14 @@ struct tide_tf_saved_model {
   bool *var_used;     /* reached by a signature (the scan marks them): only these are read */
   int n_sigs;
   tf_sig *sigs;
+  void (*free_def)(tide_graph_def *); /* set by tf_saved_model_def.c when it makes a definition */
 };
 
 void tide_tf_saved_model_free(tide_tf_saved_model *m) {
   if (!m) return;
   for (int k = 0; m->sigs && k < m->n_sigs; k++) {
     tide_graph_free(m->sigs[k].g);
-    tide_graph_def_free(m->sigs[k].def);
+    if (m->sigs[k].def && m->free_def) m->free_def(m->sigs[k].def);
     free(m->sigs[k].name);
     free(m->sigs[k].in_names);
     free(m->sigs[k].out_names);
@@ -531,32 +531,11 @@ tide_tensor *tide_tf_saved_model_variable(tide_tf_saved_model *m, int k) {
   return m && k >= 0 && k < m->n_vars ? &m->vars[k] : NULL;
 }
 
-/* ---- signatures as graph definitions, for tide.saved_model's replay ---------------------- */
-
-static const tide_tensor *def_const(void *ctx, const char *name) {
-  const gdef_tensors *c = ctx;
-  char *end = NULL;
-  if (name[0] != 'c') return NULL;
-  long k = strtol(name + 1, &end, 10);
-  return end && !*end && k >= 0 && k < c->n ? &c->items[k] : NULL;
+/* Where tf_saved_model_def.c keeps signature k's graph definition, and the function that frees it (set there: this
+ * file names no graph-definition code, so the reader links without it, as the fuzz target does). */
+tide_graph_def **tf_saved_model_def_slot(tide_tf_saved_model *m, int k, void (***free_def)(tide_graph_def *)) {
+  if (!m || k < 0 || k >= m->n_sigs) return NULL;
+  *free_def = &m->free_def;
+  return &m->sigs[k].def;
 }
-
-tide_status tide_tf_saved_model_def(tide_tf_saved_model *m, int k, const tide_graph_def **out) {
-  *out = NULL;
-  if (!m || k < 0 || k >= m->n_sigs) return TIDE_FAIL(TIDE_ERR_VALUE, "TF SavedModel: no signature %d", k);
-  tf_sig *s = &m->sigs[k];
-  if (!s->def) {
-    /* The finalized graph written as data and read back (graph/def_write.c, def_read.c): constants are
-     * shared, variable nodes name the model's variables by index. */
-    gdef_tensors consts = {0};
-    cJSON *j = tide_graph_def_write(s->g, m->n_vars, m->var_ptrs, &consts);
-    tide_status st = j ? TIDE_OK : tide_last_status();
-    if (!st) st = tide_graph_def_read(j, m->dir, m->n_vars, def_const, &consts, &s->def);
-    if (st) st = tf_fail_with_last(st, "TF SavedModel %s: signature '%s' as a graph definition", m->dir, s->name);
-    cJSON_Delete(j);
-    gdef_tensors_free(&consts);
-    if (st) return st;
-  }
-  *out = s->def;
-  return TIDE_OK;
-}
+const char *tf_saved_model_dir(const tide_tf_saved_model *m) { return m->dir; }

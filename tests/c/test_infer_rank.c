@@ -248,6 +248,8 @@ static const rcase cases[] = {
     {ROW(AS_STRING), IN1(UR(F32)), OUT(STR, R, 0)},
     {ROW(STRING_JOIN), IN3(S(STR), UR(STR), D(STR, 1, 3)), OUT(STR, R, 0)},
     {ROW(STRING_JOIN), IN2(UR(STR), D(STR, 1, 3)), OUT(STR, 1, 3)}, /* a separator of unknown rank: checked at run */
+    {ROW(STRING_FORMAT), IN3(D(STR, 1, 3), UR(F32), D(I32, 2, 2, 3)), OUT(STR, 0, 0)},
+    {ROW(STRING_FORMAT), IN2(UR(STR), UR(F32)), OUT(STR, 0, 0)},
     {ROW(REDUCE_JOIN), IN2(UR(STR), S(STR)), OUT(STR, 0, 0)},
     {ROW(REDUCE_JOIN), A(.ints = {0, -1}, .nints = 2), IN2(UR(STR), S(STR)), OUT(STR, R, 0)},
     {ROW(REDUCE_JOIN), A(.ints = {1}, .nints = 1), IN2(D(STR, 2, 2, 3), UR(STR)), OUT(STR, 1, 2)},

@@ -255,6 +255,55 @@ static void test_time_budget(void) {
   tide_vm_close(vm);
 }
 
+/* tide_vm_set_budget: a long load under a large budget, then frames under
+ * a small one; the kinds of budget a VM has cannot change. */
+static void test_set_budget(void) {
+  tide_vm *vm = open_budget(0, 20);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  CHECK(tide_vm_dostring(vm, "local C = require('tide.binding').C\n"
+                             "function nap(s) local t0 = C.tide_monotonic_seconds()\n"
+                             "  while C.tide_monotonic_seconds() - t0 < s do end end",
+                         NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_dostring(vm, "nap(0.1)", "=load") == TIDE_VM_ERR_BUDGET); /* 100 ms: past 20 */
+  CHECK(contains(tide_vm_last_error(vm), "time budget of 20 ms exceeded"));
+  CHECK(tide_vm_set_budget(vm, 0, 2000) == TIDE_VM_OK);
+  CHECK(tide_vm_dostring(vm, "nap(0.1)", "=load") == TIDE_VM_OK);
+  CHECK(tide_vm_set_budget(vm, 0, 30) == TIDE_VM_OK);
+  tide_vm_status status;
+  double s = timed(vm, "while true do end", &status);
+  CHECK(status == TIDE_VM_ERR_BUDGET);
+  CHECK(contains(tide_vm_last_error(vm), "time budget of 30 ms exceeded"));
+  CHECK(s >= 0.029 && s < 1.0);
+  if (s < 0.029 || s >= 1.0) fprintf(stderr, "set_budget: a 30 ms budget stopped a loop after %.3f s\n", s);
+  /* The kinds stay: no time budget taken away, no instruction budget added. */
+  CHECK(tide_vm_set_budget(vm, 0, 0) == TIDE_VM_ERR_USAGE);
+  CHECK(contains(tide_vm_last_error(vm), "opened with no instruction budget and a time budget"));
+  CHECK(tide_vm_set_budget(vm, 1000000, 30) == TIDE_VM_ERR_USAGE);
+  CHECK(timed(vm, "while true do end", &status) < 1.0 && status == TIDE_VM_ERR_BUDGET);
+  CHECK(contains(tide_vm_last_error(vm), "time budget of 30 ms exceeded")); /* unchanged */
+  CHECK(tide_vm_set_budget(NULL, 0, 30) == TIDE_VM_ERR_USAGE);
+  tide_vm_close(vm);
+
+  vm = open_budget(1000000, 0);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  CHECK(tide_vm_set_budget(vm, 1000000, 5) == TIDE_VM_ERR_USAGE); /* no watchdog to time it */
+  CHECK(tide_vm_set_budget(vm, 50000000, 0) == TIDE_VM_OK);
+  CHECK(tide_vm_dostring(vm, "local s = 0 for i = 1, 2000000 do s = s + i end", NULL) == TIDE_VM_OK);
+  CHECK(tide_vm_set_budget(vm, 1000000, 0) == TIDE_VM_OK);
+  CHECK(tide_vm_dostring(vm, "local s = 0 for i = 1, 2000000 do s = s + i end", NULL) == TIDE_VM_ERR_BUDGET);
+  CHECK(contains(tide_vm_last_error(vm), "instruction budget of 1000000 exceeded"));
+  tide_vm_close(vm);
+
+  vm = tide_vm_open(NULL); /* no budgets at all */
+  CHECK(vm != NULL);
+  if (!vm) return;
+  CHECK(tide_vm_set_budget(vm, 0, 20) == TIDE_VM_ERR_USAGE);
+  CHECK(tide_vm_set_budget(vm, 0, 0) == TIDE_VM_OK);
+  tide_vm_close(vm);
+}
+
 /* A bystander on another thread: a VM with no limits running a traced
  * function (its graph polls interrupts between steps) until told to stop. */
 typedef struct {
@@ -489,6 +538,7 @@ int main(void) {
   test_pipeline_threads_charge_the_vm();
   test_instruction_budget();
   test_time_budget();
+  test_set_budget();
   test_budget_interrupts_only_its_vm();
   with_alarm(test_pipelines_stop, 120);
   with_alarm(test_pattern_budget, 120);

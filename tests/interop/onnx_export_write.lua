@@ -19,6 +19,7 @@ local mlp = tide.Sequential { tide.Input { shape = { 6 } }, L.Dense { 8, activat
   L.Dense { 8, activation = "gelu" }, L.Dense { 4, activation = "softmax" } }
 local x = tide.random.normal { 5, 6 }
 case("mlp", mlp, { inputs = x }, { output_0 = mlp(x) })
+case("mlp_opset21", mlp, { inputs = x }, { output_0 = mlp(x) }, { opset = 21 }) -- GELU as one Gelu node from 20
 
 local cnn = tide.Sequential { tide.Input { shape = { 12, 12, 3 } },
   L.Conv2D { 4, 3, padding = "same", activation = "relu" }, L.Conv2D { 6, 3, strides = 2, dilation_rate = 1 },
@@ -81,4 +82,25 @@ local er = { elementwise(v, n) }
 local eouts = {}
 for k, t in ipairs(er) do eouts["output_" .. (k - 1)] = t end
 case("elementwise", elementwise, { v = v, n = n }, eouts)
+
+local resize = tide.trace(function(im, im3)
+  return tide.image.resize(im, { 7, 5 }), tide.image.resize(im, { 6, 8 }, { method = "nearest" }),
+    tide.image.resize(im3, { 2, 3 }), tide.image.resize(tide.cast(im3 * 10, "int32"), { 5, 5 })
+end, { input_signature = { S({ None, 3, 4, 2 }, "float32", "im"), S({ 4, 4, 1 }, "float32", "im3") } })
+local im, im3 = tide.random.normal { 2, 3, 4, 2 }, tide.random.normal { 4, 4, 1 }
+local rr = { resize(im, im3) }
+case("resize", resize, { im = im, im3 = im3 }, { output_0 = rr[1], output_1 = rr[2], output_2 = rr[3], output_3 = rr[4] })
+
+local picks = tide.trace(function(p, i)
+  local v, k = tide.math.top_k(p, 3)
+  return v, k, tide.one_hot(i, 4), tide.one_hot(i, 3, { axis = 0, on_value = 5, off_value = -1, dtype = "int32" }),
+    tide.gather_nd(p, tide.tensor({ { 1, 2 }, { 0, 5 } }, "int32")),
+    tide.gather_nd(p, tide.tensor({ { 4 }, { 1 } }, "int64"), { batch_dims = 1 })
+end, { input_signature = { S({ None, 6 }, "float32", "p"), S({ None, 2 }, "int32", "i") } })
+local p6 = tide.tensor({ { 1, 5, 3, 5, 0, 2 }, { -1, -2, 7, 7, 7, 1 } }, "float32") -- ties: the lower index first
+local i2 = tide.tensor({ { 0, 3 }, { -1, 5 } }, "int32")                            -- out of range: all off
+local pr = { picks(p6, i2) }
+local po = {}
+for k, t in ipairs(pr) do po["output_" .. (k - 1)] = t end
+case("picks", picks, { p = p6, i = i2 }, po)
 print("onnx_export_write: wrote " .. dir)

@@ -54,8 +54,8 @@ same_returns() {
 }
 check "cartpole_game replays train.lua's greedy episodes: same seed, same returns" same_returns
 
-# The budget (per call, the model's load included) is large: make test runs
-# on loaded machines, where a 20 ms frame budget is sometimes passed.
+# A large frame budget: make test runs on loaded machines, where a 20 ms
+# frame budget is sometimes passed.
 script_runs() {
   "$BUILD/examples/cartpole_script" "$tmp/run" 300 12345 5000 || return 1
   grep -q '^frames: 300, episodes finished: ' "$out" &&

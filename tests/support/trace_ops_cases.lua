@@ -924,6 +924,13 @@ do
     add("broadcast", function(a, b) return S.join({ a, b, a }) end, { grid(), tide.tensor { "x", "y", "z" } })
     add("one", function(a) return S.join({ a }) end, { strided_words() })
   end
+  cases.string_format = function(add)
+    add("two", function(a, b) return S.format("a {} b {}!", { a, b }) end, { words(), data({ 2, 3 }, "float32") })
+    add("strided, summarize 1", function(x) return S.format("{}", x, { summarize = 1 }) end,
+      { strided({ 4, 3 }, "float32") })
+    add("int64 and bool, all", function(a, b) return S.format("{}{}", { a, b }, { summarize = -1 }) end,
+      { data({ 9 }, "int64"), data({ 2, 2 }, "bool") })
+  end
   cases.reduce_join = function(add)
     add("all", function(x) return S.reduce_join(x, { separator = "," }) end, { grid() })
     add("axis 1 keepdims", function(x) return S.reduce_join(x, { axis = 1, keepdims = true }) end, { grid() })

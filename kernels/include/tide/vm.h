@@ -80,6 +80,14 @@ TIDE_API tide_vm *tide_vm_open(const tide_vm_options *opts);
 /* Close the VM (running finalizers, releasing every tensor it holds) and free it. NULL is allowed. */
 TIDE_API void tide_vm_close(tide_vm *vm);
 
+/* Change the budgets of the VM's next runs and calls: a host gives loading
+ * a model more time than a frame, then each frame its own budget. A VM keeps
+ * the kinds of budget it was opened with (the JIT is off and the watchdog
+ * runs from tide_vm_open): a limit that is zero where the VM has that budget,
+ * or nonzero where it has none, is TIDE_VM_ERR_USAGE and changes nothing.
+ * Call it from the host between runs and calls. */
+TIDE_API tide_vm_status tide_vm_set_budget(tide_vm *vm, uint64_t instruction_limit, uint32_t time_limit_ms);
+
 /* Run Lua source (in the sandbox when the VM has one); `chunkname` names it
  * in messages (NULL: "=(string)"). Budgets and the memory limit apply. */
 TIDE_API tide_vm_status tide_vm_dostring(tide_vm *vm, const char *code, const char *chunkname);

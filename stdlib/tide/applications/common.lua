@@ -25,8 +25,8 @@ M.BASE_URL = "https://storage.googleapis.com/tensorflow/keras-applications/"
 M.COMMON = { "include_top", "weights", "input_tensor", "input_shape", "pooling", "classes",
   "classifier_activation", "name" }
 
--- opts(fn, o, extra, positional): o checked (unknown names refused, naming fn),
--- positional entries mapped to Keras's order, defaults filled in.
+-- opts(fn, o, extra): o checked (unknown names refused, naming fn), positional
+-- entries mapped to Keras's order (extra's names first, then COMMON's), defaults filled in.
 function M.opts(fn, o, extra)
   o = o or {}
   if type(o) ~= "table" then
@@ -49,7 +49,11 @@ function M.opts(fn, o, extra)
   end
   if out.include_top == nil then out.include_top = true end
   if out.classes == nil then out.classes = 1000 end
+  -- Keras's classifier_activation=None (the logits): tide.None or false, as Lua's nil means the default
   if out.classifier_activation == nil then out.classifier_activation = "softmax" end
+  if out.classifier_activation == None or out.classifier_activation == false then
+    out.classifier_activation = "linear"
+  end
   if type(out.include_top) ~= "boolean" then
     binding.error(fmt("%s: include_top must be true or false, got %s", fn, tostring(out.include_top)))
   end

@@ -1,6 +1,6 @@
 -- stdlib/tide/ops/strings.lua — tide.strings (TF's tf.strings): registry ops on
 -- string tensors (split, regex_replace, lower, upper, strip, length, to_number,
--- as_string, join, reduce_join, substr, the to_hash_bucket hashes, ngrams;
+-- as_string, join, format, reduce_join, substr, the to_hash_bucket hashes, ngrams;
 -- the Unicode ones in strings_unicode.lua), and tide.RaggedTensor, the value
 -- split gives for a vector. None is differentiable (NO_GRAD rows).
 local binding = require "tide.binding"
@@ -189,6 +189,46 @@ function M.join(inputs, ...)
   local list = { scalar_string(o.separator or "", "join", "separator") }
   for i = 1, n do list[i + 1] = strings(inputs[i], "join", "input " .. i) end
   return dispatch.run(C.TIDE_OP_STRING_JOIN, dispatch.attrs(), list)
+end
+
+-- format(template, inputs, {placeholder="{}", summarize=3}) as tf.strings.format: a 0-d string, the template with
+-- each placeholder replaced by the next tensor as tf.print shows it (summarize values at each end of a dim; -1 all).
+-- inputs: a tensor or a Lua list of them (Lua numbers, booleans and strings convert).
+function M.format(template, inputs, ...)
+  local op = "format"
+  local o = args.parse(op, { "placeholder", "summarize", "name" }, ...)
+  if type(template) ~= "string" then
+    binding.error(fmt("%s: template must be a Lua string, got %s", op, istype(Tensor, template) and "a tensor" or
+      type(template)))
+  end
+  local ph = o.placeholder == nil and "{}" or o.placeholder
+  if type(ph) ~= "string" or ph == "" then binding.error(op .. ": placeholder must be a non-empty Lua string") end
+  local summarize = o.summarize == nil and 3 or o.summarize
+  if type(summarize) ~= "number" or summarize ~= math.floor(summarize) then
+    binding.error(fmt("%s: summarize must be an integer, got %s", op, tostring(summarize)))
+  end
+  local list = {}
+  if inputs == nil then list = {}
+  elseif type(inputs) == "table" and not istype(Tensor, inputs) and not convert.is_variable(inputs) then
+    for i = 1, convert.list_length(inputs, op, "inputs") do list[i] = convert.arg(inputs[i], op) end
+  else list[1] = convert.arg(inputs, op) end
+  local pieces, at = {}, 1
+  while true do
+    local i = template:find(ph, at, true)
+    if not i then break end
+    pieces[#pieces + 1] = template:sub(at, i - 1)
+    at = i + #ph
+  end
+  pieces[#pieces + 1] = template:sub(at)
+  if #pieces - 1 ~= #list then
+    binding.error(fmt("%s: the template has %d placeholders but %d tensors were given (they must match)", op,
+      #pieces - 1, #list))
+  end
+  local a = dispatch.attrs()
+  a.n = summarize < 0 and -1 or summarize
+  local ins = { convert.tensor(pieces, "string", op) }
+  for i, t in ipairs(list) do ins[i + 1] = t end
+  return dispatch.run(C.TIDE_OP_STRING_FORMAT, a, ins)
 end
 
 -- reduce_join(input, {axis=nil, keepdims=false, separator=""}): join along axes (all when nil).

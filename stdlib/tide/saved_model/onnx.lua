@@ -4,12 +4,13 @@
 local binding = require "tide.binding"
 local spec = require "tide.tracing.spec"
 local graph_call = require "tide.saved_model.graph_call"
-local onnx_export = require "tide.saved_model.onnx_export"
 local ffi, C, Tensor = binding.ffi, binding.C, binding.Tensor
 local istype = ffi.istype
 local None, TensorSpec = spec.None, spec.TensorSpec
 
-local M = { export = onnx_export.export, save = onnx_export.export }
+-- The writer loads on first use: it needs the Keras models (tide run m.onnx does not).
+local function export(...) return require("tide.saved_model.onnx_export").export(...) end
+local M = { export = export, save = export }
 local unpack = unpack or table.unpack
 local fmt = string.format
 

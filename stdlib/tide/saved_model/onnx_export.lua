@@ -23,11 +23,15 @@ local function concrete_of(obj, sig)
     binding.error("onnx.export: input_signature must be a list of TensorSpecs")
   end
   if class.is_instance(obj, models.Model) then
-    if sig ~= nil then binding.error("onnx.export: a Keras model's inputs come from the model; give no input_signature") end
+    if sig ~= nil then
+      binding.error("onnx.export: a Keras model's inputs come from the model; give no input_signature")
+    end
     return keras.serving(obj):get_concrete_function()
   end
   if class.is_instance(obj, concrete.ConcreteFunction) then
-    if sig ~= nil then binding.error("onnx.export: a concrete function has its inputs already; give no input_signature") end
+    if sig ~= nil then
+      binding.error("onnx.export: a concrete function has its inputs already; give no input_signature")
+    end
     return obj
   end
   if class.is_instance(obj, tracing.Function) then
@@ -55,7 +59,9 @@ local function given_names(what, list, defaults)
     binding.error(fmt("onnx.export: %s must be a list of %d names", what, #defaults))
   end
   for i, s in ipairs(list) do
-    if type(s) ~= "string" or s == "" then binding.error(fmt("onnx.export: %s[%d] must be a non-empty string", what, i)) end
+    if type(s) ~= "string" or s == "" then
+      binding.error(fmt("onnx.export: %s[%d] must be a non-empty string", what, i))
+    end
   end
   return list
 end
@@ -85,8 +91,8 @@ function M.export(obj, path, ...)
     handles[i - 1] = variable.handle(v)
     names[i] = v.name or "variable"
   end
-  local name_arr = cstrings(names)
-  if C.tide_onnx_export(cf._g, path, opset, #ins, cstrings(ins), #outs, cstrings(outs), #vars, handles, name_arr) ~= 0 then
+  local in_arr, out_arr, name_arr = cstrings(ins), cstrings(outs), cstrings(names)
+  if C.tide_onnx_export(cf._g, path, opset, #ins, in_arr, #outs, out_arr, #vars, handles, name_arr) ~= 0 then
     binding.raise()
   end
 end

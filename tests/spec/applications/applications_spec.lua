@@ -166,6 +166,30 @@ describe("tide.applications", function()
     assert.same({ 1, 2, 1, 1280 }, mb(tide.zeros { 1, 64, 48, 3 }).shape:as_list())
   end)
 
+  it("serves as a frozen base in a bigger model (transfer learning), then fine-tunes", function()
+    local L = tide.layers
+    local base = A.MobileNetV2 { alpha = 0.35, input_shape = { 32, 32, 3 }, include_top = false }
+    base.trainable = false
+    local x = tide.Input { shape = { 32, 32, 3 } }
+    local y = L.Dense { 3, activation = "softmax" }(L.GlobalAveragePooling2D {}(base(x, { training = false })))
+    local model = tide.Model { x, y }
+    model:compile { optimizer = "adam", loss = "sparse_categorical_crossentropy" }
+    assert.equal(2, #model.trainable_weights)
+    local xs = tide.random.uniform({ 4, 32, 32, 3 }, { seed = 2 })
+    local ys = tide.constant({ 0, 1, 2, 0 }, "int32")
+    local conv, head = base:get_layer("Conv1"), model.layers[#model.layers]
+    local k0, bn0, h0 = conv:get_weights()[1], base:get_layer("bn_Conv1"):get_weights()[3], head:get_weights()[1]
+    model:fit(xs, ys, { epochs = 1, batch_size = 4, verbose = 0 })
+    assert.same(k0:totable(), conv:get_weights()[1]:totable())
+    assert.same(bn0:totable(), base:get_layer("bn_Conv1"):get_weights()[3]:totable()) -- statistics kept
+    assert.is_true(tide.reduce_max(tide.abs(head:get_weights()[1] - h0)):item() > 0)
+    base.trainable = true
+    model:compile { optimizer = tide.optimizers.Adam { learning_rate = 1e-3 }, loss = "sparse_categorical_crossentropy" }
+    assert.equal(2 + #base.trainable_weights, #model.trainable_weights)
+    model:fit(xs, ys, { epochs = 1, batch_size = 4, verbose = 0 })
+    assert.is_true(tide.reduce_max(tide.abs(conv:get_weights()[1] - k0)):item() > 0)
+  end)
+
   it("preprocess_input: caffe (ResNet, VGG), tf (MobileNetV2) and torch modes as Keras", function()
     local x = tide.constant(E.preprocess.x, "float32")
     h.close(A.resnet50.preprocess_input(x), E.preprocess.caffe, 1e-4)
@@ -198,6 +222,8 @@ describe("tide.applications", function()
     assert.same({ "n00000500", "class_500" }, { got[1][3][1], got[1][3][2] })
     h.close(got[2][3][3], 0, 1e-7)
     h.close(got[1][1][3], 0.5, 1e-7)
+    h.errors("top must be a positive integer", A.resnet50.decode_predictions, tide.constant(rows),
+      { top = 0, class_index = path })
     h.errors("expects a batch of predictions of shape (samples, 1000)", A.resnet50.decode_predictions,
       tide.zeros { 2, 10 }, { class_index = path })
     h.errors("imagenet_class_index.json", A.resnet50.decode_predictions, tide.zeros { 1, 1000 },
@@ -205,6 +231,16 @@ describe("tide.applications", function()
     h.errors("tide does not download it", A.resnet50.decode_predictions, tide.zeros { 1, 1000 },
       { class_index = path .. ".missing" })
     tmp.remove(path)
+  end)
+
+  it("classifier_activation = tide.None (Keras's None) or false gives the logits", function()
+    local m = A.MobileNetV2 { alpha = 0.35, input_shape = { 32, 32, 3 }, classes = 4, classifier_activation = tide.None }
+    assert.equal("linear", m:get_layer("predictions"):get_config().activation)
+    local s = A.MobileNetV2 { alpha = 0.35, input_shape = { 32, 32, 3 }, classes = 4 }
+    assert.equal("softmax", s:get_layer("predictions"):get_config().activation)
+    h.errors("only classifier_activation = \"softmax\" or nil (\"linear\") is allowed with pretrained weights",
+      A.MobileNetV2, { alpha = 0.35, input_shape = { 32, 32, 3 }, classes = 10, classifier_activation = "relu",
+        weights = FIX .. "mobilenet_v2.weights.h5" })
   end)
 
   it("refuses bad options with Keras's reasons", function()

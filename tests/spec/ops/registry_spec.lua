@@ -130,6 +130,7 @@ do
   calls.string_to_number = function() return S.to_number(tide.tensor { "1", "2.5" }) end
   calls.as_string = function() return S.as_string(m) end
   calls.string_join = function() return S.join({ words, "!" }) end
+  calls.string_format = function() return S.format("{} and {}", { words, m }) end
   calls.reduce_join = function() return S.reduce_join(words) end
   calls.substr = function() return S.substr(words, 0, 1) end
   calls.regex_replace = function() return S.regex_replace(words, "[a-z]", "x") end

@@ -131,6 +131,9 @@ describe("tide.onnx.load", function()
       R .. "gru_short_lens.onnx")
     h.errors("node 'gru' (GRU): GRU's W, R, B or P do not fit hidden_size 2, 1 direction(s) and 3 inputs",
       tide.onnx.load, R .. "gru_wrong_w.onnx")
+    -- index lists a few bytes ask for are refused by the load cap before they are allocated
+    h.errors("node 'rs' (Resize): memory limit of 67108864 bytes reached", tide.onnx.load, R .. "resize_huge.onnx")
+    h.errors("node 'pad' (Pad): memory limit of 67108864 bytes reached", tide.onnx.load, R .. "pad_huge.onnx")
   end)
 
   it("reads initializers kept as external data beside the model", function()
@@ -169,6 +172,18 @@ describe("tide.onnx.load", function()
     h.errors("external data", tide.onnx.load, dir .. "/ext/model.onnx")
     h.errors("onnx.load: path must be a file name string", tide.onnx.load, 42)
     tmp.remove(dir)
+  end)
+
+  it("keeps no tensor of a refused load (fuzz_onnx's find: a Constant that declares no outputs)", function()
+    local path = "fuzz/corpus/onnx/regression-leak-node-without-outputs"
+    h.errors("node '/Slice_3' (Slice): its input '/Constant_16_output_0' is made by no earlier node", tide.onnx.load, path)
+    collectgarbage()
+    collectgarbage()
+    local before = tide.config.memory_info().current
+    for _ = 1, 5 do pcall(tide.onnx.load, path) end
+    collectgarbage()
+    collectgarbage()
+    assert.are.equal(before, tide.config.memory_info().current)
   end)
 
   it("says what a call got wrong: names, dtypes, shapes", function()

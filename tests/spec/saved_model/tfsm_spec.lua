@@ -159,6 +159,19 @@ describe("tide.layers.TFSMLayer on a TF Hub BERT SavedModel", function()
     assert.are.equal(41, #m.trainable_weights)
   end)
 
+  it("round-trips its config (Keras's keys)", function()
+    local l = tide.layers.TFSMLayer { BERT, call_endpoint = "serving_default", trainable = false, name = "enc" }
+    local config = l:get_config()
+    assert.are.same({ BERT, "serving_default", "enc", false },
+      { config.filepath, config.call_endpoint, config.name, config.trainable })
+    local again = tide.layers.deserialize(tide.layers.serialize(l))
+    assert.are.equal("serving_default", again.call_endpoint)
+    assert.are.equal(0, #again.trainable_weights)
+    h.close(again(inputs()).pooled_output, E.pooled_output, 2e-5)
+    local k = tide.layers.deserialize(tide.layers.serialize(tide.hub.KerasLayer { BERT, output_key = "pooled_output" }))
+    assert.are.same({ "serving_default", "pooled_output", false }, { k.signature, k.output_key, k.trainable })
+  end)
+
   it("says what is wrong", function()
     h.errors("is not a TF SavedModel folder", function() return tide.layers.TFSMLayer { FIX .. "no_such_model" } end)
     h.errors("filepath must be the path", function() return tide.layers.TFSMLayer { 3 } end)

@@ -9,7 +9,7 @@ local S = tide.strings
 -- The registry op each function runs (its node in a traced graph).
 local OP = {
   lower = "string_lower", upper = "string_upper", strip = "string_strip", length = "string_length",
-  to_number = "string_to_number", as_string = "as_string", join = "string_join", reduce_join = "reduce_join",
+  to_number = "string_to_number", as_string = "as_string", join = "string_join", format = "string_format", reduce_join = "reduce_join",
   substr = "substr", regex_replace = "regex_replace", split = "string_split",
   ngrams = "string_ngrams", to_hash_bucket_fast = "string_hash",
   unicode_decode = "unicode_decode", unicode_decode_with_offsets = "unicode_decode", unicode_split = "unicode_encode",
@@ -194,6 +194,25 @@ end)
 
 describe("tide.strings errors", function()
   local x = tide.tensor { "a", "b" }
+  it("format and tide.print write tensors alike (one formatter, core/tensor_text.c), eager and traced", function()
+    local program = require "tide_program"
+    local dir = program.make_tmpdir("formatprint")
+    local script = dir .. "/p.lua"
+    program.write_file(script, [[
+      local tide = require "tide"
+      local x = tide.reshape(tide.range(0, 8), { 2, 2, 2 }):cast("float32") / 3
+      tide.print(x)
+      tide.trace(function(a) tide.print("v", a) end)(tide.tensor({ 123456789, 0.1 }, "float32"))
+      io.write(tide.strings.format("{}", x):item(), "\n")
+    ]])
+    local rc, out, err = program.sh(dir, program.quote(program.path) .. " " .. program.quote(script))
+    program.remove_tmpdir(dir)
+    assert.are.equal(0, rc, err)
+    -- tf.print's text: a blank line between the matrices, float32 in the fewest digits that read back
+    local m = "[[[0 0.333333343]\n  [0.666666687 1]]\n\n [[1.33333337 1.66666663]\n  [2 2.33333325]]]"
+    assert.are.equal(m .. "\nv [123456792 0.1]\n" .. m .. "\n", out)
+  end)
+
   it("name the op and the wrong input", function()
     h.errors("lower: the input is nil", S.lower, nil)
     h.errors("upper: the input must be a string tensor, got float32", S.upper, tide.ones { 2 })
@@ -208,6 +227,11 @@ describe("tide.strings errors", function()
     h.errors("join: separator must be a scalar string", S.join, { x }, { separator = x })
     h.errors("string_join: incompatible shapes [2] and [3]", S.join, { x, tide.tensor { "a", "b", "c" } })
     h.errors("reduce_join: axis 3 is out of range for a tensor of rank 1", S.reduce_join, x, { axis = 3 })
+    assert.are.equal("plain {x}", S.format("plain {x}", {}):item()) -- no tensors: the template as it is
+    h.errors("format: template must be a Lua string, got a tensor", S.format, x, { x })
+    h.errors("format: placeholder must be a non-empty Lua string", S.format, "{}", { x }, { placeholder = "" })
+    h.errors("format: summarize must be an integer, got 1.5", S.format, "{}", { x }, { summarize = 1.5 })
+    h.errors("format: the template has 0 placeholders but 1 tensors were given (they must match)", S.format, "none", x)
     h.errors("substr: pos and len are required", S.substr, x, 1)
     h.errors("substr: len must not be negative, got -1", S.substr, x, 0, -1)
     h.errors("substr: pos must be int32 or int64, got float32", S.substr, x, 0.5, 1)
