@@ -14,6 +14,7 @@
 -- the frozen phase's predictions, the frozen phase left the backbone untouched, fine-tuning moved its trainable
 -- weights but not its BatchNormalization statistics, and both saved forms reload to the same predictions.
 local tide = require "tide"
+io.stdout:setvbuf("line") -- the epochs' lines as they come, also into a log file
 local read_idx = require("tide.io.idx").read_idx
 
 local function flag(name)
@@ -89,9 +90,17 @@ local function backbone_options(weights)
   if FAST then o.alpha = 0.35 end
   return o
 end
+-- The backbone's input scaling: MobileNetV2's preprocess_input is the layer Rescaling(1/127.5, offset=-1) in the
+-- model, as Keras's guide writes it. ResNet50's (RGB to BGR, ImageNet means subtracted) is applied in the dataset
+-- map instead: tide's preprocess_input takes tensors, not a functional model's symbolic ones (Keras's does), so the
+-- saved ResNet50 model expects preprocessed images.
 local function preprocessing(x)
-  if FAST then return L.Rescaling { 1 / 127.5, offset = -1 }(x) end -- MobileNetV2's preprocess_input: to [-1, 1]
-  return tide.applications.resnet50.preprocess_input(x) -- ResNet50's: RGB to BGR, ImageNet means subtracted
+  if FAST then return L.Rescaling { 1 / 127.5, offset = -1 }(x) end
+  return x
+end
+local function pipeline_preprocessing(x)
+  if FAST then return x end
+  return tide.applications.resnet50.preprocess_input(x)
 end
 
 local function calibrated_backbone()
@@ -111,7 +120,8 @@ local function calibrated_backbone()
   for _, l in ipairs(base.layers) do
     if rawget(l, "momentum") then momentum[l] = l.momentum; l.momentum = 0 end
   end
-  base(preprocessing(x), { training = true }) -- each moving mean and variance := its statistics on x
+  -- each moving mean and variance := its statistics on x
+  base(preprocessing(pipeline_preprocessing(x)), { training = true })
   for l, v in pairs(momentum) do l.momentum = v end
   local path = OUT .. "/backbone.weights.h5"
   base:save_weights(path)
@@ -131,9 +141,9 @@ check(#class_names == #CLASSES, "expected %d class folders, found %d", #CLASSES,
 -- Augmentation in the pipeline: a random zoom applied on the pipeline's threads, AUTOTUNE, then prefetch.
 local AUTOTUNE = tide.data.AUTOTUNE
 local zoom = L.RandomZoom { 0.1, seed = 3 }
-train_ds = train_ds:map(function(x, y) return zoom(x, { training = true }), y end, { parallel = AUTOTUNE })
-  :prefetch(AUTOTUNE)
-val_ds = val_ds:prefetch(AUTOTUNE)
+train_ds = train_ds:map(function(x, y) return zoom(pipeline_preprocessing(x), { training = true }), y end,
+  { parallel = AUTOTUNE }):prefetch(AUTOTUNE)
+val_ds = val_ds:map(function(x, y) return pipeline_preprocessing(x), y end, { parallel = AUTOTUNE }):prefetch(AUTOTUNE)
 
 ------------------------------------------------------------------------------------------------------------------
 -- 4. The model: augmentation layers, the frozen backbone called in inference mode, a new head.

@@ -20,7 +20,7 @@ p.add_argument("--epochs", type=int, default=None)
 p.add_argument("--fine-tune-epochs", type=int, default=None)
 a = p.parse_args()
 FAST = a.fast
-EPOCHS = a.epochs or (2 if FAST else 10)
+EPOCHS = a.epochs or (5 if FAST else 10)
 FT_EPOCHS = a.fine_tune_epochs or (1 if FAST else 5)
 SIZE = 64 if FAST else 96
 BATCH = 16 if FAST else 32

@@ -79,8 +79,10 @@ else
   passed=$((passed + 1))
 fi
 rm -rf "$tl_out"/*
-FASHION_MNIST_DIR=/nonexistent/fashion-mnist "$BUILD/tide" examples/transfer_learning.lua --fast --out "$tl_out" >"$out" 2>&1
-if [ $? -eq 0 ] || ! grep -q "/nonexistent/fashion-mnist/.* is missing; install Debian's package dataset-fashion-mnist" "$out"; then
+FASHION_MNIST_DIR=/nonexistent/fashion-mnist "$BUILD/tide" examples/transfer_learning.lua --fast --out "$tl_out" \
+  >"$out" 2>&1
+if [ $? -eq 0 ] ||
+  ! grep -q "/nonexistent/fashion-mnist/.* is missing; install Debian's package dataset-fashion-mnist" "$out"; then
   fail "examples/transfer_learning.lua without its data: no message naming the missing file and dataset-fashion-mnist"
 else
   passed=$((passed + 1))
