@@ -395,6 +395,11 @@ for _, name in ipairs { "executing_eagerly", "inside_function", "no_op", "identi
                         "broadcast_static_shape" } do
   keras[name] = function() return require("tide.tracing.tf_misc")[name] end
 end
+-- TF's array ops that tide had in no namespace (ops/tf_array.lua: roll, searchsorted, sequence_mask ...)
+for _, name in ipairs { "roll", "searchsorted", "sequence_mask", "unravel_index", "clip_by_norm",
+                        "clip_by_global_norm" } do
+  keras[name] = function() return require("tide.ops.tf_array")[name] end
+end
 for name, load in pairs(namespaces) do keras[name] = load end
 lazy(tide, keras)
 
