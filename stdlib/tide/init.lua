@@ -397,7 +397,8 @@ for _, name in ipairs { "executing_eagerly", "inside_function", "no_op", "identi
 end
 -- TF's array ops that tide had in no namespace (ops/tf_array.lua: roll, searchsorted, sequence_mask ...)
 for _, name in ipairs { "roll", "searchsorted", "sequence_mask", "unravel_index", "clip_by_norm",
-                        "clip_by_global_norm" } do
+                        "clip_by_global_norm", "reverse_sequence", "histogram_fixed_width",
+                        "histogram_fixed_width_bins", "unique_with_counts" } do
   keras[name] = function() return require("tide.ops.tf_array")[name] end
 end
 for name, load in pairs(namespaces) do keras[name] = load end

@@ -1,5 +1,5 @@
 -- stdlib/tide/ops/tf_array.lua — TF's top-level array ops that tide lacked, as compositions of registry ops:
--- roll, searchsorted, sequence_mask, unravel_index, clip_by_norm, clip_by_global_norm (tide.<name>).
+-- roll, searchsorted, sequence_mask, unravel_index, clip_by_norm(s), reverse_sequence, histograms ... (tide.<name>).
 local binding = require "tide.binding"
 local convert = require "tide.convert"
 local args = require "tide.args"
@@ -8,6 +8,8 @@ local r = require "tide.ops.reduce"
 local s = require "tide.ops.shape"
 local create = require "tide.ops.create"
 local norm = require "tide.ops.linalg_norm"
+local index = require "tide.ops.index"
+local segment = require "tide.ops.segment"
 local fmt = string.format
 
 local M = {}
@@ -190,6 +192,105 @@ function M.clip_by_global_norm(list, clip_norm, use_norm)
     if list[i] ~= nil then out[i] = m.mul(list[i], m.cast(scale, list[i].dtype)) end
   end
   return out, g
+end
+
+-- reverse_sequence(input, seq_lengths, seq_axis, batch_axis=0) as tf.reverse_sequence: in each batch row b,
+-- the first seq_lengths[b] slices along seq_axis reversed, the rest kept (a gather per row: differentiable).
+function M.reverse_sequence(x, lengths, seq_axis, batch_axis)
+  local op = "reverse_sequence"
+  x = arg(op, x, "input")
+  lengths = arg(op, lengths, "seq_lengths")
+  if not (lengths.dtype == "int32" or lengths.dtype == "int64") then
+    binding.error(op .. ": seq_lengths must be int32 or int64, got " .. lengths.dtype)
+  end
+  if seq_axis == nil then binding.error(op .. ": seq_axis is required") end
+  local sa, ba = whole(op, "seq_axis", seq_axis), whole(op, "batch_axis", batch_axis or 0)
+  for _, a in ipairs { sa, ba } do
+    if a < -x.ndim or a >= x.ndim then
+      binding.error(fmt("%s: axis %d is out of range for a rank-%d input", op, a, x.ndim))
+    end
+  end
+  sa, ba = sa % x.ndim, ba % x.ndim
+  if sa == ba then binding.error(fmt("%s: seq_axis and batch_axis must differ, both are %d", op, sa)) end
+  local dims = x.shape:as_list()
+  local B, T = dims[ba + 1], dims[sa + 1]
+  if type(B) ~= "number" or type(T) ~= "number" then
+    binding.error(op .. ": the batch and sequence dims of the input must be known")
+  end
+  if lengths.ndim ~= 1 or lengths.shape[1] ~= B then
+    binding.error(fmt("%s: seq_lengths must have shape (%d,) (the batch dim), got %s", op, B, tostring(lengths.shape)))
+  end
+  if not require("tide.tensor").is_symbolic(lengths) then
+    for b, l in ipairs(lengths:totable()) do
+      if l < 0 or l > T then
+        binding.error(fmt("%s: seq_lengths[%d] = %d is outside [0, %d] (the sequence dim)", op, b - 1, l, T))
+      end
+    end
+  end
+  -- [B, T] source positions: L-1-t for t < L, t itself past the length
+  local pos = m.cast(create.range(0, T), lengths.dtype)
+  local L = s.expand_dims(lengths, -1)
+  local src = m.where(m.less(pos, L), m.sub(m.sub(L, 1), pos), m.add(m.mul(L, 0), pos))
+  -- batch axis first, sequence axis second, then the rest in order
+  local perm = { ba, sa }
+  for i = 0, x.ndim - 1 do
+    if i ~= ba and i ~= sa then perm[#perm + 1] = i end
+  end
+  local inv = {}
+  for i, p in ipairs(perm) do inv[p + 1] = i - 1 end
+  local y = s.gather(s.transpose(x, perm), src, 1, 1)
+  return s.transpose(y, inv)
+end
+
+-- The bin of each value for the histograms: floor(nbins * (v - lo) / (hi - lo)), clamped to [0, nbins - 1].
+local function bins_of(op, values, range, nbins)
+  values = arg(op, values, "values")
+  if not (values.dtype:find("float") or values.dtype:find("int")) then
+    binding.error(op .. ": values must be a number tensor, got " .. values.dtype)
+  end
+  range = convert.coerce(range, values, op, 2)
+  if range.ndim ~= 1 or range.shape[1] ~= 2 then
+    binding.error(fmt("%s: value_range must have shape (2,), got %s", op, tostring(range.shape)))
+  end
+  nbins = whole(op, "nbins", nbins == nil and 100 or nbins)
+  if nbins <= 0 then binding.error(fmt("%s: nbins must be > 0, got %d", op, nbins)) end
+  local ft = values.dtype == "float64" and "float64" or (values.dtype:find("float") and values.dtype or "float64")
+  local v, rg = m.cast(values, ft), m.cast(range, ft)
+  local lo, hi = s.gather(rg, 0), s.gather(rg, 1)
+  local scaled = m.div(m.sub(v, lo), m.sub(hi, lo))
+  local idx = m.floor(m.mul(scaled, nbins))
+  idx = m.minimum(m.maximum(idx, 0), nbins - 1)
+  return m.cast(idx, "int32"), nbins
+end
+
+-- histogram_fixed_width_bins(values, value_range, nbins=100, dtype="int32") as TF's: each value's bin.
+function M.histogram_fixed_width_bins(values, value_range, nbins, dt)
+  local b = bins_of("histogram_fixed_width_bins", values, value_range, nbins)
+  return (dt == nil or dt == "int32") and b or m.cast(b, dt)
+end
+
+-- histogram_fixed_width(values, value_range, nbins=100, dtype="int32") as TF's: the count in each of nbins
+-- equal bins over value_range (values below land in the first bin, above in the last).
+function M.histogram_fixed_width(values, value_range, nbins, dt)
+  local b, n = bins_of("histogram_fixed_width", values, value_range, nbins)
+  dt = dt or "int32"
+  if dt ~= "int32" and dt ~= "int64" then
+    binding.error("histogram_fixed_width: dtype must be int32 or int64, got " .. tostring(dt))
+  end
+  local flat = s.reshape(b, { -1 })
+  return segment.unsorted_segment_sum(create.ones_like(flat, dt), flat, n)
+end
+
+-- unique_with_counts(x, out_idx="int32") as tf.unique_with_counts: tide.unique's y and idx, and how often each
+-- value of y occurs in x.
+function M.unique_with_counts(x, ...)
+  local o = args.parse("unique_with_counts", { "out_idx" }, ...)
+  local y, idx = index.unique(x, { out_idx = o.out_idx })
+  local n = y.shape[1]
+  if type(n) ~= "number" then
+    binding.error("unique_with_counts: needs y's length (eager, or a trace where it is known)")
+  end
+  return y, idx, segment.unsorted_segment_sum(create.ones_like(idx), idx, n)
 end
 
 return M
