@@ -395,6 +395,11 @@ for _, name in ipairs { "executing_eagerly", "inside_function", "no_op", "identi
                         "broadcast_static_shape" } do
   keras[name] = function() return require("tide.tracing.tf_misc")[name] end
 end
+-- TF's functional control flow (tracing/tf_control.lua: map_fn, foldl, foldr, scan, switch_case, case; tide.ops.scan
+-- is keras.ops' form)
+for _, name in ipairs { "map_fn", "foldl", "foldr", "scan", "switch_case", "case" } do
+  keras[name] = function() return require("tide.tracing.tf_control")[name] end
+end
 -- TF's array ops that tide had in no namespace (ops/tf_array.lua: roll, searchsorted, sequence_mask ...)
 for _, name in ipairs { "roll", "searchsorted", "sequence_mask", "unravel_index", "clip_by_norm",
                         "clip_by_global_norm", "reverse_sequence", "histogram_fixed_width",
