@@ -400,6 +400,12 @@ end
 for _, name in ipairs { "map_fn", "foldl", "foldr", "scan", "switch_case", "case" } do
   keras[name] = function() return require("tide.tracing.tf_control")[name] end
 end
+-- TF's data-routing ops (ops/tf_partition.lua: dynamic_partition/stitch, tensor_scatter_nd_max/min,
+-- parallel_stack)
+for _, name in ipairs { "dynamic_partition", "dynamic_stitch", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
+                        "parallel_stack" } do
+  keras[name] = function() return require("tide.ops.tf_partition")[name] end
+end
 -- TF's array ops that tide had in no namespace (ops/tf_array.lua: roll, searchsorted, sequence_mask ...)
 for _, name in ipairs { "roll", "searchsorted", "sequence_mask", "unravel_index", "clip_by_norm",
                         "clip_by_global_norm", "reverse_sequence", "histogram_fixed_width",
