@@ -392,7 +392,7 @@ for name, at in pairs(tf_top) do
 end
 -- TF's helpers about the running mode and lists of tensors (executing_eagerly, identity_n, shape_n ...)
 for _, name in ipairs { "executing_eagerly", "inside_function", "no_op", "identity_n", "shape_n",
-                        "broadcast_static_shape" } do
+                        "broadcast_static_shape", "as_dtype", "get_static_value" } do
   keras[name] = function() return require("tide.tracing.tf_misc")[name] end
 end
 -- TF's functional control flow (tracing/tf_control.lua: map_fn, foldl, foldr, scan, switch_case, case; tide.ops.scan

@@ -1,11 +1,14 @@
 -- stdlib/tide/tracing/tf_misc.lua — TF's small top-level helpers about the running mode and lists of tensors:
--- executing_eagerly, inside_function, no_op, identity_n, shape_n, broadcast_static_shape (tide.<name>).
+-- executing_eagerly, inside_function, no_op, identity_n, shape_n, broadcast_static_shape, as_dtype,
+-- get_static_value (tide.<name>).
 local binding = require "tide.binding"
 local values = require "tide.tracing.values"
 local dyn = require "tide.ops.dynamic_shape"
 local shape_ops = require "tide.ops.shape"
 local args = require "tide.args"
 local None = require("tide.tensor_shape").None
+local dtype = require "tide.dtype"
+local tensor = require "tide.tensor"
 local fmt = string.format
 
 local M = {}
@@ -89,6 +92,24 @@ function M.broadcast_static_shape(x, y)
     out[i] = r
   end
   return out
+end
+
+-- as_dtype(type_value) as tf.as_dtype: the DType constant (tide.float32 ...) for a name, an alias ("double")
+-- or a DType; anything else is an error listing the dtypes.
+function M.as_dtype(v)
+  if dtype.is_dtype(v) then return v end
+  if type(v) ~= "string" then binding.error("as_dtype: expected a dtype or its name, got " .. type(v)) end
+  return dtype.constants[dtype.names[dtype.code(v, "as_dtype")]]
+end
+
+-- get_static_value(tensor) as tf.get_static_value: an eager tensor itself (its value is known), nil for a
+-- traced one (TF's constant folding of graph tensors is not tide's: docs/tf_differences.md). Lua values
+-- convert to a tensor.
+function M.get_static_value(t)
+  if values.is_variable(t) then return values.read_variable(t) end
+  if not binding.istensor(t) then t = require("tide.convert").tensor(t, nil, "get_static_value") end
+  if tensor.is_symbolic(t) then return nil end
+  return t
 end
 
 return M

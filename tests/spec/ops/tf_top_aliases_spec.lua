@@ -94,6 +94,25 @@ describe("tide.identity_n and tide.shape_n", function()
   end)
 end)
 
+describe("tide.as_dtype and tide.get_static_value", function()
+  it("give the DType constant for a name, an alias or a DType", function()
+    assert.are.equal(tide.float32, tide.as_dtype("float32"))
+    assert.is_true(rawequal(tide.float32, tide.as_dtype("float32")))
+    assert.is_true(rawequal(tide.int64, tide.as_dtype(tide.int64)))
+    assert.has_error(function() tide.as_dtype("complex64") end)
+    assert.has_error(function() tide.as_dtype(3) end, "as_dtype: expected a dtype or its name, got number")
+  end)
+
+  it("give eager values and nil for traced tensors", function()
+    local x = tide.tensor { 1, 2 }
+    assert.is_true(rawequal(x, tide.get_static_value(x)))
+    assert.are.same({ 3 }, tide.get_static_value({ 3 }):totable())
+    local seen = "unset"
+    tide.trace(function(t) seen = tide.get_static_value(t); return t end)(x)
+    assert.is_nil(seen)
+  end)
+end)
+
 describe("tide.broadcast_static_shape", function()
   it("broadcasts as TF does, with -1 or tide.None unknown", function()
     assert.are.same({ 2, 4, 3 }, tide.broadcast_static_shape({ 2, 1, 3 }, { 4, 1 }))
