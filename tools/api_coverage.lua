@@ -43,6 +43,10 @@ M.RENAMES = {
 local BRIDGE = "a backend bridge (PyTorch/JAX/Flax): tide is its own backend"
 local QUANT = "a dtype of TF's quantized ops (qint/quint), which tide has no kernels for"
 local OPLIB = "loads a TF C++ op library (.so built against TF's headers)"
+local GRAPH = "TF 1's graph objects: tide traces Lua functions (tide.trace) and has no public graph to edit"
+local PYFN = "calls back into Python from a graph: tide's traced functions are Lua, and tide.print/Lua code run as is"
+local NOKERNEL = "a dtype the engine has no kernels for (docs/tf_differences.md, the dtypes row)"
+local COMPLEX = "complex dtypes: tide has none (its FFTs return real and imaginary parts, docs/tf_differences.md)"
 local RNNCELL = "TF's bundled legacy Keras 2 cell wrapper (tensorflow.python.keras, deprecated for " ..
   "tf.keras.layers.RNN); tide's recurrent cells are Keras 3 layers in tide.layers.RNN, with Keras 3's dropout options"
 M.LEFT_OUT = {
@@ -60,6 +64,15 @@ M.LEFT_OUT = {
   tf = {
     qint8 = QUANT, qint16 = QUANT, qint32 = QUANT, quint8 = QUANT, quint16 = QUANT,
     load_library = OPLIB, load_op_library = OPLIB,
+    Graph = GRAPH, Operation = GRAPH, import_graph_def = GRAPH, control_dependencies = GRAPH,
+    py_function = PYFN, numpy_function = PYFN,
+    variant = "TF's opaque variant dtype (tensor lists, datasets as tensors): tide keeps those as Lua values",
+    resource = "TF's resource-handle dtype: tide's Variables are Lua objects, not handle tensors",
+    int16 = NOKERNEL, uint16 = NOKERNEL, uint32 = NOKERNEL, uint64 = NOKERNEL,
+    complex = COMPLEX, complex64 = COMPLEX, complex128 = COMPLEX,
+    make_tensor_proto = "builds TF's TensorProto protobuf (tide reads and writes them inside its SavedModel " ..
+      "and TFRecord code, not as a public object)",
+    make_ndarray = "turns a TensorProto into a NumPy array: tide has neither in its public API",
   },
 }
 

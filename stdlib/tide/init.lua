@@ -39,6 +39,7 @@ local tide = {
 }
 
 for name, v in pairs(dtype.constants) do tide[name] = v end
+tide.double, tide.half = dtype.constants.float64, dtype.constants.float16 -- TF's other names of them
 
 -- tide.tensor(value, dtype) and TF's name for it.
 function tide.tensor(value, dt) return convert.tensor(value, dt, "tensor") end
@@ -365,6 +366,52 @@ keras.mixed_precision = function() return require "tide.mixed_precision" end
 -- Strategies (tf.distribute): the default, OneDevice and MultiWorkerMirrored over MPI, on first use.
 keras.distribute = function() return require "tide.distribute" end
 
+-- TF's top-level names (tf.X) of functions that live in one of tide's namespaces: the same function, no
+-- second implementation. Each loads its namespace on first read, as the namespaces themselves do, so
+-- `require "tide"` loads none of them (tests/spec/ops/tf_top_aliases_spec.lua).
+local tf_top = {
+  eig = { "linalg", "eig" }, eigvals = { "linalg", "eigvals" }, matrix_square_root = { "linalg", "sqrtm" },
+  fftnd = { "signal", "fftnd" }, ifftnd = { "signal", "ifftnd" }, rfftnd = { "signal", "rfftnd" },
+  irfftnd = { "signal", "irfftnd" },
+  as_string = { "strings", "as_string" },
+  assert_equal = { "debugging", "assert_equal" }, assert_rank = { "debugging", "assert_rank" },
+  -- tf.space_to_batch and tf.space_to_batch_nd are one op (tf.nn.space_to_batch's)
+  space_to_batch = { "nn", "space_to_batch" }, space_to_batch_nd = { "nn", "space_to_batch" },
+  scalar_mul = { "math", "scalar_mul" },
+  -- tf.X_initializer are Keras's initializer classes (tf.constant_initializer takes only a scalar here:
+  -- docs/tf_differences.md)
+  constant_initializer = { "initializers", "Constant" }, zeros_initializer = { "initializers", "Zeros" },
+  ones_initializer = { "initializers", "Ones" }, random_normal_initializer = { "initializers", "RandomNormal" },
+  random_uniform_initializer = { "initializers", "RandomUniform" },
+  -- keras.ops' forms where TF's have the same arguments and results
+  meshgrid = { "ops", "meshgrid" }, ["repeat"] = { "ops", "repeat" }, saturate_cast = { "ops", "saturate_cast" },
+  vectorized_map = { "ops", "vectorized_map" },
+}
+for name, at in pairs(tf_top) do
+  keras[name] = function() return tide[at[1]][at[2]] end
+end
+-- TF's helpers about the running mode and lists of tensors (executing_eagerly, identity_n, shape_n ...)
+for _, name in ipairs { "executing_eagerly", "inside_function", "no_op", "identity_n", "shape_n",
+                        "broadcast_static_shape", "as_dtype", "get_static_value" } do
+  keras[name] = function() return require("tide.tracing.tf_misc")[name] end
+end
+-- TF's functional control flow (tracing/tf_control.lua: map_fn, foldl, foldr, scan, switch_case, case; tide.ops.scan
+-- is keras.ops' form)
+for _, name in ipairs { "map_fn", "foldl", "foldr", "scan", "switch_case", "case" } do
+  keras[name] = function() return require("tide.tracing.tf_control")[name] end
+end
+-- TF's data-routing ops (ops/tf_partition.lua: dynamic_partition/stitch, tensor_scatter_nd_max/min,
+-- parallel_stack)
+for _, name in ipairs { "dynamic_partition", "dynamic_stitch", "tensor_scatter_nd_max", "tensor_scatter_nd_min",
+                        "parallel_stack" } do
+  keras[name] = function() return require("tide.ops.tf_partition")[name] end
+end
+-- TF's array ops that tide had in no namespace (ops/tf_array.lua: roll, searchsorted, sequence_mask ...)
+for _, name in ipairs { "roll", "searchsorted", "sequence_mask", "unravel_index", "clip_by_norm",
+                        "clip_by_global_norm", "reverse_sequence", "histogram_fixed_width",
+                        "histogram_fixed_width_bins", "unique_with_counts" } do
+  keras[name] = function() return require("tide.ops.tf_array")[name] end
+end
 for name, load in pairs(namespaces) do keras[name] = load end
 lazy(tide, keras)
 
