@@ -365,8 +365,12 @@ static tide_status record_op(void *ctx, const tide_op_def *def, const tide_attrs
   for (int i = 0; i < n_in; i++) {
     tide_status st = value_of(g, in[i], &vals[i], def->name);
     if (st) return st;
-    /* A constant's value, so that ops reading an input's values to infer
-     * (a shape input, TIDE_OPF_SHAPE_INPUT) know them while tracing. */
+  }
+  /* The descriptors point into g->nodes, so they are taken only once every
+   * input has its node: value_of may add a constant's node, and adding one
+   * can move the array. A constant's value, so that ops reading an input's
+   * values to infer (a shape input, TIDE_OPF_SHAPE_INPUT) know them while tracing. */
+  for (int i = 0; i < n_in; i++) {
     gnode *src = &g->nodes[vals[i].node];
     descs[i] = src->kind == TIDE_NODE_CONST ? &src->value : gval_desc(g, vals[i]);
   }

@@ -339,7 +339,7 @@ keras.summary = function() return require "tide.summary" end
 -- Saving loads on first use too: tide.safetensors (weights files) and
 -- tide.train (Checkpoint, CheckpointManager).
 keras.safetensors = function() return require "tide.safetensors" end
--- keras_hub's tokenizers (tide.text.WordPieceTokenizer), on first use.
+-- keras_hub's tokenizers (tide.text.WordPieceTokenizer, BytePairTokenizer), on first use.
 keras.text = function() return require "tide.layers.preprocessing.tokenizers" end
 -- The profiler and debugging aids (tf.profiler, tf.debugging), on first use.
 keras.profiler = function() return require "tide.profiler" end

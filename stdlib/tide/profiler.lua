@@ -83,10 +83,22 @@ function M.stop()
   local s = session
   session = nil
   if not s.logdir then return nil end
+  -- the run is named by the second it started (TF's name); a session that
+  -- started in the same second as one already written (a step profiled
+  -- every few steps) gets a suffix instead of overwriting it
   local run = os.date("!%Y_%m_%d_%H_%M_%S", s.started)
-  local dir = s.logdir .. "/plugins/profile/" .. run
+  local base = s.logdir .. "/plugins/profile/" .. run
+  local file = "/" .. host_name() .. ".trace.json.gz"
+  local dir, n = base, 1
+  while true do
+    local f = io.open(dir .. file, "rb")
+    if not f then break end
+    f:close()
+    n = n + 1
+    dir = base .. "_" .. n
+  end
   if C.tide_make_dirs(dir) ~= 0 then binding.raise() end
-  return M.write_trace(dir .. "/" .. host_name() .. ".trace.json.gz")
+  return M.write_trace(dir .. file)
 end
 
 -- fn(...) recorded as a range named `name` (tf.profiler.experimental.Trace);

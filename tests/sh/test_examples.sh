@@ -63,5 +63,40 @@ else
   passed=$((passed + 1))
 fi
 
+# examples/transfer_learning.lua (TF's transfer learning guide: image folder, frozen backbone, fine-tuning, saving):
+# --fast writes 3 x 40 Fashion-MNIST PNGs, trains a random MobileNetV2 (alpha 0.35) head 2 epochs and fine-tunes 1,
+# and asserts itself (checkpoint reload, frozen backbone untouched, BatchNormalization statistics kept, both saved
+# forms reload); the test accuracy must be above chance (1/3) by 0.1 here too. A missing dataset is named.
+tl_out=$(mktemp -d)
+"$BUILD/tide" examples/transfer_learning.lua --fast --out "$tl_out" >"$out" 2>&1
+rc=$?
+accuracy=$(sed -n 's/^test accuracy: \([0-9.]*\)$/\1/p' "$out" | tail -n 1)
+if [ "$rc" -ne 0 ] || [ -z "$accuracy" ] || ! awk -v a="$accuracy" 'BEGIN { exit !(a > 0.4333) }'; then
+  fail "examples/transfer_learning.lua --fast: exit $rc, test accuracy '$accuracy' (expected above 0.4333)"
+elif [ ! -f "$tl_out/best_model.keras" ] || [ ! -f "$tl_out/final_model.keras" ] || [ ! -d "$tl_out/saved_model" ]; then
+  fail "examples/transfer_learning.lua --fast: best_model.keras, final_model.keras or saved_model/ missing in --out"
+else
+  passed=$((passed + 1))
+fi
+rm -rf "$tl_out"/*
+FASHION_MNIST_DIR=/nonexistent/fashion-mnist "$BUILD/tide" examples/transfer_learning.lua --fast --out "$tl_out" >"$out" 2>&1
+if [ $? -eq 0 ] || ! grep -q "/nonexistent/fashion-mnist/.* is missing; install Debian's package dataset-fashion-mnist" "$out"; then
+  fail "examples/transfer_learning.lua without its data: no message naming the missing file and dataset-fashion-mnist"
+else
+  passed=$((passed + 1))
+fi
+rm -rf "$tl_out"
+
+# examples/training_techniques.lua --fast: gradient accumulation (both ways) equal to one big step,
+# recompute_grad's same gradients and lower peak, mixed precision's loss scale, the profiler every N
+# steps, jit_compile, run_functions_eagerly, check_numerics and shape asserts: each section asserts.
+"$BUILD/tide" examples/training_techniques.lua --fast >"$out" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ] || ! grep -q "^all techniques checked$" "$out"; then
+  fail "examples/training_techniques.lua --fast: exit $rc, or no 'all techniques checked'"
+else
+  passed=$((passed + 1))
+fi
+
 echo "sh examples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -99,6 +99,8 @@ local layer_in
 
 -- One layer's config Keras -> tide (its class name given).
 local function layer_config_in(class_name, config, where)
+  -- a nested model (a backbone under a new head): its layers keep their names and calls, which objects_in drops
+  if MODELS[class_name] then return M.model_config_in(class_name, config, where) end
   local c = objects_in(config)
   local untaken = UNTAKEN[class_name]
   if untaken then
@@ -112,7 +114,6 @@ local function layer_config_in(class_name, config, where)
       end
     end
   end
-  if MODELS[class_name] then return M.model_config_in(class_name, c, where) end
   if plain_table(c.layer) and type(c.layer.class_name) == "string" then c.layer = layer_in(c.layer, where) end
   return c
 end

@@ -98,10 +98,12 @@ local function infer_name(fn, info)
   return name
 end
 
--- tide.trace(fn, {input_signature=, reduce_retracing=false, name=})
+-- tide.trace(fn, {input_signature=, reduce_retracing=false, name=, jit_compile=})
+-- jit_compile is TF's XLA switch; tide's graphs are always fused and planned
+-- (docs/api.md), so it is accepted (a boolean, kept) and changes nothing.
 function Function:__init(fn, ...)
   if type(fn) ~= "function" then binding.error("trace: expected a function, got " .. type(fn)) end
-  local o = args.parse("trace", { "input_signature", "reduce_retracing", "name" }, ...)
+  local o = args.parse("trace", { "input_signature", "reduce_retracing", "name", "jit_compile" }, ...)
   self.fn = fn
   self.python_function = fn -- TF's name for it
   local info = debug.getinfo(fn, "Su")
@@ -113,6 +115,7 @@ function Function:__init(fn, ...)
   self._params = {}
   for i = 1, self._nparams do self._params[i] = debug.getlocal(fn, i) end
   self.reduce_retracing = args.bool("trace", "reduce_retracing", o.reduce_retracing, false)
+  if o.jit_compile ~= nil then self.jit_compile = args.bool("trace", "jit_compile", o.jit_compile, false) end
   if o.input_signature ~= nil then
     local sig = o.input_signature
     signature.check(self, sig)

@@ -19,6 +19,23 @@ describe("tide.profiler", function()
   teardown(remove_tmpdirs)
   after_each(function() if P.active() then P.stop() end end)
 
+  it("gives sessions started in the same second their own runs (profiling every N steps)", function()
+    local dir = tmpdir()
+    local paths = {}
+    for i = 1, 3 do
+      P.start(dir)
+      local _ = tide.ones({ 2 }) + i
+      paths[i] = P.stop()
+    end
+    assert.are_not.equal(paths[1], paths[2])
+    assert.are_not.equal(paths[2], paths[3])
+    for i = 1, 3 do assert.is_true(#P.read_trace(paths[i]).traceEvents > 0, paths[i]) end
+    -- within one second the second and third runs carry _2 and _3
+    if paths[1]:match("profile/([^/]+)/") == paths[3]:match("profile/([^/]+)/"):gsub("_%d$", "") then
+      assert.truthy(paths[3]:find("_3/[^/]+$"), paths[3])
+    end
+  end)
+
   it("writes eager ops and traced graphs as a Chrome trace in TensorBoard's profile layout", function()
     local dir = tmpdir()
     local a = tide.ones({ 2, 3 })

@@ -155,6 +155,24 @@ describe("model:save to .keras", function()
     tmp.remove(dir)
   end)
 
+  it("a functional model nested in another (a backbone under a new head) loads back, names and calls kept", function()
+    local bx = tide.Input { shape = { 4 }, name = "backbone_in" }
+    local base = tide.Model { bx, L.Dense { 3, activation = "relu", name = "feat" }(L.Dense { 5, name = "stem" }(bx)),
+      name = "backbone" }
+    local aug = tide.Sequential { L.Dropout { 0.5 }, name = "aug" }
+    local x = tide.Input { shape = { 4 } }
+    local m = tide.Model { x, L.Dense { 2, name = "head" }(base(aug(x), { training = false })), name = "outer" }
+    local path = tmp.name(".keras")
+    m:save(path)
+    local back = tide.models.load_model(path)
+    local xs = tide.tensor(E.mlp.x)
+    h.close(back:predict(xs), m:predict(xs), 1e-6)
+    local inner = back:get_layer("backbone")
+    assert.equal("feat", inner.layers[#inner.layers].name)
+    assert.equal("aug", back:get_layer("aug").name)
+    os.remove(path)
+  end)
+
   it("refuses a subclassed model and a save_weights to .keras", function()
     local Sub = tide.Model:extend("SubForKeras")
     function Sub:init() tide.Model.init(self); self.d = L.Dense { 2 } end

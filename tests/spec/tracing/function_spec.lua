@@ -350,6 +350,17 @@ describe("input_signature", function()
     h.errors("trace: expected a function, got number", tide.trace, 3)
     h.errors("unknown option 'reduce_retrace'", tide.trace, id, { reduce_retrace = true })
     h.errors("reduce_retracing", tide.trace, id, { reduce_retracing = "yes" })
+    h.errors("trace: jit_compile must be true or false, got yes", tide.trace, id, { jit_compile = "yes" })
+  end)
+
+  it("accepts TF's jit_compile and traces as without it (tide fuses every graph)", function()
+    local c = counted(function(x) return x * 2 + 1 end, { jit_compile = true })
+    assert.is_true(c.f.jit_compile)
+    h.close(c.f(tide.tensor({ 1, 2 }, "float32")), { 3, 5 })
+    h.close(c.f(tide.tensor({ 3, 4 }, "float32")), { 7, 9 })
+    assert.are.equal(1, c.n)
+    local wrap = tide.trace { jit_compile = false }
+    assert.is_false(wrap(function(x) return x end).jit_compile)
   end)
 end)
 

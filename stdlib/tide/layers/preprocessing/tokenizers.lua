@@ -1,5 +1,5 @@
 -- stdlib/tide/layers/preprocessing/tokenizers.lua — keras_hub's tokenizers under tide.text: WordPieceTokenizer
--- (BERT's vocab.txt; the wordpiece_tokenize op in C over a hashed vocabulary), tokenize/detokenize as layers.
+-- (BERT's vocab.txt; the wordpiece_tokenize op in C), and BytePairTokenizer (GPT-2's, bpe_tokenizer.lua).
 local binding = require "tide.binding"
 local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
@@ -188,5 +188,8 @@ function WordPieceTokenizer:get_config()
   c.config_file = "tokenizer.json"
   return c
 end
+
+-- GPT-2's byte-level BPE (vocab.json + merges.txt), eager (bpe_tokenizer.lua)
+M.BytePairTokenizer = require("tide.layers.preprocessing.bpe_tokenizer").BytePairTokenizer
 
 return M
