@@ -1,6 +1,5 @@
-/* io/onnx_ops_more.c — ONNX ops built from several of tide's: Einsum (one or two
- * operands, as transposes, reshapes and one batched matmul), GatherElements (as
- * gather_nd over full coordinates) and Trilu (a known triangular mask). */
+/* io/onnx_ops_more.c — ONNX ops built from one or several of tide's: Einsum (transposes, reshapes
+ * and one batched matmul), GatherElements and GatherND (gather_nd), Trilu (a mask), CumSum, TopK. */
 #include "onnx_internal.h"
 
 #include <inttypes.h>
@@ -254,8 +253,116 @@ MAP(map_trilu) {
   return st;
 }
 
+/* ---- CumSum, TopK, GatherND (what tide.onnx.export writes for cumsum, top_k, gather_nd) ---- */
+
+/* CumSum(x, axis): cumsum with exclusive/reverse; the axis known at load. */
+MAP(map_cumsum) {
+  UNUSED;
+  const tide_tensor *x = NULL, *ax = NULL;
+  tide_status st = onnx_in(node, n_in, in, 0, &x);
+  if (!st) st = onnx_in(node, n_in, in, 1, &ax);
+  int64_t axis = 0;
+  int n = 0;
+  if (!st) st = onnx_known_ints(ax, "axis", &axis, 1, &n);
+  if (st) return st;
+  if (n != 1) return TIDE_FAIL(TIDE_ERR_VALUE, "CumSum's axis must be one value, got %d", n);
+  tide_attrs a = {0};
+  a.axis = (int)axis;
+  if (onnx_attr_i(node, "exclusive", 0)) a.flags |= TIDE_ATTR_EXCLUSIVE;
+  if (onnx_attr_i(node, "reverse", 0)) a.flags |= TIDE_ATTR_REVERSE;
+  return onnx_run1(TIDE_OP_CUMSUM, &a, 1, &x, &out[0]);
+}
+
+/* TopK(x, K): top_k works on the last axis and the largest values, so another axis is swapped
+ * with the last (a swap is its own inverse), and largest = 0 takes the largest of the values
+ * order-reversed: negated floats, bitwise-inverted integers (~ reverses the order of signed and
+ * unsigned alike, with no overflow), mapped back after. Ties keep the lower index first, as
+ * ONNX asks; sorted = 0 allows any order, so the sorted one serves. Indices are int64. */
+MAP(map_top_k) {
+  UNUSED;
+  const tide_tensor *x = NULL, *kt = NULL;
+  tide_status st = onnx_in(node, n_in, in, 0, &x);
+  if (!st) st = onnx_in(node, n_in, in, 1, &kt);
+  int64_t k = 0;
+  int n = 0;
+  if (!st) st = onnx_known_ints(kt, "K", &k, 1, &n);
+  if (st) return st;
+  if (n != 1 || k < 0) return TIDE_FAIL(TIDE_ERR_VALUE, "TopK's K must be one value >= 0");
+  int r = x->ndim, ax = onnx_axis(onnx_attr_i(node, "axis", -1), r);
+  if (ax < 0) return TIDE_FAIL(TIDE_ERR_VALUE, "TopK's axis %" PRId64 " is out of range for rank %d",
+                               onnx_attr_i(node, "axis", -1), r);
+  bool largest = onnx_attr_i(node, "largest", 1) != 0;
+  int flip = tide_dtype_is_float(x->dt) ? TIDE_OP_NEG : TIDE_OP_INVERT;
+  int64_t perm[TIDE_MAX_DIMS];
+  for (int d = 0; d < r; d++) perm[d] = d;
+  perm[ax] = r - 1, perm[r - 1] = ax;
+  tide_tensor t[6] = {{0}};
+  const tide_tensor *cur = x;
+  if (ax != r - 1) st = onnx_transpose(cur, r, perm, &t[0]), cur = &t[0];
+  if (!st && !largest) st = onnx_unary(flip, cur, &t[1]), cur = &t[1];
+  tide_attrs a = {0};
+  a.n = k;
+  tide_tensor *o[2] = {&t[2], &t[3]};
+  if (!st) st = tide_op_run(TIDE_OP_TOP_K, &a, 1, &cur, 2, o);
+  const tide_tensor *vals = &t[2], *idx = &t[3];
+  if (!st && !largest) st = onnx_unary(flip, vals, &t[4]), vals = &t[4];
+  tide_attrs c = {0};
+  c.dtype = TIDE_INT64;
+  if (!st) st = onnx_run1(TIDE_OP_CAST, &c, 1, &idx, &t[5]), idx = &t[5];
+  if (ax != r - 1) {
+    if (!st) st = onnx_transpose(vals, r, perm, &out[0]);
+    if (!st && n_out > 1) st = onnx_transpose(idx, r, perm, &out[1]);
+  } else {
+    if (!st) st = tide_tensor_share(&out[0], vals);
+    if (!st && n_out > 1) st = tide_tensor_share(&out[1], idx);
+  }
+  release_all(t, 6);
+  return st;
+}
+
+/* GatherND(data, indices) with batch_dims: gather_nd, a negative index counted from the end of
+ * its axis first (ONNX allows [-s, s-1]; tide's gather_nd, as TF's, refuses negatives): the
+ * sizes of the K indexed axes, from Shape(data) (known or not), added where an index is < 0. */
+MAP(map_gather_nd) {
+  UNUSED;
+  const tide_tensor *x = NULL, *idx = NULL;
+  tide_status st = onnx_in(node, n_in, in, 0, &x);
+  if (!st) st = onnx_in(node, n_in, in, 1, &idx);
+  if (st) return st;
+  int64_t b = onnx_attr_i(node, "batch_dims", 0);
+  if (idx->ndim < 1 || idx->dims[idx->ndim - 1] < 0)
+    return TIDE_FAIL(TIDE_ERR_SHAPE, "GatherND needs indices of rank >= 1 whose last dim is known");
+  int64_t kk = idx->dims[idx->ndim - 1];
+  if (b < 0 || b >= idx->ndim || b + kk > x->ndim)
+    return TIDE_FAIL(TIDE_ERR_SHAPE, "GatherND's batch_dims %" PRId64 " and %" PRId64 "-long index tuples do not fit "
+                     "data of rank %d and indices of rank %d", b, kk, x->ndim, idx->ndim);
+  tide_tensor t[8] = {{0}};
+  tide_attrs c = {0};
+  c.dtype = TIDE_INT64;
+  int64_t pos[TIDE_MAX_DIMS];
+  for (int64_t d = 0; d < kk; d++) pos[d] = b + d;
+  tide_attrs g = {0};
+  st = onnx_run1(TIDE_OP_CAST, &c, 1, &idx, &t[0]);
+  if (!st) st = onnx_run1(TIDE_OP_SHAPE, &c, 1, &x, &t[1]);
+  if (!st) st = onnx_ints_tensor(TIDE_INT64, (int)kk, pos, &t[2]);
+  const tide_tensor *gi[2] = {&t[1], &t[2]};
+  if (!st) st = onnx_run1(TIDE_OP_GATHER, &g, 2, gi, &t[3]); /* the indexed axes' sizes, [K] */
+  if (!st) st = onnx_scalar(TIDE_INT64, 0, &t[4]);
+  if (!st) st = onnx_binary(TIDE_OP_LESS, &t[0], &t[4], &t[5]);
+  if (!st) st = onnx_binary(TIDE_OP_ADD, &t[0], &t[3], &t[6]);
+  const tide_tensor *w[3] = {&t[5], &t[6], &t[0]};
+  if (!st) st = onnx_run1(TIDE_OP_WHERE, &(tide_attrs){0}, 3, w, &t[7]);
+  tide_attrs a = {0};
+  a.n = b;
+  const tide_tensor *ins[2] = {x, &t[7]};
+  if (!st) st = onnx_run1(TIDE_OP_GATHER_ND, &a, 2, ins, &out[0]);
+  release_all(t, 8);
+  return st;
+}
+
 static const onnx_op OPS[] = {
     {"Einsum", map_einsum}, {"GatherElements", map_gather_elements}, {"Trilu", map_trilu},
+    {"CumSum", map_cumsum}, {"TopK", map_top_k},                     {"GatherND", map_gather_nd},
 };
 
 const onnx_op *onnx_ops_more_find(const char *name) {

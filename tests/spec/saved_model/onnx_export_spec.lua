@@ -159,28 +159,25 @@ describe("tide.onnx.export", function()
     h.errors("nearest from 3 to 5 is not a whole-number upscale", function() tide.onnx.export(odd, dir .. "/odd.onnx") end)
   end)
 
-  it("writes one_hot as TF has it (an index out of range, negative too, gives all off), top_k, gather_nd", function()
+  it("writes one_hot as TF has it (an index out of range, negative too, gives all off), top_k, gather_nd, cumsum", function()
     local f = tide.trace(function(x, i)
       local v, k = tide.math.top_k(x, 3)
       return tide.one_hot(i, 4), tide.one_hot(i, 3, { axis = 0, on_value = 5, off_value = -1, dtype = "int32" }),
-        tide.one_hot(tide.cast(i, "uint8"), 4), v, k, tide.gather_nd(x, tide.tensor({ { 1, 2 } }, "int32"))
+        tide.one_hot(tide.cast(i, "uint8"), 4), v, k, tide.gather_nd(x, tide.tensor({ { 1, 2 } }, "int32")),
+        tide.gather_nd(x, tide.tensor({ { 4 }, { 0 } }, "int64"), { batch_dims = 1 }), tide.cumsum(x, 1),
+        tide.cumsum(x, 0, { exclusive = true, reverse = true }), tide.cumsum(i, -1, { reverse = true })
     end, { input_signature = { S({ None, 6 }, "float32", "x"), S({ None, 2 }, "int32", "i") } })
-    local x = tide.tensor({ { 1, 5, 3, 5, 0, 2 }, { -1, -2, 7, 7, 7, 1 } }, "float32")
+    local x = tide.tensor({ { 1, 5, 3, 5, 0, 2 }, { -1, -2, 7, 7, 7, 1 } }, "float32") -- ties: lower index first
     local i = tide.tensor({ { 0, 3 }, { -1, 5 } }, "int32")
     local want = { f(x, i) }
-    local path = dir .. "/one_hot.onnx"
-    tide.onnx.export(f, path)
-    -- tide's reader has no TopK nor GatherND yet (onnxruntime runs them: make interop); one_hot alone reads back
-    local err = h.errors("uses 2 ops that tide does not map", function() tide.onnx.load(path) end)
-    assert.matches("TopK", err)
-    assert.matches("GatherND", err)
-    local g = tide.trace(function(i) return tide.one_hot(i, 4), tide.one_hot(i, 3, { axis = 0, on_value = 5,
-      off_value = -1, dtype = "int32" }), tide.one_hot(tide.cast(i, "uint8"), 4) end,
-      { input_signature = { S({ None, 2 }, "int32", "i") } })
-    local got = round_trip(g) { i = i }
-    for k = 1, 3 do
-      assert.are.equal(want[k].dtype, got["output_" .. (k - 1)].dtype)
-      h.close(got["output_" .. (k - 1)], want[k]:totable(), 0)
+    assert.are.equal(10, #want)
+    -- tide's reader maps TopK, GatherND and CumSum (kernels/io/onnx_ops_more.c): all read back
+    local got = round_trip(f) { x = x, i = i }
+    for k = 1, #want do
+      local g = got["output_" .. (k - 1)]
+      assert.are.equal(want[k].dtype, g.dtype, "output " .. k)
+      assert.are.same(want[k].shape:as_list(), g.shape:as_list(), "output " .. k)
+      h.close(g, want[k]:totable(), 0)
     end
   end)
 

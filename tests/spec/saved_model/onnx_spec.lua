@@ -65,6 +65,32 @@ describe("tide.onnx.load", function()
     h.close(r.lower, E2.out_lower, 0)
   end)
 
+  it("runs CumSum (exclusive, reverse), TopK (any axis, smallest, ints, ties) and GatherND (negatives, batch_dims)", function()
+    local m = tide.onnx.load(FIX .. "ops3.onnx")
+    local E3 = dofile(FIX .. "expected3.lua")
+    local r = m { x = f32(E3.in_x), t = f32(E3.in_t), ti = tide.tensor(E3.in_ti, "int32"), d = f32(E3.in_d),
+      gi = tide.tensor(E3.in_gi, "int64"), bi = tide.tensor(E3.in_bi, "int64") }
+    h.close(r.cs, E3.out_cs, 1e-6)
+    h.close(r.cs_er, E3.out_cs_er, 1e-6)
+    for _, k in ipairs { "tk", "tk2", "tki" } do
+      h.close(r[k .. "_v"], E3["out_" .. k .. "_v"], 0)
+      assert.are.equal("int64", r[k .. "_i"].dtype)
+      h.close(r[k .. "_i"], E3["out_" .. k .. "_i"], 0)
+    end
+    assert.are.equal("int32", r.tki_v.dtype)
+    h.close(r.gnd, E3.out_gnd, 0)
+    h.close(r.gnd_b, E3.out_gnd_b, 0)
+    h.close(m { x = f32({ E3.in_x[2] }), t = f32(E3.in_t), ti = tide.tensor(E3.in_ti, "int32"), d = f32(E3.in_d),
+      gi = tide.tensor(E3.in_gi, "int64"), bi = tide.tensor(E3.in_bi, "int64") }.cs, { E3.out_cs[2] }, 1e-6)
+    local R = FIX .. "refused/"
+    h.errors("node 'tk' (TopK): its K must be known when the model loads", tide.onnx.load, R .. "topk_free_k.onnx")
+    h.errors("node 'cs' (CumSum): its axis must be known when the model loads", tide.onnx.load,
+      R .. "cumsum_free_axis.onnx")
+    h.errors("node 'tk' (TopK): TopK's axis 2 is out of range for rank 2", tide.onnx.load, R .. "topk_axis.onnx")
+    h.errors("node 'gn' (GatherND): GatherND's batch_dims 1 and 2-long index tuples do not fit data of rank 2",
+      tide.onnx.load, R .. "gathernd_batch.onnx")
+  end)
+
   it("runs a Transformer encoder layer (attention by MatMul, Softmax, LayerNormalization, Erf)", function()
     local m = tide.onnx.load(FIX .. "transformer.onnx")
     assert.are.equal(17, m.opset)
