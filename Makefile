@@ -18,9 +18,14 @@ ifeq ($(SANITIZE),1)
 BUILD ?= build-asan
 SAN := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=undefined,float-cast-overflow -fno-omit-frame-pointer
 OPTLEVEL := -O1
+# libtide dlopens oneDNN at its first use (cpu/onednn_load.c); the sanitizer build links it instead, so it loads
+# at start-up: GCC 12's LeakSanitizer crashes scanning the dynamic TLS of a library dlopened with libgomp's
+# threads running ("Tracer caught signal 11", tests/c/test_signals.c). The dlopen then finds it loaded.
+SAN_LIBS := -Wl,--no-as-needed -ldnnl
 else
 BUILD ?= build
 SAN :=
+SAN_LIBS :=
 endif
 
 # Before compiling anything, say in one line what is missing and how to get it
@@ -195,7 +200,7 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CFLAGS_HOST) -c $< -o $@
 
 $(LIB): $(ENGINE_OBJ)
-	$(CC) -shared -o $@ $^ $(LAPACK_LIBS) $(BLAS_LIBS) $(IO_LIBS) -ldl -lm -pthread $(LDFLAGS_SAN)
+	$(CC) -shared -o $@ $^ $(LAPACK_LIBS) $(BLAS_LIBS) $(IO_LIBS) -ldl -lm -pthread $(LDFLAGS_SAN) $(SAN_LIBS)
 
 $(FORMATS_LIB): $(FORMATS_OBJ) $(LIB) kernels/io/formats_plugin.map
 	$(CC) -shared -o $@ $(FORMATS_OBJ) -Wl,--version-script=kernels/io/formats_plugin.map -Wl,-z,defs \
