@@ -116,6 +116,10 @@ tide_status tf_import_note_missing(tf_import *im, const char *op, const char *no
 void tf_val_release(tf_val *v);
 /* dst (released first) takes another reference to src's value. */
 tide_status tf_val_copy(tf_val *dst, const tf_val *src);
+/* For the op mappings (tf_ops.c, tf_ops_more.c): input k of a node as a tensor (a variable's handle is
+ * refused), and element i (row-major) of a known tensor as a number. */
+tide_status tf_tensor_in(tf_val *const *in, int n_in, int k, const tide_tensor **out);
+double tf_number_at(const tide_tensor *t, int64_t i);
 /* Sort lib's functions by name for tf_library_find (names checked unique). */
 tide_status tf_library_index(tf_library *lib);
 /* Whether v holds known values (an eager tensor: a constant of TF's graph). */

@@ -33,16 +33,16 @@ static const char *attr_s(const Tensorflow__NodeDef *n, const char *k, size_t *l
   return ok ? (const char *)a->s.data : "";
 }
 
-/* Input k as a tensor (a resource handle is refused). */
-static tide_status tensor_in(tf_val *const *in, int n_in, int k, const tide_tensor **out) {
+/* Input k as a tensor (a resource handle is refused); shared with tf_ops_more.c (tf_internal.h). */
+tide_status tf_tensor_in(tf_val *const *in, int n_in, int k, const tide_tensor **out) {
   if (k >= n_in) return TIDE_FAIL(TIDE_ERR_VALUE, "it has %d inputs; input %d is needed", n_in, k);
   if (in[k]->var >= 0) return TIDE_FAIL(TIDE_ERR_VALUE, "input %d is a variable's handle where a tensor is due", k);
   *out = &in[k]->t;
   return TIDE_OK;
 }
 
-/* Element i (row-major) of eager tensor t, as a number. */
-static double number_at(const tide_tensor *t, int64_t i) {
+/* Element i (row-major) of eager tensor t, as a number; shared with tf_ops_more.c (tf_internal.h). */
+double tf_number_at(const tide_tensor *t, int64_t i) {
   int64_t off = 0;
   for (int d = t->ndim - 1; d >= 0; d--) {
     int64_t dim = t->dims[d] > 0 ? t->dims[d] : 1;
@@ -55,7 +55,7 @@ static double number_at(const tide_tensor *t, int64_t i) {
 /* Input k's values, known at load time: at most max integers. */
 static tide_status known_ints(tf_val *const *in, int n_in, int k, const char *what, int64_t *buf, int max, int *n) {
   const tide_tensor *t = NULL;
-  tide_status st = tensor_in(in, n_in, k, &t);
+  tide_status st = tf_tensor_in(in, n_in, k, &t);
   if (st) return st;
   if (!tf_val_known(in[k]))
     return TIDE_FAIL(TIDE_ERR_VALUE, "its %s (input %d) must be known when the model loads, but it is computed at run "
@@ -63,7 +63,7 @@ static tide_status known_ints(tf_val *const *in, int n_in, int k, const char *wh
   if (t->dt != TIDE_INT32 && t->dt != TIDE_INT64)
     return TIDE_FAIL(TIDE_ERR_DTYPE, "its %s must be int32 or int64, got %s", what, tide_dtype_name(t->dt));
   if (t->nelem > max) return TIDE_FAIL(TIDE_ERR_VALUE, "its %s has %" PRId64 " values; tide takes at most %d", what, t->nelem, max);
-  for (int64_t i = 0; i < t->nelem; i++) buf[i] = (int64_t)number_at(t, i);
+  for (int64_t i = 0; i < t->nelem; i++) buf[i] = (int64_t)tf_number_at(t, i);
   *n = (int)t->nelem;
   return TIDE_OK;
 }
@@ -157,7 +157,7 @@ MAP(map_elementwise) {
     int op = ELEMENTWISE[i].op, arity = tide_op_num_inputs(op);
     const tide_tensor *ins[3];
     for (int k = 0; k < arity; k++) {
-      tide_status st = tensor_in(in, n_in, k, &ins[k]);
+      tide_status st = tf_tensor_in(in, n_in, k, &ins[k]);
       if (st) return st;
     }
     tide_attrs a = {0};
@@ -170,9 +170,9 @@ MAP(map_elementwise) {
 MAP(map_select) {
   UNUSED;
   const tide_tensor *c = NULL, *x = NULL, *y = NULL;
-  tide_status st = tensor_in(in, n_in, 0, &c);
-  if (!st) st = tensor_in(in, n_in, 1, &x);
-  if (!st) st = tensor_in(in, n_in, 2, &y);
+  tide_status st = tf_tensor_in(in, n_in, 0, &c);
+  if (!st) st = tf_tensor_in(in, n_in, 1, &x);
+  if (!st) st = tf_tensor_in(in, n_in, 2, &y);
   if (st) return st;
   if (c->ndim != 0 && c->ndim != x->ndim)
     return TIDE_FAIL(TIDE_ERR_SHAPE, "Select with a condition of rank %d for values of rank %d (TF1's row "
@@ -190,8 +190,8 @@ MAP(map_bias_add) {
       !(len == 5 && !memcmp(f, "NDHWC", 5)))
     return TIDE_FAIL(TIDE_ERR_VALUE, "data_format %.*s is not mapped (tide is channels-last)", (int)len, f);
   const tide_tensor *ins[2];
-  tide_status st = tensor_in(in, n_in, 0, &ins[0]);
-  if (!st) st = tensor_in(in, n_in, 1, &ins[1]);
+  tide_status st = tf_tensor_in(in, n_in, 0, &ins[0]);
+  if (!st) st = tf_tensor_in(in, n_in, 1, &ins[1]);
   if (st) return st;
   tide_attrs a = {0};
   return run1(TIDE_OP_ADD, &a, 2, ins, &out[0]);
@@ -200,8 +200,8 @@ MAP(map_bias_add) {
 MAP(map_matmul) {
   UNUSED;
   const tide_tensor *ins[2];
-  tide_status st = tensor_in(in, n_in, 0, &ins[0]);
-  if (!st) st = tensor_in(in, n_in, 1, &ins[1]);
+  tide_status st = tf_tensor_in(in, n_in, 0, &ins[0]);
+  if (!st) st = tf_tensor_in(in, n_in, 1, &ins[1]);
   if (st) return st;
   tide_attrs a = {0};
   bool batch = strncmp(node->op, "BatchMatMul", 11) == 0;
@@ -213,7 +213,7 @@ MAP(map_matmul) {
 MAP(map_softmax) {
   UNUSED;
   const tide_tensor *x = NULL;
-  tide_status st = tensor_in(in, n_in, 0, &x);
+  tide_status st = tf_tensor_in(in, n_in, 0, &x);
   if (st) return st;
   tide_attrs a = {0};
   a.axis = -1;
@@ -223,7 +223,7 @@ MAP(map_softmax) {
 MAP(map_leaky_relu) {
   UNUSED;
   const tide_tensor *x = NULL;
-  tide_status st = tensor_in(in, n_in, 0, &x);
+  tide_status st = tf_tensor_in(in, n_in, 0, &x);
   if (st) return st;
   tide_attrs a = {0};
   a.scalars[0] = attr_f(node, "alpha", 0.2);
@@ -234,7 +234,7 @@ MAP(map_leaky_relu) {
 MAP(map_relu6) {
   UNUSED;
   const tide_tensor *x = NULL;
-  tide_status st = tensor_in(in, n_in, 0, &x);
+  tide_status st = tf_tensor_in(in, n_in, 0, &x);
   if (st) return st;
   tide_tensor lo = {0}, hi = {0};
   st = scalar(x->dt, 0, &lo);
@@ -252,7 +252,7 @@ MAP(map_relu6) {
 MAP(map_cast) {
   UNUSED;
   const tide_tensor *x = NULL;
-  tide_status st = tensor_in(in, n_in, 0, &x);
+  tide_status st = tf_tensor_in(in, n_in, 0, &x);
   if (st) return st;
   int to = tf_dtype_to_tide(attr_type(node, "DstT"));
   if (to < 0 || to == TIDE_STRING)
@@ -266,8 +266,8 @@ MAP(map_cast) {
 MAP(map_reshape) {
   UNUSED;
   const tide_tensor *ins[2];
-  tide_status st = tensor_in(in, n_in, 0, &ins[0]);
-  if (!st) st = tensor_in(in, n_in, 1, &ins[1]);
+  tide_status st = tf_tensor_in(in, n_in, 0, &ins[0]);
+  if (!st) st = tf_tensor_in(in, n_in, 1, &ins[1]);
   if (st) return st;
   tide_attrs a = {0};
   return run1(TIDE_OP_RESHAPE, &a, 2, ins, &out[0]);
@@ -277,7 +277,7 @@ MAP(map_reshape) {
 MAP(map_shape) {
   UNUSED;
   const tide_tensor *x = NULL;
-  tide_status st = tensor_in(in, n_in, 0, &x);
+  tide_status st = tf_tensor_in(in, n_in, 0, &x);
   if (st) return st;
   int dt = attr_type(node, "out_type") == TENSORFLOW__DATA_TYPE__DT_INT64 ? TIDE_INT64 : TIDE_INT32;
   bool known = x->ndim >= 0;
@@ -307,7 +307,7 @@ MAP(map_reduce) {
   for (size_t i = 0; i < sizeof R / sizeof R[0]; i++)
     if (!strcmp(R[i].tf, node->op)) op = R[i].op;
   const tide_tensor *x = NULL;
-  tide_status st = tensor_in(in, n_in, 0, &x);
+  tide_status st = tf_tensor_in(in, n_in, 0, &x);
   if (st) return st;
   tide_attrs a = {0};
   int n = 0;
@@ -322,7 +322,7 @@ MAP(map_reduce) {
 MAP(map_argmax) {
   UNUSED;
   const tide_tensor *x = NULL;
-  tide_status st = tensor_in(in, n_in, 0, &x);
+  tide_status st = tf_tensor_in(in, n_in, 0, &x);
   if (st) return st;
   int64_t axis;
   int n = 0;
@@ -338,7 +338,7 @@ MAP(map_argmax) {
 MAP(map_transpose) {
   UNUSED;
   const tide_tensor *x = NULL;
-  tide_status st = tensor_in(in, n_in, 0, &x);
+  tide_status st = tf_tensor_in(in, n_in, 0, &x);
   if (st) return st;
   tide_attrs a = {0};
   int n = 0;
@@ -358,7 +358,7 @@ MAP(map_concat) {
   if (!st && n != 1) st = TIDE_FAIL(TIDE_ERR_VALUE, "its axis must be one number");
   if (st) return st;
   const tide_tensor *ins[n_in];
-  for (int k = 0; !st && k < n_in - 1; k++) st = tensor_in(in, n_in, k, &ins[k]);
+  for (int k = 0; !st && k < n_in - 1; k++) st = tf_tensor_in(in, n_in, k, &ins[k]);
   if (st) return st;
   if (n_in == 2) return tf_val_copy(&out[0], in[0]);
   tide_attrs a = {0};
@@ -379,7 +379,7 @@ MAP(map_pack) {
   int made = 0;
   for (int k = 0; !st && k < n_in; k++) {
     const tide_tensor *x = NULL;
-    st = tensor_in(in, n_in, k, &x);
+    st = tf_tensor_in(in, n_in, k, &x);
     tide_tensor *o[1] = {&parts[k]};
     if (!st) st = tide_op_run(TIDE_OP_EXPAND_DIMS, &e, 1, &x, 1, o);
     if (!st) ins[made++] = &parts[k];
@@ -393,7 +393,7 @@ MAP(map_pack) {
 MAP(map_expand_dims) {
   UNUSED;
   const tide_tensor *x = NULL;
-  tide_status st = tensor_in(in, n_in, 0, &x);
+  tide_status st = tf_tensor_in(in, n_in, 0, &x);
   int64_t axis;
   int n = 0;
   if (!st) st = known_ints(in, n_in, 1, "axis", &axis, 1, &n);
@@ -407,7 +407,7 @@ MAP(map_expand_dims) {
 MAP(map_squeeze) {
   UNUSED;
   const tide_tensor *x = NULL;
-  tide_status st = tensor_in(in, n_in, 0, &x);
+  tide_status st = tf_tensor_in(in, n_in, 0, &x);
   if (st) return st;
   tide_attrs a = {0};
   const Tensorflow__AttrValue *d = tf_attr(node, "squeeze_dims");
@@ -424,7 +424,7 @@ MAP(map_squeeze) {
 MAP(map_strided_slice) {
   UNUSED;
   const tide_tensor *x = NULL;
-  tide_status st = tensor_in(in, n_in, 0, &x);
+  tide_status st = tf_tensor_in(in, n_in, 0, &x);
   if (st) return st;
   int64_t new_axis = attr_i(node, "new_axis_mask", 0), shrink = attr_i(node, "shrink_axis_mask", 0);
   int64_t bmask = attr_i(node, "begin_mask", 0), emask = attr_i(node, "end_mask", 0);
@@ -479,8 +479,8 @@ MAP(map_strided_slice) {
 MAP(map_gather) {
   UNUSED;
   const tide_tensor *ins[2];
-  tide_status st = tensor_in(in, n_in, 0, &ins[0]);
-  if (!st) st = tensor_in(in, n_in, 1, &ins[1]);
+  tide_status st = tf_tensor_in(in, n_in, 0, &ins[0]);
+  if (!st) st = tf_tensor_in(in, n_in, 1, &ins[1]);
   int64_t axis = 0;
   int n = 1;
   if (!st && n_in > 2) st = known_ints(in, n_in, 2, "axis", &axis, 1, &n);
@@ -495,7 +495,7 @@ MAP(map_gather) {
 MAP(map_pad) {
   UNUSED;
   const tide_tensor *x = NULL;
-  tide_status st = tensor_in(in, n_in, 0, &x);
+  tide_status st = tf_tensor_in(in, n_in, 0, &x);
   if (st) return st;
   tide_attrs a = {0};
   int n = 0;
@@ -504,11 +504,11 @@ MAP(map_pad) {
   a.nints = n;
   if (n_in > 2) { /* PadV2's constant */
     const tide_tensor *c = NULL;
-    st = tensor_in(in, n_in, 2, &c);
+    st = tf_tensor_in(in, n_in, 2, &c);
     if (!st && (!tf_val_known(in[2]) || c->nelem != 1))
       st = TIDE_FAIL(TIDE_ERR_VALUE, "its constant_values must be one number known when the model loads");
     if (st) return st;
-    a.scalars[0] = number_at(c, 0);
+    a.scalars[0] = tf_number_at(c, 0);
   }
   return run1(TIDE_OP_PAD, &a, 1, &x, &out[0]);
 }
@@ -519,7 +519,7 @@ MAP(map_add_n) {
   tide_status st = tf_val_copy(&out[0], in[0]);
   for (int k = 1; !st && k < n_in; k++) {
     const tide_tensor *ins[2] = {&out[0].t, NULL};
-    st = tensor_in(in, n_in, k, &ins[1]);
+    st = tf_tensor_in(in, n_in, k, &ins[1]);
     tf_val sum = {.var = -1};
     if (!st) st = run1(TIDE_OP_ADD, &(tide_attrs){0}, 2, ins, &sum);
     if (!st) st = tf_val_copy(&out[0], &sum);

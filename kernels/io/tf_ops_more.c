@@ -21,24 +21,6 @@ static tide_status ints32(int rank, int n, const int64_t *v, tide_tensor *out) {
   return st;
 }
 
-static tide_status tensor_arg(tf_val *const *in, int n_in, int k, const tide_tensor **out) {
-  if (k >= n_in) return TIDE_FAIL(TIDE_ERR_VALUE, "it has %d inputs; input %d is needed", n_in, k);
-  if (in[k]->var >= 0) return TIDE_FAIL(TIDE_ERR_VALUE, "input %d is a variable's handle where a tensor is due", k);
-  *out = &in[k]->t;
-  return TIDE_OK;
-}
-
-/* Element i of a known (eager) tensor, as a number. */
-static double known_at(const tide_tensor *t, int64_t i) {
-  int64_t off = 0;
-  for (int d = t->ndim - 1; d >= 0; d--) {
-    int64_t dim = t->dims[d] > 0 ? t->dims[d] : 1;
-    off += (i % dim) * t->strides[d];
-    i /= dim;
-  }
-  return tide_read_number(t->data, t->dt, off);
-}
-
 /* A product of dims (src[k]'s dim axis[k]) that one dim of a reshape's target stands for. */
 typedef struct dim_prod {
   const tide_tensor *src[TIDE_MAX_DIMS];
@@ -188,7 +170,7 @@ tide_status tf_map_einsum(tf_import *im, const Tensorflow__NodeDef *node, int n_
   if (n_in < 1 || n_in > 2) return TIDE_FAIL(TIDE_ERR_VALUE, "an Einsum of %d operands is not mapped (1 or 2)", n_in);
   const tide_tensor *x[2] = {NULL, NULL};
   for (int i = 0; i < n_in; i++) {
-    tide_status st = tensor_arg(in, n_in, i, &x[i]);
+    tide_status st = tf_tensor_in(in, n_in, i, &x[i]);
     if (st) return st;
   }
   /* split "a,b->c" */
@@ -296,10 +278,10 @@ tide_status tf_map_one_hot(tf_import *im, const Tensorflow__NodeDef *node, int n
                            tf_val *out) {
   (void)im, (void)n_out;
   const tide_tensor *idx = NULL, *depth = NULL, *on = NULL, *off = NULL;
-  tide_status st = tensor_arg(in, n_in, 0, &idx);
-  if (!st) st = tensor_arg(in, n_in, 1, &depth);
-  if (!st) st = tensor_arg(in, n_in, 2, &on);
-  if (!st) st = tensor_arg(in, n_in, 3, &off);
+  tide_status st = tf_tensor_in(in, n_in, 0, &idx);
+  if (!st) st = tf_tensor_in(in, n_in, 1, &depth);
+  if (!st) st = tf_tensor_in(in, n_in, 2, &on);
+  if (!st) st = tf_tensor_in(in, n_in, 3, &off);
   if (st) return st;
   if (!tf_val_known(in[1]) || depth->nelem != 1)
     return TIDE_FAIL(TIDE_ERR_VALUE, "its depth must be one number known when the model loads");
@@ -307,10 +289,10 @@ tide_status tf_map_one_hot(tf_import *im, const Tensorflow__NodeDef *node, int n
     return TIDE_FAIL(TIDE_ERR_VALUE, "its on_value and off_value must be numbers known when the model loads");
   const Tensorflow__AttrValue *ax = tf_attr(node, "axis");
   tide_attrs a = {0};
-  a.n = (int64_t)known_at(depth, 0);
+  a.n = (int64_t)tf_number_at(depth, 0);
   a.axis = ax && ax->value_case == TENSORFLOW__ATTR_VALUE__VALUE_I ? (int32_t)ax->i : -1;
-  a.scalars[0] = known_at(on, 0);
-  a.scalars[1] = known_at(off, 0);
+  a.scalars[0] = tf_number_at(on, 0);
+  a.scalars[1] = tf_number_at(off, 0);
   a.dtype = on->dt;
   st = op1(TIDE_OP_ONE_HOT, &a, 1, &idx, &out[0].t);
   if (!st) out[0].set = true;
@@ -323,7 +305,7 @@ tide_status tf_map_resource_gather(tf_import *im, const Tensorflow__NodeDef *nod
   (void)n_out;
   if (n_in < 2 || in[0]->var < 0) return TIDE_FAIL(TIDE_ERR_VALUE, "its first input is not a variable's handle");
   const tide_tensor *idx = NULL;
-  tide_status st = tensor_arg(in, n_in, 1, &idx);
+  tide_status st = tf_tensor_in(in, n_in, 1, &idx);
   if (st) return st;
   tide_tensor v = {0};
   st = tide_graph_variable(im->g, im->vars[in[0]->var], &v);
@@ -380,10 +362,10 @@ static tide_status normalize_bound(const tide_tensor *v, const tide_tensor *dim,
 tide_status tf_map_strided_slice_dynamic(const Tensorflow__NodeDef *node, int n_in, tf_val *const *in,
                                          int64_t begin_mask, int64_t end_mask, int64_t shrink, tf_val *out) {
   const tide_tensor *x = NULL, *b = NULL, *e = NULL, *s = NULL;
-  tide_status st = tensor_arg(in, n_in, 0, &x);
-  if (!st) st = tensor_arg(in, n_in, 1, &b);
-  if (!st) st = tensor_arg(in, n_in, 2, &e);
-  if (!st) st = tensor_arg(in, n_in, 3, &s);
+  tide_status st = tf_tensor_in(in, n_in, 0, &x);
+  if (!st) st = tf_tensor_in(in, n_in, 1, &b);
+  if (!st) st = tf_tensor_in(in, n_in, 2, &e);
+  if (!st) st = tf_tensor_in(in, n_in, 3, &s);
   if (st) return st;
   (void)node;
   if (!tf_val_known(in[3]) || s->ndim != 1)
@@ -395,7 +377,7 @@ tide_status tf_map_strided_slice_dynamic(const Tensorflow__NodeDef *node, int n_
   tide_tensor cur = {0};
   st = tide_tensor_share(&cur, x);
   for (int j = 0; !st && j < nd; j++) {
-    int64_t step = (int64_t)known_at(s, j);
+    int64_t step = (int64_t)tf_number_at(s, j);
     bool full = (begin_mask >> j & 1) && (end_mask >> j & 1) && step == 1 && !(shrink >> j & 1);
     if (full) continue;
     if (step <= 0)
