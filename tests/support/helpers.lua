@@ -4,6 +4,7 @@
 --   h.errors("substring of the message", fn, ...)
 --   h.drop(fn) -- fn's iterators and passes, dropped and collected
 --   h.threads() -- this process's threads now
+--   h.threads_down_to(n) -- the same, once joined threads have left the count (waits up to 2 s)
 --   local text, result = h.stderr_of(fn) -- what fn wrote to io.stderr
 local M = {}
 
@@ -88,6 +89,22 @@ function M.threads()
   local s = p:read("*a")
   p:close()
   return tonumber(s:match("Threads:%s*(%d+)"))
+end
+
+-- This process's threads once those already joined have left the count:
+-- the kernel still counts a thread for a moment after pthread_join has
+-- returned for it (until its exit is finished), longer on a loaded machine.
+-- Waits up to 2 s for the count to come down to `want`; returns the count.
+function M.threads_down_to(want)
+  local ffi = require "ffi"
+  pcall(ffi.cdef, "int usleep(unsigned int usec);")
+  local n = M.threads()
+  for _ = 1, 400 do
+    if n <= want then break end
+    ffi.C.usleep(5000)
+    n = M.threads()
+  end
+  return n
 end
 
 -- What fn() wrote to io.stderr (tide's one-time notes and warnings), and

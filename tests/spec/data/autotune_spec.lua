@@ -157,7 +157,7 @@ describe("AUTOTUNE in a pass", function()
       end)
     end
     assert.are.equal(0, C.tide_data_live_threads())
-    assert.are.equal(before_threads, threads())
+    assert.are.equal(before_threads, h.threads_down_to(before_threads))
     assert.are.equal(before_bytes, binding.memory_stats.current)
   end)
 

@@ -269,7 +269,7 @@ describe("interleave with a captured function", function()
       end)
     end
     assert.are.equal(0, C.tide_data_live_threads())
-    assert.are.equal(before_threads, threads())
+    assert.are.equal(before_threads, h.threads_down_to(before_threads))
     assert.are.equal(before_bytes, binding.memory_stats.current)
   end)
 

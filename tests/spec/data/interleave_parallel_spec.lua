@@ -6,7 +6,14 @@ local h = require "helpers"
 local dataset = require "tide.data.dataset"
 local D = tide.data.Dataset
 
-local threads = h.threads
+local C = require("tide.binding").C
+
+-- The pipeline's threads, counted where they are started and joined. The
+-- process's count (/proc/self/status) is no use here: a thread that
+-- pthread_join has returned for is still counted until the kernel has
+-- finished its exit, which a loaded machine can delay past the next count
+-- (CI saw base + 1 for two threads that way).
+local function threads() return tonumber(C.tide_data_live_threads()) end
 
 local function items(ds)
   local t = {}
