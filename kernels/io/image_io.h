@@ -54,6 +54,29 @@ static inline tide_status tide_image_bytes_of(const tide_op_def *def, const tide
   return TIDE_OK;
 }
 
+/* The argument checks every decoder's inference starts with: the contents
+ * input (see tide_image_contents_ok) and the channels attribute, one of those
+ * `allowed` (bit c set: c channels may be asked for; 0 is the file's own),
+ * which `allowed_text` lists for the error ("0, 3 or 4 for BMP"). */
+static inline tide_status tide_image_check_decode(const tide_op_def *def, const tide_tensor *contents,
+                                                  int64_t channels, unsigned allowed, const char *allowed_text) {
+  if (!tide_image_contents_ok(contents))
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: contents must be a scalar string tensor, a Lua string or the bytes "
+                     "as a 1-D uint8 tensor, got a %d-D %s tensor", def->name, contents->ndim,
+                     tide_dtype_name(contents->dt));
+  if (channels < 0 || channels > 4 || !(allowed >> channels & 1u))
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: channels must be %s, got %lld", def->name, allowed_text, (long long)channels);
+  return TIDE_OK;
+}
+
+/* Bits of tide_image_check_decode's `allowed`. */
+#define TIDE_IMAGE_CHANNELS(...) tide_image_channel_bits((int[]){__VA_ARGS__, -1})
+static inline unsigned tide_image_channel_bits(const int *counts) {
+  unsigned bits = 0;
+  for (; *counts >= 0; counts++) bits |= 1u << *counts;
+  return bits;
+}
+
 /* Infer [H, W, C] with H and W unknown (known when the bytes are decoded)
  * and C = `channels`, or unknown when 0 (the file's own). */
 static inline void tide_image_infer_hwc(tide_tensor *out, int dtype, int64_t channels) {

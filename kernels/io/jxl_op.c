@@ -8,11 +8,8 @@
 tide_status tide_infer_decode_jxl(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                   int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  if (!tide_image_contents_ok(in[0]))
-    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: contents must be a scalar string tensor, a Lua string or the bytes "
-                     "as a 1-D uint8 tensor, got a %d-D %s tensor", def->name, in[0]->ndim, tide_dtype_name(in[0]->dt));
-  if (!(a->n == 0 || a->n == 1 || a->n == 3 || a->n == 4))
-    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: channels must be 0, 1, 3 or 4, got %lld", def->name, (long long)a->n);
+  tide_status s = tide_image_check_decode(def, in[0], a->n, TIDE_IMAGE_CHANNELS(0, 1, 3, 4), "0, 1, 3 or 4");
+  if (s != TIDE_OK) return s;
   tide_image_infer_hwc(out[0], TIDE_UINT8, a->n);
   return TIDE_OK;
 }

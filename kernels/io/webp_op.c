@@ -8,12 +8,8 @@
 tide_status tide_infer_decode_webp(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                                    int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
-  if (!tide_image_contents_ok(in[0]))
-    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: contents must be a scalar string tensor, a Lua string or the bytes "
-                     "as a 1-D uint8 tensor, got a %d-D %s tensor", def->name, in[0]->ndim, tide_dtype_name(in[0]->dt));
-  if (!(a->n == 0 || a->n == 3 || a->n == 4))
-    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: WebP only supports 3 or 4 channels (or 0, the file's), got %lld", def->name,
-                     (long long)a->n);
+  tide_status s = tide_image_check_decode(def, in[0], a->n, TIDE_IMAGE_CHANNELS(0, 3, 4), "0, 3 or 4 for WebP");
+  if (s != TIDE_OK) return s;
   int64_t dims[4] = {-1, -1, -1, a->n ? a->n : -1};
   tide_tensor_set_contiguous_layout(out[0], TIDE_UINT8, 4, dims);
   return TIDE_OK;

@@ -86,7 +86,7 @@ static const icase cases[] = {
     {ROW(DECODE_GIF), A(.dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(4, U, U, U, 3)},
     {ROW(DECODE_WEBP), A(.n = 0, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(4, U, U, U, U)},
     {ROW(DECODE_WEBP), A(.n = 4, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(4, U, U, U, 4)},
-    {ROW(DECODE_WEBP), A(.n = 1, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), ERR(TIDE_ERR_VALUE, "WebP only supports 3 or 4 channels")},
+    {ROW(DECODE_WEBP), A(.n = 1, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), ERR(TIDE_ERR_VALUE, "channels must be 0, 3 or 4 for WebP")},
     {ROW(DECODE_JXL), A(.n = 0, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(3, U, U, U)},
     {ROW(DECODE_JXL), A(.n = 1, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(3, U, U, 1)},
     {ROW(DECODE_JXL), A(.n = 2, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), ERR(TIDE_ERR_VALUE, "channels must be 0, 1, 3 or 4")},
