@@ -80,6 +80,8 @@ tide_status onnx_run1(int op, const tide_attrs *a, int n, const tide_tensor *con
 tide_status onnx_binary(int op, const tide_tensor *a, const tide_tensor *b, tide_tensor *out);
 tide_status onnx_unary(int op, const tide_tensor *x, tide_tensor *out);
 tide_status onnx_transpose(const tide_tensor *x, int n, const int64_t *perm, tide_tensor *out);
+/* x[start:stop] along axis (the other axes whole), one slice op. */
+tide_status onnx_slice_axis(const tide_tensor *x, int axis, int64_t start, int64_t stop, tide_tensor *out);
 tide_status onnx_reshape(const tide_tensor *x, int n, const int64_t *dims, tide_tensor *out);
 /* A normalized axis of a rank-r tensor (negative counts from the end); -1 when out of range. */
 int onnx_axis(int64_t axis, int r);

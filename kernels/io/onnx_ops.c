@@ -47,6 +47,18 @@ tide_status onnx_run1(int op, const tide_attrs *a, int n, const tide_tensor *con
   return tide_op_run(op, a, n, ins, 1, o);
 }
 
+tide_status onnx_slice_axis(const tide_tensor *x, int axis, int64_t start, int64_t stop, tide_tensor *out) {
+  tide_attrs a = {0};
+  for (int d = 0; d <= axis; d++) { /* begin, end, stride per axis; the axes before `axis` whole (masks) */
+    a.ints[3 * d] = d == axis ? start : 0;
+    a.ints[3 * d + 1] = d == axis ? stop : 0;
+    a.ints[3 * d + 2] = 1;
+    if (d != axis) a.m |= (1 << d) | (1 << (d + 8));
+  }
+  a.nints = 3 * (axis + 1);
+  return onnx_run1(TIDE_OP_SLICE, &a, 1, &x, out);
+}
+
 tide_status onnx_scalar(int dt, double v, tide_tensor *out) {
   tide_tensor d = {0};
   tide_status st = tide_tensor_init(&d, TIDE_FLOAT64, 0, NULL);

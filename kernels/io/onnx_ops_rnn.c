@@ -43,16 +43,8 @@ static void bag_free(bag *b) {
 
 static tide_status slice_of(bag *b, const tide_tensor *x, int axis, int64_t start, int64_t stop, tide_tensor **out) {
   NEW(y);
-  tide_attrs a = {0};
-  for (int d = 0; d <= axis; d++) {
-    a.ints[3 * d] = d == axis ? start : 0;
-    a.ints[3 * d + 1] = d == axis ? stop : 0;
-    a.ints[3 * d + 2] = 1;
-    if (d != axis) a.m |= (1 << d) | (1 << (d + 8));
-  }
-  a.nints = 3 * (axis + 1);
   *out = y;
-  return onnx_run1(TIDE_OP_SLICE, &a, 1, &x, y);
+  return onnx_slice_axis(x, axis, start, stop, y);
 }
 
 static tide_status bin(bag *b, int op, const tide_tensor *x, const tide_tensor *y, tide_tensor **out) {

@@ -182,19 +182,6 @@ MAP(map_concat) {
   return onnx_run1(TIDE_OP_CONCAT, &a, n_in, in, &out[0]);
 }
 
-/* x[start:stop] along axis, one slice op. */
-static tide_status slice_axis(const tide_tensor *x, int axis, int64_t start, int64_t stop, tide_tensor *out) {
-  tide_attrs a = {0};
-  for (int d = 0; d <= axis; d++) {
-    a.ints[3 * d] = d == axis ? start : 0;
-    a.ints[3 * d + 1] = d == axis ? stop : 0;
-    a.ints[3 * d + 2] = 1;
-    if (d != axis) a.m |= (1 << d) | (1 << (d + 8));
-  }
-  a.nints = 3 * (axis + 1);
-  return onnx_run1(TIDE_OP_SLICE, &a, 1, &x, out);
-}
-
 /* Split: sizes from input 1 (opset 13), the attribute, or equal parts (num_outputs, or one per output). */
 MAP(map_split) {
   UNUSED;
@@ -220,7 +207,7 @@ MAP(map_split) {
   int64_t at = 0;
   for (int k = 0; !st && k < n; k++) {
     if (sizes[k] < 0) return TIDE_FAIL(TIDE_ERR_VALUE, "Split's size %d is negative", k);
-    st = slice_axis(x, ax, at, at + sizes[k], &out[k]);
+    st = onnx_slice_axis(x, ax, at, at + sizes[k], &out[k]);
     at += sizes[k];
   }
   if (!st && dim >= 0 && at != dim)
@@ -406,7 +393,7 @@ MAP(map_shape) {
   a.dtype = TIDE_INT64;
   tide_tensor full = {0};
   st = onnx_run1(TIDE_OP_SHAPE, &a, 1, &x, &full);
-  if (!st && (s > 0 || e < r)) st = slice_axis(&full, 0, s, e, &out[0]);
+  if (!st && (s > 0 || e < r)) st = onnx_slice_axis(&full, 0, s, e, &out[0]);
   else if (!st) st = tide_tensor_share(&out[0], &full);
   tide_tensor_release(&full);
   return st;
