@@ -250,12 +250,12 @@ $(BUILD)/examples/game_loop: examples/embed/game_loop.c $(LIB) $(HEADERS)
 	$(CC) $(CFLAGS_BASE) -O2 -o $@ $< -L$(BUILD) -ltide -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 
 # examples/embed/cartpole_game.c: CartPole's physics in C, a DQN policy (examples/dqn) called each frame.
-$(BUILD)/examples/cartpole_game: examples/embed/cartpole_game.c examples/embed/cartpole.h $(LIB) $(HEADERS)
+$(BUILD)/examples/cartpole_game: examples/embed/cartpole_game.c examples/embed/cartpole.h examples/embed/cartpole_play.h $(LIB) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -O2 -o $@ $< -L$(BUILD) -ltide -lm -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 
 # examples/embed/cartpole_script.c: the same game asking a sandboxed policy script (tide/vm.h) each frame.
-$(BUILD)/examples/cartpole_script: examples/embed/cartpole_script.c examples/embed/cartpole.h $(VMLIB) $(CDEF) $(HEADERS)
+$(BUILD)/examples/cartpole_script: examples/embed/cartpole_script.c examples/embed/cartpole.h examples/embed/cartpole_play.h $(VMLIB) $(CDEF) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(LUAJIT_CFLAGS) -O2 -o $@ $< -L$(BUILD) -ltidevm -ltide $(LUAJIT_LIBS) -lm -Wl,-rpath,'$$ORIGIN/..' $(LDFLAGS_SAN)
 

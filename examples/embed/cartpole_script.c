@@ -17,9 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "cartpole.h"
+#include "cartpole_play.h"
 #include "tide/tide.h"
 #include "tide/vm.h"
 
@@ -33,15 +32,30 @@ static const char *policy_code =
     "  return tide.argmax(q_values(state), { axis = 1, output_type = 'int32' })\n"
     "end\n";
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
+typedef struct {
+  tide_vm *vm;
+} script_policy;
 
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
+static int ask_script(void *ctx, long frame, const float obs[4], int *action) {
+  script_policy *p = ctx;
+  int64_t dims[2] = {1, 4};
+  tide_tensor in, out;
+  tide_tensor_wrap(&in, (void *)obs, TIDE_FLOAT32, 2, dims, NULL, NULL, NULL); /* shared with the script, not copied */
+  const tide_tensor *args[1] = {&in};
+  int n = 0, said = POLICY_ACTED;
+  tide_vm_status st = tide_vm_call_tensors(p->vm, "act", 1, args, 1, &out, &n);
+  if (st == TIDE_VM_OK && n == 1 && out.dt == TIDE_INT32 && out.nelem == 1) {
+    *action = *(const int32_t *)out.data == 1;
+  } else if (st == TIDE_VM_ERR_BUDGET) {
+    said = POLICY_UNDECIDED; /* no decision in time: the game goes on, pushing left */
+  } else {
+    fprintf(stderr, "\ncartpole_script: frame %ld: %s\n", frame,
+            st == TIDE_VM_OK ? "act must return one int32 action" : tide_vm_last_error(p->vm));
+    said = POLICY_FAILED;
+  }
+  for (int i = 0; i < n; i++) tide_tensor_release(&out);
+  tide_tensor_release(&in);
+  return said;
 }
 
 int main(int argc, char **argv) {
@@ -51,17 +65,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *dir = argv[1];
+  long frames;
+  long long seed;
+  if (cartpole_args("cartpole_script", argc, argv, &frames, &seed)) return 2;
   char *end;
-  long frames = argc >= 3 ? strtol(argv[2], &end, 10) : 2000;
-  if (argc >= 3 && (*end || frames < 1)) {
-    fprintf(stderr, "cartpole_script: FRAMES must be a whole number >= 1, got '%s'\n", argv[2]);
-    return 2;
-  }
-  long long seed = argc >= 4 ? strtoll(argv[3], &end, 10) : 12345;
-  if (argc >= 4 && *end) {
-    fprintf(stderr, "cartpole_script: SEED must be an integer, got '%s'\n", argv[3]);
-    return 2;
-  }
   long budget_ms = argc >= 5 ? strtol(argv[4], &end, 10) : 20;
   if (argc >= 5 && (*end || budget_ms < 1 || budget_ms > 60000)) {
     fprintf(stderr, "cartpole_script: BUDGET_MS must be a whole number from 1 to 60000, got '%s'\n", argv[4]);
@@ -92,62 +99,10 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  double *latency = malloc((size_t)frames * sizeof *latency);
-  if (!latency) {
-    fprintf(stderr, "cartpole_script: out of memory\n");
-    tide_vm_close(vm);
-    return 1;
-  }
-  float obs[4];
-  int64_t dims[2] = {1, 4};
-  cartpole game;
-  cartpole_seed(&game, seed);
-  cartpole_reset(&game);
-  long episodes = 0, over_budget = 0;
-  double sum = 0;
-  int status = 0;
-  printf("returns (seed %lld):", seed);
-  for (long f = 0; f < frames; f++) {
-    for (int k = 0; k < 4; k++) obs[k] = (float)game.s[k];
-    tide_tensor in, out;
-    tide_tensor_wrap(&in, obs, TIDE_FLOAT32, 2, dims, NULL, NULL, NULL); /* shared with the script, not copied */
-    const tide_tensor *args[1] = {&in};
-    int n = 0, action = 0;
-    double t0 = now_us();
-    tide_vm_status st = tide_vm_call_tensors(vm, "act", 1, args, 1, &out, &n);
-    if (st == TIDE_VM_OK && n == 1 && out.dt == TIDE_INT32 && out.nelem == 1) {
-      action = *(const int32_t *)out.data == 1;
-    } else if (st == TIDE_VM_ERR_BUDGET) {
-      over_budget++; /* no decision in time: the game goes on, pushing left */
-    } else {
-      fprintf(stderr, "\ncartpole_script: frame %ld: %s\n", f,
-              st == TIDE_VM_OK ? "act must return one int32 action" : tide_vm_last_error(vm));
-      status = 1;
-    }
-    latency[f] = now_us() - t0;
-    for (int i = 0; i < n; i++) tide_tensor_release(&out);
-    tide_tensor_release(&in);
-    if (status) break;
-    if (cartpole_step(&game, action)) {
-      printf(" %d", game.steps);
-      episodes++;
-      sum += game.steps;
-      cartpole_reset(&game);
-    }
-  }
-  printf("\n");
-
-  if (!status) {
-    long n = frames > 1 ? frames - 1 : 1;
-    double first = latency[0], *steady = frames > 1 ? latency + 1 : latency;
-    qsort(steady, (size_t)n, sizeof *steady, by_value);
-    printf("frames: %ld, episodes finished: %ld, mean return: %.1f, unfinished episode at step %d\n", frames, episodes,
-           episodes ? sum / (double)episodes : 0.0, game.steps);
-    printf("frames over the %ld ms budget: %ld\n", budget_ms, over_budget);
-    printf("first call: %.1f us\n", first);
-    printf("per-frame latency: median %.2f us, p99 %.2f us\n", steady[n / 2], steady[(size_t)((double)(n - 1) * 0.99)]);
-  }
-  free(latency);
+  script_policy policy = {vm};
+  long over_budget;
+  int status = cartpole_play("cartpole_script", frames, seed, ask_script, &policy, &over_budget);
+  if (!status) printf("frames over the %ld ms budget: %ld\n", budget_ms, over_budget);
   tide_vm_close(vm);
   return status;
 }
