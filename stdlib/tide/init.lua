@@ -317,10 +317,14 @@ local keras = {
   utils = function()
     -- keras.utils' names of things that live on higher floors (layers), found when first read
     local utils = require "tide.utils"
-    local above = { clear_session = "clear_session", is_keras_tensor = "is_keras_tensor" }
+    local above = {
+      clear_session = function() return require("tide.layers").clear_session end,
+      is_keras_tensor = function() return require("tide.layers").is_keras_tensor end,
+      Progbar = function() return require("tide.models.progbar").public end,
+    }
     return setmetatable(utils, { __index = function(t, k)
       if not above[k] then return nil end
-      local v = require("tide.layers")[above[k]]
+      local v = above[k]()
       rawset(t, k, v)
       return v
     end })
