@@ -321,7 +321,12 @@ local keras = {
       clear_session = function() return require("tide.layers").clear_session end,
       is_keras_tensor = function() return require("tide.layers").is_keras_tensor end,
       Progbar = function() return require("tide.models.progbar").public end,
+      get_source_inputs = function() return require("tide.layers.keras_tensor").get_source_inputs end,
     }
+    for _, k in ipairs { "CustomObjectScope", "custom_object_scope", "register_keras_serializable", "get_registered_name",
+      "get_registered_object", "get_custom_objects", "serialize_keras_object", "deserialize_keras_object" } do
+      above[k] = function() keras_models(); return require("tide.saving")[k] end
+    end
     return setmetatable(utils, { __index = function(t, k)
       if not above[k] then return nil end
       local v = above[k]()

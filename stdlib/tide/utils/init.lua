@@ -7,6 +7,7 @@ local images = require "tide.utils.images"
 local keras_nn = require "tide.ops.keras_nn"
 local io_utils = require "tide.utils.io_utils"
 local config_dict = require "tide.utils.config_dict"
+local py_dataset = require "tide.utils.py_dataset"
 
 local M = {
   image_dataset_from_directory = directory_datasets.image_dataset_from_directory,
@@ -29,6 +30,8 @@ local M = {
   enable_interactive_logging = io_utils.enable_interactive_logging,
   disable_interactive_logging = io_utils.disable_interactive_logging,
   is_interactive_logging_enabled = io_utils.is_interactive_logging_enabled,
+  PyDataset = py_dataset.PyDataset,
+  Sequence = py_dataset.PyDataset, -- Keras 3 keeps Keras 2's name for the same class
 }
 
 return M
