@@ -322,6 +322,8 @@ local keras = {
       is_keras_tensor = function() return require("tide.layers").is_keras_tensor end,
       Progbar = function() return require("tide.models.progbar").public end,
       get_source_inputs = function() return require("tide.layers.keras_tensor").get_source_inputs end,
+      model_to_dot = function() return require("tide.models.visualization").model_to_dot end,
+      plot_model = function() return require("tide.models.visualization").plot_model end,
     }
     for _, k in ipairs { "CustomObjectScope", "custom_object_scope", "register_keras_serializable", "get_registered_name",
       "get_registered_object", "get_custom_objects", "serialize_keras_object", "deserialize_keras_object" } do

@@ -23,6 +23,7 @@ local M = {
   load_img = images.load_img,
   img_to_array = images.img_to_array,
   save_img = images.save_img,
+  array_to_img = images.array_to_img,
   -- keras.utils.normalize is keras.ops.normalize for tensors (x over its order-norm along axis)
   normalize = keras_nn.normalize,
   standardize_dtype = misc.standardize_dtype,

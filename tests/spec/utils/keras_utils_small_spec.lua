@@ -175,3 +175,34 @@ describe("tide.utils.standardize_dtype", function()
     err("standardize_dtype: invalid dtype: 5", U.standardize_dtype, 5)
   end)
 end)
+
+describe("tide.utils.array_to_img", function()
+  local cases = json.decode(read("tests/fixtures/keras_utils/array_to_img.json"), "array_to_img.json")
+  for i, case in ipairs(cases) do
+    it("gives Keras's (PIL's) pixels, case " .. i, function()
+      local img = U.array_to_img(tide.tensor(case.x, "float32"), case.opts)
+      local want = case.pixels
+      if case.mode == "L" or case.mode == "I" then -- PIL's one-channel images are [h, w]; tide keeps [h, w, 1]
+        assert.are.same({ #want, #want[1], 1 }, img.shape)
+        img = img:reshape { #want, #want[1] }
+      end
+      assert.are.equal(case.mode == "I" and "int32" or "uint8", img.dtype)
+      assert.are.same(want, img:totable())
+    end)
+  end
+
+  it("gives an image save_img writes and load_img reads back", function()
+    local img = U.array_to_img(tide.tensor({ { { 0, 0, 0 }, { 255, 128, 1 } } }, "float32"), { scale = false })
+    local path = os.tmpname() .. ".png"
+    U.save_img(path, img, { scale = false })
+    assert.are.same(img:totable(), U.load_img(path):totable())
+    os.remove(path)
+  end)
+
+  it("names what is wrong", function()
+    err("array_to_img: expected image array to have rank 3", U.array_to_img, tide.ones { 2, 2 })
+    err("array_to_img: unsupported channel number: 2", U.array_to_img, tide.ones { 2, 2, 2 })
+    err("array_to_img: data_format must be", U.array_to_img, tide.ones { 2, 2, 3 }, { data_format = "nhwc" })
+    err("array_to_img: unknown option", U.array_to_img, tide.ones { 2, 2, 3 }, { mode = "RGB" })
+  end)
+end)
