@@ -317,10 +317,21 @@ local keras = {
   utils = function()
     -- keras.utils' names of things that live on higher floors (layers), found when first read
     local utils = require "tide.utils"
-    local above = { clear_session = "clear_session", is_keras_tensor = "is_keras_tensor" }
+    local above = {
+      clear_session = function() return require("tide.layers").clear_session end,
+      is_keras_tensor = function() return require("tide.layers").is_keras_tensor end,
+      Progbar = function() return require("tide.models.progbar").public end,
+      get_source_inputs = function() return require("tide.layers.keras_tensor").get_source_inputs end,
+      model_to_dot = function() return require("tide.models.visualization").model_to_dot end,
+      plot_model = function() return require("tide.models.visualization").plot_model end,
+    }
+    for _, k in ipairs { "CustomObjectScope", "custom_object_scope", "register_keras_serializable", "get_registered_name",
+      "get_registered_object", "get_custom_objects", "serialize_keras_object", "deserialize_keras_object" } do
+      above[k] = function() keras_models(); return require("tide.saving")[k] end
+    end
     return setmetatable(utils, { __index = function(t, k)
       if not above[k] then return nil end
-      local v = require("tide.layers")[above[k]]
+      local v = above[k]()
       rawset(t, k, v)
       return v
     end })

@@ -6,6 +6,7 @@
 local binding = require "tide.binding"
 local class = require "tide.class"
 local progbar = require "tide.models.progbar"
+local io_utils = require "tide.utils.io_utils"
 local base_init = require "tide.initializers.base"
 
 local M = {}
@@ -140,11 +141,13 @@ function ProgbarLogger:_names()
 end
 
 function ProgbarLogger:_out(s)
-  if self.write then self.write(s) else io.stdout:write(s); io.stdout:flush() end
+  if self.write then self.write(s) else io_utils.print_msg(s, false) end
 end
 
 function ProgbarLogger:_reset(target)
-  self.bar = progbar.new { target = target, verbose = self.verbose, write = self.write, dynamic = self.dynamic }
+  -- fit's logs are running results already: shown as given (Keras 3 averages them again, step-weighted)
+  self.bar = progbar.new { target = target, verbose = self.verbose, write = self.write, dynamic = self.dynamic,
+    stateful_metrics = true }
   self.seen = 0
   self.names = nil
 end

@@ -71,6 +71,22 @@ local function leaves(x)
 end
 M.leaves = leaves
 
+-- keras.utils.get_source_inputs(t): the Input KerasTensors t is computed from, each once, in the order the calls
+-- reach them (Keras's walk over each node's tensors, call options included); t itself for an Input; a value that
+-- is not a KerasTensor is returned as it is, as Keras does.
+function M.get_source_inputs(t)
+  if not is(t) then return t end
+  local node = t.node
+  if node == nil or node.inputs == nil then return { t } end
+  local out, seen = {}, {}
+  for _, x in ipairs(leaves { node.inputs, node.opts }) do
+    for _, s in ipairs(M.get_source_inputs(x)) do
+      if not seen[s] then seen[s] = true; out[#out + 1] = s end
+    end
+  end
+  return out
+end
+
 -- The structure x with its KerasTensors replaced, in leaves' order, by values[1...].
 local function replace(x, values)
   local i = 0

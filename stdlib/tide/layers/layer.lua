@@ -24,6 +24,7 @@ local keras_mask = require "tide.keras_mask"
 local init_scope = require "tide.initializers.init_scope"
 local kwargs = require("tide.initializers.base").kwargs
 local tracking = require "tide.layers.tracking"
+local registration = require "tide.layers.object_registration"
 local keras_tensor = require "tide.layers.keras_tensor"
 local check_input_spec = require("tide.layers.input_spec").check
 local math_ops = require "tide.ops.math"
@@ -165,6 +166,7 @@ function GETTERS.build(self)
     local r = build(layer, input_shape)
     if layer == self and not rawget(self, "built") then
       rawset(self, "built", true)
+      rawset(self, "_build_input_shape", input_shape)
       if on_built_hook then on_built_hook(self) end
     end
     return r
@@ -504,7 +506,9 @@ function M.deserialize(spec, custom_objects)
       type(spec) == "table" and "a table without class_name" or type(spec)))
   end
   local name = spec.class_name
-  local cls = custom_objects and custom_objects[name] or registry[name]
+  -- Keras's order: the registered name ("package>Name"), then the class name, in custom_object_scope's table,
+  -- the register_keras_serializable table and custom_objects; then tide's classes by name
+  local cls = registration.lookup(name, spec.registered_name, custom_objects) or registry[name]
   if cls == nil then
     binding.error(string.format("layers.deserialize: unknown layer class '%s': pass it as custom_objects = " ..
       "{%s = %s} (or define it with tide.layers.Layer:extend(\"%s\") before loading)", name, name, name, name))
@@ -623,6 +627,7 @@ function Layer:_maybe_build(inputs)
     error(err, 0)
   end
   rawset(self, "built", true)
+  rawset(self, "_build_input_shape", shapes) -- Keras's build_config
   if on_built then on_built(self) end
 end
 

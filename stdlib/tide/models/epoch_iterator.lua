@@ -101,6 +101,11 @@ function EpochIterator:begin_epoch(epoch)
   if self.source then self.source:restart() else self.cursor = self.batches end
 end
 
+-- The epoch's batches are done: a PyDataset's on_epoch_end runs (a tide.data pass needs nothing).
+function EpochIterator:end_epoch()
+  if self.source and self.source.finish then self.source:finish() end
+end
+
 -- The batch of step `step` of this epoch: true, xb, yb, wb; or false when
 -- the epoch ends (its steps done, or the data ran out: with
 -- steps_per_epoch, a warning says so). skipping: the step is walked, not run
@@ -150,6 +155,7 @@ end
 -- batch_size and shuffle checked; validation, distribution and steps follow.
 function M.for_fit(model, what, x, y, opts)
   local source = dsource.is_dataset(x) and dsource.source(x, what, y, opts) or nil
+  if source and source.finish then source.shuffle = opts.shuffle ~= false end -- a PyDataset's batch order, as Keras
   local xd, yd, sw, n
   if source then n = 0 else xd, yd, sw, n = M.prepare_xy(model, "fit", x, y, opts.sample_weight) end
   if not source and yd == nil and rawget(model, "_loss_objects") ~= nil then
@@ -208,6 +214,9 @@ end
 function EpochIterator:distribute(dist, hooks)
   self.dist, self.hooks = dist, hooks
   if self.source then
+    if self.source.finish then
+      binding.error(fmt("%s: a PyDataset cannot be distributed yet; use a tide.data.Dataset under a strategy", self.what))
+    end
     self.source = dsource.source(hooks.dataset(dist, self.x, self.what), self.what, self.y, self.opts)
   end
 end

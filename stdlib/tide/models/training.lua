@@ -212,6 +212,7 @@ local function run_evaluate(self, batches, cbs)
     cbs:on_test_batch_end(step, logs)
     step = step + 1
   end
+  batches:end_epoch()
   if step == 0 then logs = numbers(get_metrics_result(self)) end
   cbs:on_test_end(logs)
   return logs
@@ -319,6 +320,7 @@ local function fit(self, x, y, opts)
       if rawget(self, "stop_training") then break end
       ::next_step::
     end
+    batches:end_epoch()
     epoch_logs = {}
     for k, v in pairs(logs) do epoch_logs[k] = v end
     local freq = opts.validation_freq or 1
@@ -378,6 +380,7 @@ local function predict(self, x, opts)
     outs[#outs + 1] = call_step(f, xb, nil, nil)
     cbs:on_predict_batch_end(step, { outputs = outs[#outs] })
   end
+  batches:end_epoch()
   cbs:on_predict_end()
   if #outs == 0 then binding.error(fmt("%s: predict: x holds no samples", who(self))) end
   return concat_outputs(outs)

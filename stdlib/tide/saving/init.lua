@@ -59,6 +59,15 @@ function M.load_model(path, opts)
   return sm_keras.load_model(path, opts)
 end
 
+-- keras.saving's object registry and (de)serialization (also in tide.utils, as keras.utils has them)
+local registration = require "tide.layers.object_registration"
+local serialization = require "tide.saving.serialization"
+for _, k in ipairs { "CustomObjectScope", "register_keras_serializable", "get_registered_name", "get_registered_object",
+  "get_custom_objects" } do M[k] = registration[k] end
+M.custom_object_scope = registration.CustomObjectScope
+M.serialize_keras_object = serialization.serialize_keras_object
+M.deserialize_keras_object = serialization.deserialize_keras_object
+
 model_mod.set_saver(M.save_model)
 model_mod.set_weights_io { claims = claims_weights, save = M.save_weights, load = M.load_weights }
 models.load_model = M.load_model

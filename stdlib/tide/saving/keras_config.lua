@@ -7,6 +7,7 @@ local binding = require "tide.binding"
 local tensor_shape = require "tide.tensor_shape"
 local layer_mod = require "tide.layers.layer"
 local keras_tensor = require "tide.layers.keras_tensor"
+local registration = require "tide.layers.object_registration"
 
 local fmt = string.format
 local None = tensor_shape.None
@@ -80,7 +81,7 @@ local function missing_classes(config, custom_objects)
     if not plain_table(spec) or type(spec.class_name) ~= "string" then return end
     local name = spec.class_name
     if not seen[name] and not MODELS[name] and not layer_mod.registry[name] and
-      not (custom_objects and custom_objects[name]) then
+      not registration.lookup(name, spec.registered_name, custom_objects) then
       missing[#missing + 1] = name
     end
     seen[name] = true
@@ -123,6 +124,7 @@ end
 layer_in = function(spec, where)
   local cls = spec.class_name
   local out = { class_name = cls == "Functional" and "Model" or cls, config = layer_config_in(cls, spec.config, where) }
+  if type(spec.registered_name) == "string" then out.registered_name = spec.registered_name end -- "package>Name"
   if spec.name ~= nil then out.name = spec.name end
   if spec.inbound_nodes ~= nil then
     local nodes = {}
@@ -285,6 +287,11 @@ layer_out = function(spec)
     out.config = model_config_out(cls, spec.config)
   else
     out.module = "keras.layers"
+    -- a class registered with register_keras_serializable: Keras's form for a custom class (no Python module)
+    local cls_obj = layer_mod.registry[cls]
+    if cls_obj and registration.is_registered(cls_obj) then
+      out.module, out.registered_name = None, registration.get_registered_name(cls_obj)
+    end
     out.config = objects_out(spec.config)
     if plain_table(spec.config.layer) and type(spec.config.layer.class_name) == "string" then
       out.config.layer = layer_out(spec.config.layer)
@@ -302,6 +309,11 @@ layer_out = function(spec)
   end
   return out
 end
+
+-- layer_to_keras(spec) / layer_from_keras(spec, where): one layer's {class_name=, config=} as Keras's
+-- {module=, class_name=, config=, registered_name=} and back (serialize_keras_object's form).
+function M.layer_to_keras(spec) return layer_out(spec) end
+function M.layer_from_keras(spec, where) return layer_in(spec, where) end
 
 -- to_keras(model): the model's config as Keras 3's config.json top object
 -- (without compile_config), for a Sequential or functional model.

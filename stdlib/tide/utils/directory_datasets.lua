@@ -10,6 +10,7 @@ local shape_ops = require "tide.ops.shape"
 local random = require "tide.random"
 local data = require "tide.data"
 local index = require "tide.utils.index"
+local io_utils = require "tide.utils.io_utils"
 
 local ffi = binding.ffi
 local bit = require "bit"
@@ -85,8 +86,8 @@ local function from_directory(op, directory, o, formats, kind, load)
   local paths, labels, class_names = index.index_directory(op, directory, c.labels, formats, c.class_names,
     c.shuffle, c.seed, c.follow_links)
   if c.verbose then
-    if labels then print(string.format("Found %d files belonging to %d classes.", #paths, #class_names))
-    else print(string.format("Found %d files.", #paths)) end
+    if labels then io_utils.print_msg(string.format("Found %d files belonging to %d classes.", #paths, #class_names))
+    else io_utils.print_msg(string.format("Found %d files.", #paths)) end
   end
   if c.label_mode == "binary" and #class_names ~= 2 then
     fail(op, "label_mode=\"binary\" needs exactly 2 classes, found %d (%s)", #class_names,
@@ -96,7 +97,7 @@ local function from_directory(op, directory, o, formats, kind, load)
   local allowed = table.concat(formats, " ")
   local function subset(name, shuffle)
     local p, l = index.split(op, paths, labels, c.validation_split, name)
-    if c.verbose and c.validation_split then print(string.format("Using %d files for %s.", #p, name)) end
+    if c.verbose and c.validation_split then io_utils.print_msg(string.format("Using %d files for %s.", #p, name)) end
     if #p == 0 then fail(op, "no %s files found in '%s' (allowed formats: %s)", kind, directory, allowed) end
     return pipeline(c, p, l, class_names, load, shuffle)
   end

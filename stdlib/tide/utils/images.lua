@@ -65,6 +65,39 @@ function M.img_to_array(img, opts)
   return x:cast(o.dtype or "float32")
 end
 
+-- array_to_img(x, {data_format="channels_last", scale=true, dtype="float32"}) as keras.utils.array_to_img: the
+-- image object tide's image functions take (Keras gives a PIL image): a uint8 [h, w, c] tensor (c 1, 3 or 4;
+-- int32 for one channel past 255, PIL's mode "I"), x taken as dtype, scaled to 0..255 when scale ((x - min) / max
+-- * 255) and cut to integers as NumPy's astype does on this platform (toward zero, then wrapped modulo 256 for
+-- uint8, as 300.2 -> 44).
+function M.array_to_img(x, opts)
+  local op = "array_to_img"
+  local o = args.parse(op, { keywords = { "data_format", "scale", "dtype" } }, opts or {})
+  local dt = o.dtype or "float32"
+  local t = binding.istensor(x) and x:cast(dt) or convert.tensor(x, dt, op)
+  if t.ndim ~= 3 then
+    fail(op, "expected image array to have rank 3 (single image), got an array with shape %s", tostring(t.shape))
+  end
+  local df = o.data_format or "channels_last"
+  if df ~= "channels_last" and df ~= "channels_first" then
+    fail(op, "data_format must be \"channels_last\" or \"channels_first\", got %s", tostring(df))
+  end
+  if df == "channels_first" then t = shape_ops.transpose(t, { 1, 2, 0 }) end
+  local c = t.shape[3]
+  if c ~= 1 and c ~= 3 and c ~= 4 then fail(op, "unsupported channel number: %d (1, 3 or 4)", c) end
+  if o.scale == nil or o.scale then
+    if not t.dtype:match("^float") then t = t:cast("float32") end
+    t = t - t:min()
+    local m = t:max()
+    if m:item() ~= 0 then t = t / m end
+    t = t * 255
+  end
+  if t.dtype:match("^float") then t = (t:sign() * t:abs():floor()):cast("int64") end -- toward zero
+  if c == 1 and t.nelem > 0 and t:max():item() > 255 then return t:cast("int32") end
+  if t.dtype == "uint8" then return t end
+  return (t:cast("int64") % 256):cast("uint8")
+end
+
 -- save_img(path, x, {file_format=, scale=true, data_format="channels_last"}) as keras.utils.save_img: x
 -- (any dtype) scaled to 0..255 when scale (x - min, then * 255 / max), written as PNG or JPEG by the path's
 -- suffix or file_format; an RGBA JPEG loses its alpha, as Keras warns.

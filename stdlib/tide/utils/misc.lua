@@ -7,6 +7,7 @@ local random = require "tide.random"
 local file = require "tide.file"
 local shape_ops = require "tide.ops.shape"
 local keras_ops = require "tide.ops.keras"
+local dtype_mod = require "tide.dtype"
 
 local fmt = string.format
 local M = {}
@@ -152,6 +153,26 @@ function M.get_file(fname, origin, opts)
   if file.exists(path) then return path end
   fail(op, "tide does not download files: %s is not in the cache; put the file%s at %s", fname,
     origin and (" from " .. origin) or "", path)
+end
+
+-- Keras 3's dtype names (keras.src.backend.common.dtypes.ALLOWED_DTYPES): standardize_dtype answers with one of
+-- these, tide's own dtypes among them (a name tide's ops lack still names a Keras dtype).
+local KERAS_DTYPES = { bfloat16 = true, bool = true, complex128 = true, complex64 = true, float16 = true,
+  float32 = true, float64 = true, float8_e4m3fn = true, float8_e5m2 = true, int16 = true, int32 = true,
+  int64 = true, int8 = true, string = true, uint16 = true, uint32 = true, uint64 = true, uint8 = true }
+-- The one name Keras's PYTHON_DTYPES_MAP maps as a string (Python's type objects have no Lua counterpart).
+local PYTHON_NAMES = { int = "int64" }
+
+-- standardize_dtype(dtype) as keras.utils.standardize_dtype: nil gives floatx ("float32"); a DType (tide.float32),
+-- a dtype name, or a tensor's dtype give the Keras name; "int" gives "int64" as in Keras; anything else is an error.
+function M.standardize_dtype(dtype)
+  local op = "standardize_dtype"
+  if dtype == nil then return "float32" end
+  local name = dtype_mod.name(dtype)
+  if name == nil then fail(op, "invalid dtype: %s (expected a dtype name or tide.<dtype>)", tostring(dtype)) end
+  name = PYTHON_NAMES[name] or name
+  if not KERAS_DTYPES[name] then fail(op, "invalid dtype: %s", name) end
+  return name
 end
 
 return M

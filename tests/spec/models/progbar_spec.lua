@@ -1,4 +1,4 @@
--- tests/spec/models/progbar_spec.lua — Keras's progress bar: the line's
+-- tests/spec/models/progbar_spec.lua — Keras 3's progress bar: the line's
 -- format, redrawn in place with \r on a terminal (a pseudo-terminal made by
 -- `script` from bsdutils), one finished line per epoch through a pipe,
 -- verbose 2's summary line, and nothing at verbose 0.
@@ -14,26 +14,37 @@ end
 
 local TIDE = (os.getenv("BUILD") or "build") .. "/tide"
 local SCRIPT = "tests/support/fit_progress.lua"
-local BAR = "50/50 %[==============================%] %- %d+s %d+u?m?s/step %- loss: %d%.%d%d%d%d %- accuracy: %d%.%d%d%d%d"
+local E = "\27%["
+local FULL = string.rep("━", 20)
+-- Keras 3's finished line: bold count, the bar (green done, white rest), bold elapsed time, time per step, metrics
+local BAR = E .. "1m50/50" .. E .. "0m " .. E .. "32m" .. FULL .. E .. "0m" .. E .. "37m" .. E .. "0m " .. E ..
+  "1m%d+s" .. E .. "0m %d+u?m?s/step %- loss: %d%.%d%d%d%d %- accuracy: %d%.%d%d%d%d"
 
 describe("progress bar", function()
-  it("formats Keras's line: count, bar, arrow, ETA, time per step, metrics", function()
+  it("formats Keras 3's line: count, bar, ETA, time per step, metrics", function()
     local written = {}
-    local bar = progbar.new { target = 469, dynamic = true, interval = 0, write = function(s) written[#written + 1] = s end }
+    local bar = progbar.new { target = 469, dynamic = true, interval = 0, stateful_metrics = true,
+      write = function(s) written[#written + 1] = s end }
     bar:update(100, { { "loss", 0.51 }, { "accuracy", 0.82 } }, false)
-    assert.truthy(written[1]:match("^\r100/469 %[=====>%.+%] %- ETA: %d+s %- loss: 0%.5100 %- accuracy: 0%.8200$"),
-      written[1])
-    assert.are.equal(#"[=====>........................]", #written[1]:match("%[.-%]"))
+    local want = "\r" .. E .. "1m100/469" .. E .. "0m " .. E .. "32m" .. string.rep("━", 4) .. E .. "0m" .. E ..
+      "37m" .. string.rep("━", 16) .. E .. "0m " .. E .. "1m%d+s" .. E .. "0m %d+u?m?s/step %- loss: 0%.5100 %- " ..
+      "accuracy: 0%.8200$"
+    assert.truthy(written[1]:match("^" .. want), written[1])
     bar:update(469, { { "loss", 0.00001 } }, true)
-    assert.truthy(written[2]:match("^\r469/469 %[==============================%] %- %d+s %d+u?m?s/step %- " ..
-      "loss: 1%.0000e%-05 %- accuracy: 0%.8200\n$"), written[2])
+    -- the redraw first backs over the previous line's visible width (characters, not bytes), as Keras
+    local back = written[2]:match("^\b*")
+    local plain = written[1]:gsub("\27%[%d*m", ""):gsub("^\r", ""):gsub("━", "=")
+    assert.are.equal(#plain, #back)
+    assert.truthy(written[2]:match("^\b*\r" .. E .. "1m469/469" .. E .. "0m " .. E .. "32m" .. FULL .. E .. "0m" ..
+      E .. "37m" .. E .. "0m " .. E .. "1m%d+s" .. E .. "0m %d+u?m?s/step %- loss: 1%.0000e%-05 %- accuracy: 0%.8200\n$"),
+      written[2])
   end)
 
   it("is redrawn in place on a terminal (a pty via script)", function()
     local out = run(string.format("script -qec '%s %s 1' /dev/null", TIDE, SCRIPT))
     assert.truthy(out:find("Epoch 1/2", 1, true), out)
     assert.truthy(out:find("Epoch 2/2", 1, true))
-    local _, redraws = out:gsub("\r%s*%d+/50 %[", "")
+    local _, redraws = out:gsub("\r" .. E .. "1m%s*%d+/50", "")
     assert.is_true(redraws >= 4, "expected the bar redrawn with \\r, got:\n" .. out)
     assert.truthy(out:match(BAR), out)
   end)
@@ -53,7 +64,7 @@ describe("progress bar", function()
 
   it("verbose 2: one summary line per epoch; verbose 0: nothing", function()
     local out = run(string.format("%s %s 2 | cat", TIDE, SCRIPT))
-    assert.truthy(out:match("\n50/50 %- %d+s %- loss: %d%.%d+ %- accuracy: %d%.%d+ %- %d+s/epoch %- %d+u?m?s/step\n"),
+    assert.truthy(out:match("\n50/50 %- %d+s %- %d+u?m?s/step %- loss: %d%.%d+ %- accuracy: %d%.%d+\n"),
       out)
     assert.are.equal("done\n", run(string.format("%s %s 0 | cat", TIDE, SCRIPT)))
   end)
