@@ -246,6 +246,17 @@ static tide_status build_node(tf_import *im, body *b, int i) {
   if (im->scan) {
     if (varhandle && b->var_of) b->var_of(b->var_ctx, n->name); /* marks the variable used */
     if (!op && !placeholder && !varhandle) return tf_import_note_missing(im, n->op, n->name, b->where);
+    /* the functions a control-flow node runs (If's branches, While's cond and body) */
+    for (size_t k = 0; op && op->fn && k < n->n_attr; k++) {
+      const Tensorflow__AttrValue *a = n->attr[k]->value;
+      if (!a || a->value_case != TENSORFLOW__ATTR_VALUE__VALUE_FUNC || !a->func) continue;
+      const Tensorflow__FunctionDef *fd = tf_library_find(im->lib, a->func->name);
+      if (!fd)
+        return TIDE_FAIL(TIDE_ERR_VALUE, "TF SavedModel %s: node '%s' (%s) in %s runs function '%s', which the "
+                         "library lacks", im->dir, n->name, n->op, b->where, a->func->name);
+      tide_status st = scan_function(im, fd);
+      if (st) return st;
+    }
     if (op && !op->fn) {
       const Tensorflow__AttrValue *f = tf_attr(n, "f");
       const Tensorflow__FunctionDef *fd = f && f->func ? tf_library_find(im->lib, f->func->name) : NULL;

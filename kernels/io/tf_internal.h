@@ -51,7 +51,7 @@ typedef tide_status (*tf_op_fn)(tf_import *im, const Tensorflow__NodeDef *node, 
 typedef struct tf_op {
   const char *name;  /* TF's op name: "MatMul" */
   tf_op_fn fn;       /* NULL: a function call, inlined by tf_import.c */
-  int n_out;         /* outputs (-1: as many as a list attribute says, see tf_op_num_outputs) */
+  int n_out;         /* outputs (-1: as many as its data inputs, or as a list attribute says: tf_op_num_outputs) */
   const char *outs;  /* its output args, space-separated ("y batch_mean ..."), for "node:arg:k" refs */
 } tf_op;
 
@@ -74,6 +74,19 @@ tide_status tf_map_resource_gather(tf_import *im, const Tensorflow__NodeDef *nod
                                    int n_out, tf_val *out);
 tide_status tf_map_strided_slice_dynamic(const Tensorflow__NodeDef *node, int n_in, tf_val *const *in,
                                          int64_t begin_mask, int64_t end_mask, int64_t shrink, tf_val *out);
+
+/* Functional control flow (tf_ops_control.c): If/StatelessIf as a COND node, While/StatelessWhile as a WHILE
+ * node; and the TensorList ops (tf_ops_list.c) as dense tensors [num_elements, element...]. */
+tide_status tf_map_if(tf_import *im, const Tensorflow__NodeDef *node, int n_in, tf_val *const *in, int n_out,
+                      tf_val *out);
+tide_status tf_map_while(tf_import *im, const Tensorflow__NodeDef *node, int n_in, tf_val *const *in, int n_out,
+                         tf_val *out);
+tide_status tf_map_tensor_list(tf_import *im, const Tensorflow__NodeDef *node, int n_in, tf_val *const *in, int n_out,
+                               tf_val *out);
+
+/* Fill, ZerosLike/OnesLike, Range and Split (tf_ops_fill.c). */
+tide_status tf_map_fill_ops(tf_import *im, const Tensorflow__NodeDef *node, int n_in, tf_val *const *in, int n_out,
+                            tf_val *out);
 
 /* tf_saved_model.c's slot for signature k's graph definition (NULL when k is out of range), and the slot of the
  * function that frees one, which tf_saved_model_def.c fills; the model's folder, for messages. */

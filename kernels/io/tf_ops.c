@@ -556,6 +556,16 @@ static const tf_op OPS[] = {
     /* tf_ops_more.c */
     {"Einsum", tf_map_einsum, 1, NULL},         {"OneHot", tf_map_one_hot, 1, NULL},
     {"ResourceGather", tf_map_resource_gather, 1, NULL},
+    /* tf_ops_control.c, tf_ops_list.c */
+    {"If", tf_map_if, -1, NULL},                {"StatelessIf", tf_map_if, -1, NULL},
+    {"While", tf_map_while, -1, NULL},          {"StatelessWhile", tf_map_while, -1, NULL},
+    {"TensorListReserve", tf_map_tensor_list, 1, NULL}, {"TensorListFromTensor", tf_map_tensor_list, 1, NULL},
+    {"TensorListSetItem", tf_map_tensor_list, 1, NULL}, {"TensorListGetItem", tf_map_tensor_list, 1, NULL},
+    {"TensorListStack", tf_map_tensor_list, 1, NULL},
+    /* tf_ops_fill.c */
+    {"Fill", tf_map_fill_ops, 1, NULL},         {"ZerosLike", tf_map_fill_ops, 1, NULL},
+    {"OnesLike", tf_map_fill_ops, 1, NULL},     {"Range", tf_map_fill_ops, 1, NULL},
+    {"Split", tf_map_fill_ops, -1, NULL},
     /* tf_ops_nn.c */
     {"Conv2D", tf_map_conv, 1, NULL},           {"DepthwiseConv2dNative", tf_map_conv, 1, NULL},
     {"MaxPool", tf_map_pool, 1, NULL},          {"AvgPool", tf_map_pool, 1, NULL},
@@ -576,6 +586,13 @@ const tf_op *tf_op_find(const char *name) {
 
 int tf_op_num_outputs(const tf_op *op, const Tensorflow__NodeDef *node) {
   if (op->n_out >= 0) return op->n_out;
+  /* If: one output per type of Tout; While: one per loop variable (its T list) */
+  if (op->fn == tf_map_if || op->fn == tf_map_while) {
+    const Tensorflow__AttrValue *types = tf_attr(node, op->fn == tf_map_if ? "Tout" : "T");
+    return types && types->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && types->list ? (int)types->list->n_type
+                                                                                           : 0;
+  }
+  if (!strcmp(node->op, "Split")) return (int)attr_i(node, "num_split", 0);
   int n = 0; /* IdentityN: one output per data input */
   for (size_t k = 0; k < node->n_input; k++) n += node->input[k][0] != '^';
   return n;

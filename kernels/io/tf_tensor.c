@@ -2,6 +2,7 @@
  * tide tensor: sizes checked before allocating, TF's rule for short value lists. */
 #include "tf_internal.h"
 #include "tensor_bundle_internal.h"
+#include "tide/strings.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -39,10 +40,30 @@ static void typed_store(const Tensorflow__TensorProto *p, int dt, size_t i, unsi
   }
 }
 
+/* A string constant (string_val: one per element, or fewer, TF repeating the last). Its bytes count against
+ * the same 2 GiB as a numeric constant's. */
+static tide_status strings_from_proto(const Tensorflow__TensorProto *p, const char *what, int nd, const int64_t *dims,
+                                      int64_t nelem, tide_tensor *out) {
+  size_t count = p->n_string_val;
+  if (count > (size_t)nelem)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "TF SavedModel: %s has %zu strings for %" PRId64 " elements", what, count, nelem);
+  int64_t total = 0;
+  for (size_t i = 0; i < count; i++) total += (int64_t)p->string_val[i].len;
+  if (count > 0 && (int64_t)p->string_val[count - 1].len * (nelem - (int64_t)count) > TF_MAX_CONST_BYTES - total)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "TF SavedModel: %s is a string constant past 2 GiB", what);
+  tide_status st = tide_tensor_init(out, TIDE_STRING, nd, dims);
+  for (int64_t i = 0; !st && count > 0 && i < nelem; i++) {
+    const ProtobufCBinaryData *s = &p->string_val[(size_t)i < count ? (size_t)i : count - 1];
+    st = tide_string_set(out, i, (const char *)s->data, (int64_t)s->len);
+  }
+  if (st) tide_tensor_release(out);
+  return st;
+}
+
 tide_status tf_tensor_from_proto(const Tensorflow__TensorProto *p, const char *what, tide_tensor *out) {
   if (!p) return TIDE_FAIL(TIDE_ERR_VALUE, "TF SavedModel: %s has no tensor value", what);
   int dt = tf_dtype_to_tide(p->dtype);
-  if (dt < 0 || dt == TIDE_STRING)
+  if (dt < 0)
     return TIDE_FAIL(TIDE_ERR_DTYPE, "TF SavedModel: %s is a constant of dtype %s, which tide does not import", what,
                      tf_dtype_name(p->dtype));
   const Tensorflow__TensorShapeProto *s = p->tensor_shape;
@@ -58,6 +79,7 @@ tide_status tf_tensor_from_proto(const Tensorflow__TensorProto *p, const char *w
       return TIDE_FAIL(TIDE_ERR_VALUE, "TF SavedModel: %s has a constant of impossible shape (dim %zu is %" PRId64 ")",
                        what, k, dims[k]);
   }
+  if (dt == TIDE_STRING) return strings_from_proto(p, what, (int)nd, dims, nelem, out);
   size_t bytes = (size_t)(nelem * esize);
   size_t count = typed_count(p, dt);
   if (p->tensor_content.len > 0 && p->tensor_content.len != bytes)
