@@ -1,7 +1,7 @@
 /* fuzz/fuzz_tf_saved_model.c — libFuzzer target for the TF SavedModel reader: the input is
  * saved_model.pb in a folder beside the module fixture's variables, read, mapped and built
  * (or refused with an error); never a crash, an overread or a leak. Seeds: the fixtures' pbs.
- * fuzz-sources: kernels/io/tf_saved_model.c kernels/io/load_cap.c kernels/io/tf_import.c kernels/io/tf_ops.c kernels/io/tf_ops_nn.c kernels/io/tf_ops_more.c kernels/io/tf_tensor.c kernels/io/sstable.c kernels/io/tensor_bundle.c kernels/io/tensor_bundle_slices.c kernels/io/file_bytes.c build/gen/tide_proto/saved_model.pb-c.c build/gen/tide_proto/function.pb-c.c build/gen/tide_proto/tensor_bundle.pb-c.c build/gen/tide_proto/tensor_slice.pb-c.c build/gen/tide_proto/tensor_shape.pb-c.c build/gen/tide_proto/types.pb-c.c build/gen/tide_proto/graph.pb-c.c build/gen/tide_proto/node_def.pb-c.c build/gen/tide_proto/attr_value.pb-c.c build/gen/tide_proto/tensor.pb-c.c */
+ * fuzz-sources: kernels/io/tf_saved_model.c kernels/io/load_cap.c kernels/io/tf_import.c kernels/io/tf_ops.c kernels/io/tf_ops_nn.c kernels/io/tf_ops_more.c kernels/io/tf_ops_control.c kernels/io/tf_ops_list.c kernels/io/tf_ops_fill.c kernels/io/tf_tensor.c kernels/io/sstable.c kernels/io/tensor_bundle.c kernels/io/tensor_bundle_slices.c kernels/io/file_bytes.c build/gen/tide_proto/saved_model.pb-c.c build/gen/tide_proto/function.pb-c.c build/gen/tide_proto/tensor_bundle.pb-c.c build/gen/tide_proto/tensor_slice.pb-c.c build/gen/tide_proto/tensor_shape.pb-c.c build/gen/tide_proto/types.pb-c.c build/gen/tide_proto/graph.pb-c.c build/gen/tide_proto/node_def.pb-c.c build/gen/tide_proto/attr_value.pb-c.c build/gen/tide_proto/tensor.pb-c.c */
 #include "tide/tide.h"
 
 #include <stdio.h>

@@ -133,6 +133,9 @@ tide_status tf_val_copy(tf_val *dst, const tf_val *src);
  * refused), and element i (row-major) of a known tensor as a number. */
 tide_status tf_tensor_in(tf_val *const *in, int n_in, int k, const tide_tensor **out);
 double tf_number_at(const tide_tensor *t, int64_t i);
+/* Input k's values, known when the model loads (else an error naming `what`): at most max integers into buf, n
+ * gets how many. */
+tide_status tf_known_ints(tf_val *const *in, int n_in, int k, const char *what, int64_t *buf, int max, int *n);
 /* Sort lib's functions by name for tf_library_find (names checked unique). */
 tide_status tf_library_index(tf_library *lib);
 /* Whether v holds known values (an eager tensor: a constant of TF's graph). */

@@ -52,8 +52,8 @@ double tf_number_at(const tide_tensor *t, int64_t i) {
   return tide_read_number(t->data, t->dt, off);
 }
 
-/* Input k's values, known at load time: at most max integers. */
-static tide_status known_ints(tf_val *const *in, int n_in, int k, const char *what, int64_t *buf, int max, int *n) {
+/* Input k's values, known at load time: at most max integers; shared (tf_internal.h). */
+tide_status tf_known_ints(tf_val *const *in, int n_in, int k, const char *what, int64_t *buf, int max, int *n) {
   const tide_tensor *t = NULL;
   tide_status st = tf_tensor_in(in, n_in, k, &t);
   if (st) return st;
@@ -311,7 +311,7 @@ MAP(map_reduce) {
   if (st) return st;
   tide_attrs a = {0};
   int n = 0;
-  st = known_ints(in, n_in, 1, "reduction axes", a.ints, TIDE_MAX_DIMS, &n);
+  st = tf_known_ints(in, n_in, 1, "reduction axes", a.ints, TIDE_MAX_DIMS, &n);
   if (st) return st;
   if (n == 0) return tf_val_copy(&out[0], in[0]);
   a.nints = n;
@@ -326,7 +326,7 @@ MAP(map_argmax) {
   if (st) return st;
   int64_t axis;
   int n = 0;
-  st = known_ints(in, n_in, 1, "axis", &axis, 1, &n);
+  st = tf_known_ints(in, n_in, 1, "axis", &axis, 1, &n);
   if (!st && n != 1) st = TIDE_FAIL(TIDE_ERR_VALUE, "its axis must be one number");
   if (st) return st;
   tide_attrs a = {0};
@@ -342,7 +342,7 @@ MAP(map_transpose) {
   if (st) return st;
   tide_attrs a = {0};
   int n = 0;
-  st = known_ints(in, n_in, 1, "permutation", a.ints, TIDE_MAX_DIMS, &n);
+  st = tf_known_ints(in, n_in, 1, "permutation", a.ints, TIDE_MAX_DIMS, &n);
   if (st) return st;
   if (n == 0) return tf_val_copy(&out[0], in[0]); /* a scalar */
   a.nints = n;
@@ -354,7 +354,7 @@ MAP(map_concat) {
   if (n_in < 2) return TIDE_FAIL(TIDE_ERR_VALUE, "ConcatV2 needs values and an axis");
   int64_t axis;
   int n = 0;
-  tide_status st = known_ints(in, n_in, n_in - 1, "axis", &axis, 1, &n);
+  tide_status st = tf_known_ints(in, n_in, n_in - 1, "axis", &axis, 1, &n);
   if (!st && n != 1) st = TIDE_FAIL(TIDE_ERR_VALUE, "its axis must be one number");
   if (st) return st;
   const tide_tensor *ins[n_in];
@@ -396,7 +396,7 @@ MAP(map_expand_dims) {
   tide_status st = tf_tensor_in(in, n_in, 0, &x);
   int64_t axis;
   int n = 0;
-  if (!st) st = known_ints(in, n_in, 1, "axis", &axis, 1, &n);
+  if (!st) st = tf_known_ints(in, n_in, 1, "axis", &axis, 1, &n);
   if (!st && n != 1) st = TIDE_FAIL(TIDE_ERR_VALUE, "its axis must be one number");
   if (st) return st;
   tide_attrs a = {0};
@@ -436,9 +436,9 @@ MAP(map_strided_slice) {
   }
   int64_t b[TIDE_MAX_DIMS], e[TIDE_MAX_DIMS], s[TIDE_MAX_DIMS];
   int nb = 0, ne = 0, ns = 0;
-  st = known_ints(in, n_in, 1, "begin", b, TIDE_MAX_DIMS, &nb);
-  if (!st) st = known_ints(in, n_in, 2, "end", e, TIDE_MAX_DIMS, &ne);
-  if (!st) st = known_ints(in, n_in, 3, "strides", s, TIDE_MAX_DIMS, &ns);
+  st = tf_known_ints(in, n_in, 1, "begin", b, TIDE_MAX_DIMS, &nb);
+  if (!st) st = tf_known_ints(in, n_in, 2, "end", e, TIDE_MAX_DIMS, &ne);
+  if (!st) st = tf_known_ints(in, n_in, 3, "strides", s, TIDE_MAX_DIMS, &ns);
   if (!st && (nb != ne || nb != ns || nb == 0))
     st = TIDE_FAIL(TIDE_ERR_VALUE, "begin, end and strides have %d, %d and %d values", nb, ne, ns);
   if (st) return st;
@@ -483,7 +483,7 @@ MAP(map_gather) {
   if (!st) st = tf_tensor_in(in, n_in, 1, &ins[1]);
   int64_t axis = 0;
   int n = 1;
-  if (!st && n_in > 2) st = known_ints(in, n_in, 2, "axis", &axis, 1, &n);
+  if (!st && n_in > 2) st = tf_known_ints(in, n_in, 2, "axis", &axis, 1, &n);
   if (!st && n != 1) st = TIDE_FAIL(TIDE_ERR_VALUE, "its axis must be one number");
   if (st) return st;
   tide_attrs a = {0};
@@ -499,7 +499,7 @@ MAP(map_pad) {
   if (st) return st;
   tide_attrs a = {0};
   int n = 0;
-  st = known_ints(in, n_in, 1, "paddings", a.ints, 2 * TIDE_MAX_DIMS, &n);
+  st = tf_known_ints(in, n_in, 1, "paddings", a.ints, 2 * TIDE_MAX_DIMS, &n);
   if (st) return st;
   a.nints = n;
   if (n_in > 2) { /* PadV2's constant */

@@ -141,7 +141,8 @@ static bool passes_through(const Tensorflow__FunctionDef *body, int k) {
     size_t len = strcspn(src, ":");
     const Tensorflow__NodeDef *n = NULL;
     for (size_t i = 0; i < body->n_node_def && !n; i++)
-      if (strlen(body->node_def[i]->name) == len && !strncmp(body->node_def[i]->name, src, len)) n = body->node_def[i];
+      if (strlen(body->node_def[i]->name) == len && !strncmp(body->node_def[i]->name, src, len))
+        n = body->node_def[i];
     if (!n || strcmp(n->op, "Identity") || n->n_input < 1 || strcmp(src + len, ":output:0")) return false;
     src = n->input[0];
   }
@@ -160,9 +161,9 @@ typedef struct loop_var {
 
 /* Build cond_g and body_g over the carried variables lv (the others read from `in`); *relaxed set when the body
  * gave a carried variable other dims than it declared (they are made unknown and the caller imports again). */
-static tide_status build_loop(tf_import *im, const Tensorflow__FunctionDef *cond_f, const Tensorflow__FunctionDef *body_f,
-                              int n, tf_val *const *in, int n_lv, loop_var *lv, const bool *carried, tide_graph *cond_g,
-                              tide_graph *body_g, bool *relaxed) {
+static tide_status build_loop(tf_import *im, const Tensorflow__FunctionDef *cond_f,
+                              const Tensorflow__FunctionDef *body_f, int n, tf_val *const *in, int n_lv, loop_var *lv,
+                              const bool *carried, tide_graph *cond_g, tide_graph *body_g, bool *relaxed) {
   tf_val *vals = calloc((size_t)n + 1, sizeof *vals), *res = calloc((size_t)n + 1, sizeof *res);
   tf_val **args = calloc((size_t)n + 1, sizeof *args);
   bool *skip = calloc((size_t)n + 1, 1);
@@ -260,7 +261,8 @@ static tide_status shaped_list(loop_var *lv, int n_lv, int j, tf_val *const *in,
     const tide_tensor *z = &zeros;
     if (!st) st = run1(TIDE_OP_EXPAND_DIMS, &e, 1, &z, &row);
     const tide_tensor *ins[2] = {list, &row};
-    if (!st) st = run1(list->dt == TIDE_BOOL ? TIDE_OP_LOGICAL_OR : TIDE_OP_ADD, &(tide_attrs){0}, 2, ins, &lv[j].own);
+    tide_attrs none = {0};
+    if (!st) st = run1(list->dt == TIDE_BOOL ? TIDE_OP_LOGICAL_OR : TIDE_OP_ADD, &none, 2, ins, &lv[j].own);
     tide_tensor_release(&shape);
     tide_tensor_release(&zeros);
     tide_tensor_release(&row);
@@ -292,7 +294,8 @@ tide_status tf_map_while(tf_import *im, const Tensorflow__NodeDef *node, int n_i
   for (int k = 0; !st && k < n_in; k++) {
     if (passes_through(body_f, k)) continue;
     if (in[k]->var >= 0) {
-      st = TIDE_FAIL(TIDE_ERR_VALUE, "its body changes loop variable %d, a variable's handle, which tide does not map", k);
+      st = TIDE_FAIL(TIDE_ERR_VALUE, "its body changes loop variable %d, a variable's handle, which tide does not "
+                     "map", k);
       break;
     }
     carried[k] = true;

@@ -90,7 +90,8 @@ static tide_status map_range(const Tensorflow__NodeDef *node, int n_in, tf_val *
   for (int k = 0; k < 3; k++) {
     tide_status st = tf_tensor_in(in, n_in, k, &ins[k]);
     if (st) return st;
-    if (ins[k]->ndim != 0) return TIDE_FAIL(TIDE_ERR_SHAPE, "its input %d must be a scalar, got rank %d", k, ins[k]->ndim);
+    if (ins[k]->ndim != 0)
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "its input %d must be a scalar, got rank %d", k, ins[k]->ndim);
   }
   const Tensorflow__AttrValue *t = tf_attr(node, "Tidx");
   int dt = t && t->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TYPE ? tf_dtype_to_tide((int)t->type) : ins[0]->dt;

@@ -13,29 +13,13 @@ static tide_status run1(int op, const tide_attrs *a, int n, const tide_tensor *c
   return st;
 }
 
-/* A known integer input (a count, an index) with at most max values; n gets how many. */
-static tide_status known_ints(tf_val *const *in, int n_in, int k, const char *what, int64_t *buf, int max, int *n) {
-  const tide_tensor *t = NULL;
-  tide_status st = tf_tensor_in(in, n_in, k, &t);
-  if (st) return st;
-  if (!tf_val_known(in[k]))
-    return TIDE_FAIL(TIDE_ERR_VALUE, "its %s (input %d) must be known when the model loads, but it is computed at run "
-                     "time", what, k);
-  if (t->dt != TIDE_INT32 && t->dt != TIDE_INT64)
-    return TIDE_FAIL(TIDE_ERR_DTYPE, "its %s must be int32 or int64, got %s", what, tide_dtype_name(t->dt));
-  if (t->nelem > max) return TIDE_FAIL(TIDE_ERR_VALUE, "its %s has %" PRId64 " values; tide takes at most %d", what, t->nelem, max);
-  for (int64_t i = 0; i < t->nelem; i++) buf[i] = (int64_t)tf_number_at(t, i);
-  *n = (int)t->nelem;
-  return TIDE_OK;
-}
-
 /* TensorListReserve(element_shape, num_elements): zeros [num_elements, element_shape], a dim TF leaves unknown
  * (-1) being 1 here: the first SetItem broadcasts it to the item's (a While lets that dim change). */
 static tide_status map_reserve(const Tensorflow__NodeDef *node, int n_in, tf_val *const *in, tf_val *out) {
   int64_t shape[TIDE_MAX_DIMS], count = 0;
   int nd = 0, one = 0;
-  tide_status st = known_ints(in, n_in, 0, "element_shape", shape, TIDE_MAX_DIMS - 1, &nd);
-  if (!st) st = known_ints(in, n_in, 1, "num_elements", &count, 1, &one);
+  tide_status st = tf_known_ints(in, n_in, 0, "element_shape", shape, TIDE_MAX_DIMS - 1, &nd);
+  if (!st) st = tf_known_ints(in, n_in, 1, "num_elements", &count, 1, &one);
   if (st) return st;
   if (in[0]->t.ndim == 0)
     return TIDE_FAIL(TIDE_ERR_SHAPE, "a TensorList whose elements have unknown rank is not mapped (give the "
