@@ -357,6 +357,42 @@ local function pack(node, like, dt_name, what, path, depth)
   return r
 end
 
+-- Conversion functions (tide.register_tensor_conversion_function, TF's): class table -> list of
+-- { fn, priority }, lowest priority first. Only tables with a metatable are looked up (plain lists have none).
+local conversions = {}
+local any_conversion = false
+
+function M.register_conversion(cls, fn, priority)
+  local list = conversions[cls] or {}
+  conversions[cls] = list
+  list[#list + 1] = { fn = fn, priority = priority }
+  table.sort(list, function(a, b) return a.priority < b.priority end)
+  any_conversion = true
+end
+
+-- The tensor a registered conversion function makes of `value` (walking its class and parents), or nil.
+local function converted(value, dt_name, what)
+  local mt = getmetatable(value)
+  while type(mt) == "table" do
+    local list = rawget(conversions, mt)
+    if list then
+      for _, c in ipairs(list) do
+        local t = c.fn(value, dt_name)
+        if t ~= nil then
+          if is_variable(t) then t = read_value(t) end
+          if not istype(Tensor, t) then
+            binding.error(string.format("%s: the conversion function for %s returned a %s, not a tensor", what,
+              tostring(rawget(mt, "__name") or "a class"), type(t)))
+          end
+          return t
+        end
+      end
+    end
+    mt = rawget(mt, "super")
+  end
+  return nil
+end
+
 -- tide.tensor(value, dtype): a new tensor from a number, boolean, nested
 -- table or tensor (cast when dtype differs). A Variable gives its current
 -- value (a read: later assigns leave it unchanged); a nested table holding
@@ -379,6 +415,10 @@ function M.tensor(value, dt_name, what)
   end
   if tv ~= "table" then
     binding.error(string.format("%s: cannot make a tensor from a %s", what, tv))
+  end
+  if any_conversion and getmetatable(value) ~= nil then
+    local t = converted(value, dt_name, what)
+    if t then return (dt and dt ~= t.dt) and t:cast(dt_name) or t end
   end
   local shape, flat, n, auto, like = flatten(value, what)
   if like ~= nil then

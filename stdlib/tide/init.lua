@@ -423,6 +423,36 @@ for _, name in ipairs { "roll", "searchsorted", "sequence_mask", "unravel_index"
                         "histogram_fixed_width_bins", "unique_with_counts" } do
   keras[name] = function() return require("tide.ops.tf_array")[name] end
 end
+-- TF's top-level ops composed of registry ops (ops/tf_top_ops.lua: slice, strided_slice, realdiv, conv ...; tide.slice
+-- is tf.slice(x, begin, size), while the method x:slice{spec} keeps its index-spec form) and helpers over lists,
+-- sparse and ragged values and the clock (ops/tf_top_misc.lua: edit_distance, tuple, timestamp ...)
+for _, name in ipairs { "slice", "strided_slice", "realdiv", "batch_to_space", "required_space_to_batch_paddings",
+                        "broadcast_dynamic_shape", "approx_top_k", "conv", "conv2d_backprop_filter_v2",
+                        "conv2d_backprop_input_v2", "extract_volume_patches" } do
+  keras[name] = function() return require("tide.ops.tf_top_ops")[name] end
+end
+for _, name in ipairs { "edit_distance", "ragged_fill_empty_rows", "ragged_fill_empty_rows_grad", "guarantee_const",
+                        "group", "tuple", "timestamp" } do
+  keras[name] = function() return require("tide.ops.tf_top_misc")[name] end
+end
+-- tf.debugging's assertions that TF also has at the top (tf.Assert, tf.assert_greater, tf.assert_less)
+for _, name in ipairs { "Assert", "assert_greater", "assert_less" } do
+  keras[name] = function() return require("tide.debugging.assertions")[name] end
+end
+-- TF's type names and small classes (tracing/tf_types.lua: Tensor, TensorShape, DType, the TypeSpecs,
+-- IndexedSlices, the enums, DeviceSpec, CriticalSection, get_logger ...)
+for _, name in ipairs { "Tensor", "TensorShape", "DType", "is_symbolic_tensor", "TypeSpec", "NoneTensorSpec",
+                        "RaggedTensorSpec", "IndexedSlicesSpec", "TensorArraySpec", "OptionalSpec", "IndexedSlices",
+                        "type_spec_from_value", "VariableAggregation", "VariableSynchronization", "AggregationMethod",
+                        "UnconnectedGradients", "DeviceSpec", "CriticalSection", "get_logger", "check_pinned",
+                        "register_tensor_conversion_function", "nondifferentiable_batch_function" } do
+  keras[name] = function() return require("tide.tracing.tf_types")[name] end
+end
+-- TF's name scopes, tf.Module, variable creators and graph-mode gradients (tracing/tf_module.lua)
+for _, name in ipairs { "name_scope", "get_current_name_scope", "init_scope", "Module", "variable_creator_scope",
+                        "gradients", "hessians", "grad_pass_through", "no_gradient", "RegisterGradient" } do
+  keras[name] = function() return require("tide.tracing.tf_module")[name] end
+end
 for name, load in pairs(namespaces) do keras[name] = load end
 lazy(tide, keras)
 

@@ -136,6 +136,10 @@ local function check_constraint(x)
     "got " .. type(x))
 end
 
+-- The current name scope (tide.name_scope, TF's: "outer/inner", "" at the top), which prefixes each new
+-- Variable's name as "scope/name". tracing/tf_module.lua sets it.
+M.name_scope = ""
+
 -- tide.Variable(initial, {name=, trainable=true, dtype=, constraint=, autocast=true}):
 -- constraint (TF's: a projection optimizers apply after each update) is a
 -- function of the value returning the constrained value; autocast = false
@@ -176,7 +180,9 @@ function Variable:__init(initial, ...)
   binding.track(h)
   if C.tide_tensor_copy_into(h, value) ~= 0 then binding.raise() end
   if C.tide_tensor_mark_variable(h) ~= 0 then binding.raise() end -- reads share it: writes go through v
-  state[self] = { handle = h, name = o.name == nil and "Variable" or tostring(o.name),
+  local name = o.name == nil and "Variable" or tostring(o.name)
+  if M.name_scope ~= "" then name = M.name_scope .. "/" .. name end
+  state[self] = { handle = h, name = name,
                   trainable = args.bool("Variable", "trainable", o.trainable, true),
                   constraint = check_constraint(o.constraint),
                   autocast = args.bool("Variable", "autocast", o.autocast, true) }
@@ -186,10 +192,15 @@ function Variable:__init(initial, ...)
 end
 
 -- tide.Variable(...) makes the userdata and initializes it.
-getmetatable(Variable).__call = function(_, ...)
+local function make(...)
   local v = newproxy(proto)
   Variable.__init(v, ...)
   return v
+end
+-- M.creator_hook(make, ...): set while a tide.variable_creator_scope runs (tracing/tf_module.lua).
+getmetatable(Variable).__call = function(_, ...)
+  if M.creator_hook then return M.creator_hook(make, ...) end
+  return make(...)
 end
 
 -- Properties and tensor methods: a variable answers as its current value.

@@ -59,6 +59,8 @@ TIDE_API void tide_interrupt_reset(tide_interrupt *t);
  * In C so that Lua code need not declare libc's clock_gettime or isatty in
  * the FFI's one global namespace, where a user's own declaration would clash. */
 TIDE_API double tide_monotonic_seconds(void);
+/* Seconds since the Unix epoch on the wall clock, to the microsecond or better (tide.timestamp, TF's tf.timestamp). */
+TIDE_API double tide_wall_seconds(void);
 /* 1 when file descriptor fd is a terminal (a progress bar redraws in place), else 0. */
 TIDE_API int tide_is_terminal(int fd);
 

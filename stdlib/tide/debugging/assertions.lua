@@ -86,6 +86,55 @@ function M.assert_equal(x, y, ...)
     { "x (" .. describe(x) .. ") =", x, "y (" .. describe(y) .. ") =", y }, check_summarize(fn, o.summarize))
 end
 
+-- The binary comparisons (x, y broadcast): fail unless cmp(x, y) holds everywhere.
+local function compare_assert(fn, cmp, cond_text)
+  return function(x, y, ...)
+    local o = args.parse(fn, { "message", "summarize", "name" }, ...)
+    check_message(fn, o.message)
+    if x == nil or y == nil then binding.error(fn .. ": expects x and y") end
+    if not is_tensor(x) then x = is_tensor(y) and convert.coerce(x, y, fn, 1) or convert.arg(x, fn, 1) end
+    if not is_tensor(y) then y = convert.coerce(y, x, fn, 2) end
+    for _, t in ipairs { x, y } do
+      if t.dt == C.TIDE_STRING or t.dt == C.TIDE_BOOL then
+        binding.error(fn .. ": x and y must be numeric tensors, got " .. dtype.names[t.dt])
+      end
+    end
+    local cond = cmp(x, y)
+    run_assert(cond, lead(fn, o.message) .. "Condition " .. cond_text .. " did not hold element-wise:",
+      { "x (" .. describe(x) .. ") =", x, "y (" .. describe(y) .. ") =", y }, check_summarize(fn, o.summarize))
+  end
+end
+
+-- assert_greater(x, y, {message=, summarize=}), assert_less, assert_greater_equal, assert_less_equal: the
+-- comparison holds element-wise (broadcast), as tf.debugging's.
+M.assert_greater = compare_assert("assert_greater", math_ops.greater, "x > y")
+M.assert_less = compare_assert("assert_less", math_ops.less, "x < y")
+M.assert_greater_equal = compare_assert("assert_greater_equal", math_ops.greater_equal, "x >= y")
+M.assert_less_equal = compare_assert("assert_less_equal", math_ops.less_equal, "x <= y")
+
+-- Assert(condition, data, summarize=nil) as tf.debugging.Assert: fail (now, or when the traced graph runs) unless
+-- the bool scalar condition is true; the error shows data (a list of strings and tensors).
+function M.Assert(condition, data, ...)
+  local fn = "Assert"
+  local o = args.parse(fn, { "summarize", "name" }, ...)
+  local cond = tensor_arg(fn, condition, "condition")
+  if cond.dt ~= C.TIDE_BOOL or (cond.ndim >= 0 and cond.ndim ~= 0) then
+    binding.error(fn .. ": condition must be a bool scalar, got " .. describe(cond))
+  end
+  if type(data) ~= "table" or is_tensor(data) then
+    binding.error(fn .. ": data must be a Lua list of strings and tensors, got " .. (is_tensor(data) and "a tensor"
+      or type(data)))
+  end
+  local list = {}
+  for i = 1, #data do
+    local d = data[i]
+    if type(d) == "string" or is_tensor(d) then list[i] = d
+    elseif convert.is_variable(d) then list[i] = convert.unvariable(d)
+    else list[i] = convert.arg(d, fn, i) end
+  end
+  run_assert(cond, "assertion failed:", list, check_summarize(fn, o.summarize))
+end
+
 -- assert_all_finite(x, message): x, after checking it holds no NaN or
 -- Inf (tf.debugging.assert_all_finite).
 function M.assert_all_finite(x, message, ...)

@@ -46,6 +46,10 @@ local function batch_to_space(op, x, bs, crops)
   return cut and y:slice(spec) or y
 end
 
+-- For tide.batch_to_space (ops/tf_top_ops.lua), which checks its arguments first: a table, so tide.nn, which
+-- takes this module's functions, does not list it.
+M.internal = { batch_to_space = batch_to_space }
+
 -- with_space_to_batch(input, dilation_rate, padding, op, {filter_shape, spatial_dims, data_format}) as tf.nn's:
 -- op(converted, num_spatial_dims, "VALID") on the space_to_batch of input by dilation_rate, padded as `padding`
 -- ("SAME" needs filter_shape) and to a multiple of the rate, then batch_to_space back with the extra cropped.
