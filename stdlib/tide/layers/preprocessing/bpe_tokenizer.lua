@@ -260,6 +260,10 @@ function BytePairTokenizer:detokenize(ids)
     end
     if t.ndim > 2 then binding.error(fmt("%s: detokenize expects ids of rank 0, 1 or 2, got shape %s", who(self),
       tostring(t.shape))) end
+    if t.ndim < 0 then
+      binding.error(fmt("%s: detokenize: the ids have an unknown rank while tracing; give a known rank (0, 1 or 2)",
+        who(self)))
+    end
     joined = pieces_of(self, t)
     if t.ndim > 0 then joined = strings.reduce_join(joined, { axis = -1 }) end
   end
