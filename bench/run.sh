@@ -122,6 +122,8 @@ section applications
 
 echo "# text preprocessing in a tide.data map vs tf.data with the same layer: TextVectorization (int, length 64) and WordPiece (uncased, length 64; keras_hub's, needs tensorflow-text), batches of 256, 20,000 synthetic sentences, sentences/s (threads: $threads)"
 section text
+echo "# keras_hub's BytePairTokenizer (GPT-2 byte-level BPE, the 420-token fixture vocabulary, length 64) on the same 20,000 sentences: batches of 256 called in one thread, sentences/CPU-s, and in a tide.data / tf.data map; HF tokenizers' encode_batch beside it (threads: $threads)"
+section text_bpe
 echo "# JPEG pipeline: decode, resize to 64x64, random flip, batch 32 over 300 generated JPEGs (tide.data, map parallel 1 and AUTOTUNE; and the op chain in a Lua loop, eager and traced) vs tf.data map (parallel 1, AUTOTUNE), img/s (threads: $threads)"
 export IMAGE_BENCH_DIR="$out/jpegs"
 if [ -n "$peer_py" ] && "$peer_py" bench/image_peers.py make 2>/dev/null; then

@@ -147,6 +147,26 @@ tide_status tide_infer_wordpiece_tokenize(const tide_op_def *def, const tide_att
   return TIDE_OK;
 }
 
+tide_status tide_infer_bpe_tokenize(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                    const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  static const char *const what[6] = {"the input", "the vocabulary", "the vocabulary's table", "the merges",
+                                      "the merges' table", "the unsplittable tokens"};
+  char s[128];
+  for (int i = 0; i < 6; i++) {
+    int32_t want = i == 2 || i == 4 ? TIDE_INT64 : TIDE_STRING;
+    if (in[i]->dt != want || in[i]->ndim != 1)
+      return TIDE_FAIL(TIDE_ERR_VALUE, "%s: %s must be a%s vector, got %s %s", def->name, what[i],
+                       want == TIDE_INT64 ? "n int64 (lookup_table's)" : " string", tide_dtype_name(in[i]->dt),
+                       TIDE_SHAPE_STR(s, in[i]));
+  }
+  if (a->flags & ~3u) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: unknown flags %u", def->name, (unsigned)a->flags);
+  int64_t unknown = -1, rows = in[0]->dims[0] < 0 ? -1 : in[0]->dims[0] + 1;
+  tide_tensor_set_contiguous_layout(out[0], a->flags & 2 ? TIDE_STRING : TIDE_INT64, 1, &unknown);
+  tide_tensor_set_contiguous_layout(out[1], TIDE_INT64, 1, &rows);
+  return TIDE_OK;
+}
+
 /* ---- inputs of unknown rank (tide_rank_rule: registry.h, core/infer_rank.h) ---- */
 
 /* The vocabulary and the table are vectors; keys of any rank give ids of that rank. */
@@ -188,3 +208,6 @@ static int wordpiece_rank(const tide_op_def *def, const tide_attrs *a, int n_in,
   return i == 3 ? 0 : 1;
 }
 const tide_rank_rule tide_infer_wordpiece_tokenize_rank = {wordpiece_rank, tide_rank_keeps, NULL};
+
+/* bpe_tokenize: six vectors. */
+const tide_rank_rule tide_infer_bpe_tokenize_rank = {vector_rank, tide_rank_keeps, NULL};

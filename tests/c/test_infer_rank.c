@@ -27,7 +27,7 @@ typedef struct rcase {
   int line, op;
   tide_attrs at;
   int n_in;
-  desc in[5]; /* five: ngrams' ragged form */
+  desc in[6]; /* six: bpe_tokenize */
   tide_status st;
   const char *msg;
   int dt0, nd0, dt1, nd1;
@@ -42,6 +42,7 @@ typedef struct rcase {
 #define IN3(a, b, c) .n_in = 3, .in = {a, b, c}
 #define IN4(a, b, c, d) .n_in = 4, .in = {a, b, c, d}
 #define IN5(a, b, c, d, e) .n_in = 5, .in = {a, b, c, d, e}
+#define IN6(a, b, c, d, e, f) .n_in = 6, .in = {a, b, c, d, e, f}
 #define A(...) .at = {__VA_ARGS__}
 #define OUT(dt, nd, ...) .dt0 = dt, .nd0 = nd, .out0 = {__VA_ARGS__}
 #define OUT1(dt, nd, ...) .dt1 = dt, .nd1 = nd, .out1 = {__VA_ARGS__}
@@ -282,6 +283,9 @@ static const rcase cases[] = {
     {ROW(TEXT_NGRAMS), A(.ints = {1}, .nints = 1), IN3(UR(STR), UR(I64), UR(STR)), OUT(STR, 1, U), OUT1(I64, 1, U)},
     {ROW(TEXT_CHARS), IN1(UR(STR)), OUT(STR, 1, U), OUT1(I64, 1, U)},
     {ROW(WORDPIECE_TOKENIZE), A(.n = 100), IN4(UR(STR), UR(STR), UR(I64), UR(STR)), OUT(I64, 1, U), OUT1(I64, 1, U)},
+    {ROW(BPE_TOKENIZE), IN6(UR(STR), UR(STR), UR(I64), UR(STR), UR(I64), UR(STR)), OUT(I64, 1, U), OUT1(I64, 1, U)},
+    {ROW(BPE_TOKENIZE), A(.flags = 2), IN6(UR(STR), UR(STR), UR(I64), UR(STR), UR(I64), UR(STR)), OUT(STR, 1, U), OUT1(I64, 1, U)},
+    {ROW(BPE_BYTES_DECODE), IN1(UR(STR)), OUT(STR, R, 0)},
     {ROW(ASSERT), IN2(UR(BOOL), S(STR)), OUT(BOOL, 0, 0)},
     {ROW(ALL_REDUCE_SUM), IN2(UR(F32), D(F32, 2, 2, 3)), OUT(F32, R, 0), OUT1(F32, 2, 2, 3)},
     {ROW(ALL_REDUCE_SUM), IN1(UR(I32)), ERR(TIDE_ERR_DTYPE, "all_reduce_sum: input 1 is int32")},
@@ -326,8 +330,8 @@ static bool same_out(const tide_tensor *t, int dt, int nd, const int64_t *want, 
 }
 
 static void run_case(const rcase *c) {
-  tide_tensor in[5], out[4] = {blank(), blank(), blank(), blank()}; /* four: combined_non_max_suppression's */
-  const tide_tensor *ins[5];
+  tide_tensor in[6], out[4] = {blank(), blank(), blank(), blank()}; /* four: combined_non_max_suppression's */
+  const tide_tensor *ins[6];
   tide_tensor *outs[4] = {&out[0], &out[1], &out[2], &out[3]};
   for (int i = 0; i < c->n_in; i++) make_desc(&in[i], &c->in[i]), ins[i] = &in[i];
   int n_out = tide_op_num_outputs(c->op);

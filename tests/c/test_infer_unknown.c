@@ -22,7 +22,7 @@ typedef struct icase {
   int line, op;
   tide_attrs at;
   int n_in;
-  desc in[5]; /* five: ngrams' ragged form */
+  desc in[6]; /* six: bpe_tokenize */
   tide_status st;
   const char *msg;
   int nd0, nd1;
@@ -36,6 +36,7 @@ typedef struct icase {
 #define IN3(a, b, c) .n_in = 3, .in = {a, b, c}
 #define IN4(a, b, c, d) .n_in = 4, .in = {a, b, c, d}
 #define IN5(a, b, c, d, e) .n_in = 5, .in = {a, b, c, d, e}
+#define IN6(a, b, c, d, e, f) .n_in = 6, .in = {a, b, c, d, e, f}
 #define A(...) .at = {__VA_ARGS__}
 #define OUT(nd, ...) .nd0 = nd, .out0 = {__VA_ARGS__}
 #define OUT1(nd, ...) .nd1 = nd, .out1 = {__VA_ARGS__}
@@ -450,6 +451,13 @@ static const icase cases[] = {
     {ROW(WORDPIECE_TOKENIZE), A(.n = 100), IN4(D(STR, 1, 2), D(STR, 1, 3), D(TIDE_INT64, 1, 8), S(STR)), OUT(1, U), OUT1(1, 3)},
     {ROW(WORDPIECE_TOKENIZE), IN4(D(STR, 1, 2), D(STR, 1, 3), D(TIDE_INT64, 1, 8), S(STR)), ERR(TIDE_ERR_VALUE, "max bytes a word must be >= 1")},
     {ROW(WORDPIECE_TOKENIZE), A(.n = 100), IN4(D(STR, 1, 2), D(STR, 1, 3), D(TIDE_INT64, 1, 8), D(STR, 1, 1)), ERR(TIDE_ERR_VALUE, "the suffix indicator must be a scalar string")},
+    {ROW(BPE_TOKENIZE), IN6(D(STR, 1, U), D(STR, 1, 3), D(TIDE_INT64, 1, 8), D(STR, 1, 2), D(TIDE_INT64, 1, 4), D(STR, 1, 0)), OUT(1, U), OUT1(1, U)},
+    {ROW(BPE_TOKENIZE), A(.flags = 3), IN6(D(STR, 1, 2), D(STR, 1, 3), D(TIDE_INT64, 1, 8), D(STR, 1, 2), D(TIDE_INT64, 1, 4), D(STR, 1, 0)), OUT(1, U), OUT1(1, 3)},
+    {ROW(BPE_TOKENIZE), IN6(D(STR, 2, 2, 1), D(STR, 1, 3), D(TIDE_INT64, 1, 8), D(STR, 1, 2), D(TIDE_INT64, 1, 4), D(STR, 1, 0)), ERR(TIDE_ERR_VALUE, "the input must be a string vector")},
+    {ROW(BPE_TOKENIZE), IN6(D(STR, 1, 2), D(STR, 1, 3), D(TIDE_INT64, 1, 8), D(STR, 1, 2), D(STR, 1, 4), D(STR, 1, 0)), ERR(TIDE_ERR_VALUE, "the merges' table must be an int64")},
+    {ROW(BPE_TOKENIZE), IN6(D(STR, 1, 2), D(STR, 1, 3), D(TIDE_INT64, 1, 8), D(STR, 1, 2), D(TIDE_INT64, 1, 4), S(STR)), ERR(TIDE_ERR_VALUE, "the unsplittable tokens must be a string vector")},
+    {ROW(BPE_TOKENIZE), A(.flags = 4), IN6(D(STR, 1, 2), D(STR, 1, 3), D(TIDE_INT64, 1, 8), D(STR, 1, 2), D(TIDE_INT64, 1, 4), D(STR, 1, 0)), ERR(TIDE_ERR_VALUE, "unknown flags 4")},
+    {ROW(BPE_BYTES_DECODE), IN1(D(STR, 2, U, 3)), OUT(2, U, 3)},
     {ROW(TEXT_CHARS), IN1(D(STR, 1, U)), OUT(1, U), OUT1(1, U)},
     {ROW(TEXT_CHARS), IN1(D(STR, 1, 3)), OUT(1, U), OUT1(1, 4)},
     {ROW(TEXT_CHARS), IN1(D(STR, 2, U, 1)), ERR(TIDE_ERR_VALUE, "the input must be a string vector")},
@@ -499,8 +507,8 @@ static bool covered[TIDE_NUM_OPS];
 
 /* Run one row through tide_op_infer and compare. */
 static void run_case(const icase *c) {
-  tide_tensor in[5], out[4]; /* four: combined_non_max_suppression's outputs */
-  const tide_tensor *ins[5];
+  tide_tensor in[6], out[4]; /* four: combined_non_max_suppression's outputs */
+  const tide_tensor *ins[6];
   tide_tensor *outs[4] = {&out[0], &out[1], &out[2], &out[3]};
   for (int i = 0; i < c->n_in; i++) make_desc(&in[i], &c->in[i]), ins[i] = &in[i];
   memset(out, 0, sizeof out);

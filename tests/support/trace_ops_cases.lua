@@ -1049,6 +1049,22 @@ do
     local tok3 = tide.text.WordPieceTokenizer { vocabulary = { "[UNK]", "the", "play", "##s" }, sequence_length = 3 }
     add("sequence_length", function(x) return tok3:tokenize(x) end, { tide.tensor { "the the", "plays" } })
   end
+  cases.bpe_tokenize = function(add)
+    local V = { a = 0, b = 1, ab = 2, ["\196\160"] = 3, ["\196\160ab"] = 4, ["<s>"] = 5 }
+    local tok = tide.text.BytePairTokenizer { vocabulary = V, merges = { "a b", "\196\160 ab" },
+      unsplittable_tokens = { "<s>" } }
+    add("ragged", function(x) local r = tok(x) return r.values, r.row_splits end,
+      { tide.tensor { "ab ab<s>", "", "ba c" } })
+    local pieces = tide.text.BytePairTokenizer { vocabulary = V, merges = { "a b" }, dtype = "string",
+      sequence_length = 3, add_prefix_space = true }
+    add("pieces, prefix space, sequence_length", function(x) return pieces:tokenize(x) end,
+      { tide.tensor { "ab", "a b a b" } })
+  end
+  cases.bpe_bytes_decode = function(add)
+    local tok = tide.text.BytePairTokenizer { vocabulary = { a = 0, ["\196\160"] = 1 }, merges = {} }
+    add("dense rows", function(ids) return tok:detokenize(ids) end, { tide.tensor({ { 0, 1, 0 }, { 1, -1, 0 } }) },
+      { rank_error = "detokenize: the ids have an unknown rank while tracing" })
+  end
   cases.text_chars = function(add)
     add("utf-8", function(x) return NG.characters(x) end, { tide.tensor { "ab", "", "\195\132x" } })
   end

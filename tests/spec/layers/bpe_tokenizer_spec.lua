@@ -1,5 +1,6 @@
 -- tests/spec/layers/bpe_tokenizer_spec.lua — tide.text.BytePairTokenizer against keras_hub 0.32 (TF workflow;
--- tests/fixtures/text/bpe.lua, bpe_vocab.json, bpe_merges.txt from gen_bpe.py): ids, pieces, detokenize, options.
+-- tests/fixtures/text/bpe.lua, bpe_vocab.json, bpe_merges.txt from gen_bpe.py): ids, pieces, detokenize, options;
+-- the bpe_tokenize op traced and in a C data map.
 local tide = require "tide"
 local h = require "helpers"
 local F = dofile("tests/fixtures/text/bpe.lua")
@@ -85,17 +86,79 @@ describe("BytePairTokenizer", function()
     assert.are.equal("a", t:detokenize({ 0, -1 }):item())
   end)
 
-  it("runs in a tide.data map (main Lua state); inside tide.trace it says it is eager only", function()
+  it("runs traced (None dims, tokenize and detokenize) and in a tide.data map on C threads", function()
     local c = F.cases.sequence_length
     local tok = make(c.opts)
+    local f = tide.trace(function(x) return tok(x) end,
+      { input_signature = { tide.TensorSpec({ tide.None }, "string") } })
+    assert.are.same(c.ids, f(tide.tensor(c.texts, "string")):totable())
+    -- the ragged form traced: values and row_splits, then back to text through the same ops
+    local u = F.cases.unsplittable
+    local tu = make(u.opts)
+    local g = tide.trace(function(x)
+      local r = tu(x)
+      return r.values, r.row_splits, tu:detokenize(r)
+    end, { input_signature = { tide.TensorSpec({ tide.None }, "string") } })
+    local v, rs, back = g(tide.tensor(u.texts, "string"))
+    assert.are.same(u.ids, tide.RaggedTensor.from_row_splits(v, rs):totable())
+    local want = tu:detokenize(tu(tide.tensor(u.texts, "string"))):totable()
+    assert.are.same(want, back:totable())
     local ds = tide.data.Dataset.from_tensor_slices(tide.tensor(c.texts, "string")):batch(5)
-      :map(function(x) return tok(x) end)
+      :map(function(x) return tok(x) end, { num_parallel_calls = tide.data.AUTOTUNE })
+    assert.is_true(require("tide.data.lua_engine").in_c(ds))
     local rows = {}
     for b in ds:iter() do for _, r in ipairs(b:totable()) do rows[#rows + 1] = r end end
     assert.are.same(c.ids, rows)
-    local f = tide.trace(function(x) return tok(x) end,
-      { input_signature = { tide.TensorSpec({ tide.None }, "string") } })
-    h.errors("runs eagerly only (the BPE is Lua code", function() f(tide.tensor({ "a" }, "string")) end)
+  end)
+
+  it("keeps a word's pieces across repeats (the cache), long words, invalid UTF-8 and sparse ids", function()
+    local tok = make()
+    -- a word seen many times in one call gives the same pieces each time as alone
+    local one = tok:tokenize(tide.tensor(F.scalar.text)):totable()
+    local many = {}
+    for i = 1, 200 do many[i] = F.scalar.text end
+    for _, row in ipairs(tok:tokenize(tide.tensor(many, "string")):totable()) do assert.are.same(one, row) end
+    -- a long word with no merges left over is byte pieces, and comes back whole
+    local long = string.rep("hello", 400)
+    local ids = tok:tokenize(tide.tensor(long))
+    assert.are.equal(long, tok:detokenize(ids):item())
+    -- invalid UTF-8 splits and maps byte by byte (nothing crashes), and comes back as the same bytes
+    local bad = "ab\255\254 cd\192"
+    assert.are.equal(bad, tok:detokenize(tok:tokenize(tide.tensor(bad))):item())
+    -- ids with holes: the missing id is refused eagerly; -1 and known ids decode
+    local t = BPE { vocabulary = { a = 0, b = 1, ab = 5 }, merges = { "a b" } }
+    assert.are.same({ 5, 0 }, t:tokenize(tide.tensor "aba"):totable())
+    assert.are.equal("aba", t:detokenize({ 5, -1, 0 }):item())
+    h.errors("id 3 is not in the vocabulary", function() t:detokenize({ 3 }) end)
+    h.errors("id -2 is not in the vocabulary", function() t:detokenize({ -2 }) end)
+    h.errors("vocabulary ids must be nearly dense", function()
+      BPE { vocabulary = { a = 0, b = 2 ^ 30 }, merges = {} }
+    end)
+  end)
+
+  it("bpe_tokenize refuses inputs that are not its vectors", function()
+    local tok = make()
+    local C = require("tide.binding").C
+    local dispatch = require "tide.dispatch"
+    local function run(ins, flags)
+      local a = dispatch.attrs()
+      a.flags = flags or 0
+      return dispatch.run(C.TIDE_OP_BPE_TOKENIZE, a, ins, 2)
+    end
+    local x = tide.tensor({ "a" }, "string")
+    h.errors("the input must be a string vector", function()
+      run { tide.tensor "a", tok._vocab_t, tok._table, tok._merges_t, tok._merges_table, tok._unsplittable_t }
+    end)
+    h.errors("the merges' table must be an int64", function()
+      run { x, tok._vocab_t, tok._table, tok._merges_t, tok._merges_t, tok._unsplittable_t }
+    end)
+    h.errors("the vocabulary's table was not made by lookup_table", function()
+      run { x, tok._vocab_t, tide.tensor({ -1, -1 }, "int64"), tok._merges_t, tok._merges_table,
+        tok._unsplittable_t }
+    end)
+    h.errors("unknown flags", function()
+      run({ x, tok._vocab_t, tok._table, tok._merges_t, tok._merges_table, tok._unsplittable_t }, 4)
+    end)
   end)
 
   it("errors name the class and the argument", function()

@@ -160,6 +160,9 @@ do
   calls.wordpiece_tokenize = function()
     return tide.text.WordPieceTokenizer { vocabulary = { "[UNK]", "a", "##b" } }:tokenize(tide.tensor "ab")
   end
+  local bpe = tide.text.BytePairTokenizer { vocabulary = { a = 0, b = 1, ab = 2 }, merges = { "a b" } }
+  calls.bpe_tokenize = function() return bpe:tokenize(tide.tensor "ab") end
+  calls.bpe_bytes_decode = function() return bpe:detokenize({ 2, 0 }) end
 end
 
 -- assert: tide.debugging's assertions (tests/spec/debugging covers them in full).

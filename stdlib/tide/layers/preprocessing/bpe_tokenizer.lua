@@ -1,9 +1,11 @@
 -- stdlib/tide/layers/preprocessing/bpe_tokenizer.lua — keras_hub's BytePairTokenizer under tide.text: GPT-2's
--- byte-level BPE (vocab.json + merges.txt): keras_hub's pre-split (PCRE2), byte->unicode map, merges by rank; eager.
+-- byte-level BPE (vocab.json + merges.txt) read here, run by the bpe_tokenize op (C; traces, runs on data threads).
 local binding = require "tide.binding"
+local dispatch = require "tide.dispatch"
 local convert = require "tide.convert"
-local tensor = require "tide.tensor"
 local json = require "tide.json"
+local math_ops = require "tide.ops.math"
+local reduce = require "tide.ops.reduce"
 local shape_ops = require "tide.ops.shape"
 local strings = require "tide.ops.strings"
 local lookup = require "tide.ops.lookup"
@@ -11,43 +13,14 @@ local layer = require "tide.layers.layer"
 local trace_context = require "tide.trace_context"
 
 local Layer, who = layer.Layer, layer.who
+local C = binding.C
 local fmt = string.format
 
 local M = {}
 
--- keras_hub's pre-split (byte_pair_tokenizer.py, TF workflow): RE2 patterns, so \s is written [\t\n\f\r ] (RE2's
--- ASCII \s; PCRE2's would add \v). "६" (a digit, so \p{N}) marks a space that starts a word, as GPT-2's lookahead
--- `\s+(?!\S)` would; the marks are split out and dropped.
-local WS = "\\t\\n\\f\\r "
-local SPECIAL = "\\x{a0}\\x{2009}\\x{202f}\\x{3000}"
-local MARK = "६"
-local MARK_BEFORE_WORD = "( )([^" .. WS .. SPECIAL .. "])"
--- keras_hub writes this one without brackets (a space then the four special spaces in a row, at the end): kept as is
-local MARK_AT_END = "([" .. WS .. "]" .. SPECIAL .. ")$"
-local SPLIT = "'s|'t|'re|'ve|'m|'ll|'d|[" .. WS .. SPECIAL .. "]+[\\n\\r\\t\\f६" .. SPECIAL .. "]"
-  .. "| ?\\p{L}+| ?[\\p{N}]+| ?[^" .. WS .. "\\p{L}\\p{N}" .. SPECIAL .. "]+"
--- a match is fenced with this byte (never in valid UTF-8) so Lua can cut the string at the fences
-local FENCE = "\255"
--- the last character split off a piece (keras_hub's second pass: [ \t\r\f\v६ special spaces]$)
-local TRAILING = { [" "] = true, ["\t"] = true, ["\r"] = true, ["\f"] = true, ["\v"] = true, [MARK] = true,
-  ["\194\160"] = true, ["\226\128\137"] = true, ["\226\128\175"] = true, ["\227\128\128"] = true }
-
--- GPT-2's bytes_to_unicode: printable bytes map to themselves, the others to U+0100 on.
-local function utf8_char(cp)
-  if cp < 0x80 then return string.char(cp) end
-  return string.char(0xC0 + math.floor(cp / 64), 0x80 + cp % 64)
-end
-local BYTE2U, U2BYTE = {}, {}
-do
-  local n = 0
-  for b = 0, 255 do
-    local printable = (b >= 33 and b <= 126) or (b >= 161 and b <= 172) or (b >= 174 and b <= 255)
-    local cp = b
-    if not printable then cp, n = 256 + n, n + 1 end
-    BYTE2U[b] = utf8_char(cp)
-    U2BYTE[utf8_char(cp)] = string.char(b)
-  end
-end
+-- A vocabulary's ids may leave holes (filled with "", which no piece is); more holes than this is refused, since
+-- the op reads the tokens as a vector indexed by id.
+local MAX_HOLES = 2 ^ 20
 
 local function read_file(self, path, what)
   local f, err = io.open(path, "rb")
@@ -89,7 +62,7 @@ local function read_merges(self, m, vocab)
   if type(m) ~= "table" then
     binding.error(fmt("%s: merges must be a merges.txt path or a list of strings, got %s", who(self), type(m)))
   end
-  local ranks = {}
+  local ranks, rules = {}, {}
   for i, rule in ipairs(m) do
     if type(rule) ~= "string" then binding.error(fmt("%s: merges[%d] must be a string, got %s", who(self), i,
       type(rule))) end
@@ -102,10 +75,17 @@ local function read_merges(self, m, vocab)
         binding.error(fmt("%s: merge rule %q contains token %q or %q that is not in the vocabulary", who(self),
           rule, a, b))
       end
-      if ranks[rule] == nil then ranks[rule] = i end
+      if ranks[rule] == nil then ranks[rule], rules[#rules + 1] = i, rule end
     end
   end
-  return ranks, m
+  return rules, m
+end
+
+-- A string vector (an empty list gives shape {0}).
+local function string_vector(list)
+  local t = convert.tensor(list, "string")
+  if #list == 0 then t = shape_ops.reshape(t, { 0 }) end
+  return t
 end
 
 -- BytePairTokenizer{vocabulary, merges, sequence_length, add_prefix_space=false, unsplittable_tokens, dtype="int32"}
@@ -141,14 +121,29 @@ function BytePairTokenizer:init(...)
   if o.vocabulary ~= nil then self:set_vocabulary_and_merges(o.vocabulary, o.merges) end
 end
 
--- set_vocabulary_and_merges(vocabulary, merges): paths (vocab.json, merges.txt) or a table and a list.
+-- set_vocabulary_and_merges(vocabulary, merges): paths (vocab.json, merges.txt) or a table and a list. The op
+-- takes the tokens by id (a hole is ""), the merge rules in rank order (repeats and "#version" left out), a
+-- lookup_table over each, and the unsplittable tokens.
 function BytePairTokenizer:set_vocabulary_and_merges(vocabulary, merges)
   local vocab, by_id, n = read_vocabulary(self, vocabulary)
-  self._ranks, self._merges = read_merges(self, merges, vocab)
-  self._vocab, self._by_id, self._n = vocab, by_id, n
-  -- keras_hub's cache: an unsplittable token is its own piece
-  self._cache = {}
-  for _, t in ipairs(self.unsplittable_tokens) do self._cache[t] = { t } end
+  local rules
+  rules, self._merges = read_merges(self, merges, vocab)
+  local top = -1
+  for id in pairs(by_id) do if id > top then top = id end end
+  if top + 1 - n > MAX_HOLES then
+    binding.error(fmt("%s: vocabulary ids must be nearly dense (0 .. %d for %d tokens)", who(self), top, n))
+  end
+  local tokens = {}
+  for id = 0, top do tokens[id + 1] = by_id[id] or "" end
+  self._vocab, self._by_id, self._n, self._holes = vocab, by_id, n, top + 1 > n
+  self._vocab_t = string_vector(tokens)
+  self._table = lookup.table(self._vocab_t)
+  self._merges_t = string_vector(rules)
+  self._merges_table = lookup.table(self._merges_t)
+  self._unsplittable_t = string_vector(self.unsplittable_tokens)
+  -- detokenize's gather: id + 1, so tokenize's -1 (a piece not in the vocabulary) gives ""
+  table.insert(tokens, 1, "")
+  self._detok_t = convert.tensor(tokens, "string")
 end
 
 function BytePairTokenizer:_check()
@@ -180,205 +175,100 @@ function BytePairTokenizer:token_to_id(token)
   return id
 end
 
--- The BPE pieces of one pre-split word (bytes mapped to unicode first), GPT-2's loop: merge the adjacent pair of
--- lowest rank everywhere until no pair has a rank.
-function BytePairTokenizer:_bpe(word)
-  local hit = self._cache[word]
-  if hit then return hit end
-  local parts = {}
-  for i = 1, #word do parts[i] = BYTE2U[word:byte(i)] end
-  local ranks = self._ranks
-  while #parts > 1 do
-    local best, best_rank
-    for i = 1, #parts - 1 do
-      local r = ranks[parts[i] .. " " .. parts[i + 1]]
-      if r and (best_rank == nil or r < best_rank) then best, best_rank = i, r end
-    end
-    if not best then break end
-    local a, b = parts[best], parts[best + 1]
-    local out, i = {}, 1
-    while i <= #parts do
-      if i < #parts and parts[i] == a and parts[i + 1] == b then
-        out[#out + 1], i = a .. b, i + 2
-      else
-        out[#out + 1], i = parts[i], i + 1
-      end
-    end
-    parts = out
-  end
-  self._cache[word] = parts
-  return parts
-end
-
--- Cuts s at every fence, keeping the non-empty pieces.
-local function cut(s, out)
-  for piece in (s .. FENCE):gmatch("(.-)" .. FENCE) do
-    if piece ~= "" then out[#out + 1] = piece end
-  end
-end
-
--- Splits piece s around each occurrence of the unsplittable token tok (kept as its own piece), in order.
-local function split_on(s, tok, out, special)
-  local at = 1
-  while true do
-    local i, j = s:find(tok, at, true)
-    if not i then break end
-    if i > at then out[#out + 1] = s:sub(at, i - 1) end
-    out[#out + 1] = tok
-    special[#out] = true
-    at = j + 1
-  end
-  if at <= #s then out[#out + 1] = s:sub(at) end
-end
-
--- keras_hub's split_strings_for_bpe over a list of strings: a list of word lists.
-function BytePairTokenizer:_presplit(texts)
-  local x = convert.tensor(texts, "string")
-  x = strings.regex_replace(x, MARK_BEFORE_WORD, MARK .. "\\1\\2")
-  x = strings.regex_replace(x, MARK_AT_END, "\\1" .. MARK)
-  local rows = tensor.totable(x)
-  -- cut out the unsplittable tokens first, so the split below leaves them whole
-  local flat, owner, special = {}, {}, {}
-  for r, s in ipairs(rows) do
-    local pieces, sp = { s }, {}
-    for _, tok in ipairs(self.unsplittable_tokens) do
-      local nxt, nsp = {}, {}
-      for k, p in ipairs(pieces) do
-        if sp[k] then nxt[#nxt + 1] = p nsp[#nxt] = true else split_on(p, tok, nxt, nsp) end
-      end
-      pieces, sp = nxt, nsp
-    end
-    for k, p in ipairs(pieces) do
-      flat[#flat + 1], owner[#flat + 1] = p, r
-      special[#flat] = sp[k]
-    end
-  end
-  local words = {}
-  for r = 1, #rows do words[r] = {} end
-  if #flat == 0 then return words end
-  local fenced = tensor.totable(strings.regex_replace(convert.tensor(flat, "string"), SPLIT,
-    FENCE .. "\\0" .. FENCE))
-  for k, s in ipairs(fenced) do
-    local row = words[owner[k]]
-    if special[k] then
-      row[#row + 1] = flat[k]
-    else
-      local pieces = {}
-      cut(s, pieces)
-      for _, p in ipairs(pieces) do
-        -- the second pass: a trailing space or mark becomes its own piece; the marks are dropped
-        local last = p:match("[%z\1-\127\194-\244][\128-\191]*$")
-        if #last < #p and TRAILING[last] then
-          row[#row + 1] = p:sub(1, #p - #last)
-          if last ~= MARK then row[#row + 1] = last end
-        elseif p ~= MARK then
-          row[#row + 1] = p
-        end
-      end
-    end
-  end
-  return words
-end
-
--- The input as a list of strings; scalar says a single string came in.
+-- The input as a vector; scalar says a single string came in.
 local function inputs(self, x)
   x = convert.tensor(x)
-  if trace_context.is_symbolic(x) then
-    binding.error(fmt("%s: runs eagerly only (the BPE is Lua code over the strings' values), not inside tide.trace;"
-      .. " in a tide.data map it runs in the main Lua state", who(self)))
-  end
   if tostring(x.dtype) ~= "string" then
     binding.error(fmt("%s: expected string inputs, got dtype %s", who(self), tostring(x.dtype)))
   end
-  if x.ndim > 1 and not (x.ndim == 2 and x.shape[2] == 1) then
-    binding.error(fmt("%s: the input must be a string, a vector, or [N, 1]; got shape %s", who(self),
-      tostring(x.shape)))
-  end
   local scalar = x.ndim == 0
-  if x.ndim ~= 1 then x = shape_ops.reshape(x, { -1 }) end
-  return tensor.totable(x), scalar
+  if x.ndim > 1 then
+    if x.ndim ~= 2 or x.shape[2] ~= 1 then
+      binding.error(fmt("%s: the input must be a string, a vector, or [N, 1]; got shape %s", who(self),
+        tostring(x.shape)))
+    end
+    x = shape_ops.squeeze(x, { 1 })
+  end
+  if scalar then x = shape_ops.reshape(x, { 1 }) end
+  return x, scalar
 end
 
 -- tokenize(x): a string gives a 1-D tensor; a vector a tide.RaggedTensor, or with sequence_length a dense
 -- [N, sequence_length] tensor (padded with 0, cut). A piece not in the vocabulary is id -1 (keras_hub's).
 function BytePairTokenizer:tokenize(x)
   self:_check()
-  local texts, scalar = inputs(self, x)
-  if self.add_prefix_space then
-    for i, s in ipairs(texts) do texts[i] = " " .. s end
-  end
-  local words = self:_presplit(texts)
-  local strs = self._out_dtype == "string"
-  local values, splits = {}, { 0 }
-  for r, row in ipairs(words) do
-    for _, w in ipairs(row) do
-      for _, p in ipairs(self:_bpe(w)) do
-        values[#values + 1] = strs and p or (self._vocab[p] or -1)
-      end
-    end
-    splits[r + 1] = #values
-  end
+  local v, scalar = inputs(self, x)
   local dt = self._out_dtype
-  local v = convert.tensor(values, dt)
-  if #values == 0 then v = shape_ops.reshape(v, { 0 }) end
-  local sp = convert.tensor(splits, "int64")
-  local pad = strs and "" or 0
+  local a = dispatch.attrs()
+  a.flags = (self.add_prefix_space and 1 or 0) + (dt == "string" and 2 or 0)
+  local values, splits = dispatch.run(C.TIDE_OP_BPE_TOKENIZE, a,
+    { v, self._vocab_t, self._table, self._merges_t, self._merges_table, self._unsplittable_t }, 2)
+  if dt == "int32" then values = math_ops.cast(values, "int32") end
+  local pad = dt == "string" and "" or 0
   if self.sequence_length then
-    local dense = lookup.ragged_to_tensor(v, sp, pad, self.sequence_length)
+    local dense = lookup.ragged_to_tensor(values, splits, pad, self.sequence_length)
     return scalar and shape_ops.reshape(dense, { -1 }) or dense
   end
-  if scalar then return v end
-  return strings.RaggedTensor.from_row_splits(v, sp)
+  if scalar then return values end
+  return strings.RaggedTensor.from_row_splits(values, splits)
 end
 
 function BytePairTokenizer:call(x) return self:tokenize(x) end
 
--- Rows of ids as Lua lists; flat says one row came in (the result is then a scalar).
-local function id_rows(self, ids)
-  if getmetatable(ids) == strings.RaggedTensor then
-    local vals, sp = tensor.totable(ids.values), tensor.totable(ids.row_splits)
-    local rows = {}
-    for r = 1, #sp - 1 do
-      local row = {}
-      for i = sp[r] + 1, sp[r + 1] do row[#row + 1] = vals[i] end
-      rows[r] = row
+-- Eagerly, an id outside the vocabulary is an error naming it (traced, gather refuses one past the end).
+local function check_ids(self, ids)
+  if trace_context.is_symbolic(ids) or ids.nelem == 0 then return end
+  local lo, hi = reduce.reduce_min(ids):item(), reduce.reduce_max(ids):item()
+  local bad = (lo < -1 and lo) or (hi >= self._vocab_t.shape[1] and hi) or nil
+  if bad == nil and self._holes then
+    for _, id in ipairs(shape_ops.reshape(ids, { -1 }):totable()) do
+      if id ~= -1 and self._by_id[id] == nil then bad = id break end
     end
-    return rows, false
   end
-  if type(ids) == "table" and type(ids[1]) == "table" then return ids, false end
-  local t = convert.tensor(ids)
-  if not tostring(t.dtype):match("int") then
-    binding.error(fmt("%s: detokenize expects integer ids, got dtype %s", who(self), tostring(t.dtype)))
-  end
-  if t.ndim > 2 then binding.error(fmt("%s: detokenize expects ids of rank 0, 1 or 2, got shape %s", who(self),
-    tostring(t.shape))) end
-  local v = tensor.totable(t)
-  if t.ndim == 0 then return { { v } }, true end
-  if t.ndim == 1 then return { v }, true end
-  return v, false
+  if bad then binding.error(fmt("%s: detokenize: id %s is not in the vocabulary", who(self), tostring(bad))) end
+end
+
+-- The pieces of ids (id -1 gives "").
+local function pieces_of(self, ids)
+  ids = math_ops.cast(ids, "int64")
+  check_ids(self, ids)
+  return shape_ops.gather(self._detok_t, ids + 1)
 end
 
 -- detokenize(ids): the pieces joined and mapped back to bytes, one string per row (a 1-D input gives a scalar);
 -- takes a dense tensor, a RaggedTensor or Lua lists. Id -1 (tokenize's unknown piece) gives nothing.
 function BytePairTokenizer:detokenize(ids)
   self:_check()
-  local rows, flat = id_rows(self, ids)
-  local out = {}
-  for r, row in ipairs(rows) do
-    local buf = {}
-    for _, id in ipairs(row) do
-      local t = self._by_id[id]
-      if t == nil and id ~= -1 then
-        binding.error(fmt("%s: detokenize: id %s is not in the vocabulary", who(self), tostring(id)))
-      end
-      buf[#buf + 1] = t or ""
+  if type(ids) == "table" and getmetatable(ids) ~= strings.RaggedTensor and type(ids[1]) == "table" then
+    local vals, sp = {}, { 0 }
+    for r, row in ipairs(ids) do
+      for _, id in ipairs(row) do vals[#vals + 1] = id end
+      sp[r + 1] = #vals
     end
-    -- each character back to its byte (one outside the map, none: keras_hub's default "")
-    out[r] = table.concat(buf):gsub("[%z\1-\127\194-\244][\128-\191]*", function(c) return U2BYTE[c] or "" end)
+    local v = convert.tensor(vals, "int64")
+    if #vals == 0 then v = shape_ops.reshape(v, { 0 }) end
+    ids = strings.RaggedTensor.from_row_splits(v, convert.tensor(sp, "int64"))
   end
-  local res = convert.tensor(out, "string")
-  if flat then return shape_ops.reshape(res, {}) end
-  return res
+  local joined
+  if getmetatable(ids) == strings.RaggedTensor then
+    local dense = lookup.ragged_to_tensor(pieces_of(self, ids.values), ids.row_splits, "")
+    joined = strings.reduce_join(dense, { axis = -1 })
+  else
+    local t = convert.tensor(ids)
+    if not tostring(t.dtype):match("int") then
+      binding.error(fmt("%s: detokenize expects integer ids, got dtype %s", who(self), tostring(t.dtype)))
+    end
+    if t.ndim > 2 then binding.error(fmt("%s: detokenize expects ids of rank 0, 1 or 2, got shape %s", who(self),
+      tostring(t.shape))) end
+    if t.ndim < 0 then
+      binding.error(fmt("%s: detokenize: the ids have an unknown rank while tracing; give a known rank (0, 1 or 2)",
+        who(self)))
+    end
+    joined = pieces_of(self, t)
+    if t.ndim > 0 then joined = strings.reduce_join(joined, { axis = -1 }) end
+  end
+  -- each character back to its byte (one outside the map, none: keras_hub's default "")
+  return dispatch.run(C.TIDE_OP_BPE_BYTES_DECODE, dispatch.attrs(), { joined })
 end
 
 function BytePairTokenizer:get_config()
