@@ -381,8 +381,15 @@ static void with_alarm(void (*test)(void), unsigned seconds) {
  * closing the VM, or dropping the iterator, stops and joins its threads in
  * bounded time (issue 29, item 10). An alarm turns a hang into a failure. */
 static void test_pipelines_stop(void) {
-  static const char *const stages[] = {"{num_parallel_calls = 2}):prefetch(1)", "{}):prefetch(1)",
-                                       "{num_parallel_calls = 2})", "{num_parallel_calls = 2}):prefetch(2)"};
+  /* the datasets, as expressions over `spin`; the interleaves' loops run in their inner datasets' passes */
+  static const char *const stages[] = {
+      "D.range(4):map(spin, {num_parallel_calls = 2}):prefetch(1)", "D.range(4):map(spin, {}):prefetch(1)",
+      "D.range(4):map(spin, {num_parallel_calls = 2})", "D.range(4):map(spin, {num_parallel_calls = 2}):prefetch(2)",
+      "D.range(2):interleave(function(x) return D.range(4):map(spin) end, {cycle_length = 2, num_parallel_calls = 2})",
+      "D.range(2):interleave(function(x) return D.range(4):map(spin, {num_parallel_calls = 2}) end, "
+      "{cycle_length = 2, num_parallel_calls = 2})",
+      "D.range(2):interleave(function(x) return D.range(4):map(spin, {num_parallel_calls = 2}) end, {cycle_length = 2})",
+      "D.range(2):interleave(function(x) return D.range(4):map(spin):prefetch(1) end, {cycle_length = 2})"};
   for (int close_first = 0; close_first < 2; close_first++) {
     for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++) {
       tide_vm *vm = open_budget(0, 100);
@@ -394,7 +401,8 @@ static void test_pipelines_stop(void) {
                "local function spin(x)\n"
                "  return tide.while_loop(function(i) return i:ge(0) end, function(i) return i + 1 end, {x})\n"
                "end\n"
-               "it = tide.data.Dataset.range(4):map(spin, %s:iter()\n"
+               "local D = tide.data.Dataset\n"
+               "it = (%s):iter()\n"
                "it()", stages[k]);
       tide_vm_status status;
       double s = timed(vm, code, &status);
@@ -410,6 +418,35 @@ static void test_pipelines_stop(void) {
       CHECK(tide_monotonic_seconds() - t0 < 5.0);
     }
   }
+}
+
+/* An interleave's inner dataset that ends while its parallel map still works
+ * on an element that loops for ever (take(1) after the map): ending the
+ * inner stops that work through the inner pass's own interrupt token, as
+ * dropping an iterator does, so the consumer's call returns at once. Before
+ * inner passes had a token, freeing the inner joined a thread that never
+ * returned, and only the VM's time budget (3 s here) ended the call. */
+static void test_interleave_inner_end_stops_its_work(void) {
+  tide_vm *vm = open_budget(0, 3000);
+  CHECK(vm != NULL);
+  if (!vm) return;
+  tide_vm_status status;
+  double s = timed(vm,
+                   "local tide = require 'tide'\n"
+                   "local D = tide.data.Dataset\n"
+                   "local function spin(x) -- element 0 returns, the others loop for ever\n"
+                   "  return tide.while_loop(function(i) return i:ge(1) end, function(i) return i + 1 end, {x})\n"
+                   "end\n"
+                   "local ds = D.range(2):interleave(function(x)\n"
+                   "  return D.range(4):map(spin, {num_parallel_calls = 2}):take(1)\n"
+                   "end, {cycle_length = 1})\n"
+                   "local n = 0\n"
+                   "for _ in ds:iter() do n = n + 1 end\n"
+                   "assert(n == 2, n)",
+                   &status);
+  CHECK(status == TIDE_VM_OK && s < 2.5);
+  if (status != TIDE_VM_OK) fprintf(stderr, "inner end: %.2f s: %s\n", s, tide_vm_last_error(vm));
+  tide_vm_close(vm);
 }
 
 /* The results of a battery of pattern calls, serialized by the script into
@@ -541,6 +578,7 @@ int main(void) {
   test_set_budget();
   test_budget_interrupts_only_its_vm();
   with_alarm(test_pipelines_stop, 120);
+  with_alarm(test_interleave_inner_end_stops_its_work, 60);
   with_alarm(test_pattern_budget, 120);
   with_alarm(test_regex_budget, 120);
   return CHECK_SUMMARY("vm_limits");
