@@ -197,7 +197,9 @@ static int trampoline(lua_State *L) {
   tide_clear_error();
   /* The host's own code: the host's rights (a script it calls back gets the VM's again, vm.c) */
   tide_file_policy *policy = tide_file_policy_swap(h->vm->host_files);
+  tide_random_state *random = tide_random_state_swap(h->vm->host_random);
   int k = h->fn(h->userdata, n, in, TIDE_VM_HOST_MAX_OUT, out);
+  tide_random_state_swap(random);
   tide_file_policy_swap(policy);
   if (k < 0 || k > TIDE_VM_HOST_MAX_OUT) {
     for (int i = 0; i < TIDE_VM_HOST_MAX_OUT; i++) tide_tensor_release(&out[i]);

@@ -151,6 +151,8 @@ tide_vm *tide_vm_open(const tide_vm_options *opts) {
   if (!vm->account) return open_failed(vm, TIDE_ERR_MEMORY, "out of memory");
   vm->interrupt = tide_interrupt_new(NULL);
   if (!vm->interrupt) return open_failed(vm, TIDE_ERR_MEMORY, "out of memory");
+  vm->random = tide_random_state_new();
+  if (!vm->random) return open_failed(vm, TIDE_ERR_MEMORY, "out of memory");
   /* A sandbox confines tide's file functions to files_root, or to nothing
    * (unless the host gave io back without a root: io reaches every file anyway). */
   unsigned allow = vm->opts.allow;
@@ -302,7 +304,9 @@ static tide_vm_status run(tide_vm *vm, int nargs, int nresults, bool budget) {
    * function (host.c) gives its own code the host's policy back, and a
    * script it calls back must not inherit that. */
   tide_file_policy *prev_files = tide_file_policy_swap(vm->files);
+  tide_random_state *prev_random = tide_random_state_swap(vm->random); /* the same for the global seed */
   if (outer) {
+    vm->host_random = prev_random;
     prev = tide_memory_account_swap(vm->account);
     prev_interrupt = tide_interrupt_swap(vm->interrupt); /* the VM's budget stops this thread's kernels, no other's */
     vm->host_files = prev_files;
@@ -314,7 +318,9 @@ static tide_vm_status run(tide_vm *vm, int nargs, int nresults, bool budget) {
   int status = lua_pcall(L, nargs, nresults, base);
   vm->depth--;
   tide_file_policy_swap(prev_files);
+  tide_random_state_swap(prev_random);
   if (outer) {
+    vm->host_random = NULL;
     if (budget) tide_vm_budget_end(vm);
     tide_memory_account_swap(prev);
     tide_interrupt_swap(prev_interrupt);
@@ -432,6 +438,7 @@ void tide_vm_close(tide_vm *vm) {
     tide_memory_account_swap(prev);
   }
   tide_interrupt_release(vm->interrupt);
+  tide_random_state_release(vm->random);    /* pipeline threads still running keep it alive */
   tide_memory_account_release(vm->account); /* results the host still holds keep it alive */
   tide_file_policy_release(vm->files);      /* pipeline threads still running keep it alive */
   free(vm->error);

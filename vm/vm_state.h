@@ -9,6 +9,7 @@
 
 #include "tide/files.h"
 #include "tide/memory.h"
+#include "tide/random.h"
 #include "tide/runtime.h"
 #include "tide/vm.h"
 
@@ -23,6 +24,9 @@ struct tide_vm {
   tide_file_policy *files;       /* what tide's file functions may touch in calls (sandbox), or NULL */
   tide_file_policy *host_files;  /* the policy the host's thread had when the outermost call began: host
                                   * functions run under it, script code (at any depth) under `files` */
+  tide_random_state *random;     /* the scripts' global seed and streams (set_seed), current in calls at
+                                  * every depth and on their pipelines' threads: no VM's reaches another's */
+  tide_random_state *host_random; /* the host thread's when the outermost call began: host functions' */
   bool lua_heap_charged;         /* the Lua heap goes through limits.c's allocator */
   bool limit_hit;                /* the allocator refused a block since the call began */
   int depth;                     /* nested runs and calls (a host function calling back) */

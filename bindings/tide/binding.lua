@@ -131,18 +131,99 @@ function M.check_file(path, write)
   if C.tide_file_check(path, write and true or false) ~= 0 then M.raise() end
 end
 
--- io.open for tide's own Lua readers and writers, as the C ones open files
--- (tide_file_open): the file policy first, and only a regular file (or,
--- to write, a device such as /dev/null), so that a FIFO named by a hostile
--- path is refused instead of blocking the open for ever. Returns what
--- io.open returns (nil and a message on failure).
+-- io.open for tide's own Lua readers and writers (and the sandbox's io.open,
+-- vm/sandbox.c), opened as the C ones open files: tide_file_open checks the
+-- file policy, opens the resolved path with no symbolic link allowed in it
+-- and takes only a regular file (or, to write, a device such as /dev/null),
+-- so a FIFO named by a hostile path is refused instead of blocking the open
+-- for ever. Lua's io then opens that very file through /proc/self/fd: the
+-- policy judges the file that is opened, never a path a link was swapped
+-- into between a check and an open. Returns what io.open returns (nil, a
+-- message and an errno on failure); `refused` is set with a policy's refusal.
 local io_open = io.open
+pcall(ffi.cdef, "int close(int fd);")
+pcall(ffi.cdef, "char *strerror(int errnum);")
+-- open(2) flags (Linux's generic values, x86-64's and arm64's alike) of an io.open mode.
+local O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND = 1, 2, 64, 512, 1024
+local function open_flags(mode)
+  local kind, plus = mode:sub(1, 1), mode:find("+", 2, true) ~= nil
+  local rw = plus and O_RDWR or kind == "r" and 0 or O_WRONLY
+  if kind == "w" then return rw + O_CREAT + O_TRUNC end
+  if kind == "a" then return rw + O_CREAT + O_APPEND end
+  return rw
+end
 function M.open_file(path, mode)
   mode = mode or "r"
-  if type(path) == "string" and C.tide_file_probe(path, mode:find("[wa+]") ~= nil) ~= 0 then
-    return nil, ffi.string(C.tide_last_error())
+  if type(path) ~= "string" or type(mode) ~= "string" or not mode:find("^[rwa][+b]*$") then
+    return io_open(path, mode) -- io.open's own argument errors
   end
-  return io_open(path, mode)
+  local write = mode:find("[wa+]") ~= nil
+  if C.tide_file_check(path, write) ~= 0 then return nil, ffi.string(C.tide_last_error()), nil, true end
+  local fd = C.tide_file_open(path, open_flags(mode), 438) -- 0666, less the umask
+  if fd < 0 then -- refused: tide's own reason (policy, link swapped in, FIFO), not the system's
+    local errno = ffi.errno()
+    local why = ffi.string(C.tide_file_why())
+    return nil, path .. ": " .. why, errno, why ~= ffi.string(C.strerror(errno))
+  end
+  local f, err, code = io_open("/proc/self/fd/" .. fd, mode)
+  C.close(fd)
+  if not f then return nil, path .. ": " .. tostring(err), code end
+  return f
+end
+
+-- os.remove and os.rename for a sandbox (vm/sandbox.c), acting on the
+-- folder that was judged: the parent folder is opened as tide opens files
+-- (policy, no link swapped in), then the last name is removed or renamed in
+-- it (unlinkat, renameat: a link there is removed or moved itself, never
+-- followed). Return what os.remove and os.rename return; `refused` as open_file.
+pcall(ffi.cdef, [[
+int unlinkat(int dirfd, const char *path, int flags);
+int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+]])
+local O_DIRECTORY = ffi.arch == "arm64" and 16384 or 65536
+local AT_REMOVEDIR, EISDIR = 512, 21
+-- The parent folder of `path`, opened; and the last name. nil, message, errno, refused on failure.
+local function open_parent(path, write)
+  if C.tide_file_check(path, write) ~= 0 then return nil, ffi.string(C.tide_last_error()), nil, true end
+  local dir, name = path:match("^(.*)/([^/]+)/*$")
+  if not dir then dir, name = ".", path:match("^([^/]+)/*$") end
+  if dir == "" then dir = "/" end
+  if not name or name == "." or name == ".." then return nil, path .. ": Invalid argument", 22 end
+  local fd = C.tide_file_open(dir, O_DIRECTORY, 0)
+  if fd < 0 then
+    local errno = ffi.errno()
+    local why = ffi.string(C.tide_file_why())
+    return nil, path .. ": " .. why, errno, why ~= ffi.string(C.strerror(errno))
+  end
+  return fd, name
+end
+local function sys_failed(path)
+  local errno = ffi.errno()
+  return nil, path .. ": " .. ffi.string(C.strerror(errno)), errno
+end
+function M.remove_file(path)
+  local fd, name, code, refused = open_parent(path, true)
+  if not fd then return nil, name, code, refused end
+  local rc = C.unlinkat(fd, name, 0)
+  if rc ~= 0 and ffi.errno() == EISDIR then rc = C.unlinkat(fd, name, AT_REMOVEDIR) end -- os.remove takes empty folders
+  local ok, err, errno = true, nil, nil
+  if rc ~= 0 then ok, err, errno = sys_failed(path) end
+  C.close(fd)
+  return ok, err, errno
+end
+function M.rename_file(from, to)
+  local fa, na, ca, ra = open_parent(from, true)
+  if not fa then return nil, na, ca, ra end
+  local fb, nb, cb, rb = open_parent(to, true)
+  if not fb then
+    C.close(fa)
+    return nil, nb, cb, rb
+  end
+  local ok, err, errno = true, nil, nil
+  if C.renameat(fa, na, fb, nb) ~= 0 then ok, err, errno = sys_failed(from) end
+  C.close(fa)
+  C.close(fb)
+  return ok, err, errno
 end
 
 ---------------------------------------------------------------------------

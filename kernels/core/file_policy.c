@@ -224,8 +224,14 @@ int tide_file_open(const char *path, int flags, int mode) {
   } else {
     fd = open(path, f, mode);
   }
-  if (fd < 0)
-    return open_failed(errno, errno == ELOOP && p ? "a symbolic link appeared in its path while it was opened" : NULL);
+  if (fd < 0) {
+    int e = errno;
+    struct stat sb;
+    /* A FIFO opened to write with no reader fails ENXIO (O_NONBLOCK) before fstat could name it. */
+    if (e == ENXIO && !folder && stat(path, &sb) == 0 && S_ISFIFO(sb.st_mode))
+      return open_failed(e, "it is a FIFO, not a regular file");
+    return open_failed(e, e == ELOOP && p ? "a symbolic link appeared in its path while it was opened" : NULL);
+  }
   if (folder) return fd;
   struct stat st;
   if (fstat(fd, &st) != 0) {

@@ -4,6 +4,7 @@
 #define TIDE_CORE_INTERNAL_H
 
 #include "tide/tide.h"
+#include "tide/random.h"
 
 #include <stdio.h>
 
@@ -186,5 +187,11 @@ FILE *tide_file_fopen(const char *path, const char *mode);
 tide_memory_account *tide_memory_account_current(void);
 /* Another reference (a storage charged to the account holds one). */
 void tide_memory_account_retain(tide_memory_account *a);
+
+/* ---- random states (core/random.c) ---- */
+/* This thread's current state (tide_random_state_swap), or NULL (the process's). */
+tide_random_state *tide_random_state_current(void);
+/* Another reference (a pipeline thread holds one). */
+void tide_random_state_retain(tide_random_state *r);
 
 #endif

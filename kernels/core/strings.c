@@ -1,6 +1,7 @@
 /* core/strings.c — string elements: making, counting and freeing refcounted
  * byte strings, string storages that own their elements, and the copies. */
 #include "internal.h"
+#include "scratch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +35,9 @@ tide_string *tide_string_new(const char *bytes, int64_t len) {
   size_t total = block_bytes(len);
   tide_memory_account *account = tide_memory_account_current();
   if (TIDE_UNLIKELY(account)) {
-    if (!tide_memory_account_charge(account, (int64_t)total)) {
-      TIDE_FAIL(TIDE_ERR_MEMORY, "memory limit of %lld bytes reached: a string of %lld bytes does not fit beside the "
-                "%lld bytes in use", (long long)tide_memory_account_limit(account), (long long)len,
-                (long long)tide_memory_account_used(account));
+    tide_memory_account *refuser = tide_memory_account_try(account, (int64_t)total);
+    if (refuser) {
+      tide_memory_refused(refuser, "a string", (size_t)len);
       return NULL;
     }
     tide_memory_account_retain(account);

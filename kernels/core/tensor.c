@@ -1,6 +1,7 @@
 /* core/tensor.c — tensor headers and storages: creating, sharing, releasing,
  * views with bounds checks, contiguity, and queued releases for hosts. */
 #include "internal.h"
+#include "scratch.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -22,10 +23,9 @@ tide_storage *tide_storage_new(size_t nbytes) {
   /* A capped host's tensors count against its cap (core/account.c). */
   tide_memory_account *account = tide_memory_account_current();
   if (TIDE_UNLIKELY(account)) {
-    if (!tide_memory_account_charge(account, (int64_t)total)) {
-      TIDE_FAIL(TIDE_ERR_MEMORY, "memory limit of %lld bytes reached: a tensor of %zu bytes does not fit beside the "
-                "%lld bytes in use", (long long)tide_memory_account_limit(account), nbytes,
-                (long long)tide_memory_account_used(account));
+    tide_memory_account *refuser = tide_memory_account_try(account, (int64_t)total);
+    if (refuser) { /* the message names the cap that refused: a load's, or the VM's around it */
+      tide_memory_refused(refuser, "a tensor", nbytes);
       return NULL;
     }
     tide_memory_account_retain(account);

@@ -51,6 +51,7 @@ typedef struct job {
   int max_slots;           /* the thread count when the job began: more never help */
   region *regions;
   const char *label;       /* while the profiler records: the op's name, for each participant's event; else NULL */
+  tide_memory_account *account; /* the caller's: workers charge their chunks' scratch to it (core/scratch.h) */
 } job;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -164,7 +165,11 @@ static void *worker_main(void *arg) {
     job *j = __atomic_load_n(&current, __ATOMIC_SEQ_CST);
     if (j) {
       int slot = __atomic_fetch_add(&j->slots, 1, __ATOMIC_RELAXED);
-      if (slot < j->max_slots) run_chunks(j, slot % j->nregions); /* workers left from a larger count sit out */
+      if (slot < j->max_slots) { /* workers left from a larger count sit out */
+        tide_memory_account_swap(j->account);
+        run_chunks(j, slot % j->nregions);
+        tide_memory_account_swap(NULL);
+      }
     }
     if (__atomic_sub_fetch(&busy, 1, __ATOMIC_SEQ_CST) == 0 && __atomic_load_n(&caller_waiting, __ATOMIC_SEQ_CST)) {
       pthread_mutex_lock(&lock);
@@ -264,7 +269,7 @@ void tide_parallel_for(int64_t n, int64_t grain, tide_range_fn fn, void *ctx) {
   /* read once per job, past the inline path: a tiny op never gets here */
   const char *label = NULL;
   if (TIDE_UNLIKELY(tide_hooks_now() & TIDE_HOOK_PROFILE)) label = tide_prof_label ? tide_prof_label : "parallel_for";
-  job j = {fn, ctx, chunk, nregions, 1, threads, regions, label};
+  job j = {fn, ctx, chunk, nregions, 1, threads, regions, label, tide_memory_account_current()};
 
   /* One job at a time: a second thread calling in meanwhile runs alone. */
   job *expected = NULL;

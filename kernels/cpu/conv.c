@@ -4,6 +4,7 @@
 #include "iter.h"
 #include "../core/linalg.h"
 #include "../core/parallel.h"
+#include "../core/scratch.h"
 
 #include <limits.h>
 #include <string.h>
@@ -100,9 +101,8 @@ static tide_status im2col_conv(const char *op, tide_conv_pass pass, const tide_c
   if (imgs * per > INT_MAX || K > INT_MAX || g->oc > INT_MAX)
     return TIDE_FAIL(TIDE_ERR_UNSUPPORTED, "%s: the problem exceeds BLAS's dimension limit of %d", op, INT_MAX);
   size_t colbytes = direct ? 0 : (size_t)(imgs * per * K) * es;
-  char *col = colbytes ? tide_alloc(colbytes) : NULL;
-  if (colbytes && !col)
-    return TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory for a %zu-byte patch buffer", op, colbytes);
+  char *col = colbytes ? tide_scratch_alloc(colbytes, op, "a patch buffer") : NULL; /* charged to a VM's cap */
+  if (colbytes && !col) return tide_last_status();
   if (pass == TIDE_CONV_BWD_DATA) memset(x, 0, (size_t)(g->n * g->h * g->w * g->c) * es);
   for (int64_t first = 0; first < g->n; first += imgs) {
     int64_t nimg = g->n - first < imgs ? g->n - first : imgs, rows = nimg * per;
@@ -128,7 +128,7 @@ static tide_status im2col_conv(const char *op, tide_conv_pass pass, const tide_c
       break;
     }
   }
-  if (col) tide_free(col, colbytes);
+  if (col) tide_scratch_free(col, colbytes);
   return TIDE_OK;
 }
 

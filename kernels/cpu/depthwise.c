@@ -2,6 +2,7 @@
  * channels innermost (they vectorize); float64 and oneDNN's misses come here. */
 #include "conv.h"
 #include "../core/parallel.h"
+#include "../core/scratch.h"
 
 #include <string.h>
 
@@ -144,8 +145,8 @@ tide_status tide_depthwise_direct(const char *op, tide_conv_pass pass, const tid
   if (chunks < 1) chunks = 1;
   j.nchunks = chunks;
   size_t bytes = (size_t)(chunks * j.wsize) * es;
-  j.parts = chunks > 1 ? tide_alloc(bytes) : w;
-  if (!j.parts) return TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory for %zu bytes of partial sums", op, bytes);
+  j.parts = chunks > 1 ? tide_scratch_alloc(bytes, op, "partial sums") : w; /* charged to a VM's cap */
+  if (!j.parts) return tide_last_status();
   tide_parallel_for(chunks, 1, f32 ? dw_bwd_filter_f32 : dw_bwd_filter_f64, &j);
   if (chunks > 1) {
     for (int64_t k = 0; k < j.wsize; k++) {
@@ -159,7 +160,7 @@ tide_status tide_depthwise_direct(const char *op, tide_conv_pass pass, const tid
         ((double *)w)[k] = s;
       }
     }
-    tide_free(j.parts, bytes);
+    tide_scratch_free(j.parts, bytes);
   }
   return TIDE_OK;
 }

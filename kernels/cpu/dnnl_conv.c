@@ -12,6 +12,7 @@
 #include "onednn_load.h"
 #include "signals.h"
 #include "../core/parallel.h"
+#include "../core/scratch.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -346,11 +347,11 @@ tide_status tide_dnnl_conv(const char *op, tide_conv_pass pass, const tide_conv_
   /* BWD_FILTER: slots - 1 sums, slots plain buffers, slots blocked ones, and one `used` byte per slot. */
   if (pass == TIDE_CONV_BWD_FILTER) tmp += (2 * slots - 1) * wbytes + (reorder ? j.wstride * slots : 0) + align64(slots);
   else if (reorder) tmp += 2 * j.wstride;
-  char *buf = tide_alloc(tmp);
+  char *buf = tide_scratch_alloc(tmp, op, "oneDNN's temporaries"); /* charged to a VM's cap */
   if (!buf) {
     release(j.ent[0]);
     release(j.ent[1]);
-    return TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory for %zu bytes of oneDNN temporaries", op, tmp);
+    return tide_last_status();
   }
   char *p = buf;
   j.scratch = p, p += j.sstride * slots;
@@ -389,7 +390,7 @@ tide_status tide_dnnl_conv(const char *op, tide_conv_pass pass, const tide_conv_
         for (int64_t k = 0; k < j.wsize; k++) w[k] += part[k];
       }
   }
-  tide_free(buf, tmp);
+  tide_scratch_free(buf, tmp);
   release(j.ent[0]);
   release(j.ent[1]);
   return j.failed ? TIDE_ERR_UNSUPPORTED : TIDE_OK;

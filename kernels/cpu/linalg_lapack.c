@@ -3,6 +3,7 @@
 #include "linalg_lapack.h"
 #include "../core/linalg.h"
 #include "../core/parallel.h"
+#include "../core/scratch.h"
 
 #include <limits.h>
 #include <math.h>
@@ -150,14 +151,14 @@ tide_status lk_fail(lk_batch *b, int64_t i, tide_status st, const char *fmt, ...
 /* Problems [begin, end), with one scratch buffer for them all; stops at a failure. */
 static void run_range(void *arg, int64_t begin, int64_t end) {
   lk_batch *b = arg;
-  char *scratch = b->scratch ? tide_alloc(b->scratch) : NULL;
-  if (b->scratch && !scratch) {
-    lk_fail(b, begin, TIDE_ERR_MEMORY, "out of memory for a %zu-byte workspace", b->scratch);
+  char *scratch = b->scratch ? tide_scratch_alloc(b->scratch, b->def->name, "a LAPACK workspace") : NULL;
+  if (b->scratch && !scratch) { /* refused by a VM's cap (a pool worker runs under its caller's) or out of memory */
+    lk_fail(b, begin, TIDE_ERR_MEMORY, "%s", tide_last_error());
     return;
   }
   for (int64_t i = begin; i < end; i++)
     if (b->one(b, i, scratch) != TIDE_OK) break;
-  if (scratch) tide_free(scratch, b->scratch);
+  if (scratch) tide_scratch_free(scratch, b->scratch);
 }
 
 tide_status lk_batch_run(lk_batch *b) {

@@ -14,6 +14,7 @@
 #include "reduce.h"
 #include "iter.h"
 #include "../core/parallel.h"
+#include "../core/scratch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,7 @@ typedef struct sort_ctx {
   bool desc, topk;
   int64_t len, inner, k;   /* k: top_k only (inner is 1 then) */
   int failed;              /* a worker could not allocate scratch */
+  char why[256];           /* the first failure's message (set on the worker's thread) */
 } sort_ctx;
 
 /* Sort (or select the top k of) one line into the outputs, using the scratch given. */
@@ -166,15 +168,16 @@ static void sort_line(const sort_ctx *c, void *keys, int64_t *ix, void *tk, int6
 static void sort_range(void *ctx, int64_t l0, int64_t l1) {
   sort_ctx *c = ctx;
   size_t es = tide_dtype_size_unchecked(c->dt), n = (size_t)c->len;
-  char *buf = malloc(n * 2 * (es + sizeof(int64_t)));
+  size_t bytes = n * 2 * (es + sizeof(int64_t));
+  char *buf = tide_scratch_alloc(bytes, "sort", "the keys of a line"); /* charged to the caller's VM's cap */
   if (!buf) {
-    __atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);
+    if (!__atomic_exchange_n(&c->failed, 1, __ATOMIC_ACQ_REL)) snprintf(c->why, sizeof c->why, "%s", tide_last_error());
     return;
   }
   int64_t *ix = (int64_t *)buf, *tix = ix + n;
   char *keys = (char *)(tix + n), *tk = keys + n * es;
   for (int64_t l = l0; l < l1; l++) sort_line(c, keys, ix, tk, tix, l);
-  free(buf);
+  tide_scratch_free(buf, bytes);
 }
 
 /* Run the lines of x (axis ax) into the outputs; halves go through float32. */
@@ -192,8 +195,7 @@ static tide_status run_sort(const tide_op_def *def, const tide_tensor *x, int ax
   int64_t grain = TIDE_GRAIN_COSTLY / (c->len > 0 ? c->len : 1);
   tide_parallel_for(lines, grain > 0 ? grain : 1, sort_range, c);
   tide_axis_close(&v, !c->failed);
-  if (c->failed) return TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory for sort scratch (axis of length %lld)",
-                                  def->name, (long long)c->len);
+  if (c->failed) return TIDE_FAIL(TIDE_ERR_MEMORY, "%s: axis of length %lld: %s", def->name, (long long)c->len, c->why);
   return TIDE_OK;
 }
 

@@ -2,6 +2,7 @@
  * first occurrence, and each element's position among them (one hash pass). */
 #include "iter.h"
 #include "../core/registry.h"
+#include "../core/scratch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,19 +59,20 @@ typedef struct table {
   uint64_t *key;     /* key per slot */
 } table;
 
-/* Make t hold `cap` empty slots; false when out of memory. */
+/* Make t hold `cap` empty slots; false when out of memory or past a VM's cap
+ * (the error set: the tables are scratch, charged as tensors are). */
 static bool table_init(table *t, uint64_t cap) {
   t->cap = cap;
-  t->id = malloc((size_t)cap * sizeof *t->id);
-  t->key = malloc((size_t)cap * sizeof *t->key);
+  t->id = tide_scratch_alloc((size_t)cap * sizeof *t->id, "unique", "a hash table");
+  t->key = t->id ? tide_scratch_alloc((size_t)cap * sizeof *t->key, "unique", "a hash table") : NULL;
   if (!t->id || !t->key) return false;
   memset(t->id, 0xff, (size_t)cap * sizeof *t->id);
   return true;
 }
 
 static void table_free(table *t) {
-  free(t->id);
-  free(t->key);
+  tide_scratch_free(t->id, (size_t)t->cap * sizeof *t->id);
+  tide_scratch_free(t->key, (size_t)t->cap * sizeof *t->key);
 }
 
 /* The slot holding key, or the empty slot where it would go. */
@@ -116,11 +118,11 @@ tide_status tide_cpu_unique(const tide_op_def *def, const tide_attrs *a, int n_i
     goto done;
   }
   if ((st = tide_tensor_init(out[1], a->dtype, 1, &n)) != TIDE_OK) goto done;
-  first = malloc((size_t)(n + 1) * sizeof *first);
-  keys = malloc((size_t)(n + 1) * sizeof *keys);
-  has = malloc((size_t)(n + 1) * sizeof *has);
+  first = tide_scratch_alloc((size_t)(n + 1) * sizeof *first, def->name, "the first positions");
+  keys = first ? tide_scratch_alloc((size_t)(n + 1) * sizeof *keys, def->name, "the keys") : NULL;
+  has = keys ? tide_scratch_alloc((size_t)(n + 1) * sizeof *has, def->name, "the key flags") : NULL;
   if (!first || !keys || !has || !table_init(&t, 64)) {
-    st = TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory for a table of %lld values", def->name, (long long)n);
+    st = tide_last_status(); /* its message: out of memory, or the VM's cap that refused */
     goto done;
   }
   int64_t count = 0;
@@ -137,7 +139,7 @@ tide_status tide_cpu_unique(const tide_op_def *def, const tide_attrs *a, int n_i
       first[count] = k, keys[count] = key, has[count] = keyed;
       count++;
       if ((uint64_t)count * 2 > t.cap && !table_grow(&t, keys, has, count)) {
-        st = TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory for a table of %lld values", def->name, (long long)count);
+        st = tide_last_status();
         goto done;
       }
     }
@@ -150,9 +152,9 @@ tide_status tide_cpu_unique(const tide_op_def *def, const tide_attrs *a, int n_i
     memcpy((char *)out[0]->data + u * (int64_t)es, (const char *)x->data + first[u] * (int64_t)es, es);
 done:
   table_free(&t);
-  free(first);
-  free(keys);
-  free(has);
+  tide_scratch_free(first, (size_t)(n + 1) * sizeof *first);
+  tide_scratch_free(keys, (size_t)(n + 1) * sizeof *keys);
+  tide_scratch_free(has, (size_t)(n + 1) * sizeof *has);
   tide_tensor_release(&tmp);
   return st;
 }

@@ -88,8 +88,13 @@ typedef struct inner {
 
 static void inner_free(inner *x, int nin, int nout) {
   if (!x) return;
+  /* As an iterator's end: a thread of the inner's (a parallel map's worker
+   * past the inner's take) stuck in a graph stops at its next step, so the
+   * node's free can join it. */
+  tide_interrupt_raise(x->pass.intr);
   dpass_stop(&x->pass);
   if (x->node) x->node->ops->free(x->node);
+  tide_interrupt_release(x->pass.intr);
   tide_dataset_free(x->ds);
   if (x->elem) {
     delem_release(x->elem, nin);
@@ -106,10 +111,16 @@ static void inner_free(inner *x, int nin, int nout) {
   free(x);
 }
 
-static inner *inner_new(int64_t index, int cap, int nout) {
+/* `intr`: the interleave's own pass's token, the parent of the inner's. */
+static inner *inner_new(int64_t index, int cap, int nout, tide_interrupt *intr) {
   inner *x = calloc(1, sizeof *x);
   if (!x) return NULL;
   pthread_mutex_init(&x->pass.mu, NULL);
+  if (!(x->pass.intr = tide_interrupt_new(intr))) {
+    pthread_mutex_destroy(&x->pass.mu);
+    free(x);
+    return NULL;
+  }
   x->index = index;
   x->cap = cap;
   bool ok = (x->buf = calloc((size_t)cap, sizeof *x->buf)) != NULL;
@@ -181,8 +192,11 @@ static void inner_fill(ilv_node *n, inner *x, int tail, int room) {
   bool open_failed = false;
   while (k < room && !end) {
     ient *e = &x->buf[(tail + k) % x->cap];
+    /* Under the inner's token: the threads its pass starts take it, and its end raises it. */
+    tide_interrupt *prev = tide_interrupt_swap(x->pass.intr);
     tide_status st = x->node ? TIDE_OK : inner_open(n, x);
     if (!st) st = dnext(x->node, e->vals, &end);
+    tide_interrupt_swap(prev);
     if (st) {
       char msg[1024];
       snprintf(msg, sizeof msg, "%s", tide_last_error());
@@ -275,7 +289,7 @@ static tide_status top_up(ilv_node *n) {
       n->in_done = 1;
       break;
     }
-    inner *x = inner_new(st ? -1 : n->pulled, inner_cap(n), n->base.ncomp);
+    inner *x = inner_new(st ? -1 : n->pulled, inner_cap(n), n->base.ncomp, n->base.pass->intr);
     if (!x) {
       delem_release(elem, n->nin);
       free(elem);
@@ -325,7 +339,7 @@ static inner *next_inner(ilv_node *n, tide_status *st) {
     if (end) n->in_done = 1;
     return NULL;
   }
-  inner *x = inner_new(n->pulled++, 1, n->base.ncomp);
+  inner *x = inner_new(n->pulled++, 1, n->base.ncomp, n->base.pass->intr);
   if (!x) {
     delem_release(elem, n->nin);
     free(elem);

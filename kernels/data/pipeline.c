@@ -163,8 +163,9 @@ int tide_data_autotune_parallelism(void) { return tide_parallel_threads(); }
 
 int tide_data_live_threads(void) { return __atomic_load_n(&live_threads, __ATOMIC_RELAXED); }
 
-/* A pipeline thread runs under the file policy, the memory account and the
- * interrupt token of the thread that started it: a sandboxed VM's scripts
+/* A pipeline thread runs under the file policy, the memory account, the
+ * interrupt token and the random state of the thread that started it (a
+ * VM's shuffles draw from its own seed): a sandboxed VM's scripts
  * reach files through pipelines too, the tensors a capped VM's pipeline
  * makes count against its limit (a map that makes too much fails at its
  * element, as it would on the VM's own thread), and its pass (or the VM's
@@ -175,6 +176,7 @@ typedef struct {
   tide_file_policy *policy;
   tide_memory_account *account;
   tide_interrupt *intr;
+  tide_random_state *random;
 } thread_start;
 
 static void *thread_main(void *p) {
@@ -183,13 +185,16 @@ static void *thread_main(void *p) {
   tide_file_policy_swap(s.policy);
   tide_memory_account_swap(s.account);
   tide_interrupt_swap(s.intr);
+  tide_random_state_swap(s.random);
   void *r = s.fn(s.arg);
+  tide_random_state_swap(NULL);
   tide_interrupt_swap(NULL);
   tide_memory_account_swap(NULL);
   tide_file_policy_swap(NULL);
   if (s.account) tide_memory_account_release(s.account);
   tide_file_policy_release(s.policy);
   tide_interrupt_release(s.intr);
+  tide_random_state_release(s.random);
   return r;
 }
 
@@ -201,8 +206,10 @@ int dthread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: cannot start a pipeline thread (out of memory)");
     return ENOMEM;
   }
-  *s = (thread_start){fn, arg, tide_file_policy_current(), tide_memory_account_current(), tide_interrupt_current()};
+  *s = (thread_start){fn, arg, tide_file_policy_current(), tide_memory_account_current(), tide_interrupt_current(),
+                      tide_random_state_current()};
   tide_file_policy_retain(s->policy);
+  tide_random_state_retain(s->random);
   tide_interrupt_retain(s->intr);
   if (s->account) tide_memory_account_retain(s->account);
   sigset_t all, old;
@@ -215,6 +222,7 @@ int dthread_start(pthread_t *t, void *(*fn)(void *), void *arg) {
     if (s->account) tide_memory_account_release(s->account);
     tide_file_policy_release(s->policy);
     tide_interrupt_release(s->intr);
+    tide_random_state_release(s->random);
     free(s);
     TIDE_FAIL(TIDE_ERR_MEMORY, "data: cannot start a pipeline thread (error %d)", rc);
   }

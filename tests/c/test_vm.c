@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tide/random.h"
 #include "tide/vm.h"
 #include "util.h"
 
@@ -254,10 +255,57 @@ static void test_open_options(void) {
   tide_vm_close(vm);
 }
 
+/* The global seed is each VM's own (issue 29): two sandboxed VMs seeding
+ * and drawing in turn do not move each other's streams, nor the host's seed;
+ * a VM's seeded draws repeat whatever another VM does in between. */
+static void test_seed_per_vm(void) {
+  tide_vm_options opts;
+  memset(&opts, 0, sizeof opts);
+  opts.sandbox = true;
+  tide_vm *a = tide_vm_open(&opts), *b = tide_vm_open(&opts);
+  CHECK(a != NULL && b != NULL);
+  if (!a || !b) {
+    tide_vm_close(a);
+    tide_vm_close(b);
+    return;
+  }
+  tide_random_set_seed(42);
+  uint64_t key0, counter0, key1, counter1;
+  tide_random_reserve(3, &key0, &counter0);
+  CHECK(tide_vm_dostring(a, "tide = require 'tide'; tide.random.set_seed(7); x1 = tide.random.uniform{3}:totable()\n"
+                            "assert(tide.random.get_seed() == 7)", "=a") == TIDE_VM_OK);
+  CHECK(tide_vm_dostring(b, "tide = require 'tide'; tide.random.set_seed(100); local y = tide.random.uniform{5}\n"
+                            "local s = tide.random.uniform({2}, {seed = 3})", "=b") == TIDE_VM_OK);
+  CHECK(tide_vm_dostring(a, "x2 = tide.random.uniform{3}:totable(); x3 = tide.random.uniform({2}, {seed = 3}):totable()\n"
+                            "assert(tide.random.get_seed() == 7, 'seed ' .. tostring(tide.random.get_seed()))",
+                         "=a") == TIDE_VM_OK);
+  if (*tide_vm_last_error(a)) fprintf(stderr, "%s\n", tide_vm_last_error(a));
+  /* Again in a alone: the same numbers. */
+  CHECK(tide_vm_dostring(a, "tide.random.set_seed(7)\n"
+                            "local function same(p, q) for i = 1, #p do assert(p[i] == q[i], i) end end\n"
+                            "same(x1, tide.random.uniform{3}:totable())\n"
+                            "same(x2, tide.random.uniform{3}:totable())\n"
+                            "same(x3, tide.random.uniform({2}, {seed = 3}):totable())", "=again") == TIDE_VM_OK);
+  if (*tide_vm_last_error(a)) fprintf(stderr, "%s\n", tide_vm_last_error(a));
+  CHECK(tide_vm_dostring(b, "assert(tide.random.get_seed() == 100)", "=b") == TIDE_VM_OK);
+  /* The host's stream: its seed, its counters going on from its last draw. */
+  CHECK(tide_random_get_seed() == 42);
+  tide_random_reserve(1, &key1, &counter1);
+  CHECK(key1 == key0 && counter1 == counter0 + 3);
+  /* A VM never seeded draws from a seed of its own, not the host's. */
+  tide_vm *c = tide_vm_open(&opts);
+  CHECK(c != NULL);
+  CHECK(tide_vm_dostring(c, "local tide = require 'tide'; assert(tide.random.get_seed() ~= 42)", "=c") == TIDE_VM_OK);
+  tide_vm_close(c);
+  tide_vm_close(a);
+  tide_vm_close(b);
+}
+
 int main(void) {
   test_open_options();
   test_run_string();
   test_lua_state_and_call();
   test_run_file_and_root();
+  test_seed_per_vm();
   return CHECK_SUMMARY("vm");
 }

@@ -3,6 +3,7 @@
  * reachable from tide hands a script ffi, the binding or the C library. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -514,6 +515,68 @@ static void test_process_wide(void) {
   CHECK(tide_get_num_threads() == threads);
 }
 
+/* The check-then-open race (issue 29): a host thread swaps a link in the
+ * allowed folder between a folder inside and one outside, as fast as it can,
+ * while the script opens, removes and renames through it. Lua's io.open (and
+ * os.remove, os.rename) checked the path, then acted on it by name, so a link
+ * swapped in between made a file outside, or removed one; they now act on
+ * what they opened (the file, or the parent folder) and never leave the folder. */
+typedef struct {
+  char in[128], out[128], link[128], tmp[128];
+  int stop; /* atomic */
+} flipper;
+
+static void *flip(void *arg) {
+  flipper *f = arg;
+  for (unsigned i = 0; !__atomic_load_n(&f->stop, __ATOMIC_RELAXED); i++) {
+    unlink(f->tmp);
+    if (symlink(i & 1 ? f->out : f->in, f->tmp) == 0) rename(f->tmp, f->link);
+  }
+  return NULL;
+}
+
+static void test_files_link_race(void) {
+  char root[] = "/tmp/tide_test_files_XXXXXX", out[] = "/tmp/tide_test_out_XXXXXX", path[256], code[2048];
+  CHECK(mkdtemp(root) != NULL && mkdtemp(out) != NULL);
+  flipper f;
+  memset(&f, 0, sizeof f);
+  snprintf(f.in, sizeof f.in, "%s/in", root);
+  snprintf(f.out, sizeof f.out, "%s", out);
+  snprintf(f.link, sizeof f.link, "%s/sw", root);
+  snprintf(f.tmp, sizeof f.tmp, "%s/tmp", root);
+  CHECK(mkdir(f.in, 0700) == 0);
+  snprintf(path, sizeof path, "%s/victim", out); /* what a remove or rename through the link must not reach */
+  FILE *v = fopen(path, "w");
+  CHECK(v != NULL);
+  if (v) fclose(v);
+  tide_vm *vm = open_sandbox_in(TIDE_VM_ALLOW_IO | TIDE_VM_ALLOW_OS, NULL, root);
+  CHECK(vm != NULL);
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, flip, &f) == 0);
+  if (vm) {
+    snprintf(code, sizeof code,
+             "local R, opened = '%s', 0\n"
+             "for i = 1, 4000 do\n"
+             "  local ok, fh = pcall(io.open, R .. '/sw/made' .. i, 'w')\n"
+             "  if ok and fh then fh:close(); opened = opened + 1 end\n"
+             "  pcall(os.remove, R .. '/sw/victim')\n"
+             "  pcall(os.rename, R .. '/sw/victim', R .. '/in/taken')\n"
+             "end\n"
+             "assert(opened > 0, 'no open got through')",
+             root);
+    CHECK(runs(vm, code));
+    tide_vm_close(vm);
+  }
+  __atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
+  pthread_join(t, NULL);
+  CHECK(access(path, F_OK) == 0); /* the victim is still there */
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "test \"$(ls -A %s)\" = victim", out); /* and nothing else was made outside */
+  CHECK(system(cmd) == 0);
+  snprintf(cmd, sizeof cmd, "rm -rf %s %s", root, out);
+  CHECK(system(cmd) == 0);
+}
+
 static void on_alarm(int sig) {
   (void)sig;
   static const char msg[] = "FAIL tests/c/test_vm_sandbox.c: hung (an open waiting on a FIFO?)\n";
@@ -532,6 +595,7 @@ int main(void) {
   test_files_nested();
   test_files_dangling_link();
   test_files_glob();
+  test_files_link_race();
   test_process_wide();
   alarm(0);
   return CHECK_SUMMARY("vm_sandbox");

@@ -43,7 +43,10 @@ TIDE_API void tide_memory_set_cache_limit(int64_t bytes);
  * bytes reached ..."); the storage keeps
  * the account alive and credits it back when it is freed, on any thread.
  * Hosts charge their own allocations (a Lua heap) with _charge/_credit.
- * Not charged: headers, kernels' scratch buffers, wrapped caller memory. */
+ * Kernels' big scratch buffers are charged while an op runs (the pool's
+ * workers run an op's chunks under its caller's account). A refusal names
+ * the limit of the account that refused (a nested one's, or its parent's).
+ * Not charged: headers, kernels' small temporaries, wrapped caller memory. */
 typedef struct tide_memory_account tide_memory_account;
 
 /* A new account holding one reference; limit 0 means no limit. NULL when out of memory. */

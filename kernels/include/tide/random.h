@@ -10,7 +10,21 @@
 extern "C" {
 #endif
 
-/* Restart the global stream from `seed`. */
+/* ---- random states ----
+ * The global seed and its streams belong to a random state. This thread's
+ * current one (tide_random_state_swap) is used, else the process's own: a
+ * tide_vm makes one of its own, current in its calls and on the pipeline
+ * threads they start, so a script's set_seed reaches no other VM and not
+ * the host. A new state is unseeded (seeded from the clock at its first draw). */
+typedef struct tide_random_state tide_random_state;
+/* A new, unseeded state holding one reference; NULL when out of memory. */
+TIDE_API tide_random_state *tide_random_state_new(void);
+/* Drop a reference (pipeline threads hold one while they run). */
+TIDE_API void tide_random_state_release(tide_random_state *r);
+/* Make `r` (NULL: the process's) this thread's current state; returns the previous one. */
+TIDE_API tide_random_state *tide_random_state_swap(tide_random_state *r);
+
+/* Restart the global stream (this thread's current state's) from `seed`. */
 TIDE_API void tide_random_set_seed(uint64_t seed);
 /* The seed of the global stream (the default one when never set). */
 TIDE_API uint64_t tide_random_get_seed(void);
