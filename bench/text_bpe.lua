@@ -3,30 +3,10 @@
 local tide = require "tide"
 local timing = dofile(arg[0]:match("^(.-)[^/]*$") .. "timing.lua")
 
--- The corpus (bench/text.lua's): an LCG both scripts share, pseudo-words from syllables, Zipf-ish picks.
-local N, WORDS_PER = tonumber(os.getenv("TEXT_BENCH_N") or "20000"), 24
-local state = 12345
-local function rand(n)
-  state = (state * 48271) % 2147483647   -- MINSTD: exact in doubles
-  return state % n
-end
-local SYL = { "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "po", "de", "qua", "xi", "bel", "tor", "un", "re" }
-local words = {}
-for i = 1, 4000 do
-  local w = {}
-  for _ = 1, 1 + i % 3 + rand(2) do w[#w + 1] = SYL[rand(#SYL) + 1] end
-  words[i] = table.concat(w)
-end
-local sentences = {}
-for s = 1, N do
-  local t = {}
-  for k = 1, WORDS_PER do
-    local r = rand(4000)
-    t[k] = words[math.floor(r * r / 4000) + 1]
-    if k == 1 then t[k] = t[k]:sub(1, 1):upper() .. t[k]:sub(2) end
-  end
-  sentences[s] = table.concat(t, " ") .. (s % 3 == 0 and "!" or ".")
-end
+-- The corpus (bench/text_corpus.lua, as bench/text_corpus.py makes it for the peers).
+local N = tonumber(os.getenv("TEXT_BENCH_N") or "20000")
+local made = dofile(arg[0]:match("^(.-)[^/]*$") .. "text_corpus.lua")(N)
+local sentences = made.sentences
 local corpus = tide.tensor(sentences, "string")
 local BATCH = 256
 local batches = {}

@@ -11,6 +11,7 @@ import statistics
 import sys
 import time
 
+import text_corpus
 from peer_timing import emit, threads
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "tf"
@@ -24,34 +25,11 @@ tf.config.threading.set_intra_op_parallelism_threads(T)
 tf.config.threading.set_inter_op_parallelism_threads(T)
 import keras  # noqa: E402
 
-N, WORDS_PER = int(os.environ.get("TEXT_BENCH_N", "20000")), 24
-state = 12345
-
-
-def rand(n):
-    global state
-    state = (state * 48271) % 2147483647
-    return state % n
-
-
-SYL = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "po", "de", "qua", "xi", "bel", "tor", "un", "re"]
-words = []
-for i in range(1, 4001):
-    w = [SYL[rand(len(SYL))] for _ in range(1 + i % 3 + rand(2))]
-    words.append("".join(w))
-sentences = []
-for s in range(1, N + 1):
-    t = []
-    for k in range(1, WORDS_PER + 1):
-        r = rand(4000)
-        w = words[(r * r) // 4000]
-        if k == 1:
-            w = w[0].upper() + w[1:]
-        t.append(w)
-    sentences.append(" ".join(t) + ("!" if s % 3 == 0 else "."))
+N = int(os.environ.get("TEXT_BENCH_N", "20000"))
+sentences, words = text_corpus.make(N)
 
 vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", ".", "!"] + words[:3000]
-for s in SYL:
+for s in text_corpus.SYL:
     vocab += [s, "##" + s]
 vocab = list(dict.fromkeys(vocab))
 tv = keras.layers.TextVectorization(max_tokens=20000, output_sequence_length=64)
