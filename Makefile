@@ -266,6 +266,11 @@ $(BUILD)/bench/embed_model: bench/embed_model.c bench/malloc_count.c bench/mallo
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) -O2 -o $@ bench/embed_model.c bench/malloc_count.c -L$(BUILD) -ltide -lm -Wl,-rpath,'$$ORIGIN/..'
 
+# issue 28's model-file speeds (bench/run.sh, section model_files): SavedModel and ONNX through tide_model_run.
+$(BUILD)/bench/model_files: bench/model_files.c $(LIB) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O2 -o $@ bench/model_files.c -L$(BUILD) -ltide -lm -Wl,-rpath,'$$ORIGIN/..'
+
 # tests/c/test_simd.c scans the objects for instructions beyond the baseline
 # when the build is the default portable one.
 CTEST_DEFS := $(if $(and $(filter x86_64,$(ARCH)),$(filter "$(OPT_DEFAULT)","$(OPT)")),-DTIDE_CHECK_BASELINE_OBJECTS,)
@@ -290,7 +295,7 @@ demo: deps
 
 bench: deps
 	@tools/deps.sh bench
-	@$(MAKE) --no-print-directory all $(BUILD)/bench/embed_model
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/embed_model $(BUILD)/bench/model_files
 	@BUILD=$(BUILD) bench/run.sh
 
 # make install PREFIX=/usr/local DESTDIR=: the program, libtide and libtidevm,
