@@ -43,6 +43,8 @@ tide_status onnx_known_ints(const tide_tensor *t, const char *what, int64_t *buf
 }
 
 tide_status onnx_run1(int op, const tide_attrs *a, int n, const tide_tensor *const *ins, tide_tensor *out) {
+  tide_status st;
+  if (onnx_layout_run(op, a, n, ins, out, &st)) return st; /* transposes cancelled or moved (onnx_layout.c) */
   tide_tensor *o[1] = {out};
   return tide_op_run(op, a, n, ins, 1, o);
 }
