@@ -10,7 +10,8 @@
  *     a call, us; and `_cpu`: the process's CPU time per call (all threads),
  *     which another program on the machine does not inflate.
  * Every output is first checked against Keras's (DIR/<model>_b<batch>_io).
- * Threads: MODEL_FILES_THREADS (default 1: what the peers are held to).
+ * Threads: MODEL_FILES_THREADS (default 1: what the peers are held to); MODEL_FILES_FORMAT=tf or
+ * onnx runs that format alone.
  * bench/model_files_peers.py prints onnxruntime's and TF's figures under the
  * same names; bench/compare.lua sets them side by side. */
 #include <math.h>
@@ -123,7 +124,9 @@ static void bench_model(const char *dir, const char *model) {
   static const char *const fmts[2] = {"tf", "onnx"};
   tide_tensor *x1 = read_io(dir, model, 1, "x"), *y1 = read_io(dir, model, 1, "y");
   tide_tensor *x8 = read_io(dir, model, 8, "x"), *y8 = read_io(dir, model, 8, "y");
+  const char *only = getenv("MODEL_FILES_FORMAT"); /* "tf" or "onnx": that one alone (for perf) */
   for (int f = 0; f < 2; f++) {
+    if (only && *only && strcmp(only, fmts[f])) continue;
     char path[4096], label[256];
     snprintf(path, sizeof path, f ? "%s/%s.onnx" : "%s/%s_tf", dir, model);
     snprintf(label, sizeof label, "%s_%s", model, fmts[f]);

@@ -8,7 +8,8 @@
  *   of the first one's input, or nothing when the perms undo each other;
  * - an elementwise op (Relu, Clip, Add, ...) whose inputs are values transposed by one perm
  *   (others: known tensors, transposed here at load, and scalars) runs on the values before
- *   the transpose, and the transpose moves after it, to meet the next op's inverse one.
+ *   the transpose, and the transpose moves after it, to meet the next op's inverse one; so does
+ *   a Pad (its amounts moved to the dims they pad).
  * The transposes nothing reads any more are dropped by the graph's dead-code pass. */
 #include "onnx_internal.h"
 
@@ -105,9 +106,27 @@ static bool sink(int op, const tide_attrs *a, int n, const tide_tensor *const *i
   return true;
 }
 
+/* Pad (ints: before and after per dim) of Transpose(p)(src) = Transpose(p)(src padded by the same
+ * amounts on the dims they land on): Keras's ZeroPadding2D before a strided Conv. */
+static bool pad(const tide_attrs *a, const tide_tensor *x, tide_tensor *out, tide_status *st) {
+  int64_t p[TIDE_MAX_DIMS];
+  tide_tensor src;
+  int r = x->ndim;
+  if (a->nints != 2 * r || !transposed(x, p, &src)) return false;
+  tide_attrs b = *a;
+  for (int i = 0; i < r; i++) b.ints[2 * p[i]] = a->ints[2 * i], b.ints[2 * p[i] + 1] = a->ints[2 * i + 1];
+  tide_tensor tmp = {0}, *o[1] = {&tmp};
+  const tide_tensor *in = &src;
+  *st = tide_op_run(TIDE_OP_PAD, &b, 1, &in, 1, o);
+  if (!*st) *st = transpose_by(&tmp, r, p, out);
+  tide_tensor_release(&tmp);
+  return true;
+}
+
 bool onnx_layout_run(int op, const tide_attrs *a, int n, const tide_tensor *const *ins, tide_tensor *out,
                      tide_status *st) {
   if (op == TIDE_OP_TRANSPOSE && n == 1) return compose(a, ins[0], out, st);
+  if (op == TIDE_OP_PAD && n == 1) return pad(a, ins[0], out, st);
   if (tide_op_defs[op].flags & TIDE_OPF_ELEMENTWISE) return sink(op, a, n, ins, out, st);
   return false;
 }
