@@ -94,7 +94,7 @@ static bool sink(int op, const tide_attrs *a, int n, const tide_tensor *const *i
     for (int i = 0; i < r; i++) dims[i] = i < lead ? 1 : ins[k]->dims[i - lead];
     tide_tensor full = {0};
     *st = onnx_reshape(ins[k], r, dims, &full);
-    if (!*st) *st = transpose_by(&full, r, inv, &held[k]);
+    if (!*st) *st = onnx_transpose(&full, r, inv, &held[k]); /* known: a contiguous copy */
     tide_tensor_release(&full);
     args[k] = &held[k];
   }

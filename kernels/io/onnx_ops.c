@@ -85,7 +85,16 @@ tide_status onnx_transpose(const tide_tensor *x, int n, const int64_t *perm, tid
   tide_attrs a = {0};
   for (int i = 0; i < n; i++) a.ints[i] = perm[i];
   a.nints = n;
-  return onnx_run1(TIDE_OP_TRANSPOSE, &a, 1, &x, out);
+  if (!onnx_known(x)) return onnx_run1(TIDE_OP_TRANSPOSE, &a, 1, &x, out);
+  /* Known values (weights to HWIO) are copied contiguous once, here: a transposed view
+   * would be copied again by the kernel reading it (conv2d) at every run. */
+  tide_tensor view = {0};
+  const tide_tensor *use;
+  tide_status st = onnx_run1(TIDE_OP_TRANSPOSE, &a, 1, &x, &view);
+  if (!st) st = tide_contiguous_or_copy("transpose", &view, out, &use);
+  if (!st && use == &view) st = tide_tensor_share(out, &view);
+  tide_tensor_release(&view);
+  return st;
 }
 
 tide_status onnx_reshape(const tide_tensor *x, int n, const int64_t *dims, tide_tensor *out) {
