@@ -27,7 +27,12 @@ static bool transposed(const tide_tensor *t, int64_t *perm, tide_tensor *src) {
   if (n->kind != TIDE_NODE_OP || n->op != TIDE_OP_TRANSPOSE || n->n_in != 1 || n->attrs.nints != t->ndim ||
       t->ndim < 1)
     return false;
-  for (int i = 0; i < t->ndim; i++) perm[i] = n->attrs.ints[i];
+  unsigned seen = 0; /* a permutation of 0..ndim-1 as written (not negative axes) */
+  for (int i = 0; i < t->ndim; i++) {
+    perm[i] = n->attrs.ints[i];
+    if (perm[i] < 0 || perm[i] >= t->ndim || (seen & (1u << perm[i]))) return false;
+    seen |= 1u << perm[i];
+  }
   tide_graph_symbolic(g, n->in[0].node, n->in[0].index, src);
   return src->ndim == t->ndim;
 }
