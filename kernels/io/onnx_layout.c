@@ -13,8 +13,9 @@
  * The transposes nothing reads any more are dropped by the graph's dead-code pass. */
 #include "onnx_internal.h"
 
-#include "../core/registry.h"
-#include "../graph/graph_internal.h"
+#include <string.h>
+
+#include "../graph/graph_internal.h" /* the nodes' fields only: fuzz/fuzz_onnx.c links no hidden symbol */
 
 /* When t is output 0 of a Transpose node of the graph being built, with an explicit perm of
  * its rank: that perm and, in src, the symbolic value it transposes. */
@@ -33,7 +34,15 @@ static bool transposed(const tide_tensor *t, int64_t *perm, tide_tensor *src) {
     if (perm[i] < 0 || perm[i] >= t->ndim || (seen & (1u << perm[i]))) return false;
     seen |= 1u << perm[i];
   }
-  tide_graph_symbolic(g, n->in[0].node, n->in[0].index, src);
+  /* src names output (node, index) of g, as graph/build.c's tide_graph_symbolic writes one */
+  const tide_tensor *d = &g->nodes[n->in[0].node].out[n->in[0].index];
+  memset(src, 0, sizeof *src);
+  src->ndim = d->ndim, src->dt = d->dt, src->nelem = d->nelem, src->dev = TIDE_CPU;
+  for (int i = 0; i < d->ndim && i < TIDE_MAX_DIMS; i++) src->dims[i] = d->dims[i], src->strides[i] = d->strides[i];
+  src->flags = TIDE_TENSOR_SYMBOLIC;
+  src->inline_data.sym.graph_id = tide_graph_id(g);
+  src->inline_data.sym.node = n->in[0].node;
+  src->inline_data.sym.index = n->in[0].index;
   return src->ndim == t->ndim;
 }
 
@@ -63,7 +72,7 @@ static bool compose(const tide_attrs *a, const tide_tensor *x, tide_tensor *out,
 /* An elementwise op on values transposed by one perm p: Transpose(p)(op(the values before it)). */
 static bool sink(int op, const tide_attrs *a, int n, const tide_tensor *const *ins, tide_tensor *out, tide_status *st) {
   enum { MAX_IN = 4 };
-  if (n < 1 || n > MAX_IN || (tide_op_defs[op].flags & TIDE_OPF_STATEFUL)) return false;
+  if (n < 1 || n > MAX_IN || (tide_op_flags(op) & TIDE_OPF_STATEFUL)) return false;
   int64_t p[TIDE_MAX_DIMS], q[TIDE_MAX_DIMS], inv[TIDE_MAX_DIMS];
   tide_tensor src[MAX_IN];
   bool have = false, moved[MAX_IN];
@@ -132,6 +141,6 @@ bool onnx_layout_run(int op, const tide_attrs *a, int n, const tide_tensor *cons
                      tide_status *st) {
   if (op == TIDE_OP_TRANSPOSE && n == 1) return compose(a, ins[0], out, st);
   if (op == TIDE_OP_PAD && n == 1) return pad(a, ins[0], out, st);
-  if (tide_op_defs[op].flags & TIDE_OPF_ELEMENTWISE) return sink(op, a, n, ins, out, st);
+  if (tide_op_flags(op) & TIDE_OPF_ELEMENTWISE) return sink(op, a, n, ins, out, st);
   return false;
 }

@@ -89,10 +89,13 @@ tide_status onnx_transpose(const tide_tensor *x, int n, const int64_t *perm, tid
   /* Known values (weights to HWIO) are copied contiguous once, here: a transposed view
    * would be copied again by the kernel reading it (conv2d) at every run. */
   tide_tensor view = {0};
-  const tide_tensor *use;
   tide_status st = onnx_run1(TIDE_OP_TRANSPOSE, &a, 1, &x, &view);
-  if (!st) st = tide_contiguous_or_copy("transpose", &view, out, &use);
-  if (!st && use == &view) st = tide_tensor_share(out, &view);
+  if (!st && tide_tensor_is_contiguous(&view)) {
+    st = tide_tensor_share(out, &view);
+  } else if (!st) {
+    st = tide_tensor_init(out, view.dt, view.ndim, view.dims);
+    if (!st) st = tide_tensor_copy_into(out, &view);
+  }
   tide_tensor_release(&view);
   return st;
 }
