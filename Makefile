@@ -262,9 +262,14 @@ $(BUILD)/examples/cartpole_script: examples/embed/cartpole_script.c examples/emb
 # tide_model_run's latency (bench/run.sh, section embed): a host program linked
 # to libtide. Not built with SANITIZE=1: it counts malloc calls by replacing malloc
 # (bench/malloc_count.c).
-$(BUILD)/bench/embed_model: bench/embed_model.c bench/malloc_count.c bench/malloc_count.h $(LIB) $(HEADERS)
+$(BUILD)/bench/embed_model: bench/embed_model.c bench/malloc_count.c bench/malloc_count.h bench/machine_line.c bench/machine_line.h $(LIB) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) -O2 -o $@ bench/embed_model.c bench/malloc_count.c -L$(BUILD) -ltide -lm -Wl,-rpath,'$$ORIGIN/..'
+	$(CC) $(CFLAGS_BASE) -O2 -o $@ bench/embed_model.c bench/malloc_count.c bench/machine_line.c -L$(BUILD) -ltide -lm -Wl,-rpath,'$$ORIGIN/..'
+
+# issue 28's model-file speeds (bench/run.sh, section model_files): SavedModel and ONNX through tide_model_run.
+$(BUILD)/bench/model_files: bench/model_files.c bench/machine_line.c bench/machine_line.h $(LIB) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -O2 -o $@ bench/model_files.c bench/machine_line.c -L$(BUILD) -ltide -lm -Wl,-rpath,'$$ORIGIN/..'
 
 # tests/c/test_simd.c scans the objects for instructions beyond the baseline
 # when the build is the default portable one.
@@ -290,7 +295,7 @@ demo: deps
 
 bench: deps
 	@tools/deps.sh bench
-	@$(MAKE) --no-print-directory all $(BUILD)/bench/embed_model
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/embed_model $(BUILD)/bench/model_files
 	@BUILD=$(BUILD) bench/run.sh
 
 # make install PREFIX=/usr/local DESTDIR=: the program, libtide and libtidevm,

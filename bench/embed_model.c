@@ -16,6 +16,7 @@
 #include "tide/runtime.h"
 #include "tide/safetensors.h"
 
+#include "machine_line.h" /* the # machine: line */
 #include "malloc_count.h" /* the allocator calls a steady-state run makes */
 
 static double now_us(void) {
@@ -125,6 +126,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *dir = argv[1];
+  print_machine();
   int threads = tide_get_num_threads();
   int iters = getenv("EMBED_ITERS") ? atoi(getenv("EMBED_ITERS")) : 20000;
 

@@ -157,6 +157,18 @@ else
 fi
 "$BUILD/tide" bench/compare.lua "$out/embed.tide" "$out/embed.ort" onnxruntime
 grep -E '^(ort_python_call_floor|mlp_.*_python_)' "$out/embed.ort" 2>/dev/null || true
+echo "# models from files (issue 28): an MLP 784-256-128-10, a small CNN (28x28x1) and MobileNetV2 (224x224) written by Keras 3 as a TF SavedModel and as ONNX (bench/model_files_gen.py), run through tide_model_run from each file (bench/model_files.c) vs onnxruntime on the ONNX file (less its Python call floor) and TF on the SavedModel (bench/model_files_peers.py); batch 1 and 8 (us per call, and _cpu: CPU time per call), time to the first prediction (_load, ms); 1 thread each"
+if [ -n "$ort_py" ] && "$ort_py" -c "import keras, tensorflow" 2>/dev/null &&
+  "$ort_py" bench/model_files_gen.py "$out/model_files" >"$out/model_files.gen" 2>"$out/model_files.gen.err"; then
+  "$BUILD/bench/model_files" "$out/model_files" >"$out/model_files.tide"
+  "$ort_py" bench/model_files_peers.py ort "$out/model_files" >"$out/model_files.ort" 2>"$out/model_files.ort.err" ||
+    { echo "# bench/model_files_peers.py ort failed:" >&2; tail -n 3 "$out/model_files.ort.err" >&2; }
+  "$ort_py" bench/model_files_peers.py tf "$out/model_files" >"$out/model_files.tf" 2>"$out/model_files.tf.err" ||
+    { echo "# bench/model_files_peers.py tf failed:" >&2; tail -n 3 "$out/model_files.tf.err" >&2; }
+  "$BUILD/tide" bench/compare.lua "$out/model_files.tide" "$out/model_files.ort" onnxruntime "$out/model_files.tf" tf
+else
+  echo "# (skipped: bench/model_files_gen.py needs a python with keras, tensorflow, onnx and onnxruntime: set ONNX_PYTHON)"
+fi
 echo "# embedded VMs (tide/vm.h): each limit's cost on Lua loops, tiny and big ops, and a call with a 784-float tensor"
 "$BUILD/tide" bench/embed_vm.lua
 echo "# start-up to the first op (tide -e running tide.tensor{1} + 1) vs python3 -c 'import torch' and importing tensorflow (medians of 21 runs)"

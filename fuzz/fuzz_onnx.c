@@ -1,7 +1,7 @@
 /* fuzz/fuzz_onnx.c — libFuzzer target for the ONNX reader: the input is a model file in a
  * folder beside the fixtures' external data (weights.bin), read, mapped and built (or refused
  * with an error); never a crash, an overread or a leak. Seeds: the fixtures' models.
- * fuzz-sources: kernels/io/onnx_model.c kernels/io/load_cap.c kernels/io/onnx_tensor.c kernels/io/onnx_ops.c kernels/io/onnx_ops_shape.c kernels/io/onnx_ops_nn.c kernels/io/onnx_ops_more.c kernels/io/onnx_ops_resample.c kernels/io/onnx_ops_rnn.c kernels/io/file_bytes.c build/gen/tide_proto/onnx.pb-c.c */
+ * fuzz-sources: kernels/io/onnx_model.c kernels/io/onnx_layout.c kernels/io/load_cap.c kernels/io/onnx_tensor.c kernels/io/onnx_ops.c kernels/io/onnx_ops_shape.c kernels/io/onnx_ops_nn.c kernels/io/onnx_ops_more.c kernels/io/onnx_ops_resample.c kernels/io/onnx_ops_rnn.c kernels/io/file_bytes.c build/gen/tide_proto/onnx.pb-c.c */
 #include "tide/tide.h"
 
 #include <stdio.h>

@@ -74,7 +74,7 @@ double onnx_number_at(const tide_tensor *t, int64_t i);
 /* A new eager scalar (or 1-D of n values) of dtype dt. */
 tide_status onnx_scalar(int dt, double v, tide_tensor *out);
 tide_status onnx_ints_tensor(int dt, int n, const int64_t *v, tide_tensor *out);
-/* One registry op with one output into the blank header out. */
+/* One registry op with one output into the blank header out (through onnx_layout_run). */
 tide_status onnx_run1(int op, const tide_attrs *a, int n, const tide_tensor *const *ins, tide_tensor *out);
 /* Binary op of two tensors, unary op of one; transpose by perm; reshape to dims (one -1 allowed). */
 tide_status onnx_binary(int op, const tide_tensor *a, const tide_tensor *b, tide_tensor *out);
@@ -83,6 +83,11 @@ tide_status onnx_transpose(const tide_tensor *x, int n, const int64_t *perm, tid
 /* x[start:stop] along axis (the other axes whole), one slice op. */
 tide_status onnx_slice_axis(const tide_tensor *x, int axis, int64_t start, int64_t stop, tide_tensor *out);
 tide_status onnx_reshape(const tide_tensor *x, int n, const int64_t *dims, tide_tensor *out);
+/* onnx_layout.c: true when op was recorded with the transposes of its inputs cancelled or
+ * moved past it (a Transpose of a Transpose; an elementwise op on transposed values), *st
+ * then saying how it went; false to record it as it is. */
+bool onnx_layout_run(int op, const tide_attrs *a, int n, const tide_tensor *const *ins, tide_tensor *out,
+                     tide_status *st);
 /* A normalized axis of a rank-r tensor (negative counts from the end); -1 when out of range. */
 int onnx_axis(int64_t axis, int r);
 

@@ -43,6 +43,8 @@ tide_status onnx_known_ints(const tide_tensor *t, const char *what, int64_t *buf
 }
 
 tide_status onnx_run1(int op, const tide_attrs *a, int n, const tide_tensor *const *ins, tide_tensor *out) {
+  tide_status st;
+  if (onnx_layout_run(op, a, n, ins, out, &st)) return st; /* transposes cancelled or moved (onnx_layout.c) */
   tide_tensor *o[1] = {out};
   return tide_op_run(op, a, n, ins, 1, o);
 }
@@ -95,7 +97,19 @@ tide_status onnx_transpose(const tide_tensor *x, int n, const int64_t *perm, tid
   tide_attrs a = {0};
   for (int i = 0; i < n; i++) a.ints[i] = perm[i];
   a.nints = n;
-  return onnx_run1(TIDE_OP_TRANSPOSE, &a, 1, &x, out);
+  if (!onnx_known(x)) return onnx_run1(TIDE_OP_TRANSPOSE, &a, 1, &x, out);
+  /* Known values (weights to HWIO) are copied contiguous once, here: a transposed view
+   * would be copied again by the kernel reading it (conv2d) at every run. */
+  tide_tensor view = {0};
+  tide_status st = onnx_run1(TIDE_OP_TRANSPOSE, &a, 1, &x, &view);
+  if (!st && tide_tensor_is_contiguous(&view)) {
+    st = tide_tensor_share(out, &view);
+  } else if (!st) {
+    st = tide_tensor_init(out, view.dt, view.ndim, view.dims);
+    if (!st) st = tide_tensor_copy_into(out, &view);
+  }
+  tide_tensor_release(&view);
+  return st;
 }
 
 tide_status onnx_reshape(const tide_tensor *x, int n, const int64_t *dims, tide_tensor *out) {

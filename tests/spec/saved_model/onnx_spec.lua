@@ -44,6 +44,25 @@ describe("tide.onnx.load", function()
     h.close(m(f32(E.cnn2.in_x)), E.cnn2.out_y, 2e-5)
   end)
 
+  it("maps NCHW chains with no transpose between ops, and keeps NCHW where an op reads it", function()
+    -- layout.onnx (gen_layout.py): Conv, BatchNormalization, Clip, depthwise Conv, Relu, Mul/Add by
+    -- constants, a residual Add, Conv, MaxPool; a Transpose, a Flatten and a Where read NCHW values.
+    local EL = dofile(FIX .. "expected_layout.lua")
+    local m = tide.onnx.load(FIX .. "layout.onnx")
+    local r = m { x = f32(EL.in_x), mask = tide.tensor(EL.in_mask, "bool") }
+    for _, k in ipairs { "y", "t", "f", "s", "w" } do h.close(r[k], EL["out_" .. k], 1e-5) end
+    local one = m { x = f32({ EL.in_x[2] }), mask = tide.tensor({ EL.in_mask[2] }, "bool") } -- another batch size
+    h.close(one.y, { EL.out_y[2] }, 1e-5)
+    h.close(one.f, { EL.out_f[2] }, 1e-5)
+    -- kernels/io/onnx_layout.c: mapped op by op (each Conv, BatchNormalization and MaxPool transposing
+    -- in and out) this graph kept 9 transposes; now 5: the input's, and one per NCHW value outputs read
+    local binding = require "tide.binding"
+    local text = binding.ffi.string(binding.C.tide_graph_text(binding.C.tide_onnx_model_graph(m._onnx)))
+    local n = 0
+    for _ in text:gmatch("= transpose%(") do n = n + 1 end
+    assert.are.equal(5, n)
+  end)
+
   it("runs BatchNormalization, LayerNormalization, reductions and Tile", function()
     local m = tide.onnx.load(FIX .. "ops.onnx")
     local r = m { x = f32(E.ops.in_x) }
