@@ -154,8 +154,11 @@ local function open_flags(mode)
 end
 function M.open_file(path, mode)
   mode = mode or "r"
-  if type(path) ~= "string" or type(mode) ~= "string" or not mode:find("^[rwa][+b]*$") then
-    return io_open(path, mode) -- io.open's own argument errors
+  if type(path) == "number" then path = tostring(path) end -- as io.open takes it
+  if type(path) ~= "string" then return io_open(path, mode) end -- io.open's own argument error
+  if type(mode) ~= "string" or not mode:find("^[rwa][+b]*$") then
+    -- fopen's extensions ("x", "e", "ccs=") would reach the path unjudged: refused
+    return nil, "bad argument #2 to 'open' (invalid mode " .. tostring(mode) .. ")", nil, true
   end
   local write = mode:find("[wa+]") ~= nil
   if C.tide_file_check(path, write) ~= 0 then return nil, ffi.string(C.tide_last_error()), nil, true end
@@ -167,6 +170,10 @@ function M.open_file(path, mode)
   end
   local f, err, code = io_open("/proc/self/fd/" .. fd, mode)
   C.close(fd)
+  if not f and code == 2 and C.tide_file_check("/", false) == 0 then
+    -- no /proc mounted, and no policy confines this thread (it allows "/"): nothing to judge, open by name
+    return io_open(path, mode)
+  end
   if not f then return nil, path .. ": " .. tostring(err), code end
   return f
 end
@@ -184,6 +191,7 @@ local O_DIRECTORY = ffi.arch == "arm64" and 16384 or 65536
 local AT_REMOVEDIR, EISDIR = 512, 21
 -- The parent folder of `path`, opened; and the last name. nil, message, errno, refused on failure.
 local function open_parent(path, write)
+  if type(path) == "number" then path = tostring(path) end
   if C.tide_file_check(path, write) ~= 0 then return nil, ffi.string(C.tide_last_error()), nil, true end
   local dir, name = path:match("^(.*)/([^/]+)/*$")
   if not dir then dir, name = ".", path:match("^([^/]+)/*$") end

@@ -427,6 +427,14 @@ static void test_files_dangling_link(void) {
     snprintf(code, sizeof code, "for l in io.lines('%s') do end", fifo);
     CHECK(refused(vm, code, "it is a FIFO, not a regular file"));
     unlink(fifo);
+    /* fopen's mode extensions and numbers as names reach no path unjudged (the
+     * working folder, where a number names a file, lies outside the root) */
+    snprintf(code, sizeof code, "io.open('%s/m.txt', 'we')", root);
+    CHECK(refused(vm, code, "invalid mode"));
+    CHECK(refused(vm, "io.open(4217, 'w')", "lies outside"));
+    CHECK(refused(vm, "io.output(4217)", "lies outside"));
+    CHECK(access("4217", F_OK) != 0);
+    unlink("4217");
     tide_vm_close(vm);
   }
   unlink(link);
