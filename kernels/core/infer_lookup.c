@@ -139,6 +139,9 @@ tide_status tide_infer_wordpiece_tokenize(const tide_op_def *def, const tide_att
                      tide_dtype_name(t->dt), TIDE_SHAPE_STR(s, t));
   if (sfx->dt != TIDE_STRING || sfx->ndim != 0)
     return TIDE_FAIL(TIDE_ERR_VALUE, "%s: the suffix indicator must be a scalar string", def->name);
+  if (in[4]->dt != TIDE_STRING || in[4]->ndim != 1)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: the special tokens must be a string vector, got %s %s", def->name,
+                     tide_dtype_name(in[4]->dt), TIDE_SHAPE_STR(s, in[4]));
   if (a->n < 1) return TIDE_FAIL(TIDE_ERR_VALUE, "%s: max bytes a word must be >= 1, got %lld", def->name,
                                  (long long)a->n);
   int64_t unknown = -1, rows = x->dims[0] < 0 ? -1 : x->dims[0] + 1;
@@ -201,7 +204,7 @@ static int ngrams_rank(const tide_op_def *def, const tide_attrs *a, int n_in, co
 const tide_rank_rule tide_infer_text_ngrams_rank = {ngrams_rank, tide_rank_keeps, NULL};
 const tide_rank_rule tide_infer_text_chars_rank = {vector_rank, tide_rank_keeps, NULL};
 
-/* wordpiece_tokenize: the input, vocabulary and table vectors, the suffix a scalar. */
+/* wordpiece_tokenize: the input, vocabulary, table and special tokens vectors, the suffix a scalar. */
 static int wordpiece_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
                           int i) {
   TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in);

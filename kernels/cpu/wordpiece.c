@@ -1,6 +1,6 @@
 /* cpu/wordpiece.c — wordpiece_tokenize (keras_hub's WordPieceTokenizer, BERT's): each string pre-tokenized as
- * keras_hub does (NFD and drop Mn, split on whitespace/punctuation/CJK, NFKC case folding; ICU), then greedy
- * longest-match-first WordPiece over a hashed vocabulary (lookup_table's slots), as ids in ragged rows. */
+ * keras_hub does (NFD and drop Mn, split on whitespace/punctuation/CJK and special tokens, NFKC case folding; ICU),
+ * then greedy longest-match-first WordPiece over a hashed vocabulary (lookup_table's slots), ids in ragged rows. */
 #include "icu_load.h"
 #include "lookup_hash.h"
 #include "strings_util.h"
@@ -133,7 +133,19 @@ static bool normalize(const UNormalizer2 *norm, u16 *b, u16 *tmp) {
 typedef struct wp_bufs {
   u16 text, tmp, word;
   tide_strbuf utf8;
+  u16 *special; /* the special tokens in UTF-16, n_special of them */
+  int64_t n_special;
 } wp_bufs;
+
+/* The length (UTF-16 units) of the first special token that t[0..n) starts with, or 0: keras_hub puts them first
+ * in its split pattern's alternation, so at one position a special token wins, the first listed first. */
+static int32_t special_at(const wp_bufs *bf, const UChar *t, int32_t n) {
+  for (int64_t i = 0; i < bf->n_special; i++) {
+    const u16 *sp = &bf->special[i];
+    if (sp->n > 0 && sp->n <= n && memcmp(sp->p, t, (size_t)sp->n * sizeof *t) == 0) return sp->n;
+  }
+  return 0;
+}
 
 /* One word (UTF-16 w[0..n)) case-folded when asked, back to UTF-8, then WordPiece. */
 static bool emit_word(wp_ctx *c, wp_bufs *bf, const UNormalizer2 *fold, const UChar *w, int32_t n, ids *out) {
@@ -192,7 +204,12 @@ static bool tokenize_one(wp_ctx *c, wp_bufs *bf, uint32_t flags, const char *b, 
   if (!(flags & WP_SPLIT)) return emit_word(c, bf, fold, t, tn, out);
   int32_t word = 0;
   for (int32_t i = 0; i < tn;) {
-    int32_t at = i;
+    int32_t at = i, sl = special_at(bf, t + at, tn - at);
+    if (sl > 0) { /* a special token: a word of its own, never case-folded */
+      if (!emit_word(c, bf, fold, t + word, at - word, out) || !emit_word(c, bf, NULL, t + at, sl, out)) return false;
+      i = word = at + sl;
+      continue;
+    }
     UChar32 ch;
     U16_NEXT(t, i, tn, ch);
     bool space = is_space(ch), alone = !space && (is_punct(ch) || ((flags & WP_SPLIT_CJK) && is_cjk(ch)));
@@ -204,8 +221,28 @@ static bool tokenize_one(wp_ctx *c, wp_bufs *bf, uint32_t flags, const char *b, 
   return emit_word(c, bf, fold, t + word, tn - word, out);
 }
 
-/* wordpiece_tokenize(x 1-D, vocab, table, suffix 0-d) -> int64 ids, int64 row_splits. flags: 1 lowercase,
- * 2 strip accents, 4 split, 8 split on CJK; n = max bytes a word; m = the unknown token's index. */
+/* The special tokens (string vector sp) to UTF-16 in bf. */
+static bool special_tokens(wp_bufs *bf, const tide_tensor *sp) {
+  bf->n_special = sp->dims[0];
+  if (bf->n_special == 0) return true;
+  bf->special = calloc((size_t)bf->n_special, sizeof *bf->special);
+  if (!bf->special) return false;
+  for (int64_t i = 0; i < bf->n_special; i++) {
+    int64_t n;
+    const char *b = tide_str_at(sp, i, &n);
+    if (n > INT32_MAX / 4 || !u16_reserve(&bf->special[i], n + 1)) return false;
+    UErrorCode e = U_ZERO_ERROR;
+    int32_t len = 0;
+    I->from_utf8(bf->special[i].p, bf->special[i].cap, &len, b, (int32_t)n, 0xFFFD, NULL, &e);
+    if (U_FAILURE(e)) return false;
+    bf->special[i].n = len;
+  }
+  return true;
+}
+
+/* wordpiece_tokenize(x 1-D, vocab, table, suffix 0-d, special tokens 1-D) -> int64 ids, int64 row_splits. flags:
+ * 1 lowercase, 2 strip accents, 4 split, 8 split on CJK; n = max bytes a word; m = the unknown token's index.
+ * The special tokens split the text (with flags 4) as words of their own, never case-folded. */
 tide_status tide_cpu_wordpiece_tokenize(const tide_op_def *def, const tide_attrs *a, int n_in,
                                         const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
   TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
@@ -223,7 +260,7 @@ tide_status tide_cpu_wordpiece_tokenize(const tide_op_def *def, const tide_attrs
   ids vals = {0};
   int64_t rows = x->dims[0];
   int64_t *ends = malloc((size_t)(rows + 1) * sizeof *ends);
-  bool ok = ends != NULL;
+  bool ok = ends != NULL && special_tokens(&bf, in[4]);
   for (int64_t r = 0; r < rows && ok; r++) {
     int64_t len;
     const char *b = tide_str_at(x, r, &len);
@@ -231,6 +268,8 @@ tide_status tide_cpu_wordpiece_tokenize(const tide_op_def *def, const tide_attrs
     ends[r] = vals.n;
   }
   free(bf.text.p), free(bf.tmp.p), free(bf.word.p), free(bf.utf8.p), free(c.key.p);
+  for (int64_t i = 0; bf.special && i < bf.n_special; i++) free(bf.special[i].p);
+  free(bf.special);
   tide_status st = ok ? TIDE_OK : TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory (or a string past 512 MB)", def->name);
   int64_t nsplits = rows + 1;
   if (!st) st = tide_tensor_init(out[0], TIDE_INT64, 1, &vals.n);

@@ -282,7 +282,7 @@ static const rcase cases[] = {
     {ROW(RAGGED_TO_TENSOR), A(.n = 3), IN3(UR(I64), UR(I64), S(I64)), OUT(I64, 2, U, 3)},
     {ROW(TEXT_NGRAMS), A(.ints = {1}, .nints = 1), IN3(UR(STR), UR(I64), UR(STR)), OUT(STR, 1, U), OUT1(I64, 1, U)},
     {ROW(TEXT_CHARS), IN1(UR(STR)), OUT(STR, 1, U), OUT1(I64, 1, U)},
-    {ROW(WORDPIECE_TOKENIZE), A(.n = 100), IN4(UR(STR), UR(STR), UR(I64), UR(STR)), OUT(I64, 1, U), OUT1(I64, 1, U)},
+    {ROW(WORDPIECE_TOKENIZE), A(.n = 100), IN5(UR(STR), UR(STR), UR(I64), UR(STR), UR(STR)), OUT(I64, 1, U), OUT1(I64, 1, U)},
     {ROW(BPE_TOKENIZE), IN6(UR(STR), UR(STR), UR(I64), UR(STR), UR(I64), UR(STR)), OUT(I64, 1, U), OUT1(I64, 1, U)},
     {ROW(BPE_TOKENIZE), A(.flags = 2), IN6(UR(STR), UR(STR), UR(I64), UR(STR), UR(I64), UR(STR)), OUT(STR, 1, U), OUT1(I64, 1, U)},
     {ROW(BPE_BYTES_DECODE), IN1(UR(STR)), OUT(STR, R, 0)},

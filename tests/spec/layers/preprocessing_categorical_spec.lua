@@ -185,8 +185,26 @@ describe("categorical preprocessing layers vs Keras 3", function()
     os.remove(path)
   end)
 
+  it("StringLookup hashes unknown strings into several OOV slots, traced and in a C data map", function()
+    local c = F.cases.sl_oov5_mask
+    local lk = make(c.cls, c.opts)
+    local f = tide.trace(function(x) return lk(x) end,
+      { input_signature = { tide.TensorSpec({ tide.None, tide.None }, "string") } })
+    h.close(f(input(c.x)), c.y, 0)
+    local ds = tide.data.Dataset.from_tensor_slices(input(c.x)):map(function(x) return lk(x) end)
+    assert.is_true(require("tide.data.lua_engine").in_c(ds))
+    local got = ds:totable()
+    for i = 1, #c.y do h.close(got[i], c.y[i], 0) end
+  end)
+
   it("StringLookup errors name the layer and the argument", function()
-    h.errors("num_oov_indices > 1", function() L.StringLookup { num_oov_indices = 2 } end)
+    h.errors('salt must be an integer or a list of 2 integers', function()
+      L.StringLookup { num_oov_indices = 2, salt = { 1, 2, 3 } }
+    end)
+    h.errors('oov_method must be "floormod" or "farmhash"', function() L.StringLookup { oov_method = "md5" } end)
+    h.errors('salt can only be used with oov_method = "farmhash"', function()
+      L.IntegerLookup { num_oov_indices = 2, salt = 3 }
+    end)
     h.errors("expected string inputs", function() L.StringLookup { vocabulary = { "a" } }(tide.tensor { 1 }) end)
     h.errors("vocabulary[2] must be a string", function() L.StringLookup { vocabulary = { "a", 3 } } end)
     h.errors("holds the oov_token", function() L.StringLookup { vocabulary = { "a", "[UNK]" } } end)

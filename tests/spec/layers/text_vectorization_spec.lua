@@ -50,11 +50,28 @@ describe("TextVectorization", function()
       local tv = adapted(c)
       assert.are.same(c.vocab, tv:get_vocabulary())
       local y = tv(tide.tensor(c.query, "string"))
-      assert.are.equal(c.y_dtype, tostring(y.dtype))
-      h.close(y, c.y, 1e-6)
+      if c.opts.ragged then   -- a tide.RaggedTensor of int64 ids
+        assert.are.equal(c.y_dtype, tostring(y.values.dtype))
+        assert.are.same(c.y, y:totable())
+      else
+        assert.are.equal(c.y_dtype, tostring(y.dtype))
+        h.close(y, c.y, 1e-6)
+      end
       check_config(key, tv:get_config(), c.config)
     end)
   end
+
+  it("ragged = true traces with a None batch (rows cut to output_sequence_length) and refuses other modes", function()
+    local c = F.cases.ragged_len3
+    local tv = adapted(c)
+    local f = tide.trace(function(x) local r = tv(x) return r.values, r.row_splits end,
+      { input_signature = { tide.TensorSpec({ tide.None }, "string") } })
+    local v, rs = f(tide.tensor(c.query, "string"))
+    assert.are.same(c.y, tide.RaggedTensor.from_row_splits(v, rs):totable())
+    h.errors('ragged = true needs output_mode "int"', function()
+      tide.layers.TextVectorization { ragged = true, output_mode = "count" }
+    end)
+  end)
 
   it("traces with a None batch and gives the eager values", function()
     local c = F.cases.int_len6
@@ -122,7 +139,9 @@ describe("TextVectorization", function()
       L.TextVectorization { output_sequence_length = 0 }
     end)
     h.errors("ngrams[2] must be an integer", function() L.TextVectorization { ngrams = { 1, 0 } } end)
-    h.errors("ragged = true", function() L.TextVectorization { ragged = true } end)
+    h.errors('ragged = true needs output_mode "int"', function()
+      L.TextVectorization { ragged = true, output_mode = "multi_hot" }
+    end)
     h.errors("pass vocabulary, or call adapt", function() L.TextVectorization {}(tide.tensor { "a" }) end)
     h.errors("expected string inputs", function() L.TextVectorization { vocabulary = { "a" } }(tide.tensor { 1 }) end)
     h.errors("the last dim 1", function()

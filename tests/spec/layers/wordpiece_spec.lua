@@ -50,6 +50,25 @@ describe("WordPieceTokenizer", function()
     assert.are.equal("##s", tok:id_to_token(tok:token_to_id("##s")))
   end)
 
+  it("keeps special tokens whole and cased, traced too, and in its config", function()
+    local c = F.cases.special_in_strings
+    local tok = make(c.opts)
+    local f = tide.trace(function(x) local r = tok(x) return r.values, r.row_splits end,
+      { input_signature = { tide.TensorSpec({ tide.None }, "string") } })
+    local v, rs = f(tide.tensor(c.texts, "string"))
+    assert.are.same(c.ids, tide.RaggedTensor.from_row_splits(v, rs):totable())
+    local cfg = tok:get_config()
+    assert.are.same({ "[CLS]", "[SEP]", "[MASK]" }, cfg.special_tokens)
+    assert.is_true(cfg.special_tokens_in_strings)
+    local back = WP:from_config(cfg)
+    back:set_vocabulary(VOCAB)
+    assert.are.same(c.ids, back:tokenize(tide.tensor(c.texts, "string")):totable())
+    -- with split = false the special tokens split nothing (keras_hub's _special_tokens_for_splitting)
+    local texts = tide.tensor({ "[CLS]a", "x[SEP]" }, "string")
+    local ns = make { split = false, special_tokens = { "[CLS]", "[SEP]" }, special_tokens_in_strings = true }
+    assert.are.same(make({ split = false }):tokenize(texts):totable(), ns:tokenize(texts):totable())
+  end)
+
   it("runs traced and in a tide.data map on C threads", function()
     local c = F.cases.sequence_length
     local tok = make(c.opts)
@@ -69,7 +88,11 @@ describe("WordPieceTokenizer", function()
     h.errors("the oov_token \"[UNK]\" is not in the vocabulary", function() WP { vocabulary = { "a", "b" } } end)
     h.errors("vocabulary[2] must be a string", function() WP { vocabulary = { "[UNK]", 3 } } end)
     h.errors("sequence_length must be nil or an integer", function() make { sequence_length = 0 } end)
-    h.errors("special_tokens are not supported", function() make { special_tokens = { "[CLS]" } } end)
+    h.errors("special_tokens must be a list of strings", function() make { special_tokens = "[CLS]" } end)
+    h.errors("special_tokens[2] must be a non-empty string", function() make { special_tokens = { "[CLS]", "" } } end)
+    h.errors("special_tokens_in_strings must be a boolean", function()
+      make { special_tokens = { "[CLS]" }, special_tokens_in_strings = 1 }
+    end)
     h.errors("dtype must be", function() make { dtype = "float32" } end)
     h.errors("no vocabulary", function() WP {}:tokenize(tide.tensor "a") end)
     h.errors("expected string inputs", function() make {}:tokenize(tide.tensor { 1 }) end)

@@ -7,6 +7,7 @@ local math_ops = require "tide.ops.math"
 local reduce_ops = require "tide.ops.reduce"
 local shape_ops = require "tide.ops.shape"
 local lookup = require "tide.ops.lookup"
+local strings = require "tide.ops.strings"
 local layer = require "tide.layers.layer"
 local categorical = require "tide.layers.preprocessing.categorical"
 
@@ -85,8 +86,8 @@ end
 
 -- IntegerLookup{max_tokens, num_oov_indices=1, mask_token, oov_token=-1, vocabulary, vocabulary_dtype="int64",
 -- idf_weights, invert=false, output_mode="int", sparse=false, pad_to_max_tokens=false}.
--- Indices: the mask token (if any) 0, then num_oov_indices OOV slots (an unknown x goes to floormod(x, n)),
--- then the vocabulary in order.
+-- Indices: the mask token (if any) 0, then num_oov_indices OOV slots (an unknown x goes to floormod(x, n), or
+-- with oov_method = "farmhash" to the hash of its decimal string as StringLookup's), then the vocabulary in order.
 local IndexLookup = Layer:extend("IndexLookup")
 local IntegerLookup = IndexLookup:extend("IntegerLookup")
 M.IntegerLookup = IntegerLookup
@@ -124,20 +125,34 @@ function StringLookup:init(...)
   if self.encoding ~= "utf-8" then
     binding.error(fmt('%s: encoding must be "utf-8", got %s', who(self), tostring(o.encoding)))
   end
-  if self.num_oov_indices > 1 then   -- Keras hashes unknown strings (farmhash) into the OOV slots
-    binding.error(fmt("%s: num_oov_indices > 1 is not supported yet (it needs the strings' farmhash " ..
-      "fingerprint); use 0 or 1", who(self)))
-  end
   self._init_vocabulary = tokens_list(o.vocabulary)
   if o.vocabulary ~= nil then self:set_vocabulary(o.vocabulary, o.idf_weights) end
 end
 
 function IndexLookup:_setup(o, default_oov)
-  -- vocabulary_size, oov_method and salt come back in Keras's configs: the size follows from the vocabulary,
-  -- and an integer OOV slot is always floormod(x, num_oov_indices) (salt is for string hashing)
-  if o.oov_method ~= nil and o.oov_method ~= "floormod" then
-    binding.error(fmt('%s: oov_method must be "floormod", got %s', who(self), tostring(o.oov_method)))
+  -- vocabulary_size comes back in Keras's configs; it follows from the vocabulary. With num_oov_indices > 1 an
+  -- unknown string goes to OOV slot to_hash_bucket_fast(x, n) (TF's Fingerprint64 mod n), or with a salt
+  -- to_hash_bucket_strong (SipHash keyed by it); an unknown integer to floormod(x, n), or with oov_method =
+  -- "farmhash" to the hash of as_string(x) (Keras's IndexLookup._lookup_dense)
+  local om = o.oov_method == nil and "floormod" or o.oov_method
+  if om ~= "floormod" and om ~= "farmhash" then
+    binding.error(fmt('%s: oov_method must be "floormod" or "farmhash", got %s', who(self), tostring(om)))
   end
+  self.oov_method = om
+  local salt = o.salt
+  if salt ~= nil then
+    if not is_string_lookup(self) and om ~= "farmhash" then
+      binding.error(fmt('%s: salt can only be used with oov_method = "farmhash", got oov_method = "%s"', who(self),
+        om))
+    end
+    if type(salt) == "number" then salt = { salt, salt } end
+    local function int(v) return type(v) == "number" and v % 1 == 0 end
+    if type(salt) ~= "table" or #salt ~= 2 or not int(salt[1]) or not int(salt[2]) then
+      binding.error(fmt("%s: salt must be an integer or a list of 2 integers, got %s", who(self), tostring(o.salt)))
+    end
+    salt = { salt[1], salt[2] }
+  end
+  self.salt = salt
   self.max_tokens = o.max_tokens
   self.num_oov_indices = o.num_oov_indices == nil and 1 or o.num_oov_indices
   if type(self.num_oov_indices) ~= "number" or self.num_oov_indices < 0 or self.num_oov_indices % 1 ~= 0 then
@@ -271,15 +286,23 @@ function IndexLookup:call(x)
     return shape_ops.gather(convert.tensor(vocab, vdt), idx)
   end
   x = token_input(self, x)
-  local start = self:_token_start()
+  local start, n = self:_token_start(), self.num_oov_indices
+  -- hashed OOV slots: the lookup marks an unknown token with slot start - 1, then its hash picks the slot
+  local hashed = n > 1 and (is_string_lookup(self) or self.oov_method == "farmhash")
   local ids
   if self._table == nil then   -- an empty vocabulary: every token is out of it
     local zero = math_ops.mul(math_ops.cast(math_ops.equal(x, x), "int64"), 0)
-    if self.num_oov_indices == 0 then ids = math_ops.add(zero, -1)   -- no OOV slot: see docs/tf_differences.md
-    elseif self.num_oov_indices == 1 or is_string_lookup(self) then ids = math_ops.add(zero, start - 1)
-    else ids = math_ops.add(math_ops.floormod(x, self.num_oov_indices), start - self.num_oov_indices) end
+    if n == 0 then ids = math_ops.add(zero, -1)   -- no OOV slot: see docs/tf_differences.md
+    elseif n == 1 or hashed then ids = math_ops.add(zero, start - 1)
+    else ids = math_ops.add(math_ops.floormod(x, n), start - n) end
   else
-    ids = lookup.find(x, self._vocab_t, self._table, { first = start, num_oov = self.num_oov_indices })
+    ids = lookup.find(x, self._vocab_t, self._table, { first = start, num_oov = hashed and 1 or n })
+  end
+  if hashed then
+    local keys = is_string_lookup(self) and x or strings.as_string(x)
+    local bucket = self.salt and strings.to_hash_bucket_strong(keys, n, self.salt)
+      or strings.to_hash_bucket_fast(keys, n)
+    ids = math_ops.where(math_ops.equal(ids, start - 1), math_ops.add(bucket, start - n), ids)
   end
   local zero
   if self.mask_token ~= nil then zero = math_ops.mul(ids, 0) end
@@ -336,7 +359,7 @@ function IndexLookup:get_config()
   if is_string_lookup(self) then c.encoding = self.encoding else c.vocabulary_dtype = self.vocabulary_dtype end
   c.idf_weights, c.vocabulary = plain_list(self.idf_weights), plain_list(self._init_vocabulary)
   c.vocabulary_size = self._vocab and self:vocabulary_size() or nil
-  c.oov_method, c.salt = "floormod", nil
+  c.oov_method, c.salt = self.oov_method, self.salt
   return c
 end
 

@@ -4,6 +4,9 @@ local binding = require "tide.binding"
 local convert = require "tide.convert"
 local tensor = require "tide.tensor"
 local shape_ops = require "tide.ops.shape"
+local math_ops = require "tide.ops.math"
+local reduce_ops = require "tide.ops.reduce"
+local index_ops = require "tide.ops.index"
 local strings = require "tide.ops.strings"
 local lookup = require "tide.ops.lookup"
 local layer = require "tide.layers.layer"
@@ -71,9 +74,10 @@ function TextVectorization:init(...)
   end
   self.output_sequence_length = osl
   if o.sparse then binding.error(fmt("%s: sparse = true is not supported (dense outputs only)", who(self))) end
-  if o.ragged then
-    binding.error(fmt("%s: ragged = true is not supported (dense outputs; pass output_sequence_length)", who(self)))
+  if o.ragged and mode ~= "int" then
+    binding.error(fmt('%s: ragged = true needs output_mode "int", got "%s"', who(self), mode))
   end
+  self.ragged = o.ragged == true
   self.encoding = o.encoding or "utf-8"
   if self.encoding ~= "utf-8" then
     binding.error(fmt('%s: encoding must be "utf-8", got %s', who(self), tostring(o.encoding)))
@@ -141,6 +145,7 @@ function TextVectorization:call(x)
     binding.error(fmt("%s: pass vocabulary, or call adapt, before calling the layer", who(self)))
   end
   local values, splits = self:_preprocess(x)
+  if splits ~= nil and self.ragged then return self:_ragged_ids(values, splits) end
   if splits ~= nil then
     -- rows of tokens padded with "" (the mask: 0 in int mode, nothing in the encoded ones) and cut to the length
     local tokens = lookup.ragged_to_tensor(values, splits, "",
@@ -168,6 +173,22 @@ function TextVectorization:call(x)
     return shape_ops.pad(ids, pads)
   end
   return ids
+end
+
+-- ragged = true: each row's ids as a tide.RaggedTensor, cut (not padded) to output_sequence_length (Keras's
+-- lookup_data[..., :length] on a ragged tensor). The cut goes through a dense copy padded with -1 (no id is < 0:
+-- the inner lookup has an OOV slot) whose kept entries and row lengths make the rows again.
+function TextVectorization:_ragged_ids(values, splits)
+  local ids = self._lookup_layer(values)
+  local len = self.output_sequence_length
+  if len then
+    local dense = lookup.ragged_to_tensor(ids, splits, -1, len)
+    local keep = math_ops.greater_equal(dense, 0)
+    ids = index_ops.boolean_mask(dense, keep)
+    local lengths = reduce_ops.reduce_sum(math_ops.cast(keep, "int64"), 1)
+    splits = shape_ops.concat({ convert.tensor({ 0 }, "int64"), reduce_ops.cumsum(lengths) }, 0)
+  end
+  return strings.RaggedTensor.from_row_splits(ids, splits)
 end
 
 -- adapt(data, {steps=}): the vocabulary of the standardized, split tokens, most frequent first (ties: the larger
@@ -256,7 +277,7 @@ function TextVectorization:get_config()
   c.split = type(self.split) == "string" and self.split or None
   c.ngrams = self._ngrams_arg == nil and None or self._ngrams_arg   -- Keras's from_config reads the key
   c.output_mode, c.output_sequence_length = self.output_mode, self.output_sequence_length
-  c.pad_to_max_tokens, c.sparse, c.ragged, c.encoding = self.pad_to_max_tokens, false, false, self.encoding
+  c.pad_to_max_tokens, c.sparse, c.ragged, c.encoding = self.pad_to_max_tokens, false, self.ragged, self.encoding
   c.vocabulary = lookup_layers.plain_list(self._init_vocabulary)
   c.idf_weights = lookup_layers.plain_list(self._init_idf)
   c.vocabulary_size = self._lookup_layer._vocab and self:vocabulary_size() or nil

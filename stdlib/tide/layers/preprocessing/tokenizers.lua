@@ -44,7 +44,8 @@ local function read_vocabulary(self, v)
 end
 
 -- WordPieceTokenizer{vocabulary, sequence_length, lowercase=false, strip_accents=false, split=true,
--- split_on_cjk=true, suffix_indicator="##", oov_token="[UNK]", dtype="int32"} (keras_hub's order). BERT's
+-- split_on_cjk=true, suffix_indicator="##", oov_token="[UNK]", special_tokens, special_tokens_in_strings=false,
+-- dtype="int32"} (keras_hub's order). BERT's
 -- uncased models: lowercase = true, strip_accents = true.
 local WordPieceTokenizer = Layer:extend("WordPieceTokenizer")
 M.WordPieceTokenizer = WordPieceTokenizer
@@ -55,9 +56,24 @@ function WordPieceTokenizer:init(...)
     "suffix_indicator", "oov_token", keywords = { "special_tokens", "special_tokens_in_strings", "config_file",
     "dtype" } }, ...)
   self._out_dtype = o.dtype == nil and "int32" or tostring(o.dtype)
-  if o.special_tokens ~= nil or o.special_tokens_in_strings then
-    binding.error(fmt("%s: special_tokens are not supported yet (they are looked up as ordinary words)", who(self)))
+  -- special_tokens: with special_tokens_in_strings (and split), each is cut out of the text whole, as a word of
+  -- its own that is never lowercased (keras_hub's); else they are only kept in the config
+  local sp = o.special_tokens
+  if sp ~= nil then
+    if type(sp) ~= "table" then
+      binding.error(fmt("%s: special_tokens must be a list of strings, got %s", who(self), type(sp)))
+    end
+    for i, t in ipairs(sp) do
+      if type(t) ~= "string" or t == "" then
+        binding.error(fmt("%s: special_tokens[%d] must be a non-empty string, got %s", who(self), i, tostring(t)))
+      end
+    end
   end
+  if o.special_tokens_in_strings ~= nil and type(o.special_tokens_in_strings) ~= "boolean" then
+    binding.error(fmt("%s: special_tokens_in_strings must be a boolean, got %s", who(self),
+      tostring(o.special_tokens_in_strings)))
+  end
+  self.special_tokens, self.special_tokens_in_strings = sp, o.special_tokens_in_strings == true
   local sl = o.sequence_length
   if sl ~= nil and (type(sl) ~= "number" or sl % 1 ~= 0 or sl < 1) then
     binding.error(fmt("%s: sequence_length must be nil or an integer >= 1, got %s", who(self), tostring(sl)))
@@ -75,6 +91,9 @@ function WordPieceTokenizer:init(...)
   if dt ~= "int32" and dt ~= "int64" and dt ~= "string" then
     binding.error(fmt('%s: dtype must be "int32", "int64" or "string", got %s', who(self), dt))
   end
+  local split_on = (self.split and self.special_tokens_in_strings and sp) or {}
+  self._special_t = convert.tensor(split_on, "string")
+  if #split_on == 0 then self._special_t = shape_ops.reshape(self._special_t, { 0 }) end
   if o.vocabulary ~= nil then self:set_vocabulary(o.vocabulary) end
 end
 
@@ -136,7 +155,7 @@ function WordPieceTokenizer:tokenize(x)
     + (self.split_on_cjk and 8 or 0)
   a.n, a.m = MAX_BYTES_PER_WORD, self._unk
   local ids, splits = dispatch.run(C.TIDE_OP_WORDPIECE_TOKENIZE, a,
-    { x, self._vocab_t, self._table, convert.tensor(self.suffix_indicator, "string") }, 2)
+    { x, self._vocab_t, self._table, convert.tensor(self.suffix_indicator, "string"), self._special_t }, 2)
   local dt = self._out_dtype
   if dt == "string" then ids = shape_ops.gather(self._vocab_t, ids) elseif dt ~= "int64" then
     ids = math_ops.cast(ids, dt)
@@ -184,7 +203,7 @@ function WordPieceTokenizer:get_config()
   c.sequence_length, c.lowercase, c.strip_accents = self.sequence_length, self.lowercase, self.strip_accents
   c.split, c.split_on_cjk = self.split, self.split_on_cjk
   c.suffix_indicator, c.oov_token = self.suffix_indicator, self.oov_token
-  c.special_tokens, c.special_tokens_in_strings = nil, false
+  c.special_tokens, c.special_tokens_in_strings = self.special_tokens, self.special_tokens_in_strings
   c.config_file = "tokenizer.json"
   return c
 end
