@@ -128,6 +128,15 @@ describe("tf's top-level ops against TensorFlow " .. F.tf_version .. " (tests/fi
     h.close(tide.reshape(batched, { 2, 2, 2, 3 }), tide.nn.conv2d(x, k1, 1, "VALID"):totable(), 1e-5)
   end)
 
+  it("fingerprint and bitcast read strided views as their contiguous copies", function()
+    local x = tide.reshape(tide.range(12), { 3, 4 }):transpose()
+    assert.are.same(tide.fingerprint(tide.contiguous(x)):totable(), tide.fingerprint(x):totable())
+    local w = tide.tensor { { "a", "bb" }, { "ccc", "" } }:transpose()
+    assert.are.same(tide.fingerprint(tide.contiguous(w)):totable(), tide.fingerprint(w):totable())
+    local f = tide.reshape(tide.linspace(-1, 1, 6), { 2, 3 }):cast("float32"):transpose()
+    assert.are.same(tide.bitcast(tide.contiguous(f), "int32"):totable(), tide.bitcast(f, "int32"):totable())
+  end)
+
   it("grad_pass_through passes the output gradient straight to the input", function()
     local x = tide.tensor({ 0.2, 1.7, -0.6 }, "float64")
     local f = tide.grad_pass_through(function(t) return tide.round(t) end)
