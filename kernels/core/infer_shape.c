@@ -250,3 +250,52 @@ const tide_rank_rule tide_infer_one_hot_rank = {one_hot_rank, NULL, NULL};
 
 /* Several axes, checked when the graph runs: the generic rule (x's dtype, an unknown rank). */
 const tide_rank_rule tide_infer_reverse_rank = {NULL, NULL, NULL};
+
+/* ---- bitcast ------------------------------------------------------------------------ */
+
+/* tf.bitcast's shapes: the same element size keeps the shape; a smaller target adds a last dim of the size
+ * ratio; a larger one needs the last dim to be that ratio and takes it away. */
+tide_status tide_infer_bitcast(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                               int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  const tide_tensor *x = in[0];
+  tide_status st = tide_check_dtype(def, x, "input");
+  if (st) return st;
+  if (a->dtype < 0 || a->dtype >= TIDE_NUM_DTYPES || !(TIDE_DTS_ALL & (1u << a->dtype)))
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: type must be a numeric or bool dtype, got %s", def->name,
+                     tide_dtype_name(a->dtype));
+  size_t si = tide_dtype_size(x->dt), so = tide_dtype_size(a->dtype);
+  int64_t dims[TIDE_MAX_DIMS];
+  int nd = x->ndim;
+  for (int i = 0; i < nd; i++) dims[i] = x->dims[i];
+  if (si > so) {
+    if (nd == TIDE_MAX_DIMS)
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: the result would have more than %d dims", def->name, TIDE_MAX_DIMS);
+    dims[nd++] = (int64_t)(si / so);
+  } else if (si < so) {
+    char s[128];
+    int64_t ratio = (int64_t)(so / si);
+    if (nd == 0 || (dims[nd - 1] >= 0 && dims[nd - 1] != ratio))
+      return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: cannot bitcast from %s to %s: shape %s does not end in %lld",
+                       def->name, tide_dtype_name(x->dt), tide_dtype_name(a->dtype), TIDE_SHAPE_STR(s, x),
+                       (long long)ratio);
+    nd--;
+  }
+  tide_tensor_set_contiguous_layout(out[0], a->dtype, nd, dims);
+  return TIDE_OK;
+}
+
+/* Unknown rank: the stand-in's inference checks the dtypes; the result's rank is unknown too (it may gain or
+ * lose a dim). */
+static tide_status bitcast_unknown_rank(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                        const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  tide_status st = tide_check_dtype(def, in[0], "input");
+  if (st) return st;
+  if (a->dtype < 0 || a->dtype >= TIDE_NUM_DTYPES || !(TIDE_DTS_ALL & (1u << a->dtype)))
+    return TIDE_FAIL(TIDE_ERR_DTYPE, "%s: type must be a numeric or bool dtype, got %s", def->name,
+                     tide_dtype_name(a->dtype));
+  tide_rank_set_unknown(out[0], a->dtype);
+  return TIDE_OK;
+}
+const tide_rank_rule tide_infer_bitcast_rank = {NULL, NULL, bitcast_unknown_rank};

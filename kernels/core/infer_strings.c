@@ -327,3 +327,27 @@ static int string_format_rank(const tide_op_def *def, const tide_attrs *a, int n
   return i == 0 ? 1 : 0;
 }
 const tide_rank_rule tide_infer_string_format_rank = {string_format_rank, tide_rank_keeps, NULL};
+
+/* fingerprint: [d0, ...] of any dtype -> uint8 [d0, 8] (one fingerprint per row). */
+tide_status tide_infer_fingerprint(const tide_op_def *def, const tide_attrs *a, int n_in,
+                                   const tide_tensor *const *in, int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  const tide_tensor *x = in[0];
+  tide_status st = tide_check_dtype(def, x, "data");
+  if (st) return st;
+  if (a->m != 0)
+    return TIDE_FAIL(TIDE_ERR_VALUE, "%s: unknown method %lld (0: farmhash64)", def->name, (long long)a->m);
+  if (x->ndim < 1)
+    return TIDE_FAIL(TIDE_ERR_SHAPE, "%s: data must have rank at least 1, got a 0-d tensor", def->name);
+  int64_t dims[2] = {x->dims[0], 8};
+  tide_tensor_set_contiguous_layout(out[0], TIDE_UINT8, 2, dims);
+  return TIDE_OK;
+}
+
+/* Unknown rank: a rank-1 stand-in gives [?, 8], which holds for every rank the op takes. */
+static int fingerprint_rank(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                            int i) {
+  TIDE_UNUSED(def), TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(in), TIDE_UNUSED(i);
+  return 1;
+}
+const tide_rank_rule tide_infer_fingerprint_rank = {fingerprint_rank, tide_rank_keeps, NULL};

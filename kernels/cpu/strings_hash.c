@@ -212,3 +212,51 @@ tide_status tide_cpu_string_hash(const tide_op_def *def, const tide_attrs *a, in
   }
   return TIDE_OK;
 }
+
+/* The 8 little-endian bytes of v at o (TF's CopyToBuffer). */
+static void put_le64(uint8_t *o, uint64_t v) {
+  for (int i = 0; i < 8; i++) o[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* fingerprint: TF's FingerprintOp (farmhash64). Row r of [d0, ...] is the row-major elements r * w .. r * w + w - 1
+ * (w = elements per row). Numbers and bools: Fingerprint64 of the row's bytes. Strings: of the string itself when a
+ * row holds one; else of the row's strings' fingerprints, 8 little-endian bytes each, in order. */
+tide_status tide_cpu_fingerprint(const tide_op_def *def, const tide_attrs *a, int n_in, const tide_tensor *const *in,
+                                 int n_out, tide_tensor *const *out) {
+  TIDE_UNUSED(a), TIDE_UNUSED(n_in), TIDE_UNUSED(n_out);
+  const tide_tensor *x = in[0];
+  uint8_t *o = out[0]->data;
+  int64_t rows = x->dims[0];
+  if (rows == 0) return TIDE_OK;
+  int64_t w = x->nelem / rows;
+  size_t esz = x->dt == TIDE_STRING ? 8 : tide_dtype_size(x->dt);
+  uint8_t *buf = NULL;
+  if (w > 0 && !(x->dt == TIDE_STRING && w == 1)) {
+    buf = malloc((size_t)w * esz);
+    if (!buf) return TIDE_FAIL(TIDE_ERR_MEMORY, "%s: out of memory for a row of %lld elements", def->name,
+                               (long long)w);
+  }
+  for (int64_t r = 0; r < rows; r++) {
+    uint64_t fp;
+    if (x->dt == TIDE_STRING && w == 1) {
+      int64_t len;
+      const char *b = tide_str_at(x, r, &len);
+      fp = strings_hash_fingerprint64(b, (size_t)len);
+    } else {
+      for (int64_t j = 0; j < w; j++) {
+        int64_t k = r * w + j;
+        if (x->dt == TIDE_STRING) {
+          int64_t len;
+          const char *b = tide_str_at(x, k, &len);
+          put_le64(buf + j * 8, strings_hash_fingerprint64(b, (size_t)len));
+        } else {
+          memcpy(buf + (size_t)j * esz, (const char *)x->data + tide_str_offset(x, k) * (int64_t)esz, esz);
+        }
+      }
+      fp = strings_hash_fingerprint64((const char *)buf, (size_t)w * esz);
+    }
+    put_le64(o + r * 8, fp);
+  }
+  free(buf);
+  return TIDE_OK;
+}

@@ -428,11 +428,11 @@ end
 -- sparse and ragged values and the clock (ops/tf_top_misc.lua: edit_distance, tuple, timestamp ...)
 for _, name in ipairs { "slice", "strided_slice", "realdiv", "batch_to_space", "required_space_to_batch_paddings",
                         "broadcast_dynamic_shape", "approx_top_k", "conv", "conv2d_backprop_filter_v2",
-                        "conv2d_backprop_input_v2", "extract_volume_patches" } do
+                        "conv2d_backprop_input_v2", "extract_volume_patches", "bitcast", "fingerprint" } do
   keras[name] = function() return require("tide.ops.tf_top_ops")[name] end
 end
 for _, name in ipairs { "edit_distance", "ragged_fill_empty_rows", "ragged_fill_empty_rows_grad", "guarantee_const",
-                        "group", "tuple", "timestamp" } do
+                        "group", "tuple", "timestamp", "random_index_shuffle" } do
   keras[name] = function() return require("tide.ops.tf_top_misc")[name] end
 end
 -- tf.debugging's assertions that TF also has at the top (tf.Assert, tf.assert_greater, tf.assert_less)

@@ -421,6 +421,13 @@ cases.one_hot = function(add)
   end
 end
 
+cases.bitcast = function(add)
+  add("float32 to int32", function(x) return tide.bitcast(x, "int32") end, { M.data({ 2, 3 }, "float32") })
+  add("float32 strided to uint8", function(x) return tide.bitcast(x, "uint8") end, { strided({ 2, 3 }, "float32") })
+  add("uint8 to float32", function(x) return tide.bitcast(x, "float32") end, { M.data({ 3, 4 }, "uint8") })
+  add("int64 to int32", function(x) return tide.bitcast(x, "int32") end, { M.data({ 5 }, "int64") })
+end
+
 cases.slice_update = function(add)
   for _, dt in ipairs(M.DTYPES) do
     add(dt .. " row", function(x, u) return tide.slice_update(x, { 0 }, u) end, { data({ 3, 3 }, dt), data({ 3 }, dt, "pos") })
@@ -952,6 +959,11 @@ do
     add("fast", function(x) return S.to_hash_bucket_fast(x, 1000) end, { words() })
     add("strong strided", function(x) return S.to_hash_bucket_strong(x, 7, { 3, -4 }) end, { strided_words() })
     add("legacy empty", function(x) return S.to_hash_bucket(x, 5) end, { empty() })
+  end
+  cases.fingerprint = function(add)
+    add("strings", function(x) return tide.fingerprint(x) end, { words() })
+    add("string rows strided", function(x) return tide.fingerprint(x) end, { strided_words() })
+    add("int64 rows", function(x) return tide.fingerprint(x) end, { tide.tensor({ { 3, -1, 7 }, { 0, 9, 2 } }, "int64") })
   end
   cases.cross_hashed = function(add)
     local ids = function() return tide.tensor({ { 3, -1, 7 }, { 0, 9, 2 } }, "int64") end

@@ -1,5 +1,5 @@
 -- stdlib/tide/ops/tf_top_misc.lua — TF's small top-level helpers over lists, sparse and ragged values and the clock:
--- edit_distance, ragged_fill_empty_rows(_grad), guarantee_const, group, tuple, timestamp.
+-- edit_distance, ragged_fill_empty_rows(_grad), random_index_shuffle, guarantee_const, group, tuple, timestamp.
 local binding = require "tide.binding"
 local convert = require "tide.convert"
 local args = require "tide.args"
@@ -176,6 +176,104 @@ function M.ragged_fill_empty_rows_grad(reverse_index_map, grad_values)
   local d_values = shape_ops.gather(g, map)
   local d_default = math_ops.sub(reduce.reduce_sum(g), reduce.reduce_sum(d_values))
   return d_values, d_default
+end
+
+-- ---- random_index_shuffle ---------------------------------------------------------------------
+
+-- TF's index shuffle is a cycle-walking Simon block cipher: a block of 2W bits (W >= 8, W <= 32 here), round keys
+-- from the 3-word seed, encrypt until the value falls in [0, max_index]. Words are Lua numbers in [0, 2^W); the
+-- bit library's 32-bit results are brought back with % 2^32.
+local band, bor, bxor, lshift, rshift = bit.band, bit.bor, bit.bxor, bit.lshift, bit.rshift
+local U32 = 2 ^ 32
+
+local function rotl(x, r, w, mask) return band(bor(lshift(x, r), rshift(x, w - r)), mask) % U32 end
+local function rotr(x, r, w, mask) return band(bor(rshift(x, r), lshift(x, w - r)), mask) % U32 end
+local function simon_f(x, w, mask) return bxor(band(rotl(x, 1, w, mask), rotl(x, 8, w, mask)), rotl(x, 2, w, mask)) % U32 end
+
+local function round_keys(key, rounds, w, mask)
+  local c = band(0xfffffffc, mask) % U32
+  local z = band(0x192c0ef5, mask) % U32 -- the low word of 0x7369f885192c0ef5 (W <= 32 keeps only that)
+  local rk = { band(key[1], mask) % U32, band(key[2], mask) % U32, band(key[3], mask) % U32 }
+  for i = 4, rounds do
+    local prev = rk[i - 1]
+    rk[i] = bxor(bxor(bxor(c, band(z, 1)), rk[i - 3]), bxor(rotr(prev, 3, w, mask), rotr(prev, 4, w, mask))) % U32
+    z = rshift(z, 1)
+  end
+  return rk
+end
+
+local function index_shuffle(index, key, max_index, rounds)
+  if max_index == 0 then return 0 end
+  local bits = math.ceil(math.log(max_index) / math.log(2))
+  -- log2 of an exact power of two must be exact: math.log's ratio may round just above the integer
+  if 2 ^ (bits - 1) >= max_index then bits = bits - 1 end
+  local block = math.max(bits + bits % 2, 16)
+  local w = block / 2
+  local mask = w == 32 and -1 or 2 ^ w - 1
+  local rk = round_keys(key, rounds, w, mask)
+  local span = 2 ^ w
+  local left, right = math.floor(index / span) % span, index % span
+  while true do
+    for i = 1, #rk - 1, 2 do
+      left = bxor(bxor(left, simon_f(right, w, mask)), rk[i]) % U32
+      right = bxor(bxor(right, simon_f(left, w, mask)), rk[i + 1]) % U32
+    end
+    if left * span + right <= max_index then return left * span + right end
+  end
+end
+
+-- random_index_shuffle(index, seed, max_index, rounds=4) as tf.random_index_shuffle: the position of index in a
+-- pseudorandom permutation of [0, max_index] fixed by seed ([3], or [n, 3] for a vector of them), TF's exact
+-- values. index and max_index int32 or int64, scalars or vectors of one length; max_index below 2^53 (Lua's exact
+-- integers). Eager: it reads the values.
+function M.random_index_shuffle(index, seed, max_index, ...)
+  local op = "random_index_shuffle"
+  local o = args.parse(op, { "rounds", "name" }, ...)
+  local rounds = o.rounds == nil and 4 or args.int(op, "rounds", o.rounds)
+  if rounds < 4 or rounds % 2 ~= 0 then fail(op, "rounds must be an even number >= 4, got %d", rounds) end
+  local idx = concrete(op, "index", index)
+  local dt = dtype.names[idx.dt]
+  if dt ~= "int32" and dt ~= "int64" then fail(op, "index must be int32 or int64, got %s", dt) end
+  local mx = binding.istensor(max_index) and concrete(op, "max_index", max_index) or convert.tensor(max_index, dt, op)
+  if mx.dt ~= idx.dt then fail(op, "max_index must be %s as index, got %s", dt, dtype.names[mx.dt]) end
+  local sd = concrete(op, "seed", seed)
+  local sdt = dtype.names[sd.dt]
+  if sdt ~= "int32" and sdt ~= "int64" then fail(op, "seed must be int32 or int64, got %s", sdt) end
+  local n = math.max(tonumber(idx.nelem), tonumber(mx.nelem), math.floor(tonumber(sd.nelem) / 3))
+  if idx.ndim > 1 or (idx.ndim == 1 and tonumber(idx.dims[0]) ~= n) then
+    fail(op, "index must be a scalar or vector, got shape %s", tostring(idx.shape))
+  end
+  if not ((sd.ndim == 1 and tonumber(sd.dims[0]) == 3) or
+          (sd.ndim == 2 and tonumber(sd.dims[0]) == n and tonumber(sd.dims[1]) == 3)) then
+    fail(op, "seed must be a vector of size [3] or a matrix of size [%d, 3], got shape %s", n, tostring(sd.shape))
+  end
+  if mx.ndim > 1 or (mx.ndim == 1 and tonumber(mx.dims[0]) ~= n) then
+    fail(op, "max_index must be a scalar or a vector of the same size as index, got shape %s", tostring(mx.shape))
+  end
+  local function flat(t)
+    local v = t.ndim == 0 and { t:item() } or t:totable()
+    if t.ndim == 2 then
+      local f = {}
+      for _, row in ipairs(v) do for _, x in ipairs(row) do f[#f + 1] = x end end
+      v = f
+    end
+    for i = 1, #v do v[i] = tonumber(v[i]) end
+    return v
+  end
+  local iv, mv, sv = flat(idx), flat(mx), flat(sd)
+  local out = {}
+  for i = 1, n do
+    local m = mv[#mv == 1 and 1 or i]
+    if m < 0 or m >= 2 ^ 53 then fail(op, "max_index must be in [0, 2^53), got %s", tostring(m)) end
+    local at = #sv == 3 and 0 or 3 * (i - 1)
+    local key = { sv[at + 1] % U32, sv[at + 2] % U32, sv[at + 3] % U32 }
+    local x = iv[#iv == 1 and 1 or i]
+    if x < 0 then x = x + 2 ^ 64 end
+    out[i] = index_shuffle(x % 2 ^ 53, key, m, rounds)
+  end
+  if idx.ndim == 0 and sd.ndim == 1 and mx.ndim == 0 then return convert.tensor(out[1], dt, op) end
+  if n == 0 then return convert.empty(dtype.code(dt, op), { 0 }, op) end
+  return convert.tensor(out, dt, op)
 end
 
 -- ---- graph-mode helpers, eager meanings ---------------------------------------------------

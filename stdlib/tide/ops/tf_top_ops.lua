@@ -1,6 +1,7 @@
 -- stdlib/tide/ops/tf_top_ops.lua — TF's top-level ops that tide had under other names or not at all, composed of
 -- registry ops: slice, strided_slice, realdiv, batch_to_space, required_space_to_batch_paddings,
--- broadcast_dynamic_shape, approx_top_k, conv, conv2d_backprop_*_v2, extract_volume_patches (tide.<name>).
+-- broadcast_dynamic_shape, approx_top_k, conv, conv2d_backprop_*_v2, extract_volume_patches, and the registry ops
+-- bitcast and fingerprint (tide.<name>).
 local binding = require "tide.binding"
 local convert = require "tide.convert"
 local args = require "tide.args"
@@ -10,6 +11,7 @@ local shape_ops = require "tide.ops.shape"
 local math_ops = require "tide.ops.math"
 local reduce = require "tide.ops.reduce"
 local create = require "tide.ops.create"
+local dispatch = require "tide.dispatch"
 local fmt = string.format
 
 local M = {}
@@ -430,6 +432,34 @@ function M.extract_volume_patches(input, ksizes, strides, padding)
   y = shape_ops.gather(y, taps(outs[3], k[4], s[4]), 5)
   y = shape_ops.transpose(y, { 0, 1, 3, 5, 2, 4, 6, 7 })
   return shape_ops.reshape(y, { d[1] >= 0 and d[1] or -1, outs[1], outs[2], outs[3], depth })
+end
+
+-- ---- bytes ----------------------------------------------------------------------------------
+
+-- bitcast(input, type) as tf.bitcast: input's bytes read as dtype `type` (no conversion, host byte order): the
+-- same element size keeps the shape, a smaller one adds a last dim of the size ratio, a larger one takes away a
+-- last dim that must be that ratio. Not differentiable (TF's neither).
+function M.bitcast(input, type_)
+  local op = "bitcast"
+  local x = convert.arg(input, op)
+  if type_ == nil then fail(op, "type is required (a dtype such as tide.int32)") end
+  local a = dispatch.attrs()
+  a.dtype = dtype.code(type_, op)
+  return dispatch.run(binding.C.TIDE_OP_BITCAST, a, { x })
+end
+
+-- fingerprint(data, method="farmhash64") as tf.fingerprint: TF's Fingerprint64 (farmhash) of each row of data (its
+-- first dim), as uint8 [rows, 8], the same bytes TF gives: a row's numbers hashed as their bytes; a row of one
+-- string as that string, of several as their fingerprints' bytes.
+function M.fingerprint(data, method)
+  local op = "fingerprint"
+  local x = convert.arg(data, op)
+  if method ~= nil and method ~= "farmhash64" then
+    fail(op, "method must be \"farmhash64\" (TF's only one), got %s", tostring(method))
+  end
+  local a = dispatch.attrs()
+  a.dtype, a.m = binding.C.TIDE_UINT8, 0
+  return dispatch.run(binding.C.TIDE_OP_FINGERPRINT, a, { x })
 end
 
 return M

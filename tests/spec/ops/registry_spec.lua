@@ -33,6 +33,7 @@ local calls = {
   concat = function() return tide.concat({m, m}, 0) end, tile = function() return tide.tile(m, {2, 1}) end,
   pad = function() return tide.pad(m, {{1, 1}, {0, 0}}) end, gather = function() return tide.gather(m, {1, 0}) end,
   one_hot = function() return tide.one_hot(tide.tensor{0, 2}, 3) end, reverse = function() return tide.reverse(m, {1}) end,
+  bitcast = function() return tide.bitcast(m, "uint8") end,
   shape = function() return tide.shape(m) end, size = function() return tide.num_elements(m) end,
   fill = function() return tide.fill({2, 2}, 7) end, range = function() return tide.range(5) end,
   range_dynamic = function() return tide.trace(function(n) return tide.range(n) end)(tide.tensor(5)) end,
@@ -136,6 +137,7 @@ do
   calls.regex_replace = function() return S.regex_replace(words, "[a-z]", "x") end
   calls.string_split = function() return S.split(tide.tensor "a b") end
   calls.string_hash = function() return S.to_hash_bucket_fast(words, 10) end
+  calls.fingerprint = function() return tide.fingerprint(words) end
   calls.string_ngrams = function() return S.ngrams(tide.tensor { "a", "b", "c" }, 2) end
   calls.unicode_decode = function() return S.unicode_decode(words, "UTF-8").values end
   calls.unicode_encode = function() return S.unicode_encode(tide.tensor { 104, 105 }, "UTF-8") end

@@ -38,6 +38,9 @@ local CALLS = {
   end,
   ragged_fill_empty_rows = function(i) return tide.ragged_fill_empty_rows(i[1], i[2], i[3], i[4]) end,
   ragged_fill_empty_rows_grad = function(i) return tide.ragged_fill_empty_rows_grad(i[1], i[2]) end,
+  bitcast = function(i, a) return tide.bitcast(i[1], a.type) end,
+  fingerprint = function(i) return tide.fingerprint(i[1]) end,
+  random_index_shuffle = function(i, a) return tide.random_index_shuffle(i[1], i[2], i[3], { rounds = a.rounds }) end,
 }
 
 local ERRORS = {
@@ -47,11 +50,13 @@ local ERRORS = {
   batch_to_space = "batch_to_space: Input batch dimension (4) is not divisible by product of block sizes (3)",
   broadcast_dynamic_shape = "broadcast_dynamic_shape: Incompatible shapes: [2,3] vs. [4]",
   conv = "conv: The input must have 2 or 3 spatial dimensions but got 1",
+  bitcast = "bitcast: cannot bitcast from uint8 to int32: shape [3] does not end in 4",
+  fingerprint = "fingerprint: data must have rank at least 1",
 }
 
 -- Ops that read values to size their results: eager only (their traced refusal is checked below).
 local EAGER_ONLY = { edit_distance = true, ragged_fill_empty_rows = true, broadcast_dynamic_shape = true,
-  required_space_to_batch_paddings = true }
+  required_space_to_batch_paddings = true, random_index_shuffle = true }
 
 local SPEC = { calls = CALLS, errors = ERRORS, differs = {} }
 
@@ -60,7 +65,7 @@ describe("tf's top-level ops against TensorFlow " .. F.tf_version .. " (tests/fi
   teardown(function() tide.config.set_retracing_warning { enabled = true } end)
 
   it("has the fixture's cases, each known to the spec", function()
-    assert.is_true(#F.cases >= 50)
+    assert.is_true(#F.cases >= 72)
     fx.check_known(F, SPEC)
   end)
 
@@ -123,6 +128,15 @@ describe("tf's top-level ops against TensorFlow " .. F.tf_version .. " (tests/fi
     h.close(tide.reshape(batched, { 2, 2, 2, 3 }), tide.nn.conv2d(x, k1, 1, "VALID"):totable(), 1e-5)
   end)
 
+  it("fingerprint and bitcast read strided views as their contiguous copies", function()
+    local x = tide.reshape(tide.range(12), { 3, 4 }):transpose()
+    assert.are.same(tide.fingerprint(tide.contiguous(x)):totable(), tide.fingerprint(x):totable())
+    local w = tide.tensor { { "a", "bb" }, { "ccc", "" } }:transpose()
+    assert.are.same(tide.fingerprint(tide.contiguous(w)):totable(), tide.fingerprint(w):totable())
+    local f = tide.reshape(tide.linspace(-1, 1, 6), { 2, 3 }):cast("float32"):transpose()
+    assert.are.same(tide.bitcast(tide.contiguous(f), "int32"):totable(), tide.bitcast(f, "int32"):totable())
+  end)
+
   it("grad_pass_through passes the output gradient straight to the input", function()
     local x = tide.tensor({ 0.2, 1.7, -0.6 }, "float64")
     local f = tide.grad_pass_through(function(t) return tide.round(t) end)
@@ -170,6 +184,21 @@ describe("tf's top-level ops against TensorFlow " .. F.tf_version .. " (tests/fi
 
   it("refuses bad arguments with errors naming the op and argument", function()
     local function err(f, ...) local ok, e = pcall(f, ...); assert.is_false(ok); return tostring(e) end
+    assert.matches("bitcast: type is required", err(tide.bitcast, tide.zeros { 1 }))
+    local s3 = tide.tensor { 1, 2, 3 }
+    assert.matches("random_index_shuffle: rounds must be an even number >= 4, got 5",
+      err(tide.random_index_shuffle, 1, s3, 10, { rounds = 5 }))
+    assert.matches("random_index_shuffle: index must be int32 or int64, got float32",
+      err(tide.random_index_shuffle, tide.zeros { 1 }, s3, 10))
+    assert.matches("random_index_shuffle: seed must be a vector of size %[3%] or a matrix of size %[2, 3%]",
+      err(tide.random_index_shuffle, tide.tensor { 1, 2 }, tide.tensor { 1, 2 }, 10))
+    assert.matches("random_index_shuffle: max_index must be in %[0, 2%^53%)",
+      err(tide.random_index_shuffle, tide.tensor(1, "int64"), s3, tide.tensor(-1, "int64")))
+    assert.matches("random_index_shuffle: index must be known while tracing",
+      err(tide.trace(function(i) return tide.random_index_shuffle(i, s3, 9) end), tide.tensor(1)))
+    assert.matches("bitcast: input 1 is a string tensor", err(tide.bitcast, tide.tensor { "a" }, "int32"))
+    assert.matches("bitcast: type must be a numeric or bool dtype, got string", err(tide.bitcast, tide.zeros { 1 }, "string"))
+    assert.matches("fingerprint: method must be \"farmhash64\"", err(tide.fingerprint, tide.zeros { 1 }, "md5"))
     local x = tide.zeros { 2, 3 }
     assert.matches("slice: begin and size must have one entry per dim", err(tide.slice, x, { 0 }, { 1 }))
     assert.matches("slice: begin%[1%] = 4 is outside", err(tide.slice, x, { 0, 4 }, { 1, 1 }))
