@@ -348,6 +348,8 @@ local keras = {
 }
 -- TensorBoard logs (tf.summary), also on first use.
 keras.summary = function() return require "tide.summary" end
+-- tf.audio (decode_wav), on first use.
+keras.audio = function() return require "tide.audio" end
 -- Saving loads on first use too: tide.safetensors (weights files) and
 -- tide.train (Checkpoint, CheckpointManager).
 keras.safetensors = function() return require "tide.safetensors" end

@@ -87,6 +87,7 @@ static const rcase cases[] = {
     /* ---- decode_bmp: bytes of any rank stand in for one file ---- */
     {ROW(DECODE_BMP), A(.n = 3, .dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
     {ROW(DECODE_GIF), A(.dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
+    {ROW(DECODE_WAV), A(.n = -1, .m = -1, .dtype = F32), IN1(UR(TIDE_UINT8)), OUT(F32, 2, U, U), OUT1(I32, 0, 0)},
     {ROW(DECODE_WEBP), A(.n = 3, .dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
     {ROW(DECODE_JXL), A(.n = 3, .dtype = TIDE_UINT8), IN1(UR(TIDE_UINT8)), OUT(TIDE_UINT8, R, 0)},
     /* ---- elementwise: the op's dtype checks on a scalar stand-in; an unknown rank out ---- */

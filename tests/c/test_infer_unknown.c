@@ -85,6 +85,10 @@ static const icase cases[] = {
     /* ---- decode_bmp: the image's height and width are the file's ---- */
     {ROW(DECODE_BMP), A(.n = 3, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(3, U, U, 3)},
     {ROW(DECODE_GIF), A(.dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(4, U, U, U, 3)},
+    /* ---- decode_wav: the file's samples; channels when desired ---- */
+    {ROW(DECODE_WAV), A(.n = 2, .m = -1, .dtype = TIDE_FLOAT32), IN1(D(TIDE_UINT8, 1, U)), OUT(2, U, 2), OUT1(0, 0)},
+    {ROW(DECODE_WAV), A(.n = -1, .m = 16000, .dtype = TIDE_FLOAT32), IN1(D(TIDE_UINT8, 1, U)), OUT(2, 16000, U), OUT1(0, 0)},
+    {ROW(DECODE_WAV), A(.n = -2, .m = -1, .dtype = TIDE_FLOAT32), IN1(D(TIDE_UINT8, 1, U)), ERR(TIDE_ERR_VALUE, "desired_channels must be -1")},
     {ROW(DECODE_WEBP), A(.n = 0, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(4, U, U, U, U)},
     {ROW(DECODE_WEBP), A(.n = 4, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), OUT(4, U, U, U, 4)},
     {ROW(DECODE_WEBP), A(.n = 1, .dtype = TIDE_UINT8), IN1(D(TIDE_UINT8, 1, U)), ERR(TIDE_ERR_VALUE, "channels must be 0, 3 or 4 for WebP")},

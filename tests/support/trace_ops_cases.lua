@@ -746,6 +746,18 @@ do
     add("8-bit as 4 channels", function(b) return tide.image.decode_bmp(b, { channels = 4 }) end,
       { bytes_of("gray8.bmp") })
   end
+  cases.decode_wav = function(add)
+    local function wav(name)
+      local f = assert(io.open("tests/fixtures/keras_utils/audio_decode/" .. name, "rb"))
+      local s = f:read("a")
+      f:close()
+      return tide.from_buffer(s, { #s }, "uint8")
+    end
+    add("stereo", function(b) return tide.audio.decode_wav(b) end, { wav("stereo.wav") })
+    add("mono to 2 channels, 5 samples", function(b)
+      return tide.audio.decode_wav(b, { desired_channels = 2, desired_samples = 5 })
+    end, { wav("mono8k.wav") })
+  end
   cases.decode_image = function(add)
     local function str(name)
       local f = assert(io.open("tests/fixtures/images/" .. name, "rb"))

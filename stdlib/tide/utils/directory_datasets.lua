@@ -1,5 +1,5 @@
--- stdlib/tide/utils/directory_datasets.lua — keras.utils.image_dataset_from_directory and
--- text_dataset_from_directory: a folder tree to a tide.data pipeline whose map reads and decodes in C.
+-- stdlib/tide/utils/directory_datasets.lua — keras.utils.image_, text_ and audio_dataset_from_directory: a folder
+-- tree to a tide.data pipeline whose map reads and decodes in C.
 local binding = require "tide.binding"
 local args = require "tide.args"
 local convert = require "tide.convert"
@@ -10,6 +10,7 @@ local shape_ops = require "tide.ops.shape"
 local random = require "tide.random"
 local data = require "tide.data"
 local index = require "tide.utils.index"
+local audio = require "tide.audio"
 local io_utils = require "tide.utils.io_utils"
 
 local ffi = binding.ffi
@@ -57,7 +58,7 @@ end
 
 -- The pipeline Keras builds: (path, label) slices, shuffled (a buffer of 8 batches, or 1024), the map, batched,
 -- prefetched; class_names and file_paths kept on it, as Keras's attributes.
-local function pipeline(c, paths, labels, class_names, load, shuffle)
+local function pipeline(c, paths, labels, class_names, load, shuffle, batch)
   local path_t = convert.tensor(paths, "string", "file paths")
   local ds
   if c.label_mode then
@@ -72,7 +73,7 @@ local function pipeline(c, paths, labels, class_names, load, shuffle)
   else
     ds = ds:map(load, { parallel = data.AUTOTUNE })
   end
-  if c.batch_size then ds = ds:batch(c.batch_size) end
+  if c.batch_size then ds = batch and batch(ds, c.batch_size) or ds:batch(c.batch_size) end
   ds = ds:prefetch(data.AUTOTUNE)
   ds.class_names = class_names
   ds.file_paths = paths
@@ -80,7 +81,7 @@ local function pipeline(c, paths, labels, class_names, load, shuffle)
 end
 
 -- The shared part: options checked, files indexed and split, one pipeline per subset.
-local function from_directory(op, directory, o, formats, kind, load)
+local function from_directory(op, directory, o, formats, kind, load, batch, check)
   local c = index.common(op, o)
   if c.seed == nil then c.seed = default_seed() end
   local paths, labels, class_names = index.index_directory(op, directory, c.labels, formats, c.class_names,
@@ -94,12 +95,13 @@ local function from_directory(op, directory, o, formats, kind, load)
       table.concat(class_names, ", "))
   end
   if not labels then class_names = nil end
+  if check then check(paths) end
   local allowed = table.concat(formats, " ")
   local function subset(name, shuffle)
     local p, l = index.split(op, paths, labels, c.validation_split, name)
     if c.verbose and c.validation_split then io_utils.print_msg(string.format("Using %d files for %s.", #p, name)) end
     if #p == 0 then fail(op, "no %s files found in '%s' (allowed formats: %s)", kind, directory, allowed) end
-    return pipeline(c, p, l, class_names, load, shuffle)
+    return pipeline(c, p, l, class_names, load, shuffle, batch)
   end
   if c.subset == "both" then return { subset("training", c.shuffle), subset("validation", false) } end
   return subset(c.subset, c.shuffle)
@@ -189,6 +191,56 @@ function M.text_dataset_from_directory(directory, opts)
     return txt
   end
   return from_directory(op, directory, o, { ".txt" }, "text", load)
+end
+
+local AUDIO_OPTS = names_with { "sampling_rate", "output_sequence_length", "ragged" }
+
+-- audio_dataset_from_directory(directory, {labels="inferred", label_mode="int", class_names=, batch_size=32,
+-- sampling_rate=, output_sequence_length=, ragged=false, shuffle=true, seed=, validation_split=, subset=,
+-- follow_links=false, verbose=true}) as Keras 3's: a Dataset of (audio float32 [batch, samples, channels],
+-- labels) from the .wav files (16-bit PCM, tide.audio.decode_wav), each cut or zero-padded to
+-- output_sequence_length, or the batch padded to its longest (padded_batch) without it. tide does not resample:
+-- sampling_rate is checked against every file's rate (an error names a file that differs).
+function M.audio_dataset_from_directory(directory, opts)
+  local op = "audio_dataset_from_directory"
+  local o = args.parse(op, AUDIO_OPTS, opts or {})
+  local len = o.output_sequence_length
+  if len == false then len = nil end
+  if len ~= nil and (type(len) ~= "number" or len < 1 or len ~= math.floor(len)) then
+    fail(op, "output_sequence_length must be a positive integer, got %s", tostring(len))
+  end
+  local ragged = o.ragged or false
+  if type(ragged) ~= "boolean" then fail(op, "ragged must be a boolean, got %s", type(ragged)) end
+  if ragged and len then fail(op, "cannot set both ragged and output_sequence_length") end
+  if ragged then
+    fail(op, "ragged = true is not supported: tide's datasets hold dense tensors (give output_sequence_length, " ..
+      "or leave both unset to pad each batch to its longest file)")
+  end
+  local rate = o.sampling_rate
+  if rate == false then rate = nil end
+  if rate ~= nil then
+    if type(rate) ~= "number" or rate ~= math.floor(rate) then
+      fail(op, "sampling_rate should have an integer value, got %s", tostring(rate))
+    end
+    if rate <= 0 then fail(op, "sampling_rate should be higher than 0, got %s", tostring(rate)) end
+  end
+  local function check(paths)
+    if rate == nil then return end
+    for _, p in ipairs(paths) do
+      local _, r = audio.decode_wav(io_files.read_file(p), { desired_samples = 0 })
+      if r:item() ~= rate then
+        fail(op, "'%s' is sampled at %d Hz, not sampling_rate = %d: tide does not resample (Keras does with " ..
+          "tensorflow_io); resample the files or leave sampling_rate unset", p, r:item(), rate)
+      end
+    end
+  end
+  local desired = len or -1
+  local function load(path)
+    local a = audio.decode_wav(io_files.read_file(path), { desired_samples = desired })
+    return a
+  end
+  local batch = not len and function(ds, n) return ds:padded_batch(n) end or nil
+  return from_directory(op, directory, o, { ".wav" }, "audio", load, batch, check)
 end
 
 return M

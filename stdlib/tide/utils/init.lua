@@ -12,6 +12,7 @@ local py_dataset = require "tide.utils.py_dataset"
 local M = {
   image_dataset_from_directory = directory_datasets.image_dataset_from_directory,
   text_dataset_from_directory = directory_datasets.text_dataset_from_directory,
+  audio_dataset_from_directory = directory_datasets.audio_dataset_from_directory,
   to_categorical = misc.to_categorical,
   pad_sequences = misc.pad_sequences,
   set_random_seed = misc.set_random_seed,

@@ -246,6 +246,12 @@ do
     f:close()
     return tide.image.decode_bmp(s)
   end
+  calls.decode_wav = function()
+    local f = assert(io.open("tests/fixtures/keras_utils/audio_decode/stereo.wav", "rb"))
+    local s = f:read("a")
+    f:close()
+    return tide.audio.decode_wav(s)
+  end
   local function fixture(name)
     local f = assert(io.open("tests/fixtures/images/" .. name, "rb"))
     local s = f:read("a")
