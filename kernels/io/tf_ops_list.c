@@ -3,7 +3,10 @@
  * and gradients flow through registry ops (where, gather), as tide.TensorArray does. */
 #include "tf_internal.h"
 
+#include "tide/strings.h"
+
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 static tide_status run1(int op, const tide_attrs *a, int n, const tide_tensor *const *ins, tf_val *out) {
@@ -63,9 +66,53 @@ static tide_status index_in(tf_val *const *in, int n_in, int k, const tide_tenso
   return st;
 }
 
+/* An assert that 0 <= idx < rows when the graph runs (as TF's TensorListSetItem fails): an effect node, kept in
+ * program order. */
+static tide_status check_index(const tide_tensor *idx, int64_t rows) {
+  tide_tensor lo = {0}, hi = {0}, ge = {0}, lt = {0}, ok = {0}, msg = {0}, res = {0};
+  tide_attrs a = {0};
+  tide_status st = tide_tensor_init(&lo, idx->dt, 0, NULL);
+  if (!st) st = tide_tensor_init(&hi, idx->dt, 0, NULL);
+  if (!st) {
+    if (idx->dt == TIDE_INT32) {
+      *(int32_t *)lo.data = 0;
+      *(int32_t *)hi.data = (int32_t)rows;
+    } else {
+      *(int64_t *)lo.data = 0;
+      *(int64_t *)hi.data = rows;
+    }
+  }
+  const tide_tensor *p[3];
+  tide_tensor *o[1];
+  if (!st) {
+    p[0] = idx, p[1] = &lo, o[0] = &ge;
+    st = tide_op_run(TIDE_OP_GREATER_EQUAL, &a, 2, p, 1, o);
+  }
+  if (!st) {
+    p[0] = idx, p[1] = &hi, o[0] = &lt;
+    st = tide_op_run(TIDE_OP_LESS, &a, 2, p, 1, o);
+  }
+  if (!st) {
+    p[0] = &ge, p[1] = &lt, o[0] = &ok;
+    st = tide_op_run(TIDE_OP_LOGICAL_AND, &a, 2, p, 1, o);
+  }
+  char text[96];
+  int len = snprintf(text, sizeof text, "TensorListSetItem: index out of range for a TensorList of size %" PRId64,
+                     rows);
+  if (!st) st = tide_tensor_init(&msg, TIDE_STRING, 0, NULL);
+  if (!st) st = tide_string_set(&msg, 0, text, len);
+  if (!st) {
+    p[0] = &ok, p[1] = &msg, p[2] = idx, o[0] = &res;
+    st = tide_op_run(TIDE_OP_ASSERT, &a, 3, p, 1, o);
+  }
+  tide_tensor *all[] = {&lo, &hi, &ge, &lt, &ok, &msg, &res};
+  for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) tide_tensor_release(all[k]);
+  return st;
+}
+
 /* TensorListSetItem(list, index, item): where(row == index, item, list) over the rows, so the index may be
- * known only at run time (a loop's counter) and the gradient is where's. An index past the list sets nothing
- * (TF fails there). */
+ * known only at run time (a loop's counter) and the gradient is where's; an index out of range fails when the
+ * graph runs, as in TF. */
 static tide_status map_set_item(int n_in, tf_val *const *in, tf_val *out) {
   const tide_tensor *list = NULL, *idx = NULL, *item = NULL;
   tide_status st = list_in(in, n_in, 0, &list);
@@ -77,6 +124,8 @@ static tide_status map_set_item(int n_in, tf_val *const *in, tf_val *out) {
   if (item->ndim != list->ndim - 1)
     return TIDE_FAIL(TIDE_ERR_SHAPE, "its item has rank %d but the list's elements have rank %d", item->ndim,
                      list->ndim - 1);
+  st = check_index(idx, rows);
+  if (st) return st;
   tide_tensor iota = {0}, mask = {0}, mask_shape = {0}, shaped = {0}, row = {0};
   st = tide_tensor_init(&iota, idx->dt, 1, &rows);
   for (int64_t i = 0; !st && i < rows; i++) {

@@ -34,6 +34,13 @@ describe("TF SavedModel control flow", function()
     h.close(out.last, E.acc_last, 1e-5)
   end)
 
+  it("fails when the graph runs a TensorArray write past its size, as TF does", function()
+    h.close(s.overflow { n = tide.tensor(2, "int32") }.out, E.overflow2, 0)
+    local ok, err = pcall(s.overflow, { n = tide.tensor(3, "int32") })
+    assert.is_false(ok)
+    assert.matches("TensorListSetItem: index out of range for a TensorList of size 2", tostring(err), 1, true)
+  end)
+
   it("imports string constants: a word looked up in a vocabulary and an id's word", function()
     local out = s.lookup { words = tide.tensor(E.words), ids = tide.tensor(E.ids, "int32") }
     assert.are.equal("string", out.word.dtype)
