@@ -5,7 +5,8 @@
 #
 # Usage: tools/cross_aarch64.sh [setup|build|ctests|specs [SPEC...]|all]   (default: all = setup, build, ctests)
 #   setup   as root: dpkg --add-architecture arm64, gcc-aarch64-linux-gnu and qemu-user-static; then the sysroot
-#   build   make ARCH=aarch64 BUILD=build-aarch64 with the cross compiler (all + ctests; no CUDA, no MPI)
+#   build   make ARCH=aarch64 BUILD=build-aarch64 with the cross compiler (all + ctests; no CUDA, no MPI);
+#           further arguments go to make
 #   ctests  every C test under qemu-aarch64-static (tests/run.sh with TIDE_TEST_EXEC)
 #   specs   the given spec files or folders (default tests/spec) under qemu; slow: TIDE_TEST_TIMEOUT applies
 #
@@ -108,15 +109,16 @@ cross_env() {
   export TIDE_TEST_EXEC=qemu-aarch64-static
 }
 
+# Extra arguments go to make (e.g. OPTLEVEL=-O1: a quicker build for a correctness run on a loaded machine).
 build() {
   cross_env
   make --no-print-directory -j"${JOBS:-2}" ARCH=aarch64 BUILD="$OUT" CC="$PWD/$OUT/bin/$TRIPLE-cc" CUDA=0 MPI=0 \
-    all ctests
+    "$@" all ctests
 }
 
 case "${1:-all}" in
   setup) setup_host; setup_sysroot; write_cc ;;
-  build) write_cc; build ;;
+  build) shift; write_cc; build "$@" ;;
   ctests) cross_env; BUILD=$OUT tests/run.sh --c-only ;;
   specs) shift; cross_env; [ $# -gt 0 ] || set -- tests/spec; BUILD=$OUT tests/run.sh "$@" ;;
   all) setup_host; setup_sysroot; write_cc; build; cross_env; BUILD=$OUT tests/run.sh --c-only ;;
