@@ -31,8 +31,9 @@ endif
 # Before compiling anything, say in one line what is missing and how to get it
 # (else a fresh machine stops on a system cblas.h's `blasint`). Skipped for
 # the goals that install it first (deps; test, demo and bench run deps, then
-# make again, which checks) and for clean.
-ifeq ($(filter deps test demo bench clean,$(MAKECMDGOALS)),)
+# make again, which checks), for clean, and for the aarch64 goals (their own
+# sub-make checks the sysroot with the cross compiler).
+ifeq ($(filter deps test demo bench clean cross-aarch64 test-aarch64,$(MAKECMDGOALS)),)
 DEPS_MISSING := $(shell tools/check_build_deps.sh $(CC))
 ifneq ($(DEPS_MISSING),)
 $(error $(DEPS_MISSING))
@@ -324,6 +325,17 @@ FUZZ_SECONDS ?= 60
 .PHONY: fuzz
 fuzz: all
 	@BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
+
+# make cross-aarch64: tide cross-built for aarch64 into build-aarch64/ (an arm64 sysroot, no arm64 packages
+# installed); make test-aarch64: that build's C tests and then SPEC (default tests/spec) under qemu-aarch64-static.
+# tools/cross_aarch64.sh tells the rest (docs/building.md).
+.PHONY: cross-aarch64 test-aarch64
+cross-aarch64:
+	@tools/cross_aarch64.sh setup
+	@tools/cross_aarch64.sh build
+test-aarch64: cross-aarch64
+	@tools/cross_aarch64.sh ctests
+	@tools/cross_aarch64.sh specs $(SPEC)
 
 # make interop: live round trips with Python's libraries (INTEROP_PYTHON, a venv
 # with tensorflow-cpu, tensorboard and safetensors); not part of make test.

@@ -5,6 +5,9 @@
 # Exit status is non-zero when anything failed. Called by `make test` (BUILD,
 # SANITIZE set). With arguments (spec files or folders), runs only those specs:
 #   tests/run.sh tests/spec/ops/math_spec.lua tests/spec/grad
+# `tests/run.sh --c-only` runs the C tests alone. TIDE_TEST_EXEC, when set, is a
+# program the C tests and the tide program run under (tools/cross_aarch64.sh
+# sets qemu-aarch64-static where no binfmt handler runs foreign binaries).
 # Every program and spec file runs under a time limit (TIDE_TEST_TIMEOUT
 # seconds, default 900, four times that under SANITIZE): one that hangs fails,
 # named, instead of stalling the suite. Checks that cannot run here (no GPU,
@@ -77,7 +80,8 @@ run_c_tests() {
     t="$BUILD/tests/$(basename "$src" .c)"
     c_programs=$((c_programs + 1))
     [ -x "$t" ] || { echo "$t: not built"; c_failed=$((c_failed + 1)); continue; }
-    timed "$t" >"$log" 2>&1
+    # shellcheck disable=SC2086
+    timed ${TIDE_TEST_EXEC:-} "$t" >"$log" 2>&1
     rc=$?
     cat "$log"
     note_skips "$t"
@@ -133,7 +137,7 @@ run_specs() {
   for file in $files; do
     s_files=$((s_files + 1))
     ASAN_OPTIONS="$LUA_ASAN_OPTIONS" \
-      timed "$BUILD"/tide tests/run_busted.lua --output=plainTerminal "$file" >"$log" 2>&1
+      timed ${TIDE_TEST_EXEC:-} "$BUILD"/tide tests/run_busted.lua --output=plainTerminal "$file" >"$log" 2>&1
     rc=$?
     note_skips "$file"
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
@@ -191,7 +195,11 @@ run_doc_examples() {
   fi
 }
 
-if [ $# -gt 0 ]; then
+c_only=0
+if [ "${1:-}" = --c-only ]; then
+  c_only=1; shift
+  run_c_tests
+elif [ $# -gt 0 ]; then
   run_specs "$@"
 else
   run_c_tests
@@ -207,9 +215,9 @@ if [ -s "$failures" ]; then
   cat "$failures"
 fi
 echo
-[ $# -gt 0 ] || echo "C tests: $c_passed assertions passed, $c_failed failed ($c_programs programs)"
-[ $# -gt 0 ] || echo "shell checks: $sh_passed passed, $sh_failed failed ($sh_programs scripts)"
-echo "specs: $s_passed passed, $spec_bad failed ($s_failed failures, $s_errors errors, $s_pending pending," \
+{ [ $# -eq 0 ] || [ $c_only = 1 ]; } && echo "C tests: $c_passed assertions passed, $c_failed failed ($c_programs programs)"
+[ $# -gt 0 ] || [ $c_only = 1 ] || echo "shell checks: $sh_passed passed, $sh_failed failed ($sh_programs scripts)"
+[ $c_only = 1 ] || echo "specs: $s_passed passed, $spec_bad failed ($s_failed failures, $s_errors errors, $s_pending pending," \
   "$s_crashed crashed, in $s_files files)"
 [ -n "$bad_files" ] && echo "spec files that failed:$bad_files"
 if [ -s "$skips" ]; then
@@ -217,7 +225,7 @@ if [ -s "$skips" ]; then
     sort -u | wc -l) programs or files:"
   cat "$skips"
 fi
-[ $# -gt 0 ] || echo "doc examples: $d_passed passed, $d_failed failed"
+[ $# -gt 0 ] || [ $c_only = 1 ] || echo "doc examples: $d_passed passed, $d_failed failed"
 passed=$((c_passed + sh_passed + s_passed + d_passed))
 failed=$((c_failed + sh_failed + spec_bad + d_failed))
 echo "$passed passed, $failed failed"

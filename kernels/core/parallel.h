@@ -24,4 +24,15 @@ int tide_parallel_threads(void);
 /* Grain sizes, in elements, for cheap elementwise work and for costly work. */
 enum { TIDE_GRAIN_CHEAP = 65536, TIDE_GRAIN_COSTLY = 4096 };
 
+/* One turn of a spin-wait loop: the CPU's spin hint (x86 PAUSE, Arm YIELD), which
+ * lets the other hardware thread of the core run and costs nothing else; a
+ * no-op elsewhere (the loops bound their spinning by time and then sleep). */
+static inline void tide_spin_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
 #endif

@@ -66,14 +66,6 @@ static int busy;              /* atomic: workers that may be reading `current`'s
 static int caller_waiting;    /* atomic: the caller sleeps on `done` */
 static _Thread_local int in_pool;
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#else
-  sched_yield();
-#endif
-}
-
 static int64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -85,7 +77,7 @@ static bool spin_while_equal64(const uint64_t *word, uint64_t value, int64_t ns)
   int64_t deadline = 0;
   for (int i = 1;; i++) {
     if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != value) return true;
-    cpu_relax();
+    tide_spin_pause();
     if ((i & 31) == 0) { /* a clock read costs ~20 ns: not on every turn */
       int64_t t = now_ns();
       if (!deadline) deadline = t + ns;
@@ -232,7 +224,7 @@ static void wait_for_helpers(void) {
   if (!__atomic_load_n(&busy, __ATOMIC_SEQ_CST)) return;
   int64_t deadline = 0;
   for (int i = 1; __atomic_load_n(&busy, __ATOMIC_SEQ_CST); i++) {
-    cpu_relax();
+    tide_spin_pause();
     if ((i & 31) == 0) {
       int64_t t = now_ns();
       if (!deadline) deadline = t + CALLER_SPIN_NS;

@@ -114,9 +114,7 @@ void dwait(pthread_cond_t *cv, pthread_mutex_t *mu, const unsigned *seq, const d
       if (now_ns() - t0 > DSPIN_NS) break;
       sched_yield(); /* a runnable pipeline or kernel thread on this core goes first */
     }
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+    tide_spin_pause();
   }
   pthread_mutex_lock(mu);
   /* a signal or a stop while spinning: the caller looks again. After this

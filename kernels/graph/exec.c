@@ -7,6 +7,7 @@
 #include "tide/fused.h"
 #include "tide/profiler.h"
 #include "../core/views.h"
+#include "../core/parallel.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,9 +306,7 @@ static int plans_lock;
 static void lock_plans(void) {
   while (__atomic_exchange_n(&plans_lock, 1, __ATOMIC_ACQUIRE))
     while (__atomic_load_n(&plans_lock, __ATOMIC_RELAXED)) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
+      tide_spin_pause();
     }
 }
 static void unlock_plans(void) { __atomic_store_n(&plans_lock, 0, __ATOMIC_RELEASE); }

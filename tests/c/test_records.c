@@ -54,6 +54,9 @@ static void test_crc_paths_agree(void) {
   CHECK(tide_crc32c_extend(0, buf, N) == tide_crc32c_extend_portable(0, buf, N));
 #if defined(__x86_64__)
   CHECK(tide_crc32c_hardware()); /* every x86-64-v2 CPU has SSE4.2 */
+#elif defined(__aarch64__)
+  /* the CRC32 extension is optional in ARMv8.0 (qemu's default CPU has it) */
+  if (!tide_crc32c_hardware()) printf("SKIP 1: this aarch64 CPU has no CRC32 extension: only the tables ran\n");
 #endif
   free(buf);
 }
