@@ -11,6 +11,7 @@
 -- None dims only (every dim of every input unknown while tracing) and wants
 -- the eager gradients from it; opts.none = false skips that for an f that
 -- needs known dims (a split into a count of them, squeeze without axes).
+local lcg_step = require "lcg"
 local tide = require "tide"
 local h = require "helpers"
 local unpack = table.unpack or unpack
@@ -23,7 +24,7 @@ local function weights_like(t)
   local vals = {}
   local s = 12345
   for i = 1, n do
-    s = (s * 1103515245 + 12345) % 2147483648
+    s = lcg_step(s)
     vals[i] = 0.5 + s / 2147483648
   end
   local w = tide.tensor(vals, t.dtype)
@@ -230,7 +231,7 @@ function M.random(shape, lo, hi, seed)
   local s = seed or 7
   local vals = {}
   for i = 1, n do
-    s = (s * 1103515245 + 12345) % 2147483648
+    s = lcg_step(s)
     vals[i] = lo + (hi - lo) * s / 2147483648
   end
   local t = tide.tensor(vals, "float64")
@@ -241,7 +242,7 @@ end
 function M.layer_weights(t)
   local vals, s = {}, 4321
   for i = 1, t:size() do
-    s = (s * 1103515245 + 12345) % 2147483648
+    s = lcg_step(s)
     vals[i] = 0.5 + s / 2147483648
   end
   return tide.tensor(vals, "float64"):reshape(t.shape)

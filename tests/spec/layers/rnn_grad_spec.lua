@@ -3,6 +3,7 @@
 -- equal eager, and their gradients: float64 finite differences for LSTM, GRU,
 -- SimpleRNN and Bidirectional (input and every weight), and a tape inside a
 -- trace giving the eager gradients through both loops.
+local lcg_step = require "lcg"
 local tide = require "tide"
 local h = require "helpers"
 local gc = require "gradcheck"
@@ -12,7 +13,7 @@ local L = tide.layers
 local function weights_like(t)
   local vals, s = {}, 4321
   for i = 1, t:size() do
-    s = (s * 1103515245 + 12345) % 2147483648
+    s = lcg_step(s)
     vals[i] = 0.5 + s / 2147483648
   end
   return tide.tensor(vals, t.dtype):reshape(t.shape)

@@ -1,6 +1,7 @@
 -- tests/spec/ops/scatter_spec.lua — scatter_add (gather's inverse): values,
 -- repeated indices, axes and batch_dims, dtypes, strided inputs, the parallel
 -- path against a plain Lua loop, and its errors.
+local lcg_step = require "lcg"
 local tide = require "tide"
 local h = require "helpers"
 -- tide.scatter_add once init.lua exports it
@@ -92,7 +93,7 @@ describe("scatter_add", function()
     local idx, ref = {}, {}
     local s = 1
     for i = 1, I do
-      s = (s * 1103515245 + 12345) % 2147483648
+      s = lcg_step(s)
       idx[i] = s % N
     end
     local upd = tide.reshape(tide.cast(tide.range(I * inner) % 7, "float64"), { I, inner })

@@ -1,5 +1,6 @@
 -- tests/spec/ops/sort_spec.lua — sort, argsort and top_k against hand-computed
 -- values: directions, axes, stability, NaN placement, strided inputs, errors.
+local lcg_step = require "lcg"
 local tide = require "tide"
 local h = require "helpers"
 local binding = require "tide.binding"
@@ -23,7 +24,7 @@ local function T(x) return dispatch.run_view(C.TIDE_OP_TRANSPOSE, dispatch.attrs
 local function lcg(seed, m)
   local s = seed
   return function()
-    s = (s * 1103515245 + 12345) % 2147483648
+    s = lcg_step(s)
     return s % m
   end
 end
