@@ -11,6 +11,7 @@ local strings = require "tide.ops.strings"
 local lookup = require "tide.ops.lookup"
 local layer = require "tide.layers.layer"
 local trace_context = require "tide.trace_context"
+local string_inputs = require "tide.layers.preprocessing.string_inputs"
 
 local Layer, who = layer.Layer, layer.who
 local C = binding.C
@@ -175,29 +176,11 @@ function BytePairTokenizer:token_to_id(token)
   return id
 end
 
--- The input as a vector; scalar says a single string came in.
-local function inputs(self, x)
-  x = convert.tensor(x)
-  if tostring(x.dtype) ~= "string" then
-    binding.error(fmt("%s: expected string inputs, got dtype %s", who(self), tostring(x.dtype)))
-  end
-  local scalar = x.ndim == 0
-  if x.ndim > 1 then
-    if x.ndim ~= 2 or x.shape[2] ~= 1 then
-      binding.error(fmt("%s: the input must be a string, a vector, or [N, 1]; got shape %s", who(self),
-        tostring(x.shape)))
-    end
-    x = shape_ops.squeeze(x, { 1 })
-  end
-  if scalar then x = shape_ops.reshape(x, { 1 }) end
-  return x, scalar
-end
-
 -- tokenize(x): a string gives a 1-D tensor; a vector a tide.RaggedTensor, or with sequence_length a dense
 -- [N, sequence_length] tensor (padded with 0, cut). A piece not in the vocabulary is id -1 (keras_hub's).
 function BytePairTokenizer:tokenize(x)
   self:_check()
-  local v, scalar = inputs(self, x)
+  local v, scalar = string_inputs(self, x)
   local dt = self._out_dtype
   local a = dispatch.attrs()
   a.flags = (self.add_prefix_space and 1 or 0) + (dt == "string" and 2 or 0)

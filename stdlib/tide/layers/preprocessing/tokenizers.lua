@@ -10,6 +10,7 @@ local strings = require "tide.ops.strings"
 local lookup = require "tide.ops.lookup"
 local layer = require "tide.layers.layer"
 local lookup_layers = require "tide.layers.preprocessing.lookup"
+local string_inputs = require "tide.layers.preprocessing.string_inputs"
 
 local Layer, who = layer.Layer, layer.who
 local C = binding.C
@@ -137,19 +138,8 @@ end
 -- dense [N, sequence_length] tensor (padded with 0, cut). dtype "string" gives the pieces instead of ids.
 function WordPieceTokenizer:tokenize(x)
   self:_check()
-  x = convert.tensor(x)
-  if tostring(x.dtype) ~= "string" then
-    binding.error(fmt("%s: expected string inputs, got dtype %s", who(self), tostring(x.dtype)))
-  end
-  local scalar = x.ndim == 0
-  if x.ndim > 1 then
-    if x.ndim ~= 2 or x.shape[2] ~= 1 then
-      binding.error(fmt("%s: the input must be a string, a vector, or [N, 1]; got shape %s", who(self),
-        tostring(x.shape)))
-    end
-    x = shape_ops.squeeze(x, { 1 })
-  end
-  if scalar then x = shape_ops.reshape(x, { 1 }) end
+  local scalar
+  x, scalar = string_inputs(self, x)
   local a = dispatch.attrs()
   a.flags = (self.lowercase and 1 or 0) + (self.strip_accents and 2 or 0) + (self.split and 4 or 0)
     + (self.split_on_cjk and 8 or 0)
