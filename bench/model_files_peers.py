@@ -59,6 +59,22 @@ def time_calls(call):
     return statistics.median(wall), statistics.median(cpu)
 
 
+def time_loads(model, path, load_and_predict):
+    """Times LOADS runs of load_and_predict(x, y) -> (handle, prediction) at batch 1 (from the file to the first
+    prediction, checked), prints the medians as `load`/`load_cpu` and returns the last handle."""
+    x1, y1 = io(model, 1)
+    wall, cpu = [], []
+    for _ in range(LOADS):
+        w0, c0 = time.perf_counter(), time.process_time()
+        handle, y = load_and_predict(x1, y1)
+        wall.append(time.perf_counter() - w0)
+        cpu.append(time.process_time() - c0)
+        check(y, y1, path)
+    emit(model, "load", statistics.median(wall) * 1e3, "ms")
+    emit(model, "load_cpu", statistics.median(cpu) * 1e3, "ms")
+    return handle
+
+
 def ort_main():
     import onnxruntime as ort
     from onnx import TensorProto, helper
@@ -87,18 +103,13 @@ def ort_main():
     print("ort_python_call_floor: %.2f us" % (floor_wall * 1e6))
     for model in MODELS:
         path = os.path.join(DIR, model + ".onnx")
-        x1, y1 = io(model, 1)
-        wall, cpu = [], []
-        for _ in range(LOADS):
-            w0, c0 = time.perf_counter(), time.process_time()
+        def load_and_predict(x1, y1):
             sess = session(path)
             b, y = bound(sess, x1, y1.shape)
             sess.run_with_iobinding(b)
-            wall.append(time.perf_counter() - w0)
-            cpu.append(time.process_time() - c0)
-            check(y, y1, path)
-        emit(model, "load", statistics.median(wall) * 1e3, "ms")
-        emit(model, "load_cpu", statistics.median(cpu) * 1e3, "ms")
+            return sess, y
+
+        sess = time_loads(model, path, load_and_predict)
         for batch in (1, 8):
             x, want = io(model, batch)
             b, y = bound(sess, x, want.shape)
@@ -116,18 +127,11 @@ def tf_main():
     tf.config.threading.set_inter_op_parallelism_threads(1)
     for model in MODELS:
         path = os.path.join(DIR, model + "_tf")
-        x1, y1 = io(model, 1)
-        wall, cpu = [], []
-        for _ in range(LOADS):
-            w0, c0 = time.perf_counter(), time.process_time()
+        def load_and_predict(x1, y1):
             fn = tf.saved_model.load(path).signatures["serving_default"]
-            out = fn(tf.constant(x1))
-            y = next(iter(out.values())).numpy()
-            wall.append(time.perf_counter() - w0)
-            cpu.append(time.process_time() - c0)
-            check(y, y1, path)
-        emit(model, "load", statistics.median(wall) * 1e3, "ms")
-        emit(model, "load_cpu", statistics.median(cpu) * 1e3, "ms")
+            return fn, next(iter(fn(tf.constant(x1)).values())).numpy()
+
+        fn = time_loads(model, path, load_and_predict)
         for batch in (1, 8):
             x, want = io(model, batch)
             xt = tf.constant(x)
